@@ -1,0 +1,129 @@
+"""The ``mathgraph`` command line.
+
+    mathgraph parse "TEXT" [--draw out.png] [--format text|json]
+    mathgraph parse --sample N [--draw out.png]
+    mathgraph parse --input FILE.jsonl --text-field problem --output GRAPHS.jsonl [--workers N] [--skip-bad]
+    mathgraph samples
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+
+from mathgraph.jsonl import JsonlError, atomic_writer, read_text_records, write_jsonl
+
+PARSER_CHOICES = ("auto", "spacy", "stanza")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mathgraph`` console script; returns the exit status."""
+    args = build_argument_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(name)s: %(message)s")
+    try:
+        return args.run(args)
+    except (JsonlError, FileNotFoundError, IsADirectoryError, ValueError) as err:
+        print(f"mathgraph: error: {err}", file=sys.stderr)
+        return 2
+
+
+def build_argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mathgraph", description="Math problem understanding: parse, encode, train.")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    parse = commands.add_parser(
+        "parse",
+        help="parse problems into math syntax graphs",
+        description="Parse one problem (TEXT or --sample) and show its graph, or a JSONL file into one graph per line.",
+    )
+    parse.add_argument("text", nargs="?", help="the problem text, with LaTeX formulas between $...$")
+    parse.add_argument("--sample", metavar="N", help="parse bundled sample problem N (index or id; see `mathgraph samples`)")
+    parse.add_argument("--format", choices=("text", "json"), default="text", help="how to print one graph (default: text)")
+    parse.add_argument("--draw", metavar="PNG", help="also draw the graph to this picture (png, svg, pdf)")
+    parse.add_argument("--input", metavar="FILE", help="JSONL file of problems")
+    parse.add_argument("--text-field", default="problem", help="field holding the problem text (default: problem)")
+    parse.add_argument("--output", metavar="FILE", help="JSONL file of graphs, one per good input line, in input order")
+    parse.add_argument("--workers", type=int, default=1, help="worker processes for --input (default: 1)")
+    parse.add_argument("--batch-size", type=int, default=64, help="problems per parser batch (default: 64)")
+    parse.add_argument("--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping")
+    parse.add_argument("--parser", choices=PARSER_CHOICES, default="auto", help="dependency parser back end (default: auto)")
+    parse.add_argument("--bare-arithmetic", action="store_true", help="treat arithmetic in plain text (48/2 = 24) as formulas")
+    parse.set_defaults(run=run_parse)
+
+    samples = commands.add_parser("samples", help="list the bundled sample problems")
+    samples.set_defaults(run=run_samples)
+    return parser
+
+
+def run_parse(args: argparse.Namespace) -> int:
+    if args.input:
+        if args.text is not None or args.sample is not None:
+            raise ValueError("give either TEXT, --sample or --input, not several")
+        if not args.output:
+            raise ValueError("--input needs --output")
+        return _parse_file(args)
+    if (args.text is None) == (args.sample is None):
+        raise ValueError("give the problem TEXT, --sample N, or --input FILE")
+    if args.workers != 1 or args.skip_bad or args.output:
+        raise ValueError("--workers, --skip-bad and --output apply to --input files only")
+    from mathgraph.parse import parse_problem
+
+    text = args.text if args.text is not None else _sample_text(args.sample)
+    graph = parse_problem(text, parser=args.parser, bare_arithmetic=args.bare_arithmetic)
+    print(graph.to_text() if args.format == "text" else json.dumps(graph.to_dict(), ensure_ascii=False, indent=1))
+    if args.draw:
+        graph.draw(args.draw)
+        print(f"drew the graph to {args.draw}", file=sys.stderr)
+    return 0
+
+
+def _parse_file(args: argparse.Namespace) -> int:
+    from mathgraph.parse import parse_problems
+
+    records, bad = read_text_records(args.input, args.text_field, skip_bad=args.skip_bad)
+    graphs = parse_problems(
+        (r.text for r in records),
+        parser=args.parser,
+        batch_size=args.batch_size,
+        n_process=args.workers,
+        bare_arithmetic=args.bare_arithmetic,
+        show_progress=True,
+        total=len(records),
+    )
+    with atomic_writer(args.output) as out:
+        written = write_jsonl(out, ({**g.to_dict(), "line": r.line} for r, g in zip(records, graphs)))
+    print(f"wrote {written} graphs to {args.output}", file=sys.stderr)
+    if bad:
+        print(f"skipped {len(bad)} bad lines:", file=sys.stderr)
+        for error in bad[:20]:
+            print(f"  {error}", file=sys.stderr)
+        if len(bad) > 20:
+            print(f"  ... and {len(bad) - 20} more", file=sys.stderr)
+    return 0
+
+
+def _sample_text(key: str) -> str:
+    from mathgraph.samples import sample_problems
+
+    samples = sample_problems()
+    for i, row in enumerate(samples):
+        if key in (str(i), row["id"]):
+            return row["problem"]
+    raise ValueError(f"no sample {key!r}; choose 0..{len(samples) - 1} or an id from `mathgraph samples`")
+
+
+def run_samples(args: argparse.Namespace) -> int:
+    from mathgraph.samples import SAMPLE_PATH, sample_problems
+
+    for i, row in enumerate(sample_problems()):
+        print(f"{i}  {row['id']:<10} {' '.join(row['problem'].split())[:100]}")
+    print(f"(file: {SAMPLE_PATH})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
