@@ -1,0 +1,637 @@
+"""Split a math problem into plain text and formulas.
+
+``segment(text)`` finds the formulas of a problem, replaces each by the
+placeholder word :data:`PLACEHOLDER` in a *masked text* that a dependency parser
+can read, and keeps exact character offsets so that every word of the masked text
+maps back to the source (:meth:`Segmentation.to_source_span`).
+
+What is recognised, outside math, scanning left to right:
+
+* ``$...$`` (inline), ``$$...$$`` (display), ``\\(...\\)`` (inline),
+  ``\\[...\\]`` (display);
+* display environments outside dollars, ``\\begin{align*}...\\end{align*}`` and
+  the like (:data:`MATH_ENVIRONMENTS`), delimiter ``"env"``; ``latex`` is the
+  environment body (the name is in ``source[span[0]:body_span[0]]``);
+* excluded blocks, kept out of the masked text: ``[asy]...[/asy]`` (kind
+  ``"asy"``), ``\\begin{tabular}...\\end{tabular}`` (kind ``"tabular"``, formulas
+  inside a table are dropped with it) and GSM8K calculator annotations
+  ``<<48/2=24>>`` (kind ``"calc"``);
+* with ``bare_arithmetic=True``, arithmetic written without delimiters
+  (``48/2 = 24``, ``0.2 x 50 = $10``), delimiter ``"bare"``.
+
+Inside math only the matching closing delimiter is looked for: a backslash
+escapes the next character (so ``$\\$5$`` is one formula whose body is
+``\\$5``), and a ``$`` inside braces (``\\text{if $n$ is odd}``) does not close an
+inline formula.
+
+Dollar signs
+------------
+``\\$`` outside math is a money sign and reads as ``$`` in the masked text
+(``\\$20`` -> ``$20``); ``\\%``, ``\\&``, ``\\#`` and ``\\_`` likewise lose their
+backslash.
+
+A bare ``$`` opens inline math only when it has a closing ``$`` (an unclosed
+``$`` is literal text, never an error) and the pair passes the *money rule*,
+which keeps GSM8K / GSM-Plus text (``Weng earns $12 an hour ... she earned $10``)
+from turning into bogus formulas while real MATH formulas (``$5$``,
+``$2x+3$``, ``$\\$5$``, ``$10\\text{ cm}$``) stay formulas.  A candidate pair
+``$body$`` is *money* (both dollars stay literal text... the first one is
+dropped as an opener and scanning resumes right after it) when any of these
+holds:
+
+1. the opening ``$`` is followed by a calculator annotation (``$<<12/60=0.2>>0.2``);
+2. inline math cannot contain a paragraph break (a blank line), as in TeX;
+3. the body reads as prose: after deleting LaTeX commands and ``{...}`` groups
+   (``\\text{...}``, ``\\mbox{...}`` and so on) it has two consecutive words of two
+   or more letters (``on Monday``), or a sentence end followed by a capital
+   (``. He``);
+4. the opening ``$`` is directly followed by a digit or ``.digit`` (it looks like
+   an amount of money: ``$12``) and, in the body cleaned as in 3, either a word
+   of two or more letters follows whitespace (``$12 an hour ... $``), or the
+   body ends with whitespace (``$5, $``), or contains a line break;
+5. the closing ``$`` is directly followed by a digit, ``.digit`` or a calculator
+   annotation (it is itself a money sign, ``$5 and $10``) and the opener is
+   money-like as in 4 or the body ends with whitespace.
+
+On the MATH training problems this rule rejects none of the real inline
+formulas, and on the GSM8K / GSM-Plus questions and solutions it creates none.
+
+Masked text
+-----------
+Each formula becomes :data:`PLACEHOLDER`; a space is inserted where a formula is
+glued to a word (``$x$-axis`` -> ``MATH-axis``, ``$5$th`` -> ``MATH th``,
+``$x$$y$`` -> ``MATH MATH``) so that the placeholder is always one token.
+Excluded blocks are removed (a space is inserted where removing an ``asy`` or
+``tabular`` block would glue two words).  A few text-mode commands are cleaned:
+spacing commands (``\\qquad``, ``\\smallskip``, ``\\\\``...) become a space and the
+braces of ``\\textbf{...}``, ``\\emph{...}``, ``\\text{...}``... are dropped,
+keeping their content.  Inserted characters map to an empty source span.
+
+Bare arithmetic
+---------------
+With ``bare_arithmetic=True`` the plain text (calculator annotations removed)
+is searched for expressions over numbers: operands are numbers (``1,000``,
+``0.2``, ``.5``) with an optional ``$`` before and ``%`` or an ordinal
+suffix after (``= 4th`` -> ``4``), or one level
+of parentheses; operators are ``+ - * / ^ x × · ÷ −`` and ``=`` chains them.  An
+expression needs at least one arithmetic operator (a lone number or ``5 = 5``
+is not a formula); ``x`` is multiplication only between two operands; an
+expression whose only operator is ``-`` and that has no ``=`` is a range
+(``5-10 minutes``), not a formula.  A bare formula's ``latex`` is *normalised*
+and so is not the source slice: calculator annotations are left out, ``x``,
+``*``, ``×`` and ``·`` become ``\\times``, ``÷`` becomes ``\\div``, ``−`` becomes
+``-``, ``$`` becomes ``\\$`` and ``%`` becomes ``\\%``; ``span`` and ``body_span``
+both cover the whole expression in the source (a calculator annotation
+inside it is still listed in ``excluded``).  For every other delimiter
+``source[body_span[0]:body_span[1]] == latex``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = [
+    "PLACEHOLDER",
+    "MATH_ENVIRONMENTS",
+    "Formula",
+    "ExcludedBlock",
+    "Segmentation",
+    "segment",
+]
+
+#: The word that stands for a formula in the masked text.  spaCy's English
+#: tokenizer keeps it as one token and its tagger tags it PROPN (a noun) in
+#: every context we measured; it also mirrors the ``[MATH]`` node of COMUS.
+PLACEHOLDER = "MATH"
+
+#: Environments that are display math when they appear outside dollars.
+MATH_ENVIRONMENTS = frozenset(
+    name + star
+    for name in (
+        "align",
+        "alignat",
+        "flalign",
+        "eqnarray",
+        "equation",
+        "gather",
+        "multline",
+        "displaymath",
+        "math",
+    )
+    for star in ("", "*")
+)
+
+#: Environments outside math that are excluded (kind = the environment name).
+EXCLUDED_ENVIRONMENTS = frozenset({"tabular", "tabular*", "tabularx"})
+
+
+@dataclass(frozen=True)
+class Formula:
+    latex: str  # the formula body, delimiters stripped
+    span: tuple[int, int]  # the whole formula, delimiters included, in the source
+    body_span: tuple[int, int]  # offsets of the body in the source
+    delimiter: str  # "$", "$$", "\\(", "\\[", "env", "bare"
+    display: bool
+
+
+@dataclass(frozen=True)
+class ExcludedBlock:
+    kind: str  # "asy", "tabular", "calc"
+    span: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Segmentation:
+    source: str
+    masked_text: str
+    formulas: tuple[Formula, ...]
+    placeholder_spans: tuple[tuple[int, int], ...]
+    excluded: tuple[ExcludedBlock, ...]
+    # per character of masked_text: its (start, end) in the source
+    _offsets: tuple[tuple[int, int], ...] = field(default=(), repr=False, compare=False)
+
+    def to_source_span(self, start: int, end: int) -> tuple[int, int]:
+        """Map ``masked_text[start:end]`` to offsets in ``source``.
+
+        The result covers the source of every character in the range: a
+        placeholder (or any part of it) maps to its formula's whole span
+        (delimiters included), a ``$`` written ``\\$`` in the source to both
+        characters.  Characters inserted by :func:`segment` (spaces around
+        placeholders) map to nothing; a range of inserted characters only, or
+        an empty range, maps to an empty source range at that position.
+        Offsets are clamped to the masked text.
+        """
+        n = len(self.masked_text)
+        start = max(0, min(start, n))
+        end = max(start, min(end, n))
+        offs = self._offsets
+        if len(offs) != n:  # built by hand, not by segment()
+            return (start, end)
+        if start == end:
+            p = offs[start][0] if start < n else (offs[n - 1][1] if n else 0)
+            return (p, p)
+        real = [o for o in offs[start:end] if o[0] != o[1]]
+        if not real:
+            p = offs[start][0]
+            return (p, p)
+        return (min(o[0] for o in real), max(o[1] for o in real))
+
+    def placeholder_of(self, start: int, end: int) -> int | None:
+        """Index of the formula whose placeholder is exactly ``masked_text[start:end]``."""
+        for k, sp in enumerate(self.placeholder_spans):
+            if sp == (start, end):
+                return k
+        return None
+
+
+# --------------------------------------------------------------------------- scanning
+
+_CALC_RE = re.compile(r"<<[^<>\n]*=[^<>\n]*>>")
+_BEGIN_RE = re.compile(r"\\begin\s*\{([A-Za-z]+\*?)\}")
+_PARBREAK_RE = re.compile(r"\n[ \t\r\f\v]*\n")
+_ESCAPED_TEXT = {"$": "$", "%": "%", "&": "&", "#": "#", "_": "_"}
+_SPACING_CMDS = frozenset(
+    {
+        "qquad",
+        "quad",
+        "smallskip",
+        "medskip",
+        "bigskip",
+        "noindent",
+        "newline",
+        "par",
+        "hfill",
+        "vfill",
+        "indent",
+        "centering",
+        "linebreak",
+        "pagebreak",
+        "newpage",
+        "hline",
+    }
+)
+_TRANSPARENT_CMDS = frozenset(
+    {"textbf", "textit", "emph", "text", "textrm", "textsf", "texttt", "underline", "mbox", "textup"}
+)
+_CMD_RE = re.compile(r"\\([A-Za-z]+)\s*")
+_TRAILING_PUNCT = frozenset(".,;:?!")
+_DELIM_CMD_RE = re.compile(r"\\(?:right|left|middle|[bB]igg?[lrm]?)\s*$")  # \right. is not a full stop
+
+
+def _find_env_end(text: str, start: int, name: str) -> tuple[int, int] | None:
+    """Find the ``\\end{name}`` matching a ``\\begin{name}`` whose body starts at
+    ``start``; returns (start, end) of the ``\\end{...}`` or None."""
+    pat = re.compile(r"\\(begin|end)\s*\{" + re.escape(name) + r"\}")
+    depth = 1
+    for m in pat.finditer(text, start):
+        depth += 1 if m.group(1) == "begin" else -1
+        if depth == 0:
+            return m.start(), m.end()
+    return None
+
+
+def _scan_dollar_close(text: str, j: int, double: bool, braces: bool) -> int | None:
+    """Position of the closing ``$`` (or ``$$``) of math whose body starts at j."""
+    n = len(text)
+    depth = 0
+    while j < n:
+        c = text[j]
+        if c == "\\":
+            j += 2
+            continue
+        if braces and c == "{":
+            depth += 1
+        elif braces and c == "}":
+            if depth:
+                depth -= 1
+        elif c == "$" and depth == 0:
+            if not double:
+                return j
+            if text.startswith("$$", j):
+                return j
+            return None  # a lone $ inside display math: not a $$ pair
+        elif c == "\n":
+            m = _PARBREAK_RE.match(text, j)
+            if m:  # math cannot contain a paragraph break
+                return None
+        j += 1
+    return None
+
+
+def _scan_escaped_close(text: str, j: int, closer: str) -> int | None:
+    """Position of ``\\)`` or ``\\]`` (closer is ")" or "]") from j."""
+    n = len(text)
+    while j < n:
+        if text[j] == "\\":
+            if j + 1 < n and text[j + 1] == closer:
+                return j
+            j += 2
+            continue
+        j += 1
+    return None
+
+
+def _strip_latex(body: str) -> str:
+    """Body without commands and without ``{...}`` groups (for the prose checks)."""
+    s = re.sub(r"\\[A-Za-z]+", " ", body)
+    s = re.sub(r"\\.", " ", s)
+    prev = None
+    while prev != s:
+        prev = s
+        s = re.sub(r"\{[^{}]*\}", " ", s)
+    return s
+
+
+_WORD = r"(?<![A-Za-z])[A-Za-z]{2,}(?![A-Za-z])"
+_LOWER_WORD = r"(?<![A-Za-z])[a-z]{2,}(?![A-Za-z])"
+_PROSE_RE = re.compile(
+    _LOWER_WORD
+    + r"[ \t\n]+"
+    + _WORD
+    + "|"
+    + _WORD
+    + r"[ \t\n]+"
+    + _LOWER_WORD
+    + r"|[.?!][ \t\n]+[A-Z][a-z]"
+    + r"|(?<![A-Za-z])[A-Z][a-z]{2,}(?![A-Za-z])"
+)
+_SHORT_WORDS = "an|as|at|be|by|do|he|if|in|is|it|me|my|no|of|on|or|so|to|up|us|we"
+_WORD_AFTER_SPACE_RE = re.compile(r"(?:^|\s)(?:[A-Za-z][a-z]{2,}|" + _SHORT_WORDS + r")(?![A-Za-z])")
+_MONEY_START_RE = re.compile(r"[ \t]?\.?\d")
+_AMOUNT_AFTER_RE = re.compile(r"\.?\d|\s*<<[^<>\n]*=[^<>\n]*>>")
+_ENDS_EQUALS_RE = re.compile(r"=\s*$")
+
+
+def _is_money_pair(text: str, i: int, j: int) -> bool:
+    """Money rule for a candidate inline formula ``text[i:j+1]`` (see module doc)."""
+    k = i + 1
+    if _CALC_RE.match(text, k):
+        return True
+    body = text[i + 1 : j]
+    plain = _strip_latex(body)
+    if _PROSE_RE.search(plain):
+        return True
+    money_open = bool(_MONEY_START_RE.match(text, k))
+    ends_space = body != body.rstrip()
+    if money_open and (
+        _WORD_AFTER_SPACE_RE.search(plain) or _ENDS_EQUALS_RE.search(body) or (ends_space and "\n" in body)
+    ):
+        return True
+    closer_money = bool(_AMOUNT_AFTER_RE.match(text, j + 1))
+    if closer_money and (money_open or ends_space):
+        return True
+    return False
+
+
+class _Builder:
+    """Collects output units in source order.
+
+    A unit is ("c", char, s, e) for a character of text, ("f", formula) for a
+    formula, ("p", char, s, e) for sentence punctuation moved out of the end of
+    a formula, or ("x", block) for an excluded block.
+    """
+
+    def __init__(self) -> None:
+        self.units: list[tuple] = []
+
+    def char(self, ch: str, s: int, e: int) -> None:
+        self.units.append(("c", ch, s, e))
+
+    def copy(self, text: str, s: int, e: int) -> None:
+        for p in range(s, e):
+            self.units.append(("c", text[p], p, p + 1))
+
+    def formula(self, f: Formula) -> None:
+        self.units.append(("f", f))
+
+    def math(self, text: str, span: tuple[int, int], body: tuple[int, int], delim: str, display: bool) -> None:
+        """Add a delimited formula; sentence punctuation that ends its body
+        (``$b.$``, ``$x,$``) is moved out of it into the text."""
+        bs, be = body
+        k = be
+        while k > bs and text[k - 1].isspace():
+            k -= 1
+        moved = None
+        if k - 1 > bs and text[k - 1] in _TRAILING_PUNCT and not _DELIM_CMD_RE.search(text, bs, k - 1):
+            slashes = 0
+            while k - 2 - slashes >= bs and text[k - 2 - slashes] == "\\":
+                slashes += 1
+            if slashes % 2 == 0 and text[bs : k - 1].strip():
+                moved = k - 1
+                be = k - 1
+        self.units.append(("f", Formula(text[bs:be], span, (bs, be), delim, display)))
+        if moved is not None:
+            self.units.append(("p", text[moved], moved, moved + 1))
+
+    def exclude(self, b: ExcludedBlock) -> None:
+        self.units.append(("x", b))
+
+
+def _scan(text: str) -> list[tuple]:
+    out = _Builder()
+    n = len(text)
+    # GSM8K-style text (it has calculator annotations) uses a bare $ for money only
+    dollar_math = _CALC_RE.search(text) is None
+    i = 0
+    transparent = 0  # open braces of \textbf{...} and the like, dropped
+    while i < n:
+        c = text[i]
+        if c == "[" and text.startswith("[asy]", i):
+            end = text.find("[/asy]", i + 5)
+            end = n if end < 0 else end + 6
+            out.exclude(ExcludedBlock("asy", (i, end)))
+            i = end
+            continue
+        if c == "<" and text.startswith("<<", i):
+            m = _CALC_RE.match(text, i)
+            if m:
+                out.exclude(ExcludedBlock("calc", (i, m.end())))
+                i = m.end()
+                continue
+        if c == "\\":
+            nxt = text[i + 1] if i + 1 < n else ""
+            if nxt in _ESCAPED_TEXT:
+                out.char(_ESCAPED_TEXT[nxt], i, i + 2)
+                i += 2
+                continue
+            if nxt and nxt in "([":
+                closer = ")" if nxt == "(" else "]"
+                j = _scan_escaped_close(text, i + 2, closer)
+                if j is not None:
+                    out.math(text, (i, j + 2), (i + 2, j), "\\" + nxt, nxt == "[")
+                    i = j + 2
+                    continue
+                out.copy(text, i, i + 2)
+                i += 2
+                continue
+            if nxt == "\\":  # line break in text mode
+                out.char(" ", i, i + 2)
+                i += 2
+                continue
+            m = _BEGIN_RE.match(text, i)
+            if m:
+                name = m.group(1)
+                if name in MATH_ENVIRONMENTS or name in EXCLUDED_ENVIRONMENTS:
+                    endm = _find_env_end(text, m.end(), name)
+                    if name in EXCLUDED_ENVIRONMENTS:
+                        end = n if endm is None else endm[1]
+                        out.exclude(ExcludedBlock(name.rstrip("*x"), (i, end)))
+                        i = end
+                        continue
+                    if endm is not None:
+                        out.math(text, (i, endm[1]), (m.end(), endm[0]), "env", not name.startswith("math"))
+                        i = endm[1]
+                        continue
+            m = _CMD_RE.match(text, i)
+            if m:
+                name = m.group(1)
+                if name in _SPACING_CMDS:
+                    out.char(" ", i, m.end())
+                    i = m.end()
+                    continue
+                if name in _TRANSPARENT_CMDS and text.startswith("{", m.end()):
+                    transparent += 1
+                    i = m.end() + 1
+                    continue
+            out.copy(text, i, min(n, i + 2))
+            i += 2
+            continue
+        if c == "}" and transparent:
+            transparent -= 1
+            i += 1
+            continue
+        if c == "$" and not dollar_math:
+            out.copy(text, i, i + 1)
+            i += 1
+            continue
+        if c == "$":
+            if text.startswith("$$", i):
+                j = _scan_dollar_close(text, i + 2, True, True)
+                if j is None:
+                    j = _scan_dollar_close(text, i + 2, True, False)
+                if j is not None and j > i + 2:
+                    out.math(text, (i, j + 2), (i + 2, j), "$$", True)
+                    i = j + 2
+                    continue
+                # no closing $$: the first $ is literal, the second may open math
+                out.copy(text, i, i + 1)
+                i += 1
+                continue
+            j = _scan_dollar_close(text, i + 1, False, True)
+            if j is None:
+                j = _scan_dollar_close(text, i + 1, False, False)
+            if j is not None and j > i + 1 and not _is_money_pair(text, i, j):
+                out.math(text, (i, j + 1), (i + 1, j), "$", False)
+                i = j + 1
+                continue
+            out.copy(text, i, i + 1)
+            i += 1
+            continue
+        out.char(c, i, i + 1)
+        i += 1
+    return out.units
+
+
+# --------------------------------------------------------------------------- bare arithmetic
+
+_NUM = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
+_ATOM = r"\$?(?:" + _NUM + r")(?:%|(?:st|nd|rd|th)(?![A-Za-z]))?"
+_OP = r"[-+*/^×·÷−]|x"
+_SIMPLE = r"(?:" + _ATOM + r")(?:[ \t]*(?:" + _OP + r"|=)[ \t]*(?:" + _ATOM + r"))*"
+_OPERAND = r"(?:" + _ATOM + r"|\([ \t]*" + _SIMPLE + r"[ \t]*\))"
+_BARE_RE = re.compile(
+    r"(?<![\w.$\\:])(?:"
+    + _OPERAND
+    + r")(?:[ \t]*(?:"
+    + _OP
+    + r"|=)[ \t]*(?:"
+    + _OPERAND
+    + r"))+(?![\w:])"
+)
+_BARE_TOKEN_RE = re.compile(_NUM + r"|[ \t]+|.", re.S)
+_ARITH_OPS = set("+-*/^×·÷−x")
+
+
+def _bare_latex(expr: str) -> str | None:
+    """Normalised LaTeX of a bare expression, or None when it is not a formula."""
+    expr = re.sub(r"(?<=\d)(?:st|nd|rd|th)", "", expr)  # 4th -> 4
+    toks = _BARE_TOKEN_RE.findall(expr)
+    ops = [t for t in toks if t in _ARITH_OPS]
+    if not ops:
+        return None
+    if all(o in "-−" for o in ops) and "=" not in toks:
+        return None  # a range such as 5-10
+    if all(o == "/" for o in ops) and "=" not in toks and len(ops) > 1:
+        return None  # a date such as 12/25/2020
+    repl = {"x": r"\times", "*": r"\times", "×": r"\times", "·": r"\times", "÷": r"\div",
+            "−": "-", "$": r"\$", "%": r"\%"}
+    parts = []
+    for t in toks:
+        r = repl.get(t, t)
+        if r.startswith("\\") and r[1:].isalpha():  # \times, \div: keep them apart
+            r = " " + r + " "
+        parts.append(r)
+    return re.sub(r"[ \t]+", " ", "".join(parts)).strip()
+
+
+def _apply_bare(units: list[tuple]) -> list[tuple]:
+    """Replace bare arithmetic in each run of text characters by "bare" formulas.
+
+    A run is a maximal sequence of character units; calculator annotations do
+    not break a run (``12/60 = $<<12/60=0.2>>0.2`` is one expression) and stay
+    in the unit list (the assembler collects excluded blocks separately).
+    """
+    out: list[tuple] = []
+    run: list[tuple] = []
+
+    def flush() -> None:
+        s = "".join(u[1] for u in run)
+        pos = 0
+        for m in _BARE_RE.finditer(s):
+            latex = _bare_latex(m.group(0))
+            if latex is None:
+                continue
+            a, b = m.start(), m.end()
+            out.extend(run[pos:a])
+            src = (run[a][2], run[b - 1][3])
+            out.append(("f", Formula(latex, src, src, "bare", False)))
+            pos = b
+        out.extend(run[pos:])
+        run.clear()
+
+    for u in units:
+        if u[0] == "c":
+            run.append(u)
+        elif u[0] == "x" and u[1].kind == "calc":
+            out.append(u)
+        else:
+            flush()
+            out.append(u)
+    flush()
+    return out
+
+
+# --------------------------------------------------------------------------- masked text
+
+_NO_SPACE_BEFORE = set("([{\"'“‘")  # characters after which a placeholder may follow directly
+_NO_SPACE_AFTER = set(".,;:!?)]}\"'”’")  # characters that may follow a placeholder directly
+
+
+def _unit_start(u: tuple) -> int:
+    if u[0] == "c":
+        return u[2]
+    return u[1].span[0]
+
+
+def _assemble(text: str, units: list[tuple]) -> Segmentation:
+    chars: list[str] = []
+    offs: list[tuple[int, int]] = []
+    formulas: list[Formula] = []
+    ph_spans: list[tuple[int, int]] = []
+    excluded: list[ExcludedBlock] = []
+    after_formula: int | None = None  # source end of a formula just emitted
+    gap_at: int | None = None  # source end of an asy/tabular block just removed
+    for idx, u in enumerate(units):
+        kind = u[0]
+        if kind == "x":
+            excluded.append(u[1])
+            if u[1].kind != "calc":
+                gap_at = u[1].span[1]
+            continue
+        if kind == "p":  # punctuation moved out of the formula just emitted
+            chars.append(u[1])
+            offs.append((u[2], u[3]))
+            continue
+        if kind == "c":
+            ch = u[1]
+            if after_formula is not None:
+                glue_ok = ch.isspace() or ch in _NO_SPACE_AFTER or (
+                    ch == "-" and idx + 1 < len(units) and units[idx + 1][0] == "c" and units[idx + 1][1].isalpha()
+                )
+                if not glue_ok:
+                    chars.append(" ")
+                    offs.append((after_formula, after_formula))
+                after_formula = None
+            elif gap_at is not None:
+                if chars and not chars[-1].isspace() and not ch.isspace():
+                    chars.append(" ")
+                    offs.append((gap_at, gap_at))
+            gap_at = None
+            chars.append(ch)
+            offs.append((u[2], u[3]))
+            continue
+        f: Formula = u[1]
+        fs, fe = f.span
+        if chars and not chars[-1].isspace() and (after_formula is not None or chars[-1] not in _NO_SPACE_BEFORE):
+            chars.append(" ")
+            offs.append((fs, fs))
+        gap_at = None
+        start = len(chars)
+        chars.extend(PLACEHOLDER)
+        offs.extend([(fs, fe)] * len(PLACEHOLDER))
+        formulas.append(f)
+        ph_spans.append((start, len(chars)))
+        after_formula = fe
+    excluded.sort(key=lambda b: b.span)
+    return Segmentation(
+        source=text,
+        masked_text="".join(chars),
+        formulas=tuple(formulas),
+        placeholder_spans=tuple(ph_spans),
+        excluded=tuple(excluded),
+        _offsets=tuple(offs),
+    )
+
+
+def segment(text: str, *, bare_arithmetic: bool = False) -> Segmentation:
+    """Split ``text`` into formulas and masked text (see the module docstring).
+
+    Never raises on a ``str``; anything that is not recognised stays text.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"segment() needs a str, not {type(text).__name__}")
+    units = _scan(text)
+    if bare_arithmetic:
+        units = _apply_bare(units)
+    return _assemble(text, units)
