@@ -102,6 +102,8 @@ def draw_graph(
 
 
 def _short(text: str, limit: int = 14) -> str:
+    """One line of at most ``limit`` characters, with ``$`` escaped so matplotlib never reads it as mathtext."""
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace("$", r"\$")
 

@@ -246,8 +246,12 @@ class MathSyntaxGraph:
             extra = node.upos or node.opt_type or ""
             return f"{node.label} ({extra})" if extra else node.label
 
+        def source_order(edge: Edge) -> tuple[int, int]:
+            span = self.nodes[edge.dst].span
+            return (span[0] if span else -1, edge.dst)
+
         def walk(node_id: int, prefix: str) -> None:
-            kids = children.get(node_id, [])
+            kids = sorted(children.get(node_id, []), key=source_order)
             for i, edge in enumerate(kids):
                 last = i == len(kids) - 1
                 lines.append(f"{prefix}{'└─' if last else '├─'}{edge.relation}→ {describe(self.nodes[edge.dst])}")

@@ -1,0 +1,57 @@
+"""Parsing throughput: problems per second with 1 and with 2 worker processes.
+
+    python benchmarks/parse_throughput.py [--data ../shared/data/math/train.jsonl] [--limit 1000]
+
+Times ``mathgraph.parse_problems`` end to end (segmentation, spaCy, operator
+trees, graph building; worker start-up included) on the first ``--limit``
+problems, after one warm-up batch so the model load is not counted for the
+single process run. Prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+from mathgraph.parse import ProblemParser, parse_problems
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    args = _arguments()
+    with open(args.data, encoding="utf-8") as f:
+        texts = [json.loads(line)[args.text_field] for line in f][: args.limit]
+    ProblemParser(args.parser).parse_batch(texts[:16])  # load and warm the model once
+
+    rows = []
+    for workers in args.workers:
+        start = time.perf_counter()
+        graphs = list(parse_problems(texts, parser=args.parser, batch_size=args.batch_size, n_process=workers))
+        seconds = time.perf_counter() - start
+        rows.append((workers, len(graphs), seconds, len(graphs) / seconds, sum(g.num_nodes for g in graphs)))
+
+    base = rows[0][3]
+    print(f"data: {args.data} (first {len(texts)} problems), parser: {args.parser}, cpus: {os.cpu_count()}")
+    print("| workers | problems | seconds | problems/s | speed-up | nodes |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for workers, count, seconds, rate, nodes in rows:
+        print(f"| {workers} | {count} | {seconds:.2f} | {rate:.1f} | {rate / base:.2f}x | {nodes} |")
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "math" / "train.jsonl"))
+    parser.add_argument("--text-field", default="problem")
+    parser.add_argument("--limit", type=int, default=1000)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--parser", default="spacy")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    main()
