@@ -5,13 +5,17 @@
 Times ``mathgraph.parse_problems`` end to end (segmentation, spaCy, operator
 trees, graph building; worker start-up included) on the first ``--limit``
 problems, after one warm-up batch so the model load is not counted for the
-single process run. Prints a markdown table.
+single process run. Prints a markdown table, and the speed-up that a pure
+Python loop gets from the same number of processes on this machine at the
+same moment: on a shared machine the second core is not always free, and that
+calibration tells the parser's scaling apart from the machine's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import time
 from pathlib import Path
@@ -36,10 +40,31 @@ def main() -> None:
 
     base = rows[0][3]
     print(f"data: {args.data} (first {len(texts)} problems), parser: {args.parser}, cpus: {os.cpu_count()}")
-    print("| workers | problems | seconds | problems/s | speed-up | nodes |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| workers | problems | seconds | problems/s | speed-up | pure-Python loop speed-up | nodes |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for workers, count, seconds, rate, nodes in rows:
-        print(f"| {workers} | {count} | {seconds:.2f} | {rate:.1f} | {rate / base:.2f}x | {nodes} |")
+        calibration = _loop_speedup(workers)
+        print(f"| {workers} | {count} | {seconds:.2f} | {rate:.1f} | {rate / base:.2f}x | {calibration:.2f}x | {nodes} |")
+
+
+def _busy_loop(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def _loop_speedup(workers: int, tasks: int = 8, n: int = 2_000_000) -> float:
+    """How much faster ``tasks`` busy loops finish on ``workers`` processes than in this one."""
+    start = time.perf_counter()
+    for _ in range(tasks):
+        _busy_loop(n)
+    serial = time.perf_counter() - start
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        start = time.perf_counter()
+        pool.map(_busy_loop, [n] * tasks)
+        parallel = time.perf_counter() - start
+    return serial / parallel
 
 
 def _arguments() -> argparse.Namespace:
