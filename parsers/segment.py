@@ -517,7 +517,7 @@ _BARE_RE = re.compile(
     + _OP
     + r"|=)[ \t]*(?:"
     + _OPERAND
-    + r"))+(?![\w:])"
+    + r"))+(?![\w:]|[.,]\d)"
 )
 _BARE_TOKEN_RE = re.compile(_NUM + r"|[ \t]+|.", re.S)
 _ARITH_OPS = set("+-*/^×·÷−x")
@@ -584,14 +584,33 @@ def _apply_bare(units: list[tuple]) -> list[tuple]:
 
 # --------------------------------------------------------------------------- masked text
 
-_NO_SPACE_BEFORE = set("([{\"'“‘")  # characters after which a placeholder may follow directly
-_NO_SPACE_AFTER = set(".,;:!?)]}\"'”’")  # characters that may follow a placeholder directly
+_OPENING = frozenset("([{\"'“‘")  # a placeholder may follow a run of these directly
+_CLOSING = frozenset(".,;:!?)]}\"'”’")  # ... and be followed directly by a run of these
+_GLUE_AFTER_RE = re.compile(r"(?:-[A-Za-z]+|'s?|’s?)?[.,;:!?)\]}\"'”’]*")
 
 
-def _unit_start(u: tuple) -> int:
-    if u[0] == "c":
-        return u[2]
-    return u[1].span[0]
+def _run_before(chars: list[str]) -> str:
+    """The non-space characters at the end of the masked text so far."""
+    k = len(chars)
+    while k and not chars[k - 1].isspace():
+        k -= 1
+    return "".join(chars[k:])
+
+
+def _run_after(units: list[tuple], idx: int) -> str:
+    """The non-space text that follows unit ``idx`` (calculator annotations,
+    removed without a trace, do not end it)."""
+    out = []
+    for u in units[idx + 1 :]:
+        if u[0] in ("c", "p"):
+            if u[1].isspace():
+                break
+            out.append(u[1])
+        elif u[0] == "x" and u[1].kind == "calc":
+            continue
+        else:
+            break
+    return "".join(out)
 
 
 def _assemble(text: str, units: list[tuple]) -> Segmentation:
@@ -600,7 +619,6 @@ def _assemble(text: str, units: list[tuple]) -> Segmentation:
     formulas: list[Formula] = []
     ph_spans: list[tuple[int, int]] = []
     excluded: list[ExcludedBlock] = []
-    after_formula: int | None = None  # source end of a formula just emitted
     gap_at: int | None = None  # source end of an asy/tabular block just removed
     for idx, u in enumerate(units):
         kind = u[0]
@@ -609,31 +627,20 @@ def _assemble(text: str, units: list[tuple]) -> Segmentation:
             if u[1].kind != "calc":
                 gap_at = u[1].span[1]
             continue
-        if kind == "p":  # punctuation moved out of the formula just emitted
-            chars.append(u[1])
-            offs.append((u[2], u[3]))
-            continue
-        if kind == "c":
+        if kind in ("c", "p"):
             ch = u[1]
-            if after_formula is not None:
-                glue_ok = ch.isspace() or ch in _NO_SPACE_AFTER or (
-                    ch == "-" and idx + 1 < len(units) and units[idx + 1][0] == "c" and units[idx + 1][1].isalpha()
-                )
-                if not glue_ok:
-                    chars.append(" ")
-                    offs.append((after_formula, after_formula))
-                after_formula = None
-            elif gap_at is not None:
-                if chars and not chars[-1].isspace() and not ch.isspace():
-                    chars.append(" ")
-                    offs.append((gap_at, gap_at))
+            if gap_at is not None and chars and not chars[-1].isspace() and not ch.isspace():
+                chars.append(" ")
+                offs.append((gap_at, gap_at))
             gap_at = None
             chars.append(ch)
             offs.append((u[2], u[3]))
             continue
+        # a formula: its placeholder must stay one token, whatever it is glued to
         f: Formula = u[1]
         fs, fe = f.span
-        if chars and not chars[-1].isspace() and (after_formula is not None or chars[-1] not in _NO_SPACE_BEFORE):
+        before = _run_before(chars)
+        if before and not all(c in _OPENING for c in before):
             chars.append(" ")
             offs.append((fs, fs))
         gap_at = None
@@ -642,7 +649,10 @@ def _assemble(text: str, units: list[tuple]) -> Segmentation:
         offs.extend([(fs, fe)] * len(PLACEHOLDER))
         formulas.append(f)
         ph_spans.append((start, len(chars)))
-        after_formula = fe
+        after = _run_after(units, idx)
+        if after and not _GLUE_AFTER_RE.fullmatch(after):
+            chars.append(" ")
+            offs.append((fe, fe))
     excluded.sort(key=lambda b: b.span)
     return Segmentation(
         source=text,

@@ -305,6 +305,9 @@ def test_dollar_inside_text_inside_math():
         ("$x$$y$", "MATH MATH"),
         ("($a$,$b$)", "(MATH, MATH)"),
         ("a$x$b", "a MATH b"),
+        ("(p+$600) is ($\\frac25$)*p", "(p+$600) is (MATH )*p"),
+        ("Day 4:2($x$)=540", "Day 4:2( MATH )=540"),
+        ("the $x$-axis, $y$'s and $z$.", "the MATH-axis, MATH's and MATH."),
         ("$f$'s graph", "MATH's graph"),
         ("\\(x\\)\\(y\\)", "MATH MATH"),
     ],
@@ -460,6 +463,8 @@ def test_bare_arithmetic_off_by_default():
         ("2x + 3 = 7 so x = 2", []),
         ("$5 + $3 + $3 = $11 and 1,000 - 250 = 750", ["\\$5 + \\$3 + \\$3 = \\$11", "1,000 - 250 = 750"]),
         ("100%-20% = 80%", ["100\\%-20\\% = 80\\%"]),
+        # a number glued to a variable is not cut: "1.2Y" is not "1" + ".2Y"
+        ("192 inches = Y + 0.20Y or 192 / 1.2 = 1.2Y / 1.2", ["192 / 1.2"]),
     ],
 )
 def test_bare_arithmetic_rules(text, latexes):
