@@ -254,13 +254,13 @@ _GREEK = set(
     "Upsilon Phi Psi Omega ell imath jmath aleph beth".split()
 )
 _CONSTANTS = set(
-    r"\pi \infty \emptyset \ldots \cdots \vdots \ddots \partial \hbar \top \bot \checkmark \frown \smile "
-    r"\forall \exists \nexists \Re \Im \wp \prime \degree \circ \angle \triangle \$ \% \surd \varpi".split()
+    r"\pi \infty \emptyset \ldots \cdots \vdots \ddots \partial \hbar \top \checkmark \frown \smile "
+    r"\forall \exists \nexists \wp \prime \degree \circ \angle \triangle \$ \% \surd \varpi".split()
 )
 _FUNC_NAMES = set(
     "sin cos tan cot sec csc arcsin arccos arctan arccot arcsec arccsc sinh cosh tanh coth sech csch "
     "log ln lg exp det gcd lcm deg dim ker arg max min sup inf Pr hom sgn sign cis proj tr rank ord "
-    "Arg Log lcd".split()
+    "Arg Log lcd Re Im".split()
 )
 _BIG_OPS = set(
     r"\sum \prod \coprod \int \iint \iiint \oint \bigcup \bigcap \bigoplus \bigotimes \bigvee \bigwedge "
@@ -300,7 +300,8 @@ _WRAPPERS = set(
     r"\llap \rlap \clap \mathllap \mathrlap \lefteqn".split()
 )
 _GEOMETRY = {r"\angle", r"\triangle"}
-_STRONG_HEADS = set("fghpqFGHPQ")
+_STRONG_HEADS = set("fghpqFGHPQ") | set(
+    r"\zeta \phi \varphi \sigma \tau \Gamma \psi \chi \Phi \Psi".split())
 _ALIGN_ENVS = {"align", "aligned", "eqnarray", "split", "gather", "gathered", "flalign", "alignat",
                "alignedat", "multline", "equation", "IEEEeqnarray", "align*", "eqnarray*", "gather*",
                "flalign*", "alignat*", "multline*", "equation*"}
@@ -328,7 +329,7 @@ _SYNONYMS = {
     r"\vert": "|", r"\Vert": r"\|",
     r"\lt": "<", r"\gt": ">", r"\lbrack": "[", r"\rbrack": "]", r"\textdegree": r"\degree",
     r"\textperthousand": r"\%", r"\percent": r"\%", r"\Bbb": r"\mathbb", r"\mathds": r"\mathbb",
-    r"\owns": r"\ni",
+    r"\owns": r"\ni", r"\bot": r"\perp",
 }
 _CHAR_CMDS = {"|": "CHAR", "<": "CHAR", ">": "CHAR", "[": "CHAR", "]": "CHAR", "*": "CHAR"}
 
@@ -857,8 +858,8 @@ class _Parser:
         t = tok.text
         if k == "CHAR":
             if t in "+-":
-                return "bin", _ADD
-            if t in "*/":
+                return ("juxt", _SEQ) if self._ends_connective(left) else ("bin", _ADD)
+            if t in "*/@#":
                 return "bin", _MUL
             if t in "=<>":
                 return "rel", _REL
@@ -1061,7 +1062,7 @@ class _Parser:
     def binary(self, tok: _Tok, bp: int, left: _N) -> _N:
         t = tok.text
         self.pos += 1
-        custom = t in _CUSTOM_OPS
+        custom = t in _CUSTOM_OPS or t in "@#"
         if custom:
             type_ = "O"
         else:
@@ -1212,6 +1213,12 @@ class _Parser:
             if t in "([":
                 return self.bracket_group()
             if t == "{":
+                close = self.closing(self.pos)
+                if close == self.pos + 2 and self.toks[self.pos + 1].kind == "CMD" \
+                        and self.toks[self.pos + 1].text in _BIG_OPS:
+                    op = self.toks[self.pos + 1]
+                    self.pos = close + 1
+                    return self.big_op(op)  # ``{\prod}_{j=1}^{12}``
                 return self.brace_group()
             if t == "|":
                 return self.fence("abs", "|", r"abs")
@@ -1459,7 +1466,7 @@ class _Parser:
         toks = self.toks
         for j in range(lo, hi):
             t = toks[j]
-            if t.kind == "LET" and t.text == letter:
+            if t.kind in ("LET", "CMD") and t.text == letter:
                 nxt = toks[j + 1] if j + 1 < hi else None
                 if nxt is None or not ((nxt.kind == "CHAR" and nxt.text in "(_^'") or
                                        (nxt.kind == "OPEN" and nxt.text == "(")):
@@ -1875,6 +1882,14 @@ class _Parser:
             for i, e in enumerate(elems):
                 f.add(f"arg{n0 + i}", e)
             f.end = max(f.end, close_tok.end if close_tok is not None else self.here())
+            special = self._special_sup() if self.pos < self.end and self.toks[self.pos].text == "^" \
+                and self.toks[self.pos].kind == "CHAR" else None
+            if special is not None and special[0] == r"\degree" and len(elems) == 1 and err is None:
+                # ``\sin(2k-1)^\circ``: the degree sign belongs to the argument
+                self.pos = special[2]
+                role, arg = f.kids[-1]
+                f.kids[-1] = (role, _node("O", r"\degree", [("arg0", arg)], arg.start, special[1]))
+                f.end = special[1]
             if err is not None:
                 return self.error(self.raw(open_tok), open_tok.start, open_tok.end, err, [("arg0", f)])
             return f
@@ -1934,7 +1949,11 @@ class _Parser:
                 break
         if not atoms:
             nxt = self.peek()
-            if nxt is not None and nxt.kind == "CHAR" and nxt.text == "{" and self.closing(self.pos) > 0:
+            close = self.closing(self.pos) if nxt is not None and nxt.kind == "CHAR" and nxt.text == "{" else -1
+            if close > 0 and all(x.kind == "LET" for x in self.toks[self.pos + 1:close]):
+                atoms = [_N("V", x.text, x.start, x.end) for x in self.toks[self.pos + 1:close]]
+                self.pos = close + 1
+            elif close > 0:
                 atoms.append(self.brace_group())
             elif nxt is not None and ((nxt.kind == "CHAR" and nxt.text == "(") or (nxt.kind == "OPEN" and nxt.text == "(")):
                 f = self._call(tok, tok.text)
@@ -2012,7 +2031,7 @@ class _Parser:
         self.pos += 1
         cs, ce, closed = tok.aux
         content = tok.text
-        label = " ".join(content.split())
+        label = " ".join(content.replace("{", " ").replace("}", " ").split())
         if label in _FUNC_NAMES and closed:
             return self.function(_N("F", "\\" + label, tok.start, tok.end))
         node = _N("T", label, tok.start, tok.end)
