@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from itertools import islice
 
 from mathgraph.graph import MathSyntaxGraph
@@ -67,7 +68,19 @@ def parse_problem(text: str, parser: str | DependencyParser = "auto", bare_arith
     >>> graph.formulas[0].status
     'ok'
     """
-    return ProblemParser(parser, bare_arithmetic=bare_arithmetic).parse(text)
+    return _problem_parser(parser, bare_arithmetic).parse(text)
+
+
+def _problem_parser(parser: str | DependencyParser, bare_arithmetic: bool) -> ProblemParser:
+    if isinstance(parser, str):
+        return _named_problem_parser(parser, bare_arithmetic)
+    return ProblemParser(parser, bare_arithmetic=bare_arithmetic)
+
+
+@lru_cache(maxsize=8)
+def _named_problem_parser(parser: str, bare_arithmetic: bool) -> ProblemParser:
+    # Loading a back end is slow (and "auto" logs its choice): do it once per process.
+    return ProblemParser(parser, bare_arithmetic=bare_arithmetic)
 
 
 def parse_problems(
@@ -91,7 +104,7 @@ def parse_problems(
         total = len(texts)  # type: ignore[arg-type]
     batches = _numbered_batches(texts, batch_size)
     if n_process == 1:
-        problem_parser = ProblemParser(parser, bare_arithmetic=bare_arithmetic)
+        problem_parser = _problem_parser(parser, bare_arithmetic)
         results: Iterator[list[MathSyntaxGraph]] = (_parse_numbered(problem_parser, b) for b in batches)
         yield from _with_progress(results, total, show_progress)
         return
@@ -134,7 +147,7 @@ _worker_parser: ProblemParser | None = None
 
 def _init_worker(parser: str, bare_arithmetic: bool) -> None:
     global _worker_parser
-    _worker_parser = ProblemParser(parser, bare_arithmetic=bare_arithmetic)
+    _worker_parser = _named_problem_parser(parser, bare_arithmetic)
 
 
 def _parse_in_worker(numbered: tuple[int, list[str]]) -> list[MathSyntaxGraph]:
