@@ -385,9 +385,6 @@ class _Tok:
         self.end = end
         self.aux = aux
 
-    def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"_Tok({self.kind},{self.text!r},{self.start},{self.end})"
-
 
 def _is_ascii_letter(c: str) -> bool:
     return ("a" <= c <= "z") or ("A" <= c <= "Z")
@@ -630,7 +627,7 @@ def _command(s: str, i: int, j: int, hi: int, name: str, toks: list[_Tok]) -> in
 class _N:
     """Mutable node used while parsing; frozen into OptNode/OptEdge at the end."""
 
-    __slots__ = ("type", "label", "start", "end", "kids", "flat")
+    __slots__ = ("type", "label", "start", "end", "kids", "flat", "outer")
 
     def __init__(self, type_: str, label: str, start: int, end: int, kids=None, flat: str | None = None):
         self.type = type_
@@ -639,24 +636,37 @@ class _N:
         self.end = end
         self.kids = kids if kids is not None else []
         self.flat = flat  # label of an n-ary operator that may absorb further operands
+        self.outer: tuple[int, int] | None = None  # extent with grouping delimiters, used by the parent's span
+
+    def lo(self) -> int:
+        return self.start if self.outer is None else min(self.start, self.outer[0])
+
+    def hi(self) -> int:
+        return self.end if self.outer is None else max(self.end, self.outer[1])
+
+    def group(self, start: int, end: int) -> "_N":
+        """Mark this node as written inside delimiters spanning ``start:end``."""
+        self.flat = None
+        self.outer = (min(start, self.lo()), max(end, self.hi()))
+        return self
 
     def add(self, role: str, node: "_N") -> None:
         self.kids.append((role, node))
-        if node.start < self.start:
-            self.start = node.start
-        if node.end > self.end:
-            self.end = node.end
+        if node.lo() < self.start:
+            self.start = node.lo()
+        if node.hi() > self.end:
+            self.end = node.hi()
 
 
 def _node(type_: str, label: str, kids: list[tuple[str, _N]], start: int | None = None, end: int | None = None,
           flat: str | None = None) -> _N:
-    lo = start if start is not None else min((k.start for _, k in kids), default=0)
-    hi = end if end is not None else max((k.end for _, k in kids), default=lo)
+    lo = start if start is not None else min((k.lo() for _, k in kids), default=0)
+    hi = end if end is not None else max((k.hi() for _, k in kids), default=lo)
     for _, k in kids:
-        if k.start < lo:
-            lo = k.start
-        if k.end > hi:
-            hi = k.end
+        if k.lo() < lo:
+            lo = k.lo()
+        if k.hi() > hi:
+            hi = k.hi()
     return _N(type_, label, lo, hi, list(kids), flat)
 
 
@@ -812,7 +822,7 @@ class _Parser:
                 self.pos += 1
                 rhs = self.parse_expr(_STRAY + 1) if self.pos < self.end else None
                 kids = [("arg0", node)] + ([("arg1", rhs)] if rhs is not None else [])
-                node = self.error(self.raw(tok), tok.start, tok.end, f"unexpected {self.raw(tok)!r}", kids)
+                node = self.error(self.raw(tok), tok.start, tok.end, f"unexpected '{self.raw(tok)}'", kids)
             return node
         finally:
             self.pos, self.end, self.scope = saved
@@ -847,7 +857,7 @@ class _Parser:
                 left = self.infix(kind, bp, tok, left, no_func)
                 if self.pos == before:
                     self.pos += 1
-                    left = self.error(self.raw(tok), tok.start, tok.end, f"unexpected {self.raw(tok)!r}",
+                    left = self.error(self.raw(tok), tok.start, tok.end, f"unexpected '{self.raw(tok)}'",
                                       [("arg0", left)])
             return left
         finally:
@@ -1015,7 +1025,7 @@ class _Parser:
         kids = [("arg0", left)]
         if self.starts_operand():
             kids.append(("arg1", self.parse_expr(_STRAY + 1)))
-        return self.error(self.raw(tok), tok.start, tok.end, f"unexpected {self.raw(tok)!r}", kids)
+        return self.error(self.raw(tok), tok.start, tok.end, f"unexpected '{self.raw(tok)}'", kids)
 
     @staticmethod
     def _separator(tok: _Tok) -> bool:
@@ -1070,7 +1080,7 @@ class _Parser:
         if not self.starts_operand():
             if custom:
                 return _node("O", t, [("arg0", left)], tok.start, tok.end)
-            rhs = self.missing(f"missing operand after {t!r}")
+            rhs = self.missing(f"missing operand after '{t}'")
         else:
             rhs = self.parse_expr(bp + 1)
         if type_ == "U":
@@ -1105,7 +1115,7 @@ class _Parser:
             if self.pos >= self.end:
                 break  # a relation at the very end: a fill-in-the-blank fragment such as ``BF=``
             if self.at_stop() or not self.starts_operand_after_rel():
-                items.append(("arg", self.missing(f"missing operand after {label!r}")))
+                items.append(("arg", self.missing(f"missing operand after '{label}'")))
             else:
                 items.append(("arg", self.parse_expr(level + 1)))
         if len(set(ops)) == 1:
@@ -1154,7 +1164,7 @@ class _Parser:
             if self.starts_operand():
                 operand = self.parse_expr(_UNARY)
             else:
-                operand = self.missing(f"missing operand after {t!r}")
+                operand = self.missing(f"missing operand after '{t}'")
             return _node(type_, t, [("arg0", operand)], tok.start, tok.end)
         if (k == "CHAR" and t in "=<>") or (k == "CMD" and (t in _RELATIONS or t.startswith(r"\not"))):
             return self.chain(None, _REL)
@@ -1226,13 +1236,13 @@ class _Parser:
                 if t != "}" and self.accepts(tok):
                     return self.missing("missing operand")
                 self.pos += 1
-                return self.error(t, tok.start, tok.end, f"unexpected {t!r}")
+                return self.error(t, tok.start, tok.end, f"unexpected '{t}'")
             if t in "^_":
                 return self.baseless_script(tok)
             if t == "." and self._dot_overline():
                 return self.parse_number()
             if t in "*/=<>,;:'!+-.":
-                return self.missing(f"missing operand before {t!r}")
+                return self.missing(f"missing operand before '{t}'")
             self.pos += 1
             return _N("C", t, tok.start, tok.end)
         if k == "TEXT":
@@ -1251,7 +1261,7 @@ class _Parser:
             if k == "CLOSE" and self.accepts(tok):
                 return self.missing("missing operand")
             self.pos += 1
-            return self.error(self.raw(tok), tok.start, tok.end, f"unexpected {self.raw(tok)!r}")
+            return self.error(self.raw(tok), tok.start, tok.end, f"unexpected '{self.raw(tok)}'")
         if k in ("SEP", "ROW", "AMP", "THSEP"):
             return self.missing("missing operand")
         return self.command(tok, no_func)
@@ -1559,7 +1569,7 @@ class _Parser:
         tok = self.peek()
         if tok is not None and ((tok.kind == "CHAR" and tok.text == "-") or (tok.kind == "CMD" and tok.text in (r"\pm", r"\mp"))):
             self.pos += 1
-            operand = self.macro_arg(f"missing operand after {tok.text!r}")
+            operand = self.macro_arg(f"missing operand after '{tok.text}'")
             return _node("O", tok.text, [("arg0", operand)], tok.start, tok.end)
         return self.macro_arg("missing superscript" if which == "^" else "missing subscript")
 
@@ -1615,10 +1625,10 @@ class _Parser:
         self.pos = hi + 1 if close > 0 else hi
         if node is None:
             node = self.error("", tok.end, tok.end, msg)
-        node.flat = None
         if close < 0:
+            node.flat = None
             return self.error("{", tok.start, tok.end, "unclosed '{'", [("arg0", node)])
-        return node
+        return node.group(tok.start, self.toks[close].end)
 
     def delim_content(self, kind: str | None = None, closer: str = ""):
         """Parse an opener at pos and its content.
@@ -1646,7 +1656,7 @@ class _Parser:
             err = None
         else:
             close_tok = None
-            err = f"unclosed {self.raw(open_tok)!r}"
+            err = f"unclosed '{self.raw(open_tok)}'"
         if content is None:
             elems = []
         elif content.type == "O" and content.label == "list" and content.flat == "list":
@@ -1678,10 +1688,10 @@ class _Parser:
         """Brackets: one element is grouping only, several make a node labelled ``label``."""
         if len(elems) == 1 and label in ("()", "[]", "(]", "[)", "list"):
             node = elems[0]
-            node.flat = None
             if err is not None:
+                node.flat = None
                 return self.error(self.raw(open_tok), open_tok.start, open_tok.end, err, [("arg0", node)])
-            return node
+            return node.group(open_tok.start, close_tok.end)
         end = close_tok.end if close_tok is not None else open_tok.end
         node = _node(type_, label, _args(elems), open_tok.start, end)
         return self._finish_group(open_tok, close_tok, err, node)
