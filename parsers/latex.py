@@ -232,7 +232,8 @@ class OperatorTree:
     def from_dict(cls, d: dict) -> "OperatorTree":
         return cls(
             latex=d["latex"],
-            nodes=tuple(OptNode(int(n["id"]), n["type"], n["label"], (int(n["span"][0]), int(n["span"][1]))) for n in d["nodes"]),
+            nodes=tuple(OptNode(int(n["id"]), n["type"], n["label"], (int(n["span"][0]), int(n["span"][1])))
+                        for n in d["nodes"]),
             edges=tuple(OptEdge(int(e["src"]), int(e["dst"]), e["role"]) for e in d["edges"]),
             status=d["status"],
             errors=tuple(d.get("errors", ())),
@@ -335,7 +336,7 @@ _CHAR_CMDS = {"|": "CHAR", "<": "CHAR", ">": "CHAR", "[": "CHAR", "]": "CHAR", "
 
 _TEXT_CMDS = set(
     "text textbf textit textrm textsf texttt textup textnormal textmd textsl textsc mbox hbox emph fbox "
-    "framebox makebox textnormal intertext shortintertext".split()
+    "framebox makebox intertext shortintertext".split()
 )
 _DROP = set(
     "displaystyle textstyle scriptstyle scriptscriptstyle limits nolimits allowbreak indent noindent "
@@ -353,7 +354,7 @@ _DROP_ARGS = {
     "multicolumn": 2, "multirow": 2, "cellcolor": 1, "rowcolor": 1, "hdashline": 0, "mkern": 1,
     "mskip": 1, "kern": 1,
 }
-_SEP_CMDS = {"quad", "qquad", "enspace", "hfill", "hfil", "newline", "enskip", "quad*"}
+_SEP_CMDS = {"quad", "qquad", "enspace", "hfill", "hfil", "newline", "enskip"}
 _DELIMS = {
     "(": "(", ")": ")", "[": "[", "]": "]", "|": "|", ".": ".", "/": ".", "<": r"\langle",
     ">": r"\rangle", r"\{": r"\{", r"\}": r"\}", r"\lbrace": r"\{", r"\rbrace": r"\}", r"\|": r"\|",
@@ -624,6 +625,20 @@ def _command(s: str, i: int, j: int, hi: int, name: str, toks: list[_Tok]) -> in
 # ----------------------------------------------------------------------------
 # Parser
 
+def _is_paren(tok: _Tok | None) -> bool:
+    return tok is not None and tok.text == "(" and tok.kind in ("CHAR", "OPEN")
+
+
+def _is_greek(tok: _Tok) -> bool:
+    return tok.kind == "CMD" and tok.text[1:] in _GREEK
+
+
+def _is_operator(t: str) -> bool:
+    """A binary operator or relation command (not a custom symbol such as ``\\star``)."""
+    return (t in _ADD_OPS or t in _MUL_OPS or t in _RELATIONS or t in _LOGIC or t.startswith(r"\not")
+            or t in (r"\mid", r"\colon", r"\pmod"))
+
+
 class _N:
     """Mutable node used while parsing; frozen into OptNode/OptEdge at the end."""
 
@@ -679,7 +694,6 @@ class _Parser:
         self.s = s
         self.toks = _tokenize(s, lo, hi)
         self.lo = lo
-        self.hi = hi
         self.pos = 0
         self.end = len(self.toks)
         self.scope: list[tuple[str, str]] = []
@@ -692,7 +706,6 @@ class _Parser:
         toks = self.toks
         n = len(toks)
         match = [-1] * n
-        stray = [False] * n
         stack: list[int] = []
         for i, t in enumerate(toks):
             if t.kind == "CHAR" and t.text == "{":
@@ -708,14 +721,12 @@ class _Parser:
                         break
                     k -= 1
                 if k < 0:
-                    stray[i] = True
-                    continue
+                    continue  # a stray closer: the parser reports it where it meets it
                 o_idx = stack[k]
                 del stack[k:]
                 match[o_idx] = i
                 match[i] = o_idx
         self.match = match
-        self.stray = stray
         nb = [n] * (n + 1)
         nd = [n] * (n + 1)
         nxt_b = nxt_d = n
@@ -835,9 +846,7 @@ class _Parser:
         t = tok.text
         if tok.kind == "CHAR" and t in "+-*/=<>,.;:!?'^_|":
             return _N("C", t, tok.start, tok.end)
-        if tok.kind == "CMD" and (t in _ADD_OPS or t in _MUL_OPS or t in _RELATIONS or t in _LOGIC or t in (r"\{", r"\}")
-                                  or t in _CUSTOM_OPS or t in (r"\mid", r"\colon", r"\pmod", r"\neg")
-                                  or t.startswith(r"\not")):
+        if tok.kind == "CMD" and (_is_operator(t) or t in _CUSTOM_OPS or t in (r"\{", r"\}", r"\neg")):
             return _N("C", t, tok.start, tok.end)
         return None
 
@@ -1011,7 +1020,10 @@ class _Parser:
             return _node("O", r"\pmod", [("arg0", left), ("mod", arg)], tok.start, tok.end)
         if kind == "over":
             self.pos += 1
-            rhs = self.parse_expr(_OVER + 1) if not self.at_stop() else self.missing(f"missing operand after {tok.text}")
+            if self.at_stop():
+                rhs = self.missing(f"missing operand after {tok.text}")
+            else:
+                rhs = self.parse_expr(_OVER + 1)
             if tok.text == r"\over":
                 return _node("O", r"\frac", [("num", left), ("den", rhs)])
             return _node("O", r"\binom", [("arg0", left), ("arg1", rhs)])
@@ -1186,11 +1198,10 @@ class _Parser:
         elif tok.kind != "CMD" or not (t in _ADD_OPS or t in _MUL_OPS or t in _RELATIONS or t in _LOGIC):
             return False
         nxt = self.toks[self.pos + 1] if self.pos + 1 < self.end else None
-        if nxt is None:
-            return self.pos + 1 == self.end and self.pos > 0 and self.toks[self.pos - 1].kind == "CHAR" \
-                and self.toks[self.pos - 1].text in ",("
-        return (nxt.kind == "CHAR" and nxt.text == ",") or (self.is_closer(nxt) and self.toks[self.pos - 1].kind == "CHAR"
-                                                             and self.toks[self.pos - 1].text in ",(")
+        if nxt is not None and nxt.kind == "CHAR" and nxt.text == ",":
+            return True
+        after_open = self.pos > 0 and self.toks[self.pos - 1].kind == "CHAR" and self.toks[self.pos - 1].text in ",("
+        return after_open and (nxt is None or self.is_closer(nxt))
 
     def _empty_braces(self) -> bool:
         tok = self.toks[self.pos]
@@ -1327,7 +1338,7 @@ class _Parser:
         tok = self.peek()
         if tok is None:
             return node
-        if not ((tok.kind == "CHAR" and tok.text == "(") or (tok.kind == "OPEN" and tok.text == "(")):
+        if not _is_paren(tok):
             return node
         primes, sub, sup, base = self._decorations(node)
         if base is not head:
@@ -1459,11 +1470,13 @@ class _Parser:
         if all(t.kind == "DIG" or t.kind == "THSEP" or (t.kind == "CHAR" and t.text == ".") for t in toks):
             return True
         first = toks[0]
-        if not (first.kind == "LET" or (first.kind == "CMD" and first.text[1:] in _GREEK)):
+        if not (first.kind == "LET" or _is_greek(first)):
             return False
         rest = toks[1:]
         if not rest:
             return True
+        if rest[0].kind == "CHAR" and rest[0].text == "(" and self._find_close(hi - len(rest)) == hi - 1:
+            return True  # a nested application: N(O(3))
         if rest[0].kind == "CHAR" and rest[0].text == "_":
             if len(rest) == 2 and rest[1].kind in ("LET", "DIG"):
                 return True
@@ -1567,7 +1580,7 @@ class _Parser:
 
     def script_arg(self, which: str) -> _N:
         tok = self.peek()
-        if tok is not None and ((tok.kind == "CHAR" and tok.text == "-") or (tok.kind == "CMD" and tok.text in (r"\pm", r"\mp"))):
+        if tok is not None and tok.text in ("-", r"\pm", r"\mp") and tok.kind in ("CHAR", "CMD"):
             self.pos += 1
             operand = self.macro_arg(f"missing operand after '{tok.text}'")
             return _node("O", tok.text, [("arg0", operand)], tok.start, tok.end)
@@ -1835,7 +1848,7 @@ class _Parser:
         if t in _CUSTOM_OPS:
             self.pos += 1
             nxt = self.peek()
-            if nxt is not None and ((nxt.kind == "CHAR" and nxt.text == "(") or (nxt.kind == "OPEN" and nxt.text == "(")):
+            if _is_paren(nxt):
                 return self._call(tok, t)
             if self.starts_operand():
                 return _node("F", t, [("arg0", self.parse_expr(_UNARY))], tok.start, tok.end)
@@ -1843,8 +1856,7 @@ class _Parser:
         if t in _CONSTANTS:
             self.pos += 1
             return _N("C", t, tok.start, tok.end)
-        if t in _ADD_OPS or t in _MUL_OPS or t in _CLOSERS or t in _RELATIONS or t in _LOGIC or t in (r"\mid", r"\colon", r"\pmod", r"\choose",
-                                                                      r"\over", r"\atop", r"\%", r"\prime"):
+        if _is_operator(t) or t in _CLOSERS or t in (r"\choose", r"\over", r"\atop"):
             return self.missing(f"missing operand before {t}")
         # unknown command: F over the braced groups that follow, else a symbol
         self.pos += 1
@@ -1949,7 +1961,7 @@ class _Parser:
         atoms: list[_N] = []
         while self.pos < self.end:
             t = self.toks[self.pos]
-            if t.kind == "LET" or (t.kind == "CMD" and t.text[1:] in _GREEK):
+            if t.kind == "LET" or _is_greek(t):
                 self.pos += 1
                 atoms.append(self._geo_decor(_N("V", t.text, t.start, t.end)))
             elif t.kind == "DIG" and not atoms:
@@ -1965,7 +1977,7 @@ class _Parser:
                 self.pos = close + 1
             elif close > 0:
                 atoms.append(self.brace_group())
-            elif nxt is not None and ((nxt.kind == "CHAR" and nxt.text == "(") or (nxt.kind == "OPEN" and nxt.text == "(")):
+            elif _is_paren(nxt):
                 f = self._call(tok, tok.text)
                 f.type = "O"
                 return f
@@ -2000,7 +2012,7 @@ class _Parser:
         else:
             inner = [nxt]
             end_idx = self.pos + 1
-        if len(inner) == 1 and (inner[0].kind in ("LET", "DIG") or (inner[0].kind == "CMD" and inner[0].text[1:] in _GREEK)):
+        if len(inner) == 1 and (inner[0].kind in ("LET", "DIG") or _is_greek(inner[0])):
             end = self.toks[end_idx - 1].end
             self.pos = end_idx
             type_ = "C" if font == r"\mathbb" else "V"
