@@ -47,7 +47,9 @@ Design rules
   ``^\circ``, ``\%``. Implicit multiplication binds tighter than the explicit
   operators, so ``x/2y`` is ``x/(2y)`` and ``2\cdot 3x`` is ``2\cdot(3x)``;
   unary minus binds tighter still, so ``-2x`` is ``mul(-2, x)`` and ``-x^2``
-  is ``-(x^2)``.
+  is ``-(x^2)``. Text next to math is a factor when it reads as a unit
+  (``5\text{ cm}`` is ``mul(5, T:cm)``) and a sequence item when it is a
+  connective or a choice label (``\text{if } x>0`` is ``seq(T:if, >(x,0))``).
 * A top-level comma makes ``(O:list ...)`` and binds looser than relations:
   ``x=1, y=2`` is ``list(=(x,1), =(y,2))`` and ``x = 1, 2`` is
   ``list(=(x,1), 2)``. ``a_1, a_2, \ldots, a_n`` is a list with ``C:\ldots``.
@@ -69,17 +71,21 @@ Design rules
   arg0=...)``; ``\|v\|`` is ``O:norm``; ``\lfloor x\rfloor`` is ``O:floor``;
   ``\lceil x\rceil`` is ``O:ceil``. ``|`` after an operand opens a new fence
   when another ``|`` follows in the same group (``2|x|``), otherwise it is
-  ``\mid`` (divides); likewise ``\|`` is ``\parallel`` when no second ``\|``
-  follows. ``\left. ... \right|`` (a null delimiter) is grouping only.
+  ``\mid`` (divides), and ``||`` written together is ``\parallel``; likewise
+  ``\|`` is ``\parallel`` when no second ``\|`` follows. ``\left. ... \right|``
+  (a null delimiter) is grouping only; ``\left\{`` cases ``\right.`` is just
+  the cases.
 * Functions: ``f(x)`` is ``(F:f arg0=V:x)``, ``g(f(2))`` nests, ``\gcd(a,b)``
   has ``arg0, arg1``. A letter before ``(`` is a function when it is one of
-  ``f g h p q F G H P Q`` (unless the letter itself occurs inside, as in
-  ``p(1-p)``), when it carries a prime (``f'(x)`` is ``(F:f' ...)``), or when
-  the parentheses hold a tuple (``A(3,1)``) or a single atom (``b(6)``,
-  ``\phi(n)``); otherwise it is a product (``x(x+1)``). Scripts of the head are
+  ``f g h p q F G H P Q`` or ``\zeta \phi \sigma \tau \Gamma``... (unless the
+  letter itself occurs inside, as in ``p(1-p)``), when it carries a prime
+  (``f'(x)`` is ``(F:f' ...)``), or when the parentheses hold a tuple
+  (``A(3,1)``), a single atom (``b(6)``, ``r(x)``) or another application
+  (``N(O(3))``); otherwise it is a product (``x(x+1)``). Scripts of the head are
   named children before the arguments: ``f^{-1}(x)`` is
   ``(F:f sup=(O:- arg0=N:1) arg0=V:x)``, ``\log_2 8`` is
-  ``(F:\log sub=N:2 arg0=N:8)``, ``\sin^2 x`` is ``(F:\sin sup=N:2 arg0=V:x)``.
+  ``(F:\log sub=N:2 arg0=N:8)``, ``\sin^2 x`` is ``(F:\sin sup=N:2 arg0=V:x)``,
+  and ``\sin(2k-1)^\circ`` puts the degree sign on the argument.
   A named function without parentheses takes the implicit product that follows,
   up to the next function or operator: ``\sin 2x\cos x`` is
   ``mul(\sin(2x), \cos(x))``. ``\operatorname{lcm}``, ``\text{gcd}``,
@@ -94,7 +100,10 @@ Design rules
 * Scripts: ``x^2`` is ``(O:^ base=V:x sup=N:2)``, ``a_n`` is ``(O:_ base=V:a
   sub=V:n)``, ``x_1^2`` is ``(O:^ base=(O:_ base=V:x sub=N:1) sup=N:2)``.
   Arguments follow TeX: an unbraced argument is one token, so ``\frac 18`` is
-  1/8, ``x^23`` is ``x^2`` times 3 and ``\sqrt2`` is sqrt(2).
+  1/8, ``x^23`` is ``x^2`` times 3 and ``\sqrt2`` is sqrt(2) (a sign before it
+  is kept: ``x^-1`` is ``x^{-1}``). An empty script ``x^{}`` makes no node; a
+  script with nothing before it (``^\circ`` alone, ``{}^{14}``) is a node
+  without ``base``.
 * Fixed slots: ``\frac`` has ``num``/``den`` (``\dfrac``, ``\tfrac``,
   ``\cfrac``, ``{a \over b}`` are all ``O:\frac``); ``\binom`` (and
   ``\dbinom``, ``{n \choose k}``) has ``arg0``/``arg1``; ``\sqrt[3]{x}`` is
@@ -126,12 +135,16 @@ Design rules
 * Spacing (``\, \! \; \: \ `` ``~``), sizing (``\left \right \bigl \Bigr``...),
   ``\displaystyle``, ``\limits``, ``\hline``, ``\renewcommand``... make no
   nodes. Sentence punctuation at the end of a formula or cell (``x = 5.``,
-  ``a,``, ``?``) is ignored. A formula that is a single operator (``+``,
-  ``\times``) is one ``C`` leaf.
+  ``a,``, ``?``, ``:``) is ignored, and so is a final hyphen (``the $x-$axis``).
+  A relation may also lack its right operand at the very end (the blank of
+  ``then $BF=$``). An operator that stands for itself, as a whole formula
+  (``+``, ``\times``) or as a list item (``\{+,-,\times,\div\}``), is one
+  ``C`` leaf; an accent over a blank (``\underline{\hspace{1cm}}``) is a leaf.
 * Synonyms get one label: ``\leq``->``\le``, ``\geq``->``\ge``,
   ``\ne``->``\neq``, ``\rightarrow``->``\to``, ``\Rightarrow``->``\implies``,
   ``\dots``/``...``->``\ldots``, ``\dotsb``->``\cdots``, ``\mod``->``\pmod``,
-  ``\overrightarrow``->``\vec``, ``\boldsymbol``->``\mathbf`` and the like.
+  ``\overrightarrow``->``\vec``, ``\boldsymbol``->``\mathbf``, ``\bot``->``\perp``
+  and the like.
 * Errors: malformed input gives ``E`` nodes and status ``"partial"`` with one
   message per problem in ``errors``: a missing operand or argument is an
   empty-labelled ``E:""`` leaf (``x+``, ``\frac{1}``, a dangling ``^``); an

@@ -137,6 +137,11 @@ REAL = [
     (r"6 \text{ cm}^2", r"(U:mul arg0=N:6 arg1=(O:^ base=T:cm sup=N:2))"),
     (r"\mbox{cm}^3", r"(O:^ base=T:cm sup=N:3)"),
     (r"41\mathrm{ft}", r"(U:mul arg0=N:41 arg1=T:ft)"),
+    (r"\{+,-,\times,\div\}", r"(U:{} arg0=C:+ arg1=C:- arg2=C:\times arg3=C:\div)"),
+    (r"BF=", r"(U:= arg0=(U:mul arg0=V:B arg1=V:F))"),
+    (r"x-", r"V:x"),
+    (r"\overline{AD}||\overline{BC}",
+     r"(U:\parallel arg0=(O:\overline arg0=(U:mul arg0=V:A arg1=V:D)) arg1=(O:\overline arg0=(U:mul arg0=V:B arg1=V:C)))"),
     (r"\text{(A) } 2\quad \text{(B) } 3\quad \text{(C) } 4\quad \text{(D) } 5\quad \text{(E) } 6",
      r"(O:seq arg0=T:(A) arg1=N:2 arg2=T:(B) arg3=N:3 arg4=T:(C) arg5=N:4 arg6=T:(D) arg7=N:5 arg8=T:(E) arg9=N:6)"),
     # binomials, environments
@@ -198,6 +203,9 @@ CONSTRUCTED = [
     (r"x = 5.", r"(U:= arg0=V:x arg1=N:5)"),
     (r"\textbf{(A)}\ 7\qquad \textbf{(B)}\ 8", r"(O:seq arg0=T:(A) arg1=N:7 arg2=T:(B) arg3=N:8)"),
     (r"+", r"C:+"),
+    (r"x^-1", r"(O:^ base=V:x sup=(O:- arg0=N:1))"),
+    (r"{}^{14}C", r"(U:mul arg0=(O:^ sup=N:14) arg1=V:C)"),
+    (r"\text{if } -5 \le x", r"(O:seq arg0=T:if arg1=(O:\le arg0=(O:- arg0=N:5) arg1=V:x))"),
 ]
 
 PRECEDENCE = [
