@@ -74,8 +74,9 @@ English word outside ``\\text{}`` after a space (``$5 apples$``, unlike
 Trailing punctuation
 --------------------
 MATH often ends a sentence inside the math (``Find $b.$``).  A ``.``, ``,``,
-``;``, ``:``, ``?`` or ``!`` ending a delimited formula's body (not escaped, not
-the ``.`` of ``\\right.``) is moved out of it: ``latex`` and ``body_span`` leave
+``;``, ``:`` or ``?`` ending a delimited formula's body (not escaped, not
+the ``.`` of ``\\right.``) is moved out of it (``!`` stays: ``$4!$`` is a
+factorial): ``latex`` and ``body_span`` leave
 it out, ``span`` still covers the whole ``$b.$``, and the masked text has it
 after the placeholder (``Find MATH.``), so sentences split where they should;
 that character of the masked text maps to the punctuation inside the
@@ -240,7 +241,7 @@ _TRANSPARENT_CMDS = frozenset(
     {"textbf", "textit", "emph", "text", "textrm", "textsf", "texttt", "underline", "mbox", "textup"}
 )
 _CMD_RE = re.compile(r"\\([A-Za-z]+)\s*")
-_TRAILING_PUNCT = frozenset(".,;:?!")
+_TRAILING_PUNCT = frozenset(".,;:?")  # not "!": in math it is a factorial
 _DELIM_CMD_RE = re.compile(r"\\(?:right|left|middle|[bB]igg?[lrm]?)\s*$")  # \right. is not a full stop
 
 

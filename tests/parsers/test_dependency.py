@@ -228,7 +228,6 @@ SUPPOSE_CONLLU = """\
 
 @pytest.fixture(scope="module")
 def conll():
-    pytest.importorskip("stanza")
     from stanza.utils.conll import CoNLL
 
     return CoNLL

@@ -166,6 +166,8 @@ def test_trailing_punctuation_moves_out_of_formula():
     # escaped punctuation (a thin space) stays in the formula
     assert segment("Let $a\\,$ be").formulas[0].latex == "a\\,"
     assert segment("What is $\\dfrac{3 \\times 4}{6}?$").masked_text == "What is MATH?"
+    # a final "!" is a factorial, not the end of a sentence
+    assert [f.latex for f in segment("Is it a factor of $4!$? Or of $n!.$").formulas] == ["4!", "n!"]
 
 
 # --------------------------------------------------------------------------- dollars
