@@ -15,8 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from mathgraph.jsonl import JsonlError, atomic_writer, read_text_records, write_jsonl
-
-PARSER_CHOICES = ("auto", "spacy", "stanza")
+from parsers.dependency import PARSER_NAMES
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,7 +49,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parse.add_argument("--workers", type=int, default=1, help="worker processes for --input (default: 1)")
     parse.add_argument("--batch-size", type=int, default=64, help="problems per parser batch (default: 64)")
     parse.add_argument("--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping")
-    parse.add_argument("--parser", choices=PARSER_CHOICES, default="auto", help="dependency parser back end (default: auto)")
+    parse.add_argument("--parser", choices=PARSER_NAMES, default="auto", help="dependency parser back end (default: auto)")
     parse.add_argument("--bare-arithmetic", action="store_true", help="treat arithmetic in plain text (48/2 = 24) as formulas")
     parse.set_defaults(run=run_parse)
 
