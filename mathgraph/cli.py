@@ -3,6 +3,8 @@
     mathgraph parse "TEXT" [--draw out.png] [--format text|json]
     mathgraph parse --sample N [--draw out.png]
     mathgraph parse --input FILE.jsonl --text-field problem --output GRAPHS.jsonl [--workers N] [--skip-bad]
+    mathgraph vocab --corpus FILE.jsonl[:FIELD] [--corpus ...] --output DIR [--min-freq 2] [--latex-min-freq 5]
+    mathgraph encode --input FILE.jsonl --text-field problem --output EMB.npy [--graphs GRAPHS.jsonl] [--model DIR]
     mathgraph samples
 """
 
@@ -52,6 +54,37 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parse.add_argument("--parser", choices=PARSER_NAMES, default="auto", help="dependency parser back end (default: auto)")
     parse.add_argument("--bare-arithmetic", action="store_true", help="treat arithmetic in plain text (48/2 = 24) as formulas")
     parse.set_defaults(run=run_parse)
+
+    vocab = commands.add_parser(
+        "vocab",
+        help="build node, relation and LaTeX-token vocabularies from corpora",
+        description="Parse corpora and write node_vocab.json, relation_vocab.json and latex_tokens.json, "
+        "the vocabularies a new encoder is built with (MathEncoder.build).",
+    )
+    vocab.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
+                       help="JSONL corpus and its text field (default field: problem); repeatable")
+    vocab.add_argument("--output", required=True, metavar="DIR")
+    vocab.add_argument("--min-freq", type=int, default=2, help="keep node labels seen this often (default: 2)")
+    vocab.add_argument("--latex-min-freq", type=int, default=5, help="add LaTeX commands seen this often as tokens (default: 5)")
+    vocab.add_argument("--workers", type=int, default=1)
+    vocab.add_argument("--parser", choices=PARSER_NAMES, default="auto")
+    vocab.set_defaults(run=run_vocab)
+
+    encode = commands.add_parser(
+        "encode",
+        help="encode problems into vectors (.npy)",
+        description="Encode the problems of a JSONL file (parsing them, or taking graphs from `mathgraph parse`) "
+        "into a float32 matrix saved with numpy, one row per problem in input order.",
+    )
+    encode.add_argument("--input", metavar="FILE", help="JSONL file of problems")
+    encode.add_argument("--text-field", default="problem")
+    encode.add_argument("--graphs", metavar="FILE", help="graphs of the same problems from `mathgraph parse --output`")
+    encode.add_argument("--output", required=True, metavar="EMB.npy")
+    encode.add_argument("--model", default="default", help="model directory, or 'default' (untrained COMUS)")
+    encode.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
+    encode.add_argument("--batch-size", type=int, default=32)
+    encode.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
+    encode.set_defaults(run=run_encode)
 
     samples = commands.add_parser("samples", help="list the bundled sample problems")
     samples.set_defaults(run=run_samples)
@@ -103,6 +136,73 @@ def _parse_file(args: argparse.Namespace) -> int:
         if len(bad) > 20:
             print(f"  ... and {len(bad) - 20} more", file=sys.stderr)
     return 0
+
+
+def run_vocab(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from mathgraph.graph import GraphVocabulary
+    from mathgraph.parse import parse_problems
+    from models.text_encoder import latex_commands
+
+    texts: list[str] = []
+    for spec in args.corpus:
+        path, _, field = spec.rpartition(":") if ":" in spec and not Path(spec).exists() else (spec, "", "")
+        records, _ = read_text_records(path, field or "problem")
+        texts.extend(r.text for r in records)
+        print(f"{path}: {len(records)} texts from field {field or 'problem'!r}", file=sys.stderr)
+    graphs = parse_problems(texts, parser=args.parser, n_process=args.workers, show_progress=True)
+    vocab = GraphVocabulary.build(graphs, min_freq=args.min_freq)
+    latex = latex_commands(texts, min_freq=args.latex_min_freq)
+    output = Path(args.output)
+    vocab.save(output)
+    with open(output / "latex_tokens.json", "w", encoding="utf-8") as f:
+        json.dump(latex, f, indent=0)
+    print(f"wrote {len(vocab.labels)} node labels, {len(vocab.relations)} relations and {len(latex)} LaTeX tokens "
+          f"to {output}", file=sys.stderr)
+    return 0
+
+
+def run_encode(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from mathgraph.encoder import MathEncoder
+
+    problems = _problems_to_encode(args)
+    encoder = MathEncoder.from_pretrained(args.model, device=args.device)
+    vectors = encoder.encode(problems, batch_size=args.batch_size, mode=args.mode, device=args.device, show_progress=True)
+    with open(args.output, "wb") as f:
+        np.save(f, vectors)
+    print(f"wrote {vectors.shape[0]} x {vectors.shape[1]} float32 vectors to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _problems_to_encode(args: argparse.Namespace) -> list:
+    """Texts from --input, graphs from --graphs, or both, checked to be the same problems line by line."""
+    from mathgraph.graph import GraphFormatError, MathSyntaxGraph
+
+    if not args.input and not args.graphs:
+        raise ValueError("give --input FILE, --graphs FILE, or both")
+    graphs = []
+    if args.graphs:
+        with open(args.graphs, encoding="utf-8") as f:
+            for number, line in enumerate(f, start=1):
+                if line.strip():
+                    try:
+                        graphs.append(MathSyntaxGraph.from_json(line))
+                    except GraphFormatError as err:
+                        raise JsonlError(args.graphs, number, str(err)) from None
+    if not args.input:
+        return graphs
+    records, _ = read_text_records(args.input, args.text_field)
+    if not args.graphs:
+        return [r.text for r in records]
+    if len(graphs) != len(records):
+        raise ValueError(f"{args.graphs} has {len(graphs)} graphs but {args.input} has {len(records)} problems")
+    for record, graph in zip(records, graphs):
+        if graph.text != record.text:
+            raise ValueError(f"{args.input}:{record.line}: its graph in {args.graphs} is of another text")
+    return graphs
 
 
 def _sample_text(key: str) -> str:

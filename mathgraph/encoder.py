@@ -1,0 +1,194 @@
+"""``MathEncoder``: math problems in, vectors out (COMUS text + graph encoder).
+
+    encoder = MathEncoder.from_pretrained("default")        # or a directory from save_pretrained
+    vectors = encoder.encode(["Find $x$ if $2x+3=7$.", ...], batch_size=32)
+
+``"default"`` is the untrained COMUS model: the packaged all-MiniLM-L6-v2 with
+the LaTeX commands of MATH and GSM8K added as tokens, a GAT and memory layers
+initialised from a fixed seed, and the node and relation vocabularies shipped
+in ``mathgraph/data/default_model``. It is reproducible, not trained: fine-tune
+or pre-train it (``mathgraph pretrain``, ``mathgraph train``) for real work.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from collections.abc import Sequence
+from contextlib import nullcontext
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from mathgraph.batching import ProblemBatch, ProblemCollator
+from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
+from models.comus import CheckpointError, ComusModel, ComusOutput
+from models.text_encoder import add_latex_tokens, load_text_encoder
+
+logger = logging.getLogger("mathgraph")
+
+DEFAULT_MODEL_DIR = Path(__file__).parent / "data" / "default_model"
+LATEX_TOKENS_NAME = "latex_tokens.json"
+MODES = ("fused", "text", "graph")
+DEFAULT_SEED = 0
+
+
+class MathEncoder:
+    """A COMUS model with its tokenizer and graph vocabulary, for turning problems into vectors."""
+
+    def __init__(self, model: ComusModel, tokenizer, vocab: GraphVocabulary, max_length: int = 256):
+        self.model, self.tokenizer, self.vocab = model, tokenizer, vocab
+        self.collator = ProblemCollator(tokenizer, vocab, max_length=max_length)
+
+    # ------------------------------------------------------------- building
+    @classmethod
+    def from_pretrained(cls, path: str | PathLike = "default", device: str | torch.device | None = None) -> "MathEncoder":
+        """Load a saved encoder directory, or build the untrained ``"default"`` one."""
+        if str(path) == "default":
+            encoder = cls.build(DEFAULT_MODEL_DIR)
+        else:
+            directory = Path(path)
+            model = ComusModel.from_pretrained(directory)
+            from transformers import AutoTokenizer
+
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(directory)
+                vocab = GraphVocabulary.load(directory)
+            except (OSError, ValueError, json.JSONDecodeError) as err:
+                raise CheckpointError(f"{directory}: cannot load the tokenizer or graph vocabularies: {err}") from err
+            encoder = cls(model, tokenizer, vocab)
+        encoder.model.to(resolve_device(device)).eval()
+        return encoder
+
+    @classmethod
+    def build(
+        cls,
+        vocab_dir: str | PathLike = DEFAULT_MODEL_DIR,
+        text_encoder: str = "default",
+        seed: int = DEFAULT_SEED,
+        **config: object,
+    ) -> "MathEncoder":
+        """A new COMUS encoder around ``text_encoder`` with the vocabularies in ``vocab_dir``.
+
+        ``vocab_dir`` holds ``node_vocab.json``, ``relation_vocab.json`` and
+        ``latex_tokens.json`` (written by ``mathgraph vocab``). New weights (GAT,
+        memory, LaTeX token embeddings) come from ``seed``, so two builds are
+        identical. ``config`` overrides ``ComusConfig`` fields (``fusion_layers=0``...).
+        """
+        vocab_dir = Path(vocab_dir)
+        vocab = GraphVocabulary.load(vocab_dir)
+        with open(vocab_dir / LATEX_TOKENS_NAME, encoding="utf-8") as f:
+            latex_tokens = json.load(f)
+        text, tokenizer = load_text_encoder(text_encoder)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            add_latex_tokens(tokenizer, latex_tokens)
+            text.resize_token_embeddings(len(tokenizer))
+            config.setdefault("parser", _majority_parser(vocab))
+            model = ComusModel.from_text_encoder(
+                text, len(vocab.labels), len(vocab.relations), text_encoder=text_encoder, **config
+            )
+        return cls(model, tokenizer, vocab)
+
+    def save_pretrained(self, directory: str | PathLike) -> None:
+        """Write model, tokenizer and vocabularies so that ``from_pretrained(directory)`` restores them."""
+        self.model.save_pretrained(directory, tokenizer=self.tokenizer, vocab=self.vocab)
+
+    # ------------------------------------------------------------- encoding
+    @property
+    def parser(self) -> str:
+        """Dependency back end the model's node labels come from."""
+        return self.model.config.parser
+
+    def dimension(self, mode: str = "fused") -> int:
+        """Length of the vectors ``encode`` returns in ``mode``."""
+        sizes = {"fused": self.model.output_dim, "text": self.model.config.text_hidden, "graph": self.model.config.gat_hidden}
+        return sizes[_check_mode(mode)]
+
+    def parse(self, problems: Sequence[str | MathSyntaxGraph], show_progress: bool = False) -> list[MathSyntaxGraph]:
+        """Graphs for ``problems``: strings are parsed with the model's back end, graphs are kept."""
+        from mathgraph.parse import parse_problems
+
+        texts = [(i, p) for i, p in enumerate(problems) if not isinstance(p, MathSyntaxGraph)]
+        graphs: list[MathSyntaxGraph | None] = [p if isinstance(p, MathSyntaxGraph) else None for p in problems]
+        parsed = parse_problems([t for _, t in texts], parser=self.parser, show_progress=show_progress)
+        for (i, _), graph in zip(texts, parsed):
+            graphs[i] = graph
+        foreign = sorted({g.parser for g in graphs if g is not None and g.parser != self.parser})
+        if foreign:
+            warnings.warn(f"the model was built on {self.parser!r} parses but got graphs from {foreign}: "
+                          "their dependency labels differ, so expect worse vectors", stacklevel=3)
+        return graphs  # type: ignore[return-value]
+
+    @torch.inference_mode()
+    def encode(
+        self,
+        problems: Sequence[str | MathSyntaxGraph],
+        batch_size: int = 32,
+        mode: str = "fused",
+        device: str | torch.device | None = None,
+        show_progress: bool | None = None,
+    ) -> np.ndarray:
+        """Vectors ``[len(problems), dimension(mode)]`` (float32) for problem texts or parsed graphs.
+
+        ``mode``: ``"fused"`` (``[CLS] ; mean node``, what task heads use), ``"text"``
+        (``[CLS]``) or ``"graph"`` (mean node). Batches are formed from problems of
+        similar length; the output keeps the input order. Runs on CUDA with
+        autocast when available, on the CPU in float32 otherwise.
+        """
+        _check_mode(mode)
+        if isinstance(problems, (str, MathSyntaxGraph)):
+            raise TypeError("encode takes a list of problems; wrap a single problem in a list")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if not problems:
+            return np.zeros((0, self.dimension(mode)), dtype=np.float32)
+        show = len(problems) > 4 * batch_size if show_progress is None else show_progress
+        graphs = self.parse(problems, show_progress=show)
+        device = resolve_device(device)
+        self.model.to(device).eval()
+
+        from tqdm.auto import tqdm
+
+        order = sorted(range(len(graphs)), key=lambda i: len(graphs[i].text))
+        vectors = np.zeros((len(graphs), self.dimension(mode)), dtype=np.float32)
+        for start in tqdm(range(0, len(order), batch_size), disable=not show, desc="encoding", unit="batch"):
+            chosen = order[start:start + batch_size]
+            output = self.forward(self.collator([graphs[i] for i in chosen]).to(device))
+            selected = {"fused": output.fused, "text": output.cls, "graph": output.mean_node}[mode]
+            vectors[chosen] = selected.float().cpu().numpy()
+        return vectors
+
+    def forward(self, batch: ProblemBatch) -> ComusOutput:
+        """Run the model on a collated batch, under autocast on CUDA."""
+        with autocast_for(batch.input_ids.device):
+            return self.model(**batch.as_model_inputs())
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``None`` -> CUDA when available, else the CPU."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def autocast_for(device: torch.device):
+    """bf16 autocast on CUDA devices that support it, fp16 on older ones, nothing on the CPU."""
+    if device.type != "cuda":
+        return nullcontext()
+    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return torch.autocast("cuda", dtype=dtype)
+
+
+def _check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    return mode
+
+
+def _majority_parser(vocab: GraphVocabulary) -> str:
+    parsers = vocab.meta.get("parsers") or {"spacy": 1}
+    return max(parsers, key=parsers.get)

@@ -1,0 +1,261 @@
+"""COMUS (Gong et al., ACL 2022): BERT and a GAT fused by syntax-aware memory in the last k layers.
+
+BERT layers ``1..N-k`` and GAT layers ``1..L-k`` run on their own; then, for
+each of the last ``k`` layers, one memory read/write exchanges information
+between the token states and the node states, and the next BERT layer and the
+next GAT layer encode the fused states. ``k = 0`` gives the text and graph
+encoders side by side with no fusion (the BERT+GAT baseline).
+
+Checkpoints are a directory with ``config.json`` and ``model.safetensors``
+(plus the tokenizer and vocabularies when given); loading never unpickles and
+checks the weights against the checksum written at save time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch_geometric.nn import global_mean_pool
+from transformers import AutoConfig, AutoModel, PreTrainedModel
+
+from models.gat import GraphEncoder
+from models.memory import SyntaxAwareMemory
+
+CONFIG_NAME = "config.json"
+WEIGHTS_NAME = "model.safetensors"
+
+
+class CheckpointError(ValueError):
+    """A model directory that cannot be loaded: missing, truncated, tampered or mismatched files."""
+
+
+@dataclass
+class ComusConfig:
+    """Sizes of a COMUS model; ``text_config`` is the Hugging Face config of the text encoder."""
+
+    num_labels: int
+    num_relations: int
+    text_config: dict = field(default_factory=dict)
+    fusion_layers: int = 2
+    gat_layers: int = 6
+    gat_heads: int = 12
+    gat_head_dim: int = 64
+    relation_dim: int = 64
+    memory_views: int = 4
+    dropout: float = 0.1
+    parser: str = "spacy"
+    text_encoder: str = "default"
+    model_type: str = "comus"
+
+    @property
+    def gat_hidden(self) -> int:
+        return self.gat_heads * self.gat_head_dim
+
+    @property
+    def text_hidden(self) -> int:
+        return int(self.text_config["hidden_size"])
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ComusConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known - {"weights_sha256"})
+        if unknown:
+            raise CheckpointError(f"config.json has fields this mathgraph does not know: {unknown}")
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class ComusOutput:
+    """Outputs of ``ComusModel.forward``.
+
+    ``token_states: [B, L, d_text]``, ``node_states: [num_nodes, d_gat]``,
+    ``cls: [B, d_text]``, ``mean_node: [B, d_gat]``, ``fused: [B, d_text + d_gat]``
+    (``[CLS] ; mean node``, the task-head input) and the memory ``read_attentions``
+    (one ``[B, m, L, T]`` tensor per fusion layer).
+    """
+
+    token_states: torch.Tensor
+    node_states: torch.Tensor
+    cls: torch.Tensor
+    mean_node: torch.Tensor
+    fused: torch.Tensor
+    read_attentions: list[torch.Tensor]
+
+
+class ComusModel(nn.Module):
+    """COMUS encoder. Build with ``ComusModel.from_text_encoder`` or load with ``from_pretrained``.
+
+    ``forward`` takes the tensors of a ``mathgraph.batching.ProblemBatch``.
+    """
+
+    def __init__(self, config: ComusConfig, text_encoder: PreTrainedModel | None = None):
+        super().__init__()
+        if text_encoder is None:
+            text_encoder = AutoModel.from_config(AutoConfig.for_model(**config.text_config), add_pooling_layer=False)
+        text_layers = len(text_encoder.encoder.layer)
+        if not 0 <= config.fusion_layers <= min(text_layers, config.gat_layers):
+            raise ValueError(f"fusion_layers must be in 0..{min(text_layers, config.gat_layers)}, got {config.fusion_layers}")
+        self.config = config
+        self.text = text_encoder
+        self.graph = GraphEncoder(
+            num_labels=config.num_labels, num_relations=config.num_relations, hidden=config.gat_hidden,
+            heads=config.gat_heads, num_layers=config.gat_layers, relation_dim=config.relation_dim,
+            dropout=config.dropout,
+        )
+        self.memories = nn.ModuleList(
+            SyntaxAwareMemory(config.text_hidden, config.gat_hidden, config.relation_dim, config.memory_views)
+            for _ in range(config.fusion_layers)
+        )
+
+    @classmethod
+    def from_text_encoder(
+        cls, text_encoder: PreTrainedModel, num_labels: int, num_relations: int, **overrides: Any
+    ) -> "ComusModel":
+        """A new COMUS model around a (pre-trained) text encoder; GAT and memory start random."""
+        config = ComusConfig(num_labels=num_labels, num_relations=num_relations,
+                             text_config=text_encoder.config.to_dict(), **overrides)
+        return cls(config, text_encoder)
+
+    @property
+    def output_dim(self) -> int:
+        return self.config.text_hidden + self.config.gat_hidden
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        node_labels: torch.Tensor,
+        node_kinds: torch.Tensor,
+        edge_index: torch.Tensor,
+        edge_type: torch.Tensor,
+        node_batch: torch.Tensor,
+        slot_heads: torch.Tensor,
+        slot_relations: torch.Tensor,
+        slot_tails: torch.Tensor,
+        slot_mask: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+    ) -> ComusOutput:
+        """Encode a batch. Shapes: ``input_ids, attention_mask: [B, L]``; ``node_*, node_batch:
+        [num_nodes]``; ``edge_index: [2, E]``, ``edge_type: [E]``; ``slot_*: [B, T]``.
+
+        ``inputs_embeds: [B, L, d_text]`` replaces the word embeddings of ``input_ids``
+        when given (used by pre-training tricks that perturb embeddings).
+        """
+        text_layers = self.text.encoder.layer
+        k = self.config.fusion_layers
+        hidden = self.text.embeddings(
+            input_ids=None if inputs_embeds is not None else input_ids,
+            token_type_ids=token_type_ids, inputs_embeds=inputs_embeds,
+        )
+        # Additive mask, as BERT's own forward builds it: 0 for tokens, the dtype's minimum for padding.
+        additive_mask = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
+        for layer in text_layers[: len(text_layers) - k]:
+            hidden = _run_text_layer(layer, hidden, additive_mask)
+
+        nodes = self.graph.embed(node_labels, node_kinds)
+        nodes = self.graph.run_layers(nodes, edge_index, edge_type, range(self.config.gat_layers - k))
+
+        read_attentions = []
+        relations = self.graph.relation_embedding.weight
+        for j, memory in enumerate(self.memories):
+            fused = memory(hidden, attention_mask, nodes, relations, slot_heads, slot_relations, slot_tails, slot_mask)
+            read_attentions.append(fused.read_attention)
+            hidden = _run_text_layer(text_layers[len(text_layers) - k + j], fused.tokens, additive_mask)
+            nodes = self.graph.run_layers(fused.nodes, edge_index, edge_type, range(self.config.gat_layers - k + j,
+                                                                                   self.config.gat_layers - k + j + 1))
+
+        cls = hidden[:, 0]
+        mean_node = global_mean_pool(nodes, node_batch, size=input_ids.shape[0])
+        return ComusOutput(hidden, nodes, cls, mean_node, torch.cat([cls, mean_node], dim=-1), read_attentions)
+
+    # ------------------------------------------------------------ checkpoints
+    def save_pretrained(self, directory: str | PathLike, tokenizer=None, vocab=None) -> None:
+        """Write ``config.json`` and ``model.safetensors`` (and the tokenizer and graph vocabulary if given)."""
+        from safetensors.torch import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.config.text_config = self.text.config.to_dict()  # picks up a resized vocabulary
+        state = {name: tensor.detach().cpu().contiguous() for name, tensor in self.state_dict().items()}
+        weights = directory / WEIGHTS_NAME
+        save_file(state, str(weights), metadata={"format": "pt", "model_type": self.config.model_type})
+        with open(directory / CONFIG_NAME, "w", encoding="utf-8") as f:
+            json.dump({**self.config.to_dict(), "weights_sha256": _sha256(weights)}, f, indent=2)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(directory)
+        if vocab is not None:
+            vocab.save(directory)
+
+    @classmethod
+    def from_pretrained(cls, directory: str | PathLike, map_location: str | torch.device = "cpu") -> "ComusModel":
+        """Load a model written by ``save_pretrained``; raises ``CheckpointError`` with the reason if it cannot."""
+        directory = Path(directory)
+        config_data = read_config(directory)
+        config = ComusConfig.from_dict(config_data)
+        state = load_weights(directory, config_data.get("weights_sha256"), map_location)
+        model = cls(config)
+        missing, unexpected = model.load_state_dict(state, strict=False)
+        if missing or unexpected:
+            raise CheckpointError(
+                f"{directory / WEIGHTS_NAME} does not fit config.json: missing {sorted(missing)[:5]}, "
+                f"unexpected {sorted(unexpected)[:5]}"
+            )
+        return model
+
+
+def _run_text_layer(layer: nn.Module, hidden: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
+    output = layer(hidden, attention_mask=additive_mask)
+    # transformers 4.x returns a tuple, 5.x the tensor itself.
+    return output[0] if isinstance(output, tuple) else output
+
+
+def read_config(directory: Path) -> dict:
+    """The parsed ``config.json`` of a model directory, or a ``CheckpointError`` saying what is wrong."""
+    path = directory / CONFIG_NAME
+    if not path.is_file():
+        raise CheckpointError(f"{directory} is not a mathgraph model directory: no {CONFIG_NAME}")
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise CheckpointError(f"{path} is not valid JSON: {err}") from err
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path} must hold a JSON object")
+    return data
+
+
+def load_weights(directory: Path, expected_sha256: str | None, map_location: str | torch.device = "cpu") -> dict:
+    """Tensors of ``model.safetensors`` (never pickle), checked against ``expected_sha256``."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    path = directory / WEIGHTS_NAME
+    if not path.is_file():
+        raise CheckpointError(f"{directory} has no {WEIGHTS_NAME}")
+    if expected_sha256 is not None and _sha256(path) != expected_sha256:
+        raise CheckpointError(
+            f"{path} does not match the checksum in {CONFIG_NAME}: the file was truncated or changed after saving"
+        )
+    try:
+        return load_file(str(path), device=str(map_location))
+    except (SafetensorError, OSError, ValueError) as err:
+        raise CheckpointError(f"cannot read {path} (truncated or not a safetensors file): {err}") from err
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
