@@ -119,12 +119,15 @@ class ComusModel(nn.Module):
 
     @classmethod
     def from_text_encoder(
-        cls, text_encoder: PreTrainedModel, num_labels: int, num_relations: int, **overrides: Any
+        cls, text_model: PreTrainedModel, num_labels: int, num_relations: int, **overrides: Any
     ) -> "ComusModel":
-        """A new COMUS model around a (pre-trained) text encoder; GAT and memory start random."""
+        """A new COMUS model around a (pre-trained) text encoder; GAT and memory start random.
+
+        ``overrides`` set ``ComusConfig`` fields (``fusion_layers``, ``gat_layers``...).
+        """
         config = ComusConfig(num_labels=num_labels, num_relations=num_relations,
-                             text_config=text_encoder.config.to_dict(), **overrides)
-        return cls(config, text_encoder)
+                             text_config=_json_config(text_model), **overrides)
+        return cls(config, text_model)
 
     @property
     def output_dim(self) -> int:
@@ -186,7 +189,7 @@ class ComusModel(nn.Module):
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        self.config.text_config = self.text.config.to_dict()  # picks up a resized vocabulary
+        self.config.text_config = _json_config(self.text)  # picks up a resized vocabulary
         state = {name: tensor.detach().cpu().contiguous() for name, tensor in self.state_dict().items()}
         weights = directory / WEIGHTS_NAME
         save_file(state, str(weights), metadata={"format": "pt", "model_type": self.config.model_type})
@@ -205,13 +208,21 @@ class ComusModel(nn.Module):
         config = ComusConfig.from_dict(config_data)
         state = load_weights(directory, config_data.get("weights_sha256"), map_location)
         model = cls(config)
-        missing, unexpected = model.load_state_dict(state, strict=False)
+        try:
+            missing, unexpected = model.load_state_dict(state, strict=False)
+        except RuntimeError as err:  # a tensor of the wrong shape
+            raise CheckpointError(f"{directory / WEIGHTS_NAME} does not fit config.json: {err}") from err
         if missing or unexpected:
             raise CheckpointError(
                 f"{directory / WEIGHTS_NAME} does not fit config.json: missing {sorted(missing)[:5]}, "
                 f"unexpected {sorted(unexpected)[:5]}"
             )
         return model
+
+
+def _json_config(model: PreTrainedModel) -> dict:
+    # Through JSON, so the dict equals what config.json gives back (integer keys become strings).
+    return json.loads(model.config.to_json_string())
 
 
 def _run_text_layer(layer: nn.Module, hidden: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:

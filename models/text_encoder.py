@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.tokenization_utils_base import AddedToken
+from transformers.utils import logging as transformers_logging
 
 DEFAULT_TEXT_ENCODER = "default"
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
@@ -28,7 +29,13 @@ def resolve_text_encoder(name_or_path: str) -> str:
 def load_text_encoder(name_or_path: str = DEFAULT_TEXT_ENCODER) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """The encoder model (no pooler) and its tokenizer from a path, a Hub id or ``"default"``."""
     path = resolve_text_encoder(name_or_path)
-    model = AutoModel.from_pretrained(path, add_pooling_layer=False)
+    # The checkpoint's pooler is dropped on purpose; keep transformers from reporting it as unexpected.
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()
+    try:
+        model = AutoModel.from_pretrained(path, add_pooling_layer=False)
+    finally:
+        transformers_logging.set_verbosity(verbosity)
     if not hasattr(model, "embeddings") or not hasattr(getattr(model, "encoder", None), "layer"):
         raise ValueError(f"{name_or_path}: mathgraph needs a BERT-like encoder (embeddings + encoder.layer), got {type(model).__name__}")
     return model, AutoTokenizer.from_pretrained(path)

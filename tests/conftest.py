@@ -1,0 +1,58 @@
+"""Shared fixtures: real sample problems parsed once, and a tiny BERT for fast model tests."""
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def sample_graphs():
+    from mathgraph.parse import ProblemParser
+    from mathgraph.samples import sample_problems
+
+    parser = ProblemParser("spacy")
+    return [parser.parse(row["problem"]) for row in sample_problems()]
+
+
+@pytest.fixture(scope="session")
+def sample_vocab(sample_graphs):
+    from mathgraph.graph import GraphVocabulary
+
+    return GraphVocabulary.build(sample_graphs, min_freq=1)
+
+
+@pytest.fixture(scope="session")
+def tiny_text_dir(tmp_path_factory):
+    """A randomly initialised 3-layer, 32-wide BERT with the packaged MiniLM tokenizer, saved as a directory."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from models.text_encoder import resolve_text_encoder
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("default"))
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=512)
+    torch.manual_seed(0)
+    directory = tmp_path_factory.mktemp("tiny-bert")
+    BertModel(config, add_pooling_layer=False).save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture
+def tiny_encoder(tiny_text_dir, tiny_vocab_dir):
+    """A tiny COMUS ``MathEncoder`` (3 BERT layers of 32, 3 GAT layers of 2 x 8, k = 2) in eval mode."""
+    from mathgraph.encoder import MathEncoder
+
+    encoder = MathEncoder.build(tiny_vocab_dir, text_encoder=str(tiny_text_dir), gat_layers=3, gat_heads=2,
+                                gat_head_dim=8, relation_dim=4, memory_views=2, fusion_layers=2, dropout=0.0)
+    encoder.model.eval()
+    return encoder
+
+
+@pytest.fixture
+def tiny_vocab_dir(tmp_path, sample_vocab):
+    """Vocabularies of the sample problems plus two LaTeX tokens, as `mathgraph vocab` writes them."""
+    import json
+
+    sample_vocab.save(tmp_path)
+    (tmp_path / "latex_tokens.json").write_text(json.dumps(["\\frac", "\\in", "\\angle"]))
+    return tmp_path
