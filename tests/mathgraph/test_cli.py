@@ -97,3 +97,30 @@ def test_usage_errors_are_clear(tmp_path, capsys):
     assert "missing.jsonl" in capsys.readouterr().err
     assert main(["-q", "parse", "--sample", "99"]) == 2
     assert "no sample '99'" in capsys.readouterr().err
+
+
+def test_encode_from_texts_and_from_parsed_graphs(tmp_path, tiny_encoder, capsys):
+    import numpy as np
+
+    model = tmp_path / "model"
+    tiny_encoder.save_pretrained(model)
+    source = write_lines(tmp_path / "in.jsonl", [json.dumps({"question": p}) for p in PROBLEMS[:4]])
+    graphs = tmp_path / "graphs.jsonl"
+    assert main(["-q", "parse", "--input", str(source), "--text-field", "question", "--output", str(graphs)]) == 0
+    from_texts, from_graphs = tmp_path / "a.npy", tmp_path / "b.npy"
+    common = ["--model", str(model), "--text-field", "question", "--batch-size", "3"]
+    assert main(["-q", "encode", "--input", str(source), "--output", str(from_texts), *common]) == 0
+    assert main(["-q", "encode", "--input", str(source), "--graphs", str(graphs), "--output", str(from_graphs), *common]) == 0
+    vectors = np.load(from_texts)
+    assert vectors.shape == (4, 48) and vectors.dtype == np.float32
+    assert np.allclose(np.load(from_graphs), vectors, atol=1e-5)
+    assert np.allclose(vectors, tiny_encoder.encode(PROBLEMS[:4]), atol=1e-5)
+    assert "wrote 4 x 48 float32 vectors" in capsys.readouterr().err
+
+    # Graphs of other problems, or a corrupt graph line, are named.
+    other = write_lines(tmp_path / "other.jsonl", [json.dumps({"question": p}) for p in PROBLEMS[4:8]])
+    assert main(["-q", "encode", "--input", str(other), "--graphs", str(graphs), "--output", str(from_graphs), *common]) == 2
+    assert f"{other}:1: its graph in {graphs} is of another text" in capsys.readouterr().err
+    broken = write_lines(tmp_path / "broken.jsonl", [graphs.read_text().splitlines()[0], '{"schema_version": 1}'])
+    assert main(["-q", "encode", "--graphs", str(broken), "--output", str(from_graphs), "--model", str(model)]) == 2
+    assert f"{broken}:2: malformed graph" in capsys.readouterr().err
