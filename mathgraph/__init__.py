@@ -17,6 +17,8 @@ _EXPORTS = {
     "GraphFormatError": "mathgraph.graph",
     "Vocabulary": "mathgraph.vocab",
     "draw_graph": "mathgraph.draw",
+    "MathEncoder": "mathgraph.encoder",
+    "ProblemCollator": "mathgraph.batching",
     "sample_problems": "mathgraph.samples",
     "parse_latex": "parsers.latex",
     "segment": "parsers.segment",
