@@ -10,6 +10,7 @@ from torch_geometric.data import Batch
 
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from models.text_encoder import protect_unknown_commands
+from parsers.segment import without_excluded_blocks
 
 
 @dataclass
@@ -59,11 +60,15 @@ class ProblemCollator:
         self.tokenizer, self.vocab, self.max_length = tokenizer, vocab, max_length
         self.latex_tokens = frozenset(t for t in tokenizer.get_added_vocab() if t.startswith("\\"))
 
+    def encoder_text(self, text: str) -> str:
+        """What the text encoder reads: no Asymptote code or tables, unknown LaTeX commands protected."""
+        return protect_unknown_commands(without_excluded_blocks(text), self.latex_tokens)
+
     def __call__(self, graphs: Sequence[MathSyntaxGraph]) -> ProblemBatch:
         if not graphs:
             raise ValueError("cannot collate an empty list of problems")
         tokens = self.tokenizer(
-            [protect_unknown_commands(g.text, self.latex_tokens) for g in graphs], padding=True, truncation=True, max_length=self.max_length,
+            [self.encoder_text(g.text) for g in graphs], padding=True, truncation=True, max_length=self.max_length,
             return_tensors="pt", return_token_type_ids=True,
         )
         pyg = Batch.from_data_list([g.to_pyg(self.vocab) for g in graphs])

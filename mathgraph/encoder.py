@@ -91,6 +91,7 @@ class MathEncoder:
             model = ComusModel.from_text_encoder(
                 text, len(vocab.labels), len(vocab.relations), text_encoder=text_encoder, **config
             )
+        model.eval()  # as Hugging Face models come; training code switches to train()
         return cls(model, tokenizer, vocab)
 
     def save_pretrained(self, directory: str | PathLike) -> None:
@@ -151,7 +152,7 @@ class MathEncoder:
         device = resolve_device(device)
         self.model.to(device).eval()
 
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         order = sorted(range(len(graphs)), key=lambda i: len(graphs[i].text))
         vectors = np.zeros((len(graphs), self.dimension(mode)), dtype=np.float32)

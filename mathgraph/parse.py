@@ -128,7 +128,7 @@ def _parse_numbered(problem_parser: ProblemParser, numbered: tuple[int, list[str
 
 
 def _with_progress(results: Iterable[list[MathSyntaxGraph]], total: int | None, show: bool) -> Iterator[MathSyntaxGraph]:
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     with tqdm(total=total, unit="problem", disable=not show, desc="parsing") as bar:
         for graphs in results:

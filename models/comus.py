@@ -48,7 +48,7 @@ class ComusConfig:
     gat_heads: int = 12
     gat_head_dim: int = 64
     relation_dim: int = 64
-    memory_views: int = 4
+    memory_views: int = 2
     dropout: float = 0.1
     parser: str = "spacy"
     text_encoder: str = "default"

@@ -55,7 +55,7 @@ class SyntaxAwareMemory(nn.Module):
         num_views: ``m``, the number of bilinear similarity views.
     """
 
-    def __init__(self, text_dim: int, node_dim: int, relation_dim: int, num_views: int = 4):
+    def __init__(self, text_dim: int, node_dim: int, relation_dim: int, num_views: int = 2):
         super().__init__()
         self.text_dim, self.node_dim, self.relation_dim, self.num_views = text_dim, node_dim, relation_dim, num_views
         key_dim = node_dim + relation_dim
@@ -98,11 +98,17 @@ class SyntaxAwareMemory(nn.Module):
             slot_mask: ``[B, T]`` true for real slots.
         """
         token_mask, slot_mask = token_mask.bool(), slot_mask.bool()
-        keys = torch.cat([nodes[slot_heads], relations[slot_relations]], dim=-1)  # K: [B, T, d_node + d_rel]
-        values = nodes[slot_tails]  # V: [B, T, d_node]
+        batch, length, _ = tokens.shape
+        num_views, slots = self.num_views, slot_mask.shape[1]
+        # Slot-side products run on the real slots only (packed), then go into the
+        # padded [B, T, ...] layout the attention needs: padding costs nothing there.
+        heads, tails = slot_heads[slot_mask], slot_tails[slot_mask]
+        keys = torch.cat([nodes[heads], relations[slot_relations[slot_mask]]], dim=-1)  # K: [S, d_node + d_rel]
+        values = nodes[tails]  # V: [S, d_node]
 
-        projected = torch.einsum("bld,mdk->bmlk", tokens, self.similarity)
-        scores = torch.einsum("bmlk,btk->bmlt", projected, keys)  # S_i: [B, m, L, T]
+        # S_i = H W_i^S K^T, computed as H (K W_i^S^T)^T: the slots are fewer than the padded tokens.
+        keys_in_text = _pad_slots(torch.einsum("sk,mdk->smd", keys, self.similarity), slot_mask)
+        scores = torch.einsum("bld,btmd->bmlt", tokens, keys_in_text)  # [B, m, L, T]
         pair_mask = token_mask[:, None, :, None] & slot_mask[:, None, None, :]
         scores = scores.masked_fill(~pair_mask, torch.finfo(scores.dtype).min)
         # Multiplying by the mask zeroes rows with no valid entry (a graph with no
@@ -110,17 +116,27 @@ class SyntaxAwareMemory(nn.Module):
         read = torch.softmax(scores, dim=-1) * pair_mask  # alpha_i, over slots
         write = torch.softmax(scores, dim=-2) * pair_mask  # beta_i, over tokens
 
-        batch, _, length, _ = read.shape
-        read_values = torch.einsum("bmlt,btd->blmd", read, values).reshape(batch, length, -1)
-        new_tokens = tokens + self.read_out(read_values)
+        # [alpha_1 V; ...; alpha_m V] W^O = sum_i alpha_i (V W^O_i), with W^O_i the i-th block of rows of W^O.
+        read_blocks = self.read_out.weight.T.reshape(num_views, self.node_dim, self.text_dim)
+        values_in_text = _pad_slots(torch.einsum("sn,mnd->smd", values, read_blocks), slot_mask)
+        new_tokens = tokens + torch.einsum("bmlt,btmd->bld", read, values_in_text)
 
-        written = torch.einsum("bmlt,bld->btmd", write, tokens).reshape(batch, values.shape[1], -1)
-        candidate = self.write_out(written)  # V~
+        written = torch.einsum("bmlt,bld->btmd", write, tokens)[slot_mask].reshape(-1, num_views * self.text_dim)
+        candidate = self.write_out(written)  # V~: [S, d_node]
         gate = torch.sigmoid(self.gate_new(candidate) + self.gate_old(values))  # z
         new_values = gate * candidate + (1 - gate) * values
 
-        new_nodes = scatter_slot_values(nodes, new_values[slot_mask], slot_tails[slot_mask])
-        return MemoryOutput(new_tokens, new_nodes, read, write, gate)
+        new_nodes = scatter_slot_values(nodes, new_values, tails)
+        padded_gate = gate.new_zeros(batch, slots, self.node_dim)
+        padded_gate[slot_mask] = gate
+        return MemoryOutput(new_tokens, new_nodes, read, write, padded_gate)
+
+
+def _pad_slots(packed: torch.Tensor, slot_mask: torch.Tensor) -> torch.Tensor:
+    """``[S, ...]`` values of the real slots -> ``[B, T, ...]`` with zeros at padded slots."""
+    padded = packed.new_zeros(*slot_mask.shape, *packed.shape[1:])
+    padded[slot_mask] = packed
+    return padded
 
 
 def scatter_slot_values(nodes: torch.Tensor, values: torch.Tensor, tails: torch.Tensor) -> torch.Tensor:

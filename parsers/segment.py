@@ -676,3 +676,18 @@ def segment(text: str, *, bare_arithmetic: bool = False) -> Segmentation:
     if bare_arithmetic:
         units = _apply_bare(units)
     return _assemble(text, units)
+
+
+def without_excluded_blocks(text: str) -> str:
+    """``text`` with its excluded blocks (``[asy]`` code, tabulars, GSM8K ``<<..>>``
+    annotations) cut out, formulas kept as written: what a text encoder should read.
+
+    Asymptote code is long and says nothing to a language model; left in, it
+    fills the token budget of the problems that carry it.
+    """
+    pieces, position = [], 0
+    for block in segment(text).excluded:
+        pieces.append(text[position:block.span[0]])
+        position = block.span[1]
+    pieces.append(text[position:])
+    return "".join(pieces)
