@@ -53,7 +53,7 @@ from mathgraph.batching import ProblemBatch, ProblemCollator
 from mathgraph.encoder import DEFAULT_MODEL_DIR, LATEX_TOKENS_NAME, MathEncoder
 from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parse import parse_problems
-from models.text_encoder import add_latex_tokens, load_text_encoder, protect_unknown_commands
+from models.text_encoder import add_latex_tokens, load_text_encoder
 
 REPO = Path(__file__).resolve().parents[1]
 PARAPHRASE = "problem understanding"
@@ -131,7 +131,7 @@ def _plain_minilm(comus: MathEncoder) -> tuple[torch.nn.Module, int]:
 # ------------------------------------------------------------- throughput
 def _truncated(collator: ProblemCollator, graphs: Sequence[MathSyntaxGraph]) -> int:
     """How many problems have more tokens than the collator keeps."""
-    texts = [protect_unknown_commands(g.text, collator.latex_tokens) for g in graphs]
+    texts = [collator.encoder_text(g.text) for g in graphs]
     return sum(len(ids) > collator.max_length for ids in collator.tokenizer(texts, verbose=False)["input_ids"])
 
 
@@ -191,7 +191,7 @@ def _collation(collator: ProblemCollator, chunks: Sequence[Sequence[MathSyntaxGr
             collator(chunk)
             collated = time.perf_counter()
             collator.tokenizer(
-                [protect_unknown_commands(g.text, collator.latex_tokens) for g in chunk], padding=True,
+                [collator.encoder_text(g.text) for g in chunk], padding=True,
                 truncation=True, max_length=collator.max_length, return_tensors="pt", return_token_type_ids=True,
             )
             tokenized = time.perf_counter()
@@ -205,7 +205,7 @@ def _collation(collator: ProblemCollator, chunks: Sequence[Sequence[MathSyntaxGr
     print()
     print("| step | ms / batch |")
     print("|---|---:|")
-    print(f"| tokenizer (with `protect_unknown_commands`) | {1e3 * tokenizer:.1f} |")
+    print(f"| tokenizer (with `encoder_text`) | {1e3 * tokenizer:.1f} |")
     print(f"| `to_pyg` + `Batch.from_data_list` | {1e3 * graph_tensors:.1f} |")
     print(f"| slot padding and glue (whole minus the two above) | {1e3 * max(total - tokenizer - graph_tensors, 0.0):.1f} |")
     print(f"| **whole `collator(graphs)`** | **{1e3 * total:.1f}** |")

@@ -154,7 +154,8 @@ class MathEncoder:
 
         from tqdm import tqdm
 
-        order = sorted(range(len(graphs)), key=lambda i: len(graphs[i].text))
+        lengths = [len(self.collator.encoder_text(g.text)) for g in graphs]
+        order = sorted(range(len(graphs)), key=lengths.__getitem__)
         vectors = np.zeros((len(graphs), self.dimension(mode)), dtype=np.float32)
         for start in tqdm(range(0, len(order), batch_size), disable=not show, desc="encoding", unit="batch"):
             chosen = order[start:start + batch_size]

@@ -106,22 +106,29 @@ class SyntaxAwareMemory(nn.Module):
         keys = torch.cat([nodes[heads], relations[slot_relations[slot_mask]]], dim=-1)  # K: [S, d_node + d_rel]
         values = nodes[tails]  # V: [S, d_node]
 
+        # Internally attention is laid out [B, L, T, m] so that every product below
+        # is one plain (batched) matrix multiplication with no copies.
         # S_i = H W_i^S K^T, computed as H (K W_i^S^T)^T: the slots are fewer than the padded tokens.
-        keys_in_text = _pad_slots(torch.einsum("sk,mdk->smd", keys, self.similarity), slot_mask)
-        scores = torch.einsum("bld,btmd->bmlt", tokens, keys_in_text)  # [B, m, L, T]
-        pair_mask = token_mask[:, None, :, None] & slot_mask[:, None, None, :]
+        key_maps = self.similarity.permute(2, 0, 1).reshape(-1, num_views * self.text_dim)  # [d_key, m d_text]
+        keys_in_text = _pad_slots(keys @ key_maps, slot_mask)  # [B, T, m d_text]
+        scores = torch.bmm(tokens, keys_in_text.reshape(batch, slots * num_views, self.text_dim).transpose(1, 2))
+        scores = scores.reshape(batch, length, slots, num_views)  # S[b, l, t, i]
+        pair_mask = (token_mask[:, :, None] & slot_mask[:, None, :])[..., None]
         scores = scores.masked_fill(~pair_mask, torch.finfo(scores.dtype).min)
         # Multiplying by the mask zeroes rows with no valid entry (a graph with no
         # slot, a padded token) instead of spreading weight uniformly over padding.
-        read = torch.softmax(scores, dim=-1) * pair_mask  # alpha_i, over slots
-        write = torch.softmax(scores, dim=-2) * pair_mask  # beta_i, over tokens
+        read = torch.softmax(scores, dim=2) * pair_mask  # alpha_i, over slots
+        write = torch.softmax(scores, dim=1) * pair_mask  # beta_i, over tokens
 
         # [alpha_1 V; ...; alpha_m V] W^O = sum_i alpha_i (V W^O_i), with W^O_i the i-th block of rows of W^O.
-        read_blocks = self.read_out.weight.T.reshape(num_views, self.node_dim, self.text_dim)
-        values_in_text = _pad_slots(torch.einsum("sn,mnd->smd", values, read_blocks), slot_mask)
-        new_tokens = tokens + torch.einsum("bmlt,btmd->bld", read, values_in_text)
+        read_maps = self.read_out.weight.T.reshape(num_views, self.node_dim, self.text_dim)
+        read_maps = read_maps.permute(1, 0, 2).reshape(self.node_dim, num_views * self.text_dim)
+        values_in_text = _pad_slots(values @ read_maps, slot_mask)  # [B, T, m d_text]
+        new_tokens = tokens + torch.bmm(read.reshape(batch, length, -1),
+                                        values_in_text.reshape(batch, slots * num_views, self.text_dim))
 
-        written = torch.einsum("bmlt,bld->btmd", write, tokens)[slot_mask].reshape(-1, num_views * self.text_dim)
+        written = torch.bmm(write.reshape(batch, length, -1).transpose(1, 2), tokens)  # [B, T m, d_text]
+        written = written.reshape(batch, slots, num_views * self.text_dim)[slot_mask]
         candidate = self.write_out(written)  # V~: [S, d_node]
         gate = torch.sigmoid(self.gate_new(candidate) + self.gate_old(values))  # z
         new_values = gate * candidate + (1 - gate) * values
@@ -129,7 +136,7 @@ class SyntaxAwareMemory(nn.Module):
         new_nodes = scatter_slot_values(nodes, new_values, tails)
         padded_gate = gate.new_zeros(batch, slots, self.node_dim)
         padded_gate[slot_mask] = gate
-        return MemoryOutput(new_tokens, new_nodes, read, write, padded_gate)
+        return MemoryOutput(new_tokens, new_nodes, read.permute(0, 3, 1, 2), write.permute(0, 3, 1, 2), padded_gate)
 
 
 def _pad_slots(packed: torch.Tensor, slot_mask: torch.Tensor) -> torch.Tensor:

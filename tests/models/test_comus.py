@@ -83,6 +83,7 @@ def test_gradients_reach_every_part(tiny_encoder, sample_graphs):
         "first GAT layer": model.graph.layers[0].attention.lin.weight,
         "last GAT layer": model.graph.layers[-1].attention.lin.weight,
         "relation embeddings": model.graph.relation_embedding.weight,
+        "self-loop relation": model.graph.self_loop_embedding,
     }
     for i, memory in enumerate(model.memories):
         for name in ("similarity", "read_out.weight", "write_out.weight", "gate_new.weight", "gate_old.weight"):
