@@ -1,0 +1,156 @@
+"""Heads and losses on top of a ``ComusModel``: pre-training (MLM, DTC, TGCL) and the task heads.
+
+* MLM (COMUS Eq. 9): a BERT-style prediction head over the token states.
+* DTC (Eq. 10): TransE margin loss ``max(gamma + d(n_h + r, n_t) - d(n_h + r', n_t), 0)``
+  with a randomly sampled negative relation ``r'``, Euclidean ``d``.
+* TGCL (Eq. 11): in-batch InfoNCE between the ``[CLS]`` vector and the mean node vector
+  of the same problem, temperature ``tau = 0.07``.
+* Task heads: a classifier over one problem vector (KPC), a classifier over a
+  pair of problem vectors (QRC, QAM), and a bi-encoder scorer for ranking (SQR).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+class MlmHead(nn.Module):
+    """``dense -> GELU -> LayerNorm -> decoder`` as BERT's; ``hidden: [..., d] -> logits [..., vocab]``.
+
+    all-MiniLM-L6-v2 ships without an MLM head, so this one starts random; the
+    decoder can share its weight with the input word embeddings (``tie_to``).
+    """
+
+    def __init__(self, hidden: int, vocab_size: int, tie_to: nn.Embedding | None = None, eps: float = 1e-12):
+        super().__init__()
+        self.dense = nn.Linear(hidden, hidden)
+        self.norm = nn.LayerNorm(hidden, eps=eps)
+        self.decoder = nn.Linear(hidden, vocab_size)
+        if tie_to is not None:
+            self.decoder.weight = tie_to.weight
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.decoder(self.norm(F.gelu(self.dense(hidden))))
+
+
+def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy over the masked positions (``labels == -100`` elsewhere), Eq. 9."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), labels.reshape(-1), ignore_index=-100)
+
+
+class DtcHead(nn.Module):
+    """Dependency triplet completion (TransE, Eq. 10).
+
+    Relation embeddings (``relation_dim``) are mapped into the node space
+    (``node_dim``) so that ``n_h + r`` is defined; the negative relation of each
+    triplet is drawn uniformly from the other relations.
+    """
+
+    def __init__(self, relation_dim: int, node_dim: int, margin: float = 1.0):
+        super().__init__()
+        self.project = nn.Linear(relation_dim, node_dim, bias=False)
+        self.margin = margin
+
+    def forward(
+        self,
+        heads: torch.Tensor,
+        relations: torch.Tensor,
+        tails: torch.Tensor,
+        relation_table: torch.Tensor,
+        negatives: torch.Tensor | None = None,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """Mean margin loss over triplets.
+
+        ``heads, tails: [S, node_dim]`` node states; ``relations: [S]`` relation ids;
+        ``relation_table: [num_relations, relation_dim]``; ``negatives: [S]`` negative
+        relation ids (sampled when ``None``, never equal to the true one).
+        """
+        if negatives is None:
+            negatives = sample_negative_relations(relations, relation_table.shape[0], generator)
+        table = self.project(relation_table)
+        positive = torch.linalg.vector_norm(heads + table[relations] - tails, dim=-1)
+        negative = torch.linalg.vector_norm(heads + table[negatives] - tails, dim=-1)
+        return F.relu(self.margin + positive - negative).mean()
+
+
+def sample_negative_relations(relations: torch.Tensor, num_relations: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    """A uniformly random relation id different from each of ``relations``."""
+    if num_relations < 2:
+        raise ValueError("DTC needs at least two relations to sample a negative one")
+    offset = torch.randint(1, num_relations, relations.shape, generator=generator, device="cpu").to(relations.device)
+    return (relations + offset) % num_relations
+
+
+class TgclHead(nn.Module):
+    """Text-graph contrastive learning (Eq. 11): projections of ``[CLS]`` and mean node into one space."""
+
+    def __init__(self, text_dim: int, node_dim: int, projection_dim: int = 256, temperature: float = 0.07):
+        super().__init__()
+        self.text_projection = nn.Linear(text_dim, projection_dim)
+        self.graph_projection = nn.Linear(node_dim, projection_dim)
+        self.temperature = temperature
+
+    def forward(self, cls: torch.Tensor, mean_node: torch.Tensor) -> torch.Tensor:
+        """InfoNCE of each problem's text against the graphs of the batch: ``cls: [B, d_text]``, ``mean_node: [B, d_node]``."""
+        return info_nce(self.text_projection(cls), self.graph_projection(mean_node), self.temperature)
+
+
+def info_nce(queries: torch.Tensor, keys: torch.Tensor, temperature: float) -> torch.Tensor:
+    """``-mean_i log softmax_j(cos(q_i, k_j) / tau)[i]``: row ``i``'s positive is key ``i``."""
+    logits = F.normalize(queries.float(), dim=-1) @ F.normalize(keys.float(), dim=-1).T / temperature
+    return F.cross_entropy(logits, torch.arange(len(queries), device=queries.device))
+
+
+class ClassificationHead(nn.Module):
+    """``dropout -> linear``: one problem vector ``[B, d]`` -> class logits ``[B, C]`` (KPC)."""
+
+    def __init__(self, in_dim: int, num_classes: int, dropout: float = 0.1):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(in_dim, num_classes)
+
+    def forward(self, vectors: torch.Tensor) -> torch.Tensor:
+        return self.classifier(self.dropout(vectors))
+
+
+class PairClassificationHead(nn.Module):
+    """Two problem vectors ``u, v: [B, d]`` -> logits over ``[u; v; |u - v|; u * v]`` (QRC, QAM).
+
+    The pair features are those of sentence-BERT: order-aware through ``u; v``,
+    symmetric evidence of (dis)similarity through ``|u - v|`` and ``u * v``.
+    """
+
+    def __init__(self, in_dim: int, num_classes: int, dropout: float = 0.1):
+        super().__init__()
+        self.head = ClassificationHead(4 * in_dim, num_classes, dropout)
+
+    def forward(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.cat([u, v, (u - v).abs(), u * v], dim=-1))
+
+
+class BiEncoderScorer(nn.Module):
+    """Ranking by cosine between projected query and candidate vectors (SQR)."""
+
+    def __init__(self, in_dim: int, projection_dim: int = 256, temperature: float = 0.05):
+        super().__init__()
+        self.projection = nn.Linear(in_dim, projection_dim)
+        self.temperature = temperature
+
+    def forward(self, queries: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
+        """Scores ``[B, N]`` for ``queries: [B, d]`` and ``candidates: [B, N, d]``."""
+        q = F.normalize(self.projection(queries), dim=-1)
+        c = F.normalize(self.projection(candidates), dim=-1)
+        return torch.einsum("bd,bnd->bn", q, c)
+
+    def loss(self, scores: torch.Tensor, relevant: torch.Tensor, candidate_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Listwise loss ``-log sum_{relevant} softmax(scores / tau)``; ``relevant, candidate_mask: [B, N]`` booleans."""
+        logits = scores.float() / self.temperature
+        if candidate_mask is not None:
+            logits = logits.masked_fill(~candidate_mask, float("-inf"))
+        if not relevant.any(dim=-1).all():
+            raise ValueError("every candidate list needs at least one relevant item")
+        return -(torch.logsumexp(logits.masked_fill(~relevant, float("-inf")), dim=-1)
+                 - torch.logsumexp(logits, dim=-1)).mean()
