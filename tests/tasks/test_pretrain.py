@@ -1,0 +1,59 @@
+"""Pre-training: BERT masking proportions, the three objectives, and a loss that falls."""
+
+import pytest
+import torch
+
+from tasks.pretrain import ComusPretrainer, PretrainingCollator, PretrainingWeights, mask_tokens
+from tasks.trainer import Trainer, TrainingConfig
+
+
+def test_masking_follows_80_10_10():
+    ids = torch.randint(5, 1000, (200, 100))
+    special = torch.zeros_like(ids, dtype=torch.bool)
+    special[:, 0] = True
+    masked, labels = mask_tokens(ids, special, mask_id=3, vocab_size=1000, generator=torch.Generator().manual_seed(0))
+    chosen = labels != -100
+    assert 0.14 < chosen.float().mean() < 0.16
+    assert not chosen[:, 0].any()  # special tokens are never picked
+    assert torch.equal(labels[chosen], ids[chosen])
+    as_mask = (masked == 3) & chosen
+    unchanged = (masked == ids) & chosen
+    assert 0.77 < as_mask.sum() / chosen.sum() < 0.83
+    assert 0.08 < unchanged.sum() / chosen.sum() < 0.12  # 10 % kept (plus the rare random draw of the same id)
+    assert torch.equal(masked[~chosen], ids[~chosen])
+
+
+def test_every_objective_contributes_and_the_loss_falls(tiny_encoder, sample_graphs, tmp_path):
+    pretrainer = ComusPretrainer(tiny_encoder.model, PretrainingWeights(mlm=1.0, dtc=0.5, tgcl=0.2))
+    collate = PretrainingCollator(tiny_encoder.collator, seed=0)
+    item = collate(sample_graphs[:4])
+    assert (item.batch.input_ids == tiny_encoder.tokenizer.mask_token_id).any()
+    losses = pretrainer(item)
+    assert set(losses) == {"mlm", "dtc", "tgcl", "loss"}
+    assert losses["loss"].item() == pytest.approx(
+        (losses["mlm"] + 0.5 * losses["dtc"] + 0.2 * losses["tgcl"]).item(), rel=1e-6)
+
+    loader = torch.utils.data.DataLoader(sample_graphs[:8], batch_size=4, collate_fn=PretrainingCollator(tiny_encoder.collator))
+    fixed = PretrainingCollator(tiny_encoder.collator, seed=1)(sample_graphs[:8])
+    pretrainer.eval()
+    with torch.no_grad():
+        before = pretrainer(fixed)
+    trainer = Trainer(pretrainer, loader, tmp_path, TrainingConfig(epochs=15, learning_rate=3e-3, warmup_ratio=0.0, cpu=True))
+    trainer.train()
+    pretrainer.eval()
+    with torch.no_grad():
+        after = pretrainer(fixed)
+    for name in ("mlm", "dtc", "tgcl", "loss"):
+        assert after[name] < before[name], name
+
+
+def test_dapt_bert_is_mlm_on_the_text_encoder_alone(tiny_encoder, sample_graphs):
+    pretrainer = ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm",)), encoder="bert")
+    losses = pretrainer(PretrainingCollator(tiny_encoder.collator)(sample_graphs[:2]))
+    assert set(losses) == {"mlm", "loss"}
+    losses["loss"].backward()
+    assert tiny_encoder.model.graph.layers[0].attention.lin.weight.grad is None  # the graph never ran
+    with pytest.raises(ValueError, match="only the mlm task applies"):
+        ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm", "dtc")), encoder="bert")
+    with pytest.raises(ValueError, match="non-empty subset"):
+        ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm", "sop")))
