@@ -6,6 +6,8 @@
     mathgraph vocab --corpus FILE.jsonl[:FIELD] [--corpus ...] --output DIR [--min-freq 2] [--latex-min-freq 5]
     mathgraph encode --input FILE.jsonl --text-field problem --output EMB.npy [--graphs GRAPHS.jsonl] [--model DIR]
     mathgraph samples
+    mathgraph data qrc-pairs|sqr-lists|qam-pairs --input FILE --output FILE [--seed 0]
+    mathgraph data split --input FILE [--group-field group | --stratify-field F] [--dev 0.1 --test 0.1]
 """
 
 from __future__ import annotations
@@ -86,9 +88,107 @@ def build_argument_parser() -> argparse.ArgumentParser:
     encode.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
     encode.set_defaults(run=run_encode)
 
+    _add_data_commands(commands)
+
     samples = commands.add_parser("samples", help="list the bundled sample problems")
     samples.set_defaults(run=run_samples)
     return parser
+
+
+def _add_data_commands(commands) -> None:
+    """``mathgraph data qrc-pairs | sqr-lists | qam-pairs | split``: task files (see tasks/data.py for formats)."""
+    data = commands.add_parser("data", help="build and split task data (QRC pairs, SQR lists, QAM pairs)",
+                               description="Build task files from GSM-Plus / GSM8K JSONL and split them without leaks.")
+    actions = data.add_subparsers(dest="data_command", required=True, metavar="ACTION")
+    specs = {
+        "qrc-pairs": ("question relation pairs from GSM-Plus variants (9 labels)", run_data_qrc),
+        "sqr-lists": ("similar-question candidate lists from GSM-Plus variants", run_data_sqr),
+        "qam-pairs": ("question/solution matching pairs from GSM8K-style rows", run_data_qam),
+        "split": ("split a JSONL file into train/dev/test by group, or by row (stratified)", run_data_split),
+    }
+    parsers = {}
+    for name, (help_text, run) in specs.items():
+        parsers[name] = sub = actions.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument("--input", required=True, metavar="FILE")
+        sub.add_argument("--seed", type=int, default=0, help="random seed; same seed, same output (default: 0)")
+        sub.add_argument("--skip-bad", action="store_true", help="skip bad input lines, count and report them")
+        if name != "split":
+            sub.add_argument("--output", required=True, metavar="FILE")
+        sub.set_defaults(run=run)
+    parsers["qrc-pairs"].add_argument("--irrelevant-per-seed", type=int, default=1, metavar="N",
+                                      help="pairs of a seed with another seed's question (default: 1)")
+    sqr = parsers["sqr-lists"]
+    sqr.add_argument("--relevant", default="4", metavar="N|all",
+                     help="relevant variants per list, drawn from all but critical-thinking ones (default: 4)")
+    sqr.add_argument("--hard", type=int, default=6, help="TF-IDF-closest variants of other seeds (default: 6)")
+    sqr.add_argument("--random", type=int, default=2, help="random variants of other seeds (default: 2)")
+    qam = parsers["qam-pairs"]
+    qam.add_argument("--negatives", type=int, default=1, help="wrong solutions per question (default: 1)")
+    qam.add_argument("--limit", type=int, metavar="N", help="use the first N questions only")
+    qam.add_argument("--question-field", default="question")
+    qam.add_argument("--solution-field", default="answer")
+    split = parsers["split"]
+    split.add_argument("--group-field", help="keep rows with the same value together (e.g. group)")
+    split.add_argument("--stratify-field", help="without --group-field: stratify rows by this label")
+    split.add_argument("--dev", type=float, default=0.1, help="fraction for dev (default: 0.1)")
+    split.add_argument("--test", type=float, default=0.1, help="fraction for test (default: 0.1)")
+    split.add_argument("--output-dir", metavar="DIR", help="where to write STEM.{train,dev,test}.jsonl (default: next to input)")
+
+
+def _write_data(rows: list, output: str, summary: str, bad: list) -> None:
+    from tasks.data import write_rows
+
+    write_rows(output, rows)
+    print(f"wrote {len(rows)} rows to {output} ({summary})", file=sys.stderr)
+    if bad:
+        print(f"skipped {len(bad)} bad lines:", file=sys.stderr)
+        for error in bad[:20]:
+            print(f"  {error}", file=sys.stderr)
+
+
+def run_data_qrc(args: argparse.Namespace) -> int:
+    from tasks.data import build_qrc_pairs, count_summary, read_seeds
+
+    seeds, bad = read_seeds(args.input, args.skip_bad)
+    pairs = build_qrc_pairs(seeds, args.seed, args.irrelevant_per_seed)
+    _write_data(pairs, args.output, f"{len(seeds)} seeds; {count_summary(pairs, 'label')}", bad)
+    return 0
+
+
+def run_data_sqr(args: argparse.Namespace) -> int:
+    from collections import Counter
+
+    from tasks.data import build_sqr_lists, read_seeds
+
+    seeds, bad = read_seeds(args.input, args.skip_bad)
+    relevant = None if args.relevant == "all" else int(args.relevant)
+    lists = build_sqr_lists(seeds, args.seed, relevant, args.hard, args.random)
+    shapes = Counter(f"{len(r['candidates'])} candidates/{len(r['relevant'])} relevant" for r in lists)
+    _write_data(lists, args.output, "lists of " + ", ".join(f"{k}: {n}" for k, n in shapes.items()), bad)
+    return 0
+
+
+def run_data_qam(args: argparse.Namespace) -> int:
+    from tasks.data import build_qam_pairs, count_summary, read_rows
+
+    rows, bad = read_rows(args.input, (args.question_field, args.solution_field), args.skip_bad)
+    rows = rows[: args.limit] if args.limit is not None else rows
+    pairs = build_qam_pairs(rows, args.seed, args.negatives, args.question_field, args.solution_field)
+    _write_data(pairs, args.output, f"{len(rows)} questions; label {count_summary(pairs, 'label')}", bad)
+    return 0
+
+
+def run_data_split(args: argparse.Namespace) -> int:
+    from tasks.data import split_file
+
+    paths, splits, bad = split_file(args.input, args.dev, args.test, args.seed, args.group_field,
+                                    args.stratify_field, args.output_dir, args.skip_bad)
+    for name, rows in splits.items():
+        groups = f", {len({r[args.group_field] for r in rows})} groups" if args.group_field else ""
+        print(f"{name}: {len(rows)} rows{groups} -> {paths[name]}", file=sys.stderr)
+    if bad:
+        print(f"skipped {len(bad)} bad lines, first: {bad[0]}", file=sys.stderr)
+    return 0
 
 
 def run_parse(args: argparse.Namespace) -> int:
