@@ -126,3 +126,47 @@ class ComusPretrainer(nn.Module):
                 losses["tgcl"] = self.tgcl_head(output.cls, output.mean_node)
         losses["loss"] = sum(getattr(self.weights, name) * value for name, value in losses.items())
         return losses
+
+
+def run_pretraining(
+    texts: Sequence[str],
+    output_dir: str,
+    model: str = "default",
+    tasks: Sequence[str] = PRETRAINING_TASKS,
+    encoder: str = "comus",
+    steps: int = 1000,
+    batch_size: int = 32,
+    learning_rate: float = 5e-5,
+    seed: int = 0,
+    resume: bool = False,
+    workers: int = 1,
+    mixed_precision: str = "no",
+) -> dict:
+    """Parse ``texts``, pre-train the encoder ``model`` for ``steps`` steps, save it to ``output_dir``.
+
+    The result loads with ``MathEncoder.from_pretrained(output_dir)``; checkpoints
+    (``checkpoint-last``) let ``resume=True`` continue an interrupted run.
+    Returns the trainer state as a dict.
+    """
+    import math
+    from dataclasses import asdict
+
+    from mathgraph.encoder import MathEncoder
+    from mathgraph.parse import parse_problems
+    from tasks.trainer import Trainer, TrainingConfig
+
+    math_encoder = MathEncoder.from_pretrained(model, device="cpu")
+    graphs = list(parse_problems(texts, parser=math_encoder.parser, n_process=workers, show_progress=True))
+    pretrainer = ComusPretrainer(math_encoder.model, PretrainingWeights(enabled=tuple(tasks)), encoder=encoder)
+    loader = torch.utils.data.DataLoader(
+        graphs, batch_size=batch_size, shuffle=True, generator=torch.Generator().manual_seed(seed),
+        collate_fn=PretrainingCollator(math_encoder.collator, seed=seed), drop_last=len(graphs) > batch_size,
+    )
+    config = TrainingConfig(epochs=math.ceil(steps / len(loader)), max_steps=steps, learning_rate=learning_rate,
+                            seed=seed, mixed_precision=mixed_precision)
+    trainer = Trainer(pretrainer, loader, output_dir, config,
+                      save=lambda module, directory: math_encoder.save_pretrained(directory))
+    state = trainer.train(resume=resume)
+    if trainer.accelerator.is_main_process:
+        math_encoder.save_pretrained(output_dir)
+    return asdict(state)

@@ -57,3 +57,20 @@ def test_dapt_bert_is_mlm_on_the_text_encoder_alone(tiny_encoder, sample_graphs)
         ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm", "dtc")), encoder="bert")
     with pytest.raises(ValueError, match="non-empty subset"):
         ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm", "sop")))
+
+
+def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_path):
+    from mathgraph.encoder import MathEncoder
+    from mathgraph.samples import sample_problems
+    from tasks.pretrain import run_pretraining
+
+    start = tmp_path / "start"
+    tiny_encoder.save_pretrained(start)
+    texts = [row["problem"] for row in sample_problems()]
+    state = run_pretraining(texts, str(tmp_path / "out"), model=str(start), steps=3, batch_size=4)
+    assert state["step"] == 3
+    trained = MathEncoder.from_pretrained(tmp_path / "out")
+    assert not torch.equal(trained.model.text.encoder.layer[0].output.dense.weight,
+                           tiny_encoder.model.text.encoder.layer[0].output.dense.weight)
+    resumed = run_pretraining(texts, str(tmp_path / "out"), model=str(start), steps=5, batch_size=4, resume=True)
+    assert resumed["step"] == 5
