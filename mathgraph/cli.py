@@ -5,6 +5,7 @@
     mathgraph parse --input FILE.jsonl --text-field problem --output GRAPHS.jsonl [--workers N] [--skip-bad]
     mathgraph vocab --corpus FILE.jsonl[:FIELD] [--corpus ...] --output DIR [--min-freq 2] [--latex-min-freq 5]
     mathgraph encode --input FILE.jsonl --text-field problem --output EMB.npy [--graphs GRAPHS.jsonl] [--model DIR]
+    mathgraph pretrain --corpus FILE.jsonl[:FIELD] --output DIR [--steps N] [--batch-size B] [--tasks mlm,dtc,tgcl] [--resume]
     mathgraph samples
     mathgraph data qrc-pairs|sqr-lists|qam-pairs --input FILE --output FILE [--seed 0]
     mathgraph data split --input FILE [--group-field group | --stratify-field F] [--dev 0.1 --test 0.1]
@@ -89,6 +90,27 @@ def build_argument_parser() -> argparse.ArgumentParser:
     encode.set_defaults(run=run_encode)
 
     _add_data_commands(commands)
+
+    pretrain = commands.add_parser(
+        "pretrain",
+        help="continual pre-training (MLM, DTC, TGCL) of an encoder on math corpora",
+        description="Pre-train COMUS (--tasks mlm,dtc,tgcl) or DAPT-BERT (--encoder bert --tasks mlm) and save an "
+        "encoder directory that `mathgraph encode/train --model DIR` loads.",
+    )
+    pretrain.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
+                          help="JSONL corpus and its text field (default field: problem); repeatable")
+    pretrain.add_argument("--output", required=True, metavar="DIR")
+    pretrain.add_argument("--model", default="default", help="encoder to start from (default: the untrained default)")
+    pretrain.add_argument("--tasks", default="mlm,dtc,tgcl", help="comma-separated subset of mlm,dtc,tgcl")
+    pretrain.add_argument("--encoder", choices=("comus", "bert"), default="comus")
+    pretrain.add_argument("--steps", type=int, default=1000)
+    pretrain.add_argument("--batch-size", type=int, default=32)
+    pretrain.add_argument("--lr", type=float, default=5e-5)
+    pretrain.add_argument("--seed", type=int, default=0)
+    pretrain.add_argument("--workers", type=int, default=1, help="parser processes")
+    pretrain.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
+    pretrain.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
+    pretrain.set_defaults(run=run_pretrain)
 
     samples = commands.add_parser("samples", help="list the bundled sample problems")
     samples.set_defaults(run=run_samples)
@@ -238,6 +260,33 @@ def _parse_file(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_corpora(specs: list[str]) -> list[str]:
+    """Texts of every ``FILE[:FIELD]`` corpus (field ``problem`` by default), in order."""
+    from pathlib import Path
+
+    texts: list[str] = []
+    for spec in specs:
+        path, _, field = spec.rpartition(":") if ":" in spec and not Path(spec).exists() else (spec, "", "")
+        records, _ = read_text_records(path, field or "problem")
+        texts.extend(r.text for r in records)
+        print(f"{path}: {len(records)} texts from field {field or 'problem'!r}", file=sys.stderr)
+    return texts
+
+
+def run_pretrain(args: argparse.Namespace) -> int:
+    from tasks.pretrain import check_pretraining_setup, run_pretraining
+
+    tasks = [t.strip() for t in args.tasks.split(",")]
+    check_pretraining_setup(tasks, args.encoder)  # before the slow parsing
+    state = run_pretraining(
+        _read_corpora(args.corpus), args.output, model=args.model, tasks=tasks,
+        encoder=args.encoder, steps=args.steps, batch_size=args.batch_size, learning_rate=args.lr, seed=args.seed,
+        resume=args.resume, workers=args.workers, mixed_precision=args.mixed_precision,
+    )
+    print(f"pre-trained {state['step']} steps; encoder saved to {args.output}", file=sys.stderr)
+    return 0
+
+
 def run_vocab(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -245,12 +294,7 @@ def run_vocab(args: argparse.Namespace) -> int:
     from mathgraph.parse import parse_problems
     from models.text_encoder import latex_commands
 
-    texts: list[str] = []
-    for spec in args.corpus:
-        path, _, field = spec.rpartition(":") if ":" in spec and not Path(spec).exists() else (spec, "", "")
-        records, _ = read_text_records(path, field or "problem")
-        texts.extend(r.text for r in records)
-        print(f"{path}: {len(records)} texts from field {field or 'problem'!r}", file=sys.stderr)
+    texts = _read_corpora(args.corpus)
     graphs = parse_problems(texts, parser=args.parser, n_process=args.workers, show_progress=True)
     vocab = GraphVocabulary.build(graphs, min_freq=args.min_freq)
     latex = latex_commands(texts, min_freq=args.latex_min_freq)

@@ -50,7 +50,7 @@ def _ranked_relevance(scores_per_list, relevant_per_list) -> list[np.ndarray]:
             raise ValueError(f"list {position}: scores must be a non-empty 1-D sequence")
         if np.isnan(scores).any():
             raise ValueError(f"list {position}: scores contain NaN")
-        relevant = set(int(i) for i in relevant)
+        relevant = {int(i) for i in relevant}
         if not relevant:
             raise ValueError(f"list {position} has no relevant items")
         if min(relevant) < 0 or max(relevant) >= scores.size:

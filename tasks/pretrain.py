@@ -73,6 +73,17 @@ class PretrainingCollator:
         return PretrainingBatch(batch, labels)
 
 
+def check_pretraining_setup(tasks: Sequence[str], encoder: str) -> None:
+    """Raise ``ValueError`` unless ``tasks`` and ``encoder`` make a valid pre-training run."""
+    unknown = set(tasks) - set(PRETRAINING_TASKS)
+    if unknown or not tasks:
+        raise ValueError(f"pre-training tasks must be a non-empty subset of {PRETRAINING_TASKS}, got {tuple(tasks)}")
+    if encoder not in ENCODERS:
+        raise ValueError(f"encoder must be one of {ENCODERS}, got {encoder!r}")
+    if encoder == "bert" and set(tasks) - {"mlm"}:
+        raise ValueError("the bert encoder has no graph: only the mlm task applies (that is DAPT-BERT)")
+
+
 @dataclass
 class PretrainingWeights:
     """Which objectives run and their weights in the summed loss."""
@@ -92,13 +103,7 @@ class ComusPretrainer(nn.Module):
 
     def __init__(self, model: ComusModel, weights: PretrainingWeights, encoder: str = "comus", dtc_margin: float = 1.0):
         super().__init__()
-        unknown = set(weights.enabled) - set(PRETRAINING_TASKS)
-        if unknown or not weights.enabled:
-            raise ValueError(f"pre-training tasks must be a non-empty subset of {PRETRAINING_TASKS}, got {weights.enabled}")
-        if encoder not in ENCODERS:
-            raise ValueError(f"encoder must be one of {ENCODERS}, got {encoder!r}")
-        if encoder == "bert" and set(weights.enabled) - {"mlm"}:
-            raise ValueError("the bert encoder has no graph: only the mlm task applies (that is DAPT-BERT)")
+        check_pretraining_setup(weights.enabled, encoder)
         config = model.config
         self.model, self.weights, self.encoder = model, weights, encoder
         embeddings = model.text.get_input_embeddings()

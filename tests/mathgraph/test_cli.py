@@ -124,3 +124,19 @@ def test_encode_from_texts_and_from_parsed_graphs(tmp_path, tiny_encoder, capsys
     broken = write_lines(tmp_path / "broken.jsonl", [graphs.read_text().splitlines()[0], '{"schema_version": 1}'])
     assert main(["-q", "encode", "--graphs", str(broken), "--output", str(from_graphs), "--model", str(model)]) == 2
     assert f"{broken}:2: malformed graph" in capsys.readouterr().err
+
+
+def test_pretrain_command_writes_an_encoder(tmp_path, tiny_encoder, capsys):
+    from mathgraph.encoder import MathEncoder
+
+    start = tmp_path / "start"
+    tiny_encoder.save_pretrained(start)
+    corpus = write_lines(tmp_path / "corpus.jsonl", [json.dumps({"question": p}) for p in PROBLEMS])
+    output = tmp_path / "pretrained"
+    assert main(["-q", "pretrain", "--corpus", f"{corpus}:question", "--output", str(output), "--model", str(start),
+                 "--steps", "2", "--batch-size", "4", "--tasks", "mlm,dtc"]) == 0
+    assert "pre-trained 2 steps" in capsys.readouterr().err
+    assert MathEncoder.from_pretrained(output).encode(PROBLEMS[:2]).shape == (2, 48)
+    assert main(["-q", "pretrain", "--corpus", str(corpus), "--output", str(output), "--model", str(start),
+                 "--encoder", "bert", "--tasks", "mlm,tgcl"]) == 2
+    assert "only the mlm task applies" in capsys.readouterr().err
