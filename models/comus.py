@@ -148,12 +148,14 @@ class ComusModel(nn.Module):
         slot_mask: torch.Tensor,
         token_type_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
+        fuse: bool = True,
     ) -> ComusOutput:
         """Encode a batch. Shapes: ``input_ids, attention_mask: [B, L]``; ``node_*, node_batch:
         [num_nodes]``; ``edge_index: [2, E]``, ``edge_type: [E]``; ``slot_*: [B, T]``.
 
         ``inputs_embeds: [B, L, d_text]`` replaces the word embeddings of ``input_ids``
-        when given (used by pre-training tricks that perturb embeddings).
+        when given (used by pre-training tricks that perturb embeddings). ``fuse=False``
+        skips the memory layers: text and graph encoders side by side (BERT+GAT).
         """
         text_layers = self.text.encoder.layer
         k = self.config.fusion_layers
@@ -172,11 +174,13 @@ class ComusModel(nn.Module):
         read_attentions = []
         relations = self.graph.relation_embedding.weight
         for j, memory in enumerate(self.memories):
-            fused = memory(hidden, attention_mask, nodes, relations, slot_heads, slot_relations, slot_tails, slot_mask)
-            read_attentions.append(fused.read_attention)
-            hidden = _run_text_layer(text_layers[len(text_layers) - k + j], fused.tokens, additive_mask)
-            nodes = self.graph.run_layers(fused.nodes, edge_index, edge_type, range(self.config.gat_layers - k + j,
-                                                                                   self.config.gat_layers - k + j + 1))
+            if fuse:
+                fused = memory(hidden, attention_mask, nodes, relations, slot_heads, slot_relations, slot_tails, slot_mask)
+                read_attentions.append(fused.read_attention)
+                hidden, nodes = fused.tokens, fused.nodes
+            hidden = _run_text_layer(text_layers[len(text_layers) - k + j], hidden, additive_mask)
+            nodes = self.graph.run_layers(nodes, edge_index, edge_type, range(self.config.gat_layers - k + j,
+                                                                             self.config.gat_layers - k + j + 1))
 
         cls = hidden[:, 0]
         mean_node = global_mean_pool(nodes, node_batch, size=input_ids.shape[0])
