@@ -6,6 +6,8 @@
     mathgraph vocab --corpus FILE.jsonl[:FIELD] [--corpus ...] --output DIR [--min-freq 2] [--latex-min-freq 5]
     mathgraph encode --input FILE.jsonl --text-field problem --output EMB.npy [--graphs GRAPHS.jsonl] [--model DIR]
     mathgraph pretrain --corpus FILE.jsonl[:FIELD] --output DIR [--steps N] [--batch-size B] [--tasks mlm,dtc,tgcl] [--resume]
+    mathgraph train kpc|qrc|qam|sqr --train F --output DIR [--dev F] [--model DIR] [--encoder comus|bert|bert+gat|tfidf]
+    mathgraph evaluate kpc|qrc|qam|sqr --model DIR --data F
     mathgraph samples
     mathgraph data qrc-pairs|sqr-lists|qam-pairs --input FILE --output FILE [--seed 0]
     mathgraph data split --input FILE [--group-field group | --stratify-field F] [--dev 0.1 --test 0.1]
@@ -111,6 +113,37 @@ def build_argument_parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
     pretrain.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
     pretrain.set_defaults(run=run_pretrain)
+
+    train = commands.add_parser("train", help="fine-tune a task model (kpc, qrc, qam, sqr)",
+                                description="Fine-tune an encoder with a task head, or fit the TF-IDF baseline "
+                                "(--encoder tfidf); the model directory keeps its label names.")
+    train.add_argument("task", choices=("kpc", "qrc", "qam", "sqr"))
+    train.add_argument("--train", required=True, metavar="FILE")
+    train.add_argument("--dev", metavar="FILE", help="evaluated after each epoch; the best epoch is kept")
+    train.add_argument("--output", required=True, metavar="DIR")
+    train.add_argument("--model", default="default", help="encoder directory to start from (default: untrained default)")
+    train.add_argument("--encoder", choices=("comus", "bert", "bert+gat", "tfidf"), default="comus")
+    train.add_argument("--text-field", default="problem", help="KPC text field (default: problem)")
+    train.add_argument("--label-field", default="subject", help="KPC label field (default: subject)")
+    train.add_argument("--epochs", type=int, default=3)
+    train.add_argument("--batch-size", type=int, default=16)
+    train.add_argument("--lr", type=float, default=3e-5)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--workers", type=int, default=1, help="parser processes")
+    train.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
+    train.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
+    train.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
+    train.set_defaults(run=run_train)
+
+    evaluate = commands.add_parser("evaluate", help="evaluate a trained model on a task file (prints JSON)")
+    evaluate.add_argument("task", choices=("kpc", "qrc", "qam", "sqr"))
+    evaluate.add_argument("--model", required=True, metavar="DIR")
+    evaluate.add_argument("--data", required=True, metavar="FILE")
+    evaluate.add_argument("--text-field", help="KPC text field (default: the one the model was trained with)")
+    evaluate.add_argument("--label-field", help="KPC label field (default: the one the model was trained with)")
+    evaluate.add_argument("--batch-size", type=int, default=32)
+    evaluate.add_argument("--workers", type=int, default=1)
+    evaluate.set_defaults(run=run_evaluate)
 
     samples = commands.add_parser("samples", help="list the bundled sample problems")
     samples.set_defaults(run=run_samples)
@@ -284,6 +317,35 @@ def run_pretrain(args: argparse.Namespace) -> int:
         resume=args.resume, workers=args.workers, mixed_precision=args.mixed_precision,
     )
     print(f"pre-trained {state['step']} steps; encoder saved to {args.output}", file=sys.stderr)
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from tasks.finetune import TaskConfig, evaluate_directory, example_row, load_examples, train_task
+
+    if args.encoder == "tfidf":
+        from tasks.baselines import train_tfidf
+
+        config = TaskConfig(args.task, text_field=args.text_field, label_field=args.label_field)
+        rows = [example_row(e, config) for e in load_examples(config, args.train, args.skip_bad)]
+        train_tfidf(args.task, rows, text_field=args.text_field, label_field=args.label_field).save(args.output)
+        result = {"dev": evaluate_directory(args.task, args.output, args.dev, args.text_field, args.label_field)} if args.dev else {}
+    else:
+        config = TaskConfig(args.task, encoder=args.encoder, text_field=args.text_field, label_field=args.label_field)
+        result = train_task(config, args.train, args.output, dev_path=args.dev, model=args.model, epochs=args.epochs,
+                            batch_size=args.batch_size, learning_rate=args.lr, seed=args.seed, resume=args.resume,
+                            workers=args.workers, mixed_precision=args.mixed_precision, skip_bad=args.skip_bad)
+    print(json.dumps(result, default=str))
+    print(f"saved the {args.task} model to {args.output}", file=sys.stderr)
+    return 0
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from tasks.finetune import evaluate_directory
+
+    metrics = evaluate_directory(args.task, args.model, args.data, args.text_field, args.label_field,
+                                 batch_size=args.batch_size, workers=args.workers)
+    print(json.dumps(metrics))
     return 0
 
 

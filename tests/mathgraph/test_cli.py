@@ -140,3 +140,25 @@ def test_pretrain_command_writes_an_encoder(tmp_path, tiny_encoder, capsys):
     assert main(["-q", "pretrain", "--corpus", str(corpus), "--output", str(output), "--model", str(start),
                  "--encoder", "bert", "--tasks", "mlm,tgcl"]) == 2
     assert "only the mlm task applies" in capsys.readouterr().err
+
+
+def test_train_and_evaluate_commands(tmp_path, tiny_encoder, capsys):
+    from pathlib import Path
+
+    import mathgraph
+
+    sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
+    pairs = tmp_path / "pairs.jsonl"
+    assert main(["-q", "data", "qrc-pairs", "--input", str(sample), "--output", str(pairs)]) == 0
+    start = tmp_path / "start"
+    tiny_encoder.save_pretrained(start)
+    for encoder in ("tfidf", "comus"):
+        output = tmp_path / encoder
+        assert main(["-q", "train", "qrc", "--train", str(pairs), "--dev", str(pairs), "--output", str(output),
+                     "--model", str(start), "--encoder", encoder, "--epochs", "1", "--batch-size", "9"]) == 0
+        capsys.readouterr()
+        assert main(["-q", "evaluate", "qrc", "--model", str(output), "--data", str(pairs)]) == 0
+        metrics = json.loads(capsys.readouterr().out)
+        assert metrics["n"] == 27 and 0 <= metrics["accuracy"] <= 1 and "macro_f1" in metrics
+    assert main(["-q", "evaluate", "qrc", "--model", str(tmp_path / "nowhere"), "--data", str(pairs)]) == 2
+    assert "not a trained task model" in capsys.readouterr().err
