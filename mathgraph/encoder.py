@@ -25,7 +25,7 @@ import torch
 
 from mathgraph.batching import ProblemBatch, ProblemCollator
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
-from models.comus import CheckpointError, ComusModel, ComusOutput
+from models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput
 from models.text_encoder import add_latex_tokens, load_text_encoder
 
 logger = logging.getLogger("mathgraph")
@@ -55,7 +55,7 @@ class MathEncoder:
             from transformers import AutoTokenizer
 
             try:
-                tokenizer = AutoTokenizer.from_pretrained(directory)
+                tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
                 vocab = GraphVocabulary.load(directory)
             except (OSError, ValueError, json.JSONDecodeError) as err:
                 raise CheckpointError(f"{directory}: cannot load the tokenizer or graph vocabularies: {err}") from err

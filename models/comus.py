@@ -30,6 +30,7 @@ from models.memory import SyntaxAwareMemory
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
+TOKENIZER_DIR = "tokenizer"
 
 
 class CheckpointError(ValueError):
@@ -188,7 +189,8 @@ class ComusModel(nn.Module):
 
     # ------------------------------------------------------------ checkpoints
     def save_pretrained(self, directory: str | PathLike, tokenizer=None, vocab=None) -> None:
-        """Write ``config.json`` and ``model.safetensors`` (and the tokenizer and graph vocabulary if given)."""
+        """Write ``config.json`` and ``model.safetensors`` (and, if given, the tokenizer into ``tokenizer/``
+        and the graph vocabularies)."""
         from safetensors.torch import save_file
 
         directory = Path(directory)
@@ -200,7 +202,9 @@ class ComusModel(nn.Module):
         with open(directory / CONFIG_NAME, "w", encoding="utf-8") as f:
             json.dump({**self.config.to_dict(), "weights_sha256": _sha256(weights)}, f, indent=2)
         if tokenizer is not None:
-            tokenizer.save_pretrained(directory)
+            # In its own folder: next to a config.json of model_type "comus", transformers would
+            # try (and warn about failing) to infer the tokenizer class from that config.
+            tokenizer.save_pretrained(directory / TOKENIZER_DIR)
         if vocab is not None:
             vocab.save(directory)
 

@@ -100,8 +100,8 @@ def test_eval_mode_is_deterministic(tiny_encoder, sample_graphs):
 def test_save_and_load_give_identical_outputs(tiny_encoder, sample_graphs, tmp_path):
     randomise_read_out(tiny_encoder.model)
     tiny_encoder.save_pretrained(tmp_path)
-    assert {"config.json", "model.safetensors", "node_vocab.json", "relation_vocab.json", "tokenizer.json"} <= {
-        p.name for p in tmp_path.iterdir()}
+    assert {"config.json", "model.safetensors", "node_vocab.json", "relation_vocab.json",
+            "tokenizer/tokenizer.json"} <= {str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")}
     loaded = ComusModel.from_pretrained(tmp_path).eval()
     batch = tiny_encoder.collator(sample_graphs).as_model_inputs()
     with torch.no_grad():
