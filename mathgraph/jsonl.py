@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
@@ -29,17 +29,20 @@ class TextRecord:
     row: dict
 
 
-def read_text_records(
-    path: str | PathLike, text_field: str, skip_bad: bool = False
-) -> tuple[list[TextRecord], list[JsonlError]]:
-    """Read every row's ``text_field`` from a JSONL file.
+def read_rows(
+    path: str | PathLike,
+    fields: Sequence[str] = (),
+    skip_bad: bool = False,
+    check: Callable[[dict], None] | None = None,
+) -> tuple[list[tuple[int, dict]], list[JsonlError]]:
+    """``(line number, row)`` for the JSON objects of a JSONL file whose ``fields`` all hold non-empty strings.
 
-    A line that is not a JSON object, lacks the field, or holds a non-string or
-    empty value raises ``JsonlError`` naming file and line, or with
-    ``skip_bad=True`` is returned in the second list instead. Blank lines are
-    not rows and are ignored.
+    ``check(row)`` may add validation by raising ``ValueError``. A bad line (not
+    a JSON object, a missing, non-string or empty field, a failed check) raises
+    ``JsonlError`` naming file and line, or with ``skip_bad=True`` is returned in
+    the second list instead. Blank lines are not rows and are ignored.
     """
-    records: list[TextRecord] = []
+    rows: list[tuple[int, dict]] = []
     bad: list[JsonlError] = []
     with open(path, encoding="utf-8") as f:
         for line_number, line in enumerate(f, start=1):
@@ -47,13 +50,25 @@ def read_text_records(
                 continue
             try:
                 row = _parse_row(line)
-                records.append(TextRecord(line_number, _text_of(row, text_field), row))
+                for field in fields:
+                    _text_of(row, field)
+                if check is not None:
+                    check(row)
+                rows.append((line_number, row))
             except ValueError as err:
                 error = JsonlError(path, line_number, str(err))
                 if not skip_bad:
                     raise error from None
                 bad.append(error)
-    return records, bad
+    return rows, bad
+
+
+def read_text_records(
+    path: str | PathLike, text_field: str, skip_bad: bool = False
+) -> tuple[list[TextRecord], list[JsonlError]]:
+    """Every row's ``text_field`` from a JSONL file, validated as ``read_rows`` does."""
+    rows, bad = read_rows(path, (text_field,), skip_bad)
+    return [TextRecord(line, row[text_field], row) for line, row in rows], bad
 
 
 def _parse_row(line: str) -> dict:

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
-from mathgraph.jsonl import JsonlError, _parse_row, _text_of, atomic_writer, write_jsonl
+from mathgraph.jsonl import JsonlError, atomic_writer, write_jsonl
+from mathgraph.jsonl import read_rows as read_numbered_rows
 
 logger = logging.getLogger(__name__)
 
@@ -60,31 +61,9 @@ def read_rows(
     skip_bad: bool = False,
     check: Callable[[dict], None] | None = None,
 ) -> tuple[list[dict], list[JsonlError]]:
-    """Read the JSON objects of a JSONL file whose ``fields`` all hold non-empty strings.
-
-    ``check(row)`` may add validation by raising ``ValueError``. A bad row raises
-    ``JsonlError`` (``FILE:LINE: reason``), or with ``skip_bad=True`` is left out
-    and returned in the second list. Blank lines are ignored.
-    """
-    rows: list[dict] = []
-    bad: list[JsonlError] = []
-    with open(path, encoding="utf-8") as f:
-        for line_number, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = _parse_row(line)
-                for field in fields:
-                    _text_of(row, field)
-                if check is not None:
-                    check(row)
-                rows.append(row)
-            except ValueError as err:
-                error = JsonlError(path, line_number, str(err))
-                if not skip_bad:
-                    raise error from None
-                bad.append(error)
-    return rows, bad
+    """The rows of a JSONL file whose ``fields`` all hold non-empty strings (see ``mathgraph.jsonl.read_rows``)."""
+    rows, bad = read_numbered_rows(path, fields, skip_bad, check)
+    return [row for _, row in rows], bad
 
 
 @dataclass(frozen=True)
