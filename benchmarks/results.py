@@ -1,6 +1,6 @@
 """The results table: TF-IDF, BERT, DAPT-BERT, BERT+GAT and COMUS on KPC, QRC, QAM and SQR.
 
-    python benchmarks/results.py --work results/ [--pretrain-steps 2000] [--epochs 3] [--limit N]
+    python benchmarks/results.py --work results/ [--pretrain-steps 2000] [--epochs 3] [--limit N] [--eval-limit N]
                                  [--rows tfidf,bert,dapt-bert,bert+gat,comus] [--tasks kpc,qrc,qam,sqr]
 
 1. Splits first, then builds each part's task file, so no dev/test text ever
@@ -13,7 +13,8 @@
 
 Prints markdown tables (and writes ``results.json``) with the data split and
 machine. On a CPU the full run takes many hours; ``--limit`` caps the
-training examples per task for a quick check of the pipeline.
+training examples per task and ``--eval-limit`` the dev and test examples per
+task (a seeded sample of each, the same for every row).
 """
 
 from __future__ import annotations
@@ -46,53 +47,70 @@ def main() -> None:
     args = _arguments()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    files, corpus = build_task_files(work / "data", args.seed, args.limit)
+    files, corpus = build_task_files(work / "data", args.seed, args.limit, args.eval_limit)
     rows, tasks = args.rows.split(","), args.tasks.split(",")
 
+    # Rows already measured (results.json of an earlier, interrupted run in the same --work) are kept, not redone.
+    results_path = work / "results.json"
+    results: dict = json.loads(results_path.read_text()) if results_path.exists() else {"pretraining": {}}
     for name, tasks_flag, encoder in (("dapt-bert", ["mlm"], "bert"), ("comus-pt", ["mlm", "dtc", "tgcl"], "comus")):
         needed = "dapt-bert" in rows if name == "dapt-bert" else "comus" in rows
         if needed and not (work / name / "config.json").exists():
             started = time.perf_counter()
             run_pretraining(corpus, str(work / name), tasks=tasks_flag, encoder=encoder, steps=args.pretrain_steps,
                             batch_size=args.batch_size, seed=args.seed, workers=args.workers)
-            print(f"pre-trained {name}: {args.pretrain_steps} steps in {time.perf_counter() - started:.0f} s", flush=True)
+            seconds = time.perf_counter() - started
+            results["pretraining"][name] = {"steps": args.pretrain_steps, "seconds": round(seconds, 1)}
+            print(f"pre-trained {name}: {args.pretrain_steps} steps in {seconds:.0f} s", flush=True)
+            results_path.write_text(json.dumps(results, indent=1))
 
-    results: dict = {}
     for task in tasks:
         split = files[task]
         fields = {"text_field": "problem", "label_field": "subject"}
         for row in rows:
+            if row in results.get(task, {}):
+                continue
             output = work / "models" / f"{task}-{row}"
             started = time.perf_counter()
             if row == "tfidf":
                 train_rows = [json.loads(line) for line in open(split["train"], encoding="utf-8")]
                 train_tfidf(task, train_rows, **fields).save(output)
+                dev, rate = evaluate_directory(task, str(output), split["dev"], **fields), None
             else:
                 encoder, start = ROW_MODELS[row]
                 model = start if start == "default" else str(work / start)
-                train_task(TaskConfig(task, encoder=encoder, **fields), split["train"], str(output),
+                trained = train_task(TaskConfig(task, encoder=encoder, **fields), split["train"], str(output),
                            dev_path=split["dev"], model=model, epochs=args.epochs, batch_size=args.batch_size,
                            learning_rate=args.lr, seed=args.seed, workers=args.workers)
+                # The kept model is the best epoch on dev: its dev metrics are already in the history.
+                history = trained["history"]
+                best = max(history, key=lambda record: record[f"dev_{trained['metric']}"])
+                dev = {key[4:]: value for key, value in best.items() if key.startswith("dev_")}
+                rate = round(sum(record["train_examples_per_s"] for record in history) / len(history), 2)
             seconds = time.perf_counter() - started
             results.setdefault(task, {})[row] = {
-                "dev": evaluate_directory(task, str(output), split["dev"], **fields),
+                "dev": dev,
                 "test": evaluate_directory(task, str(output), split["test"], **fields),
                 "train_seconds": round(seconds, 1),
+                "train_examples_per_s": rate,
             }
             print(f"{task} {row}: test {results[task][row]['test']}", flush=True)
-    (work / "results.json").write_text(json.dumps(results, indent=1))
+            results_path.write_text(json.dumps(results, indent=1))
     print_tables(results, args)
 
 
-def build_task_files(directory: Path, seed: int, limit: int | None) -> tuple[dict, list[str]]:
+def build_task_files(directory: Path, seed: int, limit: int | None,
+                     eval_limit: int | None = None) -> tuple[dict, list[str]]:
     """Split the shared data, build each part's task file; returns their paths and the pre-training corpus."""
     directory.mkdir(parents=True, exist_ok=True)
     read = lambda path: [json.loads(line) for line in open(path, encoding="utf-8")]  # noqa: E731
     files: dict[str, dict[str, str]] = {}
 
     def write(task: str, parts: dict[str, list[dict]]) -> None:
-        if limit:
-            parts["train"] = random.Random(seed).sample(parts["train"], min(limit, len(parts["train"])))
+        caps = {"train": limit, "dev": eval_limit, "test": eval_limit}
+        for name, cap in caps.items():
+            if cap and cap < len(parts[name]):
+                parts[name] = random.Random(seed).sample(parts[name], cap)
         files[task] = {}
         for name, part in parts.items():
             path = directory / f"{task}.{name}.jsonl"
@@ -114,16 +132,22 @@ def build_task_files(directory: Path, seed: int, limit: int | None) -> tuple[dic
 def print_tables(results: dict, args: argparse.Namespace) -> None:
     print(f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
           f"cuda {torch.cuda.is_available()}; seed {args.seed}; pre-training {args.pretrain_steps} steps; "
-          f"{args.epochs} fine-tuning epochs; train limit {args.limit or 'none'}")
+          f"{args.epochs} fine-tuning epochs; train limit {args.limit or 'none'}; eval limit {args.eval_limit or 'none'}")
+    for name, run in results["pretraining"].items():
+        print(f"pre-training {name}: {run['steps']} steps of {args.batch_size} texts in {run['seconds']} s")
     for task, rows in results.items():
+        if task == "pretraining":
+            continue
         ranking = task == "sqr"
         columns = ["hr@3", "ndcg@3", "hr@1", "hr@5"] if ranking else ["accuracy", "macro_f1"]
         print(f"\n### {task.upper()} (test split; dev in brackets)\n")
-        print("| model | " + " | ".join(columns) + " | n | train s |")
-        print("|---|" + "---:|" * (len(columns) + 2))
+        print("| model | " + " | ".join(columns) + " | n test | train s | train examples/s |")
+        print("|---|" + "---:|" * (len(columns) + 3))
         for row, result in rows.items():
             cells = [f"{result['test'][c]:.4f} ({result['dev'][c]:.4f})" for c in columns]
-            print(f"| {row} | " + " | ".join(cells) + f" | {result['test']['n']} | {result['train_seconds']} |")
+            rate = result["train_examples_per_s"]
+            print(f"| {row} | " + " | ".join(cells) + f" | {result['test']['n']} | {result['train_seconds']} | "
+                  f"{'-' if rate is None else rate} |")
 
 
 def _arguments() -> argparse.Namespace:
@@ -136,6 +160,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=3e-5)
     parser.add_argument("--limit", type=int, help="at most this many training examples per task (quick checks)")
+    parser.add_argument("--eval-limit", type=int, help="at most this many dev and test examples per task")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1, help="parser processes")
     return parser.parse_args()

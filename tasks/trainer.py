@@ -120,9 +120,10 @@ class Trainer:
             self._resume()
         bar = tqdm(total=self.total_steps, initial=self.state.step, desc="training", unit="step",
                    disable=not self.accelerator.is_main_process)
-        started, examples = time.perf_counter(), 0
         while self.state.step < self.total_steps and self.state.epoch < self.config.epochs:
             self.model.train()
+            # Throughput counts training time only: the dev evaluation after the epoch is left out.
+            started, examples = time.perf_counter(), 0
             for batch in self.train_loader:
                 with self.accelerator.accumulate(self.model):
                     outputs = self.model(batch)
@@ -148,12 +149,14 @@ class Trainer:
                     if self.state.step >= self.total_steps:
                         break
             self.state.epoch += 1
-            self._end_of_epoch(loss.item())
+            rate = examples * self.accelerator.num_processes / (time.perf_counter() - started)
+            self._end_of_epoch(loss.item(), rate)
         bar.close()
         return self.state
 
-    def _end_of_epoch(self, last_loss: float) -> None:
-        record = {"epoch": self.state.epoch, "step": self.state.step, "loss": last_loss}
+    def _end_of_epoch(self, last_loss: float, examples_per_second: float) -> None:
+        record = {"epoch": self.state.epoch, "step": self.state.step, "loss": last_loss,
+                  "train_examples_per_s": round(examples_per_second, 2)}
         improved = False
         if self.evaluate is not None:
             metrics = self.evaluate(self.accelerator.unwrap_model(self.model))
