@@ -93,6 +93,8 @@ def main() -> None:
                 "test": evaluate_directory(task, str(output), split["test"], **fields),
                 "train_seconds": round(seconds, 1),
                 "train_examples_per_s": rate,
+                "n_train": sum(1 for _ in open(split["train"], encoding="utf-8")),
+                "epochs": None if row == "tfidf" else args.epochs,
             }
             print(f"{task} {row}: test {results[task][row]['test']}", flush=True)
             results_path.write_text(json.dumps(results, indent=1))
@@ -131,8 +133,8 @@ def build_task_files(directory: Path, seed: int, limit: int | None,
 
 def print_tables(results: dict, args: argparse.Namespace) -> None:
     print(f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
-          f"cuda {torch.cuda.is_available()}; seed {args.seed}; pre-training {args.pretrain_steps} steps; "
-          f"{args.epochs} fine-tuning epochs; train limit {args.limit or 'none'}; eval limit {args.eval_limit or 'none'}")
+          f"cuda {torch.cuda.is_available()}; seed {args.seed}; "
+          f"eval limit {args.eval_limit or 'none'} (training sizes and epochs per row in the tables)")
     for name, run in results["pretraining"].items():
         print(f"pre-training {name}: {run['steps']} steps of {args.batch_size} texts in {run['seconds']} s")
     for task, rows in results.items():
@@ -141,12 +143,13 @@ def print_tables(results: dict, args: argparse.Namespace) -> None:
         ranking = task == "sqr"
         columns = ["hr@3", "ndcg@3", "hr@1", "hr@5"] if ranking else ["accuracy", "macro_f1"]
         print(f"\n### {task.upper()} (test split; dev in brackets)\n")
-        print("| model | " + " | ".join(columns) + " | n test | train s | train examples/s |")
-        print("|---|" + "---:|" * (len(columns) + 3))
+        print("| model | " + " | ".join(columns) + " | n test | n train x epochs | train s | train examples/s |")
+        print("|---|" + "---:|" * (len(columns) + 4))
         for row, result in rows.items():
             cells = [f"{result['test'][c]:.4f} ({result['dev'][c]:.4f})" for c in columns]
             rate = result["train_examples_per_s"]
-            print(f"| {row} | " + " | ".join(cells) + f" | {result['test']['n']} | {result['train_seconds']} | "
+            size = f"{result['n_train']} x {result['epochs'] or '-'}"
+            print(f"| {row} | " + " | ".join(cells) + f" | {result['test']['n']} | {size} | {result['train_seconds']} | "
                   f"{'-' if rate is None else rate} |")
 
 

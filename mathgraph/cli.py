@@ -7,6 +7,8 @@
     mathgraph encode --input FILE.jsonl --text-field problem --output EMB.npy [--graphs GRAPHS.jsonl] [--model DIR]
     mathgraph pretrain --corpus FILE.jsonl[:FIELD] --output DIR [--steps N] [--batch-size B] [--tasks mlm,dtc,tgcl] [--resume]
     mathgraph train kpc|qrc|qam|sqr --train F --output DIR [--dev F] [--model DIR] [--encoder comus|bert|bert+gat|tfidf]
+    mathgraph train multitask --task kpc:TRAIN[:DEV] --task qrc:... --output DIR [--adapter none|moe|cgc-lora]
+                              [--moe-experts 4] [--moe-top-k 1] [--task-prompts] [--sampling proportional|uniform|temperature]
     mathgraph evaluate kpc|qrc|qam|sqr --model DIR --data F
     mathgraph samples
     mathgraph data qrc-pairs|sqr-lists|qam-pairs --input FILE --output FILE [--seed 0]
@@ -114,12 +116,15 @@ def build_argument_parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
     pretrain.set_defaults(run=run_pretrain)
 
-    train = commands.add_parser("train", help="fine-tune a task model (kpc, qrc, qam, sqr)",
+    train = commands.add_parser("train", help="fine-tune a task model (kpc, qrc, qam, sqr) or a multi-task one",
                                 description="Fine-tune an encoder with a task head, or fit the TF-IDF baseline "
-                                "(--encoder tfidf); the model directory keeps its label names.")
-    train.add_argument("task", choices=("kpc", "qrc", "qam", "sqr"))
-    train.add_argument("--train", required=True, metavar="FILE")
+                                "(--encoder tfidf); the model directory keeps its label names. `train multitask "
+                                "--task kpc:TRAIN[:DEV] --task qrc:...` trains one encoder with a head per task.")
+    train.add_argument("task", choices=("kpc", "qrc", "qam", "sqr", "multitask"))
+    train.add_argument("--train", metavar="FILE", help="training file (single-task)")
     train.add_argument("--dev", metavar="FILE", help="evaluated after each epoch; the best epoch is kept")
+    train.add_argument("--task", action="append", dest="task_specs", metavar="TASK:TRAIN[:DEV]",
+                       help="multitask: a task with its training (and dev) file; repeat for each task")
     train.add_argument("--output", required=True, metavar="DIR")
     train.add_argument("--model", default="default", help="encoder directory to start from (default: untrained default)")
     train.add_argument("--encoder", choices=("comus", "bert", "bert+gat", "tfidf"), default="comus")
@@ -133,6 +138,16 @@ def build_argument_parser() -> argparse.ArgumentParser:
     train.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
     train.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
     train.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
+    multitask = train.add_argument_group("multitask options")
+    multitask.add_argument("--adapter", choices=("none", "moe", "cgc-lora"), default="none")
+    multitask.add_argument("--moe-layers", default="last-2", help="all, last-N or indices like 4,5 (default: last-2)")
+    multitask.add_argument("--moe-experts", type=int, default=4)
+    multitask.add_argument("--moe-top-k", type=int, default=1)
+    multitask.add_argument("--task-prompts", action="store_true", help="a learned prompt per task after [CLS]")
+    multitask.add_argument("--lora-rank", type=int, default=8, help="CGC-LoRA total rank r")
+    multitask.add_argument("--lora-common", type=int, default=2, help="CGC-LoRA task-common experts N_C")
+    multitask.add_argument("--sampling", choices=("proportional", "uniform", "temperature"), default="proportional")
+    multitask.add_argument("--temperature", type=float, default=2.0, help="for --sampling temperature")
     train.set_defaults(run=run_train)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a trained model on a task file (prints JSON)")
@@ -323,6 +338,10 @@ def run_pretrain(args: argparse.Namespace) -> int:
 def run_train(args: argparse.Namespace) -> int:
     from tasks.finetune import TaskConfig, evaluate_directory, example_row, load_examples, train_task
 
+    if args.task == "multitask":
+        return _run_train_multitask(args)
+    if args.task_specs or not args.train:
+        raise ValueError(f"train {args.task} takes --train FILE (and no --task; that is for `train multitask`)")
     if args.encoder == "tfidf":
         from tasks.baselines import train_tfidf
 
@@ -337,6 +356,31 @@ def run_train(args: argparse.Namespace) -> int:
                             workers=args.workers, mixed_precision=args.mixed_precision, skip_bad=args.skip_bad)
     print(json.dumps(result, default=str))
     print(f"saved the {args.task} model to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _run_train_multitask(args: argparse.Namespace) -> int:
+    from tasks.finetune import TaskConfig
+    from tasks.multitask import parse_task_spec, train_multitask
+
+    if args.train or args.dev or not args.task_specs:
+        raise ValueError("train multitask takes --task TASK:TRAIN[:DEV] (repeated), not --train/--dev")
+    if args.encoder == "tfidf":
+        raise ValueError("train multitask needs a neural encoder (comus, bert or bert+gat), not tfidf")
+    task_files = []
+    for spec in args.task_specs:
+        task, train_path, dev_path = parse_task_spec(spec)
+        task_files.append((TaskConfig(task, text_field=args.text_field, label_field=args.label_field), train_path,
+                           dev_path))
+    result = train_multitask(
+        task_files, args.output, model=args.model, adapter=args.adapter, encoder=args.encoder, epochs=args.epochs,
+        batch_size=args.batch_size, learning_rate=args.lr, seed=args.seed, resume=args.resume, workers=args.workers,
+        mixed_precision=args.mixed_precision, skip_bad=args.skip_bad, moe_layers=args.moe_layers,
+        moe_experts=args.moe_experts, moe_top_k=args.moe_top_k, task_prompts=args.task_prompts,
+        lora_rank=args.lora_rank, lora_common=args.lora_common, sampling=args.sampling, temperature=args.temperature,
+    )
+    print(json.dumps(result, default=str))
+    print(f"saved the multi-task model to {args.output}", file=sys.stderr)
     return 0
 
 

@@ -195,18 +195,22 @@ class ComusModel(nn.Module):
 
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        self.config.text_config = _json_config(self.text)  # picks up a resized vocabulary
         state = {name: tensor.detach().cpu().contiguous() for name, tensor in self.state_dict().items()}
         weights = directory / WEIGHTS_NAME
         save_file(state, str(weights), metadata={"format": "pt", "model_type": self.config.model_type})
-        with open(directory / CONFIG_NAME, "w", encoding="utf-8") as f:
-            json.dump({**self.config.to_dict(), "weights_sha256": _sha256(weights)}, f, indent=2)
+        self.save_config(directory, weights_sha256=_sha256(weights))
         if tokenizer is not None:
             # In its own folder: next to a config.json of model_type "comus", transformers would
             # try (and warn about failing) to infer the tokenizer class from that config.
             tokenizer.save_pretrained(directory / TOKENIZER_DIR)
         if vocab is not None:
             vocab.save(directory)
+
+    def save_config(self, directory: str | PathLike, **extra: Any) -> None:
+        """Write ``config.json`` (with ``extra`` fields, e.g. the weights' checksum) to ``directory``."""
+        self.config.text_config = _json_config(self.text)  # picks up a resized vocabulary
+        with open(Path(directory) / CONFIG_NAME, "w", encoding="utf-8") as f:
+            json.dump({**self.config.to_dict(), **extra}, f, indent=2)
 
     @classmethod
     def from_pretrained(cls, directory: str | PathLike, map_location: str | torch.device = "cpu") -> "ComusModel":

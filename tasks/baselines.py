@@ -222,6 +222,15 @@ class TfidfRanker:
         return model
 
 
+def is_tfidf_directory(directory) -> bool:
+    """Whether ``directory`` holds a TF-IDF model (its ``config.json`` names one; neural models have their own)."""
+    path = Path(directory) / CONFIG_FILE
+    try:
+        return path.is_file() and json.loads(path.read_text()).get("model") in ("tfidf_classifier", "tfidf_ranker")
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return False
+
+
 def load_tfidf(directory) -> TfidfClassifier | TfidfRanker:
     """Load whichever TF-IDF model `directory` holds."""
     model = json.loads((Path(directory) / CONFIG_FILE).read_text()).get("model")

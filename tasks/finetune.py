@@ -135,35 +135,14 @@ class TaskModel(nn.Module):
         super().__init__()
         self.encoder, self.config = encoder, config
         self.backbone = encoder.model  # registered, so its weights train and save with the head
-        dim = {"comus": self.backbone.output_dim, "bert+gat": self.backbone.output_dim,
-               "bert": self.backbone.config.text_hidden}[config.encoder]
-        if config.task == "kpc":
-            self.head = ClassificationHead(dim, len(config.labels))
-        elif config.task in ("qrc", "qam"):
-            self.head = PairClassificationHead(dim, len(config.labels))
-        else:
-            self.head = BiEncoderScorer(dim)
+        self.head = make_head(config.task, vector_dim(self.backbone, config.encoder), len(config.labels))
 
     def vectors(self, problems: ProblemBatch) -> torch.Tensor:
         """One vector per problem ``[N, dim]``, as ``config.encoder`` defines it."""
-        if self.config.encoder == "bert":
-            return self.backbone.text(input_ids=problems.input_ids, attention_mask=problems.attention_mask,
-                                      token_type_ids=problems.token_type_ids).last_hidden_state[:, 0]
-        return self.backbone(**problems.as_model_inputs(), fuse=self.config.encoder == "comus").fused
+        return problem_vectors(self.backbone, self.config.encoder, problems.as_model_inputs())
 
     def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
-        vectors = self.vectors(batch.problems)
-        if self.config.task == "sqr":
-            queries = vectors[: len(batch.candidates)]
-            scores = self.head(queries, vectors[batch.candidates])
-            loss = self.head.loss(scores, batch.relevant, batch.candidate_mask)
-            return {"loss": loss, "scores": scores.masked_fill(~batch.candidate_mask, float("-inf"))}
-        if self.config.task == "kpc":
-            logits = self.head(vectors)
-        else:
-            half = len(batch.labels)
-            logits = self.head(vectors[:half], vectors[half:])
-        return {"loss": nn.functional.cross_entropy(logits.float(), batch.labels), "logits": logits}
+        return head_outputs(self.config.task, self.head, self.vectors(batch.problems), batch)
 
     # ------------------------------------------------------------ saving
     def save_pretrained(self, directory: str | Path) -> None:
@@ -194,6 +173,47 @@ class TaskModel(nn.Module):
         except Exception as err:  # safetensors and shape errors alike
             raise CheckpointError(f"cannot load {directory / HEAD_NAME}: {err}") from err
         return model.to(device or "cpu").eval()
+
+
+def vector_dim(backbone: nn.Module, encoder: str) -> int:
+    """Length of the problem vectors of ``encoder`` (``comus``, ``bert+gat``: fused; ``bert``: ``[CLS]``)."""
+    return backbone.config.text_hidden if encoder == "bert" else backbone.output_dim
+
+
+def problem_vectors(backbone: nn.Module, encoder: str, inputs: dict) -> torch.Tensor:
+    """One vector per problem ``[N, dim]`` from ``ProblemBatch.as_model_inputs()`` (``inputs_embeds``
+    may replace ``input_ids``): ``[CLS]`` of the text encoder alone (``bert``) or the fused
+    ``[CLS] ; mean node`` with (``comus``) or without (``bert+gat``) the memory layers."""
+    if encoder == "bert":
+        return backbone.text(input_ids=None if inputs.get("inputs_embeds") is not None else inputs["input_ids"],
+                             inputs_embeds=inputs.get("inputs_embeds"), attention_mask=inputs["attention_mask"],
+                             token_type_ids=inputs.get("token_type_ids")).last_hidden_state[:, 0]
+    return backbone(**inputs, fuse=encoder == "comus").fused
+
+
+def make_head(task: str, dim: int, num_labels: int) -> nn.Module:
+    """The head of ``task``: a classifier (KPC), a pair classifier (QRC, QAM) or a bi-encoder scorer (SQR)."""
+    if task == "kpc":
+        return ClassificationHead(dim, num_labels)
+    if task in ("qrc", "qam"):
+        return PairClassificationHead(dim, num_labels)
+    return BiEncoderScorer(dim)
+
+
+def head_outputs(task: str, head: nn.Module, vectors: torch.Tensor, batch: TaskBatch) -> dict[str, torch.Tensor]:
+    """Loss and ``logits`` (KPC, QRC, QAM) or ``scores`` (SQR; padding at ``-inf``) of a ``TaskBatch``
+    whose problems are encoded as ``vectors``."""
+    if task == "sqr":
+        queries = vectors[: len(batch.candidates)]
+        scores = head(queries, vectors[batch.candidates])
+        loss = head.loss(scores, batch.relevant, batch.candidate_mask)
+        return {"loss": loss, "scores": scores.masked_fill(~batch.candidate_mask, float("-inf"))}
+    if task == "kpc":
+        logits = head(vectors)
+    else:
+        half = len(batch.labels)
+        logits = head(vectors[:half], vectors[half:])
+    return {"loss": nn.functional.cross_entropy(logits.float(), batch.labels), "logits": logits}
 
 
 # ---------------------------------------------------------------- running
@@ -291,17 +311,21 @@ def train_task(
 
 def evaluate_directory(task: str, model_dir: str, data_path: str, text_field: str | None = None,
                        label_field: str | None = None, batch_size: int = 32, workers: int = 1) -> dict:
-    """Metrics of a trained model directory (a task model or a TF-IDF baseline) on a task file."""
-    from tasks.baselines import CONFIG_FILE, evaluate_tfidf, load_tfidf
+    """Metrics of a trained model directory (a task model, a multi-task model or a TF-IDF baseline) on a task file."""
+    from tasks.baselines import is_tfidf_directory, evaluate_tfidf, load_tfidf
+    from tasks.multitask import MultiTaskModel, is_multitask_directory
 
-    if (Path(model_dir) / CONFIG_FILE).is_file() and not (Path(model_dir) / TASK_CONFIG_NAME).is_file():
+    if is_tfidf_directory(model_dir):
         config = TaskConfig(task, text_field=text_field or "problem", label_field=label_field or "subject")
         rows = [example_row(e, config) for e in load_examples(config, data_path)]
         return evaluate_tfidf(task, load_tfidf(model_dir), rows, text_field=config.text_field,
                               label_field=config.label_field)
-    model = TaskModel.from_pretrained(model_dir)
-    if model.config.task != task:
-        raise ValueError(f"{model_dir} was trained for {model.config.task}, not {task}")
+    if is_multitask_directory(model_dir):
+        model = MultiTaskModel.from_pretrained(model_dir).for_task(task)
+    else:
+        model = TaskModel.from_pretrained(model_dir)
+        if model.config.task != task:
+            raise ValueError(f"{model_dir} was trained for {model.config.task}, not {task}")
     model.config.text_field = text_field or model.config.text_field
     model.config.label_field = label_field or model.config.label_field
     examples = load_examples(model.config, data_path)

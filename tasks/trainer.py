@@ -73,6 +73,7 @@ class Trainer:
     ``evaluate(model) -> dict`` is called after each epoch; its ``metric_name``
     entry (higher is better) decides the best checkpoint. ``save(model, dir)``,
     when given, also writes the model's user-facing files into each checkpoint.
+    ``epoch_log(model) -> dict`` adds entries to each epoch's log record.
     """
 
     def __init__(
@@ -84,6 +85,7 @@ class Trainer:
         save: Callable[[nn.Module, Path], None] | None = None,
         evaluate: Callable[[nn.Module], dict] | None = None,
         metric_name: str = "accuracy",
+        epoch_log: Callable[[nn.Module], dict] | None = None,
     ):
         from accelerate import Accelerator
         from accelerate.utils import set_seed
@@ -96,6 +98,7 @@ class Trainer:
         )
         self.config, self.output_dir = config, Path(output_dir)
         self.save_user_files, self.evaluate, self.metric_name = save, evaluate, metric_name
+        self.epoch_log = epoch_log
         optimizer = torch.optim.AdamW(
             [p for p in model.parameters() if p.requires_grad], lr=config.learning_rate, weight_decay=config.weight_decay
         )
@@ -157,6 +160,8 @@ class Trainer:
     def _end_of_epoch(self, last_loss: float, examples_per_second: float) -> None:
         record = {"epoch": self.state.epoch, "step": self.state.step, "loss": last_loss,
                   "train_examples_per_s": round(examples_per_second, 2)}
+        if self.epoch_log is not None:
+            record.update(self.epoch_log(self.accelerator.unwrap_model(self.model)))
         improved = False
         if self.evaluate is not None:
             metrics = self.evaluate(self.accelerator.unwrap_model(self.model))

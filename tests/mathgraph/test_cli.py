@@ -162,3 +162,27 @@ def test_train_and_evaluate_commands(tmp_path, tiny_encoder, capsys):
         assert metrics["n"] == 27 and 0 <= metrics["accuracy"] <= 1 and "macro_f1" in metrics
     assert main(["-q", "evaluate", "qrc", "--model", str(tmp_path / "nowhere"), "--data", str(pairs)]) == 2
     assert "not a trained task model" in capsys.readouterr().err
+
+
+def test_train_multitask_command_and_evaluate(tmp_path, tiny_encoder, capsys):
+    from pathlib import Path
+
+    import mathgraph
+
+    sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
+    pairs, qam = tmp_path / "pairs.jsonl", tmp_path / "qam.jsonl"
+    assert main(["-q", "data", "qrc-pairs", "--input", str(sample), "--output", str(pairs)]) == 0
+    assert main(["-q", "data", "qam-pairs", "--input", str(sample), "--output", str(qam),
+                 "--solution-field", "solution"]) == 0
+    start, output = tmp_path / "start", tmp_path / "multi"
+    tiny_encoder.save_pretrained(start)
+    assert main(["-q", "train", "multitask", "--task", f"qrc:{pairs}:{pairs}", "--task", f"qam:{qam}",
+                 "--output", str(output), "--model", str(start), "--adapter", "moe", "--moe-experts", "2",
+                 "--task-prompts", "--sampling", "uniform", "--epochs", "1", "--batch-size", "8"]) == 0
+    capsys.readouterr()
+    assert main(["-q", "evaluate", "qam", "--model", str(output), "--data", str(qam)]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 48
+    assert main(["-q", "train", "multitask", "--train", str(pairs), "--output", str(output)]) == 2
+    assert "--task TASK:TRAIN" in capsys.readouterr().err
+    assert main(["-q", "train", "multitask", "--task", "nope:x.jsonl", "--output", str(output)]) == 2
+    assert "TASK one of" in capsys.readouterr().err

@@ -1,0 +1,392 @@
+"""Multi-task fine-tuning: one encoder serving KPC, QRC, QAM and SQR, one head per task.
+
+Batches hold one task each and are mixed across tasks (``--sampling``):
+``proportional`` visits every task's batches once per epoch in random order;
+``uniform`` and ``temperature`` draw the task of each batch with probability
+``1 / N_T`` or ``n_t^(1/T) / sum n^(1/T)`` (JiuZhang 2.0-style balancing), for
+the same number of batches per epoch.
+
+Adapters on the text encoder (``--adapter``):
+
+- ``moe``: JiuZhang 2.0's mixture-of-experts FFN (``models.moe``) in the chosen
+  layers; its load-balance and z-losses are added to the task loss, and the
+  tokens each expert received are counted per task for the training log.
+- ``cgc-lora``: CGC-LoRA (``models.cgc_lora``) on Q, K, V and the dense layers;
+  the text encoder is frozen, the LoRA experts, the task gate, the graph side
+  and the heads train.
+- ``none``: one dense encoder shared by all tasks.
+
+``task_prompts`` (JiuZhang 2.0, Eq. 7) inserts one learned embedding per task
+right after ``[CLS]`` and, with MoE, adds it to the router input.
+
+A model directory holds ``multitask_config.json``, every weight in
+``multitask.safetensors`` (encoder with its adapters, task prompts, heads),
+the encoder's ``config.json``, tokenizer and graph vocabularies.
+``mathgraph evaluate TASK --model DIR`` loads it like a single-task model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from mathgraph.batching import ProblemBatch
+from mathgraph.encoder import MathEncoder
+from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
+from tasks.finetune import (
+    TASKS, TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_texts, head_outputs, label_names,
+    load_examples, make_head, parse_texts, problem_vectors, vector_dim,
+)
+
+ADAPTERS = ("none", "moe", "cgc-lora")
+SAMPLING = ("proportional", "uniform", "temperature")
+MULTITASK_CONFIG_NAME = "multitask_config.json"
+MULTITASK_WEIGHTS_NAME = "multitask.safetensors"
+
+
+@dataclass
+class MultiTaskConfig:
+    """The tasks (each a ``TaskConfig`` as a dict, labels included) and how the shared encoder is adapted."""
+
+    tasks: list[dict]
+    encoder: str = "comus"
+    adapter: str = "none"
+    moe_layers: str = "last-2"
+    moe_experts: int = 4
+    moe_top_k: int = 1
+    task_prompts: bool = False
+    lora_rank: int = 8
+    lora_common: int = 2
+    sampling: str = "proportional"
+    temperature: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.adapter not in ADAPTERS:
+            raise ValueError(f"unknown adapter {self.adapter!r}; choose one of {ADAPTERS}")
+        if self.sampling not in SAMPLING:
+            raise ValueError(f"unknown sampling {self.sampling!r}; choose one of {SAMPLING}")
+        names = [t["task"] for t in self.tasks]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"need one or more distinct tasks, got {names}")
+        for task in self.task_configs:
+            if task.encoder != self.encoder:
+                raise ValueError(f"task {task.task} uses encoder {task.encoder}, the model {self.encoder}")
+
+    @property
+    def task_configs(self) -> list[TaskConfig]:
+        return [TaskConfig(**t) for t in self.tasks]
+
+    @property
+    def task_names(self) -> list[str]:
+        return [t["task"] for t in self.tasks]
+
+
+@dataclass
+class MultiTaskBatch:
+    """A ``TaskBatch`` of one task, with that task's position in ``MultiTaskConfig.tasks``."""
+
+    task_id: int
+    batch: TaskBatch
+
+    def __len__(self) -> int:
+        return len(self.batch)
+
+    def to(self, device) -> "MultiTaskBatch":
+        return MultiTaskBatch(self.task_id, self.batch.to(device))
+
+
+class MultiTaskModel(nn.Module):
+    """A ``MathEncoder``'s backbone with the configured adapter, optional task prompts and one head per task."""
+
+    def __init__(self, encoder: MathEncoder, config: MultiTaskConfig):
+        super().__init__()
+        from models.cgc_lora import apply_cgc_lora
+        from models.moe import add_moe_layers
+
+        self.encoder, self.config = encoder, config
+        self.backbone = encoder.model
+        text = self.backbone.text
+        self.moe = add_moe_layers(text, config.moe_layers, config.moe_experts, config.moe_top_k) \
+            if config.adapter == "moe" else []
+        self.task_gate = apply_cgc_lora(text, len(config.tasks), config.lora_common, config.lora_rank) \
+            if config.adapter == "cgc-lora" else None
+        hidden = self.backbone.config.text_hidden
+        self.task_prompts = nn.Embedding(len(config.tasks), hidden) if config.task_prompts else None
+        if self.task_prompts is not None:
+            nn.init.normal_(self.task_prompts.weight, std=text.config.initializer_range)
+        dim = vector_dim(self.backbone, config.encoder)
+        self.heads = nn.ModuleList(make_head(t.task, dim, len(t.labels)) for t in config.task_configs)
+        # Tokens routed to each expert, per task, since the last ``take_expert_load()`` (for the training log).
+        self.expert_load = torch.zeros(len(config.tasks), len(self.moe), config.moe_experts, dtype=torch.long) \
+            if self.moe else None
+
+    def vectors(self, task_id: int, problems: ProblemBatch) -> torch.Tensor:
+        """Problem vectors ``[N, dim]`` with the adapters set for task ``task_id``."""
+        from models.moe import moe_inputs
+
+        inputs = problems.as_model_inputs()
+        prompt = None
+        if self.task_prompts is not None:
+            prompt = self.task_prompts.weight[task_id].expand(len(problems), -1)
+            inputs = _insert_after_cls(self.backbone.text, inputs, prompt)
+        if self.task_gate is not None:
+            self.task_gate.current_task = task_id
+        with moe_inputs(self.moe, token_mask=inputs["attention_mask"].bool(), task_prompt=prompt):
+            vectors = problem_vectors(self.backbone, self.config.encoder, inputs)
+            if self.moe and self.training:
+                from models.moe import moe_load_stats
+
+                self.expert_load[task_id] += moe_load_stats(self.moe).cpu()
+        return vectors
+
+    def forward(self, batch: MultiTaskBatch) -> dict[str, torch.Tensor]:
+        task = self.config.task_names[batch.task_id]
+        outputs = head_outputs(task, self.heads[batch.task_id], self.vectors(batch.task_id, batch.batch.problems),
+                               batch.batch)
+        if self.moe:
+            from models.moe import moe_aux_loss
+
+            aux = moe_aux_loss(self.moe)
+            outputs["aux_loss"] = aux
+            outputs["loss"] = outputs["loss"] + aux
+        return outputs
+
+    def for_task(self, task: str) -> "TaskView":
+        """This model as a single-task model of ``task`` (what ``predict`` and ``evaluate`` take)."""
+        if task not in self.config.task_names:
+            raise ValueError(f"this multi-task model has no {task} head (tasks: {self.config.task_names})")
+        return TaskView(self, self.config.task_names.index(task))
+
+    def take_expert_load(self) -> dict[str, list[list[int]]]:
+        """Tokens per expert ``[layer][expert]`` for each task since the last call, then reset."""
+        if self.expert_load is None:
+            return {}
+        load = {name: self.expert_load[i].tolist() for i, name in enumerate(self.config.task_names)}
+        self.expert_load.zero_()
+        return load
+
+    # ------------------------------------------------------------ saving
+    def save_pretrained(self, directory: str | Path) -> None:
+        """All weights in ``multitask.safetensors``, the configs, tokenizer and vocabularies."""
+        from safetensors.torch import save_model
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        save_model(self, str(directory / MULTITASK_WEIGHTS_NAME))
+        self.backbone.save_config(directory)
+        self.encoder.tokenizer.save_pretrained(directory / TOKENIZER_DIR)
+        self.encoder.vocab.save(directory)
+        (directory / MULTITASK_CONFIG_NAME).write_text(json.dumps(asdict(self.config), indent=1), encoding="utf-8")
+
+    @classmethod
+    def from_pretrained(cls, directory: str | Path, device: str | None = None) -> "MultiTaskModel":
+        """Load a directory written by ``save_pretrained`` (safetensors only; ``CheckpointError`` if it cannot)."""
+        from safetensors.torch import load_model
+        from transformers import AutoTokenizer
+
+        from mathgraph.graph import GraphVocabulary
+
+        directory = Path(directory)
+        try:
+            config = MultiTaskConfig(**json.loads((directory / MULTITASK_CONFIG_NAME).read_text(encoding="utf-8")))
+            backbone = ComusModel(ComusConfig.from_dict(read_config(directory)))
+            encoder = MathEncoder(backbone, AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR),
+                                  GraphVocabulary.load(directory))
+        except (OSError, ValueError, TypeError, json.JSONDecodeError) as err:
+            raise CheckpointError(f"{directory} is not a multi-task model: {err}") from err
+        model = cls(encoder, config)
+        try:
+            load_model(model, str(directory / MULTITASK_WEIGHTS_NAME))
+        except Exception as err:  # safetensors header, missing or mis-shaped tensors alike
+            raise CheckpointError(f"cannot load {directory / MULTITASK_WEIGHTS_NAME}: {err}") from err
+        return model.to(device or "cpu").eval()
+
+
+class TaskView(nn.Module):
+    """One task of a ``MultiTaskModel``, with the ``encoder``, ``config`` and ``forward(TaskBatch)`` of a
+    ``TaskModel``, so ``tasks.finetune.predict`` / ``evaluate_examples`` work on it unchanged."""
+
+    def __init__(self, model: MultiTaskModel, task_id: int):
+        super().__init__()
+        self.model, self.task_id = model, task_id
+        self.encoder, self.config = model.encoder, model.config.task_configs[task_id]
+
+    def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
+        return self.model(MultiTaskBatch(self.task_id, batch))
+
+
+def is_multitask_directory(directory: str | Path) -> bool:
+    """Whether ``directory`` holds a model written by ``MultiTaskModel.save_pretrained``."""
+    return (Path(directory) / MULTITASK_CONFIG_NAME).is_file()
+
+
+def _insert_after_cls(text_model: nn.Module, inputs: dict, prompt: torch.Tensor) -> dict:
+    """``inputs`` with ``prompt: [B, d]`` as an extra token embedding at position 1 (mask and types widened)."""
+    words = text_model.embeddings.word_embeddings(inputs["input_ids"])
+    one = torch.ones_like(inputs["attention_mask"][:, :1])
+    widened = dict(inputs)
+    widened["inputs_embeds"] = torch.cat([words[:, :1], prompt[:, None].to(words.dtype), words[:, 1:]], dim=1)
+    widened["attention_mask"] = torch.cat([inputs["attention_mask"][:, :1], one, inputs["attention_mask"][:, 1:]], 1)
+    if inputs.get("token_type_ids") is not None:
+        types = inputs["token_type_ids"]
+        widened["token_type_ids"] = torch.cat([types[:, :1], torch.zeros_like(one), types[:, 1:]], dim=1)
+    return widened
+
+
+# ---------------------------------------------------------------- data
+class TaskMixingSampler(torch.utils.data.Sampler):
+    """Batches of indices into the concatenation of the tasks' examples, one task per batch.
+
+    ``sizes``: examples per task. Each pass (epoch) reshuffles with ``seed + epoch``;
+    its length is the number of batches of one pass over every task.
+    """
+
+    def __init__(self, sizes: Sequence[int], batch_size: int, sampling: str = "proportional",
+                 temperature: float = 2.0, seed: int = 0):
+        if sampling not in SAMPLING:
+            raise ValueError(f"unknown sampling {sampling!r}; choose one of {SAMPLING}")
+        if batch_size < 1 or min(sizes) < 1:
+            raise ValueError("need batch_size >= 1 and at least one example per task")
+        self.sizes, self.batch_size, self.sampling, self.seed = list(sizes), batch_size, sampling, seed
+        self.offsets = [sum(self.sizes[:i]) for i in range(len(self.sizes))]
+        power = {"proportional": 1.0, "uniform": 0.0, "temperature": 1.0 / temperature}[sampling]
+        total = sum(n ** power for n in self.sizes)
+        self.task_probabilities = [n ** power / total for n in self.sizes]
+        self.epoch = 0
+
+    def __len__(self) -> int:
+        return sum(math.ceil(n / self.batch_size) for n in self.sizes)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        rng = random.Random(self.seed + self.epoch)
+        self.epoch += 1
+        batches = [self._task_batches(t, rng) for t in range(len(self.sizes))]
+        if self.sampling == "proportional":
+            order = [t for t, task_batches in enumerate(batches) for _ in task_batches]
+            rng.shuffle(order)
+        else:
+            order = rng.choices(range(len(self.sizes)), weights=self.task_probabilities, k=len(self))
+        for task in order:
+            if not batches[task]:  # a task drawn more often than it has batches starts a new pass over its data
+                batches[task] = self._task_batches(task, rng)
+            yield batches[task].pop()
+
+    def _task_batches(self, task: int, rng: random.Random) -> list[list[int]]:
+        indices = list(range(self.offsets[task], self.offsets[task] + self.sizes[task]))
+        rng.shuffle(indices)
+        return [indices[i:i + self.batch_size] for i in range(0, len(indices), self.batch_size)][::-1]
+
+
+class MultiTaskCollator:
+    """A list of ``(task_id, example)`` of one task -> ``MultiTaskBatch``."""
+
+    def __init__(self, collators: Sequence[TaskCollator]):
+        self.collators = list(collators)
+
+    def __call__(self, items: Sequence[tuple[int, object]]) -> MultiTaskBatch:
+        task_id = items[0][0]
+        return MultiTaskBatch(task_id, self.collators[task_id]([example for _, example in items]))
+
+
+# ---------------------------------------------------------------- running
+def train_multitask(
+    task_files: Sequence[tuple[TaskConfig, str, str | None]],
+    output_dir: str,
+    model: str = "default",
+    adapter: str = "none",
+    encoder: str = "comus",
+    epochs: int = 3,
+    batch_size: int = 16,
+    learning_rate: float = 3e-5,
+    seed: int = 0,
+    resume: bool = False,
+    workers: int = 1,
+    mixed_precision: str = "no",
+    skip_bad: bool = False,
+    **config_options,
+) -> dict:
+    """Train one model on several tasks: ``task_files`` holds ``(TaskConfig, train_path, dev_path or None)``.
+
+    ``config_options`` set ``MultiTaskConfig`` fields (``moe_layers``, ``moe_experts``,
+    ``moe_top_k``, ``task_prompts``, ``lora_rank``, ``lora_common``, ``sampling``,
+    ``temperature``). The dev metric is the mean over tasks of accuracy (KPC, QRC, QAM)
+    or NDCG@3 (SQR); the best epoch is saved to ``output_dir``. Returns the history.
+    """
+    from safetensors.torch import load_model
+
+    from tasks.trainer import BEST_CHECKPOINT, LAST_CHECKPOINT, WEIGHTS_NAME, Trainer, TrainingConfig
+
+    if not task_files:
+        raise ValueError("give at least one task")
+    train, dev = [], []
+    for task_config, train_path, dev_path in task_files:
+        task_config.encoder = encoder
+        examples = load_examples(task_config, train_path, skip_bad)
+        if not examples:
+            raise ValueError(f"{train_path}: no training examples")
+        task_config.labels = label_names(task_config.task, examples)
+        train.append(examples)
+        dev.append(load_examples(task_config, dev_path, skip_bad) if dev_path else [])
+    config = MultiTaskConfig([asdict(t) for t, _, _ in task_files], encoder=encoder, adapter=adapter,
+                             **config_options)
+    math_encoder = MathEncoder.from_pretrained(model, device="cpu")
+    texts = [t for examples in [*train, *dev] for e in examples for t in example_texts(e)]
+    graphs = parse_texts(texts, math_encoder.parser, workers)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)  # adapter and head weights depend on the seed only
+        multitask = MultiTaskModel(math_encoder, config)
+    flat = [(task_id, example) for task_id, examples in enumerate(train) for example in examples]
+    loader = torch.utils.data.DataLoader(
+        flat, batch_sampler=TaskMixingSampler([len(e) for e in train], batch_size, config.sampling,
+                                              config.temperature, seed),
+        collate_fn=MultiTaskCollator([TaskCollator(math_encoder, t, graphs) for t in config.task_configs]),
+    )
+    has_dev = any(dev)
+    trainer = Trainer(
+        multitask, loader, output_dir,
+        TrainingConfig(epochs=epochs, learning_rate=learning_rate, seed=seed, mixed_precision=mixed_precision),
+        evaluate=(lambda m: evaluate_tasks(m, dev, graphs, batch_size)) if has_dev else None,
+        metric_name="mean", epoch_log=lambda m: {"expert_load": m.take_expert_load()} if m.moe else {},
+    )
+    state = trainer.train(resume=resume)
+    if trainer.accelerator.is_main_process:
+        kept = Path(output_dir) / (BEST_CHECKPOINT if has_dev else LAST_CHECKPOINT)
+        load_model(multitask, str(kept / WEIGHTS_NAME))
+        multitask.save_pretrained(output_dir)
+    return {"history": state.history, "best_dev": state.best_metric}
+
+
+def evaluate_tasks(model: MultiTaskModel, dev: Sequence[Sequence], graphs: dict, batch_size: int = 32) -> dict:
+    """Dev metrics of every task with dev examples (``kpc_accuracy``, ``sqr_ndcg@3``...) and their ``mean``
+    (accuracy, or NDCG@3 for SQR)."""
+    metrics: dict = {}
+    main = []
+    for task_id, examples in enumerate(dev):
+        if not examples:
+            continue
+        task = model.config.task_names[task_id]
+        result = evaluate_examples(model.for_task(task), examples, graphs, batch_size)
+        metrics.update({f"{task}_{k}": v for k, v in result.items()})
+        main.append(result["ndcg@3" if task == "sqr" else "accuracy"])
+    metrics["mean"] = sum(main) / len(main)
+    return metrics
+
+
+def parse_task_spec(spec: str) -> tuple[str, str, str | None]:
+    """``TASK:TRAIN[:DEV]`` (the ``--task`` option) -> ``(task, train_path, dev_path)``."""
+    parts = spec.split(":")
+    if len(parts) not in (2, 3) or parts[0] not in TASKS or not all(parts[1:]):
+        raise ValueError(f"--task {spec!r}: expected TASK:TRAIN.jsonl[:DEV.jsonl] with TASK one of {TASKS}")
+    return parts[0], parts[1], parts[2] if len(parts) == 3 else None
+
+
+__all__ = ["MultiTaskConfig", "MultiTaskModel", "MultiTaskBatch", "TaskView", "TaskMixingSampler",
+           "MultiTaskCollator", "train_multitask", "evaluate_tasks", "is_multitask_directory", "parse_task_spec",
+           "ADAPTERS", "SAMPLING"]

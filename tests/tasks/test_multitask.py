@@ -1,0 +1,117 @@
+"""Multi-task training: task mixing, task prompts, MoE and CGC-LoRA adapters, save/load, evaluate."""
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+import mathgraph
+from mathgraph.samples import sample_problems
+from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
+from tasks.finetune import TaskConfig, evaluate_directory
+from tasks.multitask import (
+    MultiTaskConfig, MultiTaskModel, TaskMixingSampler, parse_task_spec, train_multitask,
+)
+
+GSMPLUS = [json.loads(line) for line in
+           (Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl").read_text().splitlines()]
+
+
+def write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+@pytest.fixture
+def task_files(tmp_path):
+    kpc = write(tmp_path / "kpc.jsonl", [{"problem": r["problem"], "subject": r.get("subject", "Word problem")}
+                                         for r in sample_problems()])
+    qrc = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(GSMPLUS), seed=0))
+    sqr = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(GSMPLUS), seed=0))
+    return [(TaskConfig("kpc"), kpc, kpc), (TaskConfig("qrc"), qrc, qrc), (TaskConfig("sqr"), sqr, sqr)]
+
+
+@pytest.fixture
+def start_model(tiny_encoder, tmp_path):
+    tiny_encoder.save_pretrained(tmp_path / "start")
+    return str(tmp_path / "start")
+
+
+def test_proportional_sampling_visits_every_example_once_per_epoch():
+    sampler = TaskMixingSampler([5, 2, 9], batch_size=2, sampling="proportional", seed=0)
+    assert len(sampler) == 3 + 1 + 5
+    for _ in range(2):
+        batches = list(sampler)
+        assert sorted(i for b in batches for i in b) == list(range(16))
+        # one task per batch: all indices of a batch fall in one task's range
+        assert all(len({0 if i < 5 else 1 if i < 7 else 2 for i in b}) == 1 for b in batches)
+    assert list(TaskMixingSampler([5, 2, 9], 2, seed=0)) != list(TaskMixingSampler([5, 2, 9], 2, seed=1))
+
+
+def test_uniform_and_temperature_sampling_follow_their_task_probabilities():
+    uniform = TaskMixingSampler([90, 10], batch_size=1, sampling="uniform")
+    temperature = TaskMixingSampler([90, 10], batch_size=1, sampling="temperature", temperature=2.0)
+    assert uniform.task_probabilities == [0.5, 0.5]
+    assert temperature.task_probabilities == pytest.approx([3 / 4, 1 / 4])  # sqrt(90) : sqrt(10) = 3 : 1
+    counts = Counter(0 if b[0] < 90 else 1 for _ in range(20) for b in uniform)
+    assert abs(counts[0] / sum(counts.values()) - 0.5) < 0.05
+
+
+def test_task_spec_parsing():
+    assert parse_task_spec("kpc:a.jsonl") == ("kpc", "a.jsonl", None)
+    assert parse_task_spec("sqr:a.jsonl:b.jsonl") == ("sqr", "a.jsonl", "b.jsonl")
+    with pytest.raises(ValueError, match="TASK:TRAIN"):
+        parse_task_spec("xyz:a.jsonl")
+
+
+def test_task_prompt_is_inserted_after_cls(tiny_encoder):
+    config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}, {"task": "qam", "labels": ["0", "1"]}],
+                             task_prompts=True)
+    model = MultiTaskModel(tiny_encoder, config).eval()
+    batch = tiny_encoder.collator(tiny_encoder.parse(["Find $x$ if $x+1=2$.", "Two apples."]))
+    seen = {}
+    handle = model.backbone.text.embeddings.register_forward_hook(
+        lambda module, args, kwargs, out: seen.update(kwargs), with_kwargs=True)
+    model.vectors(1, batch)
+    handle.remove()
+    embeds = seen["inputs_embeds"]
+    assert embeds.shape[1] == batch.input_ids.shape[1] + 1
+    assert torch.equal(embeds[:, 1], model.task_prompts.weight[1].expand(2, -1))
+    assert torch.equal(embeds[:, 0], model.backbone.text.embeddings.word_embeddings(batch.input_ids[:, 0]))
+    # the two tasks' prompts give different vectors for the same problems
+    assert not torch.allclose(model.vectors(0, batch), model.vectors(1, batch))
+
+
+@pytest.mark.parametrize("adapter,prompts", [("none", False), ("moe", True), ("cgc-lora", False)])
+def test_multitask_training_lowers_the_loss_and_round_trips(start_model, task_files, tmp_path, adapter, prompts):
+    output = tmp_path / f"multi-{adapter}"
+    options = {"moe_layers": "all", "moe_experts": 2} if adapter == "moe" else {}
+    result = train_multitask(task_files, str(output), model=start_model, adapter=adapter, epochs=3, batch_size=4,
+                             learning_rate=3e-3, task_prompts=prompts, **options)
+    history = result["history"]
+    assert history[-1]["loss"] < history[0]["loss"] or history[-1]["dev_mean"] > history[0]["dev_mean"]
+    assert {"dev_kpc_accuracy", "dev_qrc_accuracy", "dev_sqr_ndcg@3", "dev_mean"} <= set(history[0])
+    if adapter == "moe":
+        load = history[0]["expert_load"]
+        assert set(load) == {"kpc", "qrc", "sqr"} and len(load["kpc"]) == 3 and sum(load["kpc"][0]) > 0
+
+    loaded = MultiTaskModel.from_pretrained(output)
+    assert loaded.config.adapter == adapter and loaded.config.task_names == ["kpc", "qrc", "sqr"]
+    best = max(history, key=lambda r: r["dev_mean"])
+    metrics = evaluate_directory("kpc", str(output), task_files[0][1])
+    assert metrics["accuracy"] == pytest.approx(best["dev_kpc_accuracy"])
+    assert evaluate_directory("sqr", str(output), task_files[2][1])["ndcg@3"] == pytest.approx(best["dev_sqr_ndcg@3"])
+    with pytest.raises(ValueError, match="no qam head"):
+        evaluate_directory("qam", str(output), task_files[0][1])
+
+
+def test_cgc_lora_trains_only_adapters_and_the_graph_side(tiny_encoder):
+    config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}], adapter="cgc-lora")
+    model = MultiTaskModel(tiny_encoder, config)
+    trainable = {name for name, p in model.named_parameters() if p.requires_grad}
+    lora = {"common_A", "common_B", "specific_A", "specific_B"}
+    assert not any(name.startswith("backbone.text.") and name.split(".")[-1] not in lora for name in trainable)
+    assert any(name.split(".")[-1] in lora for name in trainable) and "task_gate.task_embedding.weight" in trainable
+    assert any(name.startswith("backbone.graph.") for name in trainable)
