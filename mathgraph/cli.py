@@ -10,6 +10,7 @@
     mathgraph train multitask --task kpc:TRAIN[:DEV] --task qrc:... --output DIR [--adapter none|moe|cgc-lora]
                               [--moe-experts 4] [--moe-top-k 1] [--task-prompts] [--sampling proportional|uniform|temperature]
     mathgraph evaluate kpc|qrc|qam|sqr --model DIR --data F
+    mathgraph routes --model DIR "TEXT" [--task kpc] [--output routes.html|routes.png]
     mathgraph samples
     mathgraph data qrc-pairs|sqr-lists|qam-pairs --input FILE --output FILE [--seed 0]
     mathgraph data split --input FILE [--group-field group | --stratify-field F] [--dev 0.1 --test 0.1]
@@ -159,6 +160,15 @@ def build_argument_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--batch-size", type=int, default=32)
     evaluate.add_argument("--workers", type=int, default=1)
     evaluate.set_defaults(run=run_evaluate)
+
+    routes = commands.add_parser("routes", help="draw which MoE expert each token goes to (HTML or PNG)",
+                                 description="Route a problem through a multi-task MoE model and draw, per MoE "
+                                 "layer, each token coloured by its expert (JiuZhang 2.0, Table 6).")
+    routes.add_argument("text", metavar="TEXT")
+    routes.add_argument("--model", required=True, metavar="DIR", help="a `train multitask --adapter moe` directory")
+    routes.add_argument("--task", help="whose task prompt and routing to use (default: the model's first task)")
+    routes.add_argument("--output", default="routes.html", metavar="FILE.html|FILE.png")
+    routes.set_defaults(run=run_routes)
 
     samples = commands.add_parser("samples", help="list the bundled sample problems")
     samples.set_defaults(run=run_samples)
@@ -381,6 +391,20 @@ def _run_train_multitask(args: argparse.Namespace) -> int:
     )
     print(json.dumps(result, default=str))
     print(f"saved the multi-task model to {args.output}", file=sys.stderr)
+    return 0
+
+
+def run_routes(args: argparse.Namespace) -> int:
+    from mathgraph.routes import save_routes, token_routes
+    from tasks.multitask import MultiTaskModel, is_multitask_directory
+
+    if not is_multitask_directory(args.model):
+        raise ValueError(f"{args.model} is not a multi-task model directory (train one with `train multitask`)")
+    routes = token_routes(MultiTaskModel.from_pretrained(args.model), args.text, args.task)
+    path = save_routes(routes, args.output)
+    for layer, experts in zip(routes.layers, routes.experts):
+        print(f"layer {layer}: " + " ".join(f"{t}/{e}" for t, e in zip(routes.tokens, experts)))
+    print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

@@ -182,6 +182,16 @@ def test_train_multitask_command_and_evaluate(tmp_path, tiny_encoder, capsys):
     capsys.readouterr()
     assert main(["-q", "evaluate", "qam", "--model", str(output), "--data", str(qam)]) == 0
     assert json.loads(capsys.readouterr().out)["n"] == 48
+    html, png = tmp_path / "routes.html", tmp_path / "routes.png"
+    text = "Find $x$ if $2x = 6$."
+    assert main(["-q", "routes", "--model", str(output), text, "--task", "qam", "--output", str(html)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 2 and printed[0].startswith("layer 1: [CLS]/") and " [TASK]/" in printed[0]
+    assert "expert" in html.read_text() and "task <b>qam</b>" in html.read_text()
+    assert main(["-q", "routes", "--model", str(output), text, "--output", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert main(["-q", "routes", "--model", str(start), text]) == 2
+    assert "not a multi-task model" in capsys.readouterr().err
     assert main(["-q", "train", "multitask", "--train", str(pairs), "--output", str(output)]) == 2
     assert "--task TASK:TRAIN" in capsys.readouterr().err
     assert main(["-q", "train", "multitask", "--task", "nope:x.jsonl", "--output", str(output)]) == 2

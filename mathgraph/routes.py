@@ -1,0 +1,120 @@
+"""Which expert each token goes to, per MoE layer (JiuZhang 2.0, Table 6), as HTML or PNG.
+
+    routes = token_routes(MultiTaskModel.from_pretrained(DIR), "Find $x$ if $2x = 6$.", task="kpc")
+    save_routes(routes, "routes.html")   # or routes.png
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+# Colour-blind-safe palette (Okabe-Ito), cycled when there are more experts.
+EXPERT_COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
+TASK_PROMPT_TOKEN = "[TASK]"
+
+
+@dataclass
+class TokenRoutes:
+    """``tokens[i]`` went to expert ``experts[layer][i]`` with router probability ``probabilities[layer][i]``
+    (top-1 choice); ``layers`` are the encoder layer indices of the MoE layers."""
+
+    text: str
+    task: str
+    tokens: list[str]
+    layers: list[int]
+    experts: list[list[int]]
+    probabilities: list[list[float]]
+
+
+@torch.inference_mode()
+def token_routes(model, text: str, task: str | None = None) -> TokenRoutes:
+    """Route ``text`` through a ``MultiTaskModel`` with MoE layers (``task``: default its first task)."""
+    if not model.moe:
+        raise ValueError("this model has no MoE layers (train it with --adapter moe)")
+    task = task or model.config.task_names[0]
+    view = model.for_task(task)  # checks the task
+    if not text or not text.strip():
+        raise ValueError("give a non-empty problem text")
+    model.eval()
+    batch = model.encoder.collator(model.encoder.parse([text])).to(next(model.parameters()).device)
+    model.vectors(view.task_id, batch)
+    tokens = model.encoder.tokenizer.convert_ids_to_tokens(batch.input_ids[0].tolist())
+    if model.task_prompts is not None:
+        tokens = tokens[:1] + [TASK_PROMPT_TOKEN] + tokens[1:]
+    layers = [i for i, layer in enumerate(model.backbone.text.encoder.layer) if layer.intermediate in model.moe]
+    experts, probabilities = [], []
+    for module in model.moe:
+        routing = module.last_routing
+        chosen = routing.expert_index[0, :, 0]
+        experts.append(chosen.tolist())
+        probabilities.append(routing.probs[0].gather(-1, chosen[:, None])[:, 0].tolist())
+    return TokenRoutes(text, task, tokens, layers, experts, probabilities)
+
+
+def routes_html(routes: TokenRoutes) -> str:
+    """A standalone HTML page: one line of tokens per MoE layer, each token on its expert's colour."""
+    rows = []
+    for layer, experts, probs in zip(routes.layers, routes.experts, routes.probabilities):
+        spans = "".join(
+            f'<span title="expert {e}, p={p:.2f}" style="background:{EXPERT_COLOURS[e % len(EXPERT_COLOURS)]};'
+            f'padding:2px 3px;margin:1px;border-radius:3px;display:inline-block">{html.escape(token)}</span>'
+            for token, e, p in zip(routes.tokens, experts, probs)
+        )
+        rows.append(f"<p><b>layer {layer}</b><br>{spans}</p>")
+    experts_used = sorted({e for layer in routes.experts for e in layer})
+    legend = " ".join(f'<span style="background:{EXPERT_COLOURS[e % len(EXPERT_COLOURS)]};padding:2px 6px">'
+                      f"expert {e}</span>" for e in experts_used)
+    return (f"<!doctype html><meta charset=utf-8><title>expert routes</title><body style='font-family:monospace'>"
+            f"<p>task <b>{html.escape(routes.task)}</b>: {html.escape(routes.text)}</p><p>{legend}</p>"
+            + "".join(rows) + "</body>")
+
+
+def draw_routes(routes: TokenRoutes, max_tokens_per_line: int = 16):
+    """A matplotlib figure: per MoE layer, the tokens in boxes coloured by expert."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    lines_per_layer = -(-len(routes.tokens) // max_tokens_per_line)
+    height = 0.5 + 0.45 * len(routes.layers) * (lines_per_layer + 1)
+    figure, axes = plt.subplots(figsize=(max_tokens_per_line * 0.9, height))
+    axes.set_axis_off()
+    y = 0.0
+    for layer, experts in zip(routes.layers, routes.experts):
+        axes.text(0, y, f"layer {layer}", fontweight="bold", va="center")
+        y -= 1
+        for i, (token, expert) in enumerate(zip(routes.tokens, experts)):
+            if i and i % max_tokens_per_line == 0:
+                y -= 1
+            axes.text((i % max_tokens_per_line) * 1.0, y, token.replace("$", r"\$"), va="center", fontsize=8,
+                      bbox={"facecolor": EXPERT_COLOURS[expert % len(EXPERT_COLOURS)], "edgecolor": "none",
+                            "boxstyle": "round,pad=0.2"})
+        y -= 1.2
+    axes.set_xlim(-0.5, max_tokens_per_line)
+    axes.set_ylim(y, 1)
+    axes.set_title(f"expert per token ({routes.task})", fontsize=10)
+    return figure
+
+
+def save_routes(routes: TokenRoutes, path: str | Path) -> Path:
+    """Write ``routes`` as ``.html`` or ``.png`` (by the file's suffix)."""
+    path = Path(path)
+    if path.suffix.lower() in (".html", ".htm"):
+        path.write_text(routes_html(routes), encoding="utf-8")
+    elif path.suffix.lower() == ".png":
+        figure = draw_routes(routes)
+        figure.savefig(path, dpi=120, bbox_inches="tight")
+        import matplotlib.pyplot as plt
+
+        plt.close(figure)
+    else:
+        raise ValueError(f"{path}: write routes to a .html or .png file")
+    return path
+
+
+__all__ = ["TokenRoutes", "token_routes", "routes_html", "draw_routes", "save_routes", "EXPERT_COLOURS"]
