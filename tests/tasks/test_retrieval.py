@@ -1,0 +1,270 @@
+"""SearchIndex: exact top-k against brute force, save/load round trip, encoder mismatch, damaged files, faiss."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from tasks.retrieval import (
+    EMBEDDINGS_FILE,
+    MANIFEST_FILE,
+    ROWS_FILE,
+    Embedder,
+    Hit,
+    IndexFormatError,
+    IndexMismatchError,
+    SearchIndex,
+    TextEmbedder,
+    as_embedder,
+    build_index_from_file,
+    exact_top_k,
+    load_embedder,
+    load_index,
+)
+
+
+class HashingEncoder:
+    """Deterministic bag-of-words vectors: texts sharing words are close. ``seed`` changes the model."""
+
+    def __init__(self, dimension=16, seed=0):
+        self.dimension, self.seed, self.calls = dimension, seed, 0
+
+    def encode(self, texts, batch_size=32):
+        self.calls += 1
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                h = hashlib.sha256(f"{self.seed}:{word}".encode()).digest()
+                out[i, h[0] % self.dimension] += 1.0 + h[1] / 255
+        return out
+
+    def identity(self):
+        return {"kind": "test.HashingEncoder", "weights_sha256": f"seed-{self.seed}", "mode": "bow",
+                "dimension": self.dimension}
+
+
+CORPUS = [
+    {"id": "p0", "problem": "find the area of the triangle with sides 3 4 5", "solution": "6"},
+    {"id": "p1", "problem": "a circle has radius 2 find its area", "solution": "4 pi"},
+    {"id": "p2", "problem": "how many primes are between 20 and 30", "solution": "2"},
+    {"id": "p3", "problem": "the triangle has a right angle find the hypotenuse", "solution": "5"},
+    {"id": "p4", "problem": "solve for x in 2x plus 3 equals 7", "solution": "2"},
+    {"id": "p5", "problem": "natalia sold clips to 48 friends in april", "solution": "72"},
+    {"id": "p6", "problem": "what is the remainder when 100 is divided by 7", "solution": "2"},
+    {"id": "p7", "problem": "a coin is flipped twice what is the probability of two heads", "solution": "1/4"},
+]
+
+
+@pytest.fixture
+def index():
+    return SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem", batch_size=3)
+
+
+def brute_force(index, query_vectors, k):
+    """The top k by a full sort of every cosine similarity."""
+    e = index.embeddings.astype(np.float64)
+    q = np.asarray(query_vectors, dtype=np.float64)
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    scores = q @ e.T
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return order, np.take_along_axis(scores, order, axis=1)
+
+
+def test_embeddings_are_unit_length_and_rows_kept(index):
+    assert np.allclose(np.linalg.norm(index.embeddings, axis=1), 1.0, atol=1e-6)
+    assert index.rows == CORPUS and len(index) == 8 and index.dimension == 16
+
+
+@pytest.mark.parametrize("k", [1, 3, 8, 20])
+def test_top_k_equals_brute_force(index, k):
+    queries = ["triangle area", "probability of heads", "primes between 20 and 30", "x plus 3"]
+    hits = index.search(queries, k=k)
+    expected, expected_scores = brute_force(index, HashingEncoder().encode(queries), min(k, 8))
+    for query_hits, order, scores in zip(hits, expected, expected_scores):
+        assert [h.index for h in query_hits] == list(order)
+        assert np.allclose([h.score for h in query_hits], scores, atol=1e-5)
+        assert all(h.row is CORPUS[h.index] or h.row == CORPUS[h.index] for h in query_hits)
+
+
+def test_random_vectors_match_brute_force():
+    rng = np.random.default_rng(0)
+    embeddings = rng.normal(size=(500, 24)).astype(np.float32)
+    embeddings /= np.linalg.norm(embeddings, axis=1, keepdims=True)
+    queries = rng.normal(size=(30, 24)).astype(np.float32)
+    indices, scores = exact_top_k(queries, embeddings, 7)
+    full = queries @ embeddings.T
+    assert np.array_equal(indices, np.argsort(-full, axis=1, kind="stable")[:, :7])
+    assert np.allclose(scores, np.sort(full, axis=1)[:, ::-1][:, :7])
+
+
+def test_single_query_gives_one_list(index):
+    hits = index.search("area of a triangle", k=2)
+    assert isinstance(hits, list) and all(isinstance(h, Hit) for h in hits)
+    assert hits[0].row["id"] == "p0"
+    assert hits[0].score >= hits[1].score
+    assert json.loads(json.dumps(hits[0].to_dict()))["row"]["id"] == "p0"
+
+
+def test_plain_strings_become_rows():
+    index = SearchIndex.build(["one two", "three four"], HashingEncoder(), text_field="text")
+    assert index.rows == [{"text": "one two"}, {"text": "three four"}]
+
+
+def test_round_trip(index, tmp_path):
+    index.save(tmp_path / "idx")
+    assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == sorted([MANIFEST_FILE, EMBEDDINGS_FILE, ROWS_FILE])
+    manifest = json.loads((tmp_path / "idx" / MANIFEST_FILE).read_text())
+    assert manifest["encoder"] == HashingEncoder().identity() and manifest["count"] == 8
+    loaded = SearchIndex.load(tmp_path / "idx", encoder=HashingEncoder())
+    assert np.array_equal(loaded.embeddings, index.embeddings)
+    assert loaded.rows == index.rows and loaded.text_field == "problem"
+    assert loaded.search("coin probability", k=3) == index.search("coin probability", k=3)
+
+
+def test_load_without_encoder_searches_vectors_only(index, tmp_path):
+    index.save(tmp_path)
+    loaded = SearchIndex.load(tmp_path)
+    with pytest.raises(ValueError, match="no encoder"):
+        loaded.search("triangle")
+    assert loaded.search_vectors(index.embeddings[2], k=1)[0][0].index == 2
+
+
+def test_other_model_is_a_mismatch(index, tmp_path):
+    index.save(tmp_path)
+    with pytest.raises(IndexMismatchError, match="weights_sha256"):
+        SearchIndex.load(tmp_path, encoder=HashingEncoder(seed=1))
+    with pytest.raises(IndexMismatchError, match="dimension"):
+        SearchIndex.load(tmp_path, encoder=HashingEncoder(dimension=8))
+
+
+def test_empty_corpus_and_bad_k(index):
+    with pytest.raises(ValueError, match="empty corpus"):
+        SearchIndex.build([], HashingEncoder())
+    for k in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="k must be"):
+            index.search("triangle", k=k)
+    with pytest.raises(ValueError, match="query 1 is empty"):
+        index.search(["triangle", "  "])
+
+
+def test_bad_rows_and_encoders_are_named():
+    with pytest.raises(ValueError, match="corpus row 1: field 'problem'.*fields: question"):
+        SearchIndex.build([{"problem": "a b"}, {"question": "c d"}], HashingEncoder())
+    with pytest.raises(TypeError, match="not an encoder"):
+        SearchIndex.build(["a"], object())
+
+    class WrongShape(HashingEncoder):
+        def encode(self, texts, batch_size=32):
+            return np.zeros((len(texts) + 1, 4))
+
+    with pytest.raises(ValueError, match="returned shape"):
+        SearchIndex.build(["a b"], WrongShape())
+
+
+@pytest.mark.parametrize("damage", ["truncate_embeddings", "edit_rows", "bad_manifest", "no_manifest", "new_version"])
+def test_damaged_files_are_clear_errors(index, tmp_path, damage):
+    index.save(tmp_path)
+    if damage == "truncate_embeddings":
+        data = (tmp_path / EMBEDDINGS_FILE).read_bytes()
+        (tmp_path / EMBEDDINGS_FILE).write_bytes(data[: len(data) // 2])
+        message = "checksum"
+    elif damage == "edit_rows":
+        (tmp_path / ROWS_FILE).write_text((tmp_path / ROWS_FILE).read_text().replace("triangle", "square"))
+        message = "checksum"
+    elif damage == "bad_manifest":
+        (tmp_path / MANIFEST_FILE).write_text("{not json")
+        message = "not valid JSON"
+    elif damage == "no_manifest":
+        (tmp_path / MANIFEST_FILE).unlink()
+        message = "not a search index"
+    else:
+        manifest = json.loads((tmp_path / MANIFEST_FILE).read_text())
+        (tmp_path / MANIFEST_FILE).write_text(json.dumps({**manifest, "version": 99}))
+        message = "rebuild"
+    with pytest.raises(IndexFormatError, match=message):
+        SearchIndex.load(tmp_path, encoder=HashingEncoder())
+
+
+def test_faiss_gives_the_exact_top_k():
+    faiss = pytest.importorskip("faiss")
+    assert faiss is not None
+    rng = np.random.default_rng(1)
+    texts = [" ".join(rng.choice(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"], size=6)) + f" w{i}"
+             for i in range(300)]
+    index = SearchIndex.build(texts, HashingEncoder(dimension=32), text_field="text")
+    queries = texts[:20]
+    exact = index.search(queries, k=5, approximate=False)
+    for kind in ("flat", "hnsw"):
+        approx = index.search(queries, k=5, approximate=True, approximate_kind=kind)
+        for e, a in zip(exact, approx):
+            # Equal scores may come in another order; the score lists and the set of rows must agree.
+            assert np.allclose([h.score for h in e], [h.score for h in a], atol=1e-5)
+            assert {h.index for h in e if h.score > e[-1].score + 1e-5} <= {h.index for h in a}
+
+
+def test_missing_faiss_is_a_clear_error(index, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_faiss(name, *args, **kwargs):
+        if name == "faiss":
+            raise ImportError("no faiss")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_faiss)
+    with pytest.raises(ImportError, match="pip install faiss-cpu"):
+        index.search("triangle", approximate=True)
+    assert index.search("triangle", k=1)  # the default stays exact and works
+
+
+def test_the_fake_encoder_is_an_embedder():
+    assert isinstance(HashingEncoder(), Embedder)
+    assert as_embedder(HashingEncoder()) is not None
+
+
+def test_with_a_tiny_math_encoder(tiny_encoder, tmp_path):
+    problems = ["Find $x$ if $2x+3=7$.", "What is the area of a circle of radius $r=2$?",
+                "How many primes lie between $20$ and $30$?"]
+    index = SearchIndex.build(problems, tiny_encoder, text_field="problem", mode="fused")
+    assert index.identity["kind"] == "mathgraph.MathEncoder" and index.identity["mode"] == "fused"
+    assert index.dimension == tiny_encoder.dimension("fused")
+    hits = index.search(problems[1], k=3)
+    assert hits[0].index == 1 and hits[0].score == pytest.approx(1.0, abs=1e-4)
+    index.save(tmp_path)
+    loaded = SearchIndex.load(tmp_path, encoder=tiny_encoder)
+    assert [h.index for h in loaded.search(problems[1], k=3)] == [h.index for h in hits]
+    with pytest.raises(IndexMismatchError, match="mode"):
+        SearchIndex.load(tmp_path, encoder=tiny_encoder, mode="text")
+    with pytest.raises(IndexMismatchError):
+        SearchIndex.load(tmp_path, encoder=HashingEncoder(dimension=index.dimension))
+
+
+def test_index_files_with_a_saved_math_encoder(tiny_encoder, tmp_path):
+    """The CLI path: build from a JSONL corpus with a model directory, then search with the model it records."""
+    model_dir = tmp_path / "model"
+    tiny_encoder.save_pretrained(model_dir)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": i, "problem": p}) + "\n" for i, p in enumerate(
+        ["Find $x$ if $2x+3=7$.", "What is $\\frac{1}{2}+\\frac{1}{3}$?", "A circle has radius $3$. Find its area."])))
+    built = build_index_from_file(corpus, model=model_dir, text_field="problem", output=tmp_path / "idx")
+    assert built.identity["source"] == str(model_dir.resolve())
+    index = load_index(tmp_path / "idx")  # the model is found from the manifest
+    hits = index.search("A circle has radius $3$. Find its area.", k=2)
+    assert hits[0].row["id"] == 2 and len(hits) == 2
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"problem": "ok"}) + "\n" + json.dumps({"question": "no problem field"}) + "\n")
+    with pytest.raises(ValueError, match="bad.jsonl:2"):
+        build_index_from_file(bad, model=model_dir)
+
+
+def test_text_only_encoder(tiny_text_dir, tmp_path):
+    embedder = load_embedder(f"text:{tiny_text_dir}")
+    assert isinstance(embedder, TextEmbedder) and isinstance(embedder, Embedder)
+    texts = ["the area of a circle", "the remainder of a division", "probability of two heads"]
+    index = SearchIndex.build(texts, embedder, text_field="text")
+    assert index.identity["kind"] == "transformers.AutoModel" and index.dimension == 32
+    assert index.search(texts[1], k=1)[0].index == 1
+    index.save(tmp_path)
+    assert load_index(tmp_path).search(texts[2], k=1)[0].index == 2
