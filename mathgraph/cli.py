@@ -10,6 +10,10 @@
     mathgraph train multitask --task kpc:TRAIN[:DEV] --task qrc:... --output DIR [--adapter none|moe|cgc-lora]
                               [--moe-experts 4] [--moe-top-k 1] [--task-prompts] [--sampling proportional|uniform|temperature]
     mathgraph evaluate kpc|qrc|qam|sqr --model DIR --data F
+    mathgraph train simcse --corpus F.jsonl[:FIELD] [--corpus ...] --output DIR [--model DIR] [--steps N]
+    mathgraph index build --input CORPUS.jsonl --text-field problem --model DIR --output INDEX
+    mathgraph search --index INDEX "QUERY" [-k 5] [--format json]
+    mathgraph refine --problems F.jsonl --index INDEX --llm PATH|URL|smollm2 [--drafts F] [--stages 3] [--iterations T] --output OUT.jsonl
     mathgraph routes --model DIR "TEXT" [--task kpc] [--output routes.html|routes.png]
     mathgraph samples
     mathgraph data qrc-pairs|sqr-lists|qam-pairs --input FILE --output FILE [--seed 0]
@@ -121,7 +125,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
                                 description="Fine-tune an encoder with a task head, or fit the TF-IDF baseline "
                                 "(--encoder tfidf); the model directory keeps its label names. `train multitask "
                                 "--task kpc:TRAIN[:DEV] --task qrc:...` trains one encoder with a head per task.")
-    train.add_argument("task", choices=("kpc", "qrc", "qam", "sqr", "multitask"))
+    train.add_argument("task", choices=("kpc", "qrc", "qam", "sqr", "multitask", "simcse"))
     train.add_argument("--train", metavar="FILE", help="training file (single-task)")
     train.add_argument("--dev", metavar="FILE", help="evaluated after each epoch; the best epoch is kept")
     train.add_argument("--task", action="append", dest="task_specs", metavar="TASK:TRAIN[:DEV]",
@@ -139,6 +143,12 @@ def build_argument_parser() -> argparse.ArgumentParser:
     train.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
     train.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
     train.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
+    simcse = train.add_argument_group("simcse options (retrieval encoder: dropout views, in-batch negatives)")
+    simcse.add_argument("--corpus", action="append", metavar="FILE.jsonl[:FIELD]",
+                        help="texts to train on (default field: problem, question or text); repeatable")
+    simcse.add_argument("--steps", type=int, default=1000)
+    simcse.add_argument("--mode", choices=("fused", "text", "graph"), default="fused",
+                        help="which vector is trained (use the same mode for the index)")
     multitask = train.add_argument_group("multitask options")
     multitask.add_argument("--adapter", choices=("none", "moe", "cgc-lora"), default="none")
     multitask.add_argument("--moe-layers", default="last-2", help="all, last-N or indices like 4,5 (default: last-2)")
@@ -160,6 +170,8 @@ def build_argument_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--batch-size", type=int, default=32)
     evaluate.add_argument("--workers", type=int, default=1)
     evaluate.set_defaults(run=run_evaluate)
+
+    _add_search_commands(commands)
 
     routes = commands.add_parser("routes", help="draw which MoE expert each token goes to (HTML or PNG)",
                                  description="Route a problem through a multi-task MoE model and draw, per MoE "
@@ -350,6 +362,10 @@ def run_train(args: argparse.Namespace) -> int:
 
     if args.task == "multitask":
         return _run_train_multitask(args)
+    if args.task == "simcse":
+        return _run_train_simcse(args)
+    if args.corpus:
+        raise ValueError("--corpus is for `train simcse`")
     if args.task_specs or not args.train:
         raise ValueError(f"train {args.task} takes --train FILE (and no --task; that is for `train multitask`)")
     if args.encoder == "tfidf":
@@ -391,6 +407,102 @@ def _run_train_multitask(args: argparse.Namespace) -> int:
     )
     print(json.dumps(result, default=str))
     print(f"saved the multi-task model to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _run_train_simcse(args: argparse.Namespace) -> int:
+    from tasks.simcse import train_simcse
+
+    if not args.corpus or args.train or args.task_specs:
+        raise ValueError("train simcse takes --corpus FILE.jsonl[:FIELD] (repeatable), not --train/--task")
+    result = train_simcse(_read_corpora(args.corpus), args.output, model=args.model, mode=args.mode, steps=args.steps,
+                          batch_size=args.batch_size, learning_rate=args.lr, seed=args.seed, resume=args.resume,
+                          mixed_precision=args.mixed_precision)
+    print(json.dumps(result, default=str))
+    print(f"saved the SimCSE encoder to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _add_search_commands(commands) -> None:
+    """``mathgraph index build``, ``mathgraph search`` and ``mathgraph refine`` (JiuZhang 2.0, Section 3.3)."""
+    index = commands.add_parser("index", help="build a similar-problem search index")
+    actions = index.add_subparsers(dest="index_command", required=True, metavar="ACTION")
+    build = actions.add_parser("build", help="embed a JSONL corpus and save the index",
+                               description="Embed every row's text with a model and save vectors, rows and the "
+                               "model's identity; `mathgraph search` then needs no --model.")
+    build.add_argument("--input", required=True, metavar="CORPUS.jsonl")
+    build.add_argument("--text-field", default="problem")
+    build.add_argument("--model", default="default",
+                       help="mathgraph encoder directory, default, or text:PATH for a text-only encoder")
+    build.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
+    build.add_argument("--batch-size", type=int, default=32)
+    build.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
+    build.add_argument("--output", required=True, metavar="INDEX")
+    build.set_defaults(run=run_index_build)
+
+    search = commands.add_parser("search", help="the problems of an index most similar to a query")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--index", required=True, metavar="INDEX")
+    search.add_argument("-k", type=int, default=5)
+    search.add_argument("--model", help="the model that built the index (default: the one it records)")
+    search.add_argument("--approximate", action="store_true", help="faiss HNSW instead of exact cosine")
+    search.add_argument("--format", choices=("text", "json"), default="text")
+    search.set_defaults(run=run_search)
+
+    refine = commands.add_parser("refine", help="refine solutions with retrieved exemplars and an LLM",
+                                 description="JiuZhang 2.0 iterative refinement: three stages (logic, deduction, "
+                                 "language and calculation), each retrieving its exemplars and asking an LLM.")
+    refine.add_argument("--problems", required=True, metavar="F.jsonl")
+    refine.add_argument("--index", required=True, metavar="INDEX", help="exemplars: rows with problem and solution")
+    refine.add_argument("--llm", required=True, metavar="PATH|URL|smollm2",
+                        help="a local Hugging Face causal LM, an OpenAI-compatible URL, or the packaged smollm2")
+    refine.add_argument("--llm-model", help="model name for an OpenAI-compatible endpoint")
+    refine.add_argument("--drafts", metavar="F.jsonl", help="draft solutions (default: the LLM writes them)")
+    refine.add_argument("--stages", type=int, choices=(1, 2, 3), default=3)
+    refine.add_argument("--iterations", type=int, default=1, help="T, per stage")
+    refine.add_argument("--exemplars", type=int, default=8)
+    refine.add_argument("--max-new-tokens", type=int, default=256)
+    refine.add_argument("--retries", type=int, default=2)
+    refine.add_argument("--solution-field", default="solution", help="solution field of the index rows")
+    refine.add_argument("--limit", type=int, help="only the first N problems")
+    refine.add_argument("--output", required=True, metavar="OUT.jsonl")
+    refine.set_defaults(run=run_refine)
+
+
+def run_index_build(args: argparse.Namespace) -> int:
+    from tasks.retrieval import build_index_from_file
+
+    index = build_index_from_file(args.input, model=args.model, text_field=args.text_field, output=args.output,
+                                  mode=args.mode, batch_size=args.batch_size, skip_bad=args.skip_bad)
+    print(f"indexed {len(index)} rows ({index.dimension}-dimensional) in {args.output}", file=sys.stderr)
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from tasks.retrieval import load_index
+
+    index = load_index(args.index, model=args.model)
+    hits = index.search(args.query, k=args.k, approximate=args.approximate or None)
+    if args.format == "json":
+        print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False))
+    else:
+        for rank, hit in enumerate(hits, 1):
+            text = " ".join(str(hit.row[index.text_field]).split())
+            print(f"{rank}. {hit.score:.4f}  [{hit.index}] {text[:200]}")
+    return 0
+
+
+def run_refine(args: argparse.Namespace) -> int:
+    from tasks.llm import load_llm
+    from tasks.refine import refine_file
+    from tasks.retrieval import load_index
+
+    summary = refine_file(args.problems, load_index(args.index), load_llm(args.llm, model=args.llm_model), args.output,
+                          drafts_path=args.drafts, stages=args.stages, iterations=args.iterations,
+                          exemplars=args.exemplars, max_new_tokens=args.max_new_tokens, retries=args.retries,
+                          solution_field=args.solution_field, limit=args.limit)
+    print(json.dumps(summary, default=str))
+    print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
 

@@ -196,3 +196,57 @@ def test_train_multitask_command_and_evaluate(tmp_path, tiny_encoder, capsys):
     assert "--task TASK:TRAIN" in capsys.readouterr().err
     assert main(["-q", "train", "multitask", "--task", "nope:x.jsonl", "--output", str(output)]) == 2
     assert "TASK one of" in capsys.readouterr().err
+
+
+def test_simcse_index_search_and_refine_commands(tmp_path, tiny_encoder, capsys):
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+    from pathlib import Path
+
+    import mathgraph
+
+    class FakeLLM(BaseHTTPRequestHandler):
+        """An OpenAI-compatible endpoint whose every solution ends in '#### 42'."""
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            data = json.dumps({"choices": [{"message": {"content": "So the total is 42.\n#### 42"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
+    start, tuned, index = tmp_path / "start", tmp_path / "simcse", tmp_path / "index"
+    tiny_encoder.save_pretrained(start)
+    assert main(["-q", "train", "simcse", "--corpus", f"{sample}:question", "--output", str(tuned),
+                 "--model", str(start), "--steps", "2", "--batch-size", "8"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["steps"] == 2
+    assert main(["-q", "index", "build", "--input", str(sample), "--text-field", "question", "--model", str(tuned),
+                 "--output", str(index)]) == 0
+    question = json.loads(sample.read_text().splitlines()[3])["question"]
+    capsys.readouterr()
+    assert main(["-q", "search", "--index", str(index), question, "-k", "3", "--format", "json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert len(hits) == 3 and hits[0]["index"] == 3 and hits[0]["score"] == pytest.approx(1.0, abs=1e-4)
+
+    httpd = HTTPServer(("127.0.0.1", 0), FakeLLM)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    problems, output = tmp_path / "problems.jsonl", tmp_path / "refined.jsonl"
+    write_lines(problems, [json.dumps({"question": "Tom has 40 apples and buys 2. How many?", "answer": "#### 42"}),
+                           json.dumps({"question": "What is 6 times 7 plus 1?", "answer": "#### 43"})])
+    try:
+        assert main(["-q", "refine", "--problems", str(problems), "--index", str(index),
+                     "--llm", f"http://127.0.0.1:{httpd.server_port}/v1", "--llm-model", "fake", "--exemplars", "2",
+                     "--output", str(output)]) == 0
+    finally:
+        httpd.shutdown()
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    assert len(records) == 2 and [len(r["steps"]) for r in records] == [3, 3]
+    assert [r["correct"] for r in records] == [True, False]
+    assert all(len(step["exemplar_ids"]) == 2 for r in records for step in r["steps"])
+    assert summary["final_accuracy"] == 0.5

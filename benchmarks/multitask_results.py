@@ -1,0 +1,117 @@
+"""Single-task models against one multi-task model: dense, MoE (with and without task prompts), CGC-LoRA.
+
+    python benchmarks/multitask_results.py --work results/ [--limit N] [--eval-limit N] [--epochs 2]
+                                           [--variants single,dense,moe,moe+prompts,cgc-lora]
+
+Uses the task files of ``benchmarks/results.py`` in ``WORK/data`` (run that first,
+or this script builds them the same way), starts every model from the same
+encoder (``--model``, default the untrained default; COMUS fused vectors) and
+trains with the same budget: ``single`` is one model per task, the others one
+model for the four tasks. Prints test (and dev) metrics per task with the
+number of trainable parameters, and writes ``WORK/multitask_results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import build_task_files  # noqa: E402
+
+from tasks.finetune import TaskConfig, evaluate_directory, train_task  # noqa: E402
+from tasks.multitask import MultiTaskModel, train_multitask  # noqa: E402
+
+TASKS = ("kpc", "qrc", "qam", "sqr")
+VARIANTS = {
+    "dense": {"adapter": "none"},
+    "moe": {"adapter": "moe"},
+    "moe+prompts": {"adapter": "moe", "task_prompts": True},
+    "cgc-lora": {"adapter": "cgc-lora"},
+}
+MAIN_METRIC = {"kpc": "accuracy", "qrc": "accuracy", "qam": "accuracy", "sqr": "ndcg@3"}
+
+
+def main() -> None:
+    args = _arguments()
+    work = Path(args.work)
+    files, _ = build_task_files(work / "data", args.seed, args.limit, args.eval_limit)
+    results_path = work / "multitask_results.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    fields = {"text_field": "problem", "label_field": "subject"}
+    budget = {"model": args.model, "epochs": args.epochs, "batch_size": args.batch_size,
+              "learning_rate": args.lr, "seed": args.seed}
+    for variant in args.variants.split(","):
+        if variant in results:
+            continue
+        started = time.perf_counter()
+        output = work / "multitask" / variant
+        if variant == "single":
+            parameters = 0
+            for task in TASKS:
+                train_task(TaskConfig(task, **fields), files[task]["train"], str(output / task),
+                           dev_path=files[task]["dev"], **budget)
+                parameters += _trainable(output / task)
+            directories = {task: output / task for task in TASKS}
+        else:
+            train_multitask([(TaskConfig(task, **fields), files[task]["train"], files[task]["dev"]) for task in TASKS],
+                            str(output), moe_experts=args.moe_experts, **VARIANTS[variant], **budget)
+            parameters = _trainable(output)
+            directories = {task: output for task in TASKS}
+        results[variant] = {
+            "trainable_parameters": parameters,
+            "train_seconds": round(time.perf_counter() - started, 1),
+            "test": {task: evaluate_directory(task, str(directories[task]), files[task]["test"], **fields)
+                     for task in TASKS},
+        }
+        print(variant, json.dumps(results[variant]["test"]), flush=True)
+        results_path.write_text(json.dumps(results, indent=1))
+    print_table(results, files, args)
+
+
+def _trainable(directory: Path) -> int:
+    """Trainable parameters of the model saved in ``directory`` (frozen CGC-LoRA bases not counted)."""
+    from tasks.finetune import TaskModel
+    from tasks.multitask import is_multitask_directory
+
+    model = MultiTaskModel.from_pretrained(directory) if is_multitask_directory(directory) \
+        else TaskModel.from_pretrained(directory)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def print_table(results: dict, files: dict, args: argparse.Namespace) -> None:
+    sizes = {task: sum(1 for _ in open(files[task]["train"], encoding="utf-8")) for task in TASKS}
+    print(f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+          f"cuda {torch.cuda.is_available()}; start model {args.model}; {args.epochs} epochs, batch {args.batch_size}, "
+          f"lr {args.lr}; training examples {sizes}; eval limit {args.eval_limit or 'none'}; test split\n")
+    print("| model | " + " | ".join(f"{t.upper()} {MAIN_METRIC[t]}" for t in TASKS) + " | trainable params | train s |")
+    print("|---|" + "---:|" * (len(TASKS) + 2))
+    for variant, result in results.items():
+        cells = [f"{result['test'][t][MAIN_METRIC[t]]:.4f}" for t in TASKS]
+        print(f"| {variant} | " + " | ".join(cells) + f" | {result['trainable_parameters']:,} | {result['train_seconds']} |")
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", default="results")
+    parser.add_argument("--variants", default="single," + ",".join(VARIANTS))
+    parser.add_argument("--model", default="default", help="encoder every variant starts from")
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--moe-experts", type=int, default=4)
+    parser.add_argument("--limit", type=int, help="at most this many training examples per task")
+    parser.add_argument("--eval-limit", type=int, help="at most this many dev and test examples per task")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    main()
