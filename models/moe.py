@@ -1,0 +1,348 @@
+"""JiuZhang 2.0 mixture-of-experts feed-forward layers (Zhao et al., KDD 2023, Section 3.2, Eq. 1-7).
+
+The FFN of chosen BERT layers becomes K experts, each a copy of that FFN
+(``intermediate.dense``, activation, ``output.dense``), and a token-wise router:
+
+    R(h)   = softmax((W (h + p)) * eps)          (Eq. 1, 3, 7; p = task prompt or 0)
+    MoE(h) = sum over the top-k experts i of R(h)_i * E_i(h)   (Eq. 2)
+    L_U    = alpha * K * sum_i f_i * s_i          (Eq. 5, alpha = 1e-3)
+    L_Z    = beta * mean over tokens of logsumexp(logits)^2   (Eq. 6, ST-MoE, beta = 1e-4)
+
+``eps ~ U[1 - eta, 1 + eta]`` per token and expert, in training only; the paper
+gives no eta, so it is 0.01, Switch Transformer's value. ``f_i`` is the share of
+routing choices that went to expert i and ``s_i`` the mean router probability of
+expert i, both over real tokens (padding excluded when a mask is given), so
+``L_U = alpha`` under uniform routing and ``alpha * K`` when it collapses.
+
+Gate weight: the output is the raw router probability times the expert output
+(Eq. 2, as in Switch Transformer), not top-k weights renormalised to sum to one.
+With top-1, renormalising makes the weight exactly 1 for every token, so the
+task loss would give the router no gradient at all and only the auxiliary
+losses would train it. The price: at initialisation a MoE layer computes the
+dense FFN scaled by the chosen expert's probability (about 1/K with the small
+random router), not the FFN itself; fine-tuning recovers the scale.
+
+Capacity: there is no capacity limit, so no token is ever dropped; every token
+is computed by exactly its top-k experts, each expert only on its own tokens:
+the token copies are sorted by expert (a row permutation), each expert runs on
+its contiguous block, and the inverse permutation puts the outputs back (both
+permutations have a gather as backward; ``index_add`` was much slower on CPU).
+Uneven loads cost time, not correctness; ``MoERouting.tokens_per_expert`` shows
+them.
+
+Insertion into a Hugging Face ``BertLayer`` (transformers 4.x and 5.x):
+``feed_forward_chunk`` calls ``layer.intermediate(h)`` then
+``layer.output(x, h)``. ``add_moe_layers`` sets ``layer.intermediate`` to a
+``MoEFeedForward`` that returns the whole expert output ``[B, L, d]``, and
+``layer.output`` to ``ResidualLayerNorm``, which keeps the original dropout and
+LayerNorm modules (and their state-dict names) and computes
+``LayerNorm(dropout(x) + h)``. BERT's forward is untouched.
+
+Per-batch inputs the layer cannot see through BERT's call (the padding mask and
+the task prompt) are set on the modules with ``moe_inputs(...)``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+DEFAULT_JITTER = 0.01
+DEFAULT_BALANCE_COEF = 1e-3
+DEFAULT_Z_COEF = 1e-4
+
+
+@dataclass
+class MoERouting:
+    """The routing of a MoE layer's last forward.
+
+    ``expert_index: [*, k]`` chosen experts per token (``*`` = the input's leading
+    dims, e.g. ``[B, L]``); ``probs: [*, K]`` router probabilities (float32,
+    detached); ``token_mask: [*]`` bool or None; ``tokens_per_expert: [K]``
+    routing choices per expert over real tokens; ``balance_loss`` and ``z_loss``:
+    scalars already multiplied by their coefficients, with gradient.
+    """
+
+    expert_index: torch.Tensor
+    probs: torch.Tensor
+    token_mask: torch.Tensor | None
+    tokens_per_expert: torch.Tensor
+    balance_loss: torch.Tensor
+    z_loss: torch.Tensor
+
+    @property
+    def aux_loss(self) -> torch.Tensor:
+        """``balance_loss + z_loss``, to add to the task loss."""
+        return self.balance_loss + self.z_loss
+
+
+class FeedForwardExpert(nn.Module):
+    """One expert: ``dense_out(act(dense_in(h)))``, ``[N, d] -> [N, d]``."""
+
+    def __init__(self, dense_in: nn.Linear, activation: nn.Module, dense_out: nn.Linear):
+        super().__init__()
+        self.dense_in, self.activation, self.dense_out = dense_in, activation, dense_out
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.dense_out(self.activation(self.dense_in(hidden)))
+
+
+class MoEFeedForward(nn.Module):
+    """K copies of a dense FFN behind a jittered top-k token router (see the module docstring).
+
+    Args:
+        dense_in: the FFN's first linear ``d -> d_ff`` (copied into every expert).
+        activation: its activation (a module or a function).
+        dense_out: its second linear ``d_ff -> d`` (copied into every expert).
+        num_experts: K.
+        top_k: experts per token.
+        jitter: eta of the multiplicative router noise (training only; 0 turns it off).
+        balance_coef: alpha of the load-balance loss (Eq. 5).
+        z_coef: beta of the router z-loss (Eq. 6).
+        router_init_std: std of the router's normal initialisation (BERT's 0.02).
+
+    ``forward(hidden: [*, d]) -> [*, d]``: the gated expert output, before
+    dropout, residual and LayerNorm. The routing is kept in ``last_routing``.
+    """
+
+    def __init__(self, dense_in: nn.Linear, activation, dense_out: nn.Linear, num_experts: int = 4,
+                 top_k: int = 1, jitter: float = DEFAULT_JITTER, balance_coef: float = DEFAULT_BALANCE_COEF,
+                 z_coef: float = DEFAULT_Z_COEF, router_init_std: float = 0.02):
+        super().__init__()
+        if not 1 <= top_k <= num_experts:
+            raise ValueError(f"top_k must be in 1..num_experts={num_experts}, got {top_k}")
+        if not 0 <= jitter < 1:
+            raise ValueError(f"jitter must be in [0, 1), got {jitter}")
+        self.num_experts, self.top_k = num_experts, top_k
+        self.jitter, self.balance_coef, self.z_coef = jitter, balance_coef, z_coef
+        if not isinstance(activation, nn.Module):
+            activation = _Activation(activation)
+        self.experts = nn.ModuleList(
+            FeedForwardExpert(copy.deepcopy(dense_in), activation, copy.deepcopy(dense_out)) for _ in range(num_experts)
+        )
+        hidden_size = dense_in.in_features
+        self.router = nn.Linear(hidden_size, num_experts, bias=False, device=dense_in.weight.device)
+        nn.init.normal_(self.router.weight, std=router_init_std)
+        self.token_mask: torch.Tensor | None = None
+        self.task_prompt: torch.Tensor | None = None
+        self.last_routing: MoERouting | None = None
+
+    def __getstate__(self):
+        # The per-batch inputs and the last routing hold non-leaf tensors, which cannot be deep-copied.
+        state = super().__getstate__()
+        return {**state, "token_mask": None, "task_prompt": None, "last_routing": None}
+
+    @classmethod
+    def from_bert_layer(cls, layer: nn.Module, **kwargs) -> MoEFeedForward:
+        """Experts copied from a ``BertLayer``'s ``intermediate`` and ``output.dense``."""
+        return cls(layer.intermediate.dense, layer.intermediate.intermediate_act_fn, layer.output.dense, **kwargs)
+
+    def route(self, hidden: torch.Tensor, task_prompt: torch.Tensor | None = None) -> torch.Tensor:
+        """Router logits ``[N, K]`` (float32, jittered in training) for ``hidden: [N, d]``.
+
+        ``task_prompt: [N, d]`` or ``[d]`` is added to the router input only (Eq. 7).
+        """
+        router_input = hidden if task_prompt is None else hidden + task_prompt
+        # Float32 even under autocast: small logit differences decide the routing.
+        with torch.autocast(device_type=hidden.device.type, enabled=False):
+            logits = F.linear(router_input.float(), self.router.weight.float())
+        if self.training and self.jitter > 0:
+            logits = logits * torch.empty_like(logits).uniform_(1 - self.jitter, 1 + self.jitter)
+        return logits
+
+    def forward(self, hidden: torch.Tensor, token_mask: torch.Tensor | None = None,
+                task_prompt: torch.Tensor | None = None) -> torch.Tensor:
+        """``hidden: [*, d]`` -> ``[*, d]``. ``token_mask: [*]`` (1 = real token) and
+        ``task_prompt: [B, d]`` (per example, for ``hidden: [B, L, d]``) or ``[*, d]``
+        default to the ``token_mask`` / ``task_prompt`` attributes set by ``moe_inputs``."""
+        token_mask = self.token_mask if token_mask is None else token_mask
+        task_prompt = self.task_prompt if task_prompt is None else task_prompt
+        lead, d = hidden.shape[:-1], hidden.shape[-1]
+        flat = hidden.reshape(-1, d)
+        if token_mask is not None:
+            if token_mask.shape != lead:
+                raise ValueError(f"token_mask has shape {tuple(token_mask.shape)}, the hidden states {tuple(lead)}")
+            token_mask = token_mask.reshape(-1).bool()
+        if task_prompt is not None:
+            if hidden.dim() == 3 and task_prompt.dim() == 2 and task_prompt.shape[0] == hidden.shape[0]:
+                task_prompt = task_prompt[:, None, :]
+            task_prompt = task_prompt.expand_as(hidden).reshape(-1, d)
+
+        logits = self.route(flat, task_prompt)
+        probs = logits.softmax(dim=-1)
+        gate, expert_index = probs.topk(self.top_k, dim=-1)  # [N, k]
+        output = self._dispatch(flat, gate, expert_index)
+
+        balance_loss, z_loss, tokens_per_expert = self._aux_losses(logits, probs, expert_index, token_mask)
+        self.last_routing = MoERouting(
+            expert_index=expert_index.reshape(*lead, self.top_k), probs=probs.detach().reshape(*lead, -1),
+            token_mask=None if token_mask is None else token_mask.reshape(lead),
+            tokens_per_expert=tokens_per_expert, balance_loss=balance_loss, z_loss=z_loss,
+        )
+        return output.reshape(*lead, -1)
+
+    def _dispatch(self, flat: torch.Tensor, gate: torch.Tensor, expert_index: torch.Tensor) -> torch.Tensor:
+        # Sort the (token, choice) pairs by expert once, so each expert reads one contiguous block of
+        # exactly its rows; one host sync for the block sizes.
+        choices = expert_index.reshape(-1)  # [N k]
+        order = choices.argsort(stable=True)
+        inverse = order.argsort()
+        counts = torch.bincount(choices, minlength=self.num_experts).tolist()
+        copies = flat if self.top_k == 1 else flat.repeat_interleave(self.top_k, dim=0)
+        blocks = _PermuteRows.apply(copies, order, inverse).split(counts)
+        weights = _PermuteRows.apply(gate.reshape(-1), order, inverse).split(counts)
+        outputs = []
+        for expert, block, block_weights in zip(self.experts, blocks, weights):
+            if block.shape[0]:
+                out = expert(block)
+                outputs.append(out * block_weights.unsqueeze(-1).to(out.dtype))
+        if not outputs:
+            return flat.new_zeros(flat.shape)
+        output = _PermuteRows.apply(torch.cat(outputs), inverse, order)  # back to token order
+        return output if self.top_k == 1 else output.view(flat.shape[0], self.top_k, -1).sum(dim=1)
+
+    def _aux_losses(self, logits, probs, expert_index, token_mask):
+        if token_mask is not None:
+            logits, probs, expert_index = logits[token_mask], probs[token_mask], expert_index[token_mask]
+        tokens_per_expert = torch.bincount(expert_index.reshape(-1), minlength=self.num_experts)
+        if probs.shape[0] == 0:
+            zero = logits.sum() * 0.0  # keeps the graph (and the device) with no real token
+            return zero, zero, tokens_per_expert
+        dispatch_share = tokens_per_expert.to(probs.dtype) / expert_index.numel()  # f_i, sums to 1
+        mean_prob = probs.mean(dim=0)  # s_i
+        balance = self.balance_coef * self.num_experts * (dispatch_share * mean_prob).sum()
+        z = self.z_coef * torch.logsumexp(logits, dim=-1).pow(2).mean()
+        return balance, z, tokens_per_expert
+
+
+class _PermuteRows(torch.autograd.Function):
+    """``x[permutation]`` whose backward is the inverse permutation (a gather), not the
+    ``index_add`` autograd would use for ``index_select``: several times faster on CPU."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, permutation: torch.Tensor, inverse: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(inverse)
+        return x.index_select(0, permutation)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        (inverse,) = ctx.saved_tensors
+        return grad.index_select(0, inverse), None, None
+
+
+class _Activation(nn.Module):
+    """A plain activation function (``config.hidden_act`` can be a callable) as a module."""
+
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.function(x)
+
+
+class ResidualLayerNorm(nn.Module):
+    """What is left of ``BertOutput`` once its dense layer moved into the experts.
+
+    ``forward(x: [B, L, d], input_tensor: [B, L, d]) -> LayerNorm(dropout(x) + input_tensor)``,
+    with the original ``dropout`` and ``LayerNorm`` modules (same state-dict names).
+    """
+
+    def __init__(self, dropout: nn.Module, layer_norm: nn.LayerNorm):
+        super().__init__()
+        self.dropout, self.LayerNorm = dropout, layer_norm
+
+    def forward(self, hidden_states: torch.Tensor, input_tensor: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dropout(hidden_states) + input_tensor)
+
+
+def resolve_moe_layers(spec: Sequence[int] | str, num_layers: int) -> list[int]:
+    """Layer indices from ``"all"``, ``"none"``, ``"last-N"``, ``"0,3,-1"`` or a list of ints
+    (negative ints count from the end)."""
+    if isinstance(spec, str):
+        spec = spec.strip().lower()
+        if spec == "all":
+            return list(range(num_layers))
+        if spec in ("", "none"):
+            return []
+        if spec.startswith("last-"):
+            count = int(spec[len("last-"):])
+            if not 0 <= count <= num_layers:
+                raise ValueError(f"{spec!r}: the encoder has {num_layers} layers")
+            return list(range(num_layers - count, num_layers))
+        spec = [int(part) for part in spec.split(",")]
+    indices = sorted({i + num_layers if i < 0 else i for i in spec})
+    if any(not 0 <= i < num_layers for i in indices):
+        raise ValueError(f"MoE layers {list(spec)} out of range for {num_layers} layers")
+    return indices
+
+
+def add_moe_layers(text_model: nn.Module, layers: Sequence[int] | str, num_experts: int = 4, top_k: int = 1,
+                   **kwargs) -> list[MoEFeedForward]:
+    """Swap the FFN of ``text_model.encoder.layer[i]`` for a ``MoEFeedForward``, in place.
+
+    ``layers``: see ``resolve_moe_layers``; ``kwargs`` go to ``MoEFeedForward``
+    (the router std defaults to the model's ``initializer_range``). Returns the
+    new modules in layer order.
+    """
+    encoder_layers = text_model.encoder.layer
+    config = getattr(text_model, "config", None)
+    kwargs.setdefault("router_init_std", getattr(config, "initializer_range", 0.02))
+    indices = resolve_moe_layers(layers, len(encoder_layers))
+    done = [i for i in indices if isinstance(encoder_layers[i].intermediate, MoEFeedForward)]
+    if done:
+        raise ValueError(f"layers {done} already have a MoE feed-forward")
+    modules = []
+    for i in indices:
+        layer = encoder_layers[i]
+        if getattr(layer, "chunk_size_feed_forward", 0):
+            # Chunking would route each chunk separately and keep only the last chunk's routing.
+            raise ValueError("MoE layers need chunk_size_feed_forward = 0")
+        moe = MoEFeedForward.from_bert_layer(layer, num_experts=num_experts, top_k=top_k, **kwargs)
+        layer.output = ResidualLayerNorm(layer.output.dropout, layer.output.LayerNorm)
+        layer.intermediate = moe
+        modules.append(moe)
+    return modules
+
+
+def moe_modules(model: nn.Module) -> list[MoEFeedForward]:
+    """Every ``MoEFeedForward`` inside ``model``, in module order."""
+    return [m for m in model.modules() if isinstance(m, MoEFeedForward)]
+
+
+@contextmanager
+def moe_inputs(modules: Sequence[MoEFeedForward], token_mask: torch.Tensor | None = None,
+               task_prompt: torch.Tensor | None = None) -> Iterator[None]:
+    """Within the block, every module routes with ``token_mask: [B, L]`` (padding left out of the
+    statistics and auxiliary losses) and ``task_prompt: [B, d]`` (Eq. 7); both are cleared on exit
+    so a later batch never sees stale ones."""
+    for module in modules:
+        module.token_mask, module.task_prompt = token_mask, task_prompt
+    try:
+        yield
+    finally:
+        for module in modules:
+            module.token_mask, module.task_prompt = None, None
+
+
+def moe_aux_loss(modules: Sequence[MoEFeedForward]) -> torch.Tensor:
+    """Sum of the load-balance and z-losses of the modules' last forward (a scalar; 0 with no module)."""
+    losses = [m.last_routing.aux_loss for m in modules if m.last_routing is not None]
+    return torch.stack(losses).sum() if losses else torch.tensor(0.0)
+
+
+def moe_load_stats(modules: Sequence[MoEFeedForward]) -> torch.Tensor:
+    """Routing choices per expert over real tokens in the last forward: ``[num_modules, K]`` (long)."""
+    if not modules:
+        return torch.zeros(0, 0, dtype=torch.long)
+    return torch.stack([
+        m.last_routing.tokens_per_expert if m.last_routing is not None
+        else torch.zeros(m.num_experts, dtype=torch.long, device=m.router.weight.device)
+        for m in modules
+    ])
