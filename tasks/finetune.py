@@ -291,7 +291,9 @@ def train_task(
     config.labels = label_names(config.task, train)
     encoder = MathEncoder.from_pretrained(model, device="cpu")
     graphs = parse_texts([t for e in [*train, *dev] for t in example_texts(e)], encoder.parser, workers)
-    task_model = TaskModel(encoder, config)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)  # the head's initial weights depend on the seed only
+        task_model = TaskModel(encoder, config)
     loader = torch.utils.data.DataLoader(train, batch_size=batch_size, shuffle=True,
                                          generator=torch.Generator().manual_seed(seed),
                                          collate_fn=TaskCollator(encoder, config, graphs))
