@@ -75,10 +75,8 @@ def routes_html(routes: TokenRoutes) -> str:
 
 def draw_routes(routes: TokenRoutes, max_tokens_per_line: int = 16):
     """A matplotlib figure: per MoE layer, the tokens in boxes coloured by expert."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     lines_per_layer = -(-len(routes.tokens) // max_tokens_per_line)
     height = 0.5 + 0.45 * len(routes.layers) * (lines_per_layer + 1)
@@ -97,6 +95,9 @@ def draw_routes(routes: TokenRoutes, max_tokens_per_line: int = 16):
         y -= 1.2
     axes.set_xlim(-0.5, max_tokens_per_line)
     axes.set_ylim(y, 1)
+    experts = sorted({e for layer in routes.experts for e in layer})
+    axes.legend(handles=[Patch(color=EXPERT_COLOURS[e % len(EXPERT_COLOURS)], label=f"expert {e}") for e in experts],
+                loc="upper right", fontsize=8, ncol=len(experts))
     axes.set_title(f"expert per token ({routes.task})", fontsize=10)
     return figure
 

@@ -31,7 +31,8 @@ RELATIVE_TOLERANCE = 1e-6
 PROBE_POINTS = (0.5377, 1.8339, -2.2588, 0.8622)
 
 _GSM8K = re.compile(r"####\s*([^\n]*)")
-_ANSWER_IS = re.compile(r"(?:the\s+)?(?:final\s+)?answer\s*(?:is\b|:)\s*:?\s*([^\n]+)", re.IGNORECASE)
+# The answer must be on the same line: an empty "The answer is" must not take the next line.
+_ANSWER_IS = re.compile(r"(?:the\s+)?(?:final\s+)?answer[ \t]*(?:is\b|:)[ \t]*:?[ \t]*([^\n]+)", re.IGNORECASE)
 _NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+")
 
 

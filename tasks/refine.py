@@ -23,12 +23,14 @@ prompt, output, status and time go into the record, so a user can see what chang
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from os import PathLike
+from pathlib import Path
 
-from mathgraph.jsonl import atomic_writer, read_rows, write_jsonl
+from mathgraph.jsonl import read_rows, write_jsonl
 from tasks.answers import answers_equal, extract_answer, reference_answer
 
 
@@ -228,7 +230,10 @@ def refine_file(problems_path: str | PathLike, index, llm, output_path: str | Pa
                 problem_field: str | None = None, reference_field: str | None = None, draft_field: str | None = None,
                 solution_field: str = "solution", index_problem_field: str | None = None, language: str = "en",
                 limit: int | None = None, show_progress: bool = True) -> dict:
-    """Refine every problem of a JSONL file and write one record per problem to ``output_path`` (JSONL, atomic).
+    """Refine every problem of a JSONL file and write one record per problem to ``output_path`` (JSONL).
+
+    Records are written to ``OUTPUT.partial`` as problems finish, and the file is
+    renamed to ``output_path`` at the end: an interrupted run keeps what it did.
 
     ``problem_field`` defaults to ``problem`` or ``question``, ``reference_field`` to ``answer`` (a bare answer,
     or a GSM8K solution whose ``#### N`` is used); rows may have an ``id``/``unique_id``. Drafts come from
@@ -256,7 +261,10 @@ def refine_file(problems_path: str | PathLike, index, llm, output_path: str | Pa
     from tqdm import tqdm
 
     records_written, seconds = [], 0.0
-    with atomic_writer(output_path) as f:
+    # Records go to OUT.partial as they finish and the file becomes OUT at the end, so an interrupted
+    # run keeps the problems it refined (an atomic temporary file would lose them all).
+    partial = Path(f"{output_path}.partial")
+    with open(partial, "w", encoding="utf-8") as f:
         for position, (row, draft) in enumerate(tqdm(list(zip(rows, drafts)), desc="refining", unit="problem",
                                                      disable=not show_progress)):
             problem_id = _row_id(row)
@@ -276,6 +284,7 @@ def refine_file(problems_path: str | PathLike, index, llm, output_path: str | Pa
             f.flush()
             seconds += record["seconds"]
             records_written.append({k: record.get(k) for k in ("status", "draft_correct", "correct")})
+    os.replace(partial, output_path)
     return _summary(records_written, seconds, output_path, config)
 
 

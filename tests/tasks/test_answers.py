@@ -25,6 +25,7 @@ GSM8K_ADAM = ("The amount of money deducted from Adam's daily pay is $40 / 10 = 
      "\\left( \\frac{3}{16}, \\frac{11}{16} \\right)"),
     ("So $x = \\boxed 5$.", "5"),
     ("Adding them, we get 30 + 42 = 72. The answer is 72.", "72"),
+    ("The answer is \nCorrected solution: 5 apples", "5"),  # an empty answer line does not take the next line
     ("The answer is $\\frac{3}{4}$. We double-check 2 + 2 = 4.", "\\frac{3}{4}"),
     ("Final answer: 18 dollars", "18 dollars"),
     ("**Answer:** 42", "42"),

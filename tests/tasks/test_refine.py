@@ -270,6 +270,21 @@ def test_an_exception_outside_the_llm_does_not_stop_the_others(index, tmp_path):
     assert summary["errors"] == 1 and summary["problems"] == 3
 
 
+def test_an_interrupted_run_keeps_the_finished_problems(index, tmp_path):
+    class InterruptedLLM(RecordingLLM):
+        def generate(self, prompt, max_new_tokens=256):
+            if "slow problem" in prompt:
+                raise KeyboardInterrupt
+            return super().generate(prompt, max_new_tokens)
+
+    problems = write_jsonl(tmp_path / "problems.jsonl", PROBLEMS)
+    with pytest.raises(KeyboardInterrupt):
+        refine_file(problems, index, InterruptedLLM(), tmp_path / "out.jsonl", exemplars=1, show_progress=False)
+    assert not (tmp_path / "out.jsonl").exists()
+    kept = [json.loads(line) for line in (tmp_path / "out.jsonl.partial").read_text().splitlines()]
+    assert [r["id"] for r in kept] == ["a"] and kept[0]["status"] == "ok"
+
+
 def test_drafts_by_line_and_missing_drafts(index, tmp_path):
     rows = [{k: v for k, v in row.items() if k != "id"} for row in PROBLEMS]
     problems = write_jsonl(tmp_path / "problems.jsonl", rows)
