@@ -145,7 +145,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
     train.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
     simcse = train.add_argument_group("simcse options (retrieval encoder: dropout views, in-batch negatives)")
     simcse.add_argument("--corpus", action="append", metavar="FILE.jsonl[:FIELD]",
-                        help="texts to train on (default field: problem, question or text); repeatable")
+                        help="texts to train on (default field: problem); repeatable")
     simcse.add_argument("--steps", type=int, default=1000)
     simcse.add_argument("--mode", choices=("fused", "text", "graph"), default="fused",
                         help="which vector is trained (use the same mode for the index)")
