@@ -13,7 +13,6 @@ checks the weights against the checksum written at save time.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
 from os import PathLike
@@ -25,6 +24,7 @@ from torch import nn
 from torch_geometric.nn import global_mean_pool
 from transformers import AutoConfig, AutoModel, PreTrainedModel
 
+from mathgraph.checksums import file_sha256
 from models.gat import GraphEncoder
 from models.memory import SyntaxAwareMemory
 
@@ -198,7 +198,7 @@ class ComusModel(nn.Module):
         state = {name: tensor.detach().cpu().contiguous() for name, tensor in self.state_dict().items()}
         weights = directory / WEIGHTS_NAME
         save_file(state, str(weights), metadata={"format": "pt", "model_type": self.config.model_type})
-        self.save_config(directory, weights_sha256=_sha256(weights))
+        self.save_config(directory, weights_sha256=file_sha256(weights))
         if tokenizer is not None:
             # In its own folder: next to a config.json of model_type "comus", transformers would
             # try (and warn about failing) to infer the tokenizer class from that config.
@@ -266,7 +266,7 @@ def load_weights(directory: Path, expected_sha256: str | None, map_location: str
     path = directory / WEIGHTS_NAME
     if not path.is_file():
         raise CheckpointError(f"{directory} has no {WEIGHTS_NAME}")
-    if expected_sha256 is not None and _sha256(path) != expected_sha256:
+    if expected_sha256 is not None and file_sha256(path) != expected_sha256:
         raise CheckpointError(
             f"{path} does not match the checksum in {CONFIG_NAME}: the file was truncated or changed after saving"
         )
@@ -274,11 +274,3 @@ def load_weights(directory: Path, expected_sha256: str | None, map_location: str
         return load_file(str(path), device=str(map_location))
     except (SafetensorError, OSError, ValueError) as err:
         raise CheckpointError(f"cannot read {path} (truncated or not a safetensors file): {err}") from err
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

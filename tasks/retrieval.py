@@ -41,6 +41,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from mathgraph.checksums import file_sha256
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
 
 FORMAT = "mathgraph-search-index"
@@ -435,15 +436,6 @@ def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms > 0, norms, 1.0)
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_manifest(directory: Path) -> dict:

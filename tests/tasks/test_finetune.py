@@ -1,32 +1,13 @@
 """Fine-tuning and evaluating the four tasks on a tiny encoder, with the bundled real samples."""
 
-import json
-from pathlib import Path
-
 import pytest
 
-import mathgraph
 from mathgraph.samples import sample_problems
 from tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds
 from tasks.finetune import TaskConfig, TaskModel, evaluate_directory, train_task
 
-GSMPLUS = [json.loads(line) for line in
-           (Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl").read_text().splitlines()]
 
-
-def write(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return str(path)
-
-
-@pytest.fixture
-def start_model(tiny_encoder, tmp_path):
-    directory = tmp_path / "start"
-    tiny_encoder.save_pretrained(directory)
-    return str(directory)
-
-
-def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path):
+def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, write):
     rows = [{"q": r["problem"], "topic": r.get("subject", "Word problem")} for r in sample_problems()]
     train = write(tmp_path / "kpc.jsonl", rows)
     result = train_task(TaskConfig("kpc", text_field="q", label_field="topic"), train, str(tmp_path / "kpc"),
@@ -43,8 +24,8 @@ def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path):
 
 
 @pytest.mark.parametrize("encoder", ["comus", "bert", "bert+gat"])
-def test_qrc_trains_with_each_encoder(start_model, tmp_path, encoder):
-    pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(GSMPLUS), seed=0))
+def test_qrc_trains_with_each_encoder(start_model, tmp_path, encoder, gsmplus, write):
+    pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
     result = train_task(TaskConfig("qrc", encoder=encoder), pairs, str(tmp_path / encoder), dev_path=pairs,
                         model=start_model, epochs=1, batch_size=9)
     assert result["history"][0]["dev_n"] == 27
@@ -52,12 +33,12 @@ def test_qrc_trains_with_each_encoder(start_model, tmp_path, encoder):
     assert set(metrics) >= {"accuracy", "macro_f1", "n"} and metrics["n"] == 27
 
 
-def test_qam_and_sqr(start_model, tmp_path):
-    qam = write(tmp_path / "qam.jsonl", build_qam_pairs(GSMPLUS[:8], seed=0, solution_field="solution"))
+def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
+    qam = write(tmp_path / "qam.jsonl", build_qam_pairs(gsmplus[:8], seed=0, solution_field="solution"))
     train_task(TaskConfig("qam"), qam, str(tmp_path / "qam"), model=start_model, epochs=1, batch_size=8)
     assert evaluate_directory("qam", str(tmp_path / "qam"), qam)["n"] == 16
 
-    lists = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(GSMPLUS), seed=0))
+    lists = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), seed=0))
     result = train_task(TaskConfig("sqr"), lists, str(tmp_path / "sqr"), dev_path=lists, model=start_model,
                         epochs=2, batch_size=3, learning_rate=1e-3)
     assert result["metric"] == "ndcg@3"
@@ -65,10 +46,10 @@ def test_qam_and_sqr(start_model, tmp_path):
     assert {"hr@1", "hr@3", "ndcg@3", "hr@5", "ndcg@5"} <= set(metrics) and metrics["n"] == 3
 
 
-def test_tfidf_baseline_through_the_same_evaluate(tmp_path):
+def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
     from tasks.baselines import train_tfidf
 
-    pairs_rows = build_qrc_pairs(group_seeds(GSMPLUS), seed=0)
+    pairs_rows = build_qrc_pairs(group_seeds(gsmplus), seed=0)
     pairs = write(tmp_path / "qrc.jsonl", pairs_rows)
     train_tfidf("qrc", pairs_rows).save(tmp_path / "tfidf")
     metrics = evaluate_directory("qrc", str(tmp_path / "tfidf"), pairs)

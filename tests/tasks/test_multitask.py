@@ -1,13 +1,10 @@
 """Multi-task training: task mixing, task prompts, MoE and CGC-LoRA adapters, save/load, evaluate."""
 
-import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import torch
 
-import mathgraph
 from mathgraph.samples import sample_problems
 from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
 from tasks.finetune import TaskConfig, evaluate_directory
@@ -15,28 +12,14 @@ from tasks.multitask import (
     MultiTaskConfig, MultiTaskModel, TaskMixingSampler, parse_task_spec, train_multitask,
 )
 
-GSMPLUS = [json.loads(line) for line in
-           (Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl").read_text().splitlines()]
-
-
-def write(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return str(path)
-
 
 @pytest.fixture
-def task_files(tmp_path):
+def task_files(tmp_path, gsmplus, write):
     kpc = write(tmp_path / "kpc.jsonl", [{"problem": r["problem"], "subject": r.get("subject", "Word problem")}
                                          for r in sample_problems()])
-    qrc = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(GSMPLUS), seed=0))
-    sqr = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(GSMPLUS), seed=0))
+    qrc = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
+    sqr = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), seed=0))
     return [(TaskConfig("kpc"), kpc, kpc), (TaskConfig("qrc"), qrc, qrc), (TaskConfig("sqr"), sqr, sqr)]
-
-
-@pytest.fixture
-def start_model(tiny_encoder, tmp_path):
-    tiny_encoder.save_pretrained(tmp_path / "start")
-    return str(tmp_path / "start")
 
 
 def test_proportional_sampling_visits_every_example_once_per_epoch():
