@@ -159,6 +159,9 @@ def build_argument_parser() -> argparse.ArgumentParser:
     multitask.add_argument("--lora-common", type=int, default=2, help="CGC-LoRA task-common experts N_C")
     multitask.add_argument("--sampling", choices=("proportional", "uniform", "temperature"), default="proportional")
     multitask.add_argument("--temperature", type=float, default=2.0, help="for --sampling temperature")
+    multitask.add_argument("--label-space", choices=("per-task", "unified"), default="per-task",
+                           help="a head per task, or one classifier over the union of the KPC/QRC/QAM labels "
+                                "(JiuZhang 2.0's multi-label setting)")
     train.set_defaults(run=run_train)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a trained model on a task file (prints JSON)")
@@ -404,6 +407,7 @@ def _run_train_multitask(args: argparse.Namespace) -> int:
         mixed_precision=args.mixed_precision, skip_bad=args.skip_bad, moe_layers=args.moe_layers,
         moe_experts=args.moe_experts, moe_top_k=args.moe_top_k, task_prompts=args.task_prompts,
         lora_rank=args.lora_rank, lora_common=args.lora_common, sampling=args.sampling, temperature=args.temperature,
+        label_space=args.label_space,
     )
     print(json.dumps(result, default=str))
     print(f"saved the multi-task model to {args.output}", file=sys.stderr)

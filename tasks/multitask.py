@@ -19,6 +19,15 @@ Adapters on the text encoder (``--adapter``):
 ``task_prompts`` (JiuZhang 2.0, Eq. 7) inserts one learned embedding per task
 right after ``[CLS]`` and, with MoE, adds it to the router input.
 
+``label_space``: ``per-task`` gives every task its own head. ``unified`` is
+JiuZhang 2.0's extended multi-label setting (Section 3.2.3): the classification
+tasks (KPC, QRC, QAM) share one classifier over the union of their labels,
+trained with a binary cross-entropy per label (an example's own label is its
+only positive, so it also pushes down the other tasks' labels), and predict the
+best of their own labels. The classifier takes the pair features of
+``PairClassificationHead``; a single problem (KPC) is the pair ``(u, u)``. SQR
+keeps its ranking head.
+
 A model directory holds ``multitask_config.json``, every weight in
 ``multitask.safetensors`` (encoder with its adapters, task prompts, heads),
 the encoder's ``config.json``, tokenizer and graph vocabularies.
@@ -40,12 +49,14 @@ from torch import nn
 from mathgraph.batching import ProblemBatch
 from mathgraph.encoder import MathEncoder
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
+from models.heads import PairClassificationHead
 from tasks.finetune import (
     TASKS, TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_texts, head_outputs, label_names,
     load_examples, make_head, parse_texts, problem_vectors, vector_dim,
 )
 
 ADAPTERS = ("none", "moe", "cgc-lora")
+LABEL_SPACES = ("per-task", "unified")
 SAMPLING = ("proportional", "uniform", "temperature")
 MULTITASK_CONFIG_NAME = "multitask_config.json"
 MULTITASK_WEIGHTS_NAME = "multitask.safetensors"
@@ -66,10 +77,13 @@ class MultiTaskConfig:
     lora_common: int = 2
     sampling: str = "proportional"
     temperature: float = 2.0
+    label_space: str = "per-task"
 
     def __post_init__(self) -> None:
         if self.adapter not in ADAPTERS:
             raise ValueError(f"unknown adapter {self.adapter!r}; choose one of {ADAPTERS}")
+        if self.label_space not in LABEL_SPACES:
+            raise ValueError(f"unknown label space {self.label_space!r}; choose one of {LABEL_SPACES}")
         if self.sampling not in SAMPLING:
             raise ValueError(f"unknown sampling {self.sampling!r}; choose one of {SAMPLING}")
         names = [t["task"] for t in self.tasks]
@@ -86,6 +100,15 @@ class MultiTaskConfig:
     @property
     def task_names(self) -> list[str]:
         return [t["task"] for t in self.tasks]
+
+    def label_offsets(self) -> dict[int, tuple[int, int]]:
+        """``task_id -> (start, end)`` of each classification task's labels in the unified label space."""
+        offsets, start = {}, 0
+        for task_id, task in enumerate(self.tasks):
+            if task["task"] != "sqr":
+                offsets[task_id] = (start, start + len(task["labels"]))
+                start += len(task["labels"])
+        return offsets
 
 
 @dataclass
@@ -122,7 +145,14 @@ class MultiTaskModel(nn.Module):
         if self.task_prompts is not None:
             nn.init.normal_(self.task_prompts.weight, std=text.config.initializer_range)
         dim = vector_dim(self.backbone, config.encoder)
-        self.heads = nn.ModuleList(make_head(t.task, dim, len(t.labels)) for t in config.task_configs)
+        self.label_offsets = config.label_offsets() if config.label_space == "unified" else {}
+        self.unified_head = PairClassificationHead(dim, max(end for _, end in self.label_offsets.values())) \
+            if self.label_offsets else None
+        # Classification tasks of the unified label space have no head of their own (an empty placeholder
+        # keeps ``heads[task_id]`` aligned with the tasks).
+        self.heads = nn.ModuleList(
+            nn.Identity() if task_id in self.label_offsets else make_head(t.task, dim, len(t.labels))
+            for task_id, t in enumerate(config.task_configs))
         # Tokens routed to each expert, per task, since the last ``take_expert_load()`` (for the training log).
         self.expert_load = torch.zeros(len(config.tasks), len(self.moe), config.moe_experts, dtype=torch.long) \
             if self.moe else None
@@ -148,8 +178,11 @@ class MultiTaskModel(nn.Module):
 
     def forward(self, batch: MultiTaskBatch) -> dict[str, torch.Tensor]:
         task = self.config.task_names[batch.task_id]
-        outputs = head_outputs(task, self.heads[batch.task_id], self.vectors(batch.task_id, batch.batch.problems),
-                               batch.batch)
+        vectors = self.vectors(batch.task_id, batch.batch.problems)
+        if batch.task_id in self.label_offsets:
+            outputs = self._unified_outputs(task, self.label_offsets[batch.task_id], vectors, batch.batch)
+        else:
+            outputs = head_outputs(task, self.heads[batch.task_id], vectors, batch.batch)
         if self.moe:
             from models.moe import moe_aux_loss
 
@@ -157,6 +190,19 @@ class MultiTaskModel(nn.Module):
             outputs["aux_loss"] = aux
             outputs["loss"] = outputs["loss"] + aux
         return outputs
+
+    def _unified_outputs(self, task: str, offsets: tuple[int, int], vectors: torch.Tensor,
+                         batch: TaskBatch) -> dict[str, torch.Tensor]:
+        """Loss over the whole unified label space and ``logits`` over the task's own labels."""
+        half = len(batch.labels)
+        u, v = (vectors, vectors) if task == "kpc" else (vectors[:half], vectors[half:])
+        logits = self.unified_head(u, v).float()
+        start, end = offsets
+        targets = torch.zeros_like(logits)
+        targets[torch.arange(half, device=logits.device), start + batch.labels] = 1.0
+        # Multi-label: one sigmoid per label, summed over labels, averaged over the batch.
+        loss = nn.functional.binary_cross_entropy_with_logits(logits, targets, reduction="sum") / half
+        return {"loss": loss, "logits": logits[:, start:end]}
 
     def for_task(self, task: str) -> "TaskView":
         """This model as a single-task model of ``task`` (what ``predict`` and ``evaluate`` take)."""
@@ -316,7 +362,7 @@ def train_multitask(
 
     ``config_options`` set ``MultiTaskConfig`` fields (``moe_layers``, ``moe_experts``,
     ``moe_top_k``, ``task_prompts``, ``lora_rank``, ``lora_common``, ``sampling``,
-    ``temperature``). The dev metric is the mean over tasks of accuracy (KPC, QRC, QAM)
+    ``temperature``, ``label_space``). The dev metric is the mean over tasks of accuracy (KPC, QRC, QAM)
     or NDCG@3 (SQR); the best epoch is saved to ``output_dir``. Returns the history.
     """
     from safetensors.torch import load_model
@@ -389,4 +435,4 @@ def parse_task_spec(spec: str) -> tuple[str, str, str | None]:
 
 __all__ = ["MultiTaskConfig", "MultiTaskModel", "MultiTaskBatch", "TaskView", "TaskMixingSampler",
            "MultiTaskCollator", "train_multitask", "evaluate_tasks", "is_multitask_directory", "parse_task_spec",
-           "ADAPTERS", "SAMPLING"]
+           "ADAPTERS", "LABEL_SPACES", "SAMPLING"]

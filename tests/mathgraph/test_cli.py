@@ -178,7 +178,9 @@ def test_train_multitask_command_and_evaluate(tmp_path, tiny_encoder, capsys):
     tiny_encoder.save_pretrained(start)
     assert main(["-q", "train", "multitask", "--task", f"qrc:{pairs}:{pairs}", "--task", f"qam:{qam}",
                  "--output", str(output), "--model", str(start), "--adapter", "moe", "--moe-experts", "2",
-                 "--task-prompts", "--sampling", "uniform", "--epochs", "1", "--batch-size", "8"]) == 0
+                 "--task-prompts", "--sampling", "uniform", "--label-space", "unified", "--epochs", "1",
+                 "--batch-size", "8"]) == 0
+    assert json.loads((output / "multitask_config.json").read_text())["label_space"] == "unified"
     capsys.readouterr()
     assert main(["-q", "evaluate", "qam", "--model", str(output), "--data", str(qam)]) == 0
     assert json.loads(capsys.readouterr().out)["n"] == 48

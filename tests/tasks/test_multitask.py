@@ -67,12 +67,15 @@ def test_task_prompt_is_inserted_after_cls(tiny_encoder):
     assert not torch.allclose(model.vectors(0, batch), model.vectors(1, batch))
 
 
-@pytest.mark.parametrize("adapter,prompts", [("none", False), ("moe", True), ("cgc-lora", False)])
-def test_multitask_training_lowers_the_loss_and_round_trips(start_model, task_files, tmp_path, adapter, prompts):
+@pytest.mark.parametrize("adapter,prompts,label_space", [
+    ("none", False, "per-task"), ("moe", True, "per-task"), ("cgc-lora", False, "per-task"), ("none", False, "unified"),
+])
+def test_multitask_training_lowers_the_loss_and_round_trips(start_model, task_files, tmp_path, adapter, prompts,
+                                                            label_space):
     output = tmp_path / f"multi-{adapter}"
     options = {"moe_layers": "all", "moe_experts": 2} if adapter == "moe" else {}
     result = train_multitask(task_files, str(output), model=start_model, adapter=adapter, epochs=3, batch_size=4,
-                             learning_rate=3e-3, task_prompts=prompts, **options)
+                             learning_rate=3e-3, task_prompts=prompts, label_space=label_space, **options)
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"] or history[-1]["dev_mean"] > history[0]["dev_mean"]
     assert {"dev_kpc_accuracy", "dev_qrc_accuracy", "dev_sqr_ndcg@3", "dev_mean"} <= set(history[0])
@@ -82,6 +85,7 @@ def test_multitask_training_lowers_the_loss_and_round_trips(start_model, task_fi
 
     loaded = MultiTaskModel.from_pretrained(output)
     assert loaded.config.adapter == adapter and loaded.config.task_names == ["kpc", "qrc", "sqr"]
+    assert (loaded.unified_head is not None) == (label_space == "unified")
     best = max(history, key=lambda r: r["dev_mean"])
     metrics = evaluate_directory("kpc", str(output), task_files[0][1])
     assert metrics["accuracy"] == pytest.approx(best["dev_kpc_accuracy"])
@@ -98,3 +102,43 @@ def test_cgc_lora_trains_only_adapters_and_the_graph_side(tiny_encoder):
     assert not any(name.startswith("backbone.text.") and name.split(".")[-1] not in lora for name in trainable)
     assert any(name.split(".")[-1] in lora for name in trainable) and "task_gate.task_embedding.weight" in trainable
     assert any(name.startswith("backbone.graph.") for name in trainable)
+
+
+def test_unified_label_space_loss_and_logits_by_hand(tiny_encoder):
+    from types import SimpleNamespace
+
+    config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b", "c"]}, {"task": "sqr", "labels": []},
+                              {"task": "qam", "labels": ["0", "1"]}], label_space="unified")
+    assert config.label_offsets() == {0: (0, 3), 2: (3, 5)}
+    model = MultiTaskModel(tiny_encoder, config).eval()
+    assert isinstance(model.heads[0], torch.nn.Identity) and isinstance(model.heads[2], torch.nn.Identity)
+    assert sum(p.numel() for p in model.heads[1].parameters()) > 0  # SQR keeps its own scorer
+    classifier = model.unified_head.head.classifier
+    assert classifier.out_features == 5
+
+    torch.manual_seed(0)
+    dim = classifier.in_features // 4
+    u, v = torch.randn(2, dim), torch.randn(2, dim)
+
+    def by_hand(left, right, positives):
+        logits = torch.cat([left, right, (left - right).abs(), left * right], -1) @ classifier.weight.T + classifier.bias
+        targets = torch.zeros_like(logits)
+        targets[torch.arange(len(positives)), positives] = 1
+        per_label = -(targets * torch.log(torch.sigmoid(logits)) + (1 - targets) * torch.log(1 - torch.sigmoid(logits)))
+        return logits, per_label.sum() / len(positives)
+
+    with torch.no_grad():
+        kpc = model._unified_outputs("kpc", (0, 3), u, SimpleNamespace(labels=torch.tensor([2, 0])))
+        logits, loss = by_hand(u, u, [2, 0])  # a single problem is the pair (u, u)
+        assert torch.allclose(kpc["logits"], logits[:, 0:3], atol=1e-5)
+        assert kpc["loss"].item() == pytest.approx(loss.item(), rel=1e-5)
+
+        qam = model._unified_outputs("qam", (3, 5), torch.cat([u, v]), SimpleNamespace(labels=torch.tensor([1, 0])))
+        logits, loss = by_hand(u, v, [3 + 1, 3 + 0])  # QAM's labels sit after KPC's three
+        assert torch.allclose(qam["logits"], logits[:, 3:5], atol=1e-5)
+        assert qam["loss"].item() == pytest.approx(loss.item(), rel=1e-5)
+
+
+def test_unknown_label_space_is_refused():
+    with pytest.raises(ValueError, match="label space"):
+        MultiTaskConfig([{"task": "kpc", "labels": ["a"]}], label_space="shared")
