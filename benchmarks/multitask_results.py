@@ -2,7 +2,7 @@
 
     python benchmarks/multitask_results.py --work results/ [--limit N] [--sqr-limit N] [--eval-limit N]
                                            [--epochs 2] [--lr 5e-5] [--lora-lr 5e-4] [--model DIR]
-                                           [--variants single,dense,moe,moe+prompts,cgc-lora]
+                                           [--variants single,dense,moe,moe+prompts,cgc-lora,dense+unified]
 
 Uses the task files of ``benchmarks/results.py`` in ``WORK/data`` (run that first,
 or this script builds them the same way), starts every model from the same
@@ -42,6 +42,7 @@ VARIANTS = {
     "moe": {"adapter": "moe"},
     "moe+prompts": {"adapter": "moe", "task_prompts": True},
     "cgc-lora": {"adapter": "cgc-lora"},
+    "dense+unified": {"adapter": "none", "label_space": "unified"},  # not in the default --variants
 }
 MAIN_METRIC = {"kpc": "accuracy", "qrc": "accuracy", "qam": "accuracy", "sqr": "ndcg@3"}
 
@@ -136,7 +137,8 @@ def print_table(results: dict, files: dict, args: argparse.Namespace) -> None:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
-    parser.add_argument("--variants", default="single," + ",".join(VARIANTS))
+    parser.add_argument("--variants", default="single,dense,moe,moe+prompts,cgc-lora",
+                        help="comma-separated; also dense+unified (JiuZhang 2.0's unified label space)")
     parser.add_argument("--model", default="default", help="encoder every variant starts from")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=16)
