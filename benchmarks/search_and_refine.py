@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import random
@@ -56,8 +55,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import DATA, build_task_files
 
+from mathgraph.jsonl import read_rows, write_jsonl
 from tasks.data import load_sqr, split_by_group
 from tasks.metrics import ranking_metrics
+from tasks.retrieval import l2_normalize
 
 METRICS = ("hr@1", "hr@3", "hr@5", "ndcg@3", "ndcg@5")
 
@@ -166,8 +167,7 @@ def _encoder_scores(encoder, lists: list, graphs: dict | None, mode: str, batch_
     """Cosine of every candidate with its list's query, with ``encoder``'s ``mode`` vectors."""
     texts = list(dict.fromkeys(t for lst in lists for t in (lst.query, *lst.candidates)))
     problems = [graphs[t] for t in texts] if graphs is not None else texts
-    vectors = encoder.encode(problems, batch_size=batch_size, mode=mode)
-    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    vectors = l2_normalize(encoder.encode(problems, batch_size=batch_size, mode=mode))
     row = {text: i for i, text in enumerate(texts)}
     return [vectors[[row[c] for c in lst.candidates]] @ vectors[row[lst.query]] for lst in lists]
 
@@ -209,7 +209,8 @@ def refine_benchmark(work: Path, args: argparse.Namespace) -> dict:
     if args.index_limit:
         corpus = corpus[:args.index_limit]
     problems_path = work / "refine_problems.jsonl"
-    problems_path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in problems), encoding="utf-8")
+    with open(problems_path, "w", encoding="utf-8") as f:
+        write_jsonl(f, problems)
     print(f"{len(problems)} GSM8K test-part problems; exemplar index over {len(corpus)} train-part problems", flush=True)
 
     index, index_seconds = gsm8k_index(work, corpus, args)
@@ -290,20 +291,19 @@ def _print_refine_table(s: dict) -> None:
           f"records in {s['output']}")
 
 
-def _with_interval(correct: int, total: int, z: float = 1.96) -> str:
+def _with_interval(correct: int, total: int) -> str:
     """``"0.060 (3/50) [0.02, 0.16]"``: accuracy with its Wilson 95% interval."""
+    from scipy.stats import binomtest
+
     if not total:
         return "n/a"
-    p = correct / total
-    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
-    return f"{p:.3f} ({correct}/{total}) [{max(0.0, centre - half):.2f}, {min(1.0, centre + half):.2f}]"
+    interval = binomtest(correct, total).proportion_ci(confidence_level=0.95, method="wilson")
+    return f"{correct / total:.3f} ({correct}/{total}) [{interval.low:.2f}, {interval.high:.2f}]"
 
 
 # --------------------------------------------------------------------------- common
 def _read_jsonl(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+    return [row for _, row in read_rows(path)[0]]
 
 
 def _machine() -> dict:

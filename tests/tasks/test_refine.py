@@ -212,11 +212,6 @@ def test_build_prompt_layout():
                       "Similar problem 1: P1\nSolution 1: S1\n\nFix it.\n\nCorrected solution:")
 
 
-def write_jsonl(path, rows):
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
 PROBLEMS = [
     {"id": "a", "question": CORPUS[0]["problem"], "answer": CORPUS[0]["solution"]},
     {"id": "b", "question": "A slow problem that times out on every call", "answer": "#### 3"},
@@ -224,9 +219,9 @@ PROBLEMS = [
 ]
 
 
-def test_refine_file_keeps_every_problem(index, tmp_path):
-    problems = write_jsonl(tmp_path / "problems.jsonl", PROBLEMS)
-    drafts = write_jsonl(tmp_path / "drafts.jsonl", [{"id": "c", "draft": "3*2*2*52 = 624. The answer is 624."},
+def test_refine_file_keeps_every_problem(index, tmp_path, write):
+    problems = write(tmp_path / "problems.jsonl", PROBLEMS)
+    drafts = write(tmp_path / "drafts.jsonl", [{"id": "c", "draft": "3*2*2*52 = 624. The answer is 624."},
                                                      {"id": "b", "draft": "The answer is 3."},
                                                      {"id": "a", "draft": DRAFT}])
     llm = RecordingLLM(fail_when="times out")
@@ -246,7 +241,7 @@ def test_refine_file_keeps_every_problem(index, tmp_path):
     assert summary["config"]["stages"] == (1, 2, 3)
 
 
-def test_an_exception_outside_the_llm_does_not_stop_the_others(index, tmp_path):
+def test_an_exception_outside_the_llm_does_not_stop_the_others(index, tmp_path, write):
     class BrokenIndex:
         """Retrieval fails for one problem only."""
 
@@ -260,7 +255,7 @@ def test_an_exception_outside_the_llm_does_not_stop_the_others(index, tmp_path):
                 raise RuntimeError("encoder crashed")
             return index.search(query, k=k)
 
-    problems = write_jsonl(tmp_path / "problems.jsonl", PROBLEMS)
+    problems = write(tmp_path / "problems.jsonl", PROBLEMS)
     summary = refine_file(problems, BrokenIndex(), RecordingLLM(), tmp_path / "out.jsonl", exemplars=1,
                           retry_wait=0, show_progress=False)
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
@@ -270,14 +265,14 @@ def test_an_exception_outside_the_llm_does_not_stop_the_others(index, tmp_path):
     assert summary["errors"] == 1 and summary["problems"] == 3
 
 
-def test_an_interrupted_run_keeps_the_finished_problems(index, tmp_path):
+def test_an_interrupted_run_keeps_the_finished_problems(index, tmp_path, write):
     class InterruptedLLM(RecordingLLM):
         def generate(self, prompt, max_new_tokens=256):
             if "slow problem" in prompt:
                 raise KeyboardInterrupt
             return super().generate(prompt, max_new_tokens)
 
-    problems = write_jsonl(tmp_path / "problems.jsonl", PROBLEMS)
+    problems = write(tmp_path / "problems.jsonl", PROBLEMS)
     with pytest.raises(KeyboardInterrupt):
         refine_file(problems, index, InterruptedLLM(), tmp_path / "out.jsonl", exemplars=1, show_progress=False)
     assert not (tmp_path / "out.jsonl").exists()
@@ -285,19 +280,19 @@ def test_an_interrupted_run_keeps_the_finished_problems(index, tmp_path):
     assert [r["id"] for r in kept] == ["a"] and kept[0]["status"] == "ok"
 
 
-def test_drafts_by_line_and_missing_drafts(index, tmp_path):
+def test_drafts_by_line_and_missing_drafts(index, tmp_path, write):
     rows = [{k: v for k, v in row.items() if k != "id"} for row in PROBLEMS]
-    problems = write_jsonl(tmp_path / "problems.jsonl", rows)
-    drafts = write_jsonl(tmp_path / "drafts.jsonl", [{"draft": f"draft {i}"} for i in range(3)])
+    problems = write(tmp_path / "problems.jsonl", rows)
+    drafts = write(tmp_path / "drafts.jsonl", [{"draft": f"draft {i}"} for i in range(3)])
     llm = RecordingLLM()
     refine_file(problems, index, llm, tmp_path / "out.jsonl", drafts_path=drafts, stages=1, exemplars=0,
                 retry_wait=0, show_progress=False)
     assert "Reference solution: draft 0" in llm.prompts[0] and "Reference solution: draft 2" in llm.prompts[2]
-    short = write_jsonl(tmp_path / "short.jsonl", [{"draft": "only one"}])
+    short = write(tmp_path / "short.jsonl", [{"draft": "only one"}])
     with pytest.raises(ValueError, match="1 drafts for 3 problems"):
         refine_file(problems, index, llm, tmp_path / "out2.jsonl", drafts_path=short, show_progress=False)
-    by_id = write_jsonl(tmp_path / "by_id.jsonl", [{"id": "a", "draft": "x"}])
-    problems_with_ids = write_jsonl(tmp_path / "p_ids.jsonl", PROBLEMS)
+    by_id = write(tmp_path / "by_id.jsonl", [{"id": "a", "draft": "x"}])
+    problems_with_ids = write(tmp_path / "p_ids.jsonl", PROBLEMS)
     with pytest.raises(ValueError, match="no draft for 2 problem"):
         refine_file(problems_with_ids, index, llm, tmp_path / "out3.jsonl", drafts_path=by_id, show_progress=False)
     assert not (tmp_path / "out2.jsonl").exists() and not (tmp_path / "out3.jsonl").exists()
@@ -326,18 +321,18 @@ def one_torch_thread():
 
 
 @pytest.mark.slow
-def test_real_run_with_the_packaged_smollm2(index, tmp_path, one_torch_thread):
+def test_real_run_with_the_packaged_smollm2(index, tmp_path, one_torch_thread, write):
     """Two GSM8K-style problems through the packaged SmolLM2: three stages each, one exemplar, short replies."""
     from tasks.llm import load_llm
 
     start = time.perf_counter()
     llm = load_llm("smollm2", device="cpu")  # fails (not skips) when the packaged model cannot be loaded
     loaded = time.perf_counter() - start
-    problems = write_jsonl(tmp_path / "problems.jsonl", [
+    problems = write(tmp_path / "problems.jsonl", [
         {"id": "t1", "question": "Tom has 3 apples and buys 4 more. How many apples does he have?", "answer": "#### 7"},
         {"id": "t2", "question": "A pen costs $2. How much do 5 pens cost?", "answer": "#### 10"},
     ])
-    drafts = write_jsonl(tmp_path / "drafts.jsonl", [
+    drafts = write(tmp_path / "drafts.jsonl", [
         {"id": "t1", "draft": "Tom has 3 + 4 = 7 apples. The answer is 7."},
         {"id": "t2", "draft": "5 pens cost 5 + 2 = 7 dollars. The answer is 7."},
     ])
