@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from os import PathLike
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -27,6 +28,9 @@ from mathgraph.batching import ProblemBatch, ProblemCollator
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput
 from models.text_encoder import add_latex_tokens, load_text_encoder
+
+if TYPE_CHECKING:
+    from mathgraph.graph_cache import GraphCache
 
 logger = logging.getLogger("mathgraph")
 
@@ -109,13 +113,25 @@ class MathEncoder:
         sizes = {"fused": self.model.output_dim, "text": self.model.config.text_hidden, "graph": self.model.config.gat_hidden}
         return sizes[_check_mode(mode)]
 
-    def parse(self, problems: Sequence[str | MathSyntaxGraph], show_progress: bool = False) -> list[MathSyntaxGraph]:
-        """Graphs for ``problems``: strings are parsed with the model's back end, graphs are kept."""
-        from mathgraph.parse import parse_problems
+    def parse(
+        self,
+        problems: Sequence[str | MathSyntaxGraph],
+        show_progress: bool = False,
+        cache: str | PathLike | GraphCache | bool | None = True,
+    ) -> list[MathSyntaxGraph]:
+        """Graphs for ``problems``: strings are parsed with the model's back end, graphs are kept.
+
+        Parsed graphs come from and go to ``cache`` (see ``mathgraph.graph_cache.parse_cached``:
+        ``True`` is the default cache file, ``False`` parses everything).
+        """
+        from mathgraph.graph_cache import parse_cached
+        from mathgraph.parse import check_problem_text
 
         texts = [(i, p) for i, p in enumerate(problems) if not isinstance(p, MathSyntaxGraph)]
+        for i, text in texts:
+            check_problem_text(text, where=f"problem {i}")  # the position among all problems, graphs included
         graphs: list[MathSyntaxGraph | None] = [p if isinstance(p, MathSyntaxGraph) else None for p in problems]
-        parsed = parse_problems([t for _, t in texts], parser=self.parser, show_progress=show_progress)
+        parsed = parse_cached([t for _, t in texts], parser=self.parser, cache=cache, show_progress=show_progress)
         for (i, _), graph in zip(texts, parsed):
             graphs[i] = graph
         foreign = sorted({g.parser for g in graphs if g is not None and g.parser != self.parser})

@@ -3,6 +3,13 @@
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _graph_cache_in_tmp(tmp_path_factory, monkeypatch):
+    # Parsing goes through the on-disk graph cache: keep the tests out of the user's ~/.cache
+    # (one directory for the session; GraphCache creates it when first opened).
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "graph-cache"))
+
+
 @pytest.fixture(scope="session")
 def sample_graphs():
     from mathgraph.parse import ProblemParser
