@@ -1,4 +1,11 @@
-"""Batching problems for COMUS: token tensors, a PyG batch of graphs, and padded memory slots."""
+"""Batching problems for COMUS: token tensors, the batch's graphs as one, and padded memory slots.
+
+A problem's tensors (token ids, node and relation ids, edges, triplets) are
+built once, as ``ProblemFeatures``; a batch is then only padding and
+concatenation (``collate_features``), with no tokenizer call, no ``to_pyg`` and no
+PyG ``Batch`` per batch. Training builds every problem's features before the
+first epoch; ``ProblemCollator(graphs)`` builds and collates in one call.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import torch
-from torch_geometric.data import Batch
+from torch.nn.utils.rnn import pad_sequence
 
-from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
+from mathgraph.graph import NODE_KINDS, GraphVocabulary, MathSyntaxGraph, reverse_relation
 from models.text_encoder import protect_unknown_commands
 from parsers.segment import without_excluded_blocks
+
+_EMPTY = torch.zeros(0, dtype=torch.long)
 
 
 @dataclass
@@ -22,6 +31,9 @@ class ProblemBatch:
     node); ``edge_index: [2, E]`` and ``edge_type: [E]`` with both directions;
     ``slot_heads, slot_relations, slot_tails, slot_mask: [B, T]`` the graphs'
     triplets (global node ids, relation ids) padded to the largest graph.
+    ``problem_ids: [B]`` says which problem of a ``FeatureStore`` each row is
+    (``-1`` when the batch was not built from one); the frozen-prefix cache keys on it.
+    A text-only batch (``--encoder bert``) has no nodes, edges or slots.
     """
 
     input_ids: torch.Tensor
@@ -36,19 +48,98 @@ class ProblemBatch:
     slot_relations: torch.Tensor
     slot_tails: torch.Tensor
     slot_mask: torch.Tensor
+    problem_ids: torch.Tensor | None = None
 
     def to(self, device: torch.device | str) -> "ProblemBatch":
-        return ProblemBatch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
+        return ProblemBatch(**{f.name: None if getattr(self, f.name) is None else getattr(self, f.name).to(device)
+                               for f in fields(self)})
 
     def as_model_inputs(self) -> dict[str, torch.Tensor]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The keyword arguments of ``ComusModel.forward``."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "problem_ids"}
 
     def __len__(self) -> int:
         return self.input_ids.shape[0]
 
 
+@dataclass
+class ProblemFeatures:
+    """One problem's tensors, built once: ``input_ids: [L]`` (with ``[CLS]``/``[SEP]``, truncated),
+    ``node_labels, node_kinds: [N]``, ``edge_index: [2, 2E]`` and ``edge_type: [2E]`` (both
+    directions, as ``MathSyntaxGraph.to_pyg``), ``slot_heads, slot_relations, slot_tails: [E]``
+    (triplets, local node ids). Text-only features have ``N = E = 0``."""
+
+    input_ids: torch.Tensor
+    node_labels: torch.Tensor = _EMPTY
+    node_kinds: torch.Tensor = _EMPTY
+    edge_index: torch.Tensor = _EMPTY.reshape(2, 0)
+    edge_type: torch.Tensor = _EMPTY
+    slot_heads: torch.Tensor = _EMPTY
+    slot_relations: torch.Tensor = _EMPTY
+    slot_tails: torch.Tensor = _EMPTY
+
+    @property
+    def length(self) -> int:
+        """Number of tokens (what length-bucketing sorts by)."""
+        return len(self.input_ids)
+
+
+def graph_features(graph: MathSyntaxGraph, vocab: GraphVocabulary, input_ids: torch.Tensor) -> ProblemFeatures:
+    """``ProblemFeatures`` of a parsed problem whose text is already tokenized into ``input_ids``."""
+    relations = [e.relation for e in graph.edges]
+    src = [e.src for e in graph.edges]
+    dst = [e.dst for e in graph.edges]
+    relation_ids = torch.tensor(vocab.relations.lookup(relations), dtype=torch.long)
+    return ProblemFeatures(
+        input_ids=input_ids,
+        node_labels=torch.tensor(vocab.labels.lookup(n.label for n in graph.nodes), dtype=torch.long),
+        node_kinds=torch.tensor([NODE_KINDS.index(n.kind) for n in graph.nodes], dtype=torch.long),
+        edge_index=torch.tensor([src + dst, dst + src], dtype=torch.long).reshape(2, -1),
+        edge_type=torch.cat([relation_ids, torch.tensor(vocab.relations.lookup(reverse_relation(r) for r in relations),
+                                                        dtype=torch.long)]),
+        slot_heads=torch.tensor(src, dtype=torch.long),
+        slot_relations=relation_ids,
+        slot_tails=torch.tensor(dst, dtype=torch.long),
+    )
+
+
+def collate_features(features: Sequence[ProblemFeatures], pad_id: int,
+                     problem_ids: Sequence[int] | None = None) -> ProblemBatch:
+    """Pad and concatenate ``features`` into a ``ProblemBatch`` (node ids offset per problem)."""
+    if not features:
+        raise ValueError("cannot collate an empty list of problems")
+    input_ids = pad_sequence([f.input_ids for f in features], batch_first=True, padding_value=pad_id)
+    lengths = torch.tensor([f.length for f in features])
+    attention_mask = (torch.arange(input_ids.shape[1])[None, :] < lengths[:, None]).long()
+    node_counts = torch.tensor([len(f.node_labels) for f in features])
+    offsets = torch.cumsum(node_counts, 0) - node_counts
+    slot_counts = torch.tensor([len(f.slot_heads) for f in features])
+    slots = max(1, int(slot_counts.max()))
+
+    def padded_slots(name: str, shift: bool) -> torch.Tensor:
+        rows = [getattr(f, name) + (offset if shift else 0) for f, offset in zip(features, offsets.tolist())]
+        out = pad_sequence(rows, batch_first=True, padding_value=0)
+        return torch.nn.functional.pad(out, (0, slots - out.shape[1]))
+
+    return ProblemBatch(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        token_type_ids=torch.zeros_like(input_ids),
+        node_labels=torch.cat([f.node_labels for f in features]),
+        node_kinds=torch.cat([f.node_kinds for f in features]),
+        node_batch=torch.repeat_interleave(torch.arange(len(features)), node_counts),
+        edge_index=torch.cat([f.edge_index + offset for f, offset in zip(features, offsets.tolist())], dim=1),
+        edge_type=torch.cat([f.edge_type for f in features]),
+        slot_heads=padded_slots("slot_heads", shift=True),
+        slot_relations=padded_slots("slot_relations", shift=False),
+        slot_tails=padded_slots("slot_tails", shift=True),
+        slot_mask=torch.arange(slots)[None, :] < slot_counts[:, None],
+        problem_ids=None if problem_ids is None else torch.as_tensor(problem_ids, dtype=torch.long),
+    )
+
+
 class ProblemCollator:
-    """Turns a list of ``MathSyntaxGraph`` (each holding its problem text) into a ``ProblemBatch``.
+    """Turns problems into ``ProblemFeatures`` and lists of them into a ``ProblemBatch``.
 
     Args:
         tokenizer: the text encoder's tokenizer.
@@ -64,31 +155,25 @@ class ProblemCollator:
         """What the text encoder reads: no Asymptote code or tables, unknown LaTeX commands protected."""
         return protect_unknown_commands(without_excluded_blocks(text), self.latex_tokens)
 
+    def token_ids(self, texts: Sequence[str]) -> list[torch.Tensor]:
+        """Token ids of each text (with special tokens, truncated to ``max_length``), one tokenizer call."""
+        encoded = self.tokenizer([self.encoder_text(t) for t in texts], truncation=True, max_length=self.max_length,
+                                 verbose=False)["input_ids"]
+        return [torch.tensor(ids, dtype=torch.long) for ids in encoded]
+
+    def features(self, graphs: Sequence[MathSyntaxGraph]) -> list[ProblemFeatures]:
+        """``ProblemFeatures`` of parsed problems: tokens and graph tensors."""
+        return [graph_features(g, self.vocab, ids) for g, ids in zip(graphs, self.token_ids([g.text for g in graphs]))]
+
+    def text_features(self, texts: Sequence[str]) -> list[ProblemFeatures]:
+        """Token-only ``ProblemFeatures`` (no graph), for text-only models: nothing is parsed."""
+        return [ProblemFeatures(ids) for ids in self.token_ids(texts)]
+
+    def collate(self, features: Sequence[ProblemFeatures], problem_ids: Sequence[int] | None = None) -> ProblemBatch:
+        """A ``ProblemBatch`` of already-built features."""
+        return collate_features(features, self.tokenizer.pad_token_id, problem_ids)
+
     def __call__(self, graphs: Sequence[MathSyntaxGraph]) -> ProblemBatch:
         if not graphs:
             raise ValueError("cannot collate an empty list of problems")
-        tokens = self.tokenizer(
-            [self.encoder_text(g.text) for g in graphs], padding=True, truncation=True, max_length=self.max_length,
-            return_tensors="pt", return_token_type_ids=True,
-        )
-        pyg = Batch.from_data_list([g.to_pyg(self.vocab) for g in graphs])
-        num_slots = max(1, max(len(g.edges) for g in graphs))
-        heads = torch.zeros(len(graphs), num_slots, dtype=torch.long)
-        relations = torch.zeros_like(heads)
-        tails = torch.zeros_like(heads)
-        mask = torch.zeros(len(graphs), num_slots, dtype=torch.bool)
-        for i, graph in enumerate(graphs):
-            count, offset = len(graph.edges), int(pyg.ptr[i])
-            if count == 0:
-                continue
-            triplets = graph.triplets()
-            heads[i, :count] = torch.tensor([h for h, _, _ in triplets]) + offset
-            tails[i, :count] = torch.tensor([t for _, _, t in triplets]) + offset
-            relations[i, :count] = torch.tensor(self.vocab.relations.lookup(r for _, r, _ in triplets))
-            mask[i, :count] = True
-        return ProblemBatch(
-            input_ids=tokens["input_ids"], attention_mask=tokens["attention_mask"],
-            token_type_ids=tokens["token_type_ids"], node_labels=pyg.x, node_kinds=pyg.node_kind,
-            node_batch=pyg.batch, edge_index=pyg.edge_index, edge_type=pyg.edge_type,
-            slot_heads=heads, slot_relations=relations, slot_tails=tails, slot_mask=mask,
-        )
+        return self.collate(self.features(graphs))

@@ -108,17 +108,11 @@ def build_argument_parser() -> argparse.ArgumentParser:
     )
     pretrain.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
                           help="JSONL corpus and its text field (default field: problem); repeatable")
-    pretrain.add_argument("--output", required=True, metavar="DIR")
     pretrain.add_argument("--model", default="default", help="encoder to start from (default: the untrained default)")
     pretrain.add_argument("--tasks", default="mlm,dtc,tgcl", help="comma-separated subset of mlm,dtc,tgcl")
     pretrain.add_argument("--encoder", choices=("comus", "bert"), default="comus")
-    pretrain.add_argument("--steps", type=int, default=1000)
-    pretrain.add_argument("--batch-size", type=int, default=32)
-    pretrain.add_argument("--lr", type=float, default=5e-5)
-    pretrain.add_argument("--seed", type=int, default=0)
-    pretrain.add_argument("--workers", type=int, default=1, help="parser processes")
-    pretrain.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
-    pretrain.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
+    pretrain.add_argument("--steps", type=int, default=1000, dest="max_steps", help="optimizer steps (default: 1000)")
+    _add_training_flags(pretrain, learning_rate=5e-5, batch_size=32)
     pretrain.set_defaults(run=run_pretrain)
 
     train = commands.add_parser("train", help="fine-tune a task model (kpc, qrc, qam, sqr) or a multi-task one",
@@ -130,23 +124,15 @@ def build_argument_parser() -> argparse.ArgumentParser:
     train.add_argument("--dev", metavar="FILE", help="evaluated after each epoch; the best epoch is kept")
     train.add_argument("--task", action="append", dest="task_specs", metavar="TASK:TRAIN[:DEV]",
                        help="multitask: a task with its training (and dev) file; repeat for each task")
-    train.add_argument("--output", required=True, metavar="DIR")
     train.add_argument("--model", default="default", help="encoder directory to start from (default: untrained default)")
     train.add_argument("--encoder", choices=("comus", "bert", "bert+gat", "tfidf"), default="comus")
     train.add_argument("--text-field", default="problem", help="KPC text field (default: problem)")
     train.add_argument("--label-field", default="subject", help="KPC label field (default: subject)")
-    train.add_argument("--epochs", type=int, default=3)
-    train.add_argument("--batch-size", type=int, default=16)
-    train.add_argument("--lr", type=float, default=3e-5)
-    train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--workers", type=int, default=1, help="parser processes")
-    train.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
-    train.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
-    train.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
+    _add_training_flags(train, learning_rate=3e-5, batch_size=16)
     simcse = train.add_argument_group("simcse options (retrieval encoder: dropout views, in-batch negatives)")
     simcse.add_argument("--corpus", action="append", metavar="FILE.jsonl[:FIELD]",
                         help="texts to train on (default field: problem); repeatable")
-    simcse.add_argument("--steps", type=int, default=1000)
+    simcse.add_argument("--steps", type=int, dest="max_steps", help="optimizer steps (default: 1000)")
     simcse.add_argument("--mode", choices=("fused", "text", "graph"), default="fused",
                         help="which vector is trained (use the same mode for the index)")
     multitask = train.add_argument_group("multitask options")
@@ -171,7 +157,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--text-field", help="KPC text field (default: the one the model was trained with)")
     evaluate.add_argument("--label-field", help="KPC label field (default: the one the model was trained with)")
     evaluate.add_argument("--batch-size", type=int, default=32)
-    evaluate.add_argument("--workers", type=int, default=1)
+    evaluate.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
     evaluate.set_defaults(run=run_evaluate)
 
     _add_search_commands(commands)
@@ -188,6 +174,35 @@ def build_argument_parser() -> argparse.ArgumentParser:
     samples = commands.add_parser("samples", help="list the bundled sample problems")
     samples.set_defaults(run=run_samples)
     return parser
+
+
+def _add_training_flags(parser: argparse.ArgumentParser, learning_rate: float, batch_size: int) -> None:
+    """The flags of ``tasks.trainer.TrainingArguments`` (``dest`` = its field names), shared by every training command."""
+    group = parser.add_argument_group("training")
+    group.add_argument("--output", required=True, metavar="DIR", dest="output_dir")
+    group.add_argument("--epochs", type=int, default=3)
+    group.add_argument("--batch-size", type=int, default=batch_size)
+    group.add_argument("--eval-batch-size", type=int, default=32)
+    group.add_argument("--lr", type=float, default=learning_rate, dest="learning_rate")
+    group.add_argument("--warmup-ratio", type=float, default=0.05, help="linear warm-up share of the steps (default: 0.05)")
+    group.add_argument("--gradient-accumulation-steps", type=int, default=1)
+    group.add_argument("--seed", type=int, default=0)
+    group.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
+    group.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
+    group.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
+    group.add_argument("--workers", type=int, default=1, dest="parse_workers", help="parser processes (default: 1)")
+    group.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    group.add_argument("--loader-workers", type=int, default=0,
+                       help="processes that collate batches (default: 0, in the training process)")
+    group.add_argument("--graph-cache", default="default", metavar="default|none|FILE",
+                       help="where parsed graphs are cached (default: ~/.cache/mathgraph/graphs.sqlite, "
+                            "or $MATHGRAPH_CACHE_DIR)")
+    group.add_argument("--freeze-text-layers", type=int, default=0, metavar="N",
+                       help="freeze the embeddings and first N text layers and compute their outputs once per "
+                            "problem (faster epochs; the frozen layers do not adapt)")
+    group.add_argument("--gat-heads", type=int,
+                       help="a new model's (--model default) GAT heads of 64: default text width / 64 (6 for "
+                            "MiniLM = 384 wide); 12 gives COMUS's 768")
 
 
 def _add_data_commands(commands) -> None:
@@ -346,22 +361,31 @@ def _read_corpora(specs: list[str]) -> list[str]:
     return texts
 
 
+def _training_arguments(args: argparse.Namespace, **overrides):
+    from tasks.trainer import TrainingArguments
+
+    return TrainingArguments.from_namespace(args, **overrides)
+
+
 def run_pretrain(args: argparse.Namespace) -> int:
     from tasks.pretrain import check_pretraining_setup, run_pretraining
 
     tasks = [t.strip() for t in args.tasks.split(",")]
     check_pretraining_setup(tasks, args.encoder)  # before the slow parsing
-    state = run_pretraining(
-        _read_corpora(args.corpus), args.output, model=args.model, tasks=tasks,
-        encoder=args.encoder, steps=args.steps, batch_size=args.batch_size, learning_rate=args.lr, seed=args.seed,
-        resume=args.resume, workers=args.workers, mixed_precision=args.mixed_precision,
-    )
-    print(f"pre-trained {state['step']} steps; encoder saved to {args.output}", file=sys.stderr)
+    _refuse_gat_heads(args)
+    state = run_pretraining(_read_corpora(args.corpus), _training_arguments(args), model=args.model, tasks=tasks,
+                            encoder=args.encoder)
+    print(f"pre-trained {state['step']} steps; encoder saved to {args.output_dir}", file=sys.stderr)
     return 0
 
 
+def _refuse_gat_heads(args: argparse.Namespace) -> None:
+    if args.gat_heads is not None:
+        raise ValueError("--gat-heads is for fine-tuning a new model (train kpc|qrc|qam|sqr --model default)")
+
+
 def run_train(args: argparse.Namespace) -> int:
-    from tasks.finetune import TaskConfig, evaluate_directory, example_row, load_examples, train_task
+    from tasks.finetune import TaskConfig, train_task
 
     if args.task == "multitask":
         return _run_train_multitask(args)
@@ -373,18 +397,20 @@ def run_train(args: argparse.Namespace) -> int:
         raise ValueError(f"train {args.task} takes --train FILE (and no --task; that is for `train multitask`)")
     if args.encoder == "tfidf":
         from tasks.baselines import train_tfidf
+        from tasks.evaluation import evaluate_directory
 
         config = TaskConfig(args.task, text_field=args.text_field, label_field=args.label_field)
-        rows = [example_row(e, config) for e in load_examples(config, args.train, args.skip_bad)]
-        train_tfidf(args.task, rows, text_field=args.text_field, label_field=args.label_field).save(args.output)
-        result = {"dev": evaluate_directory(args.task, args.output, args.dev, args.text_field, args.label_field)} if args.dev else {}
+        rows = [config.task_type.tfidf_row(e, args.text_field, args.label_field)
+                for e in config.load(args.train, args.skip_bad)]
+        train_tfidf(args.task, rows, text_field=args.text_field, label_field=args.label_field).save(args.output_dir)
+        result = {"dev": evaluate_directory(args.task, args.output_dir, args.dev, args.text_field, args.label_field)} \
+            if args.dev else {}
     else:
         config = TaskConfig(args.task, encoder=args.encoder, text_field=args.text_field, label_field=args.label_field)
-        result = train_task(config, args.train, args.output, dev_path=args.dev, model=args.model, epochs=args.epochs,
-                            batch_size=args.batch_size, learning_rate=args.lr, seed=args.seed, resume=args.resume,
-                            workers=args.workers, mixed_precision=args.mixed_precision, skip_bad=args.skip_bad)
+        result = train_task(config, args.train, _training_arguments(args), dev_path=args.dev, model=args.model,
+                            gat_heads=args.gat_heads)
     print(json.dumps(result, default=str))
-    print(f"saved the {args.task} model to {args.output}", file=sys.stderr)
+    print(f"saved the {args.task} model to {args.output_dir}", file=sys.stderr)
     return 0
 
 
@@ -396,21 +422,20 @@ def _run_train_multitask(args: argparse.Namespace) -> int:
         raise ValueError("train multitask takes --task TASK:TRAIN[:DEV] (repeated), not --train/--dev")
     if args.encoder == "tfidf":
         raise ValueError("train multitask needs a neural encoder (comus, bert or bert+gat), not tfidf")
+    _refuse_gat_heads(args)
     task_files = []
     for spec in args.task_specs:
         task, train_path, dev_path = parse_task_spec(spec)
         task_files.append((TaskConfig(task, text_field=args.text_field, label_field=args.label_field), train_path,
                            dev_path))
     result = train_multitask(
-        task_files, args.output, model=args.model, adapter=args.adapter, encoder=args.encoder, epochs=args.epochs,
-        batch_size=args.batch_size, learning_rate=args.lr, seed=args.seed, resume=args.resume, workers=args.workers,
-        mixed_precision=args.mixed_precision, skip_bad=args.skip_bad, moe_layers=args.moe_layers,
-        moe_experts=args.moe_experts, moe_top_k=args.moe_top_k, task_prompts=args.task_prompts,
-        lora_rank=args.lora_rank, lora_common=args.lora_common, sampling=args.sampling, temperature=args.temperature,
-        label_space=args.label_space,
+        task_files, _training_arguments(args), model=args.model, adapter=args.adapter, encoder=args.encoder,
+        moe_layers=args.moe_layers, moe_experts=args.moe_experts, moe_top_k=args.moe_top_k,
+        task_prompts=args.task_prompts, lora_rank=args.lora_rank, lora_common=args.lora_common,
+        sampling=args.sampling, temperature=args.temperature, label_space=args.label_space,
     )
     print(json.dumps(result, default=str))
-    print(f"saved the multi-task model to {args.output}", file=sys.stderr)
+    print(f"saved the multi-task model to {args.output_dir}", file=sys.stderr)
     return 0
 
 
@@ -419,11 +444,11 @@ def _run_train_simcse(args: argparse.Namespace) -> int:
 
     if not args.corpus or args.train or args.task_specs:
         raise ValueError("train simcse takes --corpus FILE.jsonl[:FIELD] (repeatable), not --train/--task")
-    result = train_simcse(_read_corpora(args.corpus), args.output, model=args.model, mode=args.mode, steps=args.steps,
-                          batch_size=args.batch_size, learning_rate=args.lr, seed=args.seed, resume=args.resume,
-                          mixed_precision=args.mixed_precision)
+    _refuse_gat_heads(args)
+    result = train_simcse(_read_corpora(args.corpus), _training_arguments(args, max_steps=args.max_steps or 1000),
+                          model=args.model, mode=args.mode)
     print(json.dumps(result, default=str))
-    print(f"saved the SimCSE encoder to {args.output}", file=sys.stderr)
+    print(f"saved the SimCSE encoder to {args.output_dir}", file=sys.stderr)
     return 0
 
 
@@ -525,10 +550,12 @@ def run_routes(args: argparse.Namespace) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from tasks.finetune import evaluate_directory
+    from tasks.evaluation import evaluate_directory
+    from tasks.trainer import configure_threads
 
+    configure_threads(args.threads)
     metrics = evaluate_directory(args.task, args.model, args.data, args.text_field, args.label_field,
-                                 batch_size=args.batch_size, workers=args.workers)
+                                 batch_size=args.batch_size)
     print(json.dumps(metrics))
     return 0
 

@@ -124,8 +124,17 @@ class ComusModel(nn.Module):
     ) -> "ComusModel":
         """A new COMUS model around a (pre-trained) text encoder; GAT and memory start random.
 
-        ``overrides`` set ``ComusConfig`` fields (``fusion_layers``, ``gat_layers``...).
+        ``overrides`` set ``ComusConfig`` fields (``fusion_layers``, ``gat_layers``...). Unless
+        ``gat_heads`` is given, the GAT is as wide as the text encoder (``hidden / gat_head_dim``
+        heads: 6 x 64 = 384 for MiniLM, 12 x 64 = 768 for a BERT-base, as in COMUS).
         """
+        head_dim = overrides.get("gat_head_dim", ComusConfig.gat_head_dim)
+        hidden = text_model.config.hidden_size
+        if "gat_heads" not in overrides:
+            if hidden % head_dim:
+                raise ValueError(f"the text encoder is {hidden} wide, not a multiple of gat_head_dim={head_dim}: "
+                                 "give gat_heads and gat_head_dim")
+            overrides["gat_heads"] = hidden // head_dim
         config = ComusConfig(num_labels=num_labels, num_relations=num_relations,
                              text_config=_json_config(text_model), **overrides)
         return cls(config, text_model)
@@ -150,6 +159,8 @@ class ComusModel(nn.Module):
         token_type_ids: torch.Tensor | None = None,
         inputs_embeds: torch.Tensor | None = None,
         fuse: bool = True,
+        text_states: torch.Tensor | None = None,
+        text_start: int = 0,
     ) -> ComusOutput:
         """Encode a batch. Shapes: ``input_ids, attention_mask: [B, L]``; ``node_*, node_batch:
         [num_nodes]``; ``edge_index: [2, E]``, ``edge_type: [E]``; ``slot_*: [B, T]``.
@@ -157,17 +168,15 @@ class ComusModel(nn.Module):
         ``inputs_embeds: [B, L, d_text]`` replaces the word embeddings of ``input_ids``
         when given (used by pre-training tricks that perturb embeddings). ``fuse=False``
         skips the memory layers: text and graph encoders side by side (BERT+GAT).
+        ``text_states: [B, L, d_text]``, the token states after the first ``text_start``
+        text layers (a frozen prefix, cached), replace the embeddings and those layers.
         """
-        text_layers = self.text.encoder.layer
         k = self.config.fusion_layers
-        hidden = self.text.embeddings(
-            input_ids=None if inputs_embeds is not None else input_ids,
-            token_type_ids=token_type_ids, inputs_embeds=inputs_embeds,
-        )
-        # Additive mask, as BERT's own forward builds it: 0 for tokens, the dtype's minimum for padding.
-        additive_mask = (1.0 - attention_mask[:, None, None, :].to(hidden.dtype)) * torch.finfo(hidden.dtype).min
-        for layer in text_layers[: len(text_layers) - k]:
-            hidden = _run_text_layer(layer, hidden, additive_mask)
+        if text_start > len(self.text.encoder.layer) - k:
+            raise ValueError(f"a frozen prefix of {text_start} text layers reaches into the {k} fusion layers")
+        hidden, additive_mask = self.run_text_layers(input_ids, attention_mask, token_type_ids, inputs_embeds,
+                                                     stop=len(self.text.encoder.layer) - k,
+                                                     states=text_states, start=text_start)
 
         nodes = self.graph.embed(node_labels, node_kinds)
         nodes = self.graph.run_layers(nodes, edge_index, edge_type, range(self.config.gat_layers - k))
@@ -179,13 +188,41 @@ class ComusModel(nn.Module):
                 fused = memory(hidden, attention_mask, nodes, relations, slot_heads, slot_relations, slot_tails, slot_mask)
                 read_attentions.append(fused.read_attention)
                 hidden, nodes = fused.tokens, fused.nodes
-            hidden = _run_text_layer(text_layers[len(text_layers) - k + j], hidden, additive_mask)
+            hidden = _run_text_layer(self.text.encoder.layer[len(self.text.encoder.layer) - k + j], hidden,
+                                     additive_mask)
             nodes = self.graph.run_layers(nodes, edge_index, edge_type, range(self.config.gat_layers - k + j,
                                                                              self.config.gat_layers - k + j + 1))
 
         cls = hidden[:, 0]
         mean_node = global_mean_pool(nodes, node_batch, size=input_ids.shape[0])
         return ComusOutput(hidden, nodes, cls, mean_node, torch.cat([cls, mean_node], dim=-1), read_attentions)
+
+    def run_text_layers(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        stop: int | None = None,
+        states: torch.Tensor | None = None,
+        start: int = 0,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token states ``[B, L, d_text]`` after text layers ``start..stop-1`` and the additive attention mask.
+
+        With ``start = 0`` the embeddings run first; otherwise ``states`` are the token
+        states after the first ``start`` layers. ``stop=None`` runs to the last layer.
+        """
+        layers = self.text.encoder.layer
+        if start == 0:
+            states = self.text.embeddings(input_ids=None if inputs_embeds is not None else input_ids,
+                                          token_type_ids=token_type_ids, inputs_embeds=inputs_embeds)
+        elif states is None:
+            raise ValueError(f"starting at text layer {start} needs the token states after layer {start}")
+        # Additive mask, as BERT's own forward builds it: 0 for tokens, the dtype's minimum for padding.
+        additive_mask = (1.0 - attention_mask[:, None, None, :].to(states.dtype)) * torch.finfo(states.dtype).min
+        for layer in layers[start:len(layers) if stop is None else stop]:
+            states = _run_text_layer(layer, states, additive_mask)
+        return states, additive_mask
 
     # ------------------------------------------------------------ checkpoints
     def save_pretrained(self, directory: str | PathLike, tokenizer=None, vocab=None) -> None:

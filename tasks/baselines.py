@@ -13,7 +13,7 @@ and the class labels; `arrays.safetensors` holds the idf weights and the logisti
 `load()` rebuilds the scikit-learn objects from those.
 
 `train_tfidf(task, rows)` and `evaluate_tfidf(task, model, rows)` take the rows of the task files (see
-`TASK_KINDS`) and return the metrics dicts of `tasks.metrics`.
+the comment above `_check_task`) and return the metrics dicts of `tasks.metrics`.
 """
 
 from __future__ import annotations
@@ -43,13 +43,10 @@ VECTORIZER_DEFAULTS = {"ngram_range": (1, 2), "min_df": 1, "max_features": 200_0
                        "lowercase": True, "token_pattern": MATH_TOKEN_PATTERN}
 LOGREG_DEFAULTS = {"C": 10.0, "max_iter": 2000}
 
-# task -> (model kind, fields read from each row)
-TASK_KINDS = {
-    "kpc": "single",   # {text_field, label_field}; MATH: "problem", "subject"
-    "qrc": "pair",     # {"text_a", "text_b", "label"}
-    "qam": "pair",     # {"text_a": question, "text_b": solution, "label": 1 or 0}
-    "sqr": "ranker",   # {"query", "candidates": [...], "relevant": [indices]}
-}
+# Rows each model kind reads (a task's ``tfidf_kind``, tasks.task_types):
+#   single: {text_field, label_field} (KPC; MATH: "problem", "subject")
+#   pair:   {"text_a", "text_b", "label"} (QRC; QAM with text_b the solution and label 1 or 0)
+#   ranker: {"query", "candidates": [...], "relevant": [indices]} (SQR)
 
 
 def _vectorizer_params(params: dict) -> dict:
@@ -241,9 +238,9 @@ def load_tfidf(directory) -> TfidfClassifier | TfidfRanker:
 
 
 def _check_task(task: str) -> str:
-    if task not in TASK_KINDS:
-        raise ValueError(f"unknown task {task!r}; expected one of {sorted(TASK_KINDS)}")
-    return TASK_KINDS[task]
+    from tasks.task_types import get_task
+
+    return get_task(task).tfidf_kind
 
 
 def _classification_data(task: str, rows, text_field: str, label_field: str) -> tuple[list, list]:
@@ -251,7 +248,7 @@ def _classification_data(task: str, rows, text_field: str, label_field: str) -> 
     if not rows:
         raise ValueError(f"{task}: no rows")
     try:
-        if task == "kpc":
+        if _check_task(task) == "single":
             return [row[text_field] for row in rows], [row[label_field] for row in rows]
         return [(row["text_a"], row["text_b"]) for row in rows], [row["label"] for row in rows]
     except KeyError as missing:

@@ -1,10 +1,10 @@
-"""Fine-tuning and evaluation for KPC, QRC, QAM and SQR on one encoder.
+"""Fine-tuning and prediction for one task (KPC, QRC, QAM or SQR; ``tasks.task_types``) on one encoder.
 
 The problem vector is COMUS's fused ``[CLS] ; mean node`` (``--encoder comus``),
-the text encoder's ``[CLS]`` alone (``bert``), or ``[CLS] ; mean node`` of the
-text and graph encoders run side by side without memory (``bert+gat``), all on
-the same backbone. Heads: a classifier (KPC), a pair classifier over
-``[u; v; |u - v|; u * v]`` (QRC, QAM), and a bi-encoder scorer (SQR).
+the text encoder's ``[CLS]`` alone (``bert``: nothing is parsed), or ``[CLS] ;
+mean node`` of the text and graph encoders run side by side without memory
+(``bert+gat``), all on the same backbone. The task supplies the head, the loss
+and the decoding.
 
 A trained model directory holds the encoder (``save_pretrained``), the head
 (``head.safetensors``) and ``task_config.json`` with the label names.
@@ -13,6 +13,7 @@ A trained model directory holds the encoder (``save_pretrained``), the head
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,11 +23,14 @@ from torch import nn
 
 from mathgraph.batching import ProblemBatch
 from mathgraph.encoder import MathEncoder
-from mathgraph.graph import MathSyntaxGraph
-from models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
-from tasks.data import KpcExample, SqrList, load_kpc, load_qam, load_qrc, load_sqr
+from tasks.bucketing import LengthBucketSampler, length_sorted_batches
+from tasks.features import FeatureStore, graph_cache_option
+from tasks.frozen_prefix import FrozenTextPrefix
+from tasks.task_types import TASKS, Task, get_task
+from tasks.trainer import TrainingArguments, TrainingData, fit
 
-TASKS = ("kpc", "qrc", "qam", "sqr")
+logger = logging.getLogger("mathgraph")
+
 ENCODER_KINDS = ("comus", "bert", "bert+gat")
 TASK_CONFIG_NAME = "task_config.json"
 HEAD_NAME = "head.safetensors"
@@ -43,37 +47,28 @@ class TaskConfig:
     label_field: str = "subject"
 
     def __post_init__(self) -> None:
-        if self.task not in TASKS:
-            raise ValueError(f"unknown task {self.task!r}; choose one of {TASKS}")
+        get_task(self.task)
         if self.encoder not in ENCODER_KINDS:
             raise ValueError(f"unknown encoder {self.encoder!r}; choose one of {ENCODER_KINDS} (or tfidf)")
 
+    @property
+    def task_type(self) -> Task:
+        return get_task(self.task)
 
-def load_examples(config: TaskConfig, path: str, skip_bad: bool = False) -> list:
-    """The task's examples from a JSONL file (formats in ``tasks.data``)."""
-    if config.task == "kpc":
-        return load_kpc(path, config.text_field, config.label_field, skip_bad)
-    return {"qrc": load_qrc, "qam": load_qam, "sqr": load_sqr}[config.task](path, skip_bad)
+    @property
+    def uses_graph(self) -> bool:
+        """Whether the encoder reads the math syntax graph (``bert`` does not: nothing is parsed)."""
+        return self.encoder != "bert"
 
-
-def example_texts(example) -> list[str]:
-    """Every problem text an example needs encoded."""
-    if isinstance(example, KpcExample):
-        return [example.text]
-    if isinstance(example, SqrList):
-        return [example.query, *example.candidates]
-    return [example.text_a, example.text_b]
+    def load(self, path: str, skip_bad: bool = False) -> list:
+        """The task's examples in a JSONL file (formats in ``tasks.data``)."""
+        return self.task_type.load(path, self.text_field, self.label_field, skip_bad)
 
 
 @dataclass
 class TaskBatch:
-    """Problems of a batch in one ``ProblemBatch`` plus what the task needs to use their vectors.
-
-    KPC: problem ``i`` is example ``i``. QRC/QAM: problems ``0..B-1`` are the
-    ``text_a`` and ``B..2B-1`` the ``text_b``. SQR: problems ``0..B-1`` are the
-    queries; ``candidates: [B, N]`` indexes the problems of each list
-    (``candidate_mask`` marks real ones) and ``relevant: [B, N]`` the relevant ones.
-    """
+    """A batch's problems in one ``ProblemBatch`` (in the task's ``batch_texts`` layout) and its targets:
+    ``labels: [B]`` (classification) or ``candidates, candidate_mask, relevant: [B, N]`` (SQR)."""
 
     problems: ProblemBatch
     labels: torch.Tensor | None = None
@@ -90,42 +85,21 @@ class TaskBatch:
 
 
 class TaskCollator:
-    """Examples -> ``TaskBatch``, looking graphs up by text in ``graphs``."""
+    """Examples of a task -> ``TaskBatch``, with problems from a ``FeatureStore``."""
 
-    def __init__(self, encoder: MathEncoder, config: TaskConfig, graphs: dict[str, MathSyntaxGraph]):
-        self.collator, self.config, self.graphs = encoder.collator, config, graphs
-        self.label_ids = {label: i for i, label in enumerate(config.labels)}
-
-    def label_id(self, label) -> int:
-        key = str(label)
-        if key not in self.label_ids:
-            raise ValueError(f"label {key!r} was not seen in training (labels: {self.config.labels})")
-        return self.label_ids[key]
+    def __init__(self, task: Task, store: FeatureStore, labels: Sequence[str] = ()):
+        self.task, self.store = task, store
+        self.label_ids = {label: i for i, label in enumerate(labels)}
 
     def __call__(self, examples: Sequence, with_labels: bool = True) -> TaskBatch:
         """Collate ``examples``; ``with_labels=False`` (prediction) puts zeros where gold labels go."""
-        if self.config.task == "sqr":
-            texts = [e.query for e in examples]
-            width = max(len(e.candidates) for e in examples)
-            candidates = torch.zeros(len(examples), width, dtype=torch.long)
-            mask = torch.zeros(len(examples), width, dtype=torch.bool)
-            relevant = torch.zeros_like(mask)
-            for i, example in enumerate(examples):
-                count = len(example.candidates)
-                candidates[i, :count] = torch.arange(len(texts), len(texts) + count)
-                mask[i, :count] = True
-                relevant[i, list(example.relevant)] = True
-                texts.extend(example.candidates)
-            return TaskBatch(self._problems(texts), candidates=candidates, candidate_mask=mask, relevant=relevant)
-        if self.config.task == "kpc":
-            texts = [e.text for e in examples]
-        else:
-            texts = [e.text_a for e in examples] + [e.text_b for e in examples]
-        labels = [self.label_id(e.label) for e in examples] if with_labels else [0] * len(examples)
-        return TaskBatch(self._problems(texts), labels=torch.tensor(labels))
+        targets = self.task.targets(examples, self.label_ids if with_labels else None)
+        return TaskBatch(self.store.batch(self.task.batch_texts(examples)), **targets)
 
-    def _problems(self, texts: list[str]) -> ProblemBatch:
-        return self.collator([self.graphs[t] for t in texts])
+
+def example_lengths(task: Task, examples: Sequence, store: FeatureStore) -> list[int]:
+    """Tokens of each example (summed over its problems): what batches are bucketed by."""
+    return [sum(store.length(t) for t in task.example_texts(e)) for e in examples]
 
 
 class TaskModel(nn.Module):
@@ -135,14 +109,24 @@ class TaskModel(nn.Module):
         super().__init__()
         self.encoder, self.config = encoder, config
         self.backbone = encoder.model  # registered, so its weights train and save with the head
-        self.head = make_head(config.task, vector_dim(self.backbone, config.encoder), len(config.labels))
+        self.head = config.task_type.make_head(vector_dim(self.backbone, config.encoder), len(config.labels))
+        self.frozen_prefix: FrozenTextPrefix | None = None
+
+    def freeze_text_layers(self, num_layers: int) -> None:
+        """Freeze the embeddings and first ``num_layers`` text layers; cache their outputs per problem."""
+        max_layers = len(self.backbone.text.encoder.layer) - (
+            self.backbone.config.fusion_layers if self.config.encoder == "comus" else 1)
+        self.frozen_prefix = FrozenTextPrefix(self.backbone, num_layers, max_layers)
 
     def vectors(self, problems: ProblemBatch) -> torch.Tensor:
         """One vector per problem ``[N, dim]``, as ``config.encoder`` defines it."""
-        return problem_vectors(self.backbone, self.config.encoder, problems.as_model_inputs())
+        inputs = problems.as_model_inputs()
+        if self.frozen_prefix is not None and problems.problem_ids is not None:
+            inputs.update(text_states=self.frozen_prefix.states(problems), text_start=self.frozen_prefix.num_layers)
+        return problem_vectors(self.backbone, self.config.encoder, inputs)
 
     def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
-        return head_outputs(self.config.task, self.head, self.vectors(batch.problems), batch)
+        return self.config.task_type.outputs(self.head, self.vectors(batch.problems), batch)
 
     # ------------------------------------------------------------ saving
     def save_pretrained(self, directory: str | Path) -> None:
@@ -182,168 +166,103 @@ def vector_dim(backbone: nn.Module, encoder: str) -> int:
 
 def problem_vectors(backbone: nn.Module, encoder: str, inputs: dict) -> torch.Tensor:
     """One vector per problem ``[N, dim]`` from ``ProblemBatch.as_model_inputs()`` (``inputs_embeds``
-    may replace ``input_ids``): ``[CLS]`` of the text encoder alone (``bert``) or the fused
-    ``[CLS] ; mean node`` with (``comus``) or without (``bert+gat``) the memory layers."""
+    may replace ``input_ids``; ``text_states``/``text_start`` a frozen prefix): ``[CLS]`` of the text
+    encoder alone (``bert``) or the fused ``[CLS] ; mean node`` with (``comus``) or without
+    (``bert+gat``) the memory layers."""
     if encoder == "bert":
-        return backbone.text(input_ids=None if inputs.get("inputs_embeds") is not None else inputs["input_ids"],
-                             inputs_embeds=inputs.get("inputs_embeds"), attention_mask=inputs["attention_mask"],
-                             token_type_ids=inputs.get("token_type_ids")).last_hidden_state[:, 0]
+        states, _ = backbone.run_text_layers(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids"),
+                                             inputs.get("inputs_embeds"), states=inputs.get("text_states"),
+                                             start=inputs.get("text_start", 0))
+        return states[:, 0]
     return backbone(**inputs, fuse=encoder == "comus").fused
 
 
-def make_head(task: str, dim: int, num_labels: int) -> nn.Module:
-    """The head of ``task``: a classifier (KPC), a pair classifier (QRC, QAM) or a bi-encoder scorer (SQR)."""
-    if task == "kpc":
-        return ClassificationHead(dim, num_labels)
-    if task in ("qrc", "qam"):
-        return PairClassificationHead(dim, num_labels)
-    return BiEncoderScorer(dim)
-
-
-def head_outputs(task: str, head: nn.Module, vectors: torch.Tensor, batch: TaskBatch) -> dict[str, torch.Tensor]:
-    """Loss and ``logits`` (KPC, QRC, QAM) or ``scores`` (SQR; padding at ``-inf``) of a ``TaskBatch``
-    whose problems are encoded as ``vectors``."""
-    if task == "sqr":
-        queries = vectors[: len(batch.candidates)]
-        scores = head(queries, vectors[batch.candidates])
-        loss = head.loss(scores, batch.relevant, batch.candidate_mask)
-        return {"loss": loss, "scores": scores.masked_fill(~batch.candidate_mask, float("-inf"))}
-    if task == "kpc":
-        logits = head(vectors)
-    else:
-        half = len(batch.labels)
-        logits = head(vectors[:half], vectors[half:])
-    return {"loss": nn.functional.cross_entropy(logits.float(), batch.labels), "logits": logits}
-
-
 # ---------------------------------------------------------------- running
-def parse_texts(texts: Sequence[str], parser: str, workers: int = 1) -> dict[str, MathSyntaxGraph]:
-    """Graphs of the distinct ``texts`` (each parsed once)."""
-    from mathgraph.parse import parse_problems
+def feature_store(model, texts: Sequence[str], args: TrainingArguments | None = None) -> FeatureStore:
+    """The ``FeatureStore`` of ``texts`` for a ``TaskModel`` (or ``TaskView``): graphs parsed once
+    (through the graph cache), none for the text-only ``bert`` encoder."""
+    args = args or TrainingArguments()
+    return FeatureStore(model.encoder.collator, texts, parser=model.encoder.parser,
+                        with_graphs=model.config.uses_graph, graph_cache=graph_cache_option(args.graph_cache),
+                        parse_workers=args.parse_workers)
 
-    distinct = list(dict.fromkeys(texts))
-    return dict(zip(distinct, parse_problems(distinct, parser=parser, n_process=workers, show_progress=True)))
 
+@torch.no_grad()  # not inference_mode: frozen-prefix states cached here are reused in training
+def predict(model, examples: Sequence, store: FeatureStore | None = None, batch_size: int = 32) -> list:
+    """Predicted labels (KPC/QRC/QAM; QAM labels as ints) or score lists (SQR), in example order.
 
-@torch.inference_mode()
-def predict(model: TaskModel, examples: Sequence, graphs: dict[str, MathSyntaxGraph], batch_size: int = 32) -> list:
-    """Predicted label names (KPC/QRC/QAM; QAM labels as ints) or score lists (SQR), in example order."""
+    Batches are formed from examples of similar length; ``store`` holds their
+    problems (built here, through the graph cache, when not given).
+    """
     model.eval()
+    task = model.config.task_type
+    if store is None:
+        store = feature_store(model, [t for e in examples for t in task.example_texts(e)])
+    else:
+        store.add(t for e in examples for t in task.example_texts(e))
     device = next(model.parameters()).device
-    collate = TaskCollator(model.encoder, model.config, graphs)
-    outputs: list = []
-    for start in range(0, len(examples), batch_size):
-        chunk = examples[start:start + batch_size]
+    collate = TaskCollator(task, store)
+    outputs: list = [None] * len(examples)
+    for rows in length_sorted_batches(example_lengths(task, examples, store), batch_size):
+        chunk = [examples[i] for i in rows]
         result = model(collate(chunk, with_labels=False).to(device))
-        if model.config.task == "sqr":
-            outputs.extend(row[: len(e.candidates)].tolist() for row, e in zip(result["scores"].float().cpu(), chunk))
-        else:
-            names = [model.config.labels[i] for i in result["logits"].argmax(-1).tolist()]
-            outputs.extend(int(n) if model.config.task == "qam" else n for n in names)
+        for i, prediction in zip(rows, task.decode(result, chunk, model.config.labels)):
+            outputs[i] = prediction
     return outputs
 
 
-def evaluate_examples(model: TaskModel, examples: Sequence, graphs: dict, batch_size: int = 32) -> dict:
-    """Accuracy and macro-F1 (KPC/QRC/QAM) or HR/NDCG at 1, 3, 5 (SQR), with the number of examples."""
-    from tasks.metrics import classification_metrics, ranking_metrics
-
-    predictions = predict(model, examples, graphs, batch_size)
-    if model.config.task == "sqr":
-        return ranking_metrics(predictions, [e.relevant for e in examples])
-    return classification_metrics([e.label for e in examples], predictions)
+def evaluate_examples(model, examples: Sequence, store: FeatureStore | None = None, batch_size: int = 32) -> dict:
+    """The task's metrics (accuracy and macro-F1, or HR/NDCG at 1, 3, 5 for SQR) with the number of examples."""
+    return model.config.task_type.metrics(examples, predict(model, examples, store, batch_size))
 
 
-def label_names(task: str, examples: Sequence) -> list[str]:
-    """Label names in a deterministic order (QAM: ``["0", "1"]``)."""
-    if task == "sqr":
-        return []
-    return sorted({str(e.label) for e in examples})
+def load_start_encoder(model: str = "default", **new_model_options) -> MathEncoder:
+    """The encoder to fine-tune: a saved directory, or ``"default"`` built with ``new_model_options``
+    (``ComusConfig`` fields such as ``gat_heads=12`` for COMUS's 768-wide GAT)."""
+    options = {k: v for k, v in new_model_options.items() if v is not None}
+    if str(model) != "default":
+        if options:
+            raise ValueError(f"{sorted(options)} set up a new model: they apply to --model default, not {model}")
+        return MathEncoder.from_pretrained(model, device="cpu")
+    encoder = MathEncoder.build(**options) if options else MathEncoder.from_pretrained("default", device="cpu")
+    encoder.model.eval()
+    return encoder
 
 
-def train_task(
-    config: TaskConfig,
-    train_path: str,
-    output_dir: str,
-    dev_path: str | None = None,
-    model: str = "default",
-    epochs: int = 3,
-    batch_size: int = 16,
-    learning_rate: float = 3e-5,
-    seed: int = 0,
-    resume: bool = False,
-    workers: int = 1,
-    mixed_precision: str = "no",
-    skip_bad: bool = False,
-) -> dict:
-    """Fine-tune ``model`` on a task file and save the best (by dev metric) model to ``output_dir``.
+def train_task(config: TaskConfig, train_path: str, args: TrainingArguments, dev_path: str | None = None,
+               model: str = "default", **new_model_options) -> dict:
+    """Fine-tune ``model`` on a task file and save the best (by dev metric) model to ``args.output_dir``.
 
-    The dev metric is accuracy (KPC, QRC, QAM) or NDCG@3 (SQR); without a dev
-    file the last epoch is kept. Returns the training history and dev metrics.
+    The dev metric is the task's (accuracy; NDCG@3 for SQR); without a dev file
+    the last epoch is kept. Returns the training history and the best dev metric.
     """
-    from safetensors.torch import load_model
-
-    from tasks.trainer import BEST_CHECKPOINT, LAST_CHECKPOINT, WEIGHTS_NAME, Trainer, TrainingConfig
-
-    train = load_examples(config, train_path, skip_bad)
-    dev = load_examples(config, dev_path, skip_bad) if dev_path else []
+    task = config.task_type
+    train = config.load(train_path, args.skip_bad)
+    dev = config.load(dev_path, args.skip_bad) if dev_path else []
     if not train:
         raise ValueError(f"{train_path}: no training examples")
-    config.labels = label_names(config.task, train)
-    encoder = MathEncoder.from_pretrained(model, device="cpu")
-    graphs = parse_texts([t for e in [*train, *dev] for t in example_texts(e)], encoder.parser, workers)
+    config.labels = task.label_names(train)
+    if task.classifies and len(config.labels) < 2:
+        raise ValueError(f"{train_path}: every example has the label {config.labels}; a classifier needs two or more")
+    encoder = load_start_encoder(model, **new_model_options)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)  # the head's initial weights depend on the seed only
+        torch.manual_seed(args.seed)  # the head's initial weights depend on the seed only
         task_model = TaskModel(encoder, config)
-    loader = torch.utils.data.DataLoader(train, batch_size=batch_size, shuffle=True,
-                                         generator=torch.Generator().manual_seed(seed),
-                                         collate_fn=TaskCollator(encoder, config, graphs))
-    metric = "ndcg@3" if config.task == "sqr" else "accuracy"
-    trainer = Trainer(
-        task_model, loader, output_dir,
-        TrainingConfig(epochs=epochs, learning_rate=learning_rate, seed=seed, mixed_precision=mixed_precision),
-        evaluate=(lambda m: evaluate_examples(m, dev, graphs, batch_size)) if dev else None, metric_name=metric,
+    if args.freeze_text_layers:
+        task_model.freeze_text_layers(args.freeze_text_layers)
+    store = feature_store(task_model, [t for e in [*train, *dev] for t in task.example_texts(e)], args)
+    data = TrainingData(train, LengthBucketSampler(example_lengths(task, train, store), args.batch_size, args.seed),
+                        TaskCollator(task, store, config.labels))
+    state = fit(
+        task_model, data, args,
+        evaluate=(lambda m: evaluate_examples(m, dev, store, args.eval_batch_size)) if dev else None,
+        metric_name=task.metric, save=lambda m, directory: m.save_pretrained(directory),
+        epoch_log=(lambda m: {"prefix_cache_mib": round(m.frozen_prefix.cached_mib, 1)}) if args.freeze_text_layers
+        else None,
     )
-    state = trainer.train(resume=resume)
-    if trainer.accelerator.is_main_process:
-        kept = Path(output_dir) / (BEST_CHECKPOINT if dev else LAST_CHECKPOINT)
-        load_model(task_model, str(kept / WEIGHTS_NAME))
-        task_model.save_pretrained(output_dir)
-    return {"history": state.history, "best_dev": state.best_metric, "metric": metric}
+    return {"history": state.history, "best_dev": state.best_metric, "metric": task.metric}
 
 
-def evaluate_directory(task: str, model_dir: str, data_path: str, text_field: str | None = None,
-                       label_field: str | None = None, batch_size: int = 32, workers: int = 1) -> dict:
-    """Metrics of a trained model directory (a task model, a multi-task model or a TF-IDF baseline) on a task file."""
-    from tasks.baselines import is_tfidf_directory, evaluate_tfidf, load_tfidf
-    from tasks.multitask import MultiTaskModel, is_multitask_directory
-
-    if is_tfidf_directory(model_dir):
-        config = TaskConfig(task, text_field=text_field or "problem", label_field=label_field or "subject")
-        rows = [example_row(e, config) for e in load_examples(config, data_path)]
-        return evaluate_tfidf(task, load_tfidf(model_dir), rows, text_field=config.text_field,
-                              label_field=config.label_field)
-    if is_multitask_directory(model_dir):
-        model = MultiTaskModel.from_pretrained(model_dir).for_task(task)
-    else:
-        model = TaskModel.from_pretrained(model_dir)
-        if model.config.task != task:
-            raise ValueError(f"{model_dir} was trained for {model.config.task}, not {task}")
-    model.config.text_field = text_field or model.config.text_field
-    model.config.label_field = label_field or model.config.label_field
-    examples = load_examples(model.config, data_path)
-    graphs = parse_texts([t for e in examples for t in example_texts(e)], model.encoder.parser, workers)
-    return evaluate_examples(model, examples, graphs, batch_size)
-
-
-def example_row(example, config: TaskConfig) -> dict:
-    """An example as the dict rows the TF-IDF baselines read."""
-    if isinstance(example, KpcExample):
-        return {config.text_field: example.text, config.label_field: example.label}
-    row = asdict(example)
-    if isinstance(example, SqrList):
-        row["candidates"], row["relevant"] = list(example.candidates), list(example.relevant)
-    return row
-
-
-__all__ = ["TaskConfig", "TaskModel", "TaskCollator", "TaskBatch", "predict", "evaluate_examples", "parse_texts",
-           "load_examples", "example_texts", "label_names", "train_task", "evaluate_directory", "example_row"]
+__all__ = ["TaskConfig", "TaskModel", "TaskCollator", "TaskBatch", "predict", "evaluate_examples", "train_task",
+           "feature_store", "load_start_encoder", "example_lengths", "vector_dim", "problem_vectors", "TASKS",
+           "ENCODER_KINDS"]

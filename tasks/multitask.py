@@ -50,10 +50,14 @@ from mathgraph.batching import ProblemBatch
 from mathgraph.encoder import MathEncoder
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
 from models.heads import PairClassificationHead
+from tasks.bucketing import bucketed_batches
+from tasks.features import FeatureStore, graph_cache_option
 from tasks.finetune import (
-    TASKS, TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_texts, head_outputs, label_names,
-    load_examples, make_head, parse_texts, problem_vectors, vector_dim,
+    TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, load_start_encoder, problem_vectors,
+    vector_dim,
 )
+from tasks.task_types import TASKS
+from tasks.trainer import TrainingArguments, TrainingData, fit
 
 ADAPTERS = ("none", "moe", "cgc-lora")
 LABEL_SPACES = ("per-task", "unified")
@@ -105,7 +109,7 @@ class MultiTaskConfig:
         """``task_id -> (start, end)`` of each classification task's labels in the unified label space."""
         offsets, start = {}, 0
         for task_id, task in enumerate(self.tasks):
-            if task["task"] != "sqr":
+            if TASKS[task["task"]].classifies:
                 offsets[task_id] = (start, start + len(task["labels"]))
                 start += len(task["labels"])
         return offsets
@@ -151,7 +155,7 @@ class MultiTaskModel(nn.Module):
         # Classification tasks of the unified label space have no head of their own (an empty placeholder
         # keeps ``heads[task_id]`` aligned with the tasks).
         self.heads = nn.ModuleList(
-            nn.Identity() if task_id in self.label_offsets else make_head(t.task, dim, len(t.labels))
+            nn.Identity() if task_id in self.label_offsets else t.task_type.make_head(dim, len(t.labels))
             for task_id, t in enumerate(config.task_configs))
         # Tokens routed to each expert, per task, since the last ``take_expert_load()`` (for the training log).
         self.expert_load = torch.zeros(len(config.tasks), len(self.moe), config.moe_experts, dtype=torch.long) \
@@ -177,12 +181,12 @@ class MultiTaskModel(nn.Module):
         return vectors
 
     def forward(self, batch: MultiTaskBatch) -> dict[str, torch.Tensor]:
-        task = self.config.task_names[batch.task_id]
+        task = self.config.task_configs[batch.task_id].task_type
         vectors = self.vectors(batch.task_id, batch.batch.problems)
         if batch.task_id in self.label_offsets:
             outputs = self._unified_outputs(task, self.label_offsets[batch.task_id], vectors, batch.batch)
         else:
-            outputs = head_outputs(task, self.heads[batch.task_id], vectors, batch.batch)
+            outputs = task.outputs(self.heads[batch.task_id], vectors, batch.batch)
         if self.moe:
             from models.moe import moe_aux_loss
 
@@ -191,11 +195,11 @@ class MultiTaskModel(nn.Module):
             outputs["loss"] = outputs["loss"] + aux
         return outputs
 
-    def _unified_outputs(self, task: str, offsets: tuple[int, int], vectors: torch.Tensor,
+    def _unified_outputs(self, task, offsets: tuple[int, int], vectors: torch.Tensor,
                          batch: TaskBatch) -> dict[str, torch.Tensor]:
         """Loss over the whole unified label space and ``logits`` over the task's own labels."""
         half = len(batch.labels)
-        u, v = (vectors, vectors) if task == "kpc" else (vectors[:half], vectors[half:])
+        u, v = task.pair_vectors(vectors, batch)
         logits = self.unified_head(u, v).float()
         start, end = offsets
         targets = torch.zeros_like(logits)
@@ -290,29 +294,34 @@ def _insert_after_cls(text_model: nn.Module, inputs: dict, prompt: torch.Tensor)
 class TaskMixingSampler(torch.utils.data.Sampler):
     """Batches of indices into the concatenation of the tasks' examples, one task per batch.
 
-    ``sizes``: examples per task. Each pass (epoch) reshuffles with ``seed + epoch``;
-    its length is the number of batches of one pass over every task.
+    ``sizes``: examples per task; ``lengths``: tokens of each example of the
+    concatenation (batches are length-bucketed within a task; ``None``: plain
+    shuffled batches). Each pass (epoch) reshuffles with ``seed + epoch``
+    (``set_epoch``); its length is the number of batches of one pass over every task.
     """
 
     def __init__(self, sizes: Sequence[int], batch_size: int, sampling: str = "proportional",
-                 temperature: float = 2.0, seed: int = 0):
+                 temperature: float = 2.0, seed: int = 0, lengths: Sequence[int] | None = None):
         if sampling not in SAMPLING:
             raise ValueError(f"unknown sampling {sampling!r}; choose one of {SAMPLING}")
         if batch_size < 1 or min(sizes) < 1:
             raise ValueError("need batch_size >= 1 and at least one example per task")
         self.sizes, self.batch_size, self.sampling, self.seed = list(sizes), batch_size, sampling, seed
+        self.lengths = list(lengths) if lengths is not None else [0] * sum(self.sizes)
         self.offsets = [sum(self.sizes[:i]) for i in range(len(self.sizes))]
         power = {"proportional": 1.0, "uniform": 0.0, "temperature": 1.0 / temperature}[sampling]
         total = sum(n ** power for n in self.sizes)
         self.task_probabilities = [n ** power / total for n in self.sizes]
         self.epoch = 0
 
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
     def __len__(self) -> int:
         return sum(math.ceil(n / self.batch_size) for n in self.sizes)
 
     def __iter__(self) -> Iterator[list[int]]:
         rng = random.Random(self.seed + self.epoch)
-        self.epoch += 1
         batches = [self._task_batches(t, rng) for t in range(len(self.sizes))]
         if self.sampling == "proportional":
             order = [t for t, task_batches in enumerate(batches) for _ in task_batches]
@@ -325,9 +334,8 @@ class TaskMixingSampler(torch.utils.data.Sampler):
             yield batches[task].pop()
 
     def _task_batches(self, task: int, rng: random.Random) -> list[list[int]]:
-        indices = list(range(self.offsets[task], self.offsets[task] + self.sizes[task]))
-        rng.shuffle(indices)
-        return [indices[i:i + self.batch_size] for i in range(0, len(indices), self.batch_size)][::-1]
+        indices = range(self.offsets[task], self.offsets[task] + self.sizes[task])
+        return bucketed_batches(indices, self.lengths, self.batch_size, rng)
 
 
 class MultiTaskCollator:
@@ -344,83 +352,71 @@ class MultiTaskCollator:
 # ---------------------------------------------------------------- running
 def train_multitask(
     task_files: Sequence[tuple[TaskConfig, str, str | None]],
-    output_dir: str,
+    args: TrainingArguments,
     model: str = "default",
     adapter: str = "none",
     encoder: str = "comus",
-    epochs: int = 3,
-    batch_size: int = 16,
-    learning_rate: float = 3e-5,
-    seed: int = 0,
-    resume: bool = False,
-    workers: int = 1,
-    mixed_precision: str = "no",
-    skip_bad: bool = False,
     **config_options,
 ) -> dict:
     """Train one model on several tasks: ``task_files`` holds ``(TaskConfig, train_path, dev_path or None)``.
 
     ``config_options`` set ``MultiTaskConfig`` fields (``moe_layers``, ``moe_experts``,
     ``moe_top_k``, ``task_prompts``, ``lora_rank``, ``lora_common``, ``sampling``,
-    ``temperature``, ``label_space``). The dev metric is the mean over tasks of accuracy (KPC, QRC, QAM)
-    or NDCG@3 (SQR); the best epoch is saved to ``output_dir``. Returns the history.
+    ``temperature``, ``label_space``). The dev metric is the mean over tasks of their
+    metrics (accuracy; NDCG@3 for SQR); the best epoch is saved to ``args.output_dir``.
+    Returns the history.
     """
-    from safetensors.torch import load_model
-
-    from tasks.trainer import BEST_CHECKPOINT, LAST_CHECKPOINT, WEIGHTS_NAME, Trainer, TrainingConfig
-
     if not task_files:
         raise ValueError("give at least one task")
+    if args.freeze_text_layers:
+        raise ValueError("--freeze-text-layers is for single-task training: task prompts and adapters change "
+                         "what the text layers compute per task")
     train, dev = [], []
     for task_config, train_path, dev_path in task_files:
         task_config.encoder = encoder
-        examples = load_examples(task_config, train_path, skip_bad)
+        examples = task_config.load(train_path, args.skip_bad)
         if not examples:
             raise ValueError(f"{train_path}: no training examples")
-        task_config.labels = label_names(task_config.task, examples)
+        task_config.labels = task_config.task_type.label_names(examples)
         train.append(examples)
-        dev.append(load_examples(task_config, dev_path, skip_bad) if dev_path else [])
+        dev.append(task_config.load(dev_path, args.skip_bad) if dev_path else [])
     config = MultiTaskConfig([asdict(t) for t, _, _ in task_files], encoder=encoder, adapter=adapter,
                              **config_options)
-    math_encoder = MathEncoder.from_pretrained(model, device="cpu")
-    texts = [t for examples in [*train, *dev] for e in examples for t in example_texts(e)]
-    graphs = parse_texts(texts, math_encoder.parser, workers)
+    math_encoder = load_start_encoder(model)
+    tasks = [t.task_type for t in config.task_configs]
+    texts = [t for task, examples in zip(tasks * 2, [*train, *dev]) for e in examples for t in task.example_texts(e)]
+    store = FeatureStore(math_encoder.collator, texts, parser=math_encoder.parser, with_graphs=encoder != "bert",
+                         graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)  # adapter and head weights depend on the seed only
+        torch.manual_seed(args.seed)  # adapter and head weights depend on the seed only
         multitask = MultiTaskModel(math_encoder, config)
     flat = [(task_id, example) for task_id, examples in enumerate(train) for example in examples]
-    loader = torch.utils.data.DataLoader(
-        flat, batch_sampler=TaskMixingSampler([len(e) for e in train], batch_size, config.sampling,
-                                              config.temperature, seed),
-        collate_fn=MultiTaskCollator([TaskCollator(math_encoder, t, graphs) for t in config.task_configs]),
+    lengths = [n for task, examples in zip(tasks, train) for n in example_lengths(task, examples, store)]
+    sampler = TaskMixingSampler([len(e) for e in train], args.batch_size, config.sampling, config.temperature,
+                                args.seed, lengths)
+    collate = MultiTaskCollator([TaskCollator(task, store, t.labels) for task, t in zip(tasks, config.task_configs)])
+    state = fit(
+        multitask, TrainingData(flat, sampler, collate), args,
+        evaluate=(lambda m: evaluate_tasks(m, dev, store, args.eval_batch_size)) if any(dev) else None,
+        metric_name="mean", save=lambda m, directory: m.save_pretrained(directory),
+        epoch_log=lambda m: {"expert_load": m.take_expert_load()} if m.moe else {},
     )
-    has_dev = any(dev)
-    trainer = Trainer(
-        multitask, loader, output_dir,
-        TrainingConfig(epochs=epochs, learning_rate=learning_rate, seed=seed, mixed_precision=mixed_precision),
-        evaluate=(lambda m: evaluate_tasks(m, dev, graphs, batch_size)) if has_dev else None,
-        metric_name="mean", epoch_log=lambda m: {"expert_load": m.take_expert_load()} if m.moe else {},
-    )
-    state = trainer.train(resume=resume)
-    if trainer.accelerator.is_main_process:
-        kept = Path(output_dir) / (BEST_CHECKPOINT if has_dev else LAST_CHECKPOINT)
-        load_model(multitask, str(kept / WEIGHTS_NAME))
-        multitask.save_pretrained(output_dir)
     return {"history": state.history, "best_dev": state.best_metric}
 
 
-def evaluate_tasks(model: MultiTaskModel, dev: Sequence[Sequence], graphs: dict, batch_size: int = 32) -> dict:
+def evaluate_tasks(model: MultiTaskModel, dev: Sequence[Sequence], store: FeatureStore | None = None,
+                   batch_size: int = 32) -> dict:
     """Dev metrics of every task with dev examples (``kpc_accuracy``, ``sqr_ndcg@3``...) and their ``mean``
-    (accuracy, or NDCG@3 for SQR)."""
+    (of each task's own metric: accuracy, or NDCG@3 for SQR)."""
     metrics: dict = {}
     main = []
     for task_id, examples in enumerate(dev):
         if not examples:
             continue
-        task = model.config.task_names[task_id]
-        result = evaluate_examples(model.for_task(task), examples, graphs, batch_size)
-        metrics.update({f"{task}_{k}": v for k, v in result.items()})
-        main.append(result["ndcg@3" if task == "sqr" else "accuracy"])
+        view = model.for_task(model.config.task_names[task_id])
+        result = evaluate_examples(view, examples, store, batch_size)
+        metrics.update({f"{view.config.task}_{k}": v for k, v in result.items()})
+        main.append(result[view.config.task_type.metric])
     metrics["mean"] = sum(main) / len(main)
     return metrics
 
@@ -429,7 +425,7 @@ def parse_task_spec(spec: str) -> tuple[str, str, str | None]:
     """``TASK:TRAIN[:DEV]`` (the ``--task`` option) -> ``(task, train_path, dev_path)``."""
     parts = spec.split(":")
     if len(parts) not in (2, 3) or parts[0] not in TASKS or not all(parts[1:]):
-        raise ValueError(f"--task {spec!r}: expected TASK:TRAIN.jsonl[:DEV.jsonl] with TASK one of {TASKS}")
+        raise ValueError(f"--task {spec!r}: expected TASK:TRAIN.jsonl[:DEV.jsonl] with TASK one of {tuple(TASKS)}")
     return parts[0], parts[1], parts[2] if len(parts) == 3 else None
 
 

@@ -1,12 +1,14 @@
 """Continual pre-training of COMUS (Section 3.3): MLM, DTC and TGCL, each weighted and switchable.
 
+Each objective is a small class (its head and its loss) in the ``OBJECTIVES`` registry.
+
 ``--tasks mlm`` with ``--encoder bert`` is DAPT-BERT (masked LM on the math
 corpus, no graph); ``--tasks mlm,dtc,tgcl`` with ``--encoder comus`` is COMUS.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -14,10 +16,10 @@ from torch import nn
 
 from mathgraph.batching import ProblemBatch, ProblemCollator
 from mathgraph.graph import MathSyntaxGraph
-from models.comus import ComusModel
+from models.comus import ComusModel, ComusOutput
 from models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
+from tasks.trainer import TrainingArguments
 
-PRETRAINING_TASKS = ("mlm", "dtc", "tgcl")
 ENCODERS = ("comus", "bert")
 
 
@@ -54,33 +56,96 @@ class PretrainingBatch:
 
 
 class PretrainingCollator:
-    """Collates graphs and masks 15 % of the tokens, reproducibly from ``seed``."""
+    """Collates problems and masks 15 % of the tokens, reproducibly from ``seed``.
 
-    def __init__(self, collator: ProblemCollator, seed: int = 0, mask_probability: float = 0.15):
+    ``to_batch(items) -> ProblemBatch`` collates the items (default: ``collator``
+    itself, on parsed graphs; training passes ``FeatureStore.batch``, on texts).
+    """
+
+    def __init__(self, collator: ProblemCollator, seed: int = 0, mask_probability: float = 0.15,
+                 to_batch: Callable[[Sequence], ProblemBatch] | None = None):
         tokenizer = collator.tokenizer
         if tokenizer.mask_token_id is None:
             raise ValueError("the tokenizer has no [MASK] token, so it cannot be used for MLM")
-        self.collator, self.mask_probability = collator, mask_probability
+        self.to_batch, self.mask_probability = to_batch or collator, mask_probability
         self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)))
         self.mask_id, self.vocab_size = tokenizer.mask_token_id, len(tokenizer)
         self.generator = torch.Generator().manual_seed(seed)
 
-    def __call__(self, graphs: Sequence[MathSyntaxGraph]) -> PretrainingBatch:
-        batch = self.collator(graphs)
+    def __call__(self, items: Sequence) -> PretrainingBatch:
+        batch = self.to_batch(items)
         special = torch.isin(batch.input_ids, self.special_ids) | ~batch.attention_mask.bool()
         batch.input_ids, labels = mask_tokens(batch.input_ids, special, self.mask_id, self.vocab_size,
                                               self.generator, self.mask_probability)
         return PretrainingBatch(batch, labels)
 
 
+# ---------------------------------------------------------------- objectives
+class Objective:
+    """A pre-training objective: its head on the encoder, and its loss on a batch's outputs."""
+
+    name = ""
+    needs_graph = True
+
+    def make_head(self, model: ComusModel, dtc_margin: float) -> nn.Module:
+        raise NotImplementedError
+
+    def loss(self, head: nn.Module, model: ComusModel, output: ComusOutput, item: PretrainingBatch) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class MaskedLanguageModelling(Objective):
+    """MLM (Eq. 9): predict the masked tokens; the decoder is tied to the input embeddings."""
+
+    name, needs_graph = "mlm", False
+
+    def make_head(self, model, dtc_margin):
+        embeddings = model.text.get_input_embeddings()
+        return MlmHead(model.config.text_hidden, embeddings.num_embeddings, tie_to=embeddings)
+
+    def loss(self, head, model, output, item):
+        return mlm_loss(head(output.token_states), item.mlm_labels)
+
+
+class DependencyTripletCompletion(Objective):
+    """DTC (Eq. 10): TransE margin loss on the graph's triplets against a sampled negative relation."""
+
+    name = "dtc"
+
+    def make_head(self, model, dtc_margin):
+        return DtcHead(model.config.relation_dim, model.config.gat_hidden, margin=dtc_margin)
+
+    def loss(self, head, model, output, item):
+        batch, mask = item.batch, item.batch.slot_mask
+        return head(output.node_states[batch.slot_heads[mask]], batch.slot_relations[mask],
+                    output.node_states[batch.slot_tails[mask]], model.graph.relation_embedding.weight)
+
+
+class TextGraphContrastive(Objective):
+    """TGCL (Eq. 11): in-batch InfoNCE between a problem's ``[CLS]`` and its mean node vector."""
+
+    name = "tgcl"
+
+    def make_head(self, model, dtc_margin):
+        return TgclHead(model.config.text_hidden, model.config.gat_hidden)
+
+    def loss(self, head, model, output, item):
+        return head(output.cls, output.mean_node)
+
+
+OBJECTIVES: dict[str, Objective] = {o.name: o for o in (
+    MaskedLanguageModelling(), DependencyTripletCompletion(), TextGraphContrastive())}
+PRETRAINING_TASKS = tuple(OBJECTIVES)
+
+
 def check_pretraining_setup(tasks: Sequence[str], encoder: str) -> None:
     """Raise ``ValueError`` unless ``tasks`` and ``encoder`` make a valid pre-training run."""
-    unknown = set(tasks) - set(PRETRAINING_TASKS)
+    unknown = set(tasks) - set(OBJECTIVES)
     if unknown or not tasks:
         raise ValueError(f"pre-training tasks must be a non-empty subset of {PRETRAINING_TASKS}, got {tuple(tasks)}")
     if encoder not in ENCODERS:
         raise ValueError(f"encoder must be one of {ENCODERS}, got {encoder!r}")
-    if encoder == "bert" and set(tasks) - {"mlm"}:
+    if encoder == "bert" and any(OBJECTIVES[t].needs_graph for t in tasks):
         raise ValueError("the bert encoder has no graph: only the mlm task applies (that is DAPT-BERT)")
 
 
@@ -95,83 +160,60 @@ class PretrainingWeights:
 
 
 class ComusPretrainer(nn.Module):
-    """COMUS with its pre-training heads; ``forward(PretrainingBatch)`` returns the loss terms.
+    """COMUS with the heads of its enabled objectives; ``forward(PretrainingBatch)`` returns the loss terms.
 
-    With ``encoder="bert"`` only the text encoder runs (DAPT-BERT): DTC and TGCL
-    need the graph and are refused.
+    With ``encoder="bert"`` only the text encoder runs (DAPT-BERT): objectives
+    that need the graph are refused.
     """
 
     def __init__(self, model: ComusModel, weights: PretrainingWeights, encoder: str = "comus", dtc_margin: float = 1.0):
         super().__init__()
         check_pretraining_setup(weights.enabled, encoder)
-        config = model.config
         self.model, self.weights, self.encoder = model, weights, encoder
-        embeddings = model.text.get_input_embeddings()
-        self.mlm_head = MlmHead(config.text_hidden, embeddings.num_embeddings, tie_to=embeddings)
-        self.dtc_head = DtcHead(config.relation_dim, config.gat_hidden, margin=dtc_margin)
-        self.tgcl_head = TgclHead(config.text_hidden, config.gat_hidden)
+        self.heads = nn.ModuleDict({name: OBJECTIVES[name].make_head(model, dtc_margin) for name in weights.enabled})
 
     def forward(self, item: PretrainingBatch) -> dict[str, torch.Tensor]:
-        batch, losses = item.batch, {}
+        batch = item.batch
         if self.encoder == "bert":
-            token_states = self.model.text(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                                           token_type_ids=batch.token_type_ids).last_hidden_state
-            losses["mlm"] = mlm_loss(self.mlm_head(token_states), item.mlm_labels)
+            states, _ = self.model.run_text_layers(batch.input_ids, batch.attention_mask, batch.token_type_ids)
+            output = ComusOutput(states, None, states[:, 0], None, None, [])
         else:
             output = self.model(**batch.as_model_inputs())
-            if "mlm" in self.weights.enabled:
-                losses["mlm"] = mlm_loss(self.mlm_head(output.token_states), item.mlm_labels)
-            if "dtc" in self.weights.enabled:
-                mask = batch.slot_mask
-                losses["dtc"] = self.dtc_head(
-                    output.node_states[batch.slot_heads[mask]], batch.slot_relations[mask],
-                    output.node_states[batch.slot_tails[mask]], self.model.graph.relation_embedding.weight,
-                )
-            if "tgcl" in self.weights.enabled:
-                losses["tgcl"] = self.tgcl_head(output.cls, output.mean_node)
+        losses = {name: OBJECTIVES[name].loss(head, self.model, output, item) for name, head in self.heads.items()}
         losses["loss"] = sum(getattr(self.weights, name) * value for name, value in losses.items())
         return losses
 
 
-def run_pretraining(
-    texts: Sequence[str],
-    output_dir: str,
-    model: str = "default",
-    tasks: Sequence[str] = PRETRAINING_TASKS,
-    encoder: str = "comus",
-    steps: int = 1000,
-    batch_size: int = 32,
-    learning_rate: float = 5e-5,
-    seed: int = 0,
-    resume: bool = False,
-    workers: int = 1,
-    mixed_precision: str = "no",
-) -> dict:
-    """Parse ``texts``, pre-train the encoder ``model`` for ``steps`` steps, save it to ``output_dir``.
+def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = "default",
+                    tasks: Sequence[str] = PRETRAINING_TASKS, encoder: str = "comus") -> dict:
+    """Pre-train the encoder ``model`` on ``texts`` for ``args.max_steps`` steps; save it to ``args.output_dir``.
 
-    The result loads with ``MathEncoder.from_pretrained(output_dir)``; checkpoints
-    (``checkpoint-last``) let ``resume=True`` continue an interrupted run.
-    Returns the trainer state as a dict.
+    Graphs come from the graph cache (none are parsed for ``encoder="bert"``);
+    batches are length-bucketed. The result loads with
+    ``MathEncoder.from_pretrained(args.output_dir)``; ``args.resume`` continues an
+    interrupted run from ``checkpoint-last``. Returns the trainer state as a dict.
     """
-    import math
     from dataclasses import asdict
 
-    from mathgraph.encoder import MathEncoder
-    from mathgraph.parse import parse_problems
-    from tasks.trainer import Trainer, TrainingConfig
+    from tasks.bucketing import LengthBucketSampler
+    from tasks.features import FeatureStore, graph_cache_option
+    from tasks.finetune import load_start_encoder
+    from tasks.trainer import TrainingData, fit
 
-    math_encoder = MathEncoder.from_pretrained(model, device="cpu")
-    graphs = list(parse_problems(texts, parser=math_encoder.parser, n_process=workers, show_progress=True))
+    check_pretraining_setup(tasks, encoder)
+    if args.freeze_text_layers:
+        raise ValueError("--freeze-text-layers does not apply to pre-training: masked inputs change every step")
+    texts = list(dict.fromkeys(texts))
+    if not texts:
+        raise ValueError("no texts to pre-train on")
+    math_encoder = load_start_encoder(model)
+    store = FeatureStore(math_encoder.collator, texts, parser=math_encoder.parser, with_graphs=encoder != "bert",
+                         graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
     pretrainer = ComusPretrainer(math_encoder.model, PretrainingWeights(enabled=tuple(tasks)), encoder=encoder)
-    loader = torch.utils.data.DataLoader(
-        graphs, batch_size=batch_size, shuffle=True, generator=torch.Generator().manual_seed(seed),
-        collate_fn=PretrainingCollator(math_encoder.collator, seed=seed), drop_last=len(graphs) > batch_size,
-    )
-    config = TrainingConfig(epochs=math.ceil(steps / len(loader)), max_steps=steps, learning_rate=learning_rate,
-                            seed=seed, mixed_precision=mixed_precision)
-    trainer = Trainer(pretrainer, loader, output_dir, config,
-                      save=lambda module, directory: math_encoder.save_pretrained(directory))
-    state = trainer.train(resume=resume)
-    if trainer.accelerator.is_main_process:
-        math_encoder.save_pretrained(output_dir)
+    # In-batch negatives (TGCL) need two or more problems per batch: a short last batch is dropped.
+    sampler = LengthBucketSampler([store.length(t) for t in texts], args.batch_size, args.seed,
+                                  drop_last=len(texts) > args.batch_size)
+    collate = PretrainingCollator(math_encoder.collator, seed=args.seed, to_batch=store.batch)
+    state = fit(pretrainer, TrainingData(texts, sampler, collate), args,
+                save=lambda module, directory: math_encoder.save_pretrained(directory))
     return asdict(state)

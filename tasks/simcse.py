@@ -14,13 +14,13 @@ directory that ``MathEncoder.from_pretrained`` and ``mathgraph index build --mod
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
 from torch import nn
 
 from models.heads import info_nce
+from tasks.trainer import TrainingArguments
 
 SIMCSE_TEMPERATURE = 0.05
 MODES = ("fused", "text", "graph")
@@ -47,53 +47,33 @@ class SimCSEModel(nn.Module):
         return {"loss": info_nce(first, second, self.temperature)}
 
 
-class _ParsingCollator:
-    """Texts -> ``ProblemBatch``, parsing each batch when it is drawn (only the texts a run uses get parsed)."""
+def train_simcse(texts: Sequence[str], args: TrainingArguments, model: str = "default", mode: str = "fused",
+                 temperature: float = SIMCSE_TEMPERATURE) -> dict:
+    """Train ``model`` (an encoder directory or ``"default"``) with SimCSE on ``texts`` for
+    ``args.max_steps`` steps and save the encoder to ``args.output_dir``. Returns the training history.
 
-    def __init__(self, encoder):
-        self.encoder = encoder
+    Graphs come from the graph cache; batches are length-bucketed.
+    """
+    from tasks.bucketing import LengthBucketSampler
+    from tasks.features import FeatureStore, graph_cache_option
+    from tasks.finetune import load_start_encoder
+    from tasks.trainer import TrainingData, fit
 
-    def __call__(self, texts: Sequence[str]):
-        return self.encoder.collator(self.encoder.parse(list(texts)))
-
-
-def train_simcse(
-    texts: Sequence[str],
-    output_dir: str,
-    model: str = "default",
-    mode: str = "fused",
-    steps: int = 1000,
-    batch_size: int = 32,
-    learning_rate: float = 3e-5,
-    temperature: float = SIMCSE_TEMPERATURE,
-    seed: int = 0,
-    resume: bool = False,
-    mixed_precision: str = "no",
-) -> dict:
-    """Train ``model`` (an encoder directory or ``"default"``) with SimCSE on ``texts`` for ``steps``
-    steps and save the encoder to ``output_dir``. Returns the training history."""
-    from mathgraph.encoder import MathEncoder
-    from tasks.trainer import Trainer, TrainingConfig
-
-    texts = [t for t in texts if t and t.strip()]
+    texts = list(dict.fromkeys(t for t in texts if t and t.strip()))
     if len(texts) < 2:
-        raise ValueError(f"SimCSE needs at least 2 non-empty texts, got {len(texts)}")
-    if batch_size < 2:
-        raise ValueError(f"batch_size must be >= 2 (in-batch negatives), got {batch_size}")
-    math_encoder = MathEncoder.from_pretrained(model, device="cpu")
+        raise ValueError(f"SimCSE needs at least 2 distinct non-empty texts, got {len(texts)}")
+    if args.batch_size < 2:
+        raise ValueError(f"batch_size must be >= 2 (in-batch negatives), got {args.batch_size}")
+    if args.freeze_text_layers:
+        raise ValueError("--freeze-text-layers does not apply to SimCSE: its two views come from dropout in every layer")
+    math_encoder = load_start_encoder(model)
     simcse = SimCSEModel(math_encoder.model, mode, temperature)
-    loader = torch.utils.data.DataLoader(
-        texts, batch_size=batch_size, shuffle=True, generator=torch.Generator().manual_seed(seed),
-        collate_fn=_ParsingCollator(math_encoder), drop_last=len(texts) > batch_size,  # no batch of 1
-    )
-    config = TrainingConfig(epochs=math.ceil(steps / len(loader)), max_steps=steps, learning_rate=learning_rate,
-                            seed=seed, mixed_precision=mixed_precision)
-    trainer = Trainer(simcse, loader, output_dir, config,
-                      save=lambda module, directory: math_encoder.save_pretrained(directory))
-    state = trainer.train(resume=resume)
-    if trainer.accelerator.is_main_process:
-        math_encoder.model.eval()
-        math_encoder.save_pretrained(output_dir)
+    store = FeatureStore(math_encoder.collator, texts, parser=math_encoder.parser, graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
+    sampler = LengthBucketSampler([store.length(t) for t in texts], args.batch_size, args.seed,
+                                  drop_last=len(texts) > args.batch_size)  # no batch of 1
+    state = fit(simcse, TrainingData(texts, sampler, store.batch), args,
+                save=lambda module, directory: math_encoder.save_pretrained(directory))
+    math_encoder.model.eval()
     return {"history": state.history, "steps": state.step}
 
 

@@ -1,4 +1,4 @@
-"""One training loop for pre-training and every task, on Hugging Face Accelerate.
+"""One training recipe for pre-training, SimCSE and every task: ``fit(model, data, args)`` on Accelerate.
 
 Accelerate places the model and batches on the device, runs bf16/fp16
 autocast on GPUs (``mixed_precision``), accumulates gradients, and runs the
@@ -7,7 +7,8 @@ CPUs). The loop adds what every run here needs: a seeded start, a progress
 bar with the loss and throughput, evaluation after every epoch with the best
 checkpoint kept, checkpoints written atomically (to a temporary directory,
 then renamed), ``resume`` from the last checkpoint, and a clear stop on a
-non-finite loss.
+non-finite loss. At the end the kept checkpoint (the best on dev, or the last)
+is loaded back and the caller's ``save`` writes the model to ``output_dir``.
 
 The model is any ``nn.Module`` whose ``forward(batch)`` returns a dict with a
 scalar ``"loss"``. A checkpoint holds the whole training module's weights
@@ -21,10 +22,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
@@ -41,11 +43,23 @@ class NonFiniteLossError(RuntimeError):
 
 
 @dataclass
-class TrainingConfig:
-    """Settings of a run (saved next to its checkpoints)."""
+class TrainingArguments:
+    """Every setting of a training run, built by the CLI from its flags and saved with each checkpoint.
 
-    epochs: int = 1
+    ``threads``: torch CPU threads (default: the cores this process may use).
+    ``loader_workers``: processes that collate batches (0: the training process itself;
+    with cached features a batch is only padding, so on a 2-core CPU a worker mostly
+    takes a core from the model). ``graph_cache``: ``"default"`` (see
+    ``mathgraph.graph_cache.default_cache_path``), a file, or ``"none"``.
+    ``freeze_text_layers``: freeze the text encoder's embeddings and first N layers and
+    compute their outputs once per problem (``tasks.frozen_prefix``).
+    """
+
+    output_dir: str = "out"
+    epochs: int = 3
     max_steps: int | None = None
+    batch_size: int = 16
+    eval_batch_size: int = 32
     learning_rate: float = 3e-5
     weight_decay: float = 0.01
     warmup_ratio: float = 0.05
@@ -53,8 +67,86 @@ class TrainingConfig:
     max_grad_norm: float = 1.0
     mixed_precision: str = "no"  # "no" | "fp16" | "bf16" (GPU)
     seed: int = 0
+    resume: bool = False
     log_every: int = 10
     cpu: bool = False
+    threads: int | None = None
+    loader_workers: int = 0
+    parse_workers: int = 1
+    graph_cache: str = "default"
+    skip_bad: bool = False
+    freeze_text_layers: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("epochs", "batch_size", "eval_batch_size", "gradient_accumulation_steps", "parse_workers"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
+        if self.loader_workers < 0 or self.freeze_text_layers < 0:
+            raise ValueError("loader_workers and freeze_text_layers must be >= 0")
+        if self.mixed_precision not in ("no", "fp16", "bf16"):
+            raise ValueError(f"mixed_precision must be no, fp16 or bf16, got {self.mixed_precision!r}")
+
+    @classmethod
+    def from_namespace(cls, namespace, **overrides) -> "TrainingArguments":
+        """The arguments from an ``argparse.Namespace`` holding (some of) these fields, plus ``overrides``."""
+        values = {f.name: getattr(namespace, f.name) for f in fields(cls) if hasattr(namespace, f.name)}
+        return cls(**{**values, **overrides})
+
+
+@dataclass
+class TrainingData:
+    """What ``fit`` draws batches from: ``examples``, a ``batch_sampler`` of index lists (its
+    ``set_epoch``, if any, is called before each epoch) and ``collate(examples) -> batch``."""
+
+    examples: Sequence
+    batch_sampler: torch.utils.data.Sampler
+    collate: Callable
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def configure_threads(threads: int | None) -> int:
+    """Set torch's CPU threads to ``threads`` (default: ``available_cores()``); returns the number set."""
+    wanted = threads or available_cores()
+    if wanted < 1:
+        raise ValueError(f"threads must be >= 1, got {wanted}")
+    if torch.get_num_threads() != wanted:
+        torch.set_num_threads(wanted)
+    return wanted
+
+
+def fit(
+    model: nn.Module,
+    data: TrainingData,
+    args: TrainingArguments,
+    evaluate: Callable[[nn.Module], dict] | None = None,
+    metric_name: str = "accuracy",
+    save: Callable[[nn.Module, Path], None] | None = None,
+    epoch_log: Callable[[nn.Module], dict] | None = None,
+) -> "TrainerState":
+    """Train ``model`` on ``data`` with ``args``; returns the final ``TrainerState``.
+
+    ``evaluate(model) -> dict`` runs after each epoch; its ``metric_name`` entry
+    (higher is better) picks ``checkpoint-best``. ``save(model, directory)`` writes
+    the user-facing files into each checkpoint and, at the end, the kept weights
+    (best on dev, else last) into ``args.output_dir``. ``epoch_log(model) -> dict``
+    adds entries to each epoch's log record.
+    """
+    configure_threads(args.threads)
+    loader = torch.utils.data.DataLoader(
+        data.examples, batch_sampler=data.batch_sampler, collate_fn=data.collate, num_workers=args.loader_workers,
+        persistent_workers=args.loader_workers > 0,
+    )
+    trainer = Trainer(model, loader, args, save=save, evaluate=evaluate, metric_name=metric_name,
+                      epoch_log=epoch_log, batch_sampler=data.batch_sampler)
+    state = trainer.train(resume=args.resume)
+    trainer.finish()
+    return state
 
 
 @dataclass
@@ -68,43 +160,42 @@ class TrainerState:
 
 
 class Trainer:
-    """Train ``model`` on batches from ``train_loader`` and keep checkpoints in ``output_dir``.
+    """The loop behind ``fit``: ``model`` on batches from ``train_loader``, checkpoints in ``args.output_dir``.
 
-    ``evaluate(model) -> dict`` is called after each epoch; its ``metric_name``
-    entry (higher is better) decides the best checkpoint. ``save(model, dir)``,
-    when given, also writes the model's user-facing files into each checkpoint.
-    ``epoch_log(model) -> dict`` adds entries to each epoch's log record.
+    ``evaluate``, ``metric_name``, ``save`` and ``epoch_log`` are ``fit``'s.
+    ``batch_sampler.set_epoch(e)``, when it exists, is called before epoch ``e``.
     """
 
     def __init__(
         self,
         model: nn.Module,
-        train_loader: Iterable,
-        output_dir: str | Path,
-        config: TrainingConfig,
+        train_loader,
+        args: TrainingArguments,
         save: Callable[[nn.Module, Path], None] | None = None,
         evaluate: Callable[[nn.Module], dict] | None = None,
         metric_name: str = "accuracy",
         epoch_log: Callable[[nn.Module], dict] | None = None,
+        batch_sampler=None,
     ):
         from accelerate import Accelerator
         from accelerate.utils import set_seed
 
-        set_seed(config.seed)
+        set_seed(args.seed)
         self.accelerator = Accelerator(
-            mixed_precision=config.mixed_precision,
-            gradient_accumulation_steps=config.gradient_accumulation_steps,
-            cpu=config.cpu,
+            mixed_precision=args.mixed_precision,
+            gradient_accumulation_steps=args.gradient_accumulation_steps,
+            cpu=args.cpu,
         )
-        self.config, self.output_dir = config, Path(output_dir)
+        self.args, self.output_dir = args, Path(args.output_dir)
         self.save_user_files, self.evaluate, self.metric_name = save, evaluate, metric_name
-        self.epoch_log = epoch_log
+        self.epoch_log, self.batch_sampler = epoch_log, batch_sampler
         optimizer = torch.optim.AdamW(
-            [p for p in model.parameters() if p.requires_grad], lr=config.learning_rate, weight_decay=config.weight_decay
+            [p for p in model.parameters() if p.requires_grad], lr=args.learning_rate, weight_decay=args.weight_decay
         )
-        steps_per_epoch = math.ceil(len(train_loader) / config.gradient_accumulation_steps)
-        self.total_steps = config.max_steps or steps_per_epoch * config.epochs
-        warmup = int(config.warmup_ratio * self.total_steps)
+        steps_per_epoch = math.ceil(len(train_loader) / args.gradient_accumulation_steps)
+        self.total_steps = args.max_steps or steps_per_epoch * args.epochs
+        self.epochs = math.ceil(self.total_steps / steps_per_epoch) if args.max_steps else args.epochs
+        warmup = int(args.warmup_ratio * self.total_steps)
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer,
             lambda step: min((step + 1) / max(1, warmup), max(0.0, (self.total_steps - step) / max(1, self.total_steps - warmup))),
@@ -123,10 +214,12 @@ class Trainer:
             self._resume()
         bar = tqdm(total=self.total_steps, initial=self.state.step, desc="training", unit="step",
                    disable=not self.accelerator.is_main_process)
-        while self.state.step < self.total_steps and self.state.epoch < self.config.epochs:
+        while self.state.step < self.total_steps and self.state.epoch < self.epochs:
             self.model.train()
+            if hasattr(self.batch_sampler, "set_epoch"):
+                self.batch_sampler.set_epoch(self.state.epoch)
             # Throughput counts training time only: the dev evaluation after the epoch is left out.
-            started, examples = time.perf_counter(), 0
+            started, examples, loss_sum, losses = time.perf_counter(), 0, 0.0, 0
             for batch in self.train_loader:
                 with self.accelerator.accumulate(self.model):
                     outputs = self.model(batch)
@@ -138,27 +231,28 @@ class Trainer:
                         )
                     self.accelerator.backward(loss)
                     if self.accelerator.sync_gradients:
-                        self.accelerator.clip_grad_norm_(self.model.parameters(), self.config.max_grad_norm)
+                        self.accelerator.clip_grad_norm_(self.model.parameters(), self.args.max_grad_norm)
                     self.optimizer.step()
                     self.scheduler.step()
                     self.optimizer.zero_grad()
                 examples += _batch_size(batch)
+                loss_sum, losses = loss_sum + loss.item(), losses + 1
                 if self.accelerator.sync_gradients:
                     self.state.step += 1
                     bar.update(1)
-                    if self.state.step % self.config.log_every == 0 or self.state.step == 1:
+                    if self.state.step % self.args.log_every == 0 or self.state.step == 1:
                         rate = examples * self.accelerator.num_processes / (time.perf_counter() - started)
                         bar.set_postfix(loss=f"{loss.item():.4f}", ex_per_s=f"{rate:.1f}")
                     if self.state.step >= self.total_steps:
                         break
             self.state.epoch += 1
             rate = examples * self.accelerator.num_processes / (time.perf_counter() - started)
-            self._end_of_epoch(loss.item(), rate)
+            self._end_of_epoch(loss_sum / max(1, losses), rate)
         bar.close()
         return self.state
 
-    def _end_of_epoch(self, last_loss: float, examples_per_second: float) -> None:
-        record = {"epoch": self.state.epoch, "step": self.state.step, "loss": last_loss,
+    def _end_of_epoch(self, mean_loss: float, examples_per_second: float) -> None:
+        record = {"epoch": self.state.epoch, "step": self.state.step, "loss": mean_loss,
                   "train_examples_per_s": round(examples_per_second, 2)}
         if self.epoch_log is not None:
             record.update(self.epoch_log(self.accelerator.unwrap_model(self.model)))
@@ -196,13 +290,26 @@ class Trainer:
         torch.save({"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()},
                    partial / "optimizer.pt")
         with open(partial / STATE_NAME, "w", encoding="utf-8") as f:
-            json.dump({"state": asdict(self.state), "config": asdict(self.config)}, f, indent=1)
+            json.dump({"state": asdict(self.state), "arguments": asdict(self.args)}, f, indent=1)
         old = self.output_dir / f".{name}.old"
         shutil.rmtree(old, ignore_errors=True)
         if final.exists():
             final.rename(old)
         partial.rename(final)
         shutil.rmtree(old, ignore_errors=True)
+
+    def finish(self) -> None:
+        """Load the kept checkpoint (best on dev if there was an evaluation, else the last) into the model
+        and write it with ``save`` to ``output_dir`` (main process only)."""
+        self.accelerator.wait_for_everyone()
+        if not self.accelerator.is_main_process or self.save_user_files is None:
+            return
+        from safetensors.torch import load_model
+
+        kept = self.output_dir / (BEST_CHECKPOINT if self.state.best_metric is not None else LAST_CHECKPOINT)
+        model = self.accelerator.unwrap_model(self.model)
+        load_model(model, str(kept / WEIGHTS_NAME))
+        self.save_user_files(model, self.output_dir)
 
     def _resume(self) -> None:
         from safetensors.torch import load_model

@@ -1,0 +1,69 @@
+"""Parse once, build tensors once: every distinct problem text of a run as ``ProblemFeatures``.
+
+Graphs come from the on-disk graph cache (``mathgraph.graph_cache``), so a
+second run over the same corpus parses nothing; a text-only model
+(``with_graphs=False``, the ``bert`` rows) parses nothing at all. Each problem's
+token ids and graph tensors are then built once, and a batch is only padding and
+concatenation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from mathgraph.batching import ProblemBatch, ProblemCollator, ProblemFeatures
+from mathgraph.graph_cache import parse_cached
+
+
+def graph_cache_option(value: str | None):
+    """``--graph-cache`` (``default``, ``none`` or a file) as ``parse_cached``'s ``cache`` argument."""
+    if value in (None, "none"):
+        return False
+    return True if value == "default" else value
+
+
+class FeatureStore:
+    """The ``ProblemFeatures`` of distinct problem texts; ``batch(texts)`` collates some of them.
+
+    Args:
+        collator: the encoder's ``ProblemCollator`` (tokenizer, vocabularies, max length).
+        texts: the problems (duplicates are stored once).
+        parser: dependency back end of the model's graphs.
+        with_graphs: parse and build graph tensors (False: tokens only).
+        graph_cache: ``parse_cached``'s ``cache`` argument.
+        parse_workers: parser processes for the graphs not yet cached.
+    """
+
+    def __init__(self, collator: ProblemCollator, texts: Iterable[str], parser: str = "auto",
+                 with_graphs: bool = True, graph_cache=True, parse_workers: int = 1, show_progress: bool = True):
+        self.collator, self.parser, self.with_graphs = collator, parser, with_graphs
+        self.graph_cache, self.parse_workers = graph_cache, parse_workers
+        self.index: dict[str, int] = {}
+        self.features: list[ProblemFeatures] = []
+        self.add(texts, show_progress)
+
+    def add(self, texts: Iterable[str], show_progress: bool = False) -> None:
+        """Build the features of the texts not stored yet."""
+        new = [t for t in dict.fromkeys(texts) if t not in self.index]
+        if not new:
+            return
+        if self.with_graphs:
+            graphs = parse_cached(new, parser=self.parser, cache=self.graph_cache, n_process=self.parse_workers,
+                                  show_progress=show_progress)
+            built = self.collator.features(graphs)
+        else:
+            built = self.collator.text_features(new)
+        self.index.update((text, len(self.features) + i) for i, text in enumerate(new))
+        self.features.extend(built)
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+    def length(self, text: str) -> int:
+        """Tokens of a stored problem."""
+        return self.features[self.index[text]].length
+
+    def batch(self, texts: Sequence[str]) -> ProblemBatch:
+        """A ``ProblemBatch`` of stored problems (``problem_ids`` = their positions in the store)."""
+        ids = [self.index[t] for t in texts]
+        return self.collator.collate([self.features[i] for i in ids], problem_ids=ids)

@@ -1,0 +1,230 @@
+"""The fine-tuning tasks, one small class each, and the registry that names them.
+
+A task says how its examples are read and validated (``load``), which problem
+texts the model encodes for a batch of them and in what layout
+(``batch_texts``), what the head is (``make_head``), the loss and outputs
+(``outputs``), how outputs decode to predictions (``decode``) and which metrics
+it reports (``metrics``, with ``metric`` the one that picks the best epoch).
+Training, evaluation, multi-task training and the TF-IDF baseline all go
+through this interface; nothing outside this file switches on a task's name.
+
+    task = get_task("qrc")
+    examples = task.load("qrc.train.jsonl")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+
+import torch
+from torch import nn
+
+from models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
+from tasks.data import KpcExample, SqrList, load_kpc, load_qam, load_qrc, load_sqr
+
+
+class Task:
+    """The interface; see the module docstring. Subclasses set ``name`` and implement the methods."""
+
+    name: str = ""
+    metric: str = "accuracy"  # the dev metric (higher is better) that picks the best epoch
+    classifies: bool = True  # predicts one label per example (False: ranks candidates)
+    tfidf_kind: str = "single"  # the TF-IDF baseline's model (tasks.baselines): single | pair | ranker
+
+    def load(self, path: str, text_field: str = "problem", label_field: str = "subject",
+             skip_bad: bool = False) -> list:
+        """The validated examples of a JSONL file (formats in ``tasks.data``); fields are KPC's."""
+        raise NotImplementedError
+
+    def example_texts(self, example) -> list[str]:
+        """Every problem text ``example`` needs encoded."""
+        raise NotImplementedError
+
+    def batch_texts(self, examples: Sequence) -> list[str]:
+        """The problems of a batch of ``examples``, in the layout ``outputs`` reads."""
+        return [t for e in examples for t in self.example_texts(e)]
+
+    def label_names(self, examples: Sequence) -> list[str]:
+        """Label names in a deterministic (sorted) order."""
+        return sorted({str(e.label) for e in examples}) if self.classifies else []
+
+    def targets(self, examples: Sequence, label_ids: dict[str, int] | None) -> dict[str, torch.Tensor]:
+        """Gold tensors of a batch (``label_ids=None`` when predicting: zeros stand in for labels)."""
+        if label_ids is None:
+            return {"labels": torch.zeros(len(examples), dtype=torch.long)}
+        return {"labels": torch.tensor([_label_id(label_ids, e.label) for e in examples])}
+
+    def make_head(self, dim: int, num_labels: int) -> nn.Module:
+        raise NotImplementedError
+
+    def pair_vectors(self, vectors: torch.Tensor, batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(u, v)`` of each example for a pair classifier (a single problem is the pair ``(u, u)``)."""
+        return vectors, vectors
+
+    def logits(self, head: nn.Module, vectors: torch.Tensor, batch) -> torch.Tensor:
+        """Class logits ``[B, C]`` of the head (KPC: on the problem vectors)."""
+        return head(vectors)
+
+    def outputs(self, head: nn.Module, vectors: torch.Tensor, batch) -> dict[str, torch.Tensor]:
+        """``loss`` and ``logits [B, C]`` of a ``TaskBatch`` whose problems are encoded as ``vectors``."""
+        logits = self.logits(head, vectors, batch)
+        return {"loss": nn.functional.cross_entropy(logits.float(), batch.labels), "logits": logits}
+
+    def decode(self, outputs: dict[str, torch.Tensor], examples: Sequence, labels: Sequence[str]) -> list:
+        """Predicted label names of a batch."""
+        return [labels[i] for i in outputs["logits"].argmax(-1).tolist()]
+
+    def metrics(self, examples: Sequence, predictions: Sequence) -> dict:
+        """Accuracy and macro-F1 with the number of examples."""
+        from tasks.metrics import classification_metrics
+
+        return classification_metrics([e.label for e in examples], predictions)
+
+    def tfidf_row(self, example, text_field: str = "problem", label_field: str = "subject") -> dict:
+        """The example as the dict row the TF-IDF baselines read."""
+        return asdict(example)
+
+
+class KnowledgePointClassification(Task):
+    """KPC: one problem -> its subject (a classifier on the problem vector)."""
+
+    name = "kpc"
+
+    def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
+        return load_kpc(path, text_field, label_field, skip_bad)
+
+    def example_texts(self, example: KpcExample) -> list[str]:
+        return [example.text]
+
+    def make_head(self, dim, num_labels):
+        return ClassificationHead(dim, num_labels)
+
+    def tfidf_row(self, example, text_field="problem", label_field="subject"):
+        return {text_field: example.text, label_field: example.label}
+
+
+class PairClassification(Task):
+    """Two problems -> a relation label, from ``[u; v; |u - v|; u * v]``: problems ``0..B-1`` of a
+    batch are the ``text_a`` and ``B..2B-1`` the ``text_b``."""
+
+    tfidf_kind = "pair"
+
+    def example_texts(self, example) -> list[str]:
+        return [example.text_a, example.text_b]
+
+    def batch_texts(self, examples):
+        return [e.text_a for e in examples] + [e.text_b for e in examples]
+
+    def make_head(self, dim, num_labels):
+        return PairClassificationHead(dim, num_labels)
+
+    def pair_vectors(self, vectors, batch):
+        half = len(batch.labels)
+        return vectors[:half], vectors[half:]
+
+    def logits(self, head, vectors, batch):
+        return head(*self.pair_vectors(vectors, batch))
+
+
+class QuestionRelationClassification(PairClassification):
+    """QRC: (seed, variant) -> perturbation type, or irrelevant (GSM-Plus)."""
+
+    name = "qrc"
+
+    def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
+        return load_qrc(path, skip_bad)
+
+
+class QuestionAnswerMatching(PairClassification):
+    """QAM: (question, solution) -> 1 if the solution solves the question, else 0; labels are ints."""
+
+    name = "qam"
+
+    def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
+        return load_qam(path, skip_bad)
+
+    def decode(self, outputs, examples, labels):
+        return [int(name) for name in super().decode(outputs, examples, labels)]
+
+
+class SimilarQuestionRecommendation(Task):
+    """SQR: a query and its candidates -> a score per candidate (bi-encoder), HR and NDCG.
+
+    Problems ``0..B-1`` of a batch are the queries; ``candidates: [B, N]`` indexes
+    the problems of each list (``candidate_mask`` marks real ones) and
+    ``relevant: [B, N]`` the relevant ones.
+    """
+
+    name = "sqr"
+    metric = "ndcg@3"
+    classifies = False
+    tfidf_kind = "ranker"
+
+    def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
+        return load_sqr(path, skip_bad)
+
+    def example_texts(self, example: SqrList) -> list[str]:
+        return [example.query, *example.candidates]
+
+    def batch_texts(self, examples):
+        return [e.query for e in examples] + [c for e in examples for c in e.candidates]
+
+    def targets(self, examples, label_ids):
+        width = max(len(e.candidates) for e in examples)
+        candidates = torch.zeros(len(examples), width, dtype=torch.long)
+        mask = torch.zeros(len(examples), width, dtype=torch.bool)
+        relevant = torch.zeros_like(mask)
+        start = len(examples)
+        for i, example in enumerate(examples):
+            count = len(example.candidates)
+            candidates[i, :count] = torch.arange(start, start + count)
+            mask[i, :count] = True
+            relevant[i, list(example.relevant)] = True
+            start += count
+        return {"candidates": candidates, "candidate_mask": mask, "relevant": relevant}
+
+    def make_head(self, dim, num_labels):
+        return BiEncoderScorer(dim)
+
+    def outputs(self, head, vectors, batch):
+        scores = head(vectors[: len(batch.candidates)], vectors[batch.candidates])
+        loss = head.loss(scores, batch.relevant, batch.candidate_mask)
+        return {"loss": loss, "scores": scores.masked_fill(~batch.candidate_mask, float("-inf"))}
+
+    def decode(self, outputs, examples, labels):
+        return [row[: len(e.candidates)].tolist() for row, e in zip(outputs["scores"].float().cpu(), examples)]
+
+    def metrics(self, examples, predictions):
+        from tasks.metrics import ranking_metrics
+
+        return ranking_metrics(predictions, [e.relevant for e in examples])
+
+    def tfidf_row(self, example, text_field="problem", label_field="subject"):
+        row = asdict(example)
+        row["candidates"], row["relevant"] = list(example.candidates), list(example.relevant)
+        return row
+
+
+TASKS: dict[str, Task] = {task.name: task for task in (
+    KnowledgePointClassification(), QuestionRelationClassification(), QuestionAnswerMatching(),
+    SimilarQuestionRecommendation(),
+)}
+
+
+def get_task(name: str) -> Task:
+    """The task registered as ``name`` (``kpc``, ``qrc``, ``qam``, ``sqr``)."""
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; choose one of {tuple(TASKS)}")
+    return TASKS[name]
+
+
+def _label_id(label_ids: dict[str, int], label) -> int:
+    key = str(label)
+    if key not in label_ids:
+        raise ValueError(f"label {key!r} was not seen in training (labels: {sorted(label_ids)})")
+    return label_ids[key]
+
+
+__all__ = ["Task", "TASKS", "get_task", "KnowledgePointClassification", "QuestionRelationClassification",
+           "QuestionAnswerMatching", "SimilarQuestionRecommendation", "PairClassification"]
