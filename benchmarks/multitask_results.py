@@ -33,8 +33,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import build_task_files  # noqa: E402
 
-from tasks.finetune import TaskConfig, evaluate_directory, train_task  # noqa: E402
+from tasks.evaluation import evaluate_directory  # noqa: E402
+from tasks.finetune import TaskConfig, train_task  # noqa: E402
 from tasks.multitask import MultiTaskModel, train_multitask  # noqa: E402
+from tasks.trainer import TrainingArguments  # noqa: E402
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
 VARIANTS = {
@@ -60,7 +62,7 @@ def main() -> None:
     results_path = work / "multitask_results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
     fields = {"text_field": "problem", "label_field": "subject"}
-    budget = {"model": args.model, "epochs": args.epochs, "batch_size": args.batch_size, "seed": args.seed}
+    budget = {"epochs": args.epochs, "batch_size": args.batch_size, "seed": args.seed}  # TrainingArguments fields
     for variant in variants:
         if variant in results:
             continue
@@ -71,15 +73,17 @@ def main() -> None:
         if variant == "single":
             parameters, dev = 0, {}
             for task in TASKS:
-                trained = train_task(TaskConfig(task, **fields), files[task]["train"], str(output / task),
-                                     dev_path=files[task]["dev"], learning_rate=lr, **budget)
+                trained = train_task(TaskConfig(task, **fields), files[task]["train"],
+                                     TrainingArguments(str(output / task), learning_rate=lr, **budget),
+                                     dev_path=files[task]["dev"], model=args.model)
                 dev[task] = _kept_epoch(trained["history"], "dev_" + MAIN_METRIC[task], "dev_")
                 parameters += _trainable(output / task)
             directories = {task: output / task for task in TASKS}
         else:
             trained = train_multitask(
                 [(TaskConfig(task, **fields), files[task]["train"], files[task]["dev"]) for task in TASKS],
-                str(output), moe_experts=args.moe_experts, learning_rate=lr, **VARIANTS[variant], **budget)
+                TrainingArguments(str(output), learning_rate=lr, **budget), model=args.model,
+                moe_experts=args.moe_experts, **VARIANTS[variant])
             dev = {task: _kept_epoch(trained["history"], "dev_mean", f"dev_{task}_") for task in TASKS}
             parameters = _trainable(output)
             directories = {task: output for task in TASKS}

@@ -31,8 +31,10 @@ import torch
 
 from tasks.baselines import train_tfidf
 from tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds, split_by_group, split_rows
-from tasks.finetune import TaskConfig, evaluate_directory, train_task
+from tasks.evaluation import evaluate_directory
+from tasks.finetune import TaskConfig, train_task
 from tasks.pretrain import run_pretraining
+from tasks.trainer import TrainingArguments
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -57,8 +59,11 @@ def main() -> None:
         needed = "dapt-bert" in rows if name == "dapt-bert" else "comus" in rows
         if needed and not (work / name / "config.json").exists():
             started = time.perf_counter()
-            run_pretraining(corpus, str(work / name), tasks=tasks_flag, encoder=encoder, steps=args.pretrain_steps,
-                            batch_size=args.batch_size, seed=args.seed, workers=args.workers)
+            # Pre-training keeps its own learning rate, 5e-5 (as `mathgraph pretrain`); --lr is fine-tuning's.
+            training = TrainingArguments(output_dir=str(work / name), max_steps=args.pretrain_steps,
+                                         batch_size=args.batch_size, learning_rate=5e-5, seed=args.seed,
+                                         parse_workers=args.workers)
+            run_pretraining(corpus, training, tasks=tasks_flag, encoder=encoder)
             seconds = time.perf_counter() - started
             results["pretraining"][name] = {"steps": args.pretrain_steps, "seconds": round(seconds, 1)}
             print(f"pre-trained {name}: {args.pretrain_steps} steps in {seconds:.0f} s", flush=True)
@@ -79,9 +84,10 @@ def main() -> None:
             else:
                 encoder, start = ROW_MODELS[row]
                 model = start if start == "default" else str(work / start)
-                trained = train_task(TaskConfig(task, encoder=encoder, **fields), split["train"], str(output),
-                           dev_path=split["dev"], model=model, epochs=args.epochs, batch_size=args.batch_size,
-                           learning_rate=args.lr, seed=args.seed, workers=args.workers)
+                training = TrainingArguments(output_dir=str(output), epochs=args.epochs, batch_size=args.batch_size,
+                                             learning_rate=args.lr, seed=args.seed, parse_workers=args.workers)
+                trained = train_task(TaskConfig(task, encoder=encoder, **fields), split["train"], training,
+                                     dev_path=split["dev"], model=model)
                 # The kept model is the best epoch on dev: its dev metrics are already in the history.
                 history = trained["history"]
                 best = max(history, key=lambda record: record[f"dev_{trained['metric']}"])

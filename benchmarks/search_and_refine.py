@@ -143,6 +143,7 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
 def train_or_reuse_simcse(directory: Path, train: list, args: argparse.Namespace) -> dict:
     """Train a SimCSE encoder on the training lists' texts into ``directory``, unless one is already there."""
     from tasks.simcse import train_simcse
+    from tasks.trainer import TrainingArguments
 
     info_path = directory / "simcse_run.json"
     if (directory / "config.json").exists() and info_path.exists():
@@ -152,8 +153,11 @@ def train_or_reuse_simcse(directory: Path, train: list, args: argparse.Namespace
     texts = list(dict.fromkeys(t for lst in train for t in (lst.query, *lst.candidates)))
     print(f"SimCSE: {args.simcse_steps} steps, batch {args.simcse_batch_size}, on {len(texts)} training texts", flush=True)
     started = time.perf_counter()
-    result = train_simcse(texts, str(directory), model="default", mode=args.mode, steps=args.simcse_steps,
-                          batch_size=args.simcse_batch_size, learning_rate=args.simcse_lr, seed=args.seed)
+    # threads: the training loop sets torch's threads; keep --threads (or torch's default) for the encoding after it.
+    training = TrainingArguments(output_dir=str(directory), max_steps=args.simcse_steps,
+                                 batch_size=args.simcse_batch_size, learning_rate=args.simcse_lr, seed=args.seed,
+                                 threads=torch.get_num_threads())
+    result = train_simcse(texts, training, model="default", mode=args.mode)
     history = result["history"]
     info = {"model": str(directory), "steps": result["steps"], "texts": len(texts),
             "batch_size": args.simcse_batch_size, "learning_rate": args.simcse_lr, "mode": args.mode,

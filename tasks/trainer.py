@@ -120,6 +120,16 @@ def configure_threads(threads: int | None) -> int:
     return wanted
 
 
+def build_optimizer(model: nn.Module, args: TrainingArguments) -> torch.optim.Optimizer:
+    """AdamW over the parameters that train; the fused kernel (one pass over all of them, several
+    times faster than the per-tensor loop on a CPU) wherever torch has it."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    try:
+        return torch.optim.AdamW(params, lr=args.learning_rate, weight_decay=args.weight_decay, fused=True)
+    except RuntimeError:  # a device or dtype without the fused kernel
+        return torch.optim.AdamW(params, lr=args.learning_rate, weight_decay=args.weight_decay)
+
+
 def fit(
     model: nn.Module,
     data: TrainingData,
@@ -189,9 +199,7 @@ class Trainer:
         self.args, self.output_dir = args, Path(args.output_dir)
         self.save_user_files, self.evaluate, self.metric_name = save, evaluate, metric_name
         self.epoch_log, self.batch_sampler = epoch_log, batch_sampler
-        optimizer = torch.optim.AdamW(
-            [p for p in model.parameters() if p.requires_grad], lr=args.learning_rate, weight_decay=args.weight_decay
-        )
+        optimizer = build_optimizer(model, args)
         steps_per_epoch = math.ceil(len(train_loader) / args.gradient_accumulation_steps)
         self.total_steps = args.max_steps or steps_per_epoch * args.epochs
         self.epochs = math.ceil(self.total_steps / steps_per_epoch) if args.max_steps else args.epochs

@@ -4,14 +4,22 @@ import pytest
 
 from mathgraph.samples import sample_problems
 from tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds
-from tasks.finetune import TaskConfig, TaskModel, evaluate_directory, train_task
+from tasks.evaluation import evaluate_directory
+from tasks.finetune import TaskConfig, TaskModel, train_task
+from tasks.trainer import TrainingArguments
+
+
+def args(output, epochs=1, batch_size=8, learning_rate=3e-5, **extra):
+    return TrainingArguments(output_dir=str(output), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+                             **extra)
 
 
 def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, write):
     rows = [{"q": r["problem"], "topic": r.get("subject", "Word problem")} for r in sample_problems()]
     train = write(tmp_path / "kpc.jsonl", rows)
-    result = train_task(TaskConfig("kpc", text_field="q", label_field="topic"), train, str(tmp_path / "kpc"),
-                        dev_path=train, model=start_model, epochs=12, batch_size=3, learning_rate=3e-3)
+    result = train_task(TaskConfig("kpc", text_field="q", label_field="topic"), train,
+                        args(tmp_path / "kpc", epochs=12, batch_size=3, learning_rate=3e-3), dev_path=train,
+                        model=start_model)
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"]
     assert result["best_dev"] >= 0.8 and result["metric"] == "accuracy"
@@ -26,8 +34,8 @@ def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, writ
 @pytest.mark.parametrize("encoder", ["comus", "bert", "bert+gat"])
 def test_qrc_trains_with_each_encoder(start_model, tmp_path, encoder, gsmplus, write):
     pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
-    result = train_task(TaskConfig("qrc", encoder=encoder), pairs, str(tmp_path / encoder), dev_path=pairs,
-                        model=start_model, epochs=1, batch_size=9)
+    result = train_task(TaskConfig("qrc", encoder=encoder), pairs, args(tmp_path / encoder, batch_size=9),
+                        dev_path=pairs, model=start_model)
     assert result["history"][0]["dev_n"] == 27
     metrics = evaluate_directory("qrc", str(tmp_path / encoder), pairs)
     assert set(metrics) >= {"accuracy", "macro_f1", "n"} and metrics["n"] == 27
@@ -35,12 +43,12 @@ def test_qrc_trains_with_each_encoder(start_model, tmp_path, encoder, gsmplus, w
 
 def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
     qam = write(tmp_path / "qam.jsonl", build_qam_pairs(gsmplus[:8], seed=0, solution_field="solution"))
-    train_task(TaskConfig("qam"), qam, str(tmp_path / "qam"), model=start_model, epochs=1, batch_size=8)
+    train_task(TaskConfig("qam"), qam, args(tmp_path / "qam"), model=start_model)
     assert evaluate_directory("qam", str(tmp_path / "qam"), qam)["n"] == 16
 
     lists = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), seed=0))
-    result = train_task(TaskConfig("sqr"), lists, str(tmp_path / "sqr"), dev_path=lists, model=start_model,
-                        epochs=2, batch_size=3, learning_rate=1e-3)
+    result = train_task(TaskConfig("sqr"), lists, args(tmp_path / "sqr", epochs=2, batch_size=3, learning_rate=1e-3),
+                        dev_path=lists, model=start_model)
     assert result["metric"] == "ndcg@3"
     metrics = evaluate_directory("sqr", str(tmp_path / "sqr"), lists)
     assert {"hr@1", "hr@3", "ndcg@3", "hr@5", "ndcg@5"} <= set(metrics) and metrics["n"] == 3

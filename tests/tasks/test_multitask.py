@@ -7,7 +7,10 @@ import torch
 
 from mathgraph.samples import sample_problems
 from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
-from tasks.finetune import TaskConfig, evaluate_directory
+from tasks.evaluation import evaluate_directory
+from tasks.finetune import TaskConfig
+from tasks.task_types import get_task
+from tasks.trainer import TrainingArguments
 from tasks.multitask import (
     MultiTaskConfig, MultiTaskModel, TaskMixingSampler, parse_task_spec, train_multitask,
 )
@@ -25,7 +28,8 @@ def task_files(tmp_path, gsmplus, write):
 def test_proportional_sampling_visits_every_example_once_per_epoch():
     sampler = TaskMixingSampler([5, 2, 9], batch_size=2, sampling="proportional", seed=0)
     assert len(sampler) == 3 + 1 + 5
-    for _ in range(2):
+    for epoch in range(2):
+        sampler.set_epoch(epoch)
         batches = list(sampler)
         assert sorted(i for b in batches for i in b) == list(range(16))
         # one task per batch: all indices of a batch fall in one task's range
@@ -74,8 +78,9 @@ def test_multitask_training_lowers_the_loss_and_round_trips(start_model, task_fi
                                                             label_space):
     output = tmp_path / f"multi-{adapter}"
     options = {"moe_layers": "all", "moe_experts": 2} if adapter == "moe" else {}
-    result = train_multitask(task_files, str(output), model=start_model, adapter=adapter, epochs=3, batch_size=4,
-                             learning_rate=3e-3, task_prompts=prompts, label_space=label_space, **options)
+    args = TrainingArguments(output_dir=str(output), epochs=3, batch_size=4, learning_rate=3e-3)
+    result = train_multitask(task_files, args, model=start_model, adapter=adapter, task_prompts=prompts,
+                             label_space=label_space, **options)
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"] or history[-1]["dev_mean"] > history[0]["dev_mean"]
     assert {"dev_kpc_accuracy", "dev_qrc_accuracy", "dev_sqr_ndcg@3", "dev_mean"} <= set(history[0])
@@ -128,12 +133,12 @@ def test_unified_label_space_loss_and_logits_by_hand(tiny_encoder):
         return logits, per_label.sum() / len(positives)
 
     with torch.no_grad():
-        kpc = model._unified_outputs("kpc", (0, 3), u, SimpleNamespace(labels=torch.tensor([2, 0])))
+        kpc = model._unified_outputs(get_task("kpc"), (0, 3), u, SimpleNamespace(labels=torch.tensor([2, 0])))
         logits, loss = by_hand(u, u, [2, 0])  # a single problem is the pair (u, u)
         assert torch.allclose(kpc["logits"], logits[:, 0:3], atol=1e-5)
         assert kpc["loss"].item() == pytest.approx(loss.item(), rel=1e-5)
 
-        qam = model._unified_outputs("qam", (3, 5), torch.cat([u, v]), SimpleNamespace(labels=torch.tensor([1, 0])))
+        qam = model._unified_outputs(get_task("qam"), (3, 5), torch.cat([u, v]), SimpleNamespace(labels=torch.tensor([1, 0])))
         logits, loss = by_hand(u, v, [3 + 1, 3 + 0])  # QAM's labels sit after KPC's three
         assert torch.allclose(qam["logits"], logits[:, 3:5], atol=1e-5)
         assert qam["loss"].item() == pytest.approx(loss.item(), rel=1e-5)

@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from tasks.pretrain import ComusPretrainer, PretrainingCollator, PretrainingWeights, mask_tokens
-from tasks.trainer import Trainer, TrainingConfig
+from tasks.bucketing import LengthBucketSampler
+from tasks.trainer import TrainingArguments, TrainingData, fit
 
 
 def test_masking_follows_80_10_10():
@@ -33,13 +34,14 @@ def test_every_objective_contributes_and_the_loss_falls(tiny_encoder, sample_gra
     assert losses["loss"].item() == pytest.approx(
         (losses["mlm"] + 0.5 * losses["dtc"] + 0.2 * losses["tgcl"]).item(), rel=1e-6)
 
-    loader = torch.utils.data.DataLoader(sample_graphs[:8], batch_size=4, collate_fn=PretrainingCollator(tiny_encoder.collator))
+    data = TrainingData(sample_graphs[:8], LengthBucketSampler([1] * 8, batch_size=4),
+                        PretrainingCollator(tiny_encoder.collator))
     fixed = PretrainingCollator(tiny_encoder.collator, seed=1)(sample_graphs[:8])
     pretrainer.eval()
     with torch.no_grad():
         before = pretrainer(fixed)
-    trainer = Trainer(pretrainer, loader, tmp_path, TrainingConfig(epochs=15, learning_rate=3e-3, warmup_ratio=0.0, cpu=True))
-    trainer.train()
+    fit(pretrainer, data, TrainingArguments(output_dir=str(tmp_path), epochs=15, batch_size=4, learning_rate=3e-3,
+                                            warmup_ratio=0.0, cpu=True))
     pretrainer.eval()
     with torch.no_grad():
         after = pretrainer(fixed)
@@ -67,10 +69,12 @@ def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)
     texts = [row["problem"] for row in sample_problems()]
-    state = run_pretraining(texts, str(tmp_path / "out"), model=str(start), steps=3, batch_size=4)
+    args = TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=3, batch_size=4, learning_rate=5e-5)
+    state = run_pretraining(texts, args, model=str(start))
     assert state["step"] == 3
     trained = MathEncoder.from_pretrained(tmp_path / "out")
     assert not torch.equal(trained.model.text.encoder.layer[0].output.dense.weight,
                            tiny_encoder.model.text.encoder.layer[0].output.dense.weight)
-    resumed = run_pretraining(texts, str(tmp_path / "out"), model=str(start), steps=5, batch_size=4, resume=True)
+    args.max_steps, args.resume = 5, True
+    resumed = run_pretraining(texts, args, model=str(start))
     assert resumed["step"] == 5

@@ -7,6 +7,7 @@ from mathgraph.encoder import MathEncoder
 from mathgraph.samples import sample_problems
 from models.heads import info_nce
 from tasks.simcse import SimCSEModel, train_simcse
+from tasks.trainer import TrainingArguments
 
 TEXTS = [r["problem"] for r in sample_problems()]
 
@@ -29,8 +30,9 @@ def test_two_views_differ_only_through_dropout(tiny_encoder):
 def test_simcse_lowers_the_loss_and_saves_an_encoder(tiny_encoder, tmp_path):
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)
-    result = train_simcse(TEXTS, str(tmp_path / "simcse"), model=str(start), steps=12, batch_size=len(TEXTS),
-                          learning_rate=1e-3)
+    args = TrainingArguments(output_dir=str(tmp_path / "simcse"), max_steps=12, batch_size=len(TEXTS),
+                             learning_rate=1e-3)
+    result = train_simcse(TEXTS, args, model=str(start))
     losses = [record["loss"] for record in result["history"]]
     assert result["steps"] == 12 and len(losses) == 12
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3
@@ -39,9 +41,9 @@ def test_simcse_lowers_the_loss_and_saves_an_encoder(tiny_encoder, tmp_path):
 
 
 def test_bad_settings_are_refused(tmp_path):
-    with pytest.raises(ValueError, match="at least 2 non-empty texts"):
-        train_simcse(["only one", "  "], str(tmp_path / "x"))
+    with pytest.raises(ValueError, match="at least 2 distinct non-empty texts"):
+        train_simcse(["only one", "  ", "only one"], TrainingArguments(output_dir=str(tmp_path / "x")))
     with pytest.raises(ValueError, match="batch_size must be >= 2"):
-        train_simcse(TEXTS, str(tmp_path / "x"), batch_size=1)
+        train_simcse(TEXTS, TrainingArguments(output_dir=str(tmp_path / "x"), batch_size=1))
     with pytest.raises(ValueError, match="unknown mode"):
         SimCSEModel(torch.nn.Linear(2, 2), mode="pooled")

@@ -1,4 +1,4 @@
-"""The training loop on a toy regression: loss falls, checkpoints, resume, NaN stop, two processes."""
+"""fit() on a toy regression: loss falls, checkpoints, resume, NaN stop, two processes, threads."""
 
 import json
 import os
@@ -10,7 +10,10 @@ import pytest
 import torch
 from torch import nn
 
-from tasks.trainer import BEST_CHECKPOINT, LAST_CHECKPOINT, NonFiniteLossError, Trainer, TrainingConfig
+from tasks.bucketing import LengthBucketSampler
+from tasks.trainer import (
+    BEST_CHECKPOINT, LAST_CHECKPOINT, NonFiniteLossError, TrainingArguments, TrainingData, configure_threads, fit,
+)
 
 
 class Regression(nn.Module):
@@ -23,32 +26,42 @@ class Regression(nn.Module):
         return {"loss": nn.functional.mse_loss(self.linear(x).squeeze(-1), y)}
 
 
-def loader(seed=0, n=64, batch_size=8):
+def regression_data(n=64, batch_size=8, seed=0):
+    """``n`` noise-free examples of y = x . (1, -2, 0.5) + 0.3 in length-bucketed batches (all of length 1)."""
     generator = torch.Generator().manual_seed(seed)
     x = torch.randn(n, 3, generator=generator)
     y = x @ torch.tensor([1.0, -2.0, 0.5]) + 0.3
-    return torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=batch_size)
+    examples = list(zip(x, y))
+    return TrainingData(examples, LengthBucketSampler([1] * n, batch_size, seed=seed),
+                        lambda items: (torch.stack([a for a, _ in items]), torch.stack([b for _, b in items])))
 
 
-def make_trainer(tmp_path, epochs=3, lr=0.3, seed=0, evaluate=None):
-    torch.manual_seed(seed)
-    config = TrainingConfig(epochs=epochs, learning_rate=lr, warmup_ratio=0.0, weight_decay=0.0, seed=seed, cpu=True)
-    return Trainer(Regression(), loader(), tmp_path, config, evaluate=evaluate, metric_name="score")
+def arguments(tmp_path, epochs=3, lr=0.3, seed=0, **extra):
+    return TrainingArguments(output_dir=str(tmp_path), epochs=epochs, batch_size=8, learning_rate=lr,
+                             warmup_ratio=0.0, weight_decay=0.0, seed=seed, cpu=True, **extra)
+
+
+def train(tmp_path, epochs=3, evaluate=None, data=None, **extra):
+    torch.manual_seed(0)
+    model = Regression()
+    state = fit(model, data or regression_data(), arguments(tmp_path, epochs, **extra), evaluate=evaluate,
+                metric_name="score", save=lambda m, directory: (directory / "saved.txt").write_text(
+                    json.dumps(m.linear.weight.tolist())))
+    return model, state
 
 
 def full_loss(model):
-    x, y = loader(n=64, batch_size=64).dataset.tensors
+    x, y = regression_data().collate(regression_data().examples)
     with torch.no_grad():
         return model((x, y))["loss"].item()
 
 
 def test_loss_falls_and_checkpoints_are_written(tmp_path, capsys):
     scores = iter([0.1, 0.5, 0.3])
-    trainer = make_trainer(tmp_path, evaluate=lambda model: {"score": next(scores)})
-    before = full_loss(trainer.accelerator.unwrap_model(trainer.model))
-    state = trainer.train()
-    after = full_loss(trainer.accelerator.unwrap_model(trainer.model))
-    assert after < before / 10
+    torch.manual_seed(0)
+    before = full_loss(Regression())
+    model, state = train(tmp_path, evaluate=lambda model: {"score": next(scores)})
+    assert full_loss(model) < before / 10
     assert state.step == 24 and state.epoch == 3 and state.best_metric == 0.5
     assert [r["dev_score"] for r in state.history] == [0.1, 0.5, 0.3]
     best = json.loads((tmp_path / BEST_CHECKPOINT / "trainer_state.json").read_text())
@@ -56,15 +69,20 @@ def test_loss_falls_and_checkpoints_are_written(tmp_path, capsys):
     assert (tmp_path / LAST_CHECKPOINT / "training_weights.safetensors").exists()
     assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # no partial checkpoint left behind
     assert '"epoch": 3' in capsys.readouterr().out
+    # the kept model is the best epoch's, loaded back and written by save()
+    from safetensors.torch import load_file
+
+    best_weight = load_file(str(tmp_path / BEST_CHECKPOINT / "training_weights.safetensors"))["linear.weight"]
+    assert json.loads((tmp_path / "saved.txt").read_text()) == best_weight.tolist()
+    assert torch.equal(model.linear.weight.detach(), best_weight)
 
 
 def test_seeded_runs_are_reproducible(tmp_path):
-    first = make_trainer(tmp_path / "a")
-    first.train()
-    second = make_trainer(tmp_path / "b")
-    second.train()
-    assert torch.equal(first.accelerator.unwrap_model(first.model).linear.weight,
-                       second.accelerator.unwrap_model(second.model).linear.weight)
+    first, _ = train(tmp_path / "a")
+    second, _ = train(tmp_path / "b")
+    assert torch.equal(first.linear.weight, second.linear.weight)
+    other, _ = train(tmp_path / "c", seed=1, data=regression_data(seed=1))
+    assert not torch.equal(first.linear.weight, other.linear.weight)
 
 
 def crash_in_epoch(epoch):
@@ -77,39 +95,51 @@ def crash_in_epoch(epoch):
 
 
 def test_resume_continues_from_the_last_checkpoint(tmp_path):
-    straight = make_trainer(tmp_path / "straight", epochs=2)
-    straight.train()
-    interrupted = make_trainer(tmp_path / "resumed", epochs=2, evaluate=crash_in_epoch(2))
+    # Shuffled, bucketed batches: the resumed epoch must draw the same batches as the straight run.
+    straight, _ = train(tmp_path / "straight", epochs=3)
     with pytest.raises(KeyboardInterrupt):
-        interrupted.train()
-    resumed = make_trainer(tmp_path / "resumed", epochs=2)
-    state = resumed.train(resume=True)
-    assert state.epoch == 2 and state.step == 16
-    assert torch.allclose(resumed.accelerator.unwrap_model(resumed.model).linear.weight,
-                          straight.accelerator.unwrap_model(straight.model).linear.weight, atol=1e-6)
+        train(tmp_path / "resumed", epochs=3, evaluate=crash_in_epoch(2))
+    resumed, state = train(tmp_path / "resumed", epochs=3, resume=True)
+    assert state.epoch == 3 and state.step == 24
+    assert torch.allclose(resumed.linear.weight, straight.linear.weight, atol=1e-6)
     with pytest.raises(FileNotFoundError, match="nothing to resume"):
-        make_trainer(tmp_path / "empty").train(resume=True)
+        train(tmp_path / "empty", resume=True)
 
 
 def test_a_non_finite_loss_stops_with_a_clear_message(tmp_path):
-    data = loader()
-    data.dataset.tensors[1][20] = float("nan")  # a bad label in the third batch
-    trainer = Trainer(Regression(), data, tmp_path, TrainingConfig(epochs=1, cpu=True))
-    with pytest.raises(NonFiniteLossError, match="the loss became nan at step 2 .epoch 0."):
-        trainer.train()
+    data = regression_data()
+    x, y = data.examples[20]
+    data.examples[20] = (x, torch.tensor(float("nan")))  # a bad label
+    with pytest.raises(NonFiniteLossError, match=r"the loss became nan at step \d+ .epoch 0."):
+        train(tmp_path, epochs=1, data=data)
+
+
+def test_bad_arguments_are_refused_and_threads_are_set():
+    with pytest.raises(ValueError, match="batch_size must be >= 1"):
+        TrainingArguments(batch_size=0)
+    with pytest.raises(ValueError, match="mixed_precision"):
+        TrainingArguments(mixed_precision="fp8")
+    before = torch.get_num_threads()
+    try:
+        assert configure_threads(1) == 1 and torch.get_num_threads() == 1
+        assert configure_threads(None) == len(os.sched_getaffinity(0))
+    finally:
+        torch.set_num_threads(before)
 
 
 SCRIPT = textwrap.dedent('''
     import json, sys, torch
     sys.path.insert(0, {tests!r})
-    from test_trainer import Regression, loader
-    from tasks.trainer import Trainer, TrainingConfig
+    from accelerate import PartialState
+    from test_trainer import Regression, regression_data
+    from tasks.trainer import TrainingArguments, fit
     torch.manual_seed(0)
-    trainer = Trainer(Regression(), loader(n=64, batch_size=4), {out!r},
-                      TrainingConfig(epochs=1, learning_rate=0.05, warmup_ratio=0.0, seed=0, cpu=True))
-    trainer.train()
-    weight = trainer.accelerator.unwrap_model(trainer.model).linear.weight.tolist()
-    print("RESULT", trainer.accelerator.process_index, trainer.accelerator.num_processes, json.dumps(weight))
+    model = Regression()
+    fit(model, regression_data(n=64, batch_size=4),
+        TrainingArguments(output_dir={out!r}, epochs=1, batch_size=4, learning_rate=0.05, warmup_ratio=0.0, seed=0,
+                          cpu=True, threads=1))
+    state = PartialState()
+    print("RESULT", state.process_index, state.num_processes, json.dumps(model.linear.weight.tolist()))
 ''')
 
 

@@ -1,0 +1,83 @@
+"""Each task class: batch layout, targets, loss against hand computation, decoding, metrics; the registry."""
+
+import math
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from tasks.data import KpcExample, QamPair, QrcPair, SqrList
+from tasks.task_types import TASKS, get_task
+
+
+def fixed_linear(linear, weight, bias):
+    with torch.no_grad():
+        linear.weight.copy_(torch.tensor(weight))
+        linear.bias.copy_(torch.tensor(bias))
+
+
+def test_kpc_loss_and_decoding_by_hand():
+    task = get_task("kpc")
+    examples = [KpcExample("a", "Algebra"), KpcExample("b", "Geometry")]
+    assert task.batch_texts(examples) == ["a", "b"]
+    assert task.label_names(examples) == ["Algebra", "Geometry"]
+    head = task.make_head(2, 2).eval()
+    fixed_linear(head.classifier, [[1.0, 0.0], [0.0, 1.0]], [0.0, 0.0])  # logits = vectors
+    vectors = torch.tensor([[2.0, 0.0], [0.0, 1.0]])
+    batch = SimpleNamespace(**task.targets(examples, {"Algebra": 0, "Geometry": 1}))
+    out = task.outputs(head, vectors, batch)
+    expected = (-math.log(math.exp(2) / (math.exp(2) + 1)) - math.log(math.e / (1 + math.e))) / 2
+    assert out["loss"].item() == pytest.approx(expected, rel=1e-6)
+    assert task.decode(out, examples, ["Algebra", "Geometry"]) == ["Algebra", "Geometry"]
+    assert task.metrics(examples, ["Algebra", "Algebra"])["accuracy"] == 0.5
+    with pytest.raises(ValueError, match="not seen in training"):
+        task.targets([KpcExample("c", "Topology")], {"Algebra": 0})
+    assert task.targets(examples, None)["labels"].tolist() == [0, 0]  # prediction: no gold labels needed
+
+
+def test_pair_tasks_read_a_then_b_and_qam_decodes_ints():
+    qrc, qam = get_task("qrc"), get_task("qam")
+    pairs = [QrcPair("1", "g", "a1", "b1", "irrelevant"), QrcPair("2", "g", "a2", "b2", "paraphrase")]
+    assert qrc.batch_texts(pairs) == ["a1", "a2", "b1", "b2"]
+    head = qrc.make_head(1, 2).eval()
+    # logits = [u; v; |u - v|; u * v] W^T: class 0 reads u * v, class 1 reads |u - v|
+    fixed_linear(head.head.classifier, [[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0]], [0.0, 0.0])
+    vectors = torch.tensor([[1.0], [3.0], [2.0], [1.0]])  # pairs (1, 2) and (3, 1)
+    batch = SimpleNamespace(labels=torch.tensor([0, 1]))
+    out = qrc.outputs(head, vectors, batch)
+    assert out["logits"].tolist() == [[2.0, 1.0], [3.0, 2.0]]
+    expected = (-math.log(math.exp(2) / (math.exp(2) + math.e)) - math.log(math.exp(2) / (math.exp(3) + math.exp(2)))) / 2
+    assert out["loss"].item() == pytest.approx(expected, rel=1e-6)
+    qam_pairs = [QamPair("1", "g", "q", "s", 1), QamPair("2", "g", "q", "t", 0)]
+    assert qam.label_names(qam_pairs) == ["0", "1"]
+    assert qam.decode({"logits": torch.tensor([[0.0, 1.0], [1.0, 0.0]])}, qam_pairs, ["0", "1"]) == [1, 0]
+
+
+def test_sqr_targets_scores_and_decoding():
+    task = get_task("sqr")
+    lists = [SqrList("1", "g", "q1", ("c1", "c2", "c3"), (0,)), SqrList("2", "g", "q2", ("d1", "d2"), (1,))]
+    assert task.batch_texts(lists) == ["q1", "q2", "c1", "c2", "c3", "d1", "d2"]
+    targets = task.targets(lists, None)
+    assert targets["candidates"].tolist() == [[2, 3, 4], [5, 6, 0]]
+    assert targets["candidate_mask"].tolist() == [[True, True, True], [True, True, False]]
+    assert targets["relevant"].tolist() == [[True, False, False], [False, True, False]]
+    head = task.make_head(2, 0)
+    vectors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    out = task.outputs(head, vectors, SimpleNamespace(**targets))
+    assert out["scores"][1, 2].item() == float("-inf")
+    scores = task.decode(out, lists, [])
+    assert [len(s) for s in scores] == [3, 2]
+    manual = head(vectors[:2], vectors[targets["candidates"]])
+    logits = manual / head.temperature
+    first = -(logits[0, 0] - torch.logsumexp(logits[0], 0))
+    second = -(logits[1, 1] - torch.logsumexp(logits[1, :2], 0))
+    assert out["loss"].item() == pytest.approx(((first + second) / 2).item(), rel=1e-5)
+    assert task.metric == "ndcg@3" and not task.classifies
+    assert task.metrics(lists, [[3.0, 2.0, 1.0], [0.0, 1.0]])["hr@1"] == 1.0
+
+
+def test_registry_names_every_task_once():
+    assert set(TASKS) == {"kpc", "qrc", "qam", "sqr"}
+    assert all(get_task(name).name == name for name in TASKS)
+    with pytest.raises(ValueError, match="unknown task 'kpx'"):
+        get_task("kpx")
