@@ -224,6 +224,10 @@ class Trainer:
                    disable=not self.accelerator.is_main_process)
         while self.state.step < self.total_steps and self.state.epoch < self.epochs:
             self.model.train()
+            # Accelerate's loader sets its sampler's epoch from a counter of its own, which restarts at 0 on
+            # resume; one process reaches our sampler through it, several (a BatchSamplerShard) do not.
+            if hasattr(self.train_loader, "set_epoch"):
+                self.train_loader.set_epoch(self.state.epoch)
             if hasattr(self.batch_sampler, "set_epoch"):
                 self.batch_sampler.set_epoch(self.state.epoch)
             # Throughput counts training time only: the dev evaluation after the epoch is left out.
@@ -314,7 +318,8 @@ class Trainer:
             return
         from safetensors.torch import load_model
 
-        kept = self.output_dir / (BEST_CHECKPOINT if self.state.best_metric is not None else LAST_CHECKPOINT)
+        best = self.evaluate is not None and self.state.best_metric is not None
+        kept = self.output_dir / (BEST_CHECKPOINT if best else LAST_CHECKPOINT)
         model = self.accelerator.unwrap_model(self.model)
         load_model(model, str(kept / WEIGHTS_NAME))
         self.save_user_files(model, self.output_dir)
