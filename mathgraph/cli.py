@@ -7,6 +7,7 @@
     mathgraph encode --input FILE.jsonl --text-field problem --output EMB.npy [--graphs GRAPHS.jsonl] [--model DIR]
     mathgraph pretrain --corpus FILE.jsonl[:FIELD] --output DIR [--steps N] [--batch-size B] [--tasks mlm,dtc,tgcl] [--resume]
     mathgraph train kpc|qrc|qam|sqr --train F --output DIR [--dev F] [--model DIR] [--encoder comus|bert|bert+gat|tfidf]
+                                    [--freeze-text-layers N] [--gat-heads H] [--threads N] [--graph-cache FILE|none]
     mathgraph train multitask --task kpc:TRAIN[:DEV] --task qrc:... --output DIR [--adapter none|moe|cgc-lora]
                               [--moe-experts 4] [--moe-top-k 1] [--task-prompts] [--sampling proportional|uniform|temperature]
     mathgraph evaluate kpc|qrc|qam|sqr --model DIR --data F

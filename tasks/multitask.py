@@ -56,7 +56,7 @@ from tasks.finetune import (
     TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, load_start_encoder, problem_vectors,
     vector_dim,
 )
-from tasks.task_types import TASKS
+from tasks.task_types import TASKS, Task
 from tasks.trainer import TrainingArguments, TrainingData, fit
 
 ADAPTERS = ("none", "moe", "cgc-lora")
@@ -195,7 +195,7 @@ class MultiTaskModel(nn.Module):
             outputs["loss"] = outputs["loss"] + aux
         return outputs
 
-    def _unified_outputs(self, task, offsets: tuple[int, int], vectors: torch.Tensor,
+    def _unified_outputs(self, task: Task, offsets: tuple[int, int], vectors: torch.Tensor,
                          batch: TaskBatch) -> dict[str, torch.Tensor]:
         """Loss over the whole unified label space and ``logits`` over the task's own labels."""
         half = len(batch.labels)

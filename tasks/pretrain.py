@@ -15,7 +15,6 @@ import torch
 from torch import nn
 
 from mathgraph.batching import ProblemBatch, ProblemCollator
-from mathgraph.graph import MathSyntaxGraph
 from models.comus import ComusModel, ComusOutput
 from models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
 from tasks.trainer import TrainingArguments

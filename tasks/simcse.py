@@ -68,7 +68,8 @@ def train_simcse(texts: Sequence[str], args: TrainingArguments, model: str = "de
         raise ValueError("--freeze-text-layers does not apply to SimCSE: its two views come from dropout in every layer")
     math_encoder = load_start_encoder(model)
     simcse = SimCSEModel(math_encoder.model, mode, temperature)
-    store = FeatureStore(math_encoder.collator, texts, parser=math_encoder.parser, graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
+    store = FeatureStore(math_encoder.collator, texts, parser=math_encoder.parser,
+                         graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
     sampler = LengthBucketSampler([store.length(t) for t in texts], args.batch_size, args.seed,
                                   drop_last=len(texts) > args.batch_size)  # no batch of 1
     state = fit(simcse, TrainingData(texts, sampler, store.batch), args,

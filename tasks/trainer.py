@@ -278,7 +278,9 @@ class Trainer:
                 self.state.best_metric = value
         self.state.history.append(record)
         if self.accelerator.is_main_process:
-            print(json.dumps(record))
+            from tqdm import tqdm
+
+            tqdm.write(json.dumps(record))  # on its own line, not inside the progress bar's
         self._checkpoint(LAST_CHECKPOINT)
         if improved:
             self._checkpoint(BEST_CHECKPOINT)

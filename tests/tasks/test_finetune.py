@@ -62,3 +62,23 @@ def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
     train_tfidf("qrc", pairs_rows).save(tmp_path / "tfidf")
     metrics = evaluate_directory("qrc", str(tmp_path / "tfidf"), pairs)
     assert metrics["n"] == 27 and metrics["accuracy"] > 0.5
+
+
+def test_text_only_training_parses_nothing_and_graph_training_parses_once(start_model, tmp_path, gsmplus, write,
+                                                                          monkeypatch):
+    import tasks.features
+
+    pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
+    parsed = []
+
+    def counting_parse(texts, **options):
+        parsed.append(len(texts))
+        return real_parse(texts, **options)
+
+    real_parse = tasks.features.parse_cached
+    monkeypatch.setattr(tasks.features, "parse_cached", counting_parse)
+    train_task(TaskConfig("qrc", encoder="bert"), pairs, args(tmp_path / "bert", batch_size=9), dev_path=pairs,
+               model=start_model)
+    assert parsed == []  # --encoder bert: no graph is parsed or collated
+    train_task(TaskConfig("qrc"), pairs, args(tmp_path / "comus", batch_size=9), dev_path=pairs, model=start_model)
+    assert len(parsed) == 1  # every distinct text of train and dev in one go, reused by training and evaluation
