@@ -19,7 +19,7 @@ Prints markdown tables (nothing here asserts a speed):
    The turn order rotates with each repetition, so machine noise hits all
    models alike. The plain MiniLM gets the same resized embedding matrix as
    COMUS (the LaTeX tokens have ids past its vocabulary), which changes no
-   cost. Collation (tokenizer, ``to_pyg`` + PyG batching, slot padding) is
+   cost. Collation (tokenizer, graph tensors, padding) is
    timed on its own and is not part of the model times.
 2. **Parameters** of each part of the default COMUS model.
 3. **Peak memory** of one forward of the largest batch, COMUS vs MiniLM alone,
@@ -51,7 +51,7 @@ import torch
 from mathgraph.batching import ProblemBatch, ProblemCollator, graph_features
 from mathgraph.encoder import DEFAULT_MODEL_DIR, LATEX_TOKENS_NAME, MathEncoder
 from mathgraph.graph import MathSyntaxGraph
-from mathgraph.parse import parse_problems
+from mathgraph.graph_cache import parse_cached
 from models.text_encoder import add_latex_tokens, load_text_encoder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ def main() -> None:
 
     with open(args.math, encoding="utf-8") as f:
         texts = [json.loads(line)["problem"] for line in f][: args.limit]
-    graphs = list(parse_problems(texts, parser="spacy"))
+    graphs = parse_cached(texts, parser="spacy")  # the graph cache: a second run parses nothing
     if args.sort_by_length:  # as MathEncoder.encode forms its batches
         graphs.sort(key=lambda g: len(g.text))
     chunks = [graphs[i:i + args.batch_size] for i in range(0, len(graphs), args.batch_size)]

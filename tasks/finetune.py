@@ -114,8 +114,9 @@ class TaskModel(nn.Module):
 
     def freeze_text_layers(self, num_layers: int) -> None:
         """Freeze the embeddings and first ``num_layers`` text layers; cache their outputs per problem."""
+        # COMUS and BERT+GAT run their last k text layers one by one beside the GAT: those must train.
         max_layers = len(self.backbone.text.encoder.layer) - (
-            self.backbone.config.fusion_layers if self.config.encoder == "comus" else 1)
+            1 if self.config.encoder == "bert" else self.backbone.config.fusion_layers)
         self.frozen_prefix = FrozenTextPrefix(self.backbone, num_layers, max_layers)
 
     def vectors(self, problems: ProblemBatch) -> torch.Tensor:

@@ -42,7 +42,10 @@ def test_uniform_and_temperature_sampling_follow_their_task_probabilities():
     temperature = TaskMixingSampler([90, 10], batch_size=1, sampling="temperature", temperature=2.0)
     assert uniform.task_probabilities == [0.5, 0.5]
     assert temperature.task_probabilities == pytest.approx([3 / 4, 1 / 4])  # sqrt(90) : sqrt(10) = 3 : 1
-    counts = Counter(0 if b[0] < 90 else 1 for _ in range(20) for b in uniform)
+    counts = Counter()
+    for epoch in range(20):
+        uniform.set_epoch(epoch)
+        counts.update(0 if b[0] < 90 else 1 for b in uniform)
     assert abs(counts[0] / sum(counts.values()) - 0.5) < 0.05
 
 
