@@ -20,7 +20,10 @@ all models alike; a warm-up pass over the first batch is not timed. Rows:
   first pass is reported on its own.
 
 All start from the untrained default encoder. Prints examples/s per model and the
-time ratio to BERT-only; the last line is ``ratio comus/bert-only: X.XX``.
+time ratio to BERT-only (total time; and a pass of each batch at its median time over the
+repetitions, which a burst of load from another process on a shared machine moves less);
+the last line is
+``ratio comus/bert-only: X.XX`` (total time).
 """
 
 from __future__ import annotations
@@ -106,20 +109,28 @@ def main() -> None:
           f"torch.set_num_threads({threads}), torch {torch.__version__}, fp32; first {len(examples)} MATH train "
           f"problems, {len(batches)} {'file-order' if args.file_order else 'length-bucketed'} batches of up to "
           f"{args.batch_size} ({100 * (1 - tokens / padded):.0f} % padding), {args.repeats} repetitions\n")
-    print("| model | train examples/s | median step s | time ratio to BERT-only |")
-    print("|---|---:|---:|---:|")
+    print("| model | train examples/s | median step s | time ratio to BERT-only | ratio of per-batch medians |")
+    print("|---|---:|---:|---:|---:|")
     base = sum(seconds["bert"])
     rates = {}
     for name in names:
         total = sum(seconds[name])
         rates[name] = len(examples) * args.repeats / total
-        print(f"| {name} | {rates[name]:.2f} | {statistics.median(seconds[name]):.2f} | {total / base:.2f}x |")
+        median_ratio = _median_pass(seconds[name], len(batches)) / _median_pass(seconds["bert"], len(batches))
+        print(f"| {name} | {rates[name]:.2f} | {statistics.median(seconds[name]):.2f} | {total / base:.2f}x | "
+              f"{median_ratio:.2f}x |")
     print(f"\ncomus-freeze4 first pass (computes and caches the frozen prefix): "
           f"{len(examples) / first_pass['comus-freeze4']:.2f} examples/s")
     if args.today_comus:
         print(f"default COMUS vs today's {args.today_comus:.2f} examples/s: {rates['comus'] / args.today_comus:.2f}x; "
               f"with --freeze-text-layers 4: {rates['comus-freeze4'] / args.today_comus:.2f}x")
     print(f"ratio comus/bert-only: {sum(seconds['comus']) / base:.2f}")
+
+
+def _median_pass(step_seconds: list[float], num_batches: int) -> float:
+    """One pass over the batches, each batch at its median time over the repetitions."""
+    by_batch = [step_seconds[i::num_batches] for i in range(num_batches)]
+    return sum(statistics.median(times) for times in by_batch)
 
 
 def _arguments() -> argparse.Namespace:

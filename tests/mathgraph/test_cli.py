@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import torch
 
 from mathgraph.cli import main
 from mathgraph.samples import sample_problems
@@ -162,6 +163,45 @@ def test_train_and_evaluate_commands(tmp_path, tiny_encoder, capsys):
         assert metrics["n"] == 27 and 0 <= metrics["accuracy"] <= 1 and "macro_f1" in metrics
     assert main(["-q", "evaluate", "qrc", "--model", str(tmp_path / "nowhere"), "--data", str(pairs)]) == 2
     assert "not a trained task model" in capsys.readouterr().err
+
+
+def test_training_flags_reach_the_training_arguments(tmp_path, tiny_encoder, capsys):
+    from pathlib import Path
+
+    import mathgraph
+
+    sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
+    pairs = tmp_path / "pairs.jsonl"
+    assert main(["-q", "data", "qrc-pairs", "--input", str(sample), "--output", str(pairs)]) == 0
+    start = tmp_path / "start"
+    tiny_encoder.save_pretrained(start)
+    cache = tmp_path / "graphs.sqlite"
+    capsys.readouterr()
+    threads = torch.get_num_threads()
+    try:
+        assert main(["-q", "train", "qrc", "--train", str(pairs), "--dev", str(pairs), "--output",
+                     str(tmp_path / "out"), "--model", str(start), "--epochs", "2", "--batch-size", "9",
+                     "--freeze-text-layers", "1", "--threads", "1", "--graph-cache", str(cache),
+                     "--warmup-ratio", "0"]) == 0
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+    printed = capsys.readouterr().out.splitlines()  # a JSON record per epoch, then the result
+    result = json.loads(printed[-1])
+    assert [json.loads(line)["epoch"] for line in printed[:-1]] == [1, 2]
+    assert [r["epoch"] for r in result["history"]] == [1, 2]
+    assert all(r["prefix_cache_mib"] > 0 for r in result["history"])  # --freeze-text-layers reached the model
+    assert cache.is_file()  # --graph-cache reached the feature store
+    saved = json.loads((tmp_path / "out" / "checkpoint-last" / "trainer_state.json").read_text())["arguments"]
+    assert saved["threads"] == 1 and saved["warmup_ratio"] == 0 and saved["batch_size"] == 9
+    # a new model's GAT width applies to --model default only
+    assert main(["-q", "train", "qrc", "--train", str(pairs), "--output", str(tmp_path / "x"), "--model", str(start),
+                 "--gat-heads", "12"]) == 2
+    assert "apply to --model default" in capsys.readouterr().err
+    # a prefix that reaches into the fusion layers is refused before training
+    assert main(["-q", "train", "qrc", "--train", str(pairs), "--output", str(tmp_path / "y"), "--model", str(start),
+                 "--freeze-text-layers", "2"]) == 2
+    assert "--freeze-text-layers must be in 1..1" in capsys.readouterr().err
 
 
 def test_train_multitask_command_and_evaluate(tmp_path, tiny_encoder, capsys):
