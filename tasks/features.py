@@ -10,9 +10,14 @@ concatenation.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from mathgraph.batching import ProblemBatch, ProblemCollator, ProblemFeatures
 from mathgraph.graph_cache import parse_cached
+
+if TYPE_CHECKING:
+    from mathgraph.encoder import MathEncoder
+    from tasks.trainer import TrainingArguments
 
 
 def graph_cache_option(value: str | None):
@@ -41,6 +46,14 @@ class FeatureStore:
         self.index: dict[str, int] = {}
         self.features: list[ProblemFeatures] = []
         self.add(texts, show_progress)
+
+    @classmethod
+    def for_run(cls, encoder: "MathEncoder", texts: Iterable[str], args: "TrainingArguments",
+                with_graphs: bool = True) -> "FeatureStore":
+        """The store of a training run: ``encoder``'s collator and parser, the run's graph cache and
+        parser processes (``args.graph_cache``, ``args.parse_workers``)."""
+        return cls(encoder.collator, texts, parser=encoder.parser, with_graphs=with_graphs,
+                   graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
 
     def add(self, texts: Iterable[str], show_progress: bool = False) -> None:
         """Build the features of the texts not stored yet."""

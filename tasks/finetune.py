@@ -24,7 +24,7 @@ from torch import nn
 from mathgraph.batching import ProblemBatch
 from mathgraph.encoder import MathEncoder
 from tasks.bucketing import LengthBucketSampler, length_sorted_batches
-from tasks.features import FeatureStore, graph_cache_option
+from tasks.features import FeatureStore
 from tasks.frozen_prefix import FrozenTextPrefix
 from tasks.task_types import TASKS, Task, get_task
 from tasks.trainer import TrainingArguments, TrainingData, fit
@@ -182,10 +182,7 @@ def problem_vectors(backbone: nn.Module, encoder: str, inputs: dict) -> torch.Te
 def feature_store(model, texts: Sequence[str], args: TrainingArguments | None = None) -> FeatureStore:
     """The ``FeatureStore`` of ``texts`` for a ``TaskModel`` (or ``TaskView``): graphs parsed once
     (through the graph cache), none for the text-only ``bert`` encoder."""
-    args = args or TrainingArguments()
-    return FeatureStore(model.encoder.collator, texts, parser=model.encoder.parser,
-                        with_graphs=model.config.uses_graph, graph_cache=graph_cache_option(args.graph_cache),
-                        parse_workers=args.parse_workers)
+    return FeatureStore.for_run(model.encoder, texts, args or TrainingArguments(), with_graphs=model.config.uses_graph)
 
 
 @torch.no_grad()  # not inference_mode: frozen-prefix states cached here are reused in training

@@ -51,7 +51,7 @@ from mathgraph.encoder import MathEncoder
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
 from models.heads import PairClassificationHead
 from tasks.bucketing import bucketed_batches
-from tasks.features import FeatureStore, graph_cache_option
+from tasks.features import FeatureStore
 from tasks.finetune import (
     TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, load_start_encoder, problem_vectors,
     vector_dim,
@@ -385,8 +385,7 @@ def train_multitask(
     math_encoder = load_start_encoder(model)
     tasks = [t.task_type for t in config.task_configs]
     texts = [t for task, examples in zip(tasks * 2, [*train, *dev]) for e in examples for t in task.example_texts(e)]
-    store = FeatureStore(math_encoder.collator, texts, parser=math_encoder.parser, with_graphs=encoder != "bert",
-                         graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
+    store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=encoder != "bert")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(args.seed)  # adapter and head weights depend on the seed only
         multitask = MultiTaskModel(math_encoder, config)

@@ -8,6 +8,7 @@ corpus, no graph); ``--tasks mlm,dtc,tgcl`` with ``--encoder comus`` is COMUS.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -80,17 +81,19 @@ class PretrainingCollator:
 
 
 # ---------------------------------------------------------------- objectives
-class Objective:
+class Objective(ABC):
     """A pre-training objective: its head on the encoder, and its loss on a batch's outputs."""
 
     name = ""
     needs_graph = True
 
+    @abstractmethod
     def make_head(self, model: ComusModel, dtc_margin: float) -> nn.Module:
-        raise NotImplementedError
+        """The objective's head on ``model`` (``dtc_margin``: DTC's TransE margin)."""
 
+    @abstractmethod
     def loss(self, head: nn.Module, model: ComusModel, output: ComusOutput, item: PretrainingBatch) -> torch.Tensor:
-        raise NotImplementedError
+        """The objective's scalar loss on a batch ``item`` encoded as ``output``."""
 
 
 class MaskedLanguageModelling(Objective):
@@ -195,7 +198,7 @@ def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = 
     from dataclasses import asdict
 
     from tasks.bucketing import LengthBucketSampler
-    from tasks.features import FeatureStore, graph_cache_option
+    from tasks.features import FeatureStore
     from tasks.finetune import load_start_encoder
     from tasks.trainer import TrainingData, fit
 
@@ -206,8 +209,7 @@ def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = 
     if not texts:
         raise ValueError("no texts to pre-train on")
     math_encoder = load_start_encoder(model)
-    store = FeatureStore(math_encoder.collator, texts, parser=math_encoder.parser, with_graphs=encoder != "bert",
-                         graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
+    store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=encoder != "bert")
     pretrainer = ComusPretrainer(math_encoder.model, PretrainingWeights(enabled=tuple(tasks)), encoder=encoder)
     # In-batch negatives (TGCL) need two or more problems per batch: a short last batch is dropped.
     sampler = LengthBucketSampler([store.length(t) for t in texts], args.batch_size, args.seed,

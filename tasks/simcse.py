@@ -55,7 +55,7 @@ def train_simcse(texts: Sequence[str], args: TrainingArguments, model: str = "de
     Graphs come from the graph cache; batches are length-bucketed.
     """
     from tasks.bucketing import LengthBucketSampler
-    from tasks.features import FeatureStore, graph_cache_option
+    from tasks.features import FeatureStore
     from tasks.finetune import load_start_encoder
     from tasks.trainer import TrainingData, fit
 
@@ -68,8 +68,7 @@ def train_simcse(texts: Sequence[str], args: TrainingArguments, model: str = "de
         raise ValueError("--freeze-text-layers does not apply to SimCSE: its two views come from dropout in every layer")
     math_encoder = load_start_encoder(model)
     simcse = SimCSEModel(math_encoder.model, mode, temperature)
-    store = FeatureStore(math_encoder.collator, texts, parser=math_encoder.parser,
-                         graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
+    store = FeatureStore.for_run(math_encoder, texts, args)
     sampler = LengthBucketSampler([store.length(t) for t in texts], args.batch_size, args.seed,
                                   drop_last=len(texts) > args.batch_size)  # no batch of 1
     state = fit(simcse, TrainingData(texts, sampler, store.batch), args,

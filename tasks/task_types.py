@@ -14,6 +14,7 @@ through this interface; nothing outside this file switches on a task's name.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict
 
@@ -24,22 +25,22 @@ from models.heads import BiEncoderScorer, ClassificationHead, PairClassification
 from tasks.data import KpcExample, SqrList, load_kpc, load_qam, load_qrc, load_sqr
 
 
-class Task:
-    """The interface; see the module docstring. Subclasses set ``name`` and implement the methods."""
+class Task(ABC):
+    """The interface; see the module docstring. Subclasses set ``name`` and implement the abstract methods."""
 
     name: str = ""
     metric: str = "accuracy"  # the dev metric (higher is better) that picks the best epoch
     classifies: bool = True  # predicts one label per example (False: ranks candidates)
     tfidf_kind: str = "single"  # the TF-IDF baseline's model (tasks.baselines): single | pair | ranker
 
+    @abstractmethod
     def load(self, path: str, text_field: str = "problem", label_field: str = "subject",
              skip_bad: bool = False) -> list:
         """The validated examples of a JSONL file (formats in ``tasks.data``); fields are KPC's."""
-        raise NotImplementedError
 
+    @abstractmethod
     def example_texts(self, example) -> list[str]:
         """Every problem text ``example`` needs encoded."""
-        raise NotImplementedError
 
     def batch_texts(self, examples: Sequence) -> list[str]:
         """The problems of a batch of ``examples``, in the layout ``outputs`` reads."""
@@ -55,8 +56,9 @@ class Task:
             return {"labels": torch.zeros(len(examples), dtype=torch.long)}
         return {"labels": torch.tensor([_label_id(label_ids, e.label) for e in examples])}
 
+    @abstractmethod
     def make_head(self, dim: int, num_labels: int) -> nn.Module:
-        raise NotImplementedError
+        """The head on problem vectors of length ``dim`` (``num_labels`` classes where the task classifies)."""
 
     def pair_vectors(self, vectors: torch.Tensor, batch) -> tuple[torch.Tensor, torch.Tensor]:
         """``(u, v)`` of each example for a pair classifier (a single problem is the pair ``(u, u)``)."""

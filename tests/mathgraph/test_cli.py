@@ -143,7 +143,9 @@ def test_pretrain_command_writes_an_encoder(tmp_path, tiny_encoder, capsys):
     assert "only the mlm task applies" in capsys.readouterr().err
 
 
-def test_train_and_evaluate_commands(tmp_path, tiny_encoder, capsys):
+@pytest.fixture
+def qrc_pairs_and_start(tmp_path, tiny_encoder):
+    """QRC pairs built by `mathgraph data qrc-pairs` from the bundled GSM-Plus sample, and the tiny start model."""
     from pathlib import Path
 
     import mathgraph
@@ -153,6 +155,11 @@ def test_train_and_evaluate_commands(tmp_path, tiny_encoder, capsys):
     assert main(["-q", "data", "qrc-pairs", "--input", str(sample), "--output", str(pairs)]) == 0
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)
+    return pairs, start
+
+
+def test_train_and_evaluate_commands(tmp_path, qrc_pairs_and_start, capsys):
+    pairs, start = qrc_pairs_and_start
     for encoder in ("tfidf", "comus"):
         output = tmp_path / encoder
         assert main(["-q", "train", "qrc", "--train", str(pairs), "--dev", str(pairs), "--output", str(output),
@@ -165,16 +172,8 @@ def test_train_and_evaluate_commands(tmp_path, tiny_encoder, capsys):
     assert "not a trained task model" in capsys.readouterr().err
 
 
-def test_training_flags_reach_the_training_arguments(tmp_path, tiny_encoder, capsys):
-    from pathlib import Path
-
-    import mathgraph
-
-    sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
-    pairs = tmp_path / "pairs.jsonl"
-    assert main(["-q", "data", "qrc-pairs", "--input", str(sample), "--output", str(pairs)]) == 0
-    start = tmp_path / "start"
-    tiny_encoder.save_pretrained(start)
+def test_training_flags_reach_the_training_arguments(tmp_path, qrc_pairs_and_start, capsys):
+    pairs, start = qrc_pairs_and_start
     cache = tmp_path / "graphs.sqlite"
     capsys.readouterr()
     threads = torch.get_num_threads()

@@ -71,6 +71,10 @@ def test_default_encoder_with_the_packaged_minilm():
     assert "\\in" not in tokens and "\\" in tokens
     vectors = encoder.encode(TEXTS, batch_size=4)
     assert encoder.model.config.gat_heads == 6  # the GAT is as wide as MiniLM: 6 x 64 = 384
+    from tasks.finetune import load_start_encoder
+
+    wide = load_start_encoder("default", gat_heads=12)  # COMUS's own width, by option
+    assert wide.model.config.gat_hidden == 768 and wide.model.output_dim == 384 + 768
     assert vectors.shape == (len(TEXTS), 384 + 384) and np.isfinite(vectors).all()
     assert np.array_equal(MathEncoder.from_pretrained("default", device="cpu").encode(TEXTS[:2]), vectors[:2])
     # Untrained, but [CLS] is MiniLM's: a paraphrase is closer than an unrelated problem.

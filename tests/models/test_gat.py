@@ -58,3 +58,19 @@ def test_run_layers_composes_to_forward():
 def test_heads_must_divide_the_hidden_size():
     with pytest.raises(ValueError, match="not a multiple of 5 heads"):
         GraphAttentionLayer(hidden=8, heads=5, edge_dim=3)
+
+
+def test_folded_edge_term_equals_gatconv_with_the_same_weights():
+    from torch_geometric.nn import GATConv
+
+    from models.gat import FoldedEdgeGATConv
+
+    torch.manual_seed(0)
+    reference = GATConv(16, 4, heads=3, edge_dim=5, add_self_loops=False, dropout=0.0)
+    folded = FoldedEdgeGATConv(16, 4, heads=3, edge_dim=5, add_self_loops=False, dropout=0.0)
+    folded.load_state_dict(reference.state_dict())  # the same parameters, nothing of its own
+    x, edge_index, edge_attr = torch.randn(9, 16), torch.randint(0, 9, (2, 30)), torch.randn(30, 5)
+    assert torch.allclose(folded(x, edge_index, edge_attr), reference(x, edge_index, edge_attr), atol=1e-5)
+    _, (_, folded_alpha) = folded(x, edge_index, edge_attr, return_attention_weights=True)
+    _, (_, reference_alpha) = reference(x, edge_index, edge_attr, return_attention_weights=True)
+    assert torch.allclose(folded_alpha, reference_alpha, atol=1e-6)

@@ -82,3 +82,15 @@ def test_text_only_training_parses_nothing_and_graph_training_parses_once(start_
     assert parsed == []  # --encoder bert: no graph is parsed or collated
     train_task(TaskConfig("qrc"), pairs, args(tmp_path / "comus", batch_size=9), dev_path=pairs, model=start_model)
     assert len(parsed) == 1  # every distinct text of train and dev in one go, reused by training and evaluation
+
+
+def test_start_encoder_options_apply_to_a_new_model_only(start_model):
+    from tasks.features import graph_cache_option
+    from tasks.finetune import load_start_encoder
+
+    loaded = load_start_encoder(start_model, gat_heads=None)  # unset options are no options
+    assert loaded.model.config.gat_heads == 2
+    with pytest.raises(ValueError, match="apply to --model default"):
+        load_start_encoder(start_model, gat_heads=12)
+    assert graph_cache_option("none") is False and graph_cache_option("default") is True
+    assert graph_cache_option("graphs.sqlite") == "graphs.sqlite"

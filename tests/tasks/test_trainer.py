@@ -12,7 +12,8 @@ from torch import nn
 
 from tasks.bucketing import LengthBucketSampler
 from tasks.trainer import (
-    BEST_CHECKPOINT, LAST_CHECKPOINT, NonFiniteLossError, TrainingArguments, TrainingData, configure_threads, fit,
+    BEST_CHECKPOINT, LAST_CHECKPOINT, NonFiniteLossError, TrainingArguments, TrainingData, build_optimizer,
+    configure_threads, fit,
 )
 
 
@@ -156,3 +157,12 @@ def test_two_cpu_processes_stay_in_sync(tmp_path):
     assert sorted(int(rank) for _, rank, _, _ in lines) == [0, 1]
     assert {world for _, _, world, _ in lines} == {"2"}
     assert lines[0][3] == lines[1][3]  # identical weights after data-parallel steps
+
+
+def test_the_optimizer_holds_only_trained_parameters_with_their_settings():
+    model = Regression()
+    model.linear.bias.requires_grad_(False)
+    optimizer = build_optimizer(model, TrainingArguments(learning_rate=0.25, weight_decay=0.5))
+    (group,) = optimizer.param_groups
+    assert [p is model.linear.weight for p in group["params"]] == [True]
+    assert group["lr"] == 0.25 and group["weight_decay"] == 0.5 and group["fused"]  # the fused kernel on a CPU
