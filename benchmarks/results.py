@@ -1,20 +1,29 @@
-"""The results table: TF-IDF, BERT, DAPT-BERT, BERT+GAT and COMUS on KPC, QRC, QAM and SQR.
+"""The results table: TF-IDF, BERT and COMUS (and ablations) on KPC, QRC, QAM and SQR, dev and test.
 
-    python benchmarks/results.py --work results/ [--pretrain-steps 2000] [--epochs 3] [--limit N] [--eval-limit N]
-                                 [--rows tfidf,bert,dapt-bert,bert+gat,comus] [--tasks kpc,qrc,qam,sqr]
+    python benchmarks/results.py --work results/ [--rows tfidf,bert,comus,...] [--tasks kpc,qrc,qam,sqr]
+                                 [--epochs kpc=3,qrc=8,qam=2,sqr=5] [--qam-questions 1500]
 
 1. Splits first, then builds each part's task file, so no dev/test text ever
-   reaches training (not even as a distractor): MATH train stratified by
-   subject (KPC); GSM-Plus split by seed problem, then QRC pairs and SQR lists
-   per part; GSM8K split by question, then QAM pairs per part. 80/10/10, seed 0.
-2. Pre-trains DAPT-BERT (MLM, text only) and COMUS (MLM + DTC + TGCL) on the
-   training parts only: MATH problems, GSM8K questions and solutions.
-3. Fine-tunes every row on every task (best epoch on dev) and evaluates on test.
+   reaches training (not even as a distractor), 80/10/10, seed 0:
+   - KPC: MATH train stratified by subject (6,000 / 750 / 750).
+   - QRC and SQR: GSM-Plus split by seed problem, then QRC pairs (8 variants + 1
+     irrelevant per seed) and graded SQR lists per part.
+   - QAM: trained on GSM8K pairs with hard negatives (``--qam-questions`` train
+     questions drawn at random, each with its solution and the solution of its most
+     TF-IDF-similar other train question) plus the GSM-Plus number-swap pairs of the
+     train seeds; the best epoch is picked on the number-swap pairs of the dev seeds.
+     Tested on the number-swap pairs of the test seeds (``qam``) and on the GSM8K
+     hard-negative pairs of the test questions (``qam-gsm8k``).
+2. Fine-tunes every row on every task with the fast path and the recipe of
+   ``tasks.finetune`` (encoder 3e-5, fresh parts 1e-3, 5% warm-up, mean pooling,
+   cross-encoder pairs), keeps the best epoch on dev, and evaluates it on dev and test.
+   Rows already in ``WORK/results.json`` are kept, so an interrupted run resumes.
 
-Prints markdown tables (and writes ``results.json``) with the data split and
-machine. On a CPU the full run takes many hours; ``--limit`` caps the
-training examples per task and ``--eval-limit`` the dev and test examples per
-task (a seeded sample of each, the same for every row).
+Rows: ``tfidf``; ``bert`` (text only) and ``comus`` from the packaged default encoder;
+ablations ``comus-bi`` (QRC/QAM bi-encoder), ``comus-split-digits`` (a new COMUS
+model whose tokenizer splits numbers into digits) and ``comus-cls`` ([CLS] pooling).
+Accuracy comes with a 95% Wilson interval, ranking metrics with a 95% bootstrap
+interval over lists. Prints markdown tables; ``results.json`` holds everything.
 """
 
 from __future__ import annotations
@@ -27,151 +36,181 @@ import random
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 
-from tasks.baselines import train_tfidf
-from tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds, split_by_group, split_rows
+from tasks.baselines import load_tfidf, train_tfidf
+from tasks.data import (
+    build_qam_number_swap, build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds, split_by_group, split_rows,
+)
 from tasks.evaluation import evaluate_directory
-from tasks.finetune import TaskConfig, train_task
-from tasks.pretrain import run_pretraining
+from tasks.finetune import TaskConfig, TaskModel, predict, train_task
+from tasks.metrics import ranking_metrics
 from tasks.trainer import TrainingArguments
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
-ROWS = ("tfidf", "bert", "dapt-bert", "bert+gat", "comus")
 TASKS = ("kpc", "qrc", "qam", "sqr")
-# row -> (encoder kind for fine-tuning, pre-trained model to start from)
-ROW_MODELS = {"bert": ("bert", "default"), "dapt-bert": ("bert", "dapt-bert"), "bert+gat": ("bert+gat", "default"),
-              "comus": ("comus", "comus-pt")}
+EPOCHS = {"kpc": 3, "qrc": 8, "qam": 2, "sqr": 5}
+# row -> (encoder kind, TaskConfig options, new-model options); the start is the packaged default encoder
+ROWS = {
+    "tfidf": None,
+    "bert": ("bert", {}, {}),
+    "comus": ("comus", {}, {}),
+    "comus-bi": ("comus", {"pair_mode": "bi"}, {}),
+    "comus-split-digits": ("comus", {}, {"split_digits": True}),
+    "comus-cls": ("comus", {"pooling": "cls"}, {}),
+}
+PAIR_ONLY_ROWS = {"comus-bi"}
+FIELDS = {"text_field": "problem", "label_field": "subject"}
 
 
 def main() -> None:
     args = _arguments()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    files, corpus = build_task_files(work / "data", args.seed, args.limit, args.eval_limit)
-    rows, tasks = args.rows.split(","), args.tasks.split(",")
+    files = build_task_files(work / "data", args.seed, args.qam_questions)
+    epochs = {**EPOCHS, **dict((k, int(v)) for k, v in (item.split("=") for item in args.epochs.split(",") if item))}
 
-    # Rows already measured (results.json of an earlier, interrupted run in the same --work) are kept, not redone.
     results_path = work / "results.json"
-    results: dict = json.loads(results_path.read_text()) if results_path.exists() else {"pretraining": {}}
-    for name, tasks_flag, encoder in (("dapt-bert", ["mlm"], "bert"), ("comus-pt", ["mlm", "dtc", "tgcl"], "comus")):
-        needed = "dapt-bert" in rows if name == "dapt-bert" else "comus" in rows
-        if needed and not (work / name / "config.json").exists():
-            started = time.perf_counter()
-            # Pre-training keeps its own learning rate, 5e-5 (as `mathgraph pretrain`); --lr is fine-tuning's.
-            training = TrainingArguments(output_dir=str(work / name), max_steps=args.pretrain_steps,
-                                         batch_size=args.batch_size, learning_rate=5e-5, seed=args.seed,
-                                         parse_workers=args.workers)
-            run_pretraining(corpus, training, tasks=tasks_flag, encoder=encoder)
-            seconds = time.perf_counter() - started
-            results["pretraining"][name] = {"steps": args.pretrain_steps, "seconds": round(seconds, 1)}
-            print(f"pre-trained {name}: {args.pretrain_steps} steps in {seconds:.0f} s", flush=True)
-            results_path.write_text(json.dumps(results, indent=1))
-
-    for task in tasks:
-        split = files[task]
-        fields = {"text_field": "problem", "label_field": "subject"}
-        for row in rows:
-            if row in results.get(task, {}):
+    results: dict = json.loads(results_path.read_text()) if results_path.exists() else {}
+    results["machine"] = machine()
+    for row in args.rows.split(","):
+        if row not in ROWS:
+            raise SystemExit(f"unknown row {row!r}; choose from {sorted(ROWS)}")
+        for task in args.tasks.split(","):
+            if row in results.get(task, {}) or (row in PAIR_ONLY_ROWS and task not in ("qrc", "qam")):
                 continue
-            output = work / "models" / f"{task}-{row}"
-            started = time.perf_counter()
-            if row == "tfidf":
-                train_rows = [json.loads(line) for line in open(split["train"], encoding="utf-8")]
-                train_tfidf(task, train_rows, **fields).save(output)
-                dev, rate = evaluate_directory(task, str(output), split["dev"], **fields), None
-            else:
-                encoder, start = ROW_MODELS[row]
-                model = start if start == "default" else str(work / start)
-                training = TrainingArguments(output_dir=str(output), epochs=args.epochs, batch_size=args.batch_size,
-                                             learning_rate=args.lr, seed=args.seed, parse_workers=args.workers)
-                trained = train_task(TaskConfig(task, encoder=encoder, **fields), split["train"], training,
-                                     dev_path=split["dev"], model=model)
-                # The kept model is the best epoch on dev: its dev metrics are already in the history.
-                history = trained["history"]
-                best = max(history, key=lambda record: record[f"dev_{trained['metric']}"])
-                dev = {key[4:]: value for key, value in best.items() if key.startswith("dev_")}
-                rate = round(sum(record["train_examples_per_s"] for record in history) / len(history), 2)
-            seconds = time.perf_counter() - started
-            results.setdefault(task, {})[row] = {
-                "dev": dev,
-                "test": evaluate_directory(task, str(output), split["test"], **fields),
-                "train_seconds": round(seconds, 1),
-                "train_examples_per_s": rate,
-                "n_train": sum(1 for _ in open(split["train"], encoding="utf-8")),
-                "epochs": None if row == "tfidf" else args.epochs,
-            }
-            print(f"{task} {row}: test {results[task][row]['test']}", flush=True)
+            results.setdefault(task, {})[row] = run_row(task, row, files[task], work / "models" / f"{task}-{row}",
+                                                        epochs[task], args)
+            print(f"{task} {row}: {json.dumps(results[task][row]['test'])}", flush=True)
             results_path.write_text(json.dumps(results, indent=1))
-    print_tables(results, args)
+    print_tables(results)
 
 
-def build_task_files(directory: Path, seed: int, limit: int | None,
-                     eval_limit: int | None = None) -> tuple[dict, list[str]]:
-    """Split the shared data, build each part's task file; returns their paths and the pre-training corpus."""
+def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: int, args) -> dict:
+    """Train one row on one task (TF-IDF, or a fine-tune kept at its best dev epoch), evaluate every part."""
+    started = time.perf_counter()
+    record: dict = {"n_train": sum(1 for _ in open(split["train"], encoding="utf-8"))}
+    if ROWS[row] is None:
+        train_rows = [json.loads(line) for line in open(split["train"], encoding="utf-8")]
+        train_tfidf(task, train_rows, **FIELDS).save(output)
+        record.update(epochs=None, train_examples_per_s=None)
+    else:
+        encoder, options, new_model = ROWS[row]
+        training = TrainingArguments(output_dir=str(output), epochs=epochs, batch_size=args.batch_size,
+                                     learning_rate=args.lr, head_learning_rate=args.head_lr, seed=args.seed,
+                                     parse_workers=args.workers, resume=(output / "checkpoint-last").exists())
+        trained = train_task(TaskConfig(task, encoder=encoder, **FIELDS, **options), split["train"], training,
+                             dev_path=split["dev"], **new_model)
+        history = trained["history"]
+        record.update(epochs=epochs, history=history,
+                      train_examples_per_s=round(float(np.mean([r["train_examples_per_s"] for r in history])), 2))
+    record["train_seconds"] = round(time.perf_counter() - started, 1)
+    for part in (name for name in split if name != "train"):
+        record[part] = evaluate_with_interval(task, output, split[part])
+    return record
+
+
+def evaluate_with_interval(task: str, directory: Path, path: str) -> dict:
+    """The task's metrics on ``path`` with 95% intervals: Wilson for accuracy, bootstrap over lists for SQR."""
+    if task != "sqr":
+        metrics = evaluate_directory(task, str(directory), path, **FIELDS)
+        metrics["accuracy_ci95"] = wilson(metrics["accuracy"], metrics["n"])
+        return metrics
+    rows = [json.loads(line) for line in open(path, encoding="utf-8")]
+    if (directory / "task_config.json").exists():
+        model = TaskModel.from_pretrained(directory)
+        lists = model.config.load(path)
+        scores = predict(model, lists)
+    else:
+        ranker = load_tfidf(directory)
+        scores = [ranker.score(r["query"], r["candidates"]).tolist() for r in rows]
+    relevance = [r["relevance"] for r in rows]
+    metrics = ranking_metrics(scores, relevance)
+    per_list = [ranking_metrics([s], [g]) for s, g in zip(scores, relevance)]
+    rng = np.random.default_rng(0)
+    for name in ("ndcg@3", "map", "hr@1"):
+        values = np.array([m[name] for m in per_list])
+        means = values[rng.integers(0, len(values), (2000, len(values)))].mean(axis=1)
+        metrics[f"{name}_ci95"] = [round(float(np.percentile(means, 2.5)), 4), round(float(np.percentile(means, 97.5)), 4)]
+    return metrics
+
+
+def wilson(accuracy: float, n: int) -> list[float]:
+    """The 95% Wilson score interval of an accuracy over ``n`` examples."""
+    from scipy.stats import binomtest
+
+    interval = binomtest(round(accuracy * n), n).proportion_ci(0.95, method="wilson")
+    return [round(interval.low, 4), round(interval.high, 4)]
+
+
+def build_task_files(directory: Path, seed: int, qam_questions: int) -> dict[str, dict[str, str]]:
+    """Split the shared data, build each part's task file; returns their paths per task and part."""
     directory.mkdir(parents=True, exist_ok=True)
     read = lambda path: [json.loads(line) for line in open(path, encoding="utf-8")]  # noqa: E731
     files: dict[str, dict[str, str]] = {}
 
     def write(task: str, parts: dict[str, list[dict]]) -> None:
-        caps = {"train": limit, "dev": eval_limit, "test": eval_limit}
-        for name, cap in caps.items():
-            if cap and cap < len(parts[name]):
-                parts[name] = random.Random(seed).sample(parts[name], cap)
         files[task] = {}
         for name, part in parts.items():
             path = directory / f"{task}.{name}.jsonl"
-            path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part), encoding="utf-8")
+            if not path.exists():  # built once: a resumed run trains and tests on the same files
+                path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part), encoding="utf-8")
             files[task][name] = str(path)
 
-    math_parts = split_rows(read(DATA / "math" / "train.jsonl"), seed=seed, stratify_field="subject")
-    write("kpc", math_parts)
+    write("kpc", split_rows(read(DATA / "math" / "train.jsonl"), seed=seed, stratify_field="subject"))
     variants = split_by_group(read(DATA / "gsmplus" / "variants.jsonl"), "seed_question", seed=seed)
     write("qrc", {name: build_qrc_pairs(group_seeds(part), seed=seed) for name, part in variants.items()})
     write("sqr", {name: build_sqr_lists(group_seeds(part), seed=seed) for name, part in variants.items()})
+    swap = {name: build_qam_number_swap(part) for name, part in variants.items()}
     gsm8k = split_by_group(read(DATA / "gsm8k" / "train.jsonl"), "question", seed=seed)
-    write("qam", {name: build_qam_pairs(part, seed=seed) for name, part in gsm8k.items()})
-    corpus = [r["problem"] for r in math_parts["train"]]
-    corpus += [text for r in gsm8k["train"] for text in (r["question"], r["answer"])]
-    return files, corpus
+    hard = {name: build_qam_pairs(part, seed=seed, negatives="hard") for name, part in gsm8k.items()}
+    chosen = set(random.Random(seed).sample(sorted({p["group"] for p in hard["train"]}), qam_questions))
+    write("qam", {
+        "train": [p for p in hard["train"] if p["group"] in chosen] + swap["train"],
+        "dev": swap["dev"], "test": swap["test"], "dev-gsm8k": hard["dev"], "test-gsm8k": hard["test"],
+    })
+    return files
 
 
-def print_tables(results: dict, args: argparse.Namespace) -> None:
-    print(f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
-          f"cuda {torch.cuda.is_available()}; seed {args.seed}; "
-          f"eval limit {args.eval_limit or 'none'} (training sizes and epochs per row in the tables)")
-    for name, run in results["pretraining"].items():
-        print(f"pre-training {name}: {run['steps']} steps of {args.batch_size} texts in {run['seconds']} s")
+def machine() -> str:
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+            f"cuda {torch.cuda.is_available()}")
+
+
+def print_tables(results: dict) -> None:
+    print(f"\nmachine: {results['machine']}; seed 0")
     for task, rows in results.items():
-        if task == "pretraining":
+        if task == "machine":
             continue
-        ranking = task == "sqr"
-        columns = ["hr@3", "ndcg@3", "hr@1", "hr@5"] if ranking else ["accuracy", "macro_f1"]
-        print(f"\n### {task.upper()} (test split; dev in brackets)\n")
-        print("| model | " + " | ".join(columns) + " | n test | n train x epochs | train s | train examples/s |")
-        print("|---|" + "---:|" * (len(columns) + 4))
-        for row, result in rows.items():
-            cells = [f"{result['test'][c]:.4f} ({result['dev'][c]:.4f})" for c in columns]
-            rate = result["train_examples_per_s"]
-            size = f"{result['n_train']} x {result['epochs'] or '-'}"
-            print(f"| {row} | " + " | ".join(cells) + f" | {result['test']['n']} | {size} | {result['train_seconds']} | "
-                  f"{'-' if rate is None else rate} |")
+        columns = ["ndcg@3", "map", "hr@1"] if task == "sqr" else ["accuracy", "macro_f1"]
+        parts = [p for p in next(iter(rows.values())) if p.startswith(("dev", "test"))]
+        for part in parts:
+            print(f"\n### {task.upper()} {part}\n")
+            print("| model | " + " | ".join(columns) + " | 95% CI | n | n train x epochs | train s | train ex/s |")
+            print("|---|" + "---:|" * (len(columns) + 6))
+            for row, result in rows.items():
+                metrics = result[part]
+                ci = metrics.get(f"{columns[0]}_ci95")
+                size = f"{result['n_train']} x {result['epochs'] or '-'}"
+                print(f"| {row} | " + " | ".join(f"{metrics[c]:.4f}" for c in columns)
+                      + f" | {ci[0]:.4f}-{ci[1]:.4f} | {metrics['n']} | {size} | {result['train_seconds']} | "
+                      f"{result['train_examples_per_s'] or '-'} |")
 
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
-    parser.add_argument("--rows", default=",".join(ROWS))
+    parser.add_argument("--rows", default="tfidf,comus,bert")
     parser.add_argument("--tasks", default=",".join(TASKS))
-    parser.add_argument("--pretrain-steps", type=int, default=2000)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", default="", help="per-task epochs, e.g. kpc=3,qrc=8 (defaults: %s)" % EPOCHS)
+    parser.add_argument("--qam-questions", type=int, default=1500, help="GSM8K train questions for QAM (default 1500)")
     parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--lr", type=float, default=3e-5)
-    parser.add_argument("--limit", type=int, help="at most this many training examples per task (quick checks)")
-    parser.add_argument("--eval-limit", type=int, help="at most this many dev and test examples per task")
+    parser.add_argument("--lr", type=float, default=3e-5, help="the text encoder's learning rate")
+    parser.add_argument("--head-lr", type=float, default=1e-3, help="the fresh parts' learning rate")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=1, help="parser processes")
+    parser.add_argument("--workers", type=int, default=2, help="parser processes")
     return parser.parse_args()
 
 

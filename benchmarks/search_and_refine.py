@@ -91,7 +91,7 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
     lists = load_sqr(paths[args.split])
     if args.lists:
         lists = lists[:args.lists]
-    relevant = [lst.relevant for lst in lists]
+    relevant = [lst.relevance for lst in lists]  # graded 0..2 per candidate
     print(f"{len(lists)} {args.split} lists ({sum(len(l.candidates) for l in lists)} candidates), "
           f"{len(train)} training lists", flush=True)
     results: dict = {}
@@ -177,7 +177,7 @@ def _encoder_scores(encoder, lists: list, graphs: dict | None, mode: str, batch_
 
 
 def _sqr_row(lst) -> dict:
-    return {"id": lst.id, "query": lst.query, "candidates": list(lst.candidates), "relevant": list(lst.relevant)}
+    return {"id": lst.id, "query": lst.query, "candidates": list(lst.candidates), "relevance": list(lst.relevance)}
 
 
 def _timed(metrics: dict, started: float) -> dict:

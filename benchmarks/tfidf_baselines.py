@@ -5,12 +5,12 @@
 - **KPC**: MATH train (7,500 problems) -> subject, split 80/10/10 by row, stratified by subject.
 - **QRC**: GSM-Plus seed/variant pairs labelled with the perturbation type, plus one "irrelevant" pair per seed
   (`tasks.data.build_qrc_pairs`), split 80/10/10 by seed.
-- **QAM**: GSM8K question with its own solution (1) or another question's (0), one negative per question
-  (`tasks.data.build_qam_pairs`), split 80/10/10 by question.
-- **SQR**: one candidate list per GSM-Plus seed (`tasks.data.build_sqr_lists`: 4 of its variants relevant,
-  6 TF-IDF-nearest variants of other seeds + 2 random ones as distractors), split 80/10/10 by seed. Although the
-  hard distractors are mined with TF-IDF cosine, a seed's own variants are near-copies of it and stay far above
-  them (seed 0: every dev/test list ranks all relevant items first), so SQR built this way is a sanity check.
+- **QAM**: GSM8K question with its own solution (1) or, as the hard negative, the solution of its most
+  TF-IDF-similar other question (0) (`tasks.data.build_qam_pairs`), split 80/10/10 by question.
+- **SQR** (graded): one candidate list per GSM-Plus seed (`tasks.data.build_sqr_lists`): its 8 variants, graded
+  2 (same solution steps), 1 (adding / reversing operation) or 0 (critical thinking), and the 4 TF-IDF-nearest
+  variants of other seeds (0), split 80/10/10 by seed. NDCG uses the gains 2^rel - 1; HR and MAP count
+  relevance 2 as relevant.
 
 Every model is fitted on the train split only (`tasks.baselines.train_tfidf`, default hyperparameters, no tuning
 on dev) and scored with `tasks.baselines.evaluate_tfidf`. Everything uses `--seed`. Prints markdown tables.
@@ -31,7 +31,7 @@ from tasks.baselines import evaluate_tfidf, train_tfidf
 
 REPO = Path(__file__).resolve().parents[1]
 SPLITS = ("train", "dev", "test")
-RANKING_COLUMNS = ("hr@1", "ndcg@1", "hr@3", "ndcg@3", "hr@5", "ndcg@5")
+RANKING_COLUMNS = ("hr@1", "ndcg@1", "hr@3", "ndcg@3", "hr@5", "ndcg@5", "map")
 
 try:
     from tasks import data as task_data

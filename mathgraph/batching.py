@@ -67,7 +67,8 @@ class ProblemFeatures:
     """One problem's tensors, built once: ``input_ids: [L]`` (with ``[CLS]``/``[SEP]``, truncated),
     ``node_labels, node_kinds: [N]``, ``edge_index: [2, 2E]`` and ``edge_type: [2E]`` (both
     directions, as ``MathSyntaxGraph.to_pyg``), ``slot_heads, slot_relations, slot_tails: [E]``
-    (triplets, local node ids). Text-only features have ``N = E = 0``."""
+    (triplets, local node ids). Text-only features have ``N = E = 0``. ``token_type_ids: [L]``
+    is ``None`` for one problem (all segment 0) and set for a pair read as one sequence."""
 
     input_ids: torch.Tensor
     node_labels: torch.Tensor = _EMPTY
@@ -77,11 +78,53 @@ class ProblemFeatures:
     slot_heads: torch.Tensor = _EMPTY
     slot_relations: torch.Tensor = _EMPTY
     slot_tails: torch.Tensor = _EMPTY
+    token_type_ids: torch.Tensor | None = None
 
     @property
     def length(self) -> int:
         """Number of tokens (what length-bucketing sorts by)."""
         return len(self.input_ids)
+
+    @property
+    def segments(self) -> torch.Tensor:
+        """Segment id of each token (``token_type_ids``, zeros for a single problem)."""
+        return torch.zeros_like(self.input_ids) if self.token_type_ids is None else self.token_type_ids
+
+
+def pair_features(first: ProblemFeatures, second: ProblemFeatures, max_length: int = 512) -> ProblemFeatures:
+    """Two problems as one input for a cross-encoder: ``[CLS] a [SEP] b [SEP]`` with segment ids
+    0 then 1, and both graphs under one ROOT.
+
+    ``second``'s ``[CLS]`` is dropped; if the pair is longer than ``max_length`` (the text
+    encoder's positions) the end of ``b`` is cut and its final ``[SEP]`` kept. The graphs
+    merge at the root: ``second``'s ROOT node (node 0) is removed and its edges start at
+    ``first``'s ROOT, so the sentences of both problems hang under one ROOT and one set of
+    memory slots holds the triplets of both; ``second``'s other nodes follow ``first``'s.
+    """
+    ids = torch.cat([first.input_ids, second.input_ids[1:]])
+    segments = torch.cat([torch.zeros_like(first.input_ids), torch.ones_like(second.input_ids[1:])])
+    if len(ids) > max_length:
+        keep = torch.cat([torch.arange(max_length - 1), torch.tensor([len(ids) - 1])])
+        ids, segments = ids[keep], segments[keep]
+    if len(second.node_labels) == 0:  # text-only features
+        return ProblemFeatures(ids, token_type_ids=segments)
+    # second's node j > 0 becomes node offset + j; its root (j = 0) becomes first's root (0)
+    offset = len(first.node_labels) - 1
+
+    def moved(nodes: torch.Tensor) -> torch.Tensor:
+        return torch.where(nodes == 0, nodes, nodes + offset)
+
+    return ProblemFeatures(
+        input_ids=ids,
+        node_labels=torch.cat([first.node_labels, second.node_labels[1:]]),
+        node_kinds=torch.cat([first.node_kinds, second.node_kinds[1:]]),
+        edge_index=torch.cat([first.edge_index, moved(second.edge_index)], dim=1),
+        edge_type=torch.cat([first.edge_type, second.edge_type]),
+        slot_heads=torch.cat([first.slot_heads, moved(second.slot_heads)]),
+        slot_relations=torch.cat([first.slot_relations, second.slot_relations]),
+        slot_tails=torch.cat([first.slot_tails, moved(second.slot_tails)]),
+        token_type_ids=segments,
+    )
 
 
 def graph_features(graph: MathSyntaxGraph, vocab: GraphVocabulary, input_ids: torch.Tensor) -> ProblemFeatures:
@@ -124,7 +167,7 @@ def collate_features(features: Sequence[ProblemFeatures], pad_id: int,
     return ProblemBatch(
         input_ids=input_ids,
         attention_mask=attention_mask,
-        token_type_ids=torch.zeros_like(input_ids),
+        token_type_ids=pad_sequence([f.segments for f in features], batch_first=True, padding_value=0),
         node_labels=torch.cat([f.node_labels for f in features]),
         node_kinds=torch.cat([f.node_kinds for f in features]),
         node_batch=torch.repeat_interleave(torch.arange(len(features)), node_counts),

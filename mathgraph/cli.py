@@ -6,11 +6,15 @@
     mathgraph vocab --corpus FILE.jsonl[:FIELD] [--corpus ...] --output DIR [--min-freq 2] [--latex-min-freq 5]
     mathgraph encode --input FILE.jsonl --text-field problem --output EMB.npy [--graphs GRAPHS.jsonl] [--model DIR]
     mathgraph pretrain --corpus FILE.jsonl[:FIELD] --output DIR [--steps N] [--batch-size B] [--tasks mlm,dtc,tgcl] [--resume]
+                       [--split-digits]
     mathgraph train kpc|qrc|qam|sqr --train F --output DIR [--dev F] [--model DIR] [--encoder comus|bert|bert+gat|tfidf]
-                                    [--freeze-text-layers N] [--gat-heads H] [--threads N] [--graph-cache FILE|none]
+                                    [--freeze-text-layers N] [--gat-heads H] [--split-digits] [--threads N]
+                                    [--graph-cache FILE|none]
     mathgraph train multitask --task kpc:TRAIN[:DEV] --task qrc:... --output DIR [--adapter none|moe|cgc-lora]
                               [--moe-experts 4] [--moe-top-k 1] [--task-prompts] [--sampling proportional|uniform|temperature]
     mathgraph evaluate kpc|qrc|qam|sqr --model DIR --data F
+    mathgraph predict kpc|qrc|qam|sqr --model DIR TEXT [TEXT ...]
+    mathgraph predict kpc|qrc|qam|sqr --model DIR --input F.jsonl [--output P.jsonl] [--skip-bad]
     mathgraph train simcse --corpus F.jsonl[:FIELD] [--corpus ...] --output DIR [--model DIR] [--steps N]
     mathgraph index build --input CORPUS.jsonl --text-field problem --model DIR --output INDEX
     mathgraph search --index INDEX "QUERY" [-k 5] [--format json]
@@ -18,6 +22,7 @@
     mathgraph routes --model DIR "TEXT" [--task kpc] [--output routes.html|routes.png]
     mathgraph samples
     mathgraph data qrc-pairs|sqr-lists|qam-pairs --input FILE --output FILE [--seed 0]
+    mathgraph data qam-pairs --source gsm8k|gsmplus [--negatives hard|random] --input FILE --output FILE
     mathgraph data split --input FILE [--group-field group | --stratify-field F] [--dev 0.1 --test 0.1]
 """
 
@@ -129,6 +134,11 @@ def build_argument_parser() -> argparse.ArgumentParser:
     train.add_argument("--encoder", choices=("comus", "bert", "bert+gat", "tfidf"), default="comus")
     train.add_argument("--text-field", default="problem", help="KPC text field (default: problem)")
     train.add_argument("--label-field", default="subject", help="KPC label field (default: subject)")
+    train.add_argument("--pooling", choices=("mean", "cls"), default="mean",
+                       help="text half of the problem vector: mean of the token states or [CLS] (default: mean)")
+    train.add_argument("--pair-mode", choices=("cross", "bi"),
+                       help="QRC/QAM: read the two texts as one sequence with both graphs under one ROOT "
+                            "(cross, default) or encode each alone (bi)")
     _add_training_flags(train, learning_rate=3e-5, batch_size=16)
     simcse = train.add_argument_group("simcse options (retrieval encoder: dropout views, in-batch negatives)")
     simcse.add_argument("--corpus", action="append", metavar="FILE.jsonl[:FIELD]",
@@ -160,6 +170,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--batch-size", type=int, default=32)
     evaluate.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
     evaluate.set_defaults(run=run_evaluate)
+    _add_predict_command(commands)
 
     _add_search_commands(commands)
 
@@ -184,7 +195,11 @@ def _add_training_flags(parser: argparse.ArgumentParser, learning_rate: float, b
     group.add_argument("--epochs", type=int, default=3)
     group.add_argument("--batch-size", type=int, default=batch_size)
     group.add_argument("--eval-batch-size", type=int, default=32)
-    group.add_argument("--lr", type=float, default=learning_rate, dest="learning_rate")
+    group.add_argument("--lr", type=float, default=learning_rate, dest="learning_rate",
+                       help=f"the pre-trained text encoder's learning rate (default: {learning_rate})")
+    group.add_argument("--head-lr", type=float, default=1e-3, dest="head_learning_rate",
+                       help="learning rate of the parts that start fresh: heads, GAT, memory, MoE routers, "
+                            "LoRA experts (default: 1e-3)")
     group.add_argument("--warmup-ratio", type=float, default=0.05, help="linear warm-up share of the steps (default: 0.05)")
     group.add_argument("--gradient-accumulation-steps", type=int, default=1)
     group.add_argument("--seed", type=int, default=0)
@@ -204,6 +219,10 @@ def _add_training_flags(parser: argparse.ArgumentParser, learning_rate: float, b
     group.add_argument("--gat-heads", type=int,
                        help="a new model's (--model default) GAT heads of 64: default text width / 64 (6 for "
                             "MiniLM = 384 wide); 12 gives COMUS's 768")
+    group.add_argument("--split-digits", action="store_true", default=None,
+                       help="a new model's (--model default) tokenizer cuts numbers into single digits (Qwen-style: "
+                            "1,000.5 -> 1 , 0 0 0 . 5); saved in config.json, so the model keeps doing it "
+                            "(train kpc|qrc|qam|sqr and pretrain)")
 
 
 def _add_data_commands(commands) -> None:
@@ -213,8 +232,10 @@ def _add_data_commands(commands) -> None:
     actions = data.add_subparsers(dest="data_command", required=True, metavar="ACTION")
     specs = {
         "qrc-pairs": ("question relation pairs from GSM-Plus variants (9 labels)", run_data_qrc),
-        "sqr-lists": ("similar-question candidate lists from GSM-Plus variants", run_data_sqr),
-        "qam-pairs": ("question/solution matching pairs from GSM8K-style rows", run_data_qam),
+        "sqr-lists": ("graded similar-question candidate lists from GSM-Plus variants (relevance 0..2)",
+                      run_data_sqr),
+        "qam-pairs": (("question/solution matching pairs from GSM8K rows (hard or random negatives) or "
+                       "GSM-Plus variants (number-swap pairs)"), run_data_qam),
         "split": ("split a JSONL file into train/dev/test by group, or by row (stratified)", run_data_split),
     }
     parsers = {}
@@ -229,15 +250,19 @@ def _add_data_commands(commands) -> None:
     parsers["qrc-pairs"].add_argument("--irrelevant-per-seed", type=int, default=1, metavar="N",
                                       help="pairs of a seed with another seed's question (default: 1)")
     sqr = parsers["sqr-lists"]
-    sqr.add_argument("--relevant", default="4", metavar="N|all",
-                     help="relevant variants per list, drawn from all but critical-thinking ones (default: 4)")
-    sqr.add_argument("--hard", type=int, default=6, help="TF-IDF-closest variants of other seeds (default: 6)")
-    sqr.add_argument("--random", type=int, default=2, help="random variants of other seeds (default: 2)")
+    sqr.add_argument("--other-seeds", type=int, default=4, metavar="N",
+                     help="variants of other seeds per list, the N most TF-IDF-similar to the query, relevance 0 "
+                          "(default: 4; with a seed's 8 variants a list has 12 candidates)")
     qam = parsers["qam-pairs"]
-    qam.add_argument("--negatives", type=int, default=1, help="wrong solutions per question (default: 1)")
-    qam.add_argument("--limit", type=int, metavar="N", help="use the first N questions only")
-    qam.add_argument("--question-field", default="question")
-    qam.add_argument("--solution-field", default="answer")
+    qam.add_argument("--source", choices=("gsm8k", "gsmplus"), default="gsm8k",
+                     help="gsm8k: question/solution rows, one negative per question; gsmplus: GSM-Plus variants, "
+                          "number-swap pairs grouped by seed (default: gsm8k)")
+    qam.add_argument("--negatives", choices=("hard", "random"),
+                     help="gsm8k only: the solution of the most TF-IDF-similar other question (hard, the default) "
+                          "or of a random other question")
+    qam.add_argument("--limit", type=int, metavar="N", help="use the first N input rows only")
+    qam.add_argument("--question-field", help="gsm8k only: the question field (default: question)")
+    qam.add_argument("--solution-field", help="gsm8k only: the solution field (default: answer)")
     split = parsers["split"]
     split.add_argument("--group-field", help="keep rows with the same value together (e.g. group)")
     split.add_argument("--stratify-field", help="without --group-field: stratify rows by this label")
@@ -267,25 +292,51 @@ def run_data_qrc(args: argparse.Namespace) -> int:
 
 
 def run_data_sqr(args: argparse.Namespace) -> int:
+    """``data sqr-lists``: graded SQR lists (``tasks.data.build_sqr_lists``); prints the list shapes and grades."""
     from collections import Counter
 
     from tasks.data import build_sqr_lists, read_seeds
 
     seeds, bad = read_seeds(args.input, args.skip_bad)
-    relevant = None if args.relevant == "all" else int(args.relevant)
-    lists = build_sqr_lists(seeds, args.seed, relevant, args.hard, args.random)
-    shapes = Counter(f"{len(r['candidates'])} candidates/{len(r['relevant'])} relevant" for r in lists)
-    _write_data(lists, args.output, "lists of " + ", ".join(f"{k}: {n}" for k, n in shapes.items()), bad)
+    lists = build_sqr_lists(seeds, args.seed, args.other_seeds)
+    shapes = Counter(f"{len(r['candidates'])} candidates, relevance 2/1/0: "
+                     + "/".join(str(r["relevance"].count(grade)) for grade in (2, 1, 0)) for r in lists)
+    grades = Counter(grade for r in lists for grade in r["relevance"])
+    summary = (f"{len(seeds)} seeds; lists of " + ", ".join(f"{k}: {n}" for k, n in shapes.most_common())
+               + "; candidates of relevance " + ", ".join(f"{g}: {grades[g]}" for g in (2, 1, 0)))
+    _write_data(lists, args.output, summary, bad)
     return 0
 
 
 def run_data_qam(args: argparse.Namespace) -> int:
-    from tasks.data import build_qam_pairs, count_summary, read_rows
+    """``data qam-pairs``: GSM8K pairs with hard or random negatives (``tasks.data.build_qam_pairs``) or GSM-Plus
+    number-swap pairs (``tasks.data.build_qam_number_swap``); prints the counts."""
+    from tasks.data import (
+        QAM_SWAP_FIELDS,
+        build_qam_number_swap,
+        build_qam_pairs,
+        count_summary,
+        read_rows,
+    )
 
-    rows, bad = read_rows(args.input, (args.question_field, args.solution_field), args.skip_bad)
+    if args.source == "gsmplus":
+        given = [flag for flag, value in (("--negatives", args.negatives), ("--question-field", args.question_field),
+                                          ("--solution-field", args.solution_field)) if value is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} apply to --source gsm8k only")
+        rows, bad = read_rows(args.input, QAM_SWAP_FIELDS, args.skip_bad)
+        rows = rows[: args.limit] if args.limit is not None else rows
+        pairs = build_qam_number_swap(rows)
+        summary = f"{len({p['group'] for p in pairs})} seeds, number-swap pairs; label {count_summary(pairs, 'label')}"
+        _write_data(pairs, args.output, summary, bad)
+        return 0
+    question_field, solution_field = args.question_field or "question", args.solution_field or "answer"
+    negatives = args.negatives or "hard"
+    rows, bad = read_rows(args.input, (question_field, solution_field), args.skip_bad)
     rows = rows[: args.limit] if args.limit is not None else rows
-    pairs = build_qam_pairs(rows, args.seed, args.negatives, args.question_field, args.solution_field)
-    _write_data(pairs, args.output, f"{len(rows)} questions; label {count_summary(pairs, 'label')}", bad)
+    pairs = build_qam_pairs(rows, args.seed, negatives, question_field, solution_field)
+    _write_data(pairs, args.output, f"{len(rows)} questions, {negatives} negatives; label "
+                                    f"{count_summary(pairs, 'label')}", bad)
     return 0
 
 
@@ -375,7 +426,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
     check_pretraining_setup(tasks, args.encoder)  # before the slow parsing
     _refuse_gat_heads(args)
     state = run_pretraining(_read_corpora(args.corpus), _training_arguments(args), model=args.model, tasks=tasks,
-                            encoder=args.encoder)
+                            encoder=args.encoder, split_digits=args.split_digits)
     print(f"pre-trained {state['step']} steps; encoder saved to {args.output_dir}", file=sys.stderr)
     return 0
 
@@ -383,6 +434,12 @@ def run_pretrain(args: argparse.Namespace) -> int:
 def _refuse_gat_heads(args: argparse.Namespace) -> None:
     if args.gat_heads is not None:
         raise ValueError("--gat-heads is for fine-tuning a new model (train kpc|qrc|qam|sqr --model default)")
+
+
+def _refuse_split_digits(args: argparse.Namespace) -> None:
+    if args.split_digits:
+        raise ValueError("--split-digits sets up a new model: use it with train kpc|qrc|qam|sqr or pretrain "
+                         "(--model default); a saved model keeps its own setting")
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -407,9 +464,10 @@ def run_train(args: argparse.Namespace) -> int:
         result = {"dev": evaluate_directory(args.task, args.output_dir, args.dev, args.text_field, args.label_field)} \
             if args.dev else {}
     else:
-        config = TaskConfig(args.task, encoder=args.encoder, text_field=args.text_field, label_field=args.label_field)
+        config = TaskConfig(args.task, encoder=args.encoder, text_field=args.text_field, label_field=args.label_field,
+                            pooling=args.pooling, pair_mode=args.pair_mode)
         result = train_task(config, args.train, _training_arguments(args), dev_path=args.dev, model=args.model,
-                            gat_heads=args.gat_heads)
+                            gat_heads=args.gat_heads, split_digits=args.split_digits)
     print(json.dumps(result, default=str))
     print(f"saved the {args.task} model to {args.output_dir}", file=sys.stderr)
     return 0
@@ -424,6 +482,7 @@ def _run_train_multitask(args: argparse.Namespace) -> int:
     if args.encoder == "tfidf":
         raise ValueError("train multitask needs a neural encoder (comus, bert or bert+gat), not tfidf")
     _refuse_gat_heads(args)
+    _refuse_split_digits(args)
     task_files = []
     for spec in args.task_specs:
         task, train_path, dev_path = parse_task_spec(spec)
@@ -446,6 +505,7 @@ def _run_train_simcse(args: argparse.Namespace) -> int:
     if not args.corpus or args.train or args.task_specs:
         raise ValueError("train simcse takes --corpus FILE.jsonl[:FIELD] (repeatable), not --train/--task")
     _refuse_gat_heads(args)
+    _refuse_split_digits(args)
     result = train_simcse(_read_corpora(args.corpus), _training_arguments(args, max_steps=args.max_steps or 1000),
                           model=args.model, mode=args.mode)
     print(json.dumps(result, default=str))
@@ -558,6 +618,79 @@ def run_evaluate(args: argparse.Namespace) -> int:
     metrics = evaluate_directory(args.task, args.model, args.data, args.text_field, args.label_field,
                                  batch_size=args.batch_size)
     print(json.dumps(metrics))
+    return 0
+
+
+class _IntermixedArgumentParser(argparse.ArgumentParser):
+    """A subcommand parser whose positionals may come after its options (``predict kpc --model DIR TEXT``):
+    plain argparse gives a ``nargs="*"`` positional its share, none, where it meets the first positional."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        if getattr(self, "_intermixing", False):  # parse_known_intermixed_args calls back here
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
+def _add_predict_command(commands) -> None:
+    """``mathgraph predict``: predictions of a task model, a multi-task model's head or a TF-IDF baseline."""
+    predict = commands.add_parser(
+        "predict", help="predict from text with a trained model (a task or multi-task model, or TF-IDF)",
+        description="Predict one input given as TEXT arguments (KPC: the problem; QRC/QAM: text_a text_b; SQR: "
+        "the query, then its candidates) and print it, or every row of a JSONL file (KPC: --text-field; "
+        "QRC/QAM: text_a, text_b; SQR: query, candidates) as JSONL: the row's id and line, then the label "
+        "and its probabilities, or the scores and ranking of the candidates.")
+    predict.__class__ = _IntermixedArgumentParser  # TEXTs may follow the options
+    predict.add_argument("task", choices=("kpc", "qrc", "qam", "sqr"))
+    predict.add_argument("texts", nargs="*", metavar="TEXT")
+    predict.add_argument("--model", required=True, metavar="DIR",
+                         help="a task model, a multi-task model (TASK picks the head) or a TF-IDF baseline")
+    predict.add_argument("--input", metavar="FILE", help="JSONL file of inputs")
+    predict.add_argument("--output", metavar="FILE",
+                         help="JSONL predictions, one per good input line (default: stdout)")
+    predict.add_argument("--text-field", default="problem", help="KPC text field of --input rows (default: problem)")
+    predict.add_argument("--skip-bad", action="store_true",
+                         help="skip bad input lines, count and report them, instead of stopping")
+    predict.add_argument("--format", choices=("text", "json"), default="text", help="how to print one prediction")
+    predict.add_argument("--top", type=int, default=5, help="probabilities printed for one TEXT input (default: 5)")
+    predict.add_argument("--batch-size", type=int, default=32)
+    predict.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
+    predict.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    predict.set_defaults(run=run_predict)
+
+
+def run_predict(args: argparse.Namespace) -> int:
+    """``mathgraph predict``: print one prediction, or write a JSONL file's (``tasks.inference.predict_file``)."""
+    from mathgraph.encoder import resolve_device
+    from tasks.inference import format_prediction, input_from_texts, load_predictor, predict_file
+    from tasks.trainer import configure_threads
+
+    if args.input:
+        if args.texts:
+            raise ValueError("give TEXT arguments or --input FILE, not both")
+    elif args.output or args.skip_bad:
+        raise ValueError("--output and --skip-bad apply to --input files only")
+    elif not args.texts:
+        raise ValueError("give the input as TEXT arguments, or --input FILE")
+    item = None if args.input else input_from_texts(args.task, args.texts)  # checked before the model loads
+    configure_threads(args.threads)
+    predictor = load_predictor(args.task, args.model, device=resolve_device(args.device))
+    if item is not None:
+        [result] = predictor.predict([item], batch_size=args.batch_size)
+        print(format_prediction(item, result, args.top) if args.format == "text" else json.dumps(result))
+        return 0
+    written, bad = predict_file(predictor, args.task, args.input, args.output, text_field=args.text_field,
+                                batch_size=args.batch_size, skip_bad=args.skip_bad)
+    print(f"wrote {written} predictions to {args.output or 'stdout'}", file=sys.stderr)
+    if bad:
+        print(f"skipped {len(bad)} bad lines:", file=sys.stderr)
+        for error in bad[:20]:
+            print(f"  {error}", file=sys.stderr)
+        if len(bad) > 20:
+            print(f"  ... and {len(bad) - 20} more", file=sys.stderr)
     return 0
 
 

@@ -27,7 +27,7 @@ import torch
 from mathgraph.batching import ProblemBatch, ProblemCollator
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput
-from models.text_encoder import add_latex_tokens, load_text_encoder
+from models.text_encoder import add_latex_tokens, load_text_encoder, set_split_digits
 
 if TYPE_CHECKING:
     from mathgraph.graph_cache import GraphCache
@@ -41,9 +41,15 @@ DEFAULT_SEED = 0
 
 
 class MathEncoder:
-    """A COMUS model with its tokenizer and graph vocabulary, for turning problems into vectors."""
+    """A COMUS model with its tokenizer and graph vocabulary, for turning problems into vectors.
+
+    The tokenizer is set up as the model's config says (``split_digits``: numbers cut
+    into single digits), whatever it was loaded from, so training, evaluation,
+    ``encode`` and search all tokenize as the saved model did.
+    """
 
     def __init__(self, model: ComusModel, tokenizer, vocab: GraphVocabulary, max_length: int = 256):
+        set_split_digits(tokenizer, model.config.split_digits)  # transformers 5 drops it from tokenizer.json
         self.model, self.tokenizer, self.vocab = model, tokenizer, vocab
         self.collator = ProblemCollator(tokenizer, vocab, max_length=max_length)
 
@@ -73,6 +79,7 @@ class MathEncoder:
         vocab_dir: str | PathLike = DEFAULT_MODEL_DIR,
         text_encoder: str = "default",
         seed: int = DEFAULT_SEED,
+        split_digits: bool = False,
         **config: object,
     ) -> "MathEncoder":
         """A new COMUS encoder around ``text_encoder`` with the vocabularies in ``vocab_dir``.
@@ -80,7 +87,9 @@ class MathEncoder:
         ``vocab_dir`` holds ``node_vocab.json``, ``relation_vocab.json`` and
         ``latex_tokens.json`` (written by ``mathgraph vocab``). New weights (GAT,
         memory, LaTeX token embeddings) come from ``seed``, so two builds are
-        identical. ``config`` overrides ``ComusConfig`` fields (``fusion_layers=0``...).
+        identical. ``split_digits=True`` makes the tokenizer cut numbers into single
+        digits (Qwen-style; kept in ``config.json``). ``config`` overrides other
+        ``ComusConfig`` fields (``fusion_layers=0``...).
         """
         vocab_dir = Path(vocab_dir)
         vocab = GraphVocabulary.load(vocab_dir)
@@ -93,7 +102,8 @@ class MathEncoder:
             text.resize_token_embeddings(len(tokenizer))
             config.setdefault("parser", _majority_parser(vocab))
             model = ComusModel.from_text_encoder(
-                text, len(vocab.labels), len(vocab.relations), text_encoder=text_encoder, **config
+                text, len(vocab.labels), len(vocab.relations), text_encoder=text_encoder, split_digits=split_digits,
+                **config
             )
         model.eval()  # as Hugging Face models come; training code switches to train()
         return cls(model, tokenizer, vocab)

@@ -19,6 +19,20 @@ As in LoRA, ``A`` starts Kaiming-uniform and ``B`` at zero, so a fresh layer
 equals its base layer; with ``N_C = 0`` and one task it is plain LoRA. There
 is no dropout on the LoRA input (the paper does not use one).
 
+New token embeddings: ``apply_cgc_lora`` freezes the whole text encoder, but
+the rows of the word-embedding matrix for tokens added after pre-training
+(the LaTeX commands of ``models.text_encoder.add_latex_tokens``, appended at the
+end) start random and have to train. With ``new_token_start = n`` (the number
+of pre-trained rows), ``word_embeddings`` becomes a ``PartlyTrainableEmbedding``
+holding two parameters: the ``n`` pre-trained rows, frozen, and the new rows,
+trainable. A single trainable matrix with a gradient mask on the old rows
+would not do: AdamW's decoupled weight decay shrinks every row of a parameter
+it holds, zero gradient or not, so the pre-trained rows would drift unless the
+optimizer excluded them. Two parameters keep them out of the optimizer
+altogether. The module still reads and writes one ``weight`` entry in the
+state dict (the two parts concatenated), so checkpoints keep the layout of a
+plain ``nn.Embedding``.
+
 The task of the current batch is set on the gate, ``gate.current_task = j``
 (an int, or a ``[B]`` tensor of task ids for a batch mixing tasks); every
 wrapped linear reads it from there. The gate is not registered as a submodule
@@ -33,6 +47,7 @@ from collections.abc import Sequence
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 
 class TaskGate(nn.Module):
@@ -158,12 +173,83 @@ class CGCLoRALinear(nn.Module):
         self._base_weight, self.merged_task = None, None
 
 
+class PartlyTrainableEmbedding(nn.Module):
+    """An ``nn.Embedding`` whose first ``num_frozen`` rows are frozen and whose other rows train.
+
+    Args:
+        embedding: the embedding to split (its weight is copied into the two parts).
+        num_frozen: rows ``0 .. num_frozen - 1`` (the pre-trained vocabulary) stay fixed;
+            rows from ``num_frozen`` on (tokens added later) train.
+
+    ``forward(ids: [*] long) -> [*, d]`` looks each id up in its part. The parameters
+    are ``frozen`` (``requires_grad=False``, so no optimizer holds it and weight decay
+    cannot move it) and ``new``; ``weight`` is their concatenation, read-only, and is
+    also what the state dict holds, under the plain embedding's ``weight`` key.
+    """
+
+    def __init__(self, embedding: nn.Embedding, num_frozen: int):
+        super().__init__()
+        rows = embedding.num_embeddings
+        if not 0 < num_frozen < rows:
+            raise ValueError(f"num_frozen must be in 1..{rows - 1} for {rows} rows, got {num_frozen}")
+        if embedding.max_norm is not None or embedding.scale_grad_by_freq or embedding.sparse:
+            raise ValueError("PartlyTrainableEmbedding supports plain embeddings only (no max_norm, "
+                             "scale_grad_by_freq or sparse)")
+        weight = embedding.weight.detach()
+        self.num_embeddings, self.embedding_dim, self.num_frozen = rows, embedding.embedding_dim, num_frozen
+        self.padding_idx = embedding.padding_idx
+        self.frozen = nn.Parameter(weight[:num_frozen].clone(), requires_grad=False)
+        self.new = nn.Parameter(weight[num_frozen:].clone())
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The whole matrix ``[num_embeddings, d]`` (a new tensor: writing to it changes nothing)."""
+        return torch.cat([self.frozen, self.new])
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """``ids: [*]`` -> ``[*, d]``, each id looked up in the part that holds its row."""
+        # Two small lookups instead of one in torch.cat([frozen, new]): concatenating would copy the
+        # whole vocabulary each step and give it a dense [V, d] gradient buffer in the backward.
+        is_new = (ids >= self.num_frozen).unsqueeze(-1)
+        old = F.embedding(ids.clamp(max=self.num_frozen - 1), self.frozen)
+        new = F.embedding((ids - self.num_frozen).clamp(min=0), self.new)
+        return torch.where(is_new, new, old)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        # One ``weight`` entry, as an nn.Embedding has: checkpoints keep their layout either way.
+        destination[prefix + "weight"] = self.weight.detach()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        key = prefix + "weight"
+        if key in state_dict:
+            weight = state_dict.pop(key)
+            if tuple(weight.shape) != (self.num_embeddings, self.embedding_dim):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {tuple(weight.shape)}, "
+                                  f"the current model has {(self.num_embeddings, self.embedding_dim)}")
+                return
+            state_dict[prefix + "frozen"] = weight[:self.num_frozen]
+            state_dict[prefix + "new"] = weight[self.num_frozen:]
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, num_frozen={self.num_frozen}"
+
+
 def apply_cgc_lora(text_model: nn.Module, num_tasks: int, num_common: int = 2, rank: int = 8, alpha: float = 16.0,
-                   targets: Sequence[str] = ("query", "key", "value", "dense"), task_dim: int = 16) -> TaskGate:
+                   targets: Sequence[str] = ("query", "key", "value", "dense"), task_dim: int = 16,
+                   new_token_start: int | None = None) -> TaskGate:
     """Freeze ``text_model`` and wrap every ``nn.Linear`` named in ``targets`` inside
     ``text_model.encoder.layer`` (BERT: Q, K, V and the three dense layers) in a
     ``CGCLoRALinear``, in place. Returns the shared ``TaskGate`` (on the model's device),
-    which the caller must keep and train."""
+    which the caller must keep and train.
+
+    ``new_token_start``: the number of pre-trained word-embedding rows. The rows after
+    them (tokens added to the tokenizer after pre-training, e.g. LaTeX commands) start
+    random, so they keep training: ``embeddings.word_embeddings`` becomes a
+    ``PartlyTrainableEmbedding``. ``None``, or no row after it, freezes every row.
+    """
     text_model.requires_grad_(False)
     device = next(text_model.parameters()).device
     gate = TaskGate(num_tasks, num_common, task_dim).to(device)
@@ -172,6 +258,9 @@ def apply_cgc_lora(text_model: nn.Module, num_tasks: int, num_common: int = 2, r
             for name, child in list(parent.named_children()):
                 if name in targets and isinstance(child, nn.Linear):
                     setattr(parent, name, CGCLoRALinear(child, gate, rank=rank, alpha=alpha))
+    embeddings = text_model.embeddings
+    if new_token_start is not None and new_token_start < embeddings.word_embeddings.num_embeddings:
+        embeddings.word_embeddings = PartlyTrainableEmbedding(embeddings.word_embeddings, new_token_start)
     return gate
 
 

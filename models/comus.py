@@ -39,7 +39,13 @@ class CheckpointError(ValueError):
 
 @dataclass
 class ComusConfig:
-    """Sizes of a COMUS model; ``text_config`` is the Hugging Face config of the text encoder."""
+    """Sizes of a COMUS model; ``text_config`` is the Hugging Face config of the text encoder.
+
+    ``split_digits``: the tokenizer cuts numbers into single digits (Qwen-style,
+    ``models.text_encoder.set_split_digits``); ``MathEncoder`` applies it to the tokenizer
+    it loads, so a saved model tokenizes as it was trained. Older ``config.json`` files
+    lack the field and load as ``False``.
+    """
 
     num_labels: int
     num_relations: int
@@ -53,6 +59,7 @@ class ComusConfig:
     dropout: float = 0.1
     parser: str = "spacy"
     text_encoder: str = "default"
+    split_digits: bool = False
     model_type: str = "comus"
 
     @property

@@ -146,11 +146,23 @@ class BiEncoderScorer(nn.Module):
         return torch.einsum("bd,bnd->bn", q, c)
 
     def loss(self, scores: torch.Tensor, relevant: torch.Tensor, candidate_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Listwise loss ``-log sum_{relevant} softmax(scores / tau)``; ``relevant, candidate_mask: [B, N]`` booleans."""
+        """ListNet-style listwise loss with graded relevance, averaged over lists.
+
+        ``scores, relevant, candidate_mask: [B, N]``; ``relevant`` holds each candidate's relevance grade
+        (integers 0..2, or booleans read as 0/1) and ``candidate_mask`` marks real candidates (padding gets
+        neither probability nor target mass). The target distribution over a list's real candidates is
+        proportional to the gains ``2^rel - 1`` (those of NDCG: relevance 2 -> 3, 1 -> 1, 0 -> 0), and the loss
+        is its cross-entropy with ``softmax(scores / tau)``: ``-sum_i p_i log softmax(scores / tau)_i``. With
+        a single relevant candidate this is ``-log softmax(scores / tau)`` at that candidate.
+        """
         logits = scores.float() / self.temperature
+        gains = torch.pow(2.0, relevant.float()) - 1
         if candidate_mask is not None:
             logits = logits.masked_fill(~candidate_mask, float("-inf"))
-        if not relevant.any(dim=-1).all():
+            gains = gains.masked_fill(~candidate_mask, 0.0)
+        totals = gains.sum(dim=-1, keepdim=True)
+        if not (totals > 0).all():
             raise ValueError("every candidate list needs at least one relevant item")
-        return -(torch.logsumexp(logits.masked_fill(~relevant, float("-inf")), dim=-1)
-                 - torch.logsumexp(logits, dim=-1)).mean()
+        target = gains / totals
+        log_probs = torch.log_softmax(logits, dim=-1).masked_fill(target == 0, 0.0)  # no -inf * 0 on padding
+        return -(target * log_probs).sum(dim=-1).mean()

@@ -4,7 +4,7 @@ The FFN of chosen BERT layers becomes K experts, each a copy of that FFN
 (``intermediate.dense``, activation, ``output.dense``), and a token-wise router:
 
     R(h)   = softmax((W (h + p)) * eps)          (Eq. 1, 3, 7; p = task prompt or 0)
-    MoE(h) = sum over the top-k experts i of R(h)_i * E_i(h)   (Eq. 2)
+    MoE(h) = sum over the top-k experts i of g_i(h) * E_i(h)   (Eq. 2; g: R(h) through the gate below)
     L_U    = alpha * K * sum_i f_i * s_i          (Eq. 5, alpha = 1e-3)
     L_Z    = beta * mean over tokens of logsumexp(logits)^2   (Eq. 6, ST-MoE, beta = 1e-4)
 
@@ -14,13 +14,34 @@ routing choices that went to expert i and ``s_i`` the mean router probability of
 expert i, both over real tokens (padding excluded when a mask is given), so
 ``L_U = alpha`` under uniform routing and ``alpha * K`` when it collapses.
 
-Gate weight: the output is the raw router probability times the expert output
-(Eq. 2, as in Switch Transformer), not top-k weights renormalised to sum to one.
-With top-1, renormalising makes the weight exactly 1 for every token, so the
-task loss would give the router no gradient at all and only the auxiliary
-losses would train it. The price: at initialisation a MoE layer computes the
-dense FFN scaled by the chosen expert's probability (about 1/K with the small
-random router), not the FFN itself; fine-tuning recovers the scale.
+Gate weight: a straight-through estimator, so that a fresh MoE layer computes
+exactly the FFN it was copied from while the task loss still trains the router.
+With ``p`` the router probabilities of the k chosen experts of a token,
+
+    gate = (p - p.detach()) + w,   w = p / sum(p) (detached; w = 1 for top-1)
+
+Forward, ``p - p.detach()`` is exactly 0, so the gate is ``w``: the chosen
+experts' weights sum to one, and as the experts start as exact copies of the
+dense FFN (``copy.deepcopy``, no noise), the layer starts as that FFN for every
+token, whatever the routing, jitter included (exactly for top-1, where
+``w = 1``; up to float rounding of ``sum(w) = 1`` for top-k > 1). Backward, the
+gate has the gradient of the raw probability ``p``: exactly Eq. 2's (and Switch
+Transformer's) gradient for the router, while the experts get the gradient of
+the output they really produced (scaled by ``w``).
+
+Why not the alternatives: the raw probability as the gate (Eq. 2 as written)
+starts every layer at about 1/K of the pre-trained FFN, which breaks the
+pre-trained model; scaling it by K is only right on average. Plain
+renormalisation (``p / sum(p)`` with its true gradient) gives the router no
+task gradient at all with top-1 (the weight is the constant 1), and none at
+initialisation with top-k > 1 either (identical experts and weights summing to
+one make the output independent of the weights). The router breaks the
+experts' symmetry (each trains on its own tokens), so the experts need no init
+noise. Caveat: with top_k = K every expert is chosen and, while the experts are
+still identical, the raw probabilities of the chosen experts sum to the
+constant 1, so the router's first task gradient is zero there too (only the
+auxiliary losses move it until the experts differ); routing over all experts
+is not a sparse MoE anyway.
 
 Capacity: there is no capacity limit, so no token is ever dropped; every token
 is computed by exactly its top-k experts, each expert only on its own tokens:
@@ -176,8 +197,8 @@ class MoEFeedForward(nn.Module):
 
         logits = self.route(flat, task_prompt)
         probs = logits.softmax(dim=-1)
-        gate, expert_index = probs.topk(self.top_k, dim=-1)  # [N, k]
-        output = self._dispatch(flat, gate, expert_index)
+        top_probs, expert_index = probs.topk(self.top_k, dim=-1)  # [N, k]
+        output = self._dispatch(flat, straight_through_gate(top_probs), expert_index)
 
         balance_loss, z_loss, tokens_per_expert = self._aux_losses(logits, probs, expert_index, token_mask)
         self.last_routing = MoERouting(
@@ -219,6 +240,23 @@ class MoEFeedForward(nn.Module):
         balance = self.balance_coef * self.num_experts * (dispatch_share * mean_prob).sum()
         z = self.z_coef * torch.logsumexp(logits, dim=-1).pow(2).mean()
         return balance, z, tokens_per_expert
+
+
+def straight_through_gate(top_probs: torch.Tensor) -> torch.Tensor:
+    """Gate weights ``[N, k]`` of the chosen experts from their router probabilities ``top_probs: [N, k]``.
+
+    Forward value: ``top_probs`` renormalised to sum to one per token (exactly 1.0
+    for ``k = 1``). Gradient: that of ``top_probs`` itself (straight-through), so the
+    router learns from the task loss as with Eq. 2's raw-probability gate.
+    """
+    if top_probs.shape[-1] == 1:
+        # Exactly 1, not p / p, so a fresh top-1 layer is bit-for-bit its expert.
+        weights = torch.ones_like(top_probs)
+    else:
+        weights = (top_probs / top_probs.sum(dim=-1, keepdim=True)).detach()
+    # ``p - p.detach()`` is exactly 0 forward (x - x == 0 in floating point), so adding it
+    # leaves ``weights`` unchanged; it only carries p's gradient back to the router.
+    return (top_probs - top_probs.detach()) + weights
 
 
 class _PermuteRows(torch.autograd.Function):

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
 
+from tokenizers import pre_tokenizers
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.tokenization_utils_base import AddedToken
 from transformers.utils import logging as transformers_logging
 
 DEFAULT_TEXT_ENCODER = "default"
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+# How a pre-tokenizer that cuts numbers into single digits serialises (tokenizer.json).
+_INDIVIDUAL_DIGITS = {"type": "Digits", "individual_digits": True}
 
 
 def resolve_text_encoder(name_or_path: str) -> str:
@@ -55,6 +59,52 @@ def protect_unknown_commands(text: str, known: frozenset[str] | set[str]) -> str
     is tokenized as the base vocabulary would (``\\``, ``int``).
     """
     return _LATEX_COMMAND.sub(lambda m: m.group(0) if m.group(0) in known else "\\ " + m.group(0)[1:], text)
+
+
+def splits_digits(tokenizer: PreTrainedTokenizerBase) -> bool:
+    """Whether ``tokenizer`` cuts numbers into single digits (a ``Digits(individual_digits=True)``
+    pre-tokenizer anywhere in its pre-tokenization); always False for a slow (Python) tokenizer."""
+    pre_tokenizer = _pre_tokenizer(tokenizer)
+    return pre_tokenizer is not None and _has_individual_digits(json.loads(pre_tokenizer.__getstate__()))
+
+
+def set_split_digits(tokenizer: PreTrainedTokenizerBase, split: bool) -> None:
+    """Make ``tokenizer`` cut every number into single digits (Qwen, Section 2.2), or undo that.
+
+    ``split=True`` puts ``Digits(individual_digits=True)`` before the tokenizer's own
+    pre-tokenizer, so ``"1,000.5"`` becomes ``1 , 0 0 0 . 5`` and ``"x2"`` becomes ``x 2``:
+    each digit is a word of its own (``"0"``, never ``"##0"``). Only the text encoder's
+    tokens change: added tokens such as ``\\frac`` are matched before pre-tokenization, and
+    the texts themselves (what the graph parser reads) are untouched. ``split=False``
+    removes what ``split=True`` added (a tokenizer that splits digits by its own
+    pre-tokenizer keeps doing so). Calling it twice is the same as once. The
+    pre-tokenizer is saved in ``tokenizer.json``, but transformers 5 rebuilds BERT-like
+    tokenizers from their vocabulary on loading, so a model records the option in its
+    config and ``MathEncoder`` calls this whenever it gets a tokenizer.
+    """
+    if splits_digits(tokenizer) == split:
+        return
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(f"split_digits needs a fast (tokenizers) tokenizer, got {type(tokenizer).__name__}")
+    backend = tokenizer.backend_tokenizer
+    if split:
+        current = backend.pre_tokenizer
+        digits = pre_tokenizers.Digits(individual_digits=True)
+        backend.pre_tokenizer = pre_tokenizers.Sequence([digits] if current is None else [digits, current])
+        return
+    state = json.loads(backend.pre_tokenizer.__getstate__())
+    steps = state.get("pretokenizers", []) if state.get("type") == "Sequence" else []
+    if steps and steps[0] == _INDIVIDUAL_DIGITS and len(steps) <= 2:  # the Sequence split=True made
+        backend.pre_tokenizer = backend.pre_tokenizer[1] if len(steps) == 2 else None
+
+
+def _has_individual_digits(state: dict) -> bool:
+    return state == _INDIVIDUAL_DIGITS or any(_has_individual_digits(s) for s in state.get("pretokenizers", []))
+
+
+def _pre_tokenizer(tokenizer: PreTrainedTokenizerBase):
+    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
+    return None if backend is None else backend.pre_tokenizer
 
 
 def add_latex_tokens(tokenizer: PreTrainedTokenizerBase, commands: Iterable[str]) -> list[str]:

@@ -34,6 +34,8 @@ from tasks.metrics import classification_metrics, ranking_metrics
 CONFIG_FILE = "config.json"
 ARRAYS_FILE = "arrays.safetensors"
 FORMAT_VERSION = 1
+MODEL_TYPE = "tfidf"  # config.json's model_type (tasks.loading); "model" says which of TFIDF_MODELS
+TFIDF_MODELS = ("tfidf_classifier", "tfidf_ranker")
 
 # LaTeX commands (\frac), words, numbers and single symbols ($, ^, =, ...) are all tokens: in math text the
 # operators and one-letter variables carry as much of the topic as the words do.
@@ -46,7 +48,8 @@ LOGREG_DEFAULTS = {"C": 10.0, "max_iter": 2000}
 # Rows each model kind reads (a task's ``tfidf_kind``, tasks.task_types):
 #   single: {text_field, label_field} (KPC; MATH: "problem", "subject")
 #   pair:   {"text_a", "text_b", "label"} (QRC; QAM with text_b the solution and label 1 or 0)
-#   ranker: {"query", "candidates": [...], "relevant": [indices]} (SQR)
+#   ranker: {"query", "candidates": [...], "relevance": [0..2 per candidate]} (SQR; the old
+#           "relevant": [indices] is read as relevance 2 there, see tasks.data.sqr_relevance)
 
 
 def _vectorizer_params(params: dict) -> dict:
@@ -71,7 +74,8 @@ def _rebuild_vectorizer(params: dict, terms: list[str], idf: np.ndarray) -> Tfid
 def _write(directory, config: dict, arrays: dict[str, np.ndarray]) -> Path:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / CONFIG_FILE).write_text(json.dumps({"format_version": FORMAT_VERSION, **config}, ensure_ascii=False))
+    config = {"format_version": FORMAT_VERSION, "model_type": MODEL_TYPE, **config}
+    (directory / CONFIG_FILE).write_text(json.dumps(config, ensure_ascii=False))
     save_file({name: np.ascontiguousarray(array) for name, array in arrays.items()}, str(directory / ARRAYS_FILE))
     return directory
 
@@ -223,7 +227,7 @@ def is_tfidf_directory(directory) -> bool:
     """Whether ``directory`` holds a TF-IDF model (its ``config.json`` names one; neural models have their own)."""
     path = Path(directory) / CONFIG_FILE
     try:
-        return path.is_file() and json.loads(path.read_text()).get("model") in ("tfidf_classifier", "tfidf_ranker")
+        return path.is_file() and json.loads(path.read_text()).get("model") in TFIDF_MODELS
     except (OSError, json.JSONDecodeError, AttributeError):
         return False
 
@@ -255,14 +259,22 @@ def _classification_data(task: str, rows, text_field: str, label_field: str) -> 
         raise ValueError(f"{task}: row without field {missing}") from None
 
 
-def _ranking_data(rows) -> list[dict]:
+def _ranking_data(rows) -> tuple[list[dict], list[tuple[int, ...]]]:
+    """The SQR rows and their validated graded relevance (``tasks.data.sqr_relevance``)."""
+    from tasks.data import sqr_relevance
+
     rows = list(rows)
     if not rows:
         raise ValueError("sqr: no rows")
+    relevance = []
     for row in rows:
-        if not {"query", "candidates", "relevant"} <= row.keys():
-            raise ValueError(f"sqr: row {row.get('id')!r} needs 'query', 'candidates' and 'relevant'")
-    return rows
+        if not {"query", "candidates"} <= row.keys():
+            raise ValueError(f"sqr: row {row.get('id')!r} needs 'query', 'candidates' and 'relevance'")
+        try:
+            relevance.append(sqr_relevance(row))
+        except ValueError as err:
+            raise ValueError(f"sqr: row {row.get('id')!r}: {err}") from None
+    return rows, relevance
 
 
 def train_tfidf(task: str, train_rows, *, text_field: str = "problem", label_field: str = "subject",
@@ -274,7 +286,7 @@ def train_tfidf(task: str, train_rows, *, text_field: str = "problem", label_fie
     """
     kind = _check_task(task)
     if kind == "ranker":
-        rows = _ranking_data(train_rows)
+        rows, _ = _ranking_data(train_rows)
         return TfidfRanker(vectorizer).fit([text for row in rows for text in (row["query"], *row["candidates"])])
     inputs, labels = _classification_data(task, train_rows, text_field, label_field)
     return TfidfClassifier(kind, vectorizer, logreg).fit(inputs, labels)
@@ -282,11 +294,12 @@ def train_tfidf(task: str, train_rows, *, text_field: str = "problem", label_fie
 
 def evaluate_tfidf(task: str, model: TfidfClassifier | TfidfRanker, rows, *, text_field: str = "problem",
                    label_field: str = "subject", ks=(1, 3, 5)) -> dict:
-    """Metrics of `model` on `rows`: `classification_metrics` for KPC/QRC/QAM, `ranking_metrics` for SQR."""
+    """Metrics of `model` on `rows`: `classification_metrics` for KPC/QRC/QAM, `ranking_metrics` for SQR
+    (graded `relevance` per candidate: HR@k, NDCG@k for each k in `ks`, MAP)."""
     kind = _check_task(task)
     if kind == "ranker":
-        rows = _ranking_data(rows)
+        rows, relevance = _ranking_data(rows)
         scores = [model.score(row["query"], row["candidates"]) for row in rows]
-        return ranking_metrics(scores, [row["relevant"] for row in rows], ks=ks)
+        return ranking_metrics(scores, relevance, ks=ks)
     inputs, labels = _classification_data(task, rows, text_field, label_field)
     return classification_metrics(labels, model.predict(inputs))

@@ -6,10 +6,20 @@ File formats (JSONL, one example per line):
 - QRC pairs: ``{"id", "group", "text_a", "text_b", "label"}``; ``text_a`` is a seed
   problem, ``text_b`` one of its GSM-Plus variants (label: the perturbation type)
   or a question of another seed (label ``"irrelevant"``).
-- QAM pairs: ``{"id", "group", "text_a", "text_b", "label"}``; a question with its
-  own solution (label 1) or the solution of another question (label 0).
-- SQR lists: ``{"id", "group", "query", "candidates", "relevant"}``; ``relevant``
-  holds indices into ``candidates`` of the query's own variants.
+- QAM pairs: ``{"id", "group", "text_a", "text_b", "label"}``; a question (``text_a``)
+  with a solution (``text_b``) that solves it (label 1) or does not (label 0). From
+  GSM8K (``build_qam_pairs``): each question with its own solution and the solution
+  of its most TF-IDF-similar other question (or a random one). From GSM-Plus
+  (``build_qam_number_swap``): seed and variant questions with their own solutions
+  (1) and crossed with each other's (0).
+- SQR lists: ``{"id", "group", "query", "candidates", "relevance"}``; ``query`` is a
+  seed problem, ``candidates`` its variants and the variants of other seeds most
+  TF-IDF-similar to it, shuffled, and ``relevance`` one graded label per candidate
+  (``SQR_RELEVANCE``): 2 for variants that keep the seed's solution steps, 1 for
+  variants that change them, 0 for critical-thinking variants and other seeds'
+  variants. Every list has at least one candidate of relevance 2. ``load_sqr`` also
+  reads the older ``"relevant"`` field (indices of the relevant candidates) as
+  relevance 2 at those indices and 0 elsewhere.
 
 ``group`` names the seed (``seed-017``: the 18th seed in first-appearance order)
 or question (``q-00017``), so that a split never puts one seed in two parts.
@@ -44,10 +54,31 @@ PERTURBATION_TYPES = (
 )
 IRRELEVANT = "irrelevant"
 QRC_LABELS = PERTURBATION_TYPES + (IRRELEVANT,)
-# Critical-thinking variants drop information the seed needs, so they are not
-# "the same problem" for recommendation; they stay usable as distractors of other seeds.
-SQR_EXCLUDED_TYPES = frozenset({"critical thinking"})
-SQR_MIN_CANDIDATES, SQR_MAX_CANDIDATES = 6, 15
+# SQR relevance of a seed's own variants by perturbation type (README, "SQR, graded"): 2 when the
+# variant is solved by the seed's steps with another surface, 1 when the steps change, 0 for critical
+# thinking (the variant drops information the seed needs: it can no longer be solved as posed).
+# Variants of other seeds are always 0.
+SQR_RELEVANCE = {
+    "numerical substitution": 2,
+    "digit expansion": 2,
+    "integer-decimal-fraction conversion": 2,
+    "problem understanding": 2,
+    "distraction insertion": 2,
+    "adding operation": 1,
+    "reversing operation": 1,
+    "critical thinking": 0,
+}
+SQR_MAX_RELEVANCE = 2
+SQR_OTHER_SEEDS = 4  # variants of other seeds per list, the most TF-IDF-similar to the query
+SQR_MIN_CANDIDATES, SQR_MAX_CANDIDATES = 6, 15  # a full list is 8 variants + 4 others = 12
+# GSM-Plus variants whose solution is the seed's with other numbers or steps: the QAM number-swap pairs.
+QAM_SWAP_TYPES = (
+    "numerical substitution",
+    "digit expansion",
+    "integer-decimal-fraction conversion",
+    "adding operation",
+    "reversing operation",
+)
 VARIANT_FIELDS = ("question", "perturbation_type", "seed_question")
 SPLITS = ("train", "dev", "test")
 
@@ -92,11 +123,13 @@ class QamPair:
 
 @dataclass(frozen=True)
 class SqrList:
+    """One SQR candidate list: ``relevance[i]`` (0, 1 or 2) grades ``candidates[i]`` for ``query``."""
+
     id: str
     group: str
     query: str
     candidates: tuple[str, ...]
-    relevant: tuple[int, ...]
+    relevance: tuple[int, ...]
 
 
 def load_kpc(
@@ -131,24 +164,54 @@ def load_qam(path: str | PathLike, skip_bad: bool = False) -> list[QamPair]:
 
 
 def load_sqr(path: str | PathLike, skip_bad: bool = False) -> list[SqrList]:
-    """SQR lists of 6..15 candidate strings with at least one relevant index, all in range."""
+    """SQR lists of 6..15 candidate strings, each graded 0..2 in ``relevance``, at least one graded 2.
+
+    Rows in the older format, ``"relevant"``: distinct indices of the relevant candidates, are read as
+    relevance 2 at those indices and 0 elsewhere (``relevance`` wins when a row has both).
+    """
     unique = _unique_ids()
 
     def check(row: dict) -> None:
-        candidates, relevant = row.get("candidates"), row.get("relevant")
-        if not isinstance(candidates, list) or not all(isinstance(c, str) and c.strip() for c in candidates):
-            raise ValueError("field 'candidates' must be a list of non-empty strings")
-        if not SQR_MIN_CANDIDATES <= len(candidates) <= SQR_MAX_CANDIDATES:
-            raise ValueError(f"{len(candidates)} candidates; a list needs {SQR_MIN_CANDIDATES} to {SQR_MAX_CANDIDATES}")
-        if not isinstance(relevant, list) or not relevant or not all(type(i) is int for i in relevant):
-            raise ValueError("field 'relevant' must be a non-empty list of integers")
-        if len(set(relevant)) != len(relevant) or not all(0 <= i < len(candidates) for i in relevant):
-            raise ValueError(f"field 'relevant' must hold distinct indices in 0..{len(candidates) - 1}, got {relevant}")
+        sqr_relevance(row)
         unique(row)
 
     rows, bad = read_rows(path, ("id", "group", "query"), skip_bad, check)
     _log_skipped(path, bad)
-    return [SqrList(r["id"], r["group"], r["query"], tuple(r["candidates"]), tuple(r["relevant"])) for r in rows]
+    return [SqrList(r["id"], r["group"], r["query"], tuple(r["candidates"]), sqr_relevance(r)) for r in rows]
+
+
+def sqr_relevance(row: dict) -> tuple[int, ...]:
+    """The validated graded relevance of an SQR row, one int in 0..2 per candidate.
+
+    Reads ``relevance`` or, in the older format, ``relevant`` (indices -> 2 there, 0 elsewhere); raises
+    ``ValueError`` naming the problem (candidates not 6..15 non-empty strings, lengths that differ, grades
+    outside 0..2, no candidate of relevance 2).
+    """
+    candidates = row.get("candidates")
+    if not isinstance(candidates, list) or not all(isinstance(c, str) and c.strip() for c in candidates):
+        raise ValueError("field 'candidates' must be a list of non-empty strings")
+    if not SQR_MIN_CANDIDATES <= len(candidates) <= SQR_MAX_CANDIDATES:
+        raise ValueError(f"{len(candidates)} candidates; a list needs {SQR_MIN_CANDIDATES} to {SQR_MAX_CANDIDATES}")
+    if "relevance" in row:
+        relevance = row["relevance"]
+        if not isinstance(relevance, list) or not all(type(r) is int for r in relevance):
+            raise ValueError("field 'relevance' must be a list of integers, one per candidate")
+        if len(relevance) != len(candidates):
+            raise ValueError(f"field 'relevance' has {len(relevance)} grades for {len(candidates)} candidates")
+        if not all(0 <= r <= SQR_MAX_RELEVANCE for r in relevance):
+            raise ValueError(f"field 'relevance' must hold grades 0..{SQR_MAX_RELEVANCE}, got {relevance}")
+    elif "relevant" in row:
+        relevant = row["relevant"]
+        if not isinstance(relevant, list) or not relevant or not all(type(i) is int for i in relevant):
+            raise ValueError("field 'relevant' must be a non-empty list of integers")
+        if len(set(relevant)) != len(relevant) or not all(0 <= i < len(candidates) for i in relevant):
+            raise ValueError(f"field 'relevant' must hold distinct indices in 0..{len(candidates) - 1}, got {relevant}")
+        relevance = [SQR_MAX_RELEVANCE if i in set(relevant) else 0 for i in range(len(candidates))]
+    else:
+        raise ValueError("no field 'relevance' (one grade 0..2 per candidate) or old-format 'relevant'")
+    if SQR_MAX_RELEVANCE not in relevance:
+        raise ValueError(f"field 'relevance' has no candidate of relevance {SQR_MAX_RELEVANCE}")
+    return tuple(relevance)
 
 
 def _unique_ids() -> Callable[[dict], None]:
@@ -188,6 +251,7 @@ def group_seeds(rows: Iterable[dict]) -> list[Seed]:
 
 
 def read_seeds(path: str | PathLike, skip_bad: bool = False) -> tuple[list[Seed], list[JsonlError]]:
+    """The seeds of a GSM-Plus variants file (``group_seeds``) and its skipped rows; needs 2 seeds or more."""
     rows, bad = read_rows(path, VARIANT_FIELDS, skip_bad)
     seeds = group_seeds(rows)
     if len(seeds) < 2:
@@ -219,47 +283,146 @@ def build_qrc_pairs(seeds: Sequence[Seed], seed: int = 0, irrelevant_per_seed: i
     return pairs
 
 
+QAM_NEGATIVES = ("hard", "random")
+
+
 def build_qam_pairs(
-    rows: Sequence[dict], seed: int = 0, negatives: int = 1,
+    rows: Sequence[dict], seed: int = 0, negatives: str = "hard",
     question_field: str = "question", solution_field: str = "answer",
 ) -> list[dict]:
-    """Each question with its own solution (1) and ``negatives`` random solutions of other questions (0)."""
-    if negatives < 0:
-        raise ValueError("negatives must be >= 0")
-    if negatives >= len(rows):
-        raise ValueError(f"{negatives} negatives per question need more than {len(rows)} questions")
-    rng = random.Random(seed)
+    """Each question with its own solution (1) and one other question's solution (0); group ``q-NNNNN``.
+
+    ``negatives="hard"``: the solution of the most TF-IDF-similar other question (cosine over the question
+    texts, ties to the earlier row); ``"random"``: the solution of a random other question. Either way the
+    negative is never the question's own solution text nor that of a question with the same text, so a
+    negative cannot be a correct solution copied elsewhere in the file. ``seed`` drives the random choice.
+    """
+    if negatives not in QAM_NEGATIVES:
+        raise ValueError(f"negatives must be one of {QAM_NEGATIVES}, got {negatives!r}")
+    questions = [row[question_field] for row in rows]
+    solutions = [row[solution_field] for row in rows]
+    if len(set(solutions)) < 2:
+        raise ValueError(f"{len(rows)} questions with {len(set(solutions))} distinct solutions; "
+                         "QAM negatives need at least 2")
+    if negatives == "hard":
+        partners = _most_similar_others(questions, solutions)
+    else:
+        rng = random.Random(seed)
+        partners = []
+        for i in range(len(rows)):
+            def allowed(j: int, i: int = i) -> bool:
+                return solutions[j] != solutions[i] and questions[j] != questions[i]
+
+            draws = (rng.randrange(len(rows)) for _ in range(100))
+            j = next((j for j in draws if allowed(j)), None)
+            if j is None:  # almost every other row is excluded: draw from the allowed ones
+                choices = [j for j in range(len(rows)) if allowed(j)]
+                if not choices:
+                    raise ValueError(f"question {i} has no other question with a different solution")
+                j = rng.choice(choices)
+            partners.append(j)
     pairs = []
-    for i, row in enumerate(rows):
-        question, solution = row[question_field], row[solution_field]
+    for i, (question, solution) in enumerate(zip(questions, solutions)):
         group = f"q-{i:05d}"
         pairs.append({"id": f"qam-{i:05d}-pos", "group": group, "text_a": question, "text_b": solution, "label": 1})
-        chosen: list[str] = []
-        while len(chosen) < negatives:
-            other = rows[rng.randrange(len(rows))][solution_field]
-            if other != solution and other not in chosen:
-                chosen.append(other)
-        for k, other in enumerate(chosen):
-            pairs.append({"id": f"qam-{i:05d}-neg{k}", "group": group, "text_a": question, "text_b": other, "label": 0})
+        pairs.append({"id": f"qam-{i:05d}-neg", "group": group, "text_a": question,
+                      "text_b": solutions[partners[i]], "label": 0})
+    return pairs
+
+
+def _most_similar_others(questions: Sequence[str], solutions: Sequence[str], chunk: int = 512) -> list[int]:
+    """For each question, the index of its most TF-IDF-similar other question whose text and solution differ
+    from its own (cosine; first index on ties). Computed ``chunk`` rows at a time to bound memory."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vectors = TfidfVectorizer(sublinear_tf=True).fit_transform(questions)  # rows L2-normalised: dot = cosine
+    question_ids = np.unique(np.asarray(questions, dtype=object), return_inverse=True)[1]
+    solution_ids = np.unique(np.asarray(solutions, dtype=object), return_inverse=True)[1]
+    partners: list[int] = []
+    for start in range(0, len(questions), chunk):
+        stop = min(start + chunk, len(questions))
+        similarity = (vectors[start:stop] @ vectors.T).toarray()
+        excluded = ((solution_ids[start:stop, None] == solution_ids[None, :])
+                    | (question_ids[start:stop, None] == question_ids[None, :]))
+        similarity[excluded] = -np.inf
+        best = similarity.argmax(axis=1)
+        for offset, j in enumerate(best):
+            if not np.isfinite(similarity[offset, j]):
+                raise ValueError(f"question {start + offset} has no other question with a different solution")
+        partners.extend(int(j) for j in best)
+    return partners
+
+
+QAM_SWAP_FIELDS = ("question", "solution", "perturbation_type", "seed_question", "seed_solution")
+
+
+def build_qam_number_swap(variant_rows: Iterable[dict], types: Sequence[str] = QAM_SWAP_TYPES) -> list[dict]:
+    """GSM-Plus number-swap QAM pairs, grouped by seed (``seed-NNN`` as in ``group_seeds``).
+
+    For each variant whose ``perturbation_type`` is in ``types`` (default: the five that change numbers or
+    steps): positive (variant question, variant solution), negatives (variant question, seed solution) and
+    (seed question, variant solution): near-identical wording with the other problem's numbers. Each seed
+    with at least one such variant also gives its own positive (seed question, seed solution), once.
+    Variants whose question or solution text equals the seed's are skipped (their crossed pairs would be
+    correct). Rows need the fields of ``QAM_SWAP_FIELDS``; pairs come in file order.
+    """
+    variant_rows = list(variant_rows)
+    for number, row in enumerate(variant_rows, 1):
+        missing = [f for f in QAM_SWAP_FIELDS if not isinstance(row.get(f), str) or not row[f].strip()]
+        if missing:
+            raise ValueError(f"variant row {number}: no text in field(s) {', '.join(missing)}")
+    groups = {s.question: s.group for s in group_seeds(variant_rows)}
+    by_seed: dict[str, list[tuple[int, dict]]] = {}
+    for row in variant_rows:
+        members = by_seed.setdefault(row["seed_question"], [])
+        members.append((len(members), row))
+    kinds = set(types)
+    pairs = []
+    for seed_question, members in by_seed.items():
+        group = groups[seed_question]
+        seed_solution = members[0][1]["seed_solution"]
+        usable = [(k, r) for k, r in members if r["perturbation_type"] in kinds
+                  and r["solution"] != r["seed_solution"] and r["question"] != seed_question]
+        if not usable:
+            continue
+        pairs.append({"id": f"qam-{group}-pos", "group": group, "text_a": seed_question,
+                      "text_b": seed_solution, "label": 1})
+        for k, row in usable:
+            prefix = f"qam-{group}-v{k}"
+            pairs += [
+                {"id": f"{prefix}-pos", "group": group, "text_a": row["question"], "text_b": row["solution"], "label": 1},
+                {"id": f"{prefix}-neg-seed-solution", "group": group, "text_a": row["question"],
+                 "text_b": row["seed_solution"], "label": 0},
+                {"id": f"{prefix}-neg-seed-question", "group": group, "text_a": seed_question,
+                 "text_b": row["solution"], "label": 0},
+            ]
+    if not pairs:
+        raise ValueError(f"no variants of types {sorted(kinds)} with their own solution text")
     return pairs
 
 
 def build_sqr_lists(
-    seeds: Sequence[Seed], seed: int = 0, relevant: int | None = 4, hard: int = 6, random_negatives: int = 2,
-    excluded_types: frozenset[str] = SQR_EXCLUDED_TYPES,
+    seeds: Sequence[Seed], seed: int = 0, other_seeds: int = SQR_OTHER_SEEDS,
+    relevance: dict[str, int] = SQR_RELEVANCE,
 ) -> list[dict]:
-    """One candidate list per seed problem (the query).
+    """One graded candidate list per seed problem (the query), the README's SQR definition.
 
-    Relevant: ``relevant`` of the seed's variants drawn at random from those whose
-    type is not in ``excluded_types`` (``None``: all of them). Distractors: the
-    ``hard`` variants of other seeds closest to the query by TF-IDF cosine, plus
-    ``random_negatives`` random other variants of other seeds. Shuffled.
+    Candidates: the seed's variants, graded by ``relevance[perturbation_type]`` (``SQR_RELEVANCE``: 2 same
+    steps, 1 changed steps, 0 critical thinking), and the ``other_seeds`` variants of other seeds closest to
+    the query by TF-IDF cosine (relevance 0; ties to the earlier variant in file order), shuffled with
+    ``random.Random(seed)``. A variant text that occurs twice among a seed's variants is kept once with its
+    highest grade. Raises ``ValueError`` for an unknown perturbation type, a seed without a variant of
+    relevance 2, or a list outside ``SQR_MIN_CANDIDATES..SQR_MAX_CANDIDATES``.
     """
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.metrics.pairwise import linear_kernel
 
-    if min(hard, random_negatives) < 0 or (relevant is not None and relevant < 1):
-        raise ValueError("need relevant >= 1 and hard, random >= 0")
+    if other_seeds < 0:
+        raise ValueError(f"other_seeds must be >= 0, got {other_seeds}")
+    unknown = sorted({kind for s in seeds for kind, _ in s.variants} - relevance.keys())
+    if unknown:
+        raise ValueError(f"no SQR relevance for perturbation type(s) {unknown}")
     pool = [(s.group, q) for s in seeds for _, q in s.variants]
     pool_texts = [q for _, q in pool]
     vectorizer = TfidfVectorizer(sublinear_tf=True).fit([s.question for s in seeds] + pool_texts)
@@ -267,27 +430,24 @@ def build_sqr_lists(
     rng = random.Random(seed)
     lists = []
     for row_index, s in enumerate(seeds):
-        eligible = [q for kind, q in s.variants if kind not in excluded_types]
-        if not eligible:
-            raise ValueError(f"{s.group} has no variants outside {sorted(excluded_types)}")
-        chosen = eligible if relevant is None else rng.sample(eligible, min(relevant, len(eligible)))
-        own = {q for _, q in s.variants} | {s.question}
-        others = [j for j, (g, q) in enumerate(pool) if g != s.group and q not in own]
+        own: dict[str, int] = {}
+        for kind, question in s.variants:
+            own[question] = max(own.get(question, 0), relevance[kind])
+        if SQR_MAX_RELEVANCE not in own.values():
+            raise ValueError(f"{s.group} has no variant of relevance {SQR_MAX_RELEVANCE}")
+        others = [j for j, (g, q) in enumerate(pool) if g != s.group and q not in own and q != s.question]
         # Ties broken by pool position, so the choice does not depend on sort stability.
         ranked = sorted(others, key=lambda j: (-similarity[row_index, j], j))
-        distractors = list(dict.fromkeys(pool_texts[j] for j in ranked))
-        hard_texts, rest = distractors[:hard], distractors[hard:]
-        if random_negatives > len(rest):
-            raise ValueError(f"{s.group}: not enough variants of other seeds for {hard} hard + {random_negatives} random")
-        random_texts = rng.sample(rest, random_negatives)
-        candidates = [(q, True) for q in chosen] + [(q, False) for q in hard_texts + random_texts]
+        distractors = list(dict.fromkeys(pool_texts[j] for j in ranked))[:other_seeds]
+        if len(distractors) < other_seeds:
+            raise ValueError(f"{s.group}: {len(distractors)} variants of other seeds, {other_seeds} needed")
+        candidates = list(own.items()) + [(q, 0) for q in distractors]
         if not SQR_MIN_CANDIDATES <= len(candidates) <= SQR_MAX_CANDIDATES:
             raise ValueError(f"{s.group}: {len(candidates)} candidates; a list needs "
-                             f"{SQR_MIN_CANDIDATES} to {SQR_MAX_CANDIDATES} (change --relevant/--hard/--random)")
+                             f"{SQR_MIN_CANDIDATES} to {SQR_MAX_CANDIDATES} (change --other-seeds)")
         rng.shuffle(candidates)
         lists.append({"id": f"sqr-{s.group}", "group": s.group, "query": s.question,
-                      "candidates": [q for q, _ in candidates],
-                      "relevant": [i for i, (_, is_relevant) in enumerate(candidates) if is_relevant]})
+                      "candidates": [q for q, _ in candidates], "relevance": [r for _, r in candidates]})
     return lists
 
 

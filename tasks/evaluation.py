@@ -6,16 +6,22 @@ each other in a circle) and dispatches on what the directory holds.
 
 from __future__ import annotations
 
+from models.comus import CheckpointError
 from tasks.baselines import evaluate_tfidf, is_tfidf_directory, load_tfidf
-from tasks.finetune import TaskConfig, TaskModel, evaluate_examples
-from tasks.multitask import MultiTaskModel, is_multitask_directory
+from tasks.finetune import TaskConfig, evaluate_examples
+from tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
+from tasks.multitask import MultiTaskModel
 
 
-def load_task_model(task: str, model_dir: str):
-    """The model of ``task`` in ``model_dir``: a ``TaskModel``, or the task's view of a multi-task model."""
-    if is_multitask_directory(model_dir):
-        return MultiTaskModel.from_pretrained(model_dir).for_task(task)
-    model = TaskModel.from_pretrained(model_dir)
+def load_task_model(task: str, model_dir: str, device: str | None = None):
+    """The model of ``task`` in ``model_dir``: a ``TaskModel``, or the task's view of a multi-task model
+    (loaded by ``tasks.loading.load_model``, on ``device``, default the CPU)."""
+    kind = model_type(model_dir)
+    if kind not in (TASK_MODEL, MULTITASK_MODEL):
+        raise CheckpointError(f"{model_dir} is not a trained task model: it holds {describe(kind)}")
+    model = load_model(model_dir, device=device)
+    if isinstance(model, MultiTaskModel):
+        return model.for_task(task)
     if model.config.task != task:
         raise ValueError(f"{model_dir} was trained for {model.config.task}, not {task}")
     return model

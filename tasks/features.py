@@ -5,6 +5,10 @@ second run over the same corpus parses nothing; a text-only model
 (``with_graphs=False``, the ``bert`` rows) parses nothing at all. Each problem's
 token ids and graph tensors are then built once, and a batch is only padding and
 concatenation.
+
+A key may also be a pair ``(text_a, text_b)``: a cross-encoder reads the two
+problems as one input (``mathgraph.batching.pair_features``), built from the
+stored features of each.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from mathgraph.batching import ProblemBatch, ProblemCollator, ProblemFeatures
+from mathgraph.batching import ProblemBatch, ProblemCollator, ProblemFeatures, pair_features
 from mathgraph.graph_cache import parse_cached
 
 if TYPE_CHECKING:
@@ -28,7 +32,8 @@ def graph_cache_option(value: str | None):
 
 
 class FeatureStore:
-    """The ``ProblemFeatures`` of distinct problem texts; ``batch(texts)`` collates some of them.
+    """The ``ProblemFeatures`` of distinct problem texts (or ``(text_a, text_b)`` pairs read as one
+    input); ``batch(texts)`` collates some of them.
 
     Args:
         collator: the encoder's ``ProblemCollator`` (tokenizer, vocabularies, max length).
@@ -43,7 +48,7 @@ class FeatureStore:
                  with_graphs: bool = True, graph_cache=True, parse_workers: int = 1, show_progress: bool = True):
         self.collator, self.parser, self.with_graphs = collator, parser, with_graphs
         self.graph_cache, self.parse_workers = graph_cache, parse_workers
-        self.index: dict[str, int] = {}
+        self.index: dict[str | tuple[str, str], int] = {}
         self.features: list[ProblemFeatures] = []
         self.add(texts, show_progress)
 
@@ -55,9 +60,17 @@ class FeatureStore:
         return cls(encoder.collator, texts, parser=encoder.parser, with_graphs=with_graphs,
                    graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
 
-    def add(self, texts: Iterable[str], show_progress: bool = False) -> None:
-        """Build the features of the texts not stored yet."""
+    def add(self, texts: Iterable[str | tuple[str, str]], show_progress: bool = False) -> None:
+        """Build the features of the texts (and pairs) not stored yet."""
         new = [t for t in dict.fromkeys(texts) if t not in self.index]
+        pairs = [t for t in new if isinstance(t, tuple)]
+        texts_needed = [t for t in new if isinstance(t, str)] + [x for pair in pairs for x in pair]
+        self._add_texts([t for t in dict.fromkeys(texts_needed) if t not in self.index], show_progress)
+        self.index.update((pair, len(self.features) + i) for i, pair in enumerate(pairs))
+        self.features.extend(pair_features(self.features[self.index[a]], self.features[self.index[b]])
+                             for a, b in pairs)
+
+    def _add_texts(self, new: list[str], show_progress: bool) -> None:
         if not new:
             return
         if self.with_graphs:
@@ -72,11 +85,11 @@ class FeatureStore:
     def __len__(self) -> int:
         return len(self.features)
 
-    def length(self, text: str) -> int:
-        """Tokens of a stored problem."""
+    def length(self, text: str | tuple[str, str]) -> int:
+        """Tokens of a stored problem (or pair)."""
         return self.features[self.index[text]].length
 
-    def batch(self, texts: Sequence[str]) -> ProblemBatch:
-        """A ``ProblemBatch`` of stored problems (``problem_ids`` = their positions in the store)."""
+    def batch(self, texts: Sequence[str | tuple[str, str]]) -> ProblemBatch:
+        """A ``ProblemBatch`` of stored problems or pairs (``problem_ids`` = their positions in the store)."""
         ids = [self.index[t] for t in texts]
         return self.collator.collate([self.features[i] for i in ids], problem_ids=ids)

@@ -1,10 +1,16 @@
 """Fine-tuning and prediction for one task (KPC, QRC, QAM or SQR; ``tasks.task_types``) on one encoder.
 
-The problem vector is COMUS's fused ``[CLS] ; mean node`` (``--encoder comus``),
-the text encoder's ``[CLS]`` alone (``bert``: nothing is parsed), or ``[CLS] ;
-mean node`` of the text and graph encoders run side by side without memory
-(``bert+gat``), all on the same backbone. The task supplies the head, the loss
-and the decoding.
+The problem vector is COMUS's fused ``text ; mean node`` (``--encoder comus``),
+the text encoder's vector alone (``bert``: nothing is parsed), or ``text ; mean
+node`` of the text and graph encoders run side by side without memory
+(``bert+gat``), all on the same backbone. The text vector is the mean of the
+token states (``pooling="mean"``, the default: all-MiniLM-L6-v2 was trained with
+mean pooling and its ``[CLS]`` separates problems poorly) or ``[CLS]``. Each half
+of a fused vector goes through its own LayerNorm before the head
+(``vector_norm``): fresh from the GAT, the node half has about 3x the norm of the
+text half and would drown it. QRC and QAM read their two texts as one input by
+default (``pair_mode="cross"``; ``tasks.task_types.PairClassification``). The task
+supplies the head, the loss and the decoding.
 
 A trained model directory holds the encoder (``save_pretrained``), the head
 (``head.safetensors``) and ``task_config.json`` with the label names.
@@ -32,8 +38,12 @@ from tasks.trainer import TrainingArguments, TrainingData, fit
 logger = logging.getLogger("mathgraph")
 
 ENCODER_KINDS = ("comus", "bert", "bert+gat")
+POOLINGS = ("mean", "cls")
+DEFAULT_PAIR_MODE = "cross"
 TASK_CONFIG_NAME = "task_config.json"
+TASK_MODEL_TYPE = "task-model"  # task_config.json's model_type (tasks.loading)
 HEAD_NAME = "head.safetensors"
+NORM_PREFIX = "vector_norm."  # the fused-vector norm's weights, saved in HEAD_NAME beside the head's
 
 
 @dataclass
@@ -45,15 +55,23 @@ class TaskConfig:
     labels: list[str] = field(default_factory=list)
     text_field: str = "problem"
     label_field: str = "subject"
+    pooling: str = "mean"
+    pair_mode: str | None = None  # QRC/QAM: "cross" (default) or "bi"; None for the other tasks
+    vector_norm: bool = True
 
     def __post_init__(self) -> None:
-        get_task(self.task)
+        task = get_task(self.task)
         if self.encoder not in ENCODER_KINDS:
             raise ValueError(f"unknown encoder {self.encoder!r}; choose one of {ENCODER_KINDS} (or tfidf)")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {self.pooling!r}; choose one of {POOLINGS}")
+        if self.pair_mode is None and task.tfidf_kind == "pair":
+            self.pair_mode = DEFAULT_PAIR_MODE
+        task.with_pair_mode(self.pair_mode)  # refuses a pair mode for a task without pairs
 
     @property
     def task_type(self) -> Task:
-        return get_task(self.task)
+        return get_task(self.task).with_pair_mode(self.pair_mode)
 
     @property
     def uses_graph(self) -> bool:
@@ -110,6 +128,8 @@ class TaskModel(nn.Module):
         self.encoder, self.config = encoder, config
         self.backbone = encoder.model  # registered, so its weights train and save with the head
         self.head = config.task_type.make_head(vector_dim(self.backbone, config.encoder), len(config.labels))
+        self.vector_norm = FusedVectorNorm(self.backbone.config.text_hidden, self.backbone.config.gat_hidden) \
+            if config.vector_norm and config.encoder != "bert" else nn.Identity()
         self.frozen_prefix: FrozenTextPrefix | None = None
 
     def freeze_text_layers(self, num_layers: int) -> None:
@@ -124,10 +144,17 @@ class TaskModel(nn.Module):
         inputs = problems.as_model_inputs()
         if self.frozen_prefix is not None and problems.problem_ids is not None:
             inputs.update(text_states=self.frozen_prefix.states(problems), text_start=self.frozen_prefix.num_layers)
-        return problem_vectors(self.backbone, self.config.encoder, inputs)
+        return self.vector_norm(problem_vectors(self.backbone, self.config.encoder, inputs, self.config.pooling))
 
     def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
         return self.config.task_type.outputs(self.head, self.vectors(batch.problems), batch)
+
+    def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
+        """Predictions from text, one per input in input order (formats in ``tasks.inference``): a ``str``
+        (KPC), ``(text_a, text_b)`` (QRC, QAM) or ``(query, [candidates])`` (SQR) each."""
+        from tasks.inference import predict_inputs
+
+        return predict_inputs(self, inputs, batch_size)
 
     # ------------------------------------------------------------ saving
     def save_pretrained(self, directory: str | Path) -> None:
@@ -136,9 +163,10 @@ class TaskModel(nn.Module):
 
         directory = Path(directory)
         self.encoder.save_pretrained(directory)
-        save_file({k: v.detach().cpu().contiguous() for k, v in self.head.state_dict().items()}, str(directory / HEAD_NAME))
+        weights = {**self.head.state_dict(), **{f"{NORM_PREFIX}{k}": v for k, v in self.vector_norm.state_dict().items()}}
+        save_file({k: v.detach().cpu().contiguous() for k, v in weights.items()}, str(directory / HEAD_NAME))
         with open(directory / TASK_CONFIG_NAME, "w", encoding="utf-8") as f:
-            json.dump(asdict(self.config), f, indent=1)
+            json.dump({"model_type": TASK_MODEL_TYPE, **asdict(self.config)}, f, indent=1)
 
     @classmethod
     def from_pretrained(cls, directory: str | Path, device: str | None = None) -> "TaskModel":
@@ -149,33 +177,69 @@ class TaskModel(nn.Module):
 
         directory = Path(directory)
         try:
-            config = TaskConfig(**json.loads((directory / TASK_CONFIG_NAME).read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError, TypeError) as err:
+            data = json.loads((directory / TASK_CONFIG_NAME).read_text(encoding="utf-8"))
+            if isinstance(data, dict):
+                data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
+            # Models saved before these options existed: [CLS], no vector norm, bi-encoder pairs.
+            data.setdefault("pooling", "cls")
+            data.setdefault("vector_norm", False)
+            if get_task(data.get("task")).tfidf_kind == "pair":
+                data.setdefault("pair_mode", "bi")
+            config = TaskConfig(**data)
+        except (OSError, json.JSONDecodeError, TypeError, ValueError) as err:
             raise CheckpointError(f"{directory} is not a trained task model: {err}") from err
         model = cls(MathEncoder.from_pretrained(directory, device="cpu"), config)
         try:
-            model.head.load_state_dict(load_file(str(directory / HEAD_NAME)))
+            weights = load_file(str(directory / HEAD_NAME))
+            model.vector_norm.load_state_dict({k[len(NORM_PREFIX):]: v for k, v in weights.items()
+                                               if k.startswith(NORM_PREFIX)})
+            model.head.load_state_dict({k: v for k, v in weights.items() if not k.startswith(NORM_PREFIX)})
         except Exception as err:  # safetensors and shape errors alike
             raise CheckpointError(f"cannot load {directory / HEAD_NAME}: {err}") from err
         return model.to(device or "cpu").eval()
 
 
+class FusedVectorNorm(nn.Module):
+    """A LayerNorm for each half of a fused ``text ; mean node`` vector, so both reach the head at
+    the same scale (each half: zero mean, unit variance per problem, then a learned gain and bias)."""
+
+    def __init__(self, text_dim: int, graph_dim: int):
+        super().__init__()
+        self.text_dim = text_dim
+        self.text_norm, self.graph_norm = nn.LayerNorm(text_dim), nn.LayerNorm(graph_dim)
+
+    def forward(self, vectors: torch.Tensor) -> torch.Tensor:
+        text, graph = vectors[:, :self.text_dim], vectors[:, self.text_dim:]
+        return torch.cat([self.text_norm(text), self.graph_norm(graph)], dim=-1)
+
+
 def vector_dim(backbone: nn.Module, encoder: str) -> int:
-    """Length of the problem vectors of ``encoder`` (``comus``, ``bert+gat``: fused; ``bert``: ``[CLS]``)."""
+    """Length of the problem vectors of ``encoder`` (``comus``, ``bert+gat``: fused; ``bert``: text only)."""
     return backbone.config.text_hidden if encoder == "bert" else backbone.output_dim
 
 
-def problem_vectors(backbone: nn.Module, encoder: str, inputs: dict) -> torch.Tensor:
+def pool_tokens(states: torch.Tensor, attention_mask: torch.Tensor, pooling: str = "cls") -> torch.Tensor:
+    """``[B, d]`` from token states ``[B, L, d]``: ``[CLS]`` (``cls``) or the mean over real tokens (``mean``)."""
+    if pooling == "cls":
+        return states[:, 0]
+    mask = attention_mask.unsqueeze(-1).to(states.dtype)
+    return (states * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+
+def problem_vectors(backbone: nn.Module, encoder: str, inputs: dict, pooling: str = "cls") -> torch.Tensor:
     """One vector per problem ``[N, dim]`` from ``ProblemBatch.as_model_inputs()`` (``inputs_embeds``
-    may replace ``input_ids``; ``text_states``/``text_start`` a frozen prefix): ``[CLS]`` of the text
-    encoder alone (``bert``) or the fused ``[CLS] ; mean node`` with (``comus``) or without
-    (``bert+gat``) the memory layers."""
+    may replace ``input_ids``; ``text_states``/``text_start`` a frozen prefix): the pooled text
+    states (``pool_tokens``) of the text encoder alone (``bert``), or ``text ; mean node`` with
+    (``comus``) or without (``bert+gat``) the memory layers."""
     if encoder == "bert":
         states, _ = backbone.run_text_layers(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids"),
                                              inputs.get("inputs_embeds"), states=inputs.get("text_states"),
                                              start=inputs.get("text_start", 0))
-        return states[:, 0]
-    return backbone(**inputs, fuse=encoder == "comus").fused
+        return pool_tokens(states, inputs["attention_mask"], pooling)
+    output = backbone(**inputs, fuse=encoder == "comus")
+    if pooling == "cls":
+        return output.fused
+    return torch.cat([pool_tokens(output.token_states, inputs["attention_mask"], pooling), output.mean_node], dim=-1)
 
 
 # ---------------------------------------------------------------- running
@@ -186,11 +250,14 @@ def feature_store(model, texts: Sequence[str], args: TrainingArguments | None = 
 
 
 @torch.no_grad()  # not inference_mode: frozen-prefix states cached here are reused in training
-def predict(model, examples: Sequence, store: FeatureStore | None = None, batch_size: int = 32) -> list:
+def predict(model, examples: Sequence, store: FeatureStore | None = None, batch_size: int = 32,
+            raw: bool = False) -> list:
     """Predicted labels (KPC/QRC/QAM; QAM labels as ints) or score lists (SQR), in example order.
 
     Batches are formed from examples of similar length; ``store`` holds their
-    problems (built here, through the graph cache, when not given).
+    problems (built here, through the graph cache, when not given). ``raw=True``
+    gives each example's undecoded outputs instead: ``{"logits": [C]}``, or
+    ``{"scores": [N]}`` (SQR, ``-inf`` past the example's candidates), as CPU tensors.
     """
     model.eval()
     task = model.config.task_type
@@ -204,9 +271,16 @@ def predict(model, examples: Sequence, store: FeatureStore | None = None, batch_
     for rows in length_sorted_batches(example_lengths(task, examples, store), batch_size):
         chunk = [examples[i] for i in rows]
         result = model(collate(chunk, with_labels=False).to(device))
-        for i, prediction in zip(rows, task.decode(result, chunk, model.config.labels)):
+        decoded = _raw_outputs(result, len(chunk)) if raw else task.decode(result, chunk, model.config.labels)
+        for i, prediction in zip(rows, decoded):
             outputs[i] = prediction
     return outputs
+
+
+def _raw_outputs(result: dict[str, torch.Tensor], size: int) -> list[dict[str, torch.Tensor]]:
+    """A batch's ``logits`` / ``scores`` split into one dict per example."""
+    kept = {k: v.detach().float().cpu() for k, v in result.items() if k in ("logits", "scores")}
+    return [{k: v[j] for k, v in kept.items()} for j in range(size)]
 
 
 def evaluate_examples(model, examples: Sequence, store: FeatureStore | None = None, batch_size: int = 32) -> dict:
@@ -263,4 +337,4 @@ def train_task(config: TaskConfig, train_path: str, args: TrainingArguments, dev
 
 __all__ = ["TaskConfig", "TaskModel", "TaskCollator", "TaskBatch", "predict", "evaluate_examples", "train_task",
            "feature_store", "load_start_encoder", "example_lengths", "vector_dim", "problem_vectors", "TASKS",
-           "ENCODER_KINDS"]
+           "ENCODER_KINDS", "POOLINGS", "FusedVectorNorm", "pool_tokens"]

@@ -12,8 +12,9 @@ Adapters on the text encoder (``--adapter``):
   layers; its load-balance and z-losses are added to the task loss, and the
   tokens each expert received are counted per task for the training log.
 - ``cgc-lora``: CGC-LoRA (``models.cgc_lora``) on Q, K, V and the dense layers;
-  the text encoder is frozen, the LoRA experts, the task gate, the graph side
-  and the heads train.
+  the text encoder is frozen except the embeddings of the LaTeX tokens added to
+  the pre-trained vocabulary (they start random); the LoRA experts, the task
+  gate, the graph side and the heads train.
 - ``none``: one dense encoder shared by all tasks.
 
 ``task_prompts`` (JiuZhang 2.0, Eq. 7) inserts one learned embedding per task
@@ -63,6 +64,7 @@ ADAPTERS = ("none", "moe", "cgc-lora")
 LABEL_SPACES = ("per-task", "unified")
 SAMPLING = ("proportional", "uniform", "temperature")
 MULTITASK_CONFIG_NAME = "multitask_config.json"
+MULTITASK_MODEL_TYPE = "multi-task-model"  # multitask_config.json's model_type (tasks.loading)
 MULTITASK_WEIGHTS_NAME = "multitask.safetensors"
 
 
@@ -142,7 +144,9 @@ class MultiTaskModel(nn.Module):
         text = self.backbone.text
         self.moe = add_moe_layers(text, config.moe_layers, config.moe_experts, config.moe_top_k) \
             if config.adapter == "moe" else []
-        self.task_gate = apply_cgc_lora(text, len(config.tasks), config.lora_common, config.lora_rank) \
+        # The frozen encoder keeps the embeddings of the LaTeX tokens added after pre-training trainable.
+        self.task_gate = apply_cgc_lora(text, len(config.tasks), config.lora_common, config.lora_rank,
+                                        new_token_start=_first_added_latex_row(encoder.tokenizer)) \
             if config.adapter == "cgc-lora" else None
         hidden = self.backbone.config.text_hidden
         self.task_prompts = nn.Embedding(len(config.tasks), hidden) if config.task_prompts else None
@@ -233,7 +237,8 @@ class MultiTaskModel(nn.Module):
         self.backbone.save_config(directory)
         self.encoder.tokenizer.save_pretrained(directory / TOKENIZER_DIR)
         self.encoder.vocab.save(directory)
-        (directory / MULTITASK_CONFIG_NAME).write_text(json.dumps(asdict(self.config), indent=1), encoding="utf-8")
+        (directory / MULTITASK_CONFIG_NAME).write_text(
+            json.dumps({"model_type": MULTITASK_MODEL_TYPE, **asdict(self.config)}, indent=1), encoding="utf-8")
 
     @classmethod
     def from_pretrained(cls, directory: str | Path, device: str | None = None) -> "MultiTaskModel":
@@ -245,7 +250,10 @@ class MultiTaskModel(nn.Module):
 
         directory = Path(directory)
         try:
-            config = MultiTaskConfig(**json.loads((directory / MULTITASK_CONFIG_NAME).read_text(encoding="utf-8")))
+            data = json.loads((directory / MULTITASK_CONFIG_NAME).read_text(encoding="utf-8"))
+            if isinstance(data, dict):
+                data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
+            config = MultiTaskConfig(**data)
             backbone = ComusModel(ComusConfig.from_dict(read_config(directory)))
             encoder = MathEncoder(backbone, AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR),
                                   GraphVocabulary.load(directory))
@@ -271,10 +279,24 @@ class TaskView(nn.Module):
     def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
         return self.model(MultiTaskBatch(self.task_id, batch))
 
+    def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
+        """Predictions from text with this task's head, as ``TaskModel.predict`` gives them (``tasks.inference``)."""
+        from tasks.inference import predict_inputs
+
+        return predict_inputs(self, inputs, batch_size)
+
 
 def is_multitask_directory(directory: str | Path) -> bool:
     """Whether ``directory`` holds a model written by ``MultiTaskModel.save_pretrained``."""
     return (Path(directory) / MULTITASK_CONFIG_NAME).is_file()
+
+
+def _first_added_latex_row(tokenizer) -> int | None:
+    """The first word-embedding row of the LaTeX tokens added after pre-training (``add_latex_tokens``
+    appends them at the end, so the rows before it are the pre-trained ones); None without any."""
+    # Same test as the collator's (``ProblemCollator``): added tokens that are LaTeX commands.
+    ids = [i for token, i in tokenizer.get_added_vocab().items() if token.startswith("\\")]
+    return min(ids) if ids else None
 
 
 def _insert_after_cls(text_model: nn.Module, inputs: dict, prompt: torch.Tensor) -> dict:

@@ -187,13 +187,16 @@ class ComusPretrainer(nn.Module):
 
 
 def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = "default",
-                    tasks: Sequence[str] = PRETRAINING_TASKS, encoder: str = "comus") -> dict:
+                    tasks: Sequence[str] = PRETRAINING_TASKS, encoder: str = "comus",
+                    split_digits: bool | None = None) -> dict:
     """Pre-train the encoder ``model`` on ``texts`` for ``args.max_steps`` steps; save it to ``args.output_dir``.
 
     Graphs come from the graph cache (none are parsed for ``encoder="bert"``);
     batches are length-bucketed. The result loads with
     ``MathEncoder.from_pretrained(args.output_dir)``; ``args.resume`` continues an
-    interrupted run from ``checkpoint-last``. Returns the trainer state as a dict.
+    interrupted run from ``checkpoint-last``. ``split_digits=True`` builds the new
+    ``"default"`` model with a tokenizer that cuts numbers into single digits (kept in
+    its config). Returns the trainer state as a dict.
     """
     from dataclasses import asdict
 
@@ -208,7 +211,7 @@ def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = 
     texts = list(dict.fromkeys(texts))
     if not texts:
         raise ValueError("no texts to pre-train on")
-    math_encoder = load_start_encoder(model)
+    math_encoder = load_start_encoder(model, split_digits=split_digits)
     store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=encoder != "bert")
     pretrainer = ComusPretrainer(math_encoder.model, PretrainingWeights(enabled=tuple(tasks)), encoder=encoder)
     # In-batch negatives (TGCL) need two or more problems per batch: a short last batch is dropped.

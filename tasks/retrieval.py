@@ -8,10 +8,11 @@
 
 An index directory holds ``embeddings.safetensors`` (the L2-normalised vectors,
 float32; never pickle), ``rows.jsonl`` (the source rows, in index order) and
-``manifest.json`` (format version, count, dimension, text field, checksums of the
-two files and the identity of the encoder: its kind, the sha256 of its weights,
-the mode, the dimension). Loading with an encoder whose identity differs raises
-``IndexMismatchError``: vectors of two models are not comparable.
+``manifest.json`` (format, ``model_type`` "search-index", format version, count,
+dimension, text field, checksums of the two files and the identity of the
+encoder: its kind, the sha256 of its weights, the mode, the dimension).
+Loading with an encoder whose identity differs raises ``IndexMismatchError``:
+vectors of two models are not comparable.
 
 Search is exact (one matrix product, ``argpartition``) unless asked for
 ``approximate=True`` or the corpus has more than ``APPROXIMATE_THRESHOLD`` rows;
@@ -46,6 +47,7 @@ from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
 
 FORMAT = "mathgraph-search-index"
 FORMAT_VERSION = 1
+MODEL_TYPE = "search-index"  # the manifest's model_type (tasks.loading)
 MANIFEST_FILE = "manifest.json"
 EMBEDDINGS_FILE = "embeddings.safetensors"
 ROWS_FILE = "rows.jsonl"
@@ -53,8 +55,9 @@ ROWS_FILE = "rows.jsonl"
 APPROXIMATE_THRESHOLD = 100_000
 APPROXIMATE_KINDS = ("hnsw", "flat")
 HNSW_NEIGHBOURS = 32
-# The identity fields that must agree between an index and the encoder that queries it.
-IDENTITY_KEYS = ("kind", "weights_sha256", "mode", "dimension")
+# The identity fields that must agree between an index and the encoder that queries it
+# (split_digits only appears for models that split numbers into digits, so older indexes still match).
+IDENTITY_KEYS = ("kind", "weights_sha256", "mode", "dimension", "split_digits")
 
 
 class IndexFormatError(ValueError):
@@ -94,12 +97,15 @@ class MathEncoderEmbedder:
         return self.encoder.encode(list(texts), batch_size=batch_size, mode=self.mode)
 
     def identity(self) -> dict:
-        """Kind, weights hash (of the tensors, so it holds for unsaved models too), mode, dimension, parser."""
+        """Kind, weights hash (of the tensors, so it holds for unsaved models too), mode, dimension, parser
+        (and ``split_digits`` when the model's tokenizer splits numbers into digits)."""
         if self._identity is None:  # hashing ~100 MB of weights once is enough
             self._identity = {"kind": "mathgraph.MathEncoder", "weights_sha256": state_dict_sha256(self.encoder.model),
                               "mode": self.mode, "dimension": self.encoder.dimension(self.mode),
                               "parser": self.encoder.parser, "vocab_size": len(self.encoder.tokenizer),
                               "source": self.source}
+            if self.encoder.model.config.split_digits:  # same weights, other tokens: other vectors
+                self._identity["split_digits"] = True
         return self._identity
 
 
@@ -350,8 +356,8 @@ class SearchIndex:
         save_file({"embeddings": np.ascontiguousarray(self.embeddings)}, str(directory / EMBEDDINGS_FILE))
         with atomic_writer(directory / ROWS_FILE) as f:
             write_jsonl(f, self.rows)
-        manifest = {"format": FORMAT, "version": FORMAT_VERSION, "count": len(self), "dimension": self.dimension,
-                    "text_field": self.text_field, "encoder": self.identity,
+        manifest = {"format": FORMAT, "model_type": MODEL_TYPE, "version": FORMAT_VERSION, "count": len(self),
+                    "dimension": self.dimension, "text_field": self.text_field, "encoder": self.identity,
                     "sha256": {EMBEDDINGS_FILE: file_sha256(directory / EMBEDDINGS_FILE),
                                ROWS_FILE: file_sha256(directory / ROWS_FILE)}}
         with atomic_writer(directory / MANIFEST_FILE) as f:

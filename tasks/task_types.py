@@ -14,6 +14,7 @@ through this interface; nothing outside this file switches on a task's name.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -23,6 +24,8 @@ from torch import nn
 
 from models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
 from tasks.data import KpcExample, SqrList, load_kpc, load_qam, load_qrc, load_sqr
+
+PAIR_MODES = ("cross", "bi")
 
 
 class Task(ABC):
@@ -38,9 +41,15 @@ class Task(ABC):
              skip_bad: bool = False) -> list:
         """The validated examples of a JSONL file (formats in ``tasks.data``); fields are KPC's."""
 
+    def with_pair_mode(self, mode: str | None) -> "Task":
+        """This task reading its pairs as ``mode`` (``PAIR_MODES``); only pair tasks take one."""
+        if mode is not None:
+            raise ValueError(f"{self.name} reads one problem per example: --pair-mode is for qrc and qam")
+        return self
+
     @abstractmethod
     def example_texts(self, example) -> list[str]:
-        """Every problem text ``example`` needs encoded."""
+        """Every problem text ``example`` needs encoded (a cross-encoder pair is one ``(text_a, text_b)`` entry)."""
 
     def batch_texts(self, examples: Sequence) -> list[str]:
         """The problems of a batch of ``examples``, in the layout ``outputs`` reads."""
@@ -107,26 +116,48 @@ class KnowledgePointClassification(Task):
 
 
 class PairClassification(Task):
-    """Two problems -> a relation label, from ``[u; v; |u - v|; u * v]``: problems ``0..B-1`` of a
-    batch are the ``text_a`` and ``B..2B-1`` the ``text_b``."""
+    """Two problems -> a relation label, read in one of two ``pair_mode``s.
+
+    ``cross``: one input ``[CLS] a [SEP] b [SEP]`` whose graphs hang under one ROOT
+    (``mathgraph.batching.pair_features``), so every token and memory read sees both
+    problems; a classifier on its vector. ``bi``: each problem encoded alone (problems
+    ``0..B-1`` of a batch are the ``text_a``, ``B..2B-1`` the ``text_b``), a classifier on
+    ``[u; v; |u - v|; u * v]``; the vectors can be indexed for retrieval.
+    """
 
     tfidf_kind = "pair"
+    pair_mode = "bi"
 
-    def example_texts(self, example) -> list[str]:
-        return [example.text_a, example.text_b]
+    def with_pair_mode(self, mode):
+        if mode not in PAIR_MODES:
+            raise ValueError(f"unknown pair mode {mode!r}; choose one of {PAIR_MODES}")
+        task = copy.copy(self)
+        task.pair_mode = mode
+        return task
+
+    @property
+    def cross(self) -> bool:
+        return self.pair_mode == "cross"
+
+    def example_texts(self, example) -> list:
+        return [(example.text_a, example.text_b)] if self.cross else [example.text_a, example.text_b]
 
     def batch_texts(self, examples):
+        if self.cross:
+            return [(e.text_a, e.text_b) for e in examples]
         return [e.text_a for e in examples] + [e.text_b for e in examples]
 
     def make_head(self, dim, num_labels):
-        return PairClassificationHead(dim, num_labels)
+        return ClassificationHead(dim, num_labels) if self.cross else PairClassificationHead(dim, num_labels)
 
     def pair_vectors(self, vectors, batch):
+        if self.cross:  # one vector already reads both problems
+            return vectors, vectors
         half = len(batch.labels)
         return vectors[:half], vectors[half:]
 
     def logits(self, head, vectors, batch):
-        return head(*self.pair_vectors(vectors, batch))
+        return head(vectors) if self.cross else head(*self.pair_vectors(vectors, batch))
 
 
 class QuestionRelationClassification(PairClassification):
@@ -151,11 +182,11 @@ class QuestionAnswerMatching(PairClassification):
 
 
 class SimilarQuestionRecommendation(Task):
-    """SQR: a query and its candidates -> a score per candidate (bi-encoder), HR and NDCG.
+    """SQR: a query and its candidates -> a score per candidate (bi-encoder); HR@k, NDCG@k and MAP.
 
     Problems ``0..B-1`` of a batch are the queries; ``candidates: [B, N]`` indexes
     the problems of each list (``candidate_mask`` marks real ones) and
-    ``relevant: [B, N]`` the relevant ones.
+    ``relevant: [B, N]`` holds each candidate's graded relevance (long, 0..2; 0 on padding).
     """
 
     name = "sqr"
@@ -176,13 +207,13 @@ class SimilarQuestionRecommendation(Task):
         width = max(len(e.candidates) for e in examples)
         candidates = torch.zeros(len(examples), width, dtype=torch.long)
         mask = torch.zeros(len(examples), width, dtype=torch.bool)
-        relevant = torch.zeros_like(mask)
+        relevant = torch.zeros(len(examples), width, dtype=torch.long)
         start = len(examples)
         for i, example in enumerate(examples):
             count = len(example.candidates)
             candidates[i, :count] = torch.arange(start, start + count)
             mask[i, :count] = True
-            relevant[i, list(example.relevant)] = True
+            relevant[i, :count] = torch.tensor(example.relevance, dtype=torch.long)
             start += count
         return {"candidates": candidates, "candidate_mask": mask, "relevant": relevant}
 
@@ -200,11 +231,11 @@ class SimilarQuestionRecommendation(Task):
     def metrics(self, examples, predictions):
         from tasks.metrics import ranking_metrics
 
-        return ranking_metrics(predictions, [e.relevant for e in examples])
+        return ranking_metrics(predictions, [e.relevance for e in examples])
 
     def tfidf_row(self, example, text_field="problem", label_field="subject"):
         row = asdict(example)
-        row["candidates"], row["relevant"] = list(example.candidates), list(example.relevant)
+        row["candidates"], row["relevance"] = list(example.candidates), list(example.relevance)
         return row
 
 
@@ -228,5 +259,5 @@ def _label_id(label_ids: dict[str, int], label) -> int:
     return label_ids[key]
 
 
-__all__ = ["Task", "TASKS", "get_task", "KnowledgePointClassification", "QuestionRelationClassification",
+__all__ = ["Task", "TASKS", "get_task", "PAIR_MODES", "KnowledgePointClassification", "QuestionRelationClassification",
            "QuestionAnswerMatching", "SimilarQuestionRecommendation", "PairClassification"]

@@ -48,3 +48,51 @@ def test_text_only_features_have_no_graph(tiny_encoder, sample_graphs):
     assert batch.node_labels.numel() == 0 and batch.edge_index.shape == (2, 0)
     assert batch.slot_mask.shape == (2, 1) and not batch.slot_mask.any()
     assert batch.problem_ids.tolist() == [7, 3]
+
+
+def test_a_pair_reads_as_one_sequence_with_both_graphs_under_one_root(tiny_encoder, sample_graphs):
+    from mathgraph.batching import pair_features
+
+    collator = tiny_encoder.collator
+    a, b = collator.features(sample_graphs[:2])
+    pair = pair_features(a, b)
+    tokenizer = collator.tokenizer
+    # [CLS] a [SEP] b [SEP], segment 0 then 1: what the tokenizer gives for a text pair
+    reference = tokenizer(collator.encoder_text(sample_graphs[0].text), collator.encoder_text(sample_graphs[1].text),
+                          truncation=False)
+    a_len = len(a.input_ids)
+    assert pair.input_ids.tolist() == a.input_ids.tolist() + b.input_ids[1:].tolist()
+    assert pair.token_type_ids.tolist() == [0] * a_len + [1] * (len(b.input_ids) - 1)
+    if len(reference["input_ids"]) <= collator.max_length:
+        assert pair.input_ids.tolist() == reference["input_ids"]
+        assert pair.token_type_ids.tolist() == reference["token_type_ids"]
+    # both graphs: a's nodes, then b's without its ROOT; one ROOT (node 0) for both
+    na, nb = len(a.node_labels), len(b.node_labels)
+    assert len(pair.node_labels) == na + nb - 1
+    assert pair.node_kinds.tolist().count(0) == 1 and pair.node_kinds[0] == 0  # NODE_KINDS[0] == "root"
+    assert torch.equal(pair.node_labels[na:], b.node_labels[1:])
+    # memory slots from both: a's triplets unchanged, b's with its root moved to 0 and other nodes after a's
+    assert len(pair.slot_heads) == len(a.slot_heads) + len(b.slot_heads)
+    assert torch.equal(pair.slot_heads[:len(a.slot_heads)], a.slot_heads)
+    moved = [0 if h == 0 else h + na - 1 for h in b.slot_heads.tolist()]
+    assert pair.slot_heads[len(a.slot_heads):].tolist() == moved
+    assert (pair.slot_heads[len(a.slot_heads):] == 0).sum() == (b.slot_heads == 0).sum() > 0  # b's sentences under ROOT
+    assert pair.edge_index.shape[1] == a.edge_index.shape[1] + b.edge_index.shape[1]
+    assert int(pair.edge_index.max()) == na + nb - 2
+    # the graph is still a tree: every node but the root has exactly one parent
+    parents = torch.bincount(pair.slot_tails, minlength=len(pair.node_labels))
+    assert parents[0] == 0 and (parents[1:] == 1).all()
+    # batching keeps the segments, padded with 0
+    batch = collator.collate([pair, a])
+    assert batch.token_type_ids[0].tolist() == pair.token_type_ids.tolist()
+    assert batch.token_type_ids[1].sum() == 0
+
+
+def test_a_pair_longer_than_the_positions_keeps_its_final_sep(tiny_encoder, sample_graphs):
+    from mathgraph.batching import pair_features
+
+    a, b = tiny_encoder.collator.features(sample_graphs[:2])
+    pair = pair_features(a, b, max_length=len(a.input_ids) + 2)
+    assert pair.length == len(a.input_ids) + 2
+    assert pair.input_ids[-1] == b.input_ids[-1] == tiny_encoder.collator.tokenizer.sep_token_id
+    assert pair.token_type_ids.tolist()[-2:] == [1, 1]

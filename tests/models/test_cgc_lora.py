@@ -1,13 +1,16 @@
-"""CGC-LoRA: identity at init, task-only gate, merge/unmerge, gradient isolation, plain LoRA as a special case."""
+"""CGC-LoRA: identity at init, task-only gate, merge/unmerge, gradient isolation, plain LoRA as a special case,
+new token embeddings trainable while the pre-trained ones stay frozen."""
 
 import copy
 
+import pytest
 import torch
 from torch import nn
 from transformers import BertConfig, BertModel
 
 from models.cgc_lora import (
     CGCLoRALinear,
+    PartlyTrainableEmbedding,
     TaskGate,
     apply_cgc_lora,
     cgc_lora_layers,
@@ -124,3 +127,56 @@ def test_apply_cgc_lora_wraps_a_bert_and_merges_per_task():
     assert torch.allclose(model(input_ids=ids).last_hidden_state, expected, atol=1e-5)
     unmerge_cgc_lora(model)
     assert all(layer.merged_task is None for layer in layers)
+
+
+def tiny_bert():
+    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    torch.manual_seed(0)
+    return BertModel(config, add_pooling_layer=False).eval()
+
+
+def test_new_token_rows_train_and_pretrained_rows_stay_fixed_under_adamw_weight_decay():
+    original = tiny_bert()
+    model = copy.deepcopy(original)
+    gate = apply_cgc_lora(model, num_tasks=2, num_common=1, rank=6, new_token_start=40)  # rows 40..49 are new
+    words = model.embeddings.word_embeddings
+    assert isinstance(words, PartlyTrainableEmbedding) and words.num_frozen == 40
+    trainable = {name for name, p in model.named_parameters() if p.requires_grad}
+    assert "embeddings.word_embeddings.new" in trainable
+    assert not any(name.startswith("embeddings.") and name != "embeddings.word_embeddings.new" for name in trainable)
+    assert torch.equal(words.weight, original.embeddings.word_embeddings.weight)
+
+    ids = torch.tensor([[1, 5, 42, 7, 45], [2, 41, 9, 3, 0]])
+    gate.current_task = 1
+    assert torch.allclose(model(input_ids=ids).last_hidden_state, original(input_ids=ids).last_hidden_state)
+
+    before = words.weight.detach().clone()
+    params = [p for p in [*model.parameters(), *gate.parameters()] if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1)
+    head = nn.Linear(32, 3)
+    head(model(input_ids=ids).last_hidden_state).sum().backward()
+    optimizer.step()
+    after = words.weight.detach()
+    for row in (42, 45, 41):  # new tokens in the batch
+        assert not torch.equal(after[row], before[row])
+    assert torch.equal(after[:40], before[:40])  # pre-trained rows, used (1, 5, 7...) or not, weight decay included
+
+
+def test_partly_trainable_embedding_keeps_the_plain_state_dict_layout():
+    torch.manual_seed(0)
+    plain = nn.Embedding(12, 4, padding_idx=0)
+    split = PartlyTrainableEmbedding(plain, num_frozen=9)
+    ids = torch.tensor([[0, 8, 9, 11], [3, 10, 10, 1]])
+    assert torch.equal(split(ids), plain(ids))
+    state = split.state_dict()
+    assert list(state) == ["weight"] and torch.equal(state["weight"], plain.weight)
+
+    other = PartlyTrainableEmbedding(nn.Embedding(12, 4), num_frozen=9)
+    other.load_state_dict(state)
+    assert torch.equal(other.frozen, plain.weight[:9]) and torch.equal(other.new, plain.weight[9:])
+    plain_again = nn.Embedding(12, 4)
+    plain_again.load_state_dict(split.state_dict())  # a plain embedding reads it too
+    assert torch.equal(plain_again.weight, plain.weight)
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        other.load_state_dict({"weight": torch.zeros(11, 4)})

@@ -90,13 +90,26 @@ def test_pair_head_sees_order_and_similarity_features():
 def test_listwise_ranking_loss_by_hand():
     scorer = BiEncoderScorer(in_dim=2, projection_dim=2, temperature=1.0)
     scores = torch.tensor([[0.5, 0.1, -0.2]])
-    relevant = torch.tensor([[True, False, True]])
     exps = [math.exp(s) for s in (0.5, 0.1, -0.2)]
-    expected = -math.log((exps[0] + exps[2]) / sum(exps))
-    assert scorer.loss(scores, relevant).item() == pytest.approx(expected, rel=1e-6)
-    # A padded candidate does not count in the denominator.
-    masked = scorer.loss(scores, relevant, candidate_mask=torch.tensor([[True, False, True]])).item()
-    assert masked == pytest.approx(-math.log((exps[0] + exps[2]) / (exps[0] + exps[2])), abs=1e-6)
+    log_p = [math.log(e / sum(exps)) for e in exps]
+    # graded relevance [2, 0, 1]: gains 2^rel - 1 = 3, 0, 1 -> target distribution 3/4, 0, 1/4 (ListNet)
+    graded = torch.tensor([[2, 0, 1]])
+    assert scorer.loss(scores, graded).item() == pytest.approx(-(0.75 * log_p[0] + 0.25 * log_p[2]), rel=1e-6)
+    # booleans read as relevance 0/1: equal target mass on the relevant candidates
+    relevant = torch.tensor([[True, False, True]])
+    assert scorer.loss(scores, relevant).item() == pytest.approx(-(log_p[0] + log_p[2]) / 2, rel=1e-6)
+    # A padded candidate is in neither the softmax nor the target, even with a grade.
+    masked = scorer.loss(scores, graded, candidate_mask=torch.tensor([[True, True, False]])).item()
+    assert masked == pytest.approx(-math.log(exps[0] / (exps[0] + exps[1])), rel=1e-6)
+    # The mean over lists; a list whose only graded candidate is padding has no target.
+    two = scorer.loss(torch.cat([scores, scores]), torch.tensor([[2, 0, 1], [0, 2, 0]]))
+    assert two.item() == pytest.approx((-(0.75 * log_p[0] + 0.25 * log_p[2]) - log_p[1]) / 2, rel=1e-6)
     with pytest.raises(ValueError, match="at least one relevant"):
         scorer.loss(scores, torch.zeros(1, 3, dtype=torch.bool))
+    with pytest.raises(ValueError, match="at least one relevant"):
+        scorer.loss(scores, torch.tensor([[0, 0, 2]]), candidate_mask=torch.tensor([[True, True, False]]))
+    # finite gradients with padding (no -inf * 0)
+    leaf = scores.clone().requires_grad_(True)
+    scorer.loss(leaf, graded, candidate_mask=torch.tensor([[True, True, False]])).backward()
+    assert torch.isfinite(leaf.grad).all() and leaf.grad[0, 2] == 0
     assert scorer(torch.randn(2, 2), torch.randn(2, 4, 2)).shape == (2, 4)

@@ -1,4 +1,5 @@
-"""JiuZhang 2.0 MoE feed-forward: equivalence to the dense FFN at init, dispatch, router, auxiliary losses."""
+"""JiuZhang 2.0 MoE feed-forward: exactly the dense FFN at init, straight-through gate, dispatch, router,
+auxiliary losses."""
 
 import copy
 import math
@@ -16,6 +17,7 @@ from models.moe import (
     moe_load_stats,
     moe_modules,
     resolve_moe_layers,
+    straight_through_gate,
 )
 
 
@@ -35,47 +37,80 @@ def identity_router_moe(scale, **kwargs):
     return moe
 
 
-def gate_of_choice(routing):
-    return routing.probs.gather(-1, routing.expert_index)
-
-
-def test_moe_at_init_is_the_dense_ffn_scaled_by_the_gate_weight():
+@pytest.mark.parametrize("top_k", [1, 2])
+@pytest.mark.parametrize("training", [False, True])
+def test_fresh_moe_layer_is_exactly_the_dense_ffn(top_k, training):
     model = tiny_bert()
     layer = model.encoder.layer[1]
     dense_ffn = copy.deepcopy(nn.Sequential(layer.intermediate, layer.output.dense))
     layer_norm = copy.deepcopy(layer.output.LayerNorm)
-    (moe,) = add_moe_layers(model, [1])
+    # A wide router, so tokens really spread over the experts (and top-2 weights are far from equal).
+    (moe,) = add_moe_layers(model, [1], top_k=top_k, router_init_std=1.0)
+    moe.train(training)  # training adds the router jitter: the output must not depend on it
     h = torch.randn(2, 5, 32)
 
     expert_out = moe(h)
-    gate = gate_of_choice(moe.last_routing)
-    assert torch.allclose(expert_out, gate * dense_ffn(h), atol=1e-6)
-    assert (gate < 1).all()  # not renormalised: the weight is the router probability itself
-    assert torch.allclose(layer.output(expert_out, h), layer_norm(gate * dense_ffn(h) + h), atol=1e-5)
+    assert len(moe.last_routing.tokens_per_expert.nonzero()) > 1
+    assert torch.allclose(expert_out, dense_ffn(h), rtol=0, atol=1e-6)
+    assert torch.allclose(layer.output(expert_out, h), layer_norm(dense_ffn(h) + h), rtol=0, atol=1e-6)
 
 
-def test_whole_model_with_moe_equals_the_original_with_gate_scaled_ffns():
-    original = tiny_bert()
+@pytest.mark.parametrize("top_k", [1, 2])
+def test_fresh_moe_bert_gives_the_dense_models_hidden_states(top_k):
+    original = tiny_bert(layers=3)
     model = copy.deepcopy(original)
-    modules = add_moe_layers(model, "all")
-    ids = torch.randint(0, 50, (2, 6))
-    out = model(input_ids=ids).last_hidden_state
+    modules = add_moe_layers(model, "all", num_experts=4, top_k=top_k, router_init_std=1.0)
+    ids = torch.randint(0, 50, (3, 7))
+    mask = torch.ones_like(ids)
+    mask[2, 4:] = 0
+    expected = original(input_ids=ids, attention_mask=mask).last_hidden_state
+    with moe_inputs(modules, token_mask=mask.bool()):
+        out = model(input_ids=ids, attention_mask=mask).last_hidden_state
+    assert all(len(m.last_routing.tokens_per_expert.nonzero()) > 1 for m in modules)
+    assert torch.allclose(out, expected, rtol=0, atol=1e-6)  # float rounding only (raw-probability gate: ~1e-2 off)
 
-    hidden = original.embeddings(input_ids=ids)
-    for layer, moe in zip(original.encoder.layer, modules):
-        attention = layer.attention(hidden)[0]
-        gate = moe.router(attention).softmax(-1).max(-1, keepdim=True).values
-        hidden = layer.output.LayerNorm(gate * layer.output.dense(layer.intermediate(attention)) + attention)
-    assert torch.allclose(out, hidden, atol=1e-5)
+
+def test_straight_through_gate_forward_is_renormalised_backward_is_the_raw_probability():
+    top1 = torch.tensor([[0.3], [0.9]], requires_grad=True)
+    gate = straight_through_gate(top1)
+    assert torch.equal(gate, torch.ones(2, 1))  # exactly 1, not 0.3 / 0.3
+    gate.mul(torch.tensor([[2.0], [-1.0]])).sum().backward()
+    assert torch.equal(top1.grad, torch.tensor([[2.0], [-1.0]]))  # d gate / d p = 1
+
+    top2 = torch.tensor([[0.5, 0.3], [0.2, 0.2]], requires_grad=True)
+    gate = straight_through_gate(top2)
+    assert torch.allclose(gate, torch.tensor([[0.625, 0.375], [0.5, 0.5]]))
+    gate.mul(torch.tensor([[1.0, 3.0], [-2.0, 0.5]])).sum().backward()
+    assert torch.equal(top2.grad, torch.tensor([[1.0, 3.0], [-2.0, 0.5]]))
 
 
-def test_router_gets_a_gradient_from_the_task_loss_alone():
+def test_top2_output_is_the_renormalised_mix_of_the_chosen_experts():
+    torch.manual_seed(2)
+    moe = MoEFeedForward(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8), num_experts=4, top_k=2,
+                         router_init_std=1.0).eval()
+    with torch.no_grad():  # make the experts differ, as after training
+        for expert in moe.experts:
+            expert.dense_out.weight.add_(torch.randn_like(expert.dense_out.weight))
+    h = torch.randn(10, 8)
+    out = moe(h)
+    routing = moe.last_routing
+    chosen = routing.probs.gather(-1, routing.expert_index)
+    weights = chosen / chosen.sum(-1, keepdim=True)
+    expected = torch.stack([
+        sum(weights[n, j] * moe.experts[int(routing.expert_index[n, j])](h[n]) for j in range(2)) for n in range(10)
+    ])
+    assert torch.allclose(out, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("top_k", [1, 2])
+def test_router_gets_a_gradient_from_the_task_loss_alone(top_k):
     model = tiny_bert()
-    modules = add_moe_layers(model, "last-2", balance_coef=0.0, z_coef=0.0)
+    modules = add_moe_layers(model, "last-2", top_k=top_k, balance_coef=0.0, z_coef=0.0)
+    head = nn.Linear(32, 3)
     model.train()
     out = model(input_ids=torch.randint(0, 50, (2, 6))).last_hidden_state
     assert moe_aux_loss(modules).item() == 0.0
-    out[:, 0].pow(2).sum().backward()
+    head(out).sum().backward()  # a task-like loss only: the auxiliary losses are switched off
     for moe in modules:
         grad = moe.router.weight.grad
         assert grad is not None and torch.isfinite(grad).all() and grad.abs().sum() > 0
@@ -162,8 +197,7 @@ def test_task_prompt_is_added_to_the_router_input_only():
     with moe_inputs([moe], task_prompt=prompt):
         out = moe(h)
     assert moe.last_routing.expert_index[..., 0].tolist() == [[2, 2, 2], [3, 3, 3]]
-    gate = gate_of_choice(moe.last_routing)
-    expected = torch.stack([gate[0] * moe.experts[2](h[0]), gate[1] * moe.experts[3](h[1])])
+    expected = torch.stack([moe.experts[2](h[0]), moe.experts[3](h[1])])  # top-1: gate weight 1
     assert torch.allclose(out, expected)
 
 

@@ -74,11 +74,19 @@ def test_sqr_train_and_evaluate():
         others = [t for t in TOPICS if t != topic]
         candidates = [topic_text(rng, topic) for _ in range(2)] + [topic_text(rng, t) for t in others for _ in range(2)]
         rows.append({"id": str(i), "group": str(i), "query": topic_text(rng, topic), "candidates": candidates,
-                     "relevant": [0, 1]})
+                     "relevance": [2, 2, 0, 0, 0, 0]})
     model = train_tfidf("sqr", rows)
     metrics = evaluate_tfidf("sqr", model, rows, ks=(1, 3))
-    assert set(metrics) == {"hr@1", "ndcg@1", "hr@3", "ndcg@3", "n"}
+    assert set(metrics) == {"hr@1", "ndcg@1", "hr@3", "ndcg@3", "map", "n"}
     assert metrics["hr@1"] == 1.0 and metrics["n"] == 3
+    # the old format (indices of the relevant candidates) reads as relevance 2 there
+    old = [{k: v for k, v in row.items() if k != "relevance"} | {"relevant": [0, 1]} for row in rows]
+    assert evaluate_tfidf("sqr", model, old, ks=(1, 3)) == metrics
+    # graded: a relevance-1 candidate is a gain for NDCG but not a hit
+    graded = [row | {"relevance": [1, 1, 2, 0, 0, 0]} for row in rows]
+    assert evaluate_tfidf("sqr", model, graded, ks=(1,))["hr@1"] < 1.0
+    with pytest.raises(ValueError, match="row '0': .*no candidate of relevance 2"):
+        evaluate_tfidf("sqr", model, [rows[0] | {"relevance": [1, 1, 0, 0, 0, 0]}])
 
 
 def assert_no_pickle(directory):

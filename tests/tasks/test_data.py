@@ -1,10 +1,10 @@
-"""Task data: QRC/SQR/QAM builders on the bundled GSM-Plus sample, splits, validation and the CLI."""
+"""Task data: QRC/SQR/QAM builders on the bundled GSM-Plus sample and small in-test fixtures, splits,
+validation and the CLI."""
 
 import json
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
@@ -15,9 +15,11 @@ from tasks.data import (
     IRRELEVANT,
     PERTURBATION_TYPES,
     QRC_LABELS,
+    build_qam_number_swap,
     build_qam_pairs,
     build_qrc_pairs,
     build_sqr_lists,
+    group_seeds,
     load_kpc,
     load_qam,
     load_qrc,
@@ -37,6 +39,35 @@ GSM8K_ROWS = [
     {"question": f"Tom has {n} apples and buys {n + 2} more. How many apples does he have?",
      "answer": f"He has {n} + {n + 2} = <<{n}+{n + 2}={2 * n + 2}>>{2 * n + 2} apples.\n#### {2 * n + 2}"}
     for n in range(1, 9)
+]
+# Pairs of near-identical questions on three topics; the third apples question is a rewording of the first
+# with the very same solution text, so it must never give the first its negative.
+SIMILAR_QAM_ROWS = [
+    {"question": "Tom has 3 red apples and buys 5 green apples at the market. How many apples does Tom have?",
+     "answer": "3 + 5 = 8 apples.\n#### 8"},
+    {"question": "Tom has 4 red apples and buys 6 green apples at the market. How many apples does Tom have?",
+     "answer": "4 + 6 = 10 apples.\n#### 10"},
+    {"question": "A train travels 60 miles in 2 hours on the railway. What is the speed of the train?",
+     "answer": "60 / 2 = 30 miles per hour.\n#### 30"},
+    {"question": "A train travels 90 miles in 3 hours on the railway. What is the speed of the train?",
+     "answer": "90 / 3 = 30 miles per hour, as 90 / 3 = 30.\n#### 30"},
+    {"question": "Paint costs $7 per can and Lisa paints 4 walls, one can per wall. How much does the paint cost?",
+     "answer": "7 * 4 = $28.\n#### 28"},
+    {"question": "Paint costs $9 per can and Lisa paints 2 walls, one can per wall. How much does the paint cost?",
+     "answer": "9 * 2 = $18.\n#### 18"},
+    {"question": "Tom has 3 red apples and then buys 5 green apples at the market. How many apples does Tom have?",
+     "answer": "3 + 5 = 8 apples.\n#### 8"},
+]
+# Two GSM-Plus seeds, solutions named after their question so labels can be checked by name.
+SWAP_VARIANTS = [
+    {"seed_question": f"S{s}", "seed_solution": f"sol S{s}", "question": f"S{s} {kind}",
+     "solution": f"sol S{s}" if kind in ("problem understanding", "distraction insertion") else f"sol S{s} {kind}",
+     "perturbation_type": kind}
+    for s in (0, 1) for kind in PERTURBATION_TYPES
+] + [
+    # a number-changing variant that kept the seed's solution text: its crossed pairs would be correct
+    {"seed_question": "S1", "seed_solution": "sol S1", "question": "S1 same solution", "solution": "sol S1",
+     "perturbation_type": "digit expansion"},
 ]
 
 
@@ -84,69 +115,113 @@ def test_qrc_pairs_are_deterministic_per_seed_and_differ_across_seeds(seeds):
 # ---------------------------------------------------------------- SQR
 
 
-def test_sqr_lists_have_the_seeds_variants_as_relevant_items(seeds):
+# README definition: 2 keeps the solution steps, 1 changes them, 0 critical thinking (and other seeds).
+GRADE = {"numerical substitution": 2, "digit expansion": 2, "integer-decimal-fraction conversion": 2,
+         "problem understanding": 2, "distraction insertion": 2, "adding operation": 1, "reversing operation": 1,
+         "critical thinking": 0}
+
+
+def test_sqr_lists_grade_own_variants_by_type_and_other_seeds_zero(seeds):
     lists = build_sqr_lists(seeds, seed=0)
     assert [row["query"] for row in lists] == SEED_QUESTIONS
     for row in lists:
-        candidates = row["candidates"]
-        assert 6 <= len(candidates) <= 15 and len(candidates) == 12 and len(set(candidates)) == 12
+        candidates, relevance = row["candidates"], row["relevance"]
+        assert set(row) == {"id", "group", "query", "candidates", "relevance"}
+        assert len(candidates) == len(relevance) == len(set(candidates)) == 12
         own = VARIANTS_OF[row["query"]]
-        assert sorted(row["relevant"]) == row["relevant"]
-        assert row["relevant"] == [i for i, c in enumerate(candidates) if c in own]
-        assert len(row["relevant"]) == 4
-        assert all(own[candidates[i]] != "critical thinking" for i in row["relevant"])
-        assert all(SEED_OF[c] != row["query"] for i, c in enumerate(candidates) if i not in row["relevant"])
+        assert set(own) < set(candidates)  # all 8 variants of the seed
+        for candidate, grade in zip(candidates, relevance):
+            if candidate in own:
+                assert grade == GRADE[own[candidate]]
+            else:
+                assert grade == 0 and SEED_OF[candidate] != row["query"]
+        assert Counter(relevance) == {2: 5, 1: 2, 0: 5}  # 4 of the zeros are other seeds' variants
     assert build_sqr_lists(seeds, seed=0) == lists
-    assert build_sqr_lists(seeds, seed=1) != lists
+    assert build_sqr_lists(seeds, seed=1) != lists  # another shuffle
+    assert [sorted(r["candidates"]) for r in build_sqr_lists(seeds, seed=1)] == [sorted(r["candidates"]) for r in lists]
 
 
-def test_sqr_all_relevant_gives_the_seven_non_critical_variants(seeds):
-    for row in build_sqr_lists(seeds, relevant=None, hard=4, random_negatives=2):
-        own = VARIANTS_OF[row["query"]]
-        assert {row["candidates"][i] for i in row["relevant"]} == {q for q, t in own.items() if t != "critical thinking"}
-        assert len(row["candidates"]) == 13
+def test_sqr_other_seed_candidates_are_the_most_tfidf_similar(seeds):
+    vectorizer = TfidfVectorizer(sublinear_tf=True).fit(SEED_QUESTIONS + [r["question"] for r in VARIANTS])
+    for row in build_sqr_lists(seeds, seed=0):
+        others = [r["question"] for r in VARIANTS if r["seed_question"] != row["query"]]
+        similarity = dict(zip(others, cosine_similarity(vectorizer.transform([row["query"]]),
+                                                        vectorizer.transform(others))[0]))
+        chosen = [c for c in row["candidates"] if c in similarity]
+        assert len(chosen) == 4
+        assert min(similarity[c] for c in chosen) >= max(v for c, v in similarity.items() if c not in chosen)
 
 
-def test_sqr_hard_negatives_are_closer_than_random_ones(seeds):
-    vectorizer = TfidfVectorizer().fit(r["question"] for r in VARIANTS)
-
-    def mean_distractor_similarity(lists):
-        values = []
-        for row in lists:
-            negatives = [c for i, c in enumerate(row["candidates"]) if i not in row["relevant"]]
-            values.extend(cosine_similarity(vectorizer.transform([row["query"]]), vectorizer.transform(negatives))[0])
-        return float(np.mean(values))
-
-    hard = mean_distractor_similarity(build_sqr_lists(seeds, relevant=4, hard=6, random_negatives=0))
-    random_only = np.mean([
-        mean_distractor_similarity(build_sqr_lists(seeds, seed=s, relevant=4, hard=0, random_negatives=6)) for s in range(5)
-    ])
-    assert hard > random_only
-
-
-def test_sqr_rejects_list_sizes_outside_6_to_15(seeds):
+def test_sqr_rejects_bad_sizes_unknown_types_and_lists_without_a_grade_2(seeds):
     with pytest.raises(ValueError, match="6 to 15"):
-        build_sqr_lists(seeds, relevant=2, hard=2, random_negatives=1)
-    with pytest.raises(ValueError, match="6 to 15"):
-        build_sqr_lists(seeds, relevant=None, hard=8, random_negatives=1)
+        build_sqr_lists(seeds, other_seeds=8)  # 8 + 8 = 16 candidates
+    assert [len(r["candidates"]) for r in build_sqr_lists(seeds, other_seeds=7)] == [15] * 3
+    renamed = [dict(r, perturbation_type="made up") if i == 0 else r for i, r in enumerate(VARIANTS)]
+    with pytest.raises(ValueError, match="made up"):
+        build_sqr_lists(group_seeds(renamed))
+    no_grade_2 = [r for r in VARIANTS if r["seed_question"] != SEED_QUESTIONS[0] or GRADE[r["perturbation_type"]] < 2]
+    with pytest.raises(ValueError, match="seed-000 has no variant of relevance 2"):
+        build_sqr_lists(group_seeds(no_grade_2))
 
 
 # ---------------------------------------------------------------- QAM
 
 
-def test_qam_pairs_match_questions_with_own_and_other_solutions():
-    pairs = build_qam_pairs(GSM8K_ROWS, seed=0, negatives=2)
-    assert len(pairs) == 3 * len(GSM8K_ROWS) and len({p["id"] for p in pairs}) == len(pairs)
+def test_qam_hard_negatives_are_the_most_similar_other_questions_solution():
+    pairs = build_qam_pairs(SIMILAR_QAM_ROWS, seed=0)
+    assert pairs == build_qam_pairs(SIMILAR_QAM_ROWS, seed=5, negatives="hard")  # no randomness
+    assert len(pairs) == 2 * len(SIMILAR_QAM_ROWS) and len({p["id"] for p in pairs}) == len(pairs)
+    solution_of = {r["question"]: r["answer"] for r in SIMILAR_QAM_ROWS}
+    negative_of = {p["text_a"]: p["text_b"] for p in pairs if p["label"] == 0}
+    for i, row in enumerate(SIMILAR_QAM_ROWS):
+        members = [p for p in pairs if p["group"] == f"q-{i:05d}"]
+        assert [(p["label"], p["text_a"]) for p in members] == [(1, row["question"]), (0, row["question"])]
+        assert members[0]["text_b"] == row["answer"] and negative_of[row["question"]] != row["answer"]
+    answers = [r["answer"] for r in SIMILAR_QAM_ROWS]
+    # each question's topic partner; for question 6, question 0 is as close as 1 (TF-IDF drops one-digit
+    # numbers) and earlier, but has the same solution text, so 1's is used
+    assert [answers.index(negative_of[r["question"]]) for r in SIMILAR_QAM_ROWS] == [1, 0, 3, 2, 5, 4, 1]
+    assert all(negative_of[q] != solution_of[q] for q in solution_of)
+
+
+def test_qam_random_negatives_are_other_solutions_and_follow_the_seed():
+    pairs = build_qam_pairs(GSM8K_ROWS, seed=0, negatives="random")
     solution_of = {r["question"]: r["answer"] for r in GSM8K_ROWS}
     for pair in pairs:
         assert (pair["text_b"] == solution_of[pair["text_a"]]) == (pair["label"] == 1)
         assert pair["text_b"] in solution_of.values()
-    for group in {p["group"] for p in pairs}:
-        members = [p for p in pairs if p["group"] == group]
-        assert [p["label"] for p in members] == [1, 0, 0] and len({p["text_a"] for p in members}) == 1
-        assert len({p["text_b"] for p in members}) == 3
-    assert build_qam_pairs(GSM8K_ROWS, seed=0, negatives=2) == pairs
-    assert build_qam_pairs(GSM8K_ROWS, seed=1, negatives=2) != pairs
+    assert [p["label"] for p in pairs] == [1, 0] * len(GSM8K_ROWS)
+    assert build_qam_pairs(GSM8K_ROWS, seed=0, negatives="random") == pairs
+    assert any(build_qam_pairs(GSM8K_ROWS, seed=s, negatives="random") != pairs for s in range(1, 4))
+    with pytest.raises(ValueError, match="negatives must be one of"):
+        build_qam_pairs(GSM8K_ROWS, negatives=2)
+    with pytest.raises(ValueError, match="distinct solutions"):
+        build_qam_pairs([{"question": f"q{i}", "answer": "same"} for i in range(3)])
+
+
+def test_qam_number_swap_pairs_are_labelled_by_whose_numbers_they_hold():
+    pairs = build_qam_number_swap(SWAP_VARIANTS)
+    for pair in pairs:
+        # a question "S0 digit expansion" is solved by "sol S0 digit expansion", the seed "S0" by "sol S0"
+        assert pair["label"] == int(pair["text_b"] == f"sol {pair['text_a']}"), pair
+        assert pair["group"] == f"seed-00{pair['text_a'][1]}"
+    swap = ("numerical substitution", "digit expansion", "integer-decimal-fraction conversion",
+            "adding operation", "reversing operation")
+    for s in (0, 1):
+        members = [p for p in pairs if p["group"] == f"seed-00{s}"]
+        assert len(members) == 1 + 3 * len(swap)  # the same-solution variant of S1 is skipped
+        assert sum(p["text_a"] == f"S{s}" and p["label"] == 1 for p in members) == 1
+        for kind in swap:
+            assert {(p["text_a"], p["text_b"], p["label"]) for p in members if kind in p["text_a"] + p["text_b"]} == {
+                (f"S{s} {kind}", f"sol S{s} {kind}", 1), (f"S{s} {kind}", f"sol S{s}", 0), (f"S{s}", f"sol S{s} {kind}", 0)}
+        assert not any(kind in p["text_a"] + p["text_b"] for p in members
+                       for kind in ("problem understanding", "distraction insertion", "critical thinking"))
+    assert Counter(p["label"] for p in pairs) == {1: 12, 0: 20} and len({p["id"] for p in pairs}) == 32
+    assert {p["group"] for p in pairs} == {s.group for s in group_seeds(SWAP_VARIANTS)}
+    with pytest.raises(ValueError, match="seed_solution"):
+        build_qam_number_swap([{k: v for k, v in SWAP_VARIANTS[0].items() if k != "seed_solution"}])
+    with pytest.raises(ValueError, match="no variants of types"):
+        build_qam_number_swap([r for r in SWAP_VARIANTS if r["perturbation_type"] == "critical thinking"])
 
 
 # ---------------------------------------------------------------- splits
@@ -212,13 +287,24 @@ def test_loaders_round_trip_builders_and_reject_bad_structure(tmp_path, seeds):
     sqr_rows = build_sqr_lists(seeds)
     sqr = write_lines(tmp_path / "sqr.jsonl", [json.dumps(r) for r in sqr_rows])
     loaded = load_sqr(sqr)
-    assert loaded[0].candidates == tuple(sqr_rows[0]["candidates"]) and loaded[0].relevant == tuple(sqr_rows[0]["relevant"])
+    assert [(lst.candidates, lst.relevance) for lst in loaded] == [
+        (tuple(r["candidates"]), tuple(r["relevance"])) for r in sqr_rows]
+    assert all(type(g) is int for g in loaded[0].relevance)
 
     good = sqr_rows[0]
+    old = {k: v for k, v in good.items() if k != "relevance"} | {"id": "old", "relevant": [0, 3]}
+    path = write_lines(tmp_path / "old_sqr.jsonl", [json.dumps(good), json.dumps(old)])
+    assert load_sqr(path)[1].relevance == (2, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0)  # old format: relevant -> 2
+
     bad_lists = {
-        "5 candidates": {**good, "candidates": good["candidates"][:5], "relevant": [0]},
-        "non-empty list of integers": {**good, "relevant": []},
-        "distinct indices in 0..11": {**good, "relevant": [0, 12]},
+        "5 candidates": {**good, "candidates": good["candidates"][:5], "relevance": [2, 0, 0, 0, 0]},
+        "11 grades for 12 candidates": {**good, "relevance": good["relevance"][:-1]},
+        "grades 0..2": {**good, "relevance": [3] + good["relevance"][1:]},
+        "list of integers, one per candidate": {**good, "relevance": [True] + good["relevance"][1:]},
+        "no candidate of relevance 2": {**good, "relevance": [min(g, 1) for g in good["relevance"]]},
+        "no field 'relevance'": {k: v for k, v in good.items() if k != "relevance"},
+        "non-empty list of integers": {**old, "relevant": []},
+        "distinct indices in 0..11": {**old, "relevant": [0, 12]},
         "list of non-empty strings": {**good, "candidates": good["candidates"][:-1] + [3]},
         "duplicate id": good,
     }
@@ -250,16 +336,35 @@ def test_cli_qrc_pairs_then_group_split(tmp_path, capsys):
 
 def test_cli_sqr_lists_and_qam_pairs(tmp_path, capsys):
     lists = tmp_path / "lists.jsonl"
-    assert main(["-q", "data", "sqr-lists", "--input", str(SAMPLE), "--output", str(lists),
-                 "--relevant", "5", "--hard", "4", "--random", "3"]) == 0
-    assert [(len(r.candidates), len(r.relevant)) for r in load_sqr(lists)] == [(12, 5)] * 3
-    assert "12 candidates/5 relevant: 3" in capsys.readouterr().err
+    assert main(["-q", "data", "sqr-lists", "--input", str(SAMPLE), "--output", str(lists), "--seed", "2"]) == 0
+    assert read_jsonl(lists) == build_sqr_lists(read_seeds(SAMPLE)[0], seed=2)
+    assert [(len(r.candidates), Counter(r.relevance)) for r in load_sqr(lists)] == [(12, {2: 5, 1: 2, 0: 5})] * 3
+    err = capsys.readouterr().err
+    assert "wrote 3 rows" in err and "12 candidates, relevance 2/1/0: 5/2/5: 3" in err
+    assert main(["-q", "data", "sqr-lists", "--input", str(SAMPLE), "--output", str(lists), "--other-seeds", "6"]) == 0
+    assert {len(r.candidates) for r in load_sqr(lists)} == {14}
 
-    source = write_lines(tmp_path / "gsm8k.jsonl", [json.dumps(r) for r in GSM8K_ROWS])
+    source = write_lines(tmp_path / "gsm8k.jsonl", [json.dumps(r) for r in SIMILAR_QAM_ROWS])
     qam = tmp_path / "qam.jsonl"
-    assert main(["-q", "data", "qam-pairs", "--input", str(source), "--output", str(qam), "--limit", "5", "--negatives", "2"]) == 0
-    assert Counter(p.label for p in load_qam(qam)) == {1: 5, 0: 10}
-    assert "5 questions; label 0: 10, 1: 5" in capsys.readouterr().err
+    assert main(["-q", "data", "qam-pairs", "--input", str(source), "--output", str(qam)]) == 0
+    assert read_jsonl(qam) == build_qam_pairs(SIMILAR_QAM_ROWS, negatives="hard")
+    assert "7 questions, hard negatives; label 0: 7, 1: 7" in capsys.readouterr().err
+    assert main(["-q", "data", "qam-pairs", "--input", str(source), "--output", str(qam), "--limit", "5",
+                 "--negatives", "random", "--seed", "3"]) == 0
+    assert read_jsonl(qam) == build_qam_pairs(SIMILAR_QAM_ROWS[:5], seed=3, negatives="random")
+    assert Counter(p.label for p in load_qam(qam)) == {1: 5, 0: 5}
+    assert "5 questions, random negatives; label 0: 5, 1: 5" in capsys.readouterr().err
+
+    swap = tmp_path / "swap.jsonl"
+    assert main(["-q", "data", "qam-pairs", "--source", "gsmplus", "--input", str(SAMPLE), "--output", str(swap)]) == 0
+    assert read_jsonl(swap) == build_qam_number_swap(VARIANTS)
+    loaded = load_qam(swap)
+    assert {p.group for p in loaded} == {"seed-000", "seed-001", "seed-002"}
+    counts = Counter(p.label for p in loaded)
+    assert f"3 seeds, number-swap pairs; label 0: {counts[0]}, 1: {counts[1]}" in capsys.readouterr().err
+    assert main(["-q", "data", "qam-pairs", "--source", "gsmplus", "--input", str(SAMPLE), "--output", str(swap),
+                 "--negatives", "random"]) == 2
+    assert "--negatives apply to --source gsm8k only" in capsys.readouterr().err
 
 
 def test_cli_stratified_split_next_to_input(tmp_path, capsys):

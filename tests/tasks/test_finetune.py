@@ -31,14 +31,47 @@ def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, writ
         evaluate_directory("qrc", str(tmp_path / "kpc"), train)
 
 
-@pytest.mark.parametrize("encoder", ["comus", "bert", "bert+gat"])
-def test_qrc_trains_with_each_encoder(start_model, tmp_path, encoder, gsmplus, write):
+@pytest.mark.parametrize("encoder,pair_mode", [("comus", "cross"), ("comus", "bi"), ("bert", "cross"),
+                                               ("bert+gat", "bi")])
+def test_qrc_trains_with_each_encoder(start_model, tmp_path, encoder, pair_mode, gsmplus, write):
     pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
-    result = train_task(TaskConfig("qrc", encoder=encoder), pairs, args(tmp_path / encoder, batch_size=9),
-                        dev_path=pairs, model=start_model)
+    result = train_task(TaskConfig("qrc", encoder=encoder, pair_mode=pair_mode), pairs,
+                        args(tmp_path / encoder, batch_size=9), dev_path=pairs, model=start_model)
     assert result["history"][0]["dev_n"] == 27
     metrics = evaluate_directory("qrc", str(tmp_path / encoder), pairs)
     assert set(metrics) >= {"accuracy", "macro_f1", "n"} and metrics["n"] == 27
+    loaded = TaskModel.from_pretrained(tmp_path / encoder)
+    assert loaded.config.pair_mode == pair_mode and loaded.config.pooling == "mean"
+    # cross: one classifier on the pair's vector; bi: on [u; v; |u - v|; u * v]
+    width = loaded.head.classifier.in_features if pair_mode == "cross" else loaded.head.head.classifier.in_features
+    dim = loaded.backbone.config.text_hidden if encoder == "bert" else loaded.backbone.output_dim
+    assert width == (dim if pair_mode == "cross" else 4 * dim)
+
+
+def test_pair_mode_defaults_to_cross_and_only_pair_tasks_take_one():
+    assert TaskConfig("qrc").pair_mode == TaskConfig("qam").pair_mode == "cross"
+    assert TaskConfig("kpc").pair_mode is None
+    with pytest.raises(ValueError, match="--pair-mode is for qrc and qam"):
+        TaskConfig("kpc", pair_mode="cross")
+    with pytest.raises(ValueError, match="unknown pair mode"):
+        TaskConfig("qrc", pair_mode="both")
+
+
+def test_mean_pooling_and_the_fused_halves_at_one_scale():
+    import torch
+
+    from tasks.finetune import FusedVectorNorm, pool_tokens
+
+    states = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [100.0, 100.0]]])
+    mask = torch.tensor([[1, 1, 0]])
+    assert pool_tokens(states, mask, "mean").tolist() == [[2.0, 3.0]]  # padding left out
+    assert pool_tokens(states, mask, "cls").tolist() == [[1.0, 2.0]]
+    torch.manual_seed(0)
+    text, graph = torch.randn(5, 6), 3 * torch.randn(5, 4) + 1  # the node half 3x larger, as from a fresh GAT
+    normed = FusedVectorNorm(6, 4)(torch.cat([text, graph], dim=-1))
+    # each half: zero mean and unit variance per problem, so norms sqrt(6) and sqrt(4)
+    assert torch.allclose(normed[:, :6].norm(dim=-1), torch.full((5,), 6 ** 0.5), atol=1e-3)
+    assert torch.allclose(normed[:, 6:].norm(dim=-1), torch.full((5,), 4 ** 0.5), atol=1e-3)
 
 
 def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):

@@ -107,9 +107,40 @@ def test_cgc_lora_trains_only_adapters_and_the_graph_side(tiny_encoder):
     model = MultiTaskModel(tiny_encoder, config)
     trainable = {name for name, p in model.named_parameters() if p.requires_grad}
     lora = {"common_A", "common_B", "specific_A", "specific_B"}
-    assert not any(name.startswith("backbone.text.") and name.split(".")[-1] not in lora for name in trainable)
+    new_rows = "backbone.text.embeddings.word_embeddings.new"  # the added LaTeX tokens' embeddings
+    assert not any(name.startswith("backbone.text.") and name.split(".")[-1] not in lora and name != new_rows
+                   for name in trainable)
     assert any(name.split(".")[-1] in lora for name in trainable) and "task_gate.task_embedding.weight" in trainable
+    assert new_rows in trainable
     assert any(name.startswith("backbone.graph.") for name in trainable)
+
+
+def test_cgc_lora_trains_the_new_latex_token_embeddings_and_keeps_the_pretrained_ones(tiny_encoder):
+    from tasks.finetune import TaskBatch
+    from tasks.multitask import MultiTaskBatch
+    from tasks.trainer import build_optimizer
+
+    tokenizer = tiny_encoder.tokenizer
+    config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}], adapter="cgc-lora")
+    model = MultiTaskModel(tiny_encoder, config).train()
+    words = model.backbone.text.embeddings.word_embeddings
+    # The pre-trained rows are the original vocabulary; the tiny vocab adds three LaTeX tokens after it.
+    assert words.num_frozen == tokenizer.vocab_size == len(tokenizer) - 3
+    problems = tiny_encoder.collator(tiny_encoder.parse([r"Find $\frac{1}{2} + x$.", "Two apples and a pear."]))
+    frac, apples = tokenizer.convert_tokens_to_ids([r"\frac", "apples"])
+    assert frac >= words.num_frozen > apples
+    assert frac in problems.input_ids and apples in problems.input_ids
+    before = words.weight.detach().clone()
+
+    # The trainer's own optimizer: AdamW with weight decay, which must not touch the pre-trained rows.
+    optimizer = build_optimizer(model, TrainingArguments(learning_rate=1e-2, weight_decay=0.1))
+    model(MultiTaskBatch(0, TaskBatch(problems, labels=torch.tensor([0, 1]))))["loss"].backward()
+    optimizer.step()
+
+    after = words.weight.detach()
+    assert not torch.equal(after[frac], before[frac])
+    assert torch.equal(after[apples], before[apples])
+    assert torch.equal(after[:words.num_frozen], before[:words.num_frozen])  # every pre-trained row
 
 
 def test_unified_label_space_loss_and_logits_by_hand(tiny_encoder):

@@ -55,12 +55,12 @@ def test_pair_tasks_read_a_then_b_and_qam_decodes_ints():
 
 def test_sqr_targets_scores_and_decoding():
     task = get_task("sqr")
-    lists = [SqrList("1", "g", "q1", ("c1", "c2", "c3"), (0,)), SqrList("2", "g", "q2", ("d1", "d2"), (1,))]
+    lists = [SqrList("1", "g", "q1", ("c1", "c2", "c3"), (2, 0, 1)), SqrList("2", "g", "q2", ("d1", "d2"), (0, 2))]
     assert task.batch_texts(lists) == ["q1", "q2", "c1", "c2", "c3", "d1", "d2"]
     targets = task.targets(lists, None)
     assert targets["candidates"].tolist() == [[2, 3, 4], [5, 6, 0]]
     assert targets["candidate_mask"].tolist() == [[True, True, True], [True, True, False]]
-    assert targets["relevant"].tolist() == [[True, False, False], [False, True, False]]
+    assert targets["relevant"].tolist() == [[2, 0, 1], [0, 2, 0]] and targets["relevant"].dtype == torch.long
     head = task.make_head(2, 0)
     vectors = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
     out = task.outputs(head, vectors, SimpleNamespace(**targets))
@@ -69,11 +69,17 @@ def test_sqr_targets_scores_and_decoding():
     assert [len(s) for s in scores] == [3, 2]
     manual = head(vectors[:2], vectors[targets["candidates"]])
     logits = manual / head.temperature
-    first = -(logits[0, 0] - torch.logsumexp(logits[0], 0))
+    log_p = torch.log_softmax(logits[0], 0)
+    first = -(0.75 * log_p[0] + 0.25 * log_p[2])  # gains 3, 0, 1
     second = -(logits[1, 1] - torch.logsumexp(logits[1, :2], 0))
     assert out["loss"].item() == pytest.approx(((first + second) / 2).item(), rel=1e-5)
     assert task.metric == "ndcg@3" and not task.classifies
-    assert task.metrics(lists, [[3.0, 2.0, 1.0], [0.0, 1.0]])["hr@1"] == 1.0
+    metrics = task.metrics(lists, [[3.0, 2.0, 1.0], [0.0, 1.0]])
+    assert metrics["hr@1"] == 1.0 and metrics["map"] == 1.0
+    # list 1 ranked gains 3, 0, 1 (ideal 3, 1, 0); list 2 perfect
+    assert metrics["ndcg@3"] == pytest.approx(((3 + 1 / 2) / (3 + 1 / math.log2(3)) + 1) / 2)
+    row = task.tfidf_row(lists[0])
+    assert row["relevance"] == [2, 0, 1] and row["candidates"] == ["c1", "c2", "c3"] and "relevant" not in row
 
 
 def test_registry_names_every_task_once():

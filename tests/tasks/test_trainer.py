@@ -13,7 +13,7 @@ from torch import nn
 from tasks.bucketing import LengthBucketSampler
 from tasks.trainer import (
     BEST_CHECKPOINT, LAST_CHECKPOINT, NonFiniteLossError, TrainingArguments, TrainingData, build_optimizer,
-    configure_threads, fit,
+    configure_threads, fit, is_pretrained_parameter,
 )
 
 
@@ -39,7 +39,8 @@ def regression_data(n=64, batch_size=8, seed=0):
 
 def arguments(tmp_path, epochs=3, lr=0.3, seed=0, **extra):
     return TrainingArguments(output_dir=str(tmp_path), epochs=epochs, batch_size=8, learning_rate=lr,
-                             warmup_ratio=0.0, weight_decay=0.0, seed=seed, cpu=True, **extra)
+                             head_learning_rate=None, warmup_ratio=0.0, weight_decay=0.0, seed=seed, cpu=True,
+                             **extra)
 
 
 def train(tmp_path, epochs=3, evaluate=None, data=None, **extra):
@@ -162,7 +163,63 @@ def test_two_cpu_processes_stay_in_sync(tmp_path):
 def test_the_optimizer_holds_only_trained_parameters_with_their_settings():
     model = Regression()
     model.linear.bias.requires_grad_(False)
-    optimizer = build_optimizer(model, TrainingArguments(learning_rate=0.25, weight_decay=0.5))
+    optimizer = build_optimizer(model, TrainingArguments(learning_rate=0.25, head_learning_rate=None, weight_decay=0.5))
     (group,) = optimizer.param_groups
     assert [p is model.linear.weight for p in group["params"]] == [True]
     assert group["lr"] == 0.25 and group["weight_decay"] == 0.5 and group["fused"]  # the fused kernel on a CPU
+
+
+class TextAndHead(nn.Module):
+    """The layout of a task model: a pre-trained ``text`` encoder (with a fresh MoE router inside), a head."""
+
+    def __init__(self):
+        super().__init__()
+        self.text = nn.ModuleDict({"layer": nn.Linear(2, 2), "router": nn.Linear(2, 2)})
+        self.graph, self.head = nn.Linear(2, 2), nn.Linear(2, 1)
+
+
+def test_pretrained_text_encoder_and_fresh_parts_get_their_own_learning_rates():
+    model = TextAndHead()
+    optimizer = build_optimizer(model, TrainingArguments(learning_rate=3e-5, head_learning_rate=1e-3))
+    groups = {g["name"]: g for g in optimizer.param_groups}
+    by_group = {name: {id(p) for p in g["params"]} for name, g in groups.items()}
+    assert by_group["pretrained"] == {id(p) for p in model.text["layer"].parameters()}
+    fresh = [*model.text["router"].parameters(), *model.graph.parameters(), *model.head.parameters()]
+    assert by_group["fresh"] == {id(p) for p in fresh}
+    assert groups["pretrained"]["lr"] == 3e-5 and groups["fresh"]["lr"] == 1e-3
+    assert is_pretrained_parameter("backbone.text.encoder.layer.0.attention.self.query.weight")
+    assert not is_pretrained_parameter("backbone.text.encoder.layer.5.intermediate.router.weight")
+    assert not is_pretrained_parameter("backbone.graph.layers.0.lin.weight")
+
+
+def test_linear_warm_up_then_linear_decay_for_every_group(tmp_path):
+    # 4 examples / batch 1 = 4 steps per epoch, 5 epochs = 20 steps, 10% warm-up = 2 steps.
+    model = TextAndHead()
+    data = TrainingData([torch.zeros(2)] * 4, torch.utils.data.BatchSampler(range(4), 1, False),
+                        lambda xs: torch.stack(xs))
+    seen = []
+
+    class Probe(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model
+
+        def forward(self, x):
+            return {"loss": (self.inner.head(self.inner.graph(self.inner.text["layer"](x))) ** 2).sum()}
+
+    probe = Probe()
+    args = TrainingArguments(output_dir=str(tmp_path), epochs=5, batch_size=1, learning_rate=1e-4,
+                             head_learning_rate=1e-2, warmup_ratio=0.1, cpu=True)
+    from tasks.trainer import Trainer
+
+    loader = torch.utils.data.DataLoader(data.examples, batch_sampler=data.batch_sampler, collate_fn=data.collate)
+    trainer = Trainer(probe, loader, args)
+    for _ in range(20):
+        seen.append([g["lr"] for g in trainer.optimizer.param_groups])
+        trainer.optimizer.step()
+        trainer.scheduler.step()
+    # step s has factor min((s + 1) / 2, (20 - s) / 18): 0.5, 1, then down by 1/18 to 1/18
+    factors = [min((s + 1) / 2, (20 - s) / 18) for s in range(20)]
+    assert factors[:3] == [0.5, 1.0, 1.0] and abs(factors[-1] - 1 / 18) < 1e-12
+    for (encoder_lr, head_lr), factor in zip(seen, factors):
+        assert abs(encoder_lr - 1e-4 * factor) < 1e-12 and abs(head_lr - 1e-2 * factor) < 1e-12
