@@ -124,14 +124,16 @@ def configure_threads(threads: int | None) -> int:
     return wanted
 
 
-# Modules inside the text encoder that do not come with it: MoE routers, CGC-LoRA experts.
-FRESH_MODULE_NAMES = frozenset({"router", "common_A", "common_B", "specific_A", "specific_B"})
+# Parts inside the text encoder that do not come with it: MoE routers, CGC-LoRA experts, and the rows
+# of the LaTeX tokens added to the vocabulary where they are a parameter of their own
+# (``models.cgc_lora.PartlyTrainableEmbedding.new``).
+FRESH_MODULE_NAMES = frozenset({"router", "common_A", "common_B", "specific_A", "specific_B", "new"})
 
 
 def is_pretrained_parameter(name: str) -> bool:
     """Whether the parameter called ``name`` (as in ``named_parameters``) belongs to the pre-trained
     text encoder (a module named ``text``), not to a part that starts fresh: heads, the GAT and the
-    memory, or MoE routers and LoRA experts added inside the text layers."""
+    memory, or MoE routers, LoRA experts and new LaTeX token rows added inside the text encoder."""
     parts = name.split(".")
     return "text" in parts and not FRESH_MODULE_NAMES.intersection(parts)
 

@@ -190,6 +190,7 @@ def test_pretrained_text_encoder_and_fresh_parts_get_their_own_learning_rates():
     assert is_pretrained_parameter("backbone.text.encoder.layer.0.attention.self.query.weight")
     assert not is_pretrained_parameter("backbone.text.encoder.layer.5.intermediate.router.weight")
     assert not is_pretrained_parameter("backbone.graph.layers.0.lin.weight")
+    assert not is_pretrained_parameter("backbone.text.embeddings.word_embeddings.new")  # CGC-LoRA's LaTeX rows
 
 
 def test_linear_warm_up_then_linear_decay_for_every_group(tmp_path):
