@@ -56,9 +56,7 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown variant(s) {unknown}: choose from single, {', '.join(VARIANTS)}")
     work = Path(args.work)
-    files, _ = build_task_files(work / "data", args.seed, args.limit, args.eval_limit)
-    if args.sqr_limit:
-        _cap(Path(files["sqr"]["train"]), args.sqr_limit, args.seed)
+    files = _capped(build_task_files(work / "data", args.seed), work / "data-capped", args)
     results_path = work / "multitask_results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
     fields = {"text_field": "problem", "label_field": "subject"}
@@ -100,11 +98,22 @@ def main() -> None:
     print_table(results, files, args)
 
 
-def _cap(path: Path, limit: int, seed: int) -> None:
-    """Keep a seeded sample of ``limit`` rows of a task file (SQR lists cost ten times a KPC problem)."""
-    rows = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    if limit < len(rows):
-        path.write_text("".join(random.Random(seed).sample(rows, limit)), encoding="utf-8")
+def _capped(files: dict[str, dict[str, str]], directory: Path, args) -> dict[str, dict[str, str]]:
+    """Seeded samples of the task files in ``directory`` (results.py's own stay whole): ``--limit`` training
+    examples (``--sqr-limit`` SQR lists: a list costs ten times a KPC problem), ``--eval-limit`` dev/test ones."""
+    directory.mkdir(parents=True, exist_ok=True)
+    capped: dict[str, dict[str, str]] = {}
+    for task, parts in files.items():
+        for part, path in parts.items():
+            limit = (args.sqr_limit or args.limit) if task == "sqr" and part == "train" else \
+                args.limit if part == "train" else args.eval_limit
+            rows = Path(path).read_text(encoding="utf-8").splitlines(keepends=True)
+            if limit and limit < len(rows):
+                rows = random.Random(args.seed).sample(rows, limit)
+            target = directory / Path(path).name
+            target.write_text("".join(rows), encoding="utf-8")
+            capped.setdefault(task, {})[part] = str(target)
+    return capped
 
 
 def _kept_epoch(history: list[dict], metric: str, prefix: str) -> dict:
