@@ -41,12 +41,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tasks.baselines import load_tfidf, train_tfidf
+from tasks.baselines import train_tfidf
 from tasks.data import (
     build_qam_number_swap, build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds, split_by_group, split_rows,
 )
 from tasks.evaluation import evaluate_directory
-from tasks.finetune import TaskConfig, TaskModel, predict, train_task
+from tasks.finetune import TaskConfig, train_task
+from tasks.inference import load_predictor
 from tasks.metrics import ranking_metrics
 from tasks.trainer import TrainingArguments
 
@@ -77,7 +78,7 @@ def main() -> None:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     files = build_task_files(work / "data", args.seed, args.qam_questions)
-    epochs = {**EPOCHS, **dict((k, int(v)) for k, v in (item.split("=") for item in args.epochs.split(",") if item))}
+    epochs = {**EPOCHS, **{k: int(v) for k, v in (item.split("=") for item in args.epochs.split(",") if item)}}
 
     results_path = work / "results.json"
     results: dict = json.loads(results_path.read_text()) if results_path.exists() else {}
@@ -127,13 +128,8 @@ def evaluate_with_interval(task: str, directory: Path, path: str) -> dict:
         metrics["accuracy_ci95"] = wilson(metrics["accuracy"], metrics["n"])
         return metrics
     rows = [json.loads(line) for line in open(path, encoding="utf-8")]
-    if (directory / "task_config.json").exists():
-        model = TaskModel.from_pretrained(directory)
-        lists = model.config.load(path)
-        scores = predict(model, lists)
-    else:
-        ranker = load_tfidf(directory)
-        scores = [ranker.score(r["query"], r["candidates"]).tolist() for r in rows]
+    predictions = load_predictor(task, directory).predict([(r["query"], r["candidates"]) for r in rows])
+    scores = [p["scores"] for p in predictions]
     relevance = [r["relevance"] for r in rows]
     metrics = ranking_metrics(scores, relevance)
     per_list = [ranking_metrics([s], [g]) for s, g in zip(scores, relevance)]

@@ -391,12 +391,7 @@ def _parse_file(args: argparse.Namespace) -> int:
     with atomic_writer(args.output) as out:
         written = write_jsonl(out, ({**g.to_dict(), "line": r.line} for r, g in zip(records, graphs)))
     print(f"wrote {written} graphs to {args.output}", file=sys.stderr)
-    if bad:
-        print(f"skipped {len(bad)} bad lines:", file=sys.stderr)
-        for error in bad[:20]:
-            print(f"  {error}", file=sys.stderr)
-        if len(bad) > 20:
-            print(f"  ... and {len(bad) - 20} more", file=sys.stderr)
+    _report_skipped(bad)
     return 0
 
 
@@ -685,13 +680,18 @@ def run_predict(args: argparse.Namespace) -> int:
     written, bad = predict_file(predictor, args.task, args.input, args.output, text_field=args.text_field,
                                 batch_size=args.batch_size, skip_bad=args.skip_bad)
     print(f"wrote {written} predictions to {args.output or 'stdout'}", file=sys.stderr)
+    _report_skipped(bad)
+    return 0
+
+
+def _report_skipped(bad: list) -> None:
+    """Tell stderr how many input lines ``--skip-bad`` left out, and the first 20 of them."""
     if bad:
         print(f"skipped {len(bad)} bad lines:", file=sys.stderr)
         for error in bad[:20]:
             print(f"  {error}", file=sys.stderr)
         if len(bad) > 20:
             print(f"  ... and {len(bad) - 20} more", file=sys.stderr)
-    return 0
 
 
 def run_vocab(args: argparse.Namespace) -> int:
