@@ -178,6 +178,11 @@ def build_task_files(directory: Path, seed: int, qam_questions: int = 500) -> di
     write("qam", {"train": questions(hard["train"], qam_questions) + swap["train"], "dev": swap["dev"],
                   "test": swap["test"], "dev-gsm8k": questions(hard["dev"], 300),
                   "test-gsm8k": questions(hard["test"], 300)})
+    # The pre-training corpus (data README): the train parts only, MATH problems and GSM8K questions and
+    # solutions; GSM-Plus seeds are GSM8K *test* questions, so none of them is here either.
+    math_train = [{"text": r["problem"]} for r in read(files["kpc"]["train"])]
+    gsm8k_train = [{"text": r[field]} for r in gsm8k["train"] for field in ("question", "answer")]
+    write("pretrain", {"train": math_train + gsm8k_train})
     return files
 
 

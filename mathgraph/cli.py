@@ -13,8 +13,8 @@
     mathgraph train multitask --task kpc:TRAIN[:DEV] --task qrc:... --output DIR [--adapter none|moe|cgc-lora]
                               [--moe-experts 4] [--moe-top-k 1] [--task-prompts] [--sampling proportional|uniform|temperature]
     mathgraph evaluate kpc|qrc|qam|sqr --model DIR --data F
-    mathgraph predict kpc|qrc|qam|sqr --model DIR TEXT [TEXT ...]
-    mathgraph predict kpc|qrc|qam|sqr --model DIR --input F.jsonl [--output P.jsonl] [--skip-bad]
+    mathgraph predict kpc|qrc|qam|sqr [--model DIR] [--hybrid|--no-hybrid] TEXT [TEXT ...]
+    mathgraph predict kpc|qrc|qam|sqr [--model DIR] --input F.jsonl [--output P.jsonl] [--skip-bad]
     mathgraph train simcse --corpus F.jsonl[:FIELD] [--corpus ...] --output DIR [--model DIR] [--steps N]
     mathgraph index build --input CORPUS.jsonl --text-field problem --model DIR --output INDEX
     mathgraph search --index INDEX "QUERY" [-k 5] [--format json]
@@ -98,7 +98,8 @@ def build_argument_parser() -> argparse.ArgumentParser:
     encode.add_argument("--text-field", default="problem")
     encode.add_argument("--graphs", metavar="FILE", help="graphs of the same problems from `mathgraph parse --output`")
     encode.add_argument("--output", required=True, metavar="EMB.npy")
-    encode.add_argument("--model", default="default", help="model directory, or 'default' (untrained COMUS)")
+    encode.add_argument("--model", default="default",
+                        help="model directory, 'default' (the shipped pre-trained COMUS) or 'untrained'")
     encode.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
     encode.add_argument("--batch-size", type=int, default=32)
     encode.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
@@ -114,10 +115,13 @@ def build_argument_parser() -> argparse.ArgumentParser:
     )
     pretrain.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
                           help="JSONL corpus and its text field (default field: problem); repeatable")
-    pretrain.add_argument("--model", default="default", help="encoder to start from (default: the untrained default)")
+    pretrain.add_argument("--model", default="untrained",
+                          help="encoder to start from: 'untrained' (default), 'default' (the shipped one) or a directory")
     pretrain.add_argument("--tasks", default="mlm,dtc,tgcl", help="comma-separated subset of mlm,dtc,tgcl")
     pretrain.add_argument("--encoder", choices=("comus", "bert"), default="comus")
     pretrain.add_argument("--steps", type=int, default=1000, dest="max_steps", help="optimizer steps (default: 1000)")
+    pretrain.add_argument("--freeze-vocabulary", action="store_true",
+                          help="keep the pre-trained word embeddings fixed; only added LaTeX tokens train")
     _add_training_flags(pretrain, learning_rate=5e-5, batch_size=32)
     pretrain.set_defaults(run=run_pretrain)
 
@@ -130,7 +134,8 @@ def build_argument_parser() -> argparse.ArgumentParser:
     train.add_argument("--dev", metavar="FILE", help="evaluated after each epoch; the best epoch is kept")
     train.add_argument("--task", action="append", dest="task_specs", metavar="TASK:TRAIN[:DEV]",
                        help="multitask: a task with its training (and dev) file; repeat for each task")
-    train.add_argument("--model", default="default", help="encoder directory to start from (default: untrained default)")
+    train.add_argument("--model", default="default",
+                       help="encoder to start from: 'default' (the shipped pre-trained COMUS), 'untrained' or a directory")
     train.add_argument("--encoder", choices=("comus", "bert", "bert+gat", "tfidf"), default="comus")
     train.add_argument("--text-field", default="problem", help="KPC text field (default: problem)")
     train.add_argument("--label-field", default="subject", help="KPC label field (default: subject)")
@@ -159,6 +164,9 @@ def build_argument_parser() -> argparse.ArgumentParser:
     multitask.add_argument("--label-space", choices=("per-task", "unified"), default="per-task",
                            help="a head per task, or one classifier over the union of the KPC/QRC/QAM labels "
                                 "(JiuZhang 2.0's multi-label setting)")
+    multitask.add_argument("--freeze-embeddings", action="store_true",
+                           help="keep the word, position and node-label embeddings as the start encoder has them "
+                                "(the model then differs from it in layers, graph side and heads only)")
     train.set_defaults(run=run_train)
 
     evaluate = commands.add_parser("evaluate", help="evaluate a trained model on a task file (prints JSON)")
@@ -217,10 +225,10 @@ def _add_training_flags(parser: argparse.ArgumentParser, learning_rate: float, b
                        help="freeze the embeddings and first N text layers and compute their outputs once per "
                             "problem (faster epochs; the frozen layers do not adapt)")
     group.add_argument("--gat-heads", type=int,
-                       help="a new model's (--model default) GAT heads of 64: default text width / 64 (6 for "
+                       help="a new model's (--model untrained) GAT heads of 64: default text width / 64 (6 for "
                             "MiniLM = 384 wide); 12 gives COMUS's 768")
     group.add_argument("--split-digits", action="store_true", default=None,
-                       help="a new model's (--model default) tokenizer cuts numbers into single digits (Qwen-style: "
+                       help="a new model's (--model untrained) tokenizer cuts numbers into single digits (Qwen-style: "
                             "1,000.5 -> 1 , 0 0 0 . 5); saved in config.json, so the model keeps doing it "
                             "(train kpc|qrc|qam|sqr and pretrain)")
 
@@ -421,20 +429,21 @@ def run_pretrain(args: argparse.Namespace) -> int:
     check_pretraining_setup(tasks, args.encoder)  # before the slow parsing
     _refuse_gat_heads(args)
     state = run_pretraining(_read_corpora(args.corpus), _training_arguments(args), model=args.model, tasks=tasks,
-                            encoder=args.encoder, split_digits=args.split_digits)
+                            encoder=args.encoder, split_digits=args.split_digits,
+                            freeze_vocabulary=args.freeze_vocabulary)
     print(f"pre-trained {state['step']} steps; encoder saved to {args.output_dir}", file=sys.stderr)
     return 0
 
 
 def _refuse_gat_heads(args: argparse.Namespace) -> None:
     if args.gat_heads is not None:
-        raise ValueError("--gat-heads is for fine-tuning a new model (train kpc|qrc|qam|sqr --model default)")
+        raise ValueError("--gat-heads is for fine-tuning a new model (train kpc|qrc|qam|sqr --model untrained)")
 
 
 def _refuse_split_digits(args: argparse.Namespace) -> None:
     if args.split_digits:
         raise ValueError("--split-digits sets up a new model: use it with train kpc|qrc|qam|sqr or pretrain "
-                         "(--model default); a saved model keeps its own setting")
+                         "(--model untrained); a saved model keeps its own setting")
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -488,6 +497,7 @@ def _run_train_multitask(args: argparse.Namespace) -> int:
         moe_layers=args.moe_layers, moe_experts=args.moe_experts, moe_top_k=args.moe_top_k,
         task_prompts=args.task_prompts, lora_rank=args.lora_rank, lora_common=args.lora_common,
         sampling=args.sampling, temperature=args.temperature, label_space=args.label_space,
+        freeze_embeddings=args.freeze_embeddings,
     )
     print(json.dumps(result, default=str))
     print(f"saved the multi-task model to {args.output_dir}", file=sys.stderr)
@@ -531,6 +541,9 @@ def _add_search_commands(commands) -> None:
     search.add_argument("-k", type=int, default=5)
     search.add_argument("--model", help="the model that built the index (default: the one it records)")
     search.add_argument("--approximate", action="store_true", help="faiss HNSW instead of exact cosine")
+    search.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=None,
+                        help="fuse cosine with TF-IDF scores over the index's texts, with the shipped model's "
+                             "search weight (chosen on dev; default: on only if dev said it helps)")
     search.add_argument("--format", choices=("text", "json"), default="text")
     search.set_defaults(run=run_search)
 
@@ -566,8 +579,14 @@ def run_index_build(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     from tasks.retrieval import load_index
 
+    from mathgraph.shipped import release_info
+
     index = load_index(args.index, model=args.model)
-    hits = index.search(args.query, k=args.k, approximate=args.approximate or None)
+    setting = release_info()["search"]["hybrid"]
+    weight = setting["weight"] if (setting["default"] if args.hybrid is None else args.hybrid) else 0.0
+    if weight > 0 and args.approximate:
+        raise ValueError("--hybrid searches exactly: leave out --approximate (or pass --no-hybrid)")
+    hits = index.search(args.query, k=args.k, approximate=args.approximate or None, sparse_weight=weight)
     if args.format == "json":
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False))
     else:
@@ -641,8 +660,12 @@ def _add_predict_command(commands) -> None:
     predict.__class__ = _IntermixedArgumentParser  # TEXTs may follow the options
     predict.add_argument("task", choices=("kpc", "qrc", "qam", "sqr"))
     predict.add_argument("texts", nargs="*", metavar="TEXT")
-    predict.add_argument("--model", required=True, metavar="DIR",
-                         help="a task model, a multi-task model (TASK picks the head) or a TF-IDF baseline")
+    predict.add_argument("--model", metavar="DIR",
+                         help="a task model, a multi-task model (TASK picks the head) or a TF-IDF baseline "
+                              "(default: the shipped multi-task model)")
+    predict.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=None,
+                         help="fuse the shipped model with its TF-IDF baseline (weight chosen on dev; default: "
+                              "on for the tasks where dev said it helps; shipped model only)")
     predict.add_argument("--input", metavar="FILE", help="JSONL file of inputs")
     predict.add_argument("--output", metavar="FILE",
                          help="JSONL predictions, one per good input line (default: stdout)")
@@ -671,8 +694,15 @@ def run_predict(args: argparse.Namespace) -> int:
     elif not args.texts:
         raise ValueError("give the input as TEXT arguments, or --input FILE")
     item = None if args.input else input_from_texts(args.task, args.texts)  # checked before the model loads
+    if args.model is not None and args.hybrid:
+        raise ValueError("--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model")
     configure_threads(args.threads)
-    predictor = load_predictor(args.task, args.model, device=resolve_device(args.device))
+    if args.model is None:
+        from tasks.release import shipped_predictor
+
+        predictor = shipped_predictor(args.task, hybrid=args.hybrid)
+    else:
+        predictor = load_predictor(args.task, args.model, device=resolve_device(args.device))
     if item is not None:
         [result] = predictor.predict([item], batch_size=args.batch_size)
         print(format_prediction(item, result, args.top) if args.format == "text" else json.dumps(result))

@@ -3,11 +3,15 @@
     encoder = MathEncoder.from_pretrained("default")        # or a directory from save_pretrained
     vectors = encoder.encode(["Find $x$ if $2x+3=7$.", ...], batch_size=32)
 
-``"default"`` is the untrained COMUS model: the packaged all-MiniLM-L6-v2 with
-the LaTeX commands of MATH and GSM8K added as tokens, a GAT and memory layers
-initialised from a fixed seed, and the node and relation vocabularies shipped
-in ``mathgraph/data/default_model``. It is reproducible, not trained: fine-tune
-or pre-train it (``mathgraph pretrain``, ``mathgraph train``) for real work.
+``"default"`` is the shipped COMUS encoder: the packaged all-MiniLM-L6-v2 with the
+LaTeX commands of MATH and GSM8K added as tokens, continually pre-trained (MLM, DTC,
+TGCL) on MATH and GSM8K train texts (``mathgraph.shipped``, its model card in
+``mathgraph/data/shipped_model/MODEL_CARD.md``).
+
+``"untrained"`` is the same architecture before any training: MiniLM with the
+LaTeX tokens added, a GAT and memory layers initialised from a fixed seed, and the
+node and relation vocabularies in ``mathgraph/data/default_model``. It is where
+``mathgraph pretrain --model untrained`` starts for people who pre-train their own.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ DEFAULT_MODEL_DIR = Path(__file__).parent / "data" / "default_model"
 LATEX_TOKENS_NAME = "latex_tokens.json"
 MODES = ("fused", "text", "graph")
 DEFAULT_SEED = 0
+SHIPPED, UNTRAINED = "default", "untrained"  # the names from_pretrained takes besides a directory
 
 
 class MathEncoder:
@@ -56,8 +61,12 @@ class MathEncoder:
     # ------------------------------------------------------------- building
     @classmethod
     def from_pretrained(cls, path: str | PathLike = "default", device: str | torch.device | None = None) -> "MathEncoder":
-        """Load a saved encoder directory, or build the untrained ``"default"`` one."""
-        if str(path) == "default":
+        """Load a saved encoder directory, the shipped pre-trained ``"default"``, or build the ``"untrained"`` one."""
+        if str(path) == SHIPPED:
+            from mathgraph.shipped import load_shipped_encoder
+
+            encoder = load_shipped_encoder()
+        elif str(path) == UNTRAINED:
             encoder = cls.build(DEFAULT_MODEL_DIR)
         else:
             directory = Path(path)

@@ -261,17 +261,21 @@ class ComusModel(nn.Module):
         """Load a model written by ``save_pretrained``; raises ``CheckpointError`` with the reason if it cannot."""
         directory = Path(directory)
         config_data = read_config(directory)
-        config = ComusConfig.from_dict(config_data)
         state = load_weights(directory, config_data.get("weights_sha256"), map_location)
-        model = cls(config)
+        return cls.from_state(config_data, state, where=directory / WEIGHTS_NAME)
+
+    @classmethod
+    def from_state(cls, config_data: dict, state: dict[str, torch.Tensor], where: object = "the weights") -> "ComusModel":
+        """A model of the config ``config_data`` holding exactly the tensors ``state`` (``CheckpointError``,
+        naming ``where``, when they do not fit)."""
+        model = cls(ComusConfig.from_dict(config_data))
         try:
             missing, unexpected = model.load_state_dict(state, strict=False)
         except RuntimeError as err:  # a tensor of the wrong shape
-            raise CheckpointError(f"{directory / WEIGHTS_NAME} does not fit config.json: {err}") from err
+            raise CheckpointError(f"{where} does not fit config.json: {err}") from err
         if missing or unexpected:
             raise CheckpointError(
-                f"{directory / WEIGHTS_NAME} does not fit config.json: missing {sorted(missing)[:5]}, "
-                f"unexpected {sorted(unexpected)[:5]}"
+                f"{where} does not fit config.json: missing {sorted(missing)[:5]}, unexpected {sorted(unexpected)[:5]}"
             )
         return model
 

@@ -15,24 +15,35 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from models.cgc_lora import PartlyTrainableEmbedding
+
 
 class MlmHead(nn.Module):
     """``dense -> GELU -> LayerNorm -> decoder`` as BERT's; ``hidden: [..., d] -> logits [..., vocab]``.
 
     all-MiniLM-L6-v2 ships without an MLM head, so this one starts random; the
-    decoder can share its weight with the input word embeddings (``tie_to``).
+    decoder can share its weight with the input word embeddings (``tie_to``). A
+    ``PartlyTrainableEmbedding`` (pre-trained rows frozen, added LaTeX rows training)
+    is decoded part by part, so the frozen rows stay frozen in the decoder too.
     """
 
-    def __init__(self, hidden: int, vocab_size: int, tie_to: nn.Embedding | None = None, eps: float = 1e-12):
+    def __init__(self, hidden: int, vocab_size: int, tie_to: nn.Module | None = None, eps: float = 1e-12):
         super().__init__()
         self.dense = nn.Linear(hidden, hidden)
         self.norm = nn.LayerNorm(hidden, eps=eps)
+        self.parts = tie_to if isinstance(tie_to, PartlyTrainableEmbedding) else None
+        if self.parts is not None:
+            self.bias = nn.Parameter(torch.zeros(vocab_size))
+            return
         self.decoder = nn.Linear(hidden, vocab_size)
         if tie_to is not None:
             self.decoder.weight = tie_to.weight
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.decoder(self.norm(F.gelu(self.dense(hidden))))
+        hidden = self.norm(F.gelu(self.dense(hidden)))
+        if self.parts is None:
+            return self.decoder(hidden)
+        return torch.cat([F.linear(hidden, self.parts.frozen), F.linear(hidden, self.parts.new)], dim=-1) + self.bias
 
 
 def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

@@ -117,3 +117,11 @@ def add_latex_tokens(tokenizer: PreTrainedTokenizerBase, commands: Iterable[str]
     new = [c for c in commands if c not in vocabulary]
     tokenizer.add_tokens([AddedToken(c, normalized=False, single_word=False) for c in new])
     return new
+
+
+def first_added_latex_row(tokenizer) -> int | None:
+    """The first word-embedding row of the LaTeX tokens added after pre-training (``add_latex_tokens``
+    appends them at the end, so the rows before it are the pre-trained ones); None without any."""
+    # Same test as the collator's (``ProblemCollator``): added tokens that are LaTeX commands.
+    ids = [i for token, i in tokenizer.get_added_vocab().items() if token.startswith("\\")]
+    return min(ids) if ids else None

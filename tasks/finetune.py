@@ -289,14 +289,16 @@ def evaluate_examples(model, examples: Sequence, store: FeatureStore | None = No
 
 
 def load_start_encoder(model: str = "default", **new_model_options) -> MathEncoder:
-    """The encoder to fine-tune: a saved directory, or ``"default"`` built with ``new_model_options``
-    (``ComusConfig`` fields such as ``gat_heads=12`` for COMUS's 768-wide GAT)."""
+    """The encoder to fine-tune: a saved directory, the shipped pre-trained ``"default"``, or ``"untrained"``
+    built with ``new_model_options`` (``ComusConfig`` fields such as ``gat_heads=12`` for COMUS's 768-wide GAT)."""
+    from mathgraph.encoder import UNTRAINED
+
     options = {k: v for k, v in new_model_options.items() if v is not None}
-    if str(model) != "default":
+    if str(model) != UNTRAINED:
         if options:
-            raise ValueError(f"{sorted(options)} set up a new model: they apply to --model default, not {model}")
+            raise ValueError(f"{sorted(options)} set up a new model: they apply to --model {UNTRAINED}, not {model}")
         return MathEncoder.from_pretrained(model, device="cpu")
-    encoder = MathEncoder.build(**options) if options else MathEncoder.from_pretrained("default", device="cpu")
+    encoder = MathEncoder.build(**options)
     encoder.model.eval()
     return encoder
 

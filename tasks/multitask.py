@@ -17,6 +17,11 @@ Adapters on the text encoder (``--adapter``):
   gate, the graph side and the heads train.
 - ``none``: one dense encoder shared by all tasks.
 
+``freeze_embeddings`` keeps the word, position and node-label embeddings as the
+start encoder has them: with an encoder pre-trained with a frozen vocabulary, the
+model differs from it in its layers, graph side and heads only, which is what the
+shipped model stores (``tasks.release``).
+
 ``task_prompts`` (JiuZhang 2.0, Eq. 7) inserts one learned embedding per task
 right after ``[CLS]`` and, with MoE, adds it to the router input.
 
@@ -51,6 +56,7 @@ from mathgraph.batching import ProblemBatch
 from mathgraph.encoder import MathEncoder
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
 from models.heads import PairClassificationHead
+from models.text_encoder import first_added_latex_row
 from tasks.bucketing import bucketed_batches
 from tasks.features import FeatureStore
 from tasks.finetune import (
@@ -66,6 +72,7 @@ SAMPLING = ("proportional", "uniform", "temperature")
 MULTITASK_CONFIG_NAME = "multitask_config.json"
 MULTITASK_MODEL_TYPE = "multi-task-model"  # multitask_config.json's model_type (tasks.loading)
 MULTITASK_WEIGHTS_NAME = "multitask.safetensors"
+DELTA_WEIGHTS_NAME = "weights.delta.safetensors"  # what differs from the base encoder (``save_delta``)
 
 
 @dataclass
@@ -84,6 +91,7 @@ class MultiTaskConfig:
     sampling: str = "proportional"
     temperature: float = 2.0
     label_space: str = "per-task"
+    freeze_embeddings: bool = False
 
     def __post_init__(self) -> None:
         if self.adapter not in ADAPTERS:
@@ -146,8 +154,12 @@ class MultiTaskModel(nn.Module):
             if config.adapter == "moe" else []
         # The frozen encoder keeps the embeddings of the LaTeX tokens added after pre-training trainable.
         self.task_gate = apply_cgc_lora(text, len(config.tasks), config.lora_common, config.lora_rank,
-                                        new_token_start=_first_added_latex_row(encoder.tokenizer)) \
+                                        new_token_start=first_added_latex_row(encoder.tokenizer)) \
             if config.adapter == "cgc-lora" else None
+        if config.freeze_embeddings:
+            for embedding in (text.embeddings.word_embeddings, text.embeddings.position_embeddings,
+                              self.backbone.graph.label_embedding):
+                embedding.weight.requires_grad_(False)
         hidden = self.backbone.config.text_hidden
         self.task_prompts = nn.Embedding(len(config.tasks), hidden) if config.task_prompts else None
         if self.task_prompts is not None:
@@ -241,8 +253,12 @@ class MultiTaskModel(nn.Module):
             json.dumps({"model_type": MULTITASK_MODEL_TYPE, **asdict(self.config)}, indent=1), encoding="utf-8")
 
     @classmethod
-    def from_pretrained(cls, directory: str | Path, device: str | None = None) -> "MultiTaskModel":
-        """Load a directory written by ``save_pretrained`` (safetensors only; ``CheckpointError`` if it cannot)."""
+    def from_pretrained(cls, directory: str | Path, device: str | None = None,
+                        base: MathEncoder | None = None) -> "MultiTaskModel":
+        """Load a directory written by ``save_pretrained`` (safetensors only; ``CheckpointError`` if it cannot).
+
+        With ``base`` (the encoder it was fine-tuned from), the directory holds only what differs from
+        it (``models.delta``, ``DELTA_WEIGHTS_NAME``): how the shipped model is stored."""
         from safetensors.torch import load_model
         from transformers import AutoTokenizer
 
@@ -254,17 +270,52 @@ class MultiTaskModel(nn.Module):
             if isinstance(data, dict):
                 data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
             config = MultiTaskConfig(**data)
-            backbone = ComusModel(ComusConfig.from_dict(read_config(directory)))
-            encoder = MathEncoder(backbone, AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR),
-                                  GraphVocabulary.load(directory))
+            if base is None:
+                backbone = ComusModel(ComusConfig.from_dict(read_config(directory)))
+                encoder = MathEncoder(backbone, AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR),
+                                      GraphVocabulary.load(directory))
+            else:
+                encoder = base
         except (OSError, ValueError, TypeError, json.JSONDecodeError) as err:
             raise CheckpointError(f"{directory} is not a multi-task model: {err}") from err
         model = cls(encoder, config)
-        try:
-            load_model(model, str(directory / MULTITASK_WEIGHTS_NAME))
-        except Exception as err:  # safetensors header, missing or mis-shaped tensors alike
-            raise CheckpointError(f"cannot load {directory / MULTITASK_WEIGHTS_NAME}: {err}") from err
+        if base is not None:
+            model._load_delta(directory / DELTA_WEIGHTS_NAME)
+        else:
+            try:
+                load_model(model, str(directory / MULTITASK_WEIGHTS_NAME))
+            except Exception as err:  # safetensors header, missing or mis-shaped tensors alike
+                raise CheckpointError(f"cannot load {directory / MULTITASK_WEIGHTS_NAME}: {err}") from err
         return model.to(device or "cpu").eval()
+
+    def save_delta(self, directory: str | Path, base: MathEncoder) -> int:
+        """Write this model as ``from_pretrained(directory, base=base)`` loads it: configs, tokenizer and
+        vocabularies, and in ``DELTA_WEIGHTS_NAME`` only the (fp16) tensors that differ from ``base``'s.
+        Returns the number of values stored."""
+        from models.delta import save_delta
+
+        directory = Path(directory)
+        self.save_pretrained(directory)
+        (directory / MULTITASK_WEIGHTS_NAME).unlink()
+        return save_delta(directory / DELTA_WEIGHTS_NAME, _state(self), _backbone_state(base))
+
+    def _load_delta(self, path: Path) -> None:
+        from models.delta import apply_delta
+
+        state = apply_delta(_backbone_state(self.encoder), path)
+        missing, unexpected = self.load_state_dict(state, strict=False)
+        if missing or unexpected:
+            raise CheckpointError(f"{path} does not fit the model: missing {sorted(missing)[:5]}, "
+                                  f"unexpected {sorted(unexpected)[:5]}")
+
+
+def _state(module: nn.Module) -> dict[str, torch.Tensor]:
+    return {name: tensor.detach().cpu() for name, tensor in module.state_dict().items()}
+
+
+def _backbone_state(encoder: MathEncoder) -> dict[str, torch.Tensor]:
+    """``encoder``'s weights under the names they have in a ``MultiTaskModel``."""
+    return {f"backbone.{name}": tensor for name, tensor in _state(encoder.model).items()}
 
 
 class TaskView(nn.Module):
@@ -289,14 +340,6 @@ class TaskView(nn.Module):
 def is_multitask_directory(directory: str | Path) -> bool:
     """Whether ``directory`` holds a model written by ``MultiTaskModel.save_pretrained``."""
     return (Path(directory) / MULTITASK_CONFIG_NAME).is_file()
-
-
-def _first_added_latex_row(tokenizer) -> int | None:
-    """The first word-embedding row of the LaTeX tokens added after pre-training (``add_latex_tokens``
-    appends them at the end, so the rows before it are the pre-trained ones); None without any."""
-    # Same test as the collator's (``ProblemCollator``): added tokens that are LaTeX commands.
-    ids = [i for token, i in tokenizer.get_added_vocab().items() if token.startswith("\\")]
-    return min(ids) if ids else None
 
 
 def _insert_after_cls(text_model: nn.Module, inputs: dict, prompt: torch.Tensor) -> dict:

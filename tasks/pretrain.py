@@ -106,7 +106,11 @@ class MaskedLanguageModelling(Objective):
         return MlmHead(model.config.text_hidden, embeddings.num_embeddings, tie_to=embeddings)
 
     def loss(self, head, model, output, item):
-        return mlm_loss(head(output.token_states), item.mlm_labels)
+        # Decode the masked positions only: logits over the whole batch are [B, L, vocab], most of the step's time.
+        masked = item.mlm_labels != -100
+        if not masked.any():  # a batch of very short texts can have no masked token
+            return output.token_states.sum() * 0.0
+        return mlm_loss(head(output.token_states[masked]), item.mlm_labels[masked])
 
 
 class DependencyTripletCompletion(Objective):
@@ -186,9 +190,24 @@ class ComusPretrainer(nn.Module):
         return losses
 
 
+def freeze_pretrained_vocabulary(model: ComusModel, tokenizer) -> None:
+    """Keep the text encoder's pre-trained word embeddings fixed; only the LaTeX rows added to the vocabulary
+    train (all rows are fixed where none was added). A model pre-trained so differs from its start only in
+    its layers, graph side and new rows, which is what the shipped model stores (``tasks.release``)."""
+    from models.cgc_lora import PartlyTrainableEmbedding
+    from models.text_encoder import first_added_latex_row
+
+    embeddings = model.text.embeddings
+    start = first_added_latex_row(tokenizer)
+    if start is None or start >= embeddings.word_embeddings.num_embeddings:
+        embeddings.word_embeddings.weight.requires_grad_(False)
+    else:
+        embeddings.word_embeddings = PartlyTrainableEmbedding(embeddings.word_embeddings, start)
+
+
 def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = "default",
                     tasks: Sequence[str] = PRETRAINING_TASKS, encoder: str = "comus",
-                    split_digits: bool | None = None) -> dict:
+                    split_digits: bool | None = None, freeze_vocabulary: bool = False) -> dict:
     """Pre-train the encoder ``model`` on ``texts`` for ``args.max_steps`` steps; save it to ``args.output_dir``.
 
     Graphs come from the graph cache (none are parsed for ``encoder="bert"``);
@@ -196,7 +215,8 @@ def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = 
     ``MathEncoder.from_pretrained(args.output_dir)``; ``args.resume`` continues an
     interrupted run from ``checkpoint-last``. ``split_digits=True`` builds the new
     ``"default"`` model with a tokenizer that cuts numbers into single digits (kept in
-    its config). Returns the trainer state as a dict.
+    its config). ``freeze_vocabulary=True`` keeps the pre-trained word embeddings (and so the tied MLM
+    decoder) fixed: see ``freeze_pretrained_vocabulary``. Returns the trainer state as a dict.
     """
     from dataclasses import asdict
 
@@ -213,6 +233,8 @@ def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = 
         raise ValueError("no texts to pre-train on")
     math_encoder = load_start_encoder(model, split_digits=split_digits)
     store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=encoder != "bert")
+    if freeze_vocabulary:
+        freeze_pretrained_vocabulary(math_encoder.model, math_encoder.tokenizer)
     pretrainer = ComusPretrainer(math_encoder.model, PretrainingWeights(enabled=tuple(tasks)), encoder=encoder)
     # In-batch negatives (TGCL) need two or more problems per batch: a short last batch is dropped.
     sampler = LengthBucketSampler([store.length(t) for t in texts], args.batch_size, args.seed,

@@ -170,6 +170,11 @@ def as_embedder(encoder, mode: str | None = None) -> Embedder:
                     "identity() (wrap a MathEncoder with as_embedder)")
 
 
+def is_named_model(spec: str) -> bool:
+    """Whether ``spec`` names a model that ships with mathgraph (``"default"``, ``"untrained"``) rather than a path."""
+    return spec in ("default", "untrained")
+
+
 def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device: str | None = None) -> Embedder:
     """An embedder from the command line: ``"default"`` or a mathgraph model directory -> ``MathEncoder``;
     ``"text:PATH"`` (``"text:default"`` for MiniLM) or any other Hugging Face directory -> ``TextEmbedder``.
@@ -178,7 +183,7 @@ def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device:
     if spec.startswith("text:"):
         return TextEmbedder(spec[len("text:"):], device=device)
     config = Path(spec) / "config.json"
-    is_mathgraph = spec == "default"
+    is_mathgraph = is_named_model(spec)
     if not is_mathgraph and config.is_file():
         try:
             is_mathgraph = json.loads(config.read_text(encoding="utf-8")).get("model_type") == "comus"
@@ -189,7 +194,7 @@ def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device:
     if is_mathgraph:
         from mathgraph.encoder import MathEncoder
 
-        source = spec if spec == "default" else str(Path(spec).resolve())
+        source = spec if is_named_model(spec) else str(Path(spec).resolve())
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=source)
     return TextEmbedder(str(Path(spec).resolve()), device=device)
 
@@ -243,6 +248,7 @@ class SearchIndex:
         self.embeddings, self.rows, self.text_field = embeddings, list(rows), text_field
         self.identity, self.embedder = dict(identity), embedder
         self._faiss: dict[str, object] = {}
+        self._sparse = None  # (TF-IDF vectorizer, row matrix) for hybrid search, built on first use
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -271,9 +277,14 @@ class SearchIndex:
 
     # ------------------------------------------------------------- searching
     def search(self, query_or_queries: str | Sequence[str], k: int = 5, approximate: bool | None = None,
-               approximate_kind: str = "hnsw", batch_size: int = 32) -> list[Hit] | list[list[Hit]]:
+               approximate_kind: str = "hnsw", batch_size: int = 32,
+               sparse_weight: float = 0.0) -> list[Hit] | list[list[Hit]]:
         """The ``k`` most similar rows, best first: a list of hits for one query string, a list of such lists
-        for a list of queries. ``approximate``: None -> faiss above ``APPROXIMATE_THRESHOLD`` rows."""
+        for a list of queries. ``approximate``: None -> faiss above ``APPROXIMATE_THRESHOLD`` rows.
+
+        ``sparse_weight`` > 0 is hybrid search (``tasks.hybrid.fuse_scores``): every row's cosine is fused
+        with its TF-IDF cosine to the query (a TF-IDF model fitted on the index's texts on first use), exactly;
+        the hits' scores are then the fused ones."""
         if self.embedder is None:
             raise ValueError("this index has no encoder to embed queries: load it with SearchIndex.load(dir, encoder=...)"
                              " or use search_vectors")
@@ -285,9 +296,35 @@ class SearchIndex:
             if not isinstance(query, str) or not query.strip():
                 raise ValueError(f"query {i} is empty or not a string: {query!r}")
         _check_k(k)
+        if not 0.0 <= sparse_weight <= 1.0:
+            raise ValueError(f"sparse_weight must be in [0, 1], got {sparse_weight}")
         vectors = _encode(self.embedder, queries, batch_size)
-        hits = self.search_vectors(vectors, k, approximate, approximate_kind)
+        if sparse_weight > 0:
+            hits = self._hybrid_search(queries, vectors, k, sparse_weight)
+        else:
+            hits = self.search_vectors(vectors, k, approximate, approximate_kind)
         return hits[0] if single else hits
+
+    def _hybrid_search(self, queries: list[str], vectors: np.ndarray, k: int, weight: float) -> list[list[Hit]]:
+        from tasks.hybrid import fuse_scores
+
+        if self._sparse is None:  # fitted once per loaded index: a second's work for tens of thousands of rows
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
+            from tasks.baselines import VECTORIZER_DEFAULTS
+
+            vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS)
+            self._sparse = vectorizer, vectorizer.fit_transform([row[self.text_field] for row in self.rows])
+        vectorizer, matrix = self._sparse
+        dense = l2_normalize(np.asarray(vectors, dtype=np.float32)) @ self.embeddings.T
+        sparse = (vectorizer.transform(queries) @ matrix.T).toarray()
+        k = min(k, len(self))
+        hits = []
+        for dense_row, sparse_row in zip(dense, sparse):
+            fused = fuse_scores(dense_row, sparse_row, weight)
+            best = np.argsort(-fused, kind="stable")[:k]
+            hits.append([Hit(int(i), float(fused[i]), self.rows[int(i)]) for i in best])
+        return hits
 
     def search_vectors(self, vectors: np.ndarray, k: int = 5, approximate: bool | None = None,
                        approximate_kind: str = "hnsw") -> list[list[Hit]]:

@@ -33,6 +33,8 @@ import torch
 from torch import nn
 
 LAST_CHECKPOINT = "checkpoint-last"
+# The loss curve: every ``log_every`` steps, the mean of each loss term since the last line.
+TRAINING_LOG = "training_log.jsonl"
 BEST_CHECKPOINT = "checkpoint-best"
 STATE_NAME = "trainer_state.json"
 WEIGHTS_NAME = "training_weights.safetensors"
@@ -266,6 +268,7 @@ class Trainer:
                 self.batch_sampler.set_epoch(self.state.epoch)
             # Throughput counts training time only: the dev evaluation after the epoch is left out.
             started, examples, loss_sum, losses = time.perf_counter(), 0, 0.0, 0
+            since_log: dict[str, float] = {}
             for batch in self.train_loader:
                 with self.accelerator.accumulate(self.model):
                     outputs = self.model(batch)
@@ -283,12 +286,18 @@ class Trainer:
                     self.optimizer.zero_grad()
                 examples += _batch_size(batch)
                 loss_sum, losses = loss_sum + loss.item(), losses + 1
+                for name, value in outputs.items():
+                    if isinstance(value, torch.Tensor) and value.dim() == 0:
+                        since_log[name] = since_log.get(name, 0.0) + value.item()
+                since_log["batches"] = since_log.get("batches", 0) + 1
                 if self.accelerator.sync_gradients:
                     self.state.step += 1
                     bar.update(1)
                     if self.state.step % self.args.log_every == 0 or self.state.step == 1:
                         rate = examples * self.accelerator.num_processes / (time.perf_counter() - started)
                         bar.set_postfix(loss=f"{loss.item():.4f}", ex_per_s=f"{rate:.1f}")
+                        self._log_losses(since_log, rate)
+                        since_log = {}
                     if self.state.step >= self.total_steps:
                         break
             self.state.epoch += 1
@@ -296,6 +305,18 @@ class Trainer:
             self._end_of_epoch(loss_sum / max(1, losses), rate)
         bar.close()
         return self.state
+
+    def _log_losses(self, sums: dict[str, float], examples_per_second: float) -> None:
+        """Append the mean loss terms since the last line to ``training_log.jsonl`` (main process)."""
+        if not self.accelerator.is_main_process:
+            return
+        batches = sums.pop("batches")
+        record = {"step": self.state.step, "epoch": self.state.epoch, "lr": self.scheduler.get_last_lr()[0],
+                  "examples_per_s": round(examples_per_second, 2),
+                  **{name: round(total / batches, 5) for name, total in sums.items()}}
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.output_dir / TRAINING_LOG, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record) + "\n")
 
     def _end_of_epoch(self, mean_loss: float, examples_per_second: float) -> None:
         record = {"epoch": self.state.epoch, "step": self.state.step, "loss": mean_loss,
@@ -374,6 +395,16 @@ class Trainer:
         self.optimizer.load_state_dict(optimizer_state["optimizer"])
         self.scheduler.load_state_dict(optimizer_state["scheduler"])
         self.state = TrainerState(**saved["state"])
+        self._truncate_log()
+
+    def _truncate_log(self) -> None:
+        """Drop loss-curve lines written after the checkpoint we resume from: those steps run again."""
+        path = self.output_dir / TRAINING_LOG
+        if not self.accelerator.is_main_process or not path.is_file():
+            return
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        path.write_text("".join(line for line in lines if json.loads(line)["step"] <= self.state.step),
+                        encoding="utf-8")
 
 
 def _batch_size(batch) -> int:

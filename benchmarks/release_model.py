@@ -1,0 +1,239 @@
+"""Build the model that ships in the package: pre-train, fine-tune on four tasks, fuse with TF-IDF, package.
+
+    python benchmarks/release_model.py --work results/ --stage pretrain   [--steps 2000]
+    python benchmarks/release_model.py --work results/ --stage multitask  [--epochs 2]
+    python benchmarks/release_model.py --work results/ --stage package    [--output mathgraph/data/shipped_model]
+
+Splits and task files are those of ``benchmarks/results.py`` (seed 0), so the
+released model's figures sit next to the results table's rows.
+
+1. ``pretrain``: COMUS (MLM + DTC + TGCL) from the untrained architecture (the
+   packaged all-MiniLM-L6-v2) on the pre-training corpus: the MATH problems of the
+   KPC train part and the GSM8K questions and solutions of the QAM train part, none
+   of any dev or test text. The pre-trained word embeddings stay fixed
+   (``--freeze-vocabulary``): only the added LaTeX rows, the layers and the graph
+   side train, which is what keeps the shipped files small. Resumable (``--resume``
+   is passed when a checkpoint exists); the loss curve is ``pretrain/training_log.jsonl``.
+2. ``multitask``: one dense multi-task model (KPC, QRC, QAM, SQR; per-task heads) from
+   the pre-trained encoder, embeddings frozen, the best epoch by mean dev metric.
+3. ``package``: TF-IDF baselines on the same train parts; the hybrid weight of each
+   task chosen on dev (``tasks.hybrid``); the package written as ``mathgraph.shipped``
+   reads it (fp16 deltas, checksums); then every figure measured *from the written
+   package* on dev and test (neural, TF-IDF, hybrid; 95% intervals) into
+   ``release.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import REPO, build_task_files, machine, wilson  # noqa: E402
+
+from tasks.trainer import TrainingArguments  # noqa: E402
+
+TASKS = ("kpc", "qrc", "qam", "sqr")
+# what each task's dev metric is, and the parts each task is measured on
+METRIC = {"kpc": "accuracy", "qrc": "accuracy", "qam": "accuracy", "sqr": "ndcg@3"}
+SHIPPED = REPO / "mathgraph" / "data" / "shipped_model"
+
+
+def main() -> None:
+    args = _arguments()
+    work = Path(args.work)
+    files = build_task_files(work / "data", args.seed)
+    {"pretrain": pretrain, "multitask": multitask, "package": package}[args.stage](files, work, args)
+
+
+def pretrain(files: dict, work: Path, args) -> None:
+    """Stage 1: continual pre-training from the untrained architecture, vocabulary frozen."""
+    from tasks.pretrain import run_pretraining
+
+    output = work / "pretrain"
+    texts = [json.loads(line)["text"] for line in open(files["pretrain"]["train"], encoding="utf-8")]
+    training = TrainingArguments(output_dir=str(output), max_steps=args.steps, batch_size=32, learning_rate=5e-5,
+                                 seed=args.seed, parse_workers=args.workers,
+                                 resume=(output / "checkpoint-last").exists())
+    run_pretraining(texts, training, model="untrained", freeze_vocabulary=True)
+
+
+def multitask(files: dict, work: Path, args) -> None:
+    """Stage 2: the dense multi-task model from the pre-trained encoder, embeddings frozen."""
+    from tasks.finetune import TaskConfig
+    from tasks.multitask import train_multitask
+
+    output = work / "multitask"
+    training = TrainingArguments(output_dir=str(output), epochs=args.epochs, batch_size=16, learning_rate=3e-5,
+                                 seed=args.seed, parse_workers=args.workers,
+                                 resume=(output / "checkpoint-last").exists())
+    task_files = [(TaskConfig(task, text_field="problem", label_field="subject"), files[task]["train"],
+                   files[task]["dev"]) for task in TASKS]
+    result = train_multitask(task_files, training, model=str(work / "pretrain"), freeze_embeddings=True)
+    (work / "multitask.json").write_text(json.dumps(result, indent=1, default=str))
+
+
+def package(files: dict, work: Path, args) -> None:
+    """Stage 3: TF-IDF, hybrid weights on dev, the package, and its figures measured from the package."""
+    from mathgraph.encoder import MathEncoder
+    from tasks.baselines import train_tfidf
+    from tasks.multitask import MultiTaskModel
+    from tasks.release import write_package
+
+    output = Path(args.output)
+    tfidf_dirs = {}
+    for task in TASKS:
+        tfidf_dirs[task] = work / "tfidf" / task
+        if not (tfidf_dirs[task] / "config.json").exists():
+            rows = [json.loads(line) for line in open(files[task]["train"], encoding="utf-8")]
+            train_tfidf(task, rows, text_field="problem", label_field="subject").save(tfidf_dirs[task])
+    encoder = MathEncoder.from_pretrained(work / "pretrain", device="cpu")
+    model = MultiTaskModel.from_pretrained(work / "multitask")
+    write_package(output, encoder, model, tfidf_dirs, card_facts=_card_facts(work, args))
+    release = measure_package(files, output)
+    release["search"] = measure_search(files, output)
+    from tasks.release import finish_package
+
+    finish_package(output, release)
+    print(json.dumps(release, indent=1))
+
+
+def measure_package(files: dict, root: Path) -> dict:
+    """Neural, TF-IDF and hybrid figures of the package at ``root`` on every dev and test part; the hybrid
+    weight of each task chosen on its dev part."""
+    from tasks.hybrid import WEIGHTS, choose_weight, fuse
+    from tasks.release import shipped_parts
+
+    multitask, tfidf = shipped_parts(root)
+    release: dict = {"machine": machine(), "tasks": {}}
+    for task in TASKS:
+        neural_model, sparse_model = multitask.for_task(task), tfidf[task]
+        record: dict = {}
+        outputs = {}
+        for part, path in files[task].items():
+            if part == "train":
+                continue
+            inputs, gold = task_inputs(task, path)
+            started = time.perf_counter()
+            neural = neural_model.predict(inputs)
+            seconds = time.perf_counter() - started
+            outputs[part] = (neural, sparse_model.predict(inputs), gold)
+            record[part] = {"n": len(inputs), "neural_seconds": round(seconds, 1)}
+        metric = _metric(task, outputs["dev"][2])
+        # the best weight above 0 (so --hybrid always has one chosen on dev); on by default if it beats w = 0
+        weight, tried = choose_weight(outputs["dev"][0], outputs["dev"][1], metric, WEIGHTS[1:])
+        for part, (neural, sparse, gold) in outputs.items():
+            record[part].update({name: _with_interval(task, results, gold)
+                                 for name, results in (("neural", neural), ("tfidf", sparse),
+                                                       ("hybrid", [fuse(n, s, weight) for n, s in zip(neural, sparse)]))})
+        dev = record["dev"]
+        record["hybrid"] = {"weight": weight, "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()},
+                            "default": weight > 0 and dev["hybrid"]["value"] > dev["neural"]["value"]}
+        release["tasks"][task] = record
+        print(task, json.dumps({p: {k: v.get("value") if isinstance(v, dict) else v for k, v in r.items()}
+                                for p, r in record.items() if p != "hybrid"}), record["hybrid"], flush=True)
+    return release
+
+
+def measure_search(files: dict, root: Path) -> dict:
+    """Similar-problem search on the graded SQR lists: cosine of the shipped encoder's vectors against the
+    untrained architecture, all-MiniLM-L6-v2 alone (mean-pooled text vectors) and TF-IDF, and the hybrid of
+    the shipped encoder with TF-IDF (weight chosen on dev): what ``mathgraph search --hybrid`` uses."""
+    from mathgraph.encoder import MathEncoder
+    from mathgraph.shipped import load_shipped_encoder
+    from tasks.hybrid import WEIGHTS, choose_weight, fuse
+    from tasks.inference import ranking_result
+    from tasks.release import shipped_parts
+    from tasks.retrieval import TextEmbedder, l2_normalize
+
+    _, tfidf = shipped_parts(root)
+    embedders = {"shipped encoder": load_shipped_encoder(root), "untrained COMUS": MathEncoder.from_pretrained("untrained"),
+                 "all-MiniLM-L6-v2": TextEmbedder("default")}
+    record: dict = {}
+    results: dict = {}
+    for part in ("dev", "test"):
+        inputs, gold = task_inputs("sqr", files["sqr"][part])
+        texts = sorted({t for query, candidates in inputs for t in (query, *candidates)})
+        results[part] = {"TF-IDF": tfidf["sqr"].predict(inputs)}
+        for name, embedder in embedders.items():
+            vectors = dict(zip(texts, l2_normalize(embedder.encode(texts, batch_size=32))))
+            results[part][name] = [ranking_result([float(vectors[query] @ vectors[c]) for c in candidates])
+                                   for query, candidates in inputs]
+        results[part]["gold"] = gold
+    dev = results["dev"]
+    weight, tried = choose_weight(dev["shipped encoder"], dev["TF-IDF"], _metric("sqr", dev["gold"]), WEIGHTS[1:])
+    for part, by_model in results.items():
+        gold = by_model.pop("gold")
+        by_model["hybrid"] = [fuse(d, s, weight) for d, s in zip(by_model["shipped encoder"], by_model["TF-IDF"])]
+        record[part] = {name: _with_interval("sqr", ranked, gold) for name, ranked in by_model.items()}
+        record[part]["n"] = len(gold)
+    record["hybrid"] = {"weight": weight, "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()},
+                        "default": record["dev"]["hybrid"]["value"] > record["dev"]["shipped encoder"]["value"]}
+    print("search", json.dumps({p: {k: v["value"] for k, v in r.items() if k != "n"} for p, r in record.items()
+                                if p != "hybrid"}), record["hybrid"], flush=True)
+    return record
+
+
+def task_inputs(task: str, path: str) -> tuple[list, list]:
+    """The prediction inputs of a task file and their gold (labels, or graded relevance lists)."""
+    from tasks.data import sqr_relevance
+    from tasks.inference import read_inputs
+
+    rows, inputs, _ = read_inputs(task, path)
+    if task == "sqr":
+        return inputs, [list(sqr_relevance(row)) for _, row in rows]
+    return inputs, [row["subject"] if task == "kpc" else row["label"] for _, row in rows]
+
+
+def _metric(task: str, gold: list):
+    from tasks.hybrid import accuracy_metric, ndcg_metric
+
+    return ndcg_metric(gold) if task == "sqr" else accuracy_metric(gold)
+
+
+def _with_interval(task: str, results: list[dict], gold: list) -> dict:
+    """The task's metric with its 95% interval: Wilson for accuracy, bootstrap over lists for NDCG@3."""
+    value = _metric(task, gold)(results)
+    if task != "sqr":
+        return {"metric": "accuracy", "value": round(value, 4), "ci95": wilson(value, len(gold))}
+    per_list = np.array([_metric(task, [g])([r]) for r, g in zip(results, gold)])
+    rng = np.random.default_rng(0)
+    means = per_list[rng.integers(0, len(per_list), (2000, len(per_list)))].mean(axis=1)
+    return {"metric": "ndcg@3", "value": round(value, 4),
+            "ci95": [round(float(np.percentile(means, 2.5)), 4), round(float(np.percentile(means, 97.5)), 4)]}
+
+
+def _card_facts(work: Path, args) -> dict:
+    """Training facts for the model card, from the runs' saved states."""
+    def state(directory: Path) -> dict:
+        path = directory / "checkpoint-last" / "trainer_state.json"
+        return json.loads(path.read_text())["state"] if path.exists() else {}
+
+    log = work / "pretrain" / "training_log.jsonl"
+    curve = [json.loads(line) for line in open(log, encoding="utf-8")] if log.exists() else []
+    return {"pretrain_steps": state(work / "pretrain").get("step"),
+            "pretrain_texts": sum(1 for _ in open(work / "data" / "pretrain.train.jsonl", encoding="utf-8")),
+            "pretrain_loss_first": curve[0] if curve else None, "pretrain_loss_last": curve[-1] if curve else None,
+            "multitask_history": state(work / "multitask").get("history"), "machine": machine()}
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", default="results")
+    parser.add_argument("--stage", choices=("pretrain", "multitask", "package"), required=True)
+    parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of 32 texts (default 2000)")
+    parser.add_argument("--epochs", type=int, default=2, help="multi-task epochs (default 2)")
+    parser.add_argument("--output", default=str(SHIPPED), help="where the package is written")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=2, help="parser processes")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""The trained model that ships inside the package (``mathgraph/data/shipped_model``).
+
+    encoder/     the pre-trained COMUS encoder: MathEncoder.from_pretrained("default")
+    multitask/   the multi-task model fine-tuned from it (KPC, QRC, QAM, SQR): `mathgraph predict TASK`
+    tfidf/TASK/  the TF-IDF baselines the hybrid predictions fuse with
+    release.json the hybrid weights chosen on dev, and the figures of the model card
+    MODEL_CARD.md
+    checksums.json  sha256 of every other file
+
+Both models are stored as what differs from the model below them (``models.delta``,
+fp16): the encoder from the packaged all-MiniLM-L6-v2, the multi-task model from the
+encoder. Every file is checked against ``checksums.json`` before it is used, so a
+damaged or edited install is refused with a ``CheckpointError`` naming the file.
+Nothing here needs a network.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+import torch
+
+from mathgraph.checksums import file_sha256
+from models.comus import TOKENIZER_DIR, CheckpointError, read_config
+
+SHIPPED_DIR = Path(__file__).parent / "data" / "shipped_model"
+CHECKSUMS_NAME = "checksums.json"
+RELEASE_NAME = "release.json"
+DELTA_NAME = "weights.delta.safetensors"
+ENCODER_DIR, MULTITASK_DIR, TFIDF_DIR = "encoder", "multitask", "tfidf"
+
+
+def shipped_path(*parts: str, root: Path | None = None) -> Path:
+    """A file or folder of the shipped model, after checking every file under it against its checksum."""
+    root = SHIPPED_DIR if root is None else root
+    path = root.joinpath(*parts)
+    expected = _checksums(root)
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for file in files:
+        name = file.relative_to(root).as_posix()
+        if name not in expected:
+            raise CheckpointError(f"the shipped model has a file {name} that its {CHECKSUMS_NAME} does not list")
+    for name, digest in expected.items():
+        if (root / name).is_relative_to(path):
+            _check_file(root, name, digest)
+    return path
+
+
+def release_info(root: Path | None = None) -> dict:
+    """``release.json``: hybrid weights per task (``hybrid``), and the figures of the model card."""
+    return json.loads(shipped_path(RELEASE_NAME, root=root).read_text(encoding="utf-8"))
+
+
+def text_encoder_base(name: str = "default") -> dict[str, torch.Tensor]:
+    """The weights of the text encoder ``name`` (a model's ``text_encoder``: ``"default"`` is the packaged
+    all-MiniLM-L6-v2) under ``ComusModel``'s names (``text.``): what the shipped encoder is stored against."""
+    from models.text_encoder import load_text_encoder
+
+    text, _ = load_text_encoder(name)
+    return {f"text.{name}": tensor for name, tensor in text.state_dict().items()}
+
+
+def load_shipped_encoder(root: Path | None = None):
+    """The shipped pre-trained COMUS encoder as a ``MathEncoder`` (CPU, eval mode)."""
+    from transformers import AutoTokenizer
+
+    from mathgraph.encoder import MathEncoder
+    from mathgraph.graph import GraphVocabulary
+    from models.comus import ComusModel
+    from models.delta import apply_delta
+
+    directory = shipped_path(ENCODER_DIR, root=root)
+    config = read_config(directory)
+    state = apply_delta(text_encoder_base(config.get("text_encoder", "default")), directory / DELTA_NAME)
+    model = ComusModel.from_state(config, state, where=directory / DELTA_NAME)
+    tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
+    return MathEncoder(model.eval(), tokenizer, GraphVocabulary.load(directory))
+
+
+def load_shipped_multitask(root: Path | None = None):
+    """The shipped multi-task model (KPC, QRC, QAM, SQR heads) as a ``MultiTaskModel`` (CPU, eval mode)."""
+    from tasks.multitask import MultiTaskModel
+
+    directory = shipped_path(MULTITASK_DIR, root=root)
+    encoder = load_shipped_encoder(root)
+    return MultiTaskModel.from_pretrained(directory, base=encoder)
+
+
+@cache
+def _checksums(root: Path) -> dict[str, str]:
+    path = root / CHECKSUMS_NAME
+    if not path.is_file():
+        raise CheckpointError(f"no shipped model in {root} (no {CHECKSUMS_NAME}): reinstall mathgraph, "
+                              "or pass --model DIR")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _check_file(root: Path, name: str, digest: str) -> None:
+    path = root / name
+    if not path.is_file():
+        raise CheckpointError(f"the shipped model file {name} is missing: reinstall mathgraph")
+    if file_sha256(path) != digest:
+        raise CheckpointError(f"the shipped model file {name} does not match its checksum (damaged or edited): "
+                              "reinstall mathgraph")
+
+
+__all__ = ["SHIPPED_DIR", "shipped_path", "release_info", "load_shipped_encoder", "load_shipped_multitask",
+           "text_encoder_base"]

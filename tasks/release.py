@@ -1,0 +1,114 @@
+"""Writing the shipped model (``mathgraph.shipped`` reads it) and predicting with it.
+
+``write_package`` stores a pre-trained encoder and a multi-task model fine-tuned
+from it as fp16 deltas (``models.delta``: the encoder against the packaged
+all-MiniLM-L6-v2, the multi-task model against the encoder) with the TF-IDF
+baselines (their arrays as float32); ``finish_package`` adds ``release.json``
+(hybrid weights and measured figures), the model card and ``checksums.json``.
+``shipped_predictor(task)`` is what ``mathgraph predict TASK`` uses without
+``--model``: the multi-task model's head, fused with TF-IDF where dev said so.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from mathgraph.checksums import file_sha256
+from mathgraph.shipped import (
+    CHECKSUMS_NAME, DELTA_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, SHIPPED_DIR, TFIDF_DIR,
+    load_shipped_multitask, release_info, shipped_path, text_encoder_base,
+)
+from models.comus import TOKENIZER_DIR
+
+CARD_NAME = "MODEL_CARD.md"
+
+
+def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path], card_facts: dict) -> dict[str, int]:
+    """Write the encoder, the multi-task model and the TF-IDF baselines to ``output`` (replacing it);
+    returns the values stored per part. ``card_facts`` is kept for ``finish_package``."""
+    from models.delta import save_delta
+
+    if output.exists():
+        shutil.rmtree(output)
+    encoder_dir = output / ENCODER_DIR
+    encoder_dir.mkdir(parents=True)
+    encoder.model.save_config(encoder_dir)
+    encoder.tokenizer.save_pretrained(encoder_dir / TOKENIZER_DIR)
+    encoder.vocab.save(encoder_dir)
+    state = {name: tensor.detach().cpu() for name, tensor in encoder.model.state_dict().items()}
+    base = text_encoder_base(encoder.model.config.text_encoder)
+    stored = {"encoder": save_delta(encoder_dir / DELTA_NAME, state, base)}
+    stored["multitask"] = multitask.save_delta(output / MULTITASK_DIR, encoder)
+    for task, directory in tfidf_dirs.items():
+        _copy_tfidf(Path(directory), output / TFIDF_DIR / task)
+    (output / "card_facts.json").write_text(json.dumps({**card_facts, "values_stored": stored}, indent=1,
+                                                       default=str), encoding="utf-8")
+    return stored
+
+
+def finish_package(output: Path, release: dict) -> None:
+    """Add ``release.json``, the model card and ``checksums.json`` (sha256 of every other file)."""
+    facts = json.loads((output / "card_facts.json").read_text(encoding="utf-8"))
+    (output / "card_facts.json").unlink()
+    release = {**release, "training": facts}
+    (output / RELEASE_NAME).write_text(json.dumps(release, indent=1), encoding="utf-8")
+    from tasks.model_card import model_card
+
+    (output / CARD_NAME).write_text(model_card(release), encoding="utf-8")
+    write_checksums(output)
+
+
+def write_checksums(output: Path) -> None:
+    """``checksums.json``: the sha256 of every file under ``output`` but itself."""
+    files = sorted(p for p in output.rglob("*") if p.is_file() and p.name != CHECKSUMS_NAME)
+    sums = {p.relative_to(output).as_posix(): file_sha256(p) for p in files}
+    (output / CHECKSUMS_NAME).write_text(json.dumps(sums, indent=1), encoding="utf-8")
+
+
+def shipped_parts(root: Path | None = None):
+    """The shipped multi-task model and its TF-IDF predictors ``{task: TfidfPredictor}``."""
+    from tasks.inference import TfidfPredictor
+    from tasks.loading import load_model
+
+    root = SHIPPED_DIR if root is None else root
+    multitask = load_shipped_multitask(root)
+    tfidf = {task: TfidfPredictor(task, load_model(shipped_path(TFIDF_DIR, task, root=root)))
+             for task in multitask.config.task_names}
+    return multitask, tfidf
+
+
+def shipped_predictor(task: str, hybrid: bool | None = None, root: Path | None = None):
+    """What ``mathgraph predict TASK`` uses without ``--model``: the shipped multi-task model's ``task`` head,
+    fused with the shipped TF-IDF model (``tasks.hybrid``) when ``hybrid`` is True, or, with ``None``, when
+    dev said it helps (``release.json``)."""
+    from tasks.hybrid import HybridPredictor
+    from tasks.inference import TfidfPredictor
+    from tasks.loading import load_model
+
+    root = SHIPPED_DIR if root is None else root
+    setting = release_info(root)["tasks"][task]["hybrid"]
+    neural = load_shipped_multitask(root).for_task(task)
+    if not (setting["default"] if hybrid is None else hybrid):
+        return neural
+    sparse = TfidfPredictor(task, load_model(shipped_path(TFIDF_DIR, task, root=root)))
+    return HybridPredictor(neural, sparse, setting["weight"])
+
+
+def _copy_tfidf(source: Path, target: Path) -> None:
+    """A TF-IDF model directory with its float64 arrays stored as float32 (half the size; the figures in
+    ``release.json`` are measured on these)."""
+    from safetensors.numpy import load_file, save_file
+
+    from tasks.baselines import ARRAYS_FILE
+
+    shutil.copytree(source, target)
+    arrays = load_file(str(source / ARRAYS_FILE))
+    save_file({name: np.ascontiguousarray(a.astype(np.float32)) for name, a in arrays.items()},
+              str(target / ARRAYS_FILE))
+
+
+__all__ = ["write_package", "finish_package", "write_checksums", "shipped_parts", "shipped_predictor", "CARD_NAME"]
