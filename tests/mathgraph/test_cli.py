@@ -193,10 +193,10 @@ def test_training_flags_reach_the_training_arguments(tmp_path, qrc_pairs_and_sta
     assert cache.is_file()  # --graph-cache reached the feature store
     saved = json.loads((tmp_path / "out" / "checkpoint-last" / "trainer_state.json").read_text())["arguments"]
     assert saved["threads"] == 1 and saved["warmup_ratio"] == 0 and saved["batch_size"] == 9
-    # a new model's GAT width applies to --model default only
+    # a new model's GAT width applies to --model untrained only
     assert main(["-q", "train", "qrc", "--train", str(pairs), "--output", str(tmp_path / "x"), "--model", str(start),
                  "--gat-heads", "12"]) == 2
-    assert "apply to --model default" in capsys.readouterr().err
+    assert "apply to --model untrained" in capsys.readouterr().err
     # a prefix that reaches into the fusion layers is refused before training
     assert main(["-q", "train", "qrc", "--train", str(pairs), "--output", str(tmp_path / "y"), "--model", str(start),
                  "--freeze-text-layers", "2"]) == 2

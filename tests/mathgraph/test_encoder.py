@@ -60,8 +60,8 @@ def test_graphs_from_another_parser_warn(tiny_encoder, sample_graphs):
 
 
 @pytest.mark.slow
-def test_default_encoder_with_the_packaged_minilm():
-    encoder = MathEncoder.from_pretrained("default", device="cpu")
+def test_untrained_architecture_with_the_packaged_minilm():
+    encoder = MathEncoder.from_pretrained("untrained", device="cpu")
     assert encoder.model.config.fusion_layers == 2 and len(encoder.model.text.encoder.layer) == 6
     assert {"\\frac", "\\in", "\\infty"} <= encoder.collator.latex_tokens
     assert encoder.tokenizer.tokenize("\\frac{1}{2} \\infty")[0] == "\\frac"
@@ -73,10 +73,10 @@ def test_default_encoder_with_the_packaged_minilm():
     assert encoder.model.config.gat_heads == 6  # the GAT is as wide as MiniLM: 6 x 64 = 384
     from tasks.finetune import load_start_encoder
 
-    wide = load_start_encoder("default", gat_heads=12)  # COMUS's own width, by option
+    wide = load_start_encoder("untrained", gat_heads=12)  # COMUS's own width, by option
     assert wide.model.config.gat_hidden == 768 and wide.model.output_dim == 384 + 768
     assert vectors.shape == (len(TEXTS), 384 + 384) and np.isfinite(vectors).all()
-    assert np.array_equal(MathEncoder.from_pretrained("default", device="cpu").encode(TEXTS[:2]), vectors[:2])
+    assert np.array_equal(MathEncoder.from_pretrained("untrained", device="cpu").encode(TEXTS[:2]), vectors[:2])
     # Untrained, but [CLS] is MiniLM's: a paraphrase is closer than an unrelated problem.
     text = encoder.encode(TEXTS[:1] + ["Let $f$ be the function with $f(x) = -2 \\sin(\\pi x)$. How many $x$ with "
                                        "$-2 \\le x \\le 2$ satisfy $f(f(f(x))) = f(x)$?", TEXTS[7]], mode="text")

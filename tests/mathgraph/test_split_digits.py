@@ -128,7 +128,7 @@ def test_split_digits_is_a_new_model_option(split_encoder, tmp_path):
 
     split_encoder.save_pretrained(tmp_path)
     assert splits_digits(load_start_encoder(str(tmp_path)).tokenizer)  # a saved model keeps its setting
-    with pytest.raises(ValueError, match="apply to --model default"):
+    with pytest.raises(ValueError, match="apply to --model untrained"):
         load_start_encoder(str(tmp_path), split_digits=True)
 
 

@@ -123,7 +123,7 @@ def test_start_encoder_options_apply_to_a_new_model_only(start_model):
 
     loaded = load_start_encoder(start_model, gat_heads=None)  # unset options are no options
     assert loaded.model.config.gat_heads == 2
-    with pytest.raises(ValueError, match="apply to --model default"):
+    with pytest.raises(ValueError, match="apply to --model untrained"):
         load_start_encoder(start_model, gat_heads=12)
     assert graph_cache_option("none") is False and graph_cache_option("default") is True
     assert graph_cache_option("graphs.sqlite") == "graphs.sqlite"

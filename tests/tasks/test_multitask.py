@@ -181,3 +181,18 @@ def test_unified_label_space_loss_and_logits_by_hand(tiny_encoder):
 def test_unknown_label_space_is_refused():
     with pytest.raises(ValueError, match="label space"):
         MultiTaskConfig([{"task": "kpc", "labels": ["a"]}], label_space="shared")
+
+
+def test_frozen_embeddings_stay_as_the_start_encoder_has_them(start_model, task_files, tmp_path):
+    from mathgraph.encoder import MathEncoder
+
+    output = tmp_path / "frozen"
+    args = TrainingArguments(output_dir=str(output), epochs=1, batch_size=4, learning_rate=3e-3)
+    train_multitask(task_files, args, model=start_model, freeze_embeddings=True)
+    start, trained = MathEncoder.from_pretrained(start_model).model, MultiTaskModel.from_pretrained(output).backbone
+    for name in ("text.embeddings.word_embeddings.weight", "text.embeddings.position_embeddings.weight",
+                 "graph.label_embedding.weight"):
+        assert torch.equal(start.state_dict()[name], trained.state_dict()[name]), name
+    layer = "text.encoder.layer.0.attention.self.query.weight"
+    assert not torch.equal(start.state_dict()[layer], trained.state_dict()[layer])
+    assert MultiTaskModel.from_pretrained(output).config.freeze_embeddings
