@@ -84,7 +84,7 @@ def package(files: dict, work: Path, args) -> None:
     from mathgraph.encoder import MathEncoder
     from tasks.baselines import train_tfidf
     from tasks.multitask import MultiTaskModel
-    from tasks.release import write_package
+    from tasks.release import finish_package, write_package
 
     output = Path(args.output)
     tfidf_dirs = {}
@@ -95,12 +95,14 @@ def package(files: dict, work: Path, args) -> None:
             train_tfidf(task, rows, text_field="problem", label_field="subject").save(tfidf_dirs[task])
     encoder = MathEncoder.from_pretrained(work / "pretrain", device="cpu")
     model = MultiTaskModel.from_pretrained(work / "multitask")
-    write_package(output, encoder, model, tfidf_dirs, card_facts=_card_facts(work, args))
+    stored = write_package(output, encoder, model, tfidf_dirs)
     release = measure_package(files, output)
     release["search"] = measure_search(files, output)
-    from tasks.release import finish_package
-
+    release["training"] = {**_card_facts(work), "values_stored": stored}
+    finish_package(output, release)  # the sample's shipped figures need release.json's hybrid settings
+    release["sample"] = write_sample(files, output)
     finish_package(output, release)
+    shutil.copy(work / "pretrain" / "training_log.jsonl", REPO / "benchmarks" / "results" / "issue13_pretrain_log.jsonl")
     print(json.dumps(release, indent=1))
 
 
@@ -180,6 +182,29 @@ def measure_search(files: dict, root: Path) -> dict:
     return record
 
 
+# dev rows bundled with the package, with the figures the package gives on them (the tests check them)
+SAMPLE_SIZES = {"kpc": 40, "qrc": 18, "qam": 16, "sqr": 4}
+
+
+def write_sample(files: dict, root: Path) -> dict:
+    """The first dev rows of each task into ``root/sample/TASK.jsonl`` and the package's figures on them
+    (neural and as shipped, hybrid where on by default)."""
+    from tasks.release import shipped_predictor
+
+    figures = {}
+    (root / "sample").mkdir(exist_ok=True)
+    for task, size in SAMPLE_SIZES.items():
+        lines = open(files[task]["dev"], encoding="utf-8").read().splitlines()[:size]
+        path = root / "sample" / f"{task}.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        inputs, gold = task_inputs(task, str(path))
+        figures[task] = {"n": len(inputs), **{
+            name: round(_metric(task, gold)(shipped_predictor(task, hybrid=hybrid, root=root).predict(inputs)), 4)
+            for name, hybrid in (("neural", False), ("shipped", None))}}
+    print("sample", json.dumps(figures), flush=True)
+    return figures
+
+
 def task_inputs(task: str, path: str) -> tuple[list, list]:
     """The prediction inputs of a task file and their gold (labels, or graded relevance lists)."""
     from tasks.data import sqr_relevance
@@ -209,7 +234,7 @@ def _with_interval(task: str, results: list[dict], gold: list) -> dict:
             "ci95": [round(float(np.percentile(means, 2.5)), 4), round(float(np.percentile(means, 97.5)), 4)]}
 
 
-def _card_facts(work: Path, args) -> dict:
+def _card_facts(work: Path) -> dict:
     """Training facts for the model card, from the runs' saved states."""
     def state(directory: Path) -> dict:
         path = directory / "checkpoint-last" / "trainer_state.json"

@@ -97,6 +97,11 @@ def _checksums(root: Path) -> dict[str, str]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def forget_checksums() -> None:
+    """Drop the checksum lists read so far (after a package is rewritten in the same process)."""
+    _checksums.cache_clear()
+
+
 def _check_file(root: Path, name: str, digest: str) -> None:
     path = root / name
     if not path.is_file():

@@ -57,6 +57,21 @@ def model_card(release: dict) -> str:
             cell = lambda name: f"{figures[name]['value']:.4f} [{figures[name]['ci95'][0]:.4f}-{figures[name]['ci95'][1]:.4f}]"  # noqa: E731
             lines.append(f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {cell('neural')} | {cell('tfidf')} | "
                          f"{cell('hybrid')} ({hybrid['weight']}, {'on' if hybrid['default'] else 'off'}) |")
+    search = release.get("search", {})
+    if "dev" in search:
+        lines += ["", "Similar-problem search on the graded SQR lists (cosine of each model's vectors; NDCG@3):", "",
+                  "| part | " + " | ".join(name for name in search["dev"] if name != "n") + " |",
+                  "|---|" + "---|" * (len(search["dev"]) - 1)]
+        for part in ("dev", "test"):
+            lines.append(f"| {part} (n={search[part]['n']}) | " + " | ".join(
+                f"{v['value']:.4f} [{v['ci95'][0]:.4f}-{v['ci95'][1]:.4f}]" for k, v in search[part].items() if k != "n")
+                + " |")
+        lines.append(f"\n`mathgraph search --hybrid` weight: {search['hybrid']['weight']} "
+                     f"({'on' if search['hybrid']['default'] else 'off'} by default).")
+    if "sample" in release:
+        lines += ["", "On the dev sample bundled in `sample/` (checked by the tests; shipped = hybrid where on):", "",
+                  "| task | n | neural | shipped |", "|---|---:|---|---|"]
+        lines += [f"| {task} | {f['n']} | {f['neural']:.4f} | {f['shipped']:.4f} |" for task, f in release["sample"].items()]
     lines += [
         "",
         "## Limits",

@@ -19,7 +19,7 @@ import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.shipped import (
-    CHECKSUMS_NAME, DELTA_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, SHIPPED_DIR, TFIDF_DIR,
+    CHECKSUMS_NAME, DELTA_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, SHIPPED_DIR, TFIDF_DIR, forget_checksums,
     load_shipped_multitask, release_info, shipped_path, text_encoder_base,
 )
 from models.comus import TOKENIZER_DIR
@@ -27,9 +27,9 @@ from models.comus import TOKENIZER_DIR
 CARD_NAME = "MODEL_CARD.md"
 
 
-def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path], card_facts: dict) -> dict[str, int]:
-    """Write the encoder, the multi-task model and the TF-IDF baselines to ``output`` (replacing it);
-    returns the values stored per part. ``card_facts`` is kept for ``finish_package``."""
+def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path]) -> dict[str, int]:
+    """Write the encoder, the multi-task model and the TF-IDF baselines to ``output`` (replacing it) with
+    their ``checksums.json``, so the package loads; returns the values stored per model."""
     from models.delta import save_delta
 
     if output.exists():
@@ -45,19 +45,16 @@ def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path],
     stored["multitask"] = multitask.save_delta(output / MULTITASK_DIR, encoder)
     for task, directory in tfidf_dirs.items():
         _copy_tfidf(Path(directory), output / TFIDF_DIR / task)
-    (output / "card_facts.json").write_text(json.dumps({**card_facts, "values_stored": stored}, indent=1,
-                                                       default=str), encoding="utf-8")
+    write_checksums(output)
     return stored
 
 
 def finish_package(output: Path, release: dict) -> None:
-    """Add ``release.json``, the model card and ``checksums.json`` (sha256 of every other file)."""
-    facts = json.loads((output / "card_facts.json").read_text(encoding="utf-8"))
-    (output / "card_facts.json").unlink()
-    release = {**release, "training": facts}
-    (output / RELEASE_NAME).write_text(json.dumps(release, indent=1), encoding="utf-8")
+    """Write ``release.json`` and the model card from ``release`` (see ``tasks.model_card``), and the
+    checksums again."""
     from tasks.model_card import model_card
 
+    (output / RELEASE_NAME).write_text(json.dumps(release, indent=1), encoding="utf-8")
     (output / CARD_NAME).write_text(model_card(release), encoding="utf-8")
     write_checksums(output)
 
@@ -67,6 +64,7 @@ def write_checksums(output: Path) -> None:
     files = sorted(p for p in output.rglob("*") if p.is_file() and p.name != CHECKSUMS_NAME)
     sums = {p.relative_to(output).as_posix(): file_sha256(p) for p in files}
     (output / CHECKSUMS_NAME).write_text(json.dumps(sums, indent=1), encoding="utf-8")
+    forget_checksums()
 
 
 def shipped_parts(root: Path | None = None):

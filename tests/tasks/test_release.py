@@ -35,11 +35,13 @@ def package(tiny_encoder, tmp_path):
     tfidf_dir = tmp_path / "tfidf-kpc"
     train_tfidf("kpc", [{"problem": p, "subject": s} for p, s in PROBLEMS]).save(tfidf_dir)
     root = tmp_path / "shipped"
-    stored = write_package(root, tiny_encoder, model, {"kpc": tfidf_dir}, card_facts={"machine": "test"})
+    stored = write_package(root, tiny_encoder, model, {"kpc": tfidf_dir})
     record = {"dev": {"n": 4, "neural": _figure(0.5), "tfidf": _figure(0.75), "hybrid": _figure(1.0)},
               "hybrid": {"weight": 0.3, "default": True, "dev_by_weight": {}}}
-    finish_package(root, {"machine": "test", "tasks": {"kpc": record},
-                          "search": {"hybrid": {"weight": 0.2, "default": False}}})
+    search = {part: {"n": 2, "shipped encoder": _figure(0.6), "TF-IDF": _figure(0.4)} for part in ("dev", "test")}
+    finish_package(root, {"machine": "test", "tasks": {"kpc": record}, "training": {"machine": "test"},
+                          "search": {**search, "hybrid": {"weight": 0.2, "default": False}},
+                          "sample": {"kpc": {"n": 4, "neural": 0.5, "shipped": 0.75}}})
     return root, tiny_encoder, model, stored
 
 
@@ -55,6 +57,8 @@ def test_the_package_loads_back_to_the_models_it_was_written_from(package):
     assert release_info(root)["tasks"]["kpc"]["hybrid"]["weight"] == 0.3
     card = (root / "MODEL_CARD.md").read_text()
     assert "| KPC (MATH subject, 7 classes) | dev | 4 | 0.5000 [0.0000-1.0000] | 0.7500" in card
+    assert "| test (n=2) | 0.6000 [0.0000-1.0000] | 0.4000 [0.0000-1.0000] |" in card
+    assert "| kpc | 4 | 0.5000 | 0.7500 |" in card
 
 
 def test_only_what_differs_from_the_base_is_stored(package):
