@@ -37,6 +37,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import REPO, build_task_files, machine, wilson  # noqa: E402
 
+from tasks.release import labelled_inputs as task_inputs  # noqa: E402
+from tasks.release import task_metric  # noqa: E402
 from tasks.trainer import TrainingArguments  # noqa: E402
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
@@ -127,7 +129,7 @@ def measure_package(files: dict, root: Path) -> dict:
             seconds = time.perf_counter() - started
             outputs[part] = (neural, sparse_model.predict(inputs), gold)
             record[part] = {"n": len(inputs), "neural_seconds": round(seconds, 1)}
-        metric = _metric(task, outputs["dev"][2])
+        metric = task_metric(task, outputs["dev"][2])
         # the best weight above 0 (so --hybrid always has one chosen on dev); on by default if it beats w = 0
         weight, tried = choose_weight(outputs["dev"][0], outputs["dev"][1], metric, WEIGHTS[1:])
         for part, (neural, sparse, gold) in outputs.items():
@@ -169,7 +171,7 @@ def measure_search(files: dict, root: Path) -> dict:
                                    for query, candidates in inputs]
         results[part]["gold"] = gold
     dev = results["dev"]
-    weight, tried = choose_weight(dev["shipped encoder"], dev["TF-IDF"], _metric("sqr", dev["gold"]), WEIGHTS[1:])
+    weight, tried = choose_weight(dev["shipped encoder"], dev["TF-IDF"], task_metric("sqr", dev["gold"]), WEIGHTS[1:])
     for part, by_model in results.items():
         gold = by_model.pop("gold")
         by_model["hybrid"] = [fuse(d, s, weight) for d, s in zip(by_model["shipped encoder"], by_model["TF-IDF"])]
@@ -199,35 +201,18 @@ def write_sample(files: dict, root: Path) -> dict:
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         inputs, gold = task_inputs(task, str(path))
         figures[task] = {"n": len(inputs), **{
-            name: round(_metric(task, gold)(shipped_predictor(task, hybrid=hybrid, root=root).predict(inputs)), 4)
+            name: round(task_metric(task, gold)(shipped_predictor(task, hybrid=hybrid, root=root).predict(inputs)), 4)
             for name, hybrid in (("neural", False), ("shipped", None))}}
     print("sample", json.dumps(figures), flush=True)
     return figures
 
 
-def task_inputs(task: str, path: str) -> tuple[list, list]:
-    """The prediction inputs of a task file and their gold (labels, or graded relevance lists)."""
-    from tasks.data import sqr_relevance
-    from tasks.inference import read_inputs
-
-    rows, inputs, _ = read_inputs(task, path)
-    if task == "sqr":
-        return inputs, [list(sqr_relevance(row)) for _, row in rows]
-    return inputs, [row["subject"] if task == "kpc" else row["label"] for _, row in rows]
-
-
-def _metric(task: str, gold: list):
-    from tasks.hybrid import accuracy_metric, ndcg_metric
-
-    return ndcg_metric(gold) if task == "sqr" else accuracy_metric(gold)
-
-
 def _with_interval(task: str, results: list[dict], gold: list) -> dict:
     """The task's metric with its 95% interval: Wilson for accuracy, bootstrap over lists for NDCG@3."""
-    value = _metric(task, gold)(results)
+    value = task_metric(task, gold)(results)
     if task != "sqr":
         return {"metric": "accuracy", "value": round(value, 4), "ci95": wilson(value, len(gold))}
-    per_list = np.array([_metric(task, [g])([r]) for r, g in zip(results, gold)])
+    per_list = np.array([task_metric(task, [g])([r]) for r, g in zip(results, gold)])
     rng = np.random.default_rng(0)
     means = per_list[rng.integers(0, len(per_list), (2000, len(per_list)))].mean(axis=1)
     return {"metric": "ndcg@3", "value": round(value, 4),

@@ -96,6 +96,25 @@ def shipped_predictor(task: str, hybrid: bool | None = None, root: Path | None =
     return HybridPredictor(neural, sparse, setting["weight"])
 
 
+def labelled_inputs(task: str, path: str | Path) -> tuple[list, list]:
+    """The prediction inputs of a task file and their gold: labels (KPC's ``subject``, QRC's and QAM's
+    ``label``), or SQR's graded relevance lists."""
+    from tasks.data import sqr_relevance
+    from tasks.inference import read_inputs
+
+    rows, inputs, _ = read_inputs(task, path)
+    if task == "sqr":
+        return inputs, [list(sqr_relevance(row)) for _, row in rows]
+    return inputs, [row["subject"] if task == "kpc" else row["label"] for _, row in rows]
+
+
+def task_metric(task: str, gold: list):
+    """``metric(results) -> float`` of a task against ``gold``: NDCG@3 for SQR, accuracy otherwise."""
+    from tasks.hybrid import accuracy_metric, ndcg_metric
+
+    return ndcg_metric(gold) if task == "sqr" else accuracy_metric(gold)
+
+
 def _copy_tfidf(source: Path, target: Path) -> None:
     """A TF-IDF model directory with its float64 arrays stored as float32 (half the size; the figures in
     ``release.json`` are measured on these)."""
@@ -109,4 +128,5 @@ def _copy_tfidf(source: Path, target: Path) -> None:
               str(target / ARRAYS_FILE))
 
 
-__all__ = ["write_package", "finish_package", "write_checksums", "shipped_parts", "shipped_predictor", "CARD_NAME"]
+__all__ = ["write_package", "finish_package", "write_checksums", "shipped_parts", "shipped_predictor",
+           "labelled_inputs", "task_metric", "CARD_NAME"]

@@ -1,0 +1,77 @@
+"""The trained model shipped in the package: it loads offline, matches its checksums, and gives its model
+card's figures on the bundled dev sample."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from mathgraph.encoder import MathEncoder
+from mathgraph.shipped import SHIPPED_DIR, load_shipped_encoder, release_info
+from models.comus import CheckpointError
+from tasks.hybrid import HybridPredictor
+from tasks.release import labelled_inputs, shipped_parts, task_metric
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def parts():
+    return shipped_parts()
+
+
+def test_the_package_is_small_and_complete():
+    files = [p for p in SHIPPED_DIR.rglob("*") if p.is_file()]
+    assert sum(p.stat().st_size for p in files) <= 80 * 1024 * 1024
+    listed = json.loads((SHIPPED_DIR / "checksums.json").read_text())
+    assert sorted(listed) == sorted(p.relative_to(SHIPPED_DIR).as_posix() for p in files if p.name != "checksums.json")
+    assert "## Licences" in (SHIPPED_DIR / "MODEL_CARD.md").read_text()
+
+
+def test_the_bundled_sample_gives_the_model_card_figures(parts):
+    multitask, tfidf = parts
+    release = release_info()
+    for task, figures in release["sample"].items():
+        inputs, gold = labelled_inputs(task, SHIPPED_DIR / "sample" / f"{task}.jsonl")
+        neural = multitask.for_task(task)
+        hybrid = release["tasks"][task]["hybrid"]
+        shipped = HybridPredictor(neural, tfidf[task], hybrid["weight"]) if hybrid["default"] else neural
+        assert task_metric(task, gold)(neural.predict(inputs)) == pytest.approx(figures["neural"], abs=0.03), task
+        assert task_metric(task, gold)(shipped.predict(inputs)) == pytest.approx(figures["shipped"], abs=0.03), task
+
+
+def test_predict_without_a_model_works_offline(tmp_path):
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MATHGRAPH_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "mathgraph.cli", "-q", "predict", "kpc", "--format", "json",
+                           "Find the area of a circle of radius $3$."], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["label"] in result["probabilities"] and len(result["probabilities"]) == 7
+    assert sum(result["probabilities"].values()) == pytest.approx(1.0)
+
+
+def test_a_tampered_shipped_file_is_refused(tmp_path):
+    root = tmp_path / "shipped"
+    shutil.copytree(SHIPPED_DIR / "encoder", root / "encoder")
+    shutil.copy(SHIPPED_DIR / "checksums.json", root / "checksums.json")
+    weights = root / "encoder" / "weights.delta.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    weights.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match="does not match its checksum"):
+        load_shipped_encoder(root)
+
+
+def test_default_is_the_pretrained_encoder_and_untrained_is_still_reachable():
+    default, untrained = MathEncoder.from_pretrained("default"), MathEncoder.from_pretrained("untrained")
+    name = "graph.layers.0.attention.lin.weight"
+    assert default.model.config.to_dict() == untrained.model.config.to_dict()
+    assert not torch.equal(default.model.state_dict()[name], untrained.model.state_dict()[name])
+    # the pre-trained rows of the vocabulary are MiniLM's, untouched
+    rows = untrained.model.text.embeddings.word_embeddings.weight[:1000]
+    assert torch.equal(default.model.text.embeddings.word_embeddings.weight[:1000], rows)
