@@ -528,7 +528,8 @@ def _add_search_commands(commands) -> None:
     build.add_argument("--input", required=True, metavar="CORPUS.jsonl")
     build.add_argument("--text-field", default="problem")
     build.add_argument("--model", default="default",
-                       help="mathgraph encoder directory, default, or text:PATH for a text-only encoder")
+                       help="mathgraph encoder directory, 'default' (the shipped pre-trained encoder), 'untrained', "
+                            "or text:PATH for a text-only encoder")
     build.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
     build.add_argument("--batch-size", type=int, default=32)
     build.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
