@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import REPO, build_task_files, machine, wilson  # noqa: E402
+from results import REPO, build_task_files, machine, metrics_with_interval  # noqa: E402
 
 from tasks.release import labelled_inputs as task_inputs  # noqa: E402
 from tasks.release import task_metric  # noqa: E402
@@ -208,15 +208,10 @@ def write_sample(files: dict, root: Path) -> dict:
 
 
 def _with_interval(task: str, results: list[dict], gold: list) -> dict:
-    """The task's metric with its 95% interval: Wilson for accuracy, bootstrap over lists for NDCG@3."""
-    value = task_metric(task, gold)(results)
-    if task != "sqr":
-        return {"metric": "accuracy", "value": round(value, 4), "ci95": wilson(value, len(gold))}
-    per_list = np.array([task_metric(task, [g])([r]) for r, g in zip(results, gold)])
-    rng = np.random.default_rng(0)
-    means = per_list[rng.integers(0, len(per_list), (2000, len(per_list)))].mean(axis=1)
-    return {"metric": "ndcg@3", "value": round(value, 4),
-            "ci95": [round(float(np.percentile(means, 2.5)), 4), round(float(np.percentile(means, 97.5)), 4)]}
+    """The task's main metric with its 95% interval: Wilson for accuracy, bootstrap over lists for NDCG@3."""
+    metrics = metrics_with_interval(task, results, gold)
+    name = "ndcg@3" if task == "sqr" else "accuracy"
+    return {"metric": name, "value": round(metrics[name], 4), "ci95": metrics[f"{name}_ci95"]}
 
 
 def _card_facts(work: Path) -> dict:

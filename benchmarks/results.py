@@ -67,12 +67,16 @@ ROWS = {
     "bert": ("bert", {}, {}),
     "comus": ("comus", {}, {}),
     "comus-pt": ("comus", {}, {}),
+    "bert-gat": ("bert+gat", {}, {}),
+    "dapt-bert": ("bert", {}, {}),  # --dapt: a `mathgraph pretrain --encoder bert --tasks mlm` directory
+    "released": "shipped",  # the shipped multi-task model as it is, no training
+    "released-hybrid": "shipped",  # the same fused with its TF-IDF baseline (the weight chosen on dev)
     "comus-cross": ("comus", {"pair_mode": "cross"}, {}),  # = comus; the ablations' control at their budget
     "comus-bi": ("comus", {"pair_mode": "bi"}, {}),
     "comus-split-digits": ("comus", {}, {"split_digits": True}),
     "comus-cls": ("comus", {"pooling": "cls"}, {}),
 }
-PRETRAINED_ROWS = ("comus-pt",)
+PRETRAINED_ROWS = {"comus-pt": "pretrained", "dapt-bert": "dapt"}  # row -> the option naming its start
 # the ablations run on QRC, whose relations are about numbers and about how two problems differ
 ROW_TASKS = {"comus-cross": ("qrc",), "comus-bi": ("qrc",), "comus-split-digits": ("qrc",), "comus-cls": ("qrc",)}
 FIELDS = {"text_field": "problem", "label_field": "subject"}
@@ -105,6 +109,14 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
     """Train one row on one task (TF-IDF, or a fine-tune kept at its best dev epoch), evaluate every part."""
     started = time.perf_counter()
     record: dict = {"n_train": sum(1 for _ in open(split["train"], encoding="utf-8"))}
+    if ROWS[row] == "shipped":
+        from tasks.release import shipped_predictor
+
+        predictor = shipped_predictor(task, hybrid=row == "released-hybrid")
+        record.update(epochs=None, train_examples_per_s=None, train_seconds=None)
+        for part in (name for name in split if name != "train"):
+            record[part] = evaluate_predictor(task, predictor, split[part])
+        return record
     if ROWS[row] is None:
         train_rows = [json.loads(line) for line in open(split["train"], encoding="utf-8")]
         train_tfidf(task, train_rows, **FIELDS).save(output)
@@ -115,7 +127,7 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
                                      batch_size=BATCH_SIZES.get(task, args.batch_size),
                                      learning_rate=args.lr, head_learning_rate=args.head_lr, seed=args.seed,
                                      parse_workers=args.workers, resume=(output / "checkpoint-last").exists())
-        start = args.pretrained if row in PRETRAINED_ROWS else "untrained"
+        start = getattr(args, PRETRAINED_ROWS[row]) if row in PRETRAINED_ROWS else "untrained"
         trained = train_task(TaskConfig(task, encoder=encoder, **FIELDS, **options), split["train"], training,
                              dev_path=split["dev"], model=start, **new_model)
         history = trained["history"]
@@ -133,12 +145,30 @@ def evaluate_with_interval(task: str, directory: Path, path: str) -> dict:
         metrics = evaluate_directory(task, str(directory), path, **FIELDS)
         metrics["accuracy_ci95"] = wilson(metrics["accuracy"], metrics["n"])
         return metrics
-    rows = [json.loads(line) for line in open(path, encoding="utf-8")]
-    predictions = load_predictor(task, directory).predict([(r["query"], r["candidates"]) for r in rows])
-    scores = [p["scores"] for p in predictions]
-    relevance = [r["relevance"] for r in rows]
-    metrics = ranking_metrics(scores, relevance)
-    per_list = [ranking_metrics([s], [g]) for s, g in zip(scores, relevance)]
+    return evaluate_predictor(task, load_predictor(task, directory), path)
+
+
+def evaluate_predictor(task: str, predictor, path: str) -> dict:
+    """The metrics of ``predictor.predict`` on a task file, with 95% intervals (``metrics_with_interval``)."""
+    from tasks.release import labelled_inputs
+
+    inputs, gold = labelled_inputs(task, path)
+    return metrics_with_interval(task, predictor.predict(inputs), gold)
+
+
+def metrics_with_interval(task: str, results: list[dict], gold: list) -> dict:
+    """Accuracy and macro-F1 with a Wilson interval, or SQR's ranking metrics with bootstrap intervals over lists."""
+    if task != "sqr":
+        from sklearn.metrics import f1_score
+
+        predicted = [r["label"] for r in results]
+        accuracy = float(np.mean([p == g for p, g in zip(predicted, gold)]))
+        return {"accuracy": accuracy, "macro_f1": float(f1_score([str(g) for g in gold], [str(p) for p in predicted],
+                                                                 average="macro")),
+                "n": len(gold), "accuracy_ci95": wilson(accuracy, len(gold))}
+    scores = [r["scores"] for r in results]
+    metrics = ranking_metrics(scores, gold)
+    per_list = [ranking_metrics([s], [g]) for s, g in zip(scores, gold)]
     rng = np.random.default_rng(0)
     for name in ("ndcg@3", "map", "hr@1"):
         values = np.array([m[name] for m in per_list])
@@ -229,6 +259,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--head-lr", type=float, default=1e-3, help="the fresh parts' learning rate")
     parser.add_argument("--pretrained", default="default",
                         help="the pre-trained encoder of the comus-pt row (default: the shipped one)")
+    parser.add_argument("--dapt", help="the DAPT-BERT encoder of the dapt-bert row (`mathgraph pretrain "
+                                       "--encoder bert --tasks mlm`)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2, help="parser processes")
     return parser.parse_args()
