@@ -205,7 +205,7 @@ def freeze_pretrained_vocabulary(model: ComusModel, tokenizer) -> None:
         embeddings.word_embeddings = PartlyTrainableEmbedding(embeddings.word_embeddings, start)
 
 
-def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = "default",
+def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = "untrained",
                     tasks: Sequence[str] = PRETRAINING_TASKS, encoder: str = "comus",
                     split_digits: bool | None = None, freeze_vocabulary: bool = False) -> dict:
     """Pre-train the encoder ``model`` on ``texts`` for ``args.max_steps`` steps; save it to ``args.output_dir``.
@@ -214,7 +214,7 @@ def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = 
     batches are length-bucketed. The result loads with
     ``MathEncoder.from_pretrained(args.output_dir)``; ``args.resume`` continues an
     interrupted run from ``checkpoint-last``. ``split_digits=True`` builds the new
-    ``"default"`` model with a tokenizer that cuts numbers into single digits (kept in
+    ``"untrained"`` model with a tokenizer that cuts numbers into single digits (kept in
     its config). ``freeze_vocabulary=True`` keeps the pre-trained word embeddings (and so the tied MLM
     decoder) fixed: see ``freeze_pretrained_vocabulary``. Returns the trainer state as a dict.
     """

@@ -113,3 +113,23 @@ def test_listwise_ranking_loss_by_hand():
     scorer.loss(leaf, graded, candidate_mask=torch.tensor([[True, True, False]])).backward()
     assert torch.isfinite(leaf.grad).all() and leaf.grad[0, 2] == 0
     assert scorer(torch.randn(2, 2), torch.randn(2, 4, 2)).shape == (2, 4)
+
+
+def test_mlm_head_on_a_partly_frozen_embedding_decodes_as_the_tied_one_and_trains_only_new_rows():
+    from torch import nn
+
+    from models.cgc_lora import PartlyTrainableEmbedding
+    from models.heads import MlmHead
+
+    torch.manual_seed(0)
+    embedding = nn.Embedding(10, 4)
+    tied = MlmHead(4, 10, tie_to=embedding)
+    parts = PartlyTrainableEmbedding(embedding, num_frozen=7)
+    head = MlmHead(4, 10, tie_to=parts)
+    head.dense.load_state_dict(tied.dense.state_dict())
+    head.norm.load_state_dict(tied.norm.state_dict())
+    head.bias.data.copy_(tied.decoder.bias.data)
+    hidden = torch.randn(3, 4)
+    assert torch.allclose(head(hidden), tied(hidden), atol=1e-6)
+    head(hidden).sum().backward()
+    assert parts.frozen.grad is None and parts.new.grad is not None

@@ -78,3 +78,41 @@ def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_
     args.max_steps, args.resume = 5, True
     resumed = run_pretraining(texts, args, model=str(start))
     assert resumed["step"] == 5
+
+
+def test_mlm_decodes_only_the_masked_positions_to_the_same_loss(tiny_encoder, sample_graphs):
+    from models.heads import mlm_loss
+
+    pretrainer = ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm",)), encoder="bert").eval()
+    item = PretrainingCollator(tiny_encoder.collator, seed=0)(sample_graphs[:3])
+    with torch.no_grad():
+        loss = pretrainer(item)["mlm"]
+        states, _ = tiny_encoder.model.run_text_layers(item.batch.input_ids, item.batch.attention_mask,
+                                                       item.batch.token_type_ids)
+        every_position = mlm_loss(pretrainer.heads["mlm"](states), item.mlm_labels)  # [B, L, vocab] logits
+    assert loss.item() == pytest.approx(every_position.item(), rel=1e-5)
+
+
+def test_a_frozen_vocabulary_keeps_the_pretrained_rows_and_the_loss_curve_is_logged(tiny_encoder, tmp_path):
+    import json
+
+    from mathgraph.encoder import MathEncoder
+    from mathgraph.samples import sample_problems
+    from models.text_encoder import first_added_latex_row
+    from tasks.pretrain import run_pretraining
+
+    start = tmp_path / "start"
+    tiny_encoder.save_pretrained(start)
+    texts = [row["problem"] for row in sample_problems()]
+    args = TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=4, batch_size=4, learning_rate=1e-2,
+                             log_every=2, warmup_ratio=0.0)
+    run_pretraining(texts, args, model=str(start), freeze_vocabulary=True)
+    trained = MathEncoder.from_pretrained(tmp_path / "out").model.text.embeddings.word_embeddings.weight
+    before = tiny_encoder.model.text.embeddings.word_embeddings.weight
+    first_new = first_added_latex_row(tiny_encoder.tokenizer)
+    assert torch.equal(trained[:first_new], before[:first_new])  # weight decay included
+    assert not torch.equal(trained[first_new:], before[first_new:])  # the LaTeX rows learned
+    log = [json.loads(line) for line in (tmp_path / "out" / "training_log.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in log] == [1, 2, 4]
+    assert {"mlm", "dtc", "tgcl", "loss", "lr", "examples_per_s"} <= set(log[0])
+    assert log[1]["loss"] == pytest.approx(log[1]["mlm"] + log[1]["dtc"] + log[1]["tgcl"], rel=1e-4)
