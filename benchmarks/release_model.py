@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import sys
 import time
@@ -189,14 +190,15 @@ SAMPLE_SIZES = {"kpc": 40, "qrc": 18, "qam": 16, "sqr": 4}
 
 
 def write_sample(files: dict, root: Path) -> dict:
-    """The first dev rows of each task into ``root/sample/TASK.jsonl`` and the package's figures on them
+    """Dev rows of each task (seeded) into ``root/sample/TASK.jsonl`` and the package's figures on them
     (neural and as shipped, hybrid where on by default)."""
     from tasks.release import shipped_predictor
 
     figures = {}
     (root / "sample").mkdir(exist_ok=True)
     for task, size in SAMPLE_SIZES.items():
-        lines = open(files[task]["dev"], encoding="utf-8").read().splitlines()[:size]
+        dev = Path(files[task]["dev"]).read_text(encoding="utf-8").splitlines()
+        lines = [dev[i] for i in sorted(random.Random(0).sample(range(len(dev)), size))]  # files can be sorted by label
         path = root / "sample" / f"{task}.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         inputs, gold = task_inputs(task, str(path))
