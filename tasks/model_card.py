@@ -39,7 +39,8 @@ def model_card(release: dict) -> str:
         f"{last.get('mlm')} / {last.get('dtc')} / {last.get('tgcl')} (curve: `benchmarks/results/issue13_pretrain_log.jsonl`).",
         "- Multi-task fine-tuning: KPC 6,000 MATH problems, QRC 1,440 pairs, QAM 3,554 pairs (GSM8K hard",
         "  negatives of 500 questions + number-swap pairs), SQR 160 graded lists; batch 16, encoder lr 3e-5,",
-        "  heads 1e-3.",
+        f"  heads 1e-3, proportional task sampling, {len(training.get('multitask_history') or [])} epochs, the best",
+        "  by mean dev metric kept.",
         f"- Machine: {training.get('machine')}, fp32.",
         "",
         "## Figures (measured from these files)",
@@ -82,6 +83,7 @@ def model_card(release: dict) -> str:
         "- QAM is trained to tell a question's own solution from a near copy with other numbers; it does not",
         "  check arithmetic.",
         "- fp16 storage: the figures above are measured on the stored (rounded) weights.",
+        *_release_notes(release),
         "",
         "## Licences",
         "",
@@ -94,6 +96,23 @@ def model_card(release: dict) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _release_notes(release: dict) -> list[str]:
+    """Limits that follow from the figures: tasks where the shipped default is TF-IDF alone, and an SQR head
+    that ranks worse than the encoder's plain cosine."""
+    notes = []
+    for task, record in release["tasks"].items():
+        hybrid = record["hybrid"]
+        if hybrid["default"] and hybrid["weight"] == 1.0:
+            notes.append(f"- {task.upper()}: dev chose weight 1.0, so `mathgraph predict {task}` gives the TF-IDF "
+                         f"baseline's answer by default; `--no-hybrid` gives the neural model's.")
+    sqr, search = release["tasks"].get("sqr"), release.get("search", {})
+    if sqr and "test" in search and search["test"]["shipped encoder"]["value"] > sqr["test"]["neural"]["value"]:
+        notes.append(f"- SQR: the multi-task model's ranking head (test NDCG@3 {sqr['test']['neural']['value']:.4f}) "
+                     f"ranks worse than the plain cosine of the encoder's vectors that `mathgraph search` uses "
+                     f"({search['test']['shipped encoder']['value']:.4f}).")
+    return notes
 
 
 def _cell(figure: dict) -> str:
