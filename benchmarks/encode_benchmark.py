@@ -1,4 +1,4 @@
-"""COMUS encoder cost on this CPU, and what the untrained default model makes of GSM-Plus paraphrases.
+"""COMUS encoder cost on this CPU, and what the default (shipped, pre-trained) model makes of GSM-Plus paraphrases.
 
     python benchmarks/encode_benchmark.py [--limit 256] [--batch-size 32] [--repeats 3] [--sort-by-length]
                                           [--threads N]
@@ -27,8 +27,8 @@ Prints markdown tables (nothing here asserts a speed):
 4. **GSM-Plus sanity figure.** For each seed problem, the cosine between the
    seed and its "problem understanding" variant (a paraphrase) against the
    mean cosine between the seed and all the variants of the 199 other seeds.
-   The model is untrained, so this shows what the packaged MiniLM and the
-   random GAT give before any training, not what COMUS can do.
+   The default model is pre-trained (MLM, DTC, TGCL) but not trained for
+   similarity, so this shows what pre-training alone gives.
 """
 
 from __future__ import annotations
@@ -210,7 +210,8 @@ def _collation(collator: ProblemCollator, chunks: Sequence[Sequence[MathSyntaxGr
 
 
 def _equivalence_check(comus: MathEncoder, minilm: torch.nn.Module, batch: ProblemBatch) -> None:
-    """The untrained memory's read projection W^O is zero, so COMUS's text path must equal MiniLM's."""
+    """How far COMUS's text path is from plain MiniLM's: 0 for the untrained architecture (its memory read-out
+    W^O starts at zero); pre-training moves the text layers and the memory, so the default model differs."""
     with torch.inference_mode():
         fused = comus.forward(batch).token_states
         plain = minilm(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
@@ -218,7 +219,8 @@ def _equivalence_check(comus: MathEncoder, minilm: torch.nn.Module, batch: Probl
     mask = batch.attention_mask.bool()
     difference = (fused - plain)[mask].abs().max().item()
     print(f"Check: max |COMUS k=2 token states - MiniLM last hidden state| over the real tokens of batch 0 = "
-          f"{difference:.2e} (the untrained memory layers start as the identity on the text path).")
+          f"{difference:.2e} (0 for the untrained architecture, whose memory layers start as the identity on the "
+          "text path; the pre-trained default model's layers moved).")
     print()
 
 
@@ -390,14 +392,14 @@ def _gsmplus(encoder: MathEncoder, path: Path, batch_size: int) -> None:
     vectors = _embed_all_modes(encoder, graphs, batch_size)
     encoded = time.perf_counter()
 
-    print(f"## GSM-Plus sanity figure (untrained default model): {len(seeds)} seeds, {len(rows)} variants")
+    print(f"## GSM-Plus sanity figure (default model): {len(seeds)} seeds, {len(rows)} variants")
     print()
     print(f"Parsing {len(graphs)} texts took {parsed - start:.1f} s, encoding {encoded - parsed:.1f} s. "
           "Paraphrase = the seed's \"problem understanding\" variant. Unrelated = every variant of the other "
           f"{len(seeds) - 1} seeds (all 8 types, {int((seed_of != 0).sum())} questions per seed); per seed we "
           "take the mean cosine over them. Modes: fused = `[CLS] ; mean node` (what task heads use), text = `[CLS]`, "
           "graph = mean node; token mean = masked mean of the final token states (not an `encode` mode; "
-          "all-MiniLM-L6-v2 was trained with mean pooling, and the untrained COMUS text path equals plain MiniLM).")
+          "all-MiniLM-L6-v2 was trained with mean pooling).")
     print()
     print("| mode | dim | mean cos(seed, paraphrase) | mean cos(seed, unrelated) | paraphrase closer than the mean unrelated | "
           "unrelated questions the paraphrase beats (mean over seeds) |")
