@@ -583,8 +583,10 @@ def run_search(args: argparse.Namespace) -> int:
     from mathgraph.shipped import release_info
 
     index = load_index(args.index, model=args.model)
-    setting = release_info()["search"]["hybrid"]
-    weight = setting["weight"] if (setting["default"] if args.hybrid is None else args.hybrid) else 0.0
+    weight = 0.0
+    if args.hybrid is not False:  # the shipped model's dev-chosen search weight, and whether it is on by default
+        setting = release_info()["search"]["hybrid"]
+        weight = setting["weight"] if args.hybrid or setting["default"] else 0.0
     if weight > 0 and args.approximate:
         raise ValueError("--hybrid searches exactly: leave out --approximate (or pass --no-hybrid)")
     hits = index.search(args.query, k=args.k, approximate=args.approximate or None, sparse_weight=weight)

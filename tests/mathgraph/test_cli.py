@@ -273,6 +273,12 @@ def test_simcse_index_search_and_refine_commands(tmp_path, tiny_encoder, capsys)
     assert main(["-q", "search", "--index", str(index), question, "-k", "3", "--format", "json"]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert len(hits) == 3 and hits[0]["index"] == 3 and hits[0]["score"] == pytest.approx(1.0, abs=1e-4)
+    # --hybrid fuses with TF-IDF at the shipped model's search weight: the question itself still comes first
+    assert main(["-q", "search", "--index", str(index), question, "-k", "3", "--format", "json", "--hybrid"]) == 0
+    fused = json.loads(capsys.readouterr().out)
+    assert len(fused) == 3 and fused[0]["index"] == 3 and fused[0]["score"] > 1.0  # standardised scores
+    assert main(["-q", "search", "--index", str(index), question, "--hybrid", "--approximate"]) == 2
+    assert "--hybrid searches exactly" in capsys.readouterr().err
 
     httpd = HTTPServer(("127.0.0.1", 0), FakeLLM)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()

@@ -130,3 +130,8 @@ def test_usage_errors_are_clear(kpc_dir, tmp_path, capsys):
     assert "trained for kpc, not qrc" in capsys.readouterr().err
     assert main(["-q", "predict", "kpc", "--model", str(tmp_path), "x"]) == 2
     assert "not a trained task model: it holds nothing mathgraph can load" in capsys.readouterr().err
+
+
+def test_hybrid_needs_the_shipped_model(kpc_dir, capsys):
+    assert main(["-q", "predict", "kpc", "--model", str(kpc_dir), "--hybrid", PROBLEMS[0]]) == 2
+    assert "--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model" in capsys.readouterr().err

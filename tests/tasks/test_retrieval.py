@@ -268,3 +268,26 @@ def test_text_only_encoder(tiny_text_dir, tmp_path):
     assert index.search(texts[1], k=1)[0].index == 1
     index.save(tmp_path)
     assert load_index(tmp_path).search(texts[2], k=1)[0].index == 2
+
+
+def test_hybrid_search_fuses_standardised_dense_and_tfidf_scores(index):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from tasks.baselines import VECTORIZER_DEFAULTS
+    from tasks.hybrid import fuse_scores
+
+    query = "find the area of a right triangle"
+    dense_only = index.search(query, k=8)
+    assert [h.index for h in index.search(query, k=8, sparse_weight=0.0)] == [h.index for h in dense_only]
+    hits = index.search(query, k=3, sparse_weight=0.4)
+    # by hand: every row's cosine and TF-IDF cosine (TF-IDF fitted on the index's texts), fused
+    vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit([row["problem"] for row in CORPUS])
+    sparse = (vectorizer.transform([query]) @ vectorizer.transform([row["problem"] for row in CORPUS]).T).toarray()[0]
+    query_vector = HashingEncoder().encode([query])[0]
+    dense = index.embeddings @ (query_vector / np.linalg.norm(query_vector))
+    fused = fuse_scores(dense, sparse, 0.4)
+    expected = np.argsort(-fused, kind="stable")[:3]
+    assert [h.index for h in hits] == list(expected)
+    assert [h.score for h in hits] == pytest.approx(list(fused[expected]), abs=1e-5)
+    with pytest.raises(ValueError, match=r"sparse_weight must be in \[0, 1\]"):
+        index.search(query, sparse_weight=1.5)
