@@ -43,8 +43,6 @@ from tasks.release import task_metric  # noqa: E402
 from tasks.trainer import TrainingArguments  # noqa: E402
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
-# what each task's dev metric is, and the parts each task is measured on
-METRIC = {"kpc": "accuracy", "qrc": "accuracy", "qam": "accuracy", "sqr": "ndcg@3"}
 SHIPPED = REPO / "mathgraph" / "data" / "shipped_model"
 
 

@@ -73,21 +73,21 @@ class HybridPredictor:
         inputs = list(inputs)
         neural = self.neural.predict(inputs, batch_size=batch_size)
         sparse = self.sparse.predict(inputs, batch_size=batch_size)
-        return [fuse(n, s, self.weight) for n, s in zip(neural, sparse)]
+        return [fuse(n, s, self.weight) for n, s in zip(neural, sparse, strict=True)]
 
 
 def choose_weight(neural: Sequence[dict], sparse: Sequence[dict], metric: Callable[[list[dict]], float],
                   weights: Sequence[float] = WEIGHTS) -> tuple[float, dict[float, float]]:
     """The weight with the best ``metric`` of the fused dev results (the smallest among equals), and the
     metric of every weight tried. ``neural`` and ``sparse`` are the two models' results on the same inputs."""
-    scores = {w: metric([fuse(n, s, w) for n, s in zip(neural, sparse)]) for w in weights}
+    scores = {w: metric([fuse(n, s, w) for n, s in zip(neural, sparse, strict=True)]) for w in weights}
     best = max(scores.values())
     return min(w for w, value in scores.items() if value == best), scores
 
 
 def accuracy_metric(gold: Sequence) -> Callable[[list[dict]], float]:
     """Accuracy of results against ``gold`` labels (for ``choose_weight``)."""
-    return lambda results: float(np.mean([r["label"] == g for r, g in zip(results, gold)]))
+    return lambda results: float(np.mean([r["label"] == g for r, g in zip(results, gold, strict=True)]))
 
 
 def ndcg_metric(relevance: Sequence[Sequence[int]], k: int = 3) -> Callable[[list[dict]], float]:
