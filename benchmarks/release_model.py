@@ -33,7 +33,6 @@ import sys
 import time
 from pathlib import Path
 
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import REPO, build_task_files, machine, metrics_with_interval  # noqa: E402
 
