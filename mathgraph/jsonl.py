@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import IO
 
+from mathgraph.files import apply_umask
+
 
 class JsonlError(ValueError):
     """A bad line in a JSONL file; the message starts with ``FILE:LINE:``."""
@@ -100,6 +102,7 @@ def atomic_writer(path: str | PathLike) -> Iterator[IO[str]]:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             yield f
+        apply_umask(tmp)  # mkstemp made it 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

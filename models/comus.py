@@ -25,6 +25,7 @@ from torch_geometric.nn import global_mean_pool
 from transformers import AutoConfig, AutoModel, PreTrainedModel
 
 from mathgraph.checksums import file_sha256
+from mathgraph.files import apply_umask
 from models.gat import GraphEncoder
 from models.memory import SyntaxAwareMemory
 
@@ -242,6 +243,7 @@ class ComusModel(nn.Module):
         state = {name: tensor.detach().cpu().contiguous() for name, tensor in self.state_dict().items()}
         weights = directory / WEIGHTS_NAME
         save_file(state, str(weights), metadata={"format": "pt", "model_type": self.config.model_type})
+        apply_umask(weights)
         self.save_config(directory, weights_sha256=file_sha256(weights))
         if tokenizer is not None:
             # In its own folder: next to a config.json of model_type "comus", transformers would

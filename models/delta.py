@@ -19,6 +19,7 @@ from os import PathLike
 
 import torch
 
+from mathgraph.files import apply_umask
 from models.comus import CheckpointError
 
 APPENDED_ROWS = "appended_rows"
@@ -50,6 +51,7 @@ def save_delta(path: str | PathLike, weights: Mapping[str, torch.Tensor], base: 
 
     stored, appended = weights_delta(weights, base, dtype)
     save_file(stored, str(path), metadata={APPENDED_ROWS: json.dumps(appended)})
+    apply_umask(path)
     return sum(t.numel() for t in stored.values())
 
 

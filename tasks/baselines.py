@@ -29,6 +29,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
+from mathgraph.files import apply_umask
 from tasks.metrics import classification_metrics, ranking_metrics
 
 CONFIG_FILE = "config.json"
@@ -77,6 +78,7 @@ def _write(directory, config: dict, arrays: dict[str, np.ndarray]) -> Path:
     config = {"format_version": FORMAT_VERSION, "model_type": MODEL_TYPE, **config}
     (directory / CONFIG_FILE).write_text(json.dumps(config, ensure_ascii=False))
     save_file({name: np.ascontiguousarray(array) for name, array in arrays.items()}, str(directory / ARRAYS_FILE))
+    apply_umask(directory / ARRAYS_FILE)
     return directory
 
 

@@ -29,6 +29,7 @@ from torch import nn
 
 from mathgraph.batching import ProblemBatch
 from mathgraph.encoder import MathEncoder
+from mathgraph.files import apply_umask
 from tasks.bucketing import LengthBucketSampler, length_sorted_batches
 from tasks.features import FeatureStore
 from tasks.frozen_prefix import FrozenTextPrefix
@@ -165,6 +166,7 @@ class TaskModel(nn.Module):
         self.encoder.save_pretrained(directory)
         weights = {**self.head.state_dict(), **{f"{NORM_PREFIX}{k}": v for k, v in self.vector_norm.state_dict().items()}}
         save_file({k: v.detach().cpu().contiguous() for k, v in weights.items()}, str(directory / HEAD_NAME))
+        apply_umask(directory / HEAD_NAME)
         with open(directory / TASK_CONFIG_NAME, "w", encoding="utf-8") as f:
             json.dump({"model_type": TASK_MODEL_TYPE, **asdict(self.config)}, f, indent=1)
 

@@ -54,6 +54,7 @@ from torch import nn
 
 from mathgraph.batching import ProblemBatch
 from mathgraph.encoder import MathEncoder
+from mathgraph.files import apply_umask
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
 from models.heads import PairClassificationHead
 from models.text_encoder import first_added_latex_row
@@ -246,6 +247,7 @@ class MultiTaskModel(nn.Module):
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         save_model(self, str(directory / MULTITASK_WEIGHTS_NAME))
+        apply_umask(directory / MULTITASK_WEIGHTS_NAME)
         self.backbone.save_config(directory)
         self.encoder.tokenizer.save_pretrained(directory / TOKENIZER_DIR)
         self.encoder.vocab.save(directory)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from mathgraph.checksums import file_sha256
+from mathgraph.files import apply_umask
 from mathgraph.shipped import (
     CHECKSUMS_NAME, DELTA_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, SHIPPED_DIR, TFIDF_DIR, forget_checksums,
     load_shipped_multitask, release_info, shipped_path, text_encoder_base,
@@ -126,6 +127,7 @@ def _copy_tfidf(source: Path, target: Path) -> None:
     arrays = load_file(str(source / ARRAYS_FILE))
     save_file({name: np.ascontiguousarray(a.astype(np.float32)) for name, a in arrays.items()},
               str(target / ARRAYS_FILE))
+    apply_umask(target / ARRAYS_FILE)
 
 
 __all__ = ["write_package", "finish_package", "write_checksums", "shipped_parts", "shipped_predictor",

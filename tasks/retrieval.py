@@ -43,6 +43,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from mathgraph.checksums import file_sha256
+from mathgraph.files import apply_umask
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
 
 FORMAT = "mathgraph-search-index"
@@ -391,6 +392,7 @@ class SearchIndex:
             except (TypeError, ValueError) as err:
                 raise ValueError(f"row {i} cannot be written as JSON: {err}") from err
         save_file({"embeddings": np.ascontiguousarray(self.embeddings)}, str(directory / EMBEDDINGS_FILE))
+        apply_umask(directory / EMBEDDINGS_FILE)
         with atomic_writer(directory / ROWS_FILE) as f:
             write_jsonl(f, self.rows)
         manifest = {"format": FORMAT, "model_type": MODEL_TYPE, "version": FORMAT_VERSION, "count": len(self),

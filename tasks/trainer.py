@@ -32,6 +32,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from mathgraph.files import apply_umask
+
 LAST_CHECKPOINT = "checkpoint-last"
 # The loss curve: every ``log_every`` steps, the mean of each loss term since the last line.
 TRAINING_LOG = "training_log.jsonl"
@@ -354,6 +356,7 @@ class Trainer:
 
         model = self.accelerator.unwrap_model(self.model)
         save_model(model, str(partial / WEIGHTS_NAME))  # handles tied weights (MLM decoder = embeddings)
+        apply_umask(partial / WEIGHTS_NAME)
         if self.save_user_files is not None:
             self.save_user_files(model, partial)
         torch.save({"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()},
