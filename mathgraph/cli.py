@@ -397,7 +397,9 @@ def _parse_file(args: argparse.Namespace) -> int:
         total=len(records),
     )
     with atomic_writer(args.output) as out:
-        written = write_jsonl(out, ({**g.to_dict(), "line": r.line} for r, g in zip(records, graphs)))
+        # the input row's id (when it has one) comes first, so graphs can be joined back to their rows
+        written = write_jsonl(out, ({**({"id": r.row["id"]} if "id" in r.row else {}), **g.to_dict(), "line": r.line}
+                                    for r, g in zip(records, graphs)))
     print(f"wrote {written} graphs to {args.output}", file=sys.stderr)
     _report_skipped(bad)
     return 0

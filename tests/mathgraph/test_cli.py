@@ -32,6 +32,15 @@ def test_file_graphs_keep_input_order_with_two_workers(tmp_path):
     assert {"id", "kind", "label"} <= set(first["nodes"][0]) and {"src", "dst", "relation"} == set(first["edges"][0])
     assert {"latex", "span", "status"} <= set(first["formulas"][0])
     assert first["parser"] == "spacy"
+    assert "id" not in first  # these rows have none
+
+
+def test_file_graphs_keep_the_input_rows_id(tmp_path):
+    source = write_lines(tmp_path / "in.jsonl", [json.dumps({"id": f"q{i}", "problem": p})
+                                                 for i, p in enumerate(PROBLEMS[:2])])
+    output = tmp_path / "out.jsonl"
+    assert main(["-q", "parse", "--input", str(source), "--output", str(output)]) == 0
+    assert [(g["id"], g["line"]) for g in read_graphs(output)] == [("q0", 1), ("q1", 2)]
 
 
 def test_bad_line_stops_with_file_and_line_and_writes_nothing(tmp_path, capsys):
