@@ -75,7 +75,8 @@ def read_text_records(
 
 def _parse_row(line: str) -> dict:
     try:
-        row = json.loads(line)
+        # Without its line break: an error at the end of the line would otherwise be "line 2, column 1".
+        row = json.loads(line.rstrip("\r\n"))
     except json.JSONDecodeError as err:
         raise ValueError(f"not valid JSON ({err.msg} at column {err.colno})") from None
     if not isinstance(row, dict):

@@ -387,3 +387,13 @@ def test_cli_bad_rows_exit_2_with_file_and_line_or_are_skipped(tmp_path, capsys)
     assert main(["-q", "data", "qrc-pairs", "--input", str(source), "--output", str(output), "--skip-bad"]) == 0
     assert "skipped 1 bad lines" in capsys.readouterr().err
     assert len(read_jsonl(output)) == 26
+
+
+def test_a_json_error_names_its_column_on_the_line(tmp_path):
+    path = write_lines(tmp_path / "in.jsonl", ['{"problem": "x"', '{"problem" "y"}'])
+    rows, bad = read_rows(path, ("problem",), skip_bad=True)
+    assert rows == []
+    # the first line ends after column 15 (the missing "}" would be column 16); the second lacks its ":" at 12
+    assert [(e.line, e.reason) for e in bad] == [
+        (1, "not valid JSON (Expecting ',' delimiter at column 16)"),
+        (2, "not valid JSON (Expecting ':' delimiter at column 12)")]
