@@ -157,7 +157,8 @@ class TfidfClassifier:
         if len(inputs) != len(labels):
             raise ValueError(f"{len(inputs)} inputs but {len(labels)} labels")
         if len(set(labels)) < 2:
-            raise ValueError("need at least two classes to train a classifier")
+            raise ValueError(f"every example has the label {sorted(set(map(str, labels)))}; a classifier needs two "
+                             "or more (is the file sorted by label? shuffle it before taking a part)")
         self.pipeline.fit(inputs, labels)
         return self
 

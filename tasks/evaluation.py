@@ -6,11 +6,15 @@ each other in a circle) and dispatches on what the directory holds.
 
 from __future__ import annotations
 
+import warnings
+from collections import Counter
+
 from models.comus import CheckpointError
 from tasks.baselines import evaluate_tfidf, is_tfidf_directory, load_tfidf
 from tasks.finetune import TaskConfig, evaluate_examples
 from tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
 from tasks.multitask import MultiTaskModel
+from tasks.task_types import get_task
 
 
 def load_task_model(task: str, model_dir: str, device: str | None = None):
@@ -29,16 +33,31 @@ def load_task_model(task: str, model_dir: str, device: str | None = None):
 
 def evaluate_directory(task: str, model_dir: str, data_path: str, text_field: str | None = None,
                        label_field: str | None = None, batch_size: int = 32) -> dict:
-    """Metrics of a trained model directory on a task file (its graphs come from the graph cache)."""
+    """Metrics of a trained model directory on a task file (its graphs come from the graph cache).
+
+    Gold labels the model never saw in training cannot be predicted: they are counted in
+    ``unseen_labels`` (``{label: examples}``) and warned about, never passed over in silence."""
     if is_tfidf_directory(model_dir):
         config = TaskConfig(task, text_field=text_field or "problem", label_field=label_field or "subject")
-        rows = [config.task_type.tfidf_row(e, config.text_field, config.label_field) for e in config.load(data_path)]
-        return evaluate_tfidf(task, load_tfidf(model_dir), rows, text_field=config.text_field,
-                              label_field=config.label_field)
-    model = load_task_model(task, model_dir)
-    model.config.text_field = text_field or model.config.text_field
-    model.config.label_field = label_field or model.config.label_field
-    return evaluate_examples(model, model.config.load(data_path), batch_size=batch_size)
+        examples = config.load(data_path)
+        rows = [config.task_type.tfidf_row(e, config.text_field, config.label_field) for e in examples]
+        model = load_tfidf(model_dir)
+        metrics = evaluate_tfidf(task, model, rows, text_field=config.text_field, label_field=config.label_field)
+        known = getattr(model, "classes_", None)
+    else:
+        model = load_task_model(task, model_dir)
+        model.config.text_field = text_field or model.config.text_field
+        model.config.label_field = label_field or model.config.label_field
+        examples = model.config.load(data_path)
+        metrics = evaluate_examples(model, examples, batch_size=batch_size)
+        known = model.config.labels
+    if get_task(task).classifies and known is not None:
+        unseen = Counter(str(e.label) for e in examples if str(e.label) not in {str(k) for k in known})
+        if unseen:
+            metrics["unseen_labels"] = dict(sorted(unseen.items()))
+            warnings.warn(f"{data_path}: {sum(unseen.values())} examples have labels the model never saw in "
+                          f"training, so it cannot get them right: {dict(sorted(unseen.items()))}", stacklevel=2)
+    return metrics
 
 
 __all__ = ["evaluate_directory", "load_task_model"]

@@ -290,6 +290,14 @@ def evaluate_examples(model, examples: Sequence, store: FeatureStore | None = No
     return model.config.task_type.metrics(examples, predict(model, examples, store, batch_size))
 
 
+def require_two_labels(task: Task, labels: Sequence, train_path: str) -> None:
+    """A classifier trained on one label learns nothing (loss 0, accuracy 1 on the same label): refuse it,
+    naming the label (a sorted file cut short often holds a single one)."""
+    if task.classifies and len(labels) < 2:
+        raise ValueError(f"{train_path}: every example has the label {list(labels)}; a classifier needs two or more "
+                         "(is the file sorted by label? shuffle it before taking a part)")
+
+
 def load_start_encoder(model: str = "default", **new_model_options) -> MathEncoder:
     """The encoder to fine-tune: a saved directory, the shipped pre-trained ``"default"``, or ``"untrained"``
     built with ``new_model_options`` (``ComusConfig`` fields such as ``gat_heads=12`` for COMUS's 768-wide GAT)."""
@@ -318,8 +326,7 @@ def train_task(config: TaskConfig, train_path: str, args: TrainingArguments, dev
     if not train:
         raise ValueError(f"{train_path}: no training examples")
     config.labels = task.label_names(train)
-    if task.classifies and len(config.labels) < 2:
-        raise ValueError(f"{train_path}: every example has the label {config.labels}; a classifier needs two or more")
+    require_two_labels(task, config.labels, train_path)
     encoder = load_start_encoder(model, **new_model_options)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(args.seed)  # the head's initial weights depend on the seed only

@@ -62,7 +62,7 @@ from tasks.bucketing import bucketed_batches
 from tasks.features import FeatureStore
 from tasks.finetune import (
     TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, load_start_encoder, problem_vectors,
-    vector_dim,
+    require_two_labels, vector_dim,
 )
 from tasks.task_types import TASKS, Task
 from tasks.trainer import TrainingArguments, TrainingData, fit
@@ -445,6 +445,7 @@ def train_multitask(
         if not examples:
             raise ValueError(f"{train_path}: no training examples")
         task_config.labels = task_config.task_type.label_names(examples)
+        require_two_labels(task_config.task_type, task_config.labels, train_path)
         train.append(examples)
         dev.append(task_config.load(dev_path, args.skip_bad) if dev_path else [])
     config = MultiTaskConfig([asdict(t) for t, _, _ in task_files], encoder=encoder, adapter=adapter,

@@ -154,3 +154,10 @@ def test_errors():
         train_tfidf("qrc", [{"text_b": "x", "label": 1}])
     with pytest.raises(ValueError, match="pair"):
         TfidfClassifier("pair").fit([("a", "b", "c"), ("a", "b", "c")], [0, 1])
+
+
+def test_tfidf_refuses_one_label_naming_it():
+    from tasks.baselines import TfidfClassifier
+
+    with pytest.raises(ValueError, match=r"every example has the label \['Algebra'\]"):
+        TfidfClassifier("single").fit(["find x", "solve y"], ["Algebra", "Algebra"])

@@ -95,6 +95,12 @@ def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
     train_tfidf("qrc", pairs_rows).save(tmp_path / "tfidf")
     metrics = evaluate_directory("qrc", str(tmp_path / "tfidf"), pairs)
     assert metrics["n"] == 27 and metrics["accuracy"] > 0.5
+    assert "unseen_labels" not in metrics
+    # test labels the model never saw in training are counted and warned about
+    train_tfidf("qrc", [r for r in pairs_rows if r["label"] != "irrelevant"]).save(tmp_path / "no-irrelevant")
+    with pytest.warns(UserWarning, match="3 examples have labels the model never saw"):
+        metrics = evaluate_directory("qrc", str(tmp_path / "no-irrelevant"), pairs)
+    assert metrics["unseen_labels"] == {"irrelevant": 3}
 
 
 def test_text_only_training_parses_nothing_and_graph_training_parses_once(start_model, tmp_path, gsmplus, write,

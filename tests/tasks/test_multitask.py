@@ -196,3 +196,14 @@ def test_frozen_embeddings_stay_as_the_start_encoder_has_them(start_model, task_
     layer = "text.encoder.layer.0.attention.self.query.weight"
     assert not torch.equal(start.state_dict()[layer], trained.state_dict()[layer])
     assert MultiTaskModel.from_pretrained(output).config.freeze_embeddings
+
+
+def test_a_task_file_with_one_label_is_refused_naming_it(start_model, tmp_path):
+    import json
+
+    one = tmp_path / "one.jsonl"
+    one.write_text("".join(json.dumps({"problem": f"Find $x$ if $x+{i}=5$.", "subject": "Prealgebra"}) + "\n"
+                           for i in range(4)))
+    args = TrainingArguments(output_dir=str(tmp_path / "out"), epochs=1, batch_size=4)
+    with pytest.raises(ValueError, match=r"every example has the label \['Prealgebra'\]"):
+        train_multitask([(TaskConfig("kpc"), str(one), None)], args, model=start_model)
