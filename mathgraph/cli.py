@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -42,11 +43,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mathgraph`` console script; returns the exit status."""
     args = build_argument_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(name)s: %(message)s")
+    if args.quiet:
+        _quiet_libraries()
     try:
         return args.run(args)
     except (JsonlError, FileNotFoundError, IsADirectoryError, ValueError) as err:
         print(f"mathgraph: error: {err}", file=sys.stderr)
         return 2
+
+
+def _quiet_libraries() -> None:
+    """``-q`` for the libraries too: transformers' notices and progress bars, and the progress bars of tqdm.
+
+    Environment variables reach the libraries a command imports later (they read them on import);
+    transformers, if already imported, is told directly."""
+    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["TQDM_DISABLE"] = "1"
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()
+        transformers_logging.disable_progress_bar()
 
 
 def build_argument_parser() -> argparse.ArgumentParser:
@@ -393,7 +411,7 @@ def _parse_file(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         n_process=args.workers,
         bare_arithmetic=args.bare_arithmetic,
-        show_progress=True,
+        show_progress=not args.quiet,
         total=len(records),
     )
     with atomic_writer(args.output) as out:
@@ -737,7 +755,7 @@ def run_vocab(args: argparse.Namespace) -> int:
     from models.text_encoder import latex_commands
 
     texts = _read_corpora(args.corpus)
-    graphs = parse_problems(texts, parser=args.parser, n_process=args.workers, show_progress=True)
+    graphs = parse_problems(texts, parser=args.parser, n_process=args.workers, show_progress=not args.quiet)
     vocab = GraphVocabulary.build(graphs, min_freq=args.min_freq)
     latex = latex_commands(texts, min_freq=args.latex_min_freq)
     output = Path(args.output)
@@ -756,7 +774,8 @@ def run_encode(args: argparse.Namespace) -> int:
 
     problems = _problems_to_encode(args)
     encoder = MathEncoder.from_pretrained(args.model, device=args.device)
-    vectors = encoder.encode(problems, batch_size=args.batch_size, mode=args.mode, device=args.device, show_progress=True)
+    vectors = encoder.encode(problems, batch_size=args.batch_size, mode=args.mode, device=args.device,
+                             show_progress=not args.quiet)
     with open(args.output, "wb") as f:
         np.save(f, vectors)
     print(f"wrote {vectors.shape[0]} x {vectors.shape[1]} float32 vectors to {args.output}", file=sys.stderr)

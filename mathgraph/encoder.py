@@ -31,7 +31,7 @@ import torch
 from mathgraph.batching import ProblemBatch, ProblemCollator
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput
-from models.text_encoder import add_latex_tokens, load_text_encoder, set_split_digits
+from models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
 
 if TYPE_CHECKING:
     from mathgraph.graph_cache import GraphCache
@@ -108,7 +108,8 @@ class MathEncoder:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             add_latex_tokens(tokenizer, latex_tokens)
-            text.resize_token_embeddings(len(tokenizer))
+            with quiet_transformers():  # its notice on how new rows are initialised is not a problem
+                text.resize_token_embeddings(len(tokenizer))
             config.setdefault("parser", _majority_parser(vocab))
             model = ComusModel.from_text_encoder(
                 text, len(vocab.labels), len(vocab.relations), text_encoder=text_encoder, split_digits=split_digits,

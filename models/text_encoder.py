@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from tokenizers import pre_tokenizers
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
@@ -34,15 +35,23 @@ def load_text_encoder(name_or_path: str = DEFAULT_TEXT_ENCODER) -> tuple[PreTrai
     """The encoder model (no pooler) and its tokenizer from a path, a Hub id or ``"default"``."""
     path = resolve_text_encoder(name_or_path)
     # The checkpoint's pooler is dropped on purpose; keep transformers from reporting it as unexpected.
-    verbosity = transformers_logging.get_verbosity()
-    transformers_logging.set_verbosity_error()
-    try:
+    with quiet_transformers():
         model = AutoModel.from_pretrained(path, add_pooling_layer=False)
-    finally:
-        transformers_logging.set_verbosity(verbosity)
     if not hasattr(model, "embeddings") or not hasattr(getattr(model, "encoder", None), "layer"):
         raise ValueError(f"{name_or_path}: mathgraph needs a BERT-like encoder (embeddings + encoder.layer), got {type(model).__name__}")
     return model, AutoTokenizer.from_pretrained(path)
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Only transformers' errors inside the block: its notices on what mathgraph does on purpose (a dropped
+    pooler, new LaTeX token rows initialised from the old ones' statistics) read like problems."""
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
 
 
 def latex_commands(texts: Iterable[str], min_freq: int = 2) -> list[str]:

@@ -322,3 +322,22 @@ def test_routes_need_a_moe_model_and_a_text(tiny_encoder):
     routes = token_routes(moe, "Find $x$ if $2x = 6$.")
     assert routes.layers == [0, 1, 2] and len(routes.experts[0]) == len(routes.tokens)
     assert all(0.0 < p <= 1.0 for layer in routes.probabilities for p in layer)
+
+
+def test_quiet_silences_the_libraries_and_the_progress_bars(tmp_path, capsys, monkeypatch):
+    from transformers.utils import logging as transformers_logging
+
+    for name in ("TRANSFORMERS_VERBOSITY", "HF_HUB_DISABLE_PROGRESS_BARS", "TQDM_DISABLE"):
+        monkeypatch.setenv(name, "")  # restored after the test: -q sets them for the process
+    source = write_lines(tmp_path / "in.jsonl", [json.dumps({"problem": p}) for p in PROBLEMS[:3]])
+    verbosity = transformers_logging.get_verbosity()
+    try:
+        # the untrained architecture resizes MiniLM's vocabulary: transformers' notice on it used to print
+        assert main(["-q", "encode", "--model", "untrained", "--input", str(source), "--output",
+                     str(tmp_path / "e.npy")]) == 0
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        transformers_logging.enable_progress_bar()
+    err = capsys.readouterr().err
+    assert "multivariate normal" not in err and "encoding:" not in err and "Loading weights" not in err
+    assert err.strip().splitlines() == ["wrote 3 x 768 float32 vectors to " + str(tmp_path / "e.npy")]
