@@ -451,15 +451,18 @@ def build_index_from_file(input_path: str | PathLike, model: str | PathLike = "d
 def load_index(directory: str | PathLike, model: str | PathLike | None = None, device: str | None = None) -> SearchIndex:
     """``mathgraph search``: an index with its encoder ready for queries. ``model`` defaults to the one recorded
     at build time (the identity's ``source``); either way it must be the model that built the index."""
-    manifest = read_manifest(Path(directory))
-    identity = manifest["encoder"]
+    index = SearchIndex.load(directory)  # damaged files are reported before the model's seconds of loading
+    identity = index.identity
     spec = model if model is not None else identity.get("source")
     if spec is None:
         raise ValueError(f"{directory}: the index does not record which model built it; pass the model explicitly")
     from mathgraph.encoder import MODES
 
     mode = identity.get("mode") if identity.get("mode") in MODES else "fused"
-    return SearchIndex.load(directory, encoder=load_embedder(spec, mode=mode, device=device))
+    embedder = load_embedder(spec, mode=mode, device=device)
+    check_identity(identity, embedder.identity(), directory)
+    index.embedder = embedder
+    return index
 
 
 # --------------------------------------------------------------------------- helpers

@@ -259,6 +259,17 @@ def test_index_files_with_a_saved_math_encoder(tiny_encoder, tmp_path):
         build_index_from_file(bad, model=model_dir)
 
 
+def test_a_damaged_index_is_reported_before_its_model_loads(tmp_path, monkeypatch):
+    import tasks.retrieval
+
+    SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem").save(tmp_path)
+    weights = tmp_path / EMBEDDINGS_FILE
+    weights.write_bytes(weights.read_bytes()[:40])
+    monkeypatch.setattr(tasks.retrieval, "load_embedder", lambda *a, **kw: pytest.fail("the model was loaded first"))
+    with pytest.raises(IndexFormatError):
+        load_index(tmp_path, model="any")
+
+
 def test_text_only_encoder(tiny_text_dir, tmp_path):
     embedder = load_embedder(f"text:{tiny_text_dir}")
     assert isinstance(embedder, TextEmbedder) and isinstance(embedder, Embedder)
