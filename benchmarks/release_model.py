@@ -150,10 +150,10 @@ def measure_search(files: dict, root: Path) -> dict:
     from mathgraph.shipped import load_shipped_encoder
     from tasks.hybrid import WEIGHTS, choose_weight, fuse
     from tasks.inference import ranking_result
-    from tasks.release import shipped_parts
+    from tasks.release import shipped_tfidf
     from tasks.retrieval import TextEmbedder, l2_normalize
 
-    _, tfidf = shipped_parts(root)
+    tfidf = shipped_tfidf("sqr", root)
     embedders = {"shipped encoder": load_shipped_encoder(root), "untrained COMUS": MathEncoder.from_pretrained("untrained"),
                  "all-MiniLM-L6-v2": TextEmbedder("default")}
     record: dict = {}
@@ -161,7 +161,7 @@ def measure_search(files: dict, root: Path) -> dict:
     for part in ("dev", "test"):
         inputs, gold = task_inputs("sqr", files["sqr"][part])
         texts = sorted({t for query, candidates in inputs for t in (query, *candidates)})
-        results[part] = {"TF-IDF": tfidf["sqr"].predict(inputs)}
+        results[part] = {"TF-IDF": tfidf.predict(inputs)}
         for name, embedder in embedders.items():
             vectors = dict(zip(texts, l2_normalize(embedder.encode(texts, batch_size=32))))
             results[part][name] = [ranking_result([float(vectors[query] @ vectors[c]) for c in candidates])
@@ -188,8 +188,9 @@ SAMPLE_SIZES = {"kpc": 40, "qrc": 18, "qam": 16, "sqr": 4}
 def write_sample(files: dict, root: Path) -> dict:
     """Dev rows of each task (seeded) into ``root/sample/TASK.jsonl`` and the package's figures on them
     (neural and as shipped, hybrid where on by default)."""
-    from tasks.release import shipped_predictor
+    from tasks.release import shipped_parts, shipped_predictor
 
+    parts = shipped_parts(root)
     figures = {}
     (root / "sample").mkdir(exist_ok=True)
     for task, size in SAMPLE_SIZES.items():
@@ -199,7 +200,8 @@ def write_sample(files: dict, root: Path) -> dict:
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         inputs, gold = task_inputs(task, str(path))
         figures[task] = {"n": len(inputs), **{
-            name: round(task_metric(task, gold)(shipped_predictor(task, hybrid=hybrid, root=root).predict(inputs)), 4)
+            name: round(task_metric(task, gold)(
+                shipped_predictor(task, hybrid=hybrid, root=root, parts=parts).predict(inputs)), 4)
             for name, hybrid in (("neural", False), ("shipped", None))}}
     print("sample", json.dumps(figures), flush=True)
     return figures

@@ -598,9 +598,8 @@ def run_index_build(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from tasks.retrieval import load_index
-
     from mathgraph.shipped import release_info
+    from tasks.retrieval import load_index
 
     index = load_index(args.index, model=args.model)
     weight = 0.0

@@ -43,6 +43,7 @@ LATEX_TOKENS_NAME = "latex_tokens.json"
 MODES = ("fused", "text", "graph")
 DEFAULT_SEED = 0
 SHIPPED, UNTRAINED = "default", "untrained"  # the names from_pretrained takes besides a directory
+NAMED_MODELS = (SHIPPED, UNTRAINED)
 
 
 class MathEncoder:

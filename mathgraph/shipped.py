@@ -59,7 +59,7 @@ def text_encoder_base(name: str = "default") -> dict[str, torch.Tensor]:
     from models.text_encoder import load_text_encoder
 
     text, _ = load_text_encoder(name)
-    return {f"text.{name}": tensor for name, tensor in text.state_dict().items()}
+    return {f"text.{key}": tensor for key, tensor in text.state_dict().items()}
 
 
 def load_shipped_encoder(root: Path | None = None):

@@ -68,32 +68,32 @@ def write_checksums(output: Path) -> None:
     forget_checksums()
 
 
-def shipped_parts(root: Path | None = None):
-    """The shipped multi-task model and its TF-IDF predictors ``{task: TfidfPredictor}``."""
+def shipped_tfidf(task: str, root: Path | None = None):
+    """The shipped TF-IDF baseline of ``task`` as a ``TfidfPredictor`` (checksums checked)."""
     from tasks.inference import TfidfPredictor
     from tasks.loading import load_model
 
-    root = SHIPPED_DIR if root is None else root
+    return TfidfPredictor(task, load_model(shipped_path(TFIDF_DIR, task, root=root)))
+
+
+def shipped_parts(root: Path | None = None):
+    """The shipped multi-task model and its TF-IDF predictors ``{task: TfidfPredictor}``, loaded once."""
     multitask = load_shipped_multitask(root)
-    tfidf = {task: TfidfPredictor(task, load_model(shipped_path(TFIDF_DIR, task, root=root)))
-             for task in multitask.config.task_names}
-    return multitask, tfidf
+    return multitask, {task: shipped_tfidf(task, root) for task in multitask.config.task_names}
 
 
-def shipped_predictor(task: str, hybrid: bool | None = None, root: Path | None = None):
+def shipped_predictor(task: str, hybrid: bool | None = None, root: Path | None = None, parts=None):
     """What ``mathgraph predict TASK`` uses without ``--model``: the shipped multi-task model's ``task`` head,
     fused with the shipped TF-IDF model (``tasks.hybrid``) when ``hybrid`` is True, or, with ``None``, when
-    dev said it helps (``release.json``)."""
+    dev said it helps (``release.json``). ``parts`` (from ``shipped_parts``) reuses models already loaded."""
     from tasks.hybrid import HybridPredictor
-    from tasks.inference import TfidfPredictor
-    from tasks.loading import load_model
 
-    root = SHIPPED_DIR if root is None else root
     setting = release_info(root)["tasks"][task]["hybrid"]
-    neural = load_shipped_multitask(root).for_task(task)
+    multitask = parts[0] if parts is not None else load_shipped_multitask(root)
+    neural = multitask.for_task(task)
     if not (setting["default"] if hybrid is None else hybrid):
         return neural
-    sparse = TfidfPredictor(task, load_model(shipped_path(TFIDF_DIR, task, root=root)))
+    sparse = parts[1][task] if parts is not None else shipped_tfidf(task, root)
     return HybridPredictor(neural, sparse, setting["weight"])
 
 
@@ -130,5 +130,5 @@ def _copy_tfidf(source: Path, target: Path) -> None:
     apply_umask(target / ARRAYS_FILE)
 
 
-__all__ = ["write_package", "finish_package", "write_checksums", "shipped_parts", "shipped_predictor",
+__all__ = ["write_package", "finish_package", "write_checksums", "shipped_tfidf", "shipped_parts", "shipped_predictor",
            "labelled_inputs", "task_metric", "CARD_NAME"]

@@ -171,11 +171,6 @@ def as_embedder(encoder, mode: str | None = None) -> Embedder:
                     "identity() (wrap a MathEncoder with as_embedder)")
 
 
-def is_named_model(spec: str) -> bool:
-    """Whether ``spec`` names a model that ships with mathgraph (``"default"``, ``"untrained"``) rather than a path."""
-    return spec in ("default", "untrained")
-
-
 def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device: str | None = None) -> Embedder:
     """An embedder from the command line: ``"default"`` or a mathgraph model directory -> ``MathEncoder``;
     ``"text:PATH"`` (``"text:default"`` for MiniLM) or any other Hugging Face directory -> ``TextEmbedder``.
@@ -183,8 +178,10 @@ def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device:
     spec = str(spec)
     if spec.startswith("text:"):
         return TextEmbedder(spec[len("text:"):], device=device)
+    from mathgraph.encoder import NAMED_MODELS
+
     config = Path(spec) / "config.json"
-    is_mathgraph = is_named_model(spec)
+    is_mathgraph = spec in NAMED_MODELS  # the shipped encoder, or the architecture before training
     if not is_mathgraph and config.is_file():
         try:
             is_mathgraph = json.loads(config.read_text(encoding="utf-8")).get("model_type") == "comus"
@@ -195,7 +192,7 @@ def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device:
     if is_mathgraph:
         from mathgraph.encoder import MathEncoder
 
-        source = spec if is_named_model(spec) else str(Path(spec).resolve())
+        source = spec if spec in NAMED_MODELS else str(Path(spec).resolve())
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=source)
     return TextEmbedder(str(Path(spec).resolve()), device=device)
 

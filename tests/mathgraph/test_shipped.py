@@ -14,7 +14,7 @@ from mathgraph.encoder import MathEncoder
 from mathgraph.shipped import SHIPPED_DIR, load_shipped_encoder, release_info
 from models.comus import CheckpointError
 from tasks.hybrid import HybridPredictor
-from tasks.release import labelled_inputs, shipped_parts, task_metric
+from tasks.release import labelled_inputs, shipped_parts, shipped_predictor, task_metric
 
 pytestmark = pytest.mark.slow
 
@@ -33,13 +33,12 @@ def test_the_package_is_small_and_complete():
 
 
 def test_the_bundled_sample_gives_the_model_card_figures(parts):
-    multitask, tfidf = parts
     release = release_info()
     for task, figures in release["sample"].items():
         inputs, gold = labelled_inputs(task, SHIPPED_DIR / "sample" / f"{task}.jsonl")
-        neural = multitask.for_task(task)
-        hybrid = release["tasks"][task]["hybrid"]
-        shipped = HybridPredictor(neural, tfidf[task], hybrid["weight"]) if hybrid["default"] else neural
+        neural = shipped_predictor(task, hybrid=False, parts=parts)
+        shipped = shipped_predictor(task, parts=parts)  # hybrid where release.json turns it on
+        assert isinstance(shipped, HybridPredictor) == release["tasks"][task]["hybrid"]["default"], task
         assert task_metric(task, gold)(neural.predict(inputs)) == pytest.approx(figures["neural"], abs=0.03), task
         assert task_metric(task, gold)(shipped.predict(inputs)) == pytest.approx(figures["shipped"], abs=0.03), task
 

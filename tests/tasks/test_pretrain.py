@@ -62,6 +62,8 @@ def test_dapt_bert_is_mlm_on_the_text_encoder_alone(tiny_encoder, sample_graphs)
 
 
 def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_path):
+    import json
+
     from mathgraph.encoder import MathEncoder
     from mathgraph.samples import sample_problems
     from tasks.pretrain import run_pretraining
@@ -69,15 +71,22 @@ def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)
     texts = [row["problem"] for row in sample_problems()]
-    args = TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=3, batch_size=4, learning_rate=5e-5)
+    args = TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=3, batch_size=4, learning_rate=5e-5,
+                             log_every=1)
     state = run_pretraining(texts, args, model=str(start))
     assert state["step"] == 3
     trained = MathEncoder.from_pretrained(tmp_path / "out")
     assert not torch.equal(trained.model.text.encoder.layer[0].output.dense.weight,
                            tiny_encoder.model.text.encoder.layer[0].output.dense.weight)
+    # a line written after the checkpoint (a run killed mid-epoch) is dropped on resume: those steps run again
+    log = tmp_path / "out" / "training_log.jsonl"
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"step": 4, "loss": 9.0}) + "\n")
     args.max_steps, args.resume = 5, True
     resumed = run_pretraining(texts, args, model=str(start))
     assert resumed["step"] == 5
+    steps = [json.loads(line)["step"] for line in log.read_text().splitlines()]
+    assert steps == [1, 2, 3, 4, 5] and all(json.loads(line)["loss"] != 9.0 for line in log.read_text().splitlines())
 
 
 def test_mlm_decodes_only_the_masked_positions_to_the_same_loss(tiny_encoder, sample_graphs):
