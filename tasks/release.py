@@ -20,7 +20,7 @@ import numpy as np
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from mathgraph.shipped import (
-    CHECKSUMS_NAME, DELTA_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, SHIPPED_DIR, TFIDF_DIR, forget_checksums,
+    CHECKSUMS_NAME, DELTA_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, TFIDF_DIR, forget_checksums,
     load_shipped_multitask, release_info, shipped_path, text_encoder_base,
 )
 from models.comus import TOKENIZER_DIR
