@@ -48,10 +48,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mathgraph.batching import ProblemBatch, ProblemCollator, graph_features
-from mathgraph.encoder import DEFAULT_MODEL_DIR, LATEX_TOKENS_NAME, MathEncoder
+from models.batching import ProblemBatch, ProblemCollator, graph_features
+from models.encoder import DEFAULT_MODEL_DIR, LATEX_TOKENS_NAME, MathEncoder
 from mathgraph.graph import MathSyntaxGraph
-from mathgraph.graph_cache import parse_cached
+from parsers.graph_cache import parse_cached
 from models.text_encoder import add_latex_tokens, load_text_encoder
 
 REPO = Path(__file__).resolve().parents[1]

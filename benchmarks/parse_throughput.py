@@ -20,7 +20,7 @@ import os
 import time
 from pathlib import Path
 
-from mathgraph.parse import ProblemParser, parse_problems
+from parsers.problem import ProblemParser, parse_problems
 
 REPO = Path(__file__).resolve().parents[1]
 

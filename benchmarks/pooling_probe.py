@@ -22,7 +22,7 @@ import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from mathgraph.encoder import MathEncoder
+from models.encoder import MathEncoder
 from tasks.finetune import POOLINGS, TaskConfig, TaskModel, feature_store, problem_vectors
 
 

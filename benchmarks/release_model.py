@@ -17,7 +17,7 @@ released model's figures sit next to the results table's rows.
 2. ``multitask``: one dense multi-task model (KPC, QRC, QAM, SQR; per-task heads) from
    the pre-trained encoder, embeddings frozen, the best epoch by mean dev metric.
 3. ``package``: TF-IDF baselines on the same train parts; the hybrid weight of each
-   task chosen on dev (``tasks.hybrid``); the package written as ``mathgraph.shipped``
+   task chosen on dev (``tasks.hybrid``); the package written as ``models.shipped``
    reads it (fp16 deltas, checksums); then every figure measured *from the written
    package* on dev and test (neural, TF-IDF, hybrid; 95% intervals) into
    ``release.json``.
@@ -80,7 +80,7 @@ def multitask(files: dict, work: Path, args) -> None:
 
 def package(files: dict, work: Path, args) -> None:
     """Stage 3: TF-IDF, hybrid weights on dev, the package, and its figures measured from the package."""
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
     from tasks.baselines import train_tfidf
     from tasks.multitask import MultiTaskModel
     from tasks.release import finish_package, write_package
@@ -146,10 +146,10 @@ def measure_search(files: dict, root: Path) -> dict:
     """Similar-problem search on the graded SQR lists: cosine of the shipped encoder's vectors against the
     untrained architecture, all-MiniLM-L6-v2 alone (mean-pooled text vectors) and TF-IDF, and the hybrid of
     the shipped encoder with TF-IDF (weight chosen on dev): what ``mathgraph search --hybrid`` uses."""
-    from mathgraph.encoder import MathEncoder
-    from mathgraph.shipped import load_shipped_encoder
+    from models.encoder import MathEncoder
+    from models.encoder import load_shipped_encoder
     from tasks.hybrid import WEIGHTS, choose_weight, fuse
-    from tasks.inference import ranking_result
+    from tasks.task_io import ranking_result
     from tasks.release import shipped_tfidf
     from tasks.retrieval import TextEmbedder, l2_normalize
 

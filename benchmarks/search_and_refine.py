@@ -79,7 +79,7 @@ def main() -> None:
 
 # --------------------------------------------------------------------------- search
 def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
     from tasks.baselines import train_tfidf
 
     data = work / "data"

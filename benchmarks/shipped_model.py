@@ -16,11 +16,11 @@ import statistics
 import subprocess
 import sys
 
-from mathgraph.shipped import SHIPPED_DIR
+from models.shipped import SHIPPED_DIR
 
 LOADS = {
     "encoder (MathEncoder.from_pretrained('default'))":
-        "from mathgraph.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('default', device='cpu')",
+        "from models.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('default', device='cpu')",
     "multi-task model + TF-IDF (shipped_parts())":
         "from tasks.release import shipped_parts; load = shipped_parts",
 }

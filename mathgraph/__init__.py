@@ -9,16 +9,16 @@ from importlib import import_module
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "parse_problem": "mathgraph.parse",
-    "parse_problems": "mathgraph.parse",
-    "ProblemParser": "mathgraph.parse",
+    "parse_problem": "parsers.problem",
+    "parse_problems": "parsers.problem",
+    "ProblemParser": "parsers.problem",
     "MathSyntaxGraph": "mathgraph.graph",
     "GraphVocabulary": "mathgraph.graph",
     "GraphFormatError": "mathgraph.graph",
     "Vocabulary": "mathgraph.vocab",
     "draw_graph": "mathgraph.draw",
-    "MathEncoder": "mathgraph.encoder",
-    "ProblemCollator": "mathgraph.batching",
+    "MathEncoder": "models.encoder",
+    "ProblemCollator": "models.batching",
     "sample_problems": "mathgraph.samples",
     "parse_latex": "parsers.latex",
     "segment": "parsers.segment",

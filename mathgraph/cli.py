@@ -390,7 +390,7 @@ def run_parse(args: argparse.Namespace) -> int:
         raise ValueError("give the problem TEXT, --sample N, or --input FILE")
     if args.workers != 1 or args.skip_bad or args.output:
         raise ValueError("--workers, --skip-bad and --output apply to --input files only")
-    from mathgraph.parse import parse_problem
+    from parsers.problem import parse_problem
 
     text = args.text if args.text is not None else _sample_text(args.sample)
     graph = parse_problem(text, parser=args.parser, bare_arithmetic=args.bare_arithmetic)
@@ -402,7 +402,7 @@ def run_parse(args: argparse.Namespace) -> int:
 
 
 def _parse_file(args: argparse.Namespace) -> int:
-    from mathgraph.parse import parse_problems
+    from parsers.problem import parse_problems
 
     records, bad = read_text_records(args.input, args.text_field, skip_bad=args.skip_bad)
     graphs = parse_problems(
@@ -598,7 +598,7 @@ def run_index_build(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    from mathgraph.shipped import release_info
+    from models.shipped import release_info
     from tasks.retrieval import load_index
 
     index = load_index(args.index, model=args.model)
@@ -704,7 +704,7 @@ def _add_predict_command(commands) -> None:
 
 def run_predict(args: argparse.Namespace) -> int:
     """``mathgraph predict``: print one prediction, or write a JSONL file's (``tasks.inference.predict_file``)."""
-    from mathgraph.encoder import resolve_device
+    from models.encoder import resolve_device
     from tasks.inference import format_prediction, input_from_texts, load_predictor, predict_file
     from tasks.trainer import configure_threads
 
@@ -750,7 +750,7 @@ def run_vocab(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from mathgraph.graph import GraphVocabulary
-    from mathgraph.parse import parse_problems
+    from parsers.problem import parse_problems
     from models.text_encoder import latex_commands
 
     texts = _read_corpora(args.corpus)
@@ -769,7 +769,7 @@ def run_vocab(args: argparse.Namespace) -> int:
 def run_encode(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
 
     problems = _problems_to_encode(args)
     encoder = MathEncoder.from_pretrained(args.model, device=args.device)

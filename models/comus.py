@@ -104,7 +104,7 @@ class ComusOutput:
 class ComusModel(nn.Module):
     """COMUS encoder. Build with ``ComusModel.from_text_encoder`` or load with ``from_pretrained``.
 
-    ``forward`` takes the tensors of a ``mathgraph.batching.ProblemBatch``.
+    ``forward`` takes the tensors of a ``models.batching.ProblemBatch``.
     """
 
     def __init__(self, config: ComusConfig, text_encoder: PreTrainedModel | None = None):

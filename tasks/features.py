@@ -1,13 +1,13 @@
 """Parse once, build tensors once: every distinct problem text of a run as ``ProblemFeatures``.
 
-Graphs come from the on-disk graph cache (``mathgraph.graph_cache``), so a
+Graphs come from the on-disk graph cache (``parsers.graph_cache``), so a
 second run over the same corpus parses nothing; a text-only model
 (``with_graphs=False``, the ``bert`` rows) parses nothing at all. Each problem's
 token ids and graph tensors are then built once, and a batch is only padding and
 concatenation.
 
 A key may also be a pair ``(text_a, text_b)``: a cross-encoder reads the two
-problems as one input (``mathgraph.batching.pair_features``), built from the
+problems as one input (``models.batching.pair_features``), built from the
 stored features of each.
 """
 
@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from mathgraph.batching import ProblemBatch, ProblemCollator, ProblemFeatures, pair_features
-from mathgraph.graph_cache import parse_cached
+from models.batching import ProblemBatch, ProblemCollator, ProblemFeatures, pair_features
+from parsers.graph_cache import parse_cached
 
 if TYPE_CHECKING:
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
     from tasks.trainer import TrainingArguments
 
 

@@ -20,19 +20,20 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
 from torch import nn
 
-from mathgraph.batching import ProblemBatch
-from mathgraph.encoder import MathEncoder
+from models.batching import ProblemBatch
+from models.encoder import MathEncoder
 from mathgraph.files import apply_umask
 from tasks.bucketing import LengthBucketSampler, length_sorted_batches
 from tasks.features import FeatureStore
 from tasks.frozen_prefix import FrozenTextPrefix
+from tasks.task_io import build_examples, classification_result, label_values, ranking_result
 from tasks.task_types import TASKS, Task, get_task
 from tasks.trainer import TrainingArguments, TrainingData, fit
 
@@ -151,10 +152,8 @@ class TaskModel(nn.Module):
         return self.config.task_type.outputs(self.head, self.vectors(batch.problems), batch)
 
     def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
-        """Predictions from text, one per input in input order (formats in ``tasks.inference``): a ``str``
+        """Predictions from text, one per input in input order (formats in ``tasks.task_io``): a ``str``
         (KPC), ``(text_a, text_b)`` (QRC, QAM) or ``(query, [candidates])`` (SQR) each."""
-        from tasks.inference import predict_inputs
-
         return predict_inputs(self, inputs, batch_size)
 
     # ------------------------------------------------------------ saving
@@ -252,6 +251,21 @@ def feature_store(model, texts: Sequence[str], args: TrainingArguments | None = 
 
 
 @torch.no_grad()  # not inference_mode: frozen-prefix states cached here are reused in training
+def predict_inputs(model, inputs: Iterable, batch_size: int = 32, store=None) -> list[dict]:
+    """``TaskModel.predict``: results of ``inputs`` (shapes in ``tasks.task_io``) with a ``TaskModel`` or
+    ``TaskView``, through ``predict`` (length-sorted batches, graph cache, ``store``)."""
+    task = model.config.task_type
+    examples = build_examples(task, inputs)
+    if not examples:
+        return []
+    outputs = predict(model, examples, store, batch_size, raw=True)
+    if task.classifies:
+        names = label_values(task, model.config.labels)
+        return [classification_result(out["logits"], names) for out in outputs]
+    return [ranking_result(out["scores"][: len(e.candidates)].tolist()) for out, e in zip(outputs, examples)]
+
+
+
 def predict(model, examples: Sequence, store: FeatureStore | None = None, batch_size: int = 32,
             raw: bool = False) -> list:
     """Predicted labels (KPC/QRC/QAM; QAM labels as ints) or score lists (SQR), in example order.
@@ -301,7 +315,7 @@ def require_two_labels(task: Task, labels: Sequence, train_path: str) -> None:
 def load_start_encoder(model: str = "default", **new_model_options) -> MathEncoder:
     """The encoder to fine-tune: a saved directory, the shipped pre-trained ``"default"``, or ``"untrained"``
     built with ``new_model_options`` (``ComusConfig`` fields such as ``gat_heads=12`` for COMUS's 768-wide GAT)."""
-    from mathgraph.encoder import UNTRAINED
+    from models.encoder import UNTRAINED
 
     options = {k: v for k, v in new_model_options.items() if v is not None}
     if str(model) != UNTRAINED:

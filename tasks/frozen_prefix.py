@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from mathgraph.batching import ProblemBatch
+from models.batching import ProblemBatch
 
 
 class FrozenTextPrefix:

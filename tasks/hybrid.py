@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from tasks.task_io import ranking_result
+
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 _FLOOR = 1e-12  # probabilities of 0 (a label a TF-IDF model never saw) stay finite in the log
 
@@ -50,12 +52,10 @@ def fuse_scores(dense: Sequence[float], sparse: Sequence[float], weight: float) 
 
 
 def fuse(neural: dict, sparse: dict, weight: float) -> dict:
-    """One fused result, in the format of ``TaskModel.predict`` (``tasks.inference``)."""
+    """One fused result, in the format of ``TaskModel.predict`` (``tasks.task_io``)."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"the hybrid weight must be in [0, 1], got {weight}")
     if "ranking" in neural:
-        from tasks.inference import ranking_result
-
         return ranking_result(fuse_scores(neural["scores"], sparse["scores"], weight).tolist())
     return fuse_probabilities(neural["probabilities"], sparse["probabilities"], weight)
 

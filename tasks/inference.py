@@ -1,18 +1,6 @@
-"""Predictions from text: ``TaskModel.predict(inputs)`` and ``mathgraph predict``.
+"""Predictions from text with a model directory: ``mathgraph predict``.
 
-Inputs, one per prediction, in the shape of the task:
-
-- KPC: a problem text, ``"Find $x$ if $2x+3=7$."``;
-- QRC, QAM: a pair ``(text_a, text_b)`` (QAM: question and solution);
-- SQR: ``(query, [candidate, ...])``.
-
-Results, one per input and in input order:
-
-- KPC, QRC, QAM: ``{"label": L, "probabilities": {label: p, ...}}``, ``p`` the
-  softmax of the logits (they sum to 1), ``L`` the most probable label; labels
-  are what the task predicts (strings; QAM's the ints 0 and 1);
-- SQR: ``{"scores": [s_0, ...], "ranking": [candidate indices, best first]}``
-  (equal scores keep the candidate order).
+Inputs and results have the shapes of ``tasks.task_io``.
 
 ``mathgraph predict --input FILE`` reads JSONL rows in the task's file format
 (``tasks.data``) without the gold fields: KPC ``{TEXT_FIELD: text}`` (``problem``
@@ -30,110 +18,15 @@ model, or a TF-IDF baseline (``TfidfPredictor``, its ``predict_proba``);
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from os import PathLike
 from typing import IO
 
 import torch
 
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
-from tasks.data import KpcExample, QamPair, QrcPair, SqrList
+from tasks.task_io import InputError, check_input, input_from_texts, ranking_result
 from tasks.task_types import Task, get_task
-
-# An input's shape is that of the task's TF-IDF baseline (``Task.tfidf_kind``): one text, a pair of
-# texts, or a query with candidates.
-SHAPES = {"single": "one text (a str)", "pair": "a pair (text_a, text_b)", "ranker": "(query, [candidates])"}
-
-
-class InputError(ValueError):
-    """An input that is not what the task reads: an empty text, or the wrong shape (a ``str`` given to QRC)."""
-
-
-# ---------------------------------------------------------------- inputs
-def check_input(task: Task, item, position: int = 0) -> tuple:
-    """The texts of one input, validated for ``task``: ``(text,)``, ``(text_a, text_b)`` or
-    ``(query, (candidate, ...))``; ``InputError`` naming the input's ``position`` otherwise."""
-    where = f"input {position}"
-    kind = task.tfidf_kind
-    wrong = InputError(f"{where}: {task.name} takes {SHAPES[kind]} per input, got {_describe(item)}")
-    if kind == "single":
-        if not isinstance(item, str):
-            raise wrong
-        return (_text(item, where),)
-    if isinstance(item, str) or not isinstance(item, (tuple, list)) or len(item) != 2:
-        raise wrong
-    if kind == "pair":
-        return _text(item[0], f"{where}: text_a"), _text(item[1], f"{where}: text_b")
-    query, candidates = item
-    if isinstance(candidates, str) or not isinstance(candidates, (tuple, list)):
-        raise wrong
-    if not candidates:
-        raise InputError(f"{where}: no candidates to rank")
-    return _text(query, f"{where}: query"), tuple(_text(c, f"{where}: candidate {j}") for j, c in enumerate(candidates))
-
-
-def build_examples(task: Task, inputs: Iterable) -> list:
-    """The task's examples (``tasks.data``) of ``inputs``, with placeholder gold the prediction does not read
-    (SQR: the first candidate relevant, since the loss computed beside the scores needs one)."""
-    checked = [check_input(task, item, i) for i, item in enumerate(inputs)]
-    if task.tfidf_kind == "single":
-        return [KpcExample(text=text, label="") for (text,) in checked]
-    if task.tfidf_kind == "pair":
-        pair_type, label = (QamPair, 0) if task.name == "qam" else (QrcPair, "")
-        return [pair_type(id=f"input-{i}", group="", text_a=a, text_b=b, label=label)
-                for i, (a, b) in enumerate(checked)]
-    return [SqrList(id=f"input-{i}", group="", query=query, candidates=candidates,
-                    relevance=(1,) + (0,) * (len(candidates) - 1))
-            for i, (query, candidates) in enumerate(checked)]
-
-
-def input_from_texts(task: str | Task, texts: Sequence[str]) -> object:
-    """One input from command-line texts: KPC one text, QRC/QAM two (``text_a text_b``), SQR the query
-    and then its candidates."""
-    task = get_task(task) if isinstance(task, str) else task
-    kind, texts = task.tfidf_kind, list(texts)
-    if kind == "single" and len(texts) == 1:
-        return texts[0]
-    if kind == "pair" and len(texts) == 2:
-        return tuple(texts)
-    if kind == "ranker" and len(texts) >= 2:
-        return texts[0], texts[1:]
-    wanted = {"single": "one TEXT", "pair": "two TEXTs (text_a text_b)", "ranker": "a QUERY and its CANDIDATEs"}[kind]
-    raise InputError(f"{task.name} takes {wanted}, got {len(texts)} (or give --input FILE)")
-
-
-# ---------------------------------------------------------------- neural models
-def predict_inputs(model, inputs: Iterable, batch_size: int = 32, store=None) -> list[dict]:
-    """``TaskModel.predict``: results of ``inputs`` (see the module docstring) with a ``TaskModel`` or
-    ``TaskView``, through ``tasks.finetune.predict`` (length-sorted batches, graph cache, ``store``)."""
-    from tasks.finetune import predict
-
-    task = model.config.task_type
-    examples = build_examples(task, inputs)
-    if not examples:
-        return []
-    outputs = predict(model, examples, store, batch_size, raw=True)
-    if task.classifies:
-        names = label_values(task, model.config.labels)
-        return [classification_result(out["logits"], names) for out in outputs]
-    return [ranking_result(out["scores"][: len(e.candidates)].tolist()) for out, e in zip(outputs, examples)]
-
-
-def label_values(task: Task, labels: Sequence[str]) -> list:
-    """The labels as the task predicts them (``Task.decode``: QAM's ``"0"``, ``"1"`` become ints), in logit order."""
-    return task.decode({"logits": torch.eye(len(labels))}, [None] * len(labels), labels)
-
-
-def classification_result(logits: torch.Tensor, labels: Sequence) -> dict:
-    """``{"label", "probabilities"}`` of one example's logits ``[C]`` over ``labels``."""
-    probabilities = torch.softmax(logits.double(), dim=-1).tolist()
-    return {"label": labels[int(logits.argmax())], "probabilities": dict(zip(labels, probabilities))}
-
-
-def ranking_result(scores: Sequence[float]) -> dict:
-    """``{"scores", "ranking"}`` of one list's candidate scores (ranking best first, ties in candidate order)."""
-    scores = [float(s) for s in scores]
-    return {"scores": scores, "ranking": sorted(range(len(scores)), key=lambda j: -scores[j])}
 
 
 # ---------------------------------------------------------------- TF-IDF baselines
@@ -241,20 +134,5 @@ def format_prediction(item, result: dict, top: int = 5) -> str:
     return "\n".join(lines)
 
 
-def _text(value, where: str) -> str:
-    if not isinstance(value, str):
-        raise InputError(f"{where}: expected a text (str), got {_describe(value)}")
-    if not value.strip():
-        raise InputError(f"{where}: the text is empty")
-    return value
-
-
-def _describe(value) -> str:
-    if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)}"
-    return f"a {type(value).__name__}"
-
-
-__all__ = ["predict_inputs", "build_examples", "check_input", "input_from_texts", "classification_result",
-           "ranking_result", "label_values", "TfidfPredictor", "load_predictor", "read_inputs", "predict_file",
-           "format_prediction", "output_record", "row_input", "InputError"]
+__all__ = ["TfidfPredictor", "load_predictor", "read_inputs", "predict_file", "format_prediction", "output_record",
+           "row_input", "input_from_texts", "InputError"]

@@ -111,7 +111,7 @@ def _read_json(path: Path) -> dict:
 
 
 def _load_encoder(directory, device):
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
 
     return MathEncoder.from_pretrained(directory, device=device)
 

@@ -52,8 +52,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from mathgraph.batching import ProblemBatch
-from mathgraph.encoder import MathEncoder
+from models.batching import ProblemBatch
+from models.encoder import MathEncoder
 from mathgraph.files import apply_umask
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
 from models.heads import PairClassificationHead
@@ -61,7 +61,8 @@ from models.text_encoder import first_added_latex_row
 from tasks.bucketing import bucketed_batches
 from tasks.features import FeatureStore
 from tasks.finetune import (
-    TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, load_start_encoder, problem_vectors,
+    TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, load_start_encoder, predict_inputs,
+    problem_vectors,
     require_two_labels, vector_dim,
 )
 from tasks.task_types import TASKS, Task
@@ -333,9 +334,7 @@ class TaskView(nn.Module):
         return self.model(MultiTaskBatch(self.task_id, batch))
 
     def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
-        """Predictions from text with this task's head, as ``TaskModel.predict`` gives them (``tasks.inference``)."""
-        from tasks.inference import predict_inputs
-
+        """Predictions from text with this task's head, as ``TaskModel.predict`` gives them (``tasks.task_io``)."""
         return predict_inputs(self, inputs, batch_size)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from mathgraph.batching import ProblemBatch, ProblemCollator
+from models.batching import ProblemBatch, ProblemCollator
 from models.comus import ComusModel, ComusOutput
 from models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
 from tasks.trainer import TrainingArguments

@@ -1,4 +1,4 @@
-"""Writing the shipped model (``mathgraph.shipped`` reads it) and predicting with it.
+"""Writing the shipped model (``models.shipped`` reads it) and predicting with it.
 
 ``write_package`` stores a pre-trained encoder and a multi-task model fine-tuned
 from it as fp16 deltas (``models.delta``: the encoder against the packaged
@@ -19,13 +19,23 @@ import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
-from mathgraph.shipped import (
+from models.shipped import (
     CHECKSUMS_NAME, DELTA_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, TFIDF_DIR, forget_checksums,
-    load_shipped_multitask, release_info, shipped_path, text_encoder_base,
+    release_info, shipped_path, text_encoder_base,
 )
 from models.comus import TOKENIZER_DIR
 
 CARD_NAME = "MODEL_CARD.md"
+
+
+def load_shipped_multitask(root: Path | None = None):
+    """The shipped multi-task model (KPC, QRC, QAM, SQR heads) as a ``MultiTaskModel`` (CPU, eval mode)."""
+    from models.encoder import load_shipped_encoder
+    from tasks.multitask import MultiTaskModel
+
+    directory = shipped_path(MULTITASK_DIR, root=root)
+    encoder = load_shipped_encoder(root)
+    return MultiTaskModel.from_pretrained(directory, base=encoder)
 
 
 def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path]) -> dict[str, int]:

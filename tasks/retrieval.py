@@ -83,10 +83,10 @@ class Embedder(Protocol):
 
 
 class MathEncoderEmbedder:
-    """A ``mathgraph.encoder.MathEncoder`` as an ``Embedder``, with ``mode`` ``"fused"``, ``"text"`` or ``"graph"``."""
+    """A ``models.encoder.MathEncoder`` as an ``Embedder``, with ``mode`` ``"fused"``, ``"text"`` or ``"graph"``."""
 
     def __init__(self, encoder, mode: str = "fused", source: str | None = None):
-        from mathgraph.encoder import MODES
+        from models.encoder import MODES
 
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -178,7 +178,7 @@ def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device:
     spec = str(spec)
     if spec.startswith("text:"):
         return TextEmbedder(spec[len("text:"):], device=device)
-    from mathgraph.encoder import NAMED_MODELS
+    from models.encoder import NAMED_MODELS
 
     config = Path(spec) / "config.json"
     is_mathgraph = spec in NAMED_MODELS  # the shipped encoder, or the architecture before training
@@ -190,7 +190,7 @@ def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device:
     elif not is_mathgraph:
         raise FileNotFoundError(f"{spec}: no such model directory (expected a config.json in it)")
     if is_mathgraph:
-        from mathgraph.encoder import MathEncoder
+        from models.encoder import MathEncoder
 
         source = spec if spec in NAMED_MODELS else str(Path(spec).resolve())
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=source)
@@ -416,7 +416,7 @@ class SearchIndex:
         embedder = None
         if encoder is not None:
             if _is_math_encoder(encoder) and mode is None:
-                from mathgraph.encoder import MODES
+                from models.encoder import MODES
 
                 # Query with the vector the index was built from; an index of another kind fails the check below.
                 built_mode = manifest["encoder"].get("mode")
@@ -453,7 +453,7 @@ def load_index(directory: str | PathLike, model: str | PathLike | None = None, d
     spec = model if model is not None else identity.get("source")
     if spec is None:
         raise ValueError(f"{directory}: the index does not record which model built it; pass the model explicitly")
-    from mathgraph.encoder import MODES
+    from models.encoder import MODES
 
     mode = identity.get("mode") if identity.get("mode") in MODES else "fused"
     embedder = load_embedder(spec, mode=mode, device=device)
@@ -562,8 +562,8 @@ def _check_k(k: int) -> None:
 
 
 def _is_math_encoder(encoder) -> bool:
-    # Without importing mathgraph.encoder (torch, PyG): if it was never imported, nothing is a MathEncoder.
-    module = sys.modules.get("mathgraph.encoder")
+    # Without importing models.encoder (torch, PyG): if it was never imported, nothing is a MathEncoder.
+    module = sys.modules.get("models.encoder")
     return module is not None and isinstance(encoder, module.MathEncoder)
 
 

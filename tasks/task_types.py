@@ -119,7 +119,7 @@ class PairClassification(Task):
     """Two problems -> a relation label, read in one of two ``pair_mode``s.
 
     ``cross``: one input ``[CLS] a [SEP] b [SEP]`` whose graphs hang under one ROOT
-    (``mathgraph.batching.pair_features``), so every token and memory read sees both
+    (``models.batching.pair_features``), so every token and memory read sees both
     problems; a classifier on its vector. ``bi``: each problem encoded alone (problems
     ``0..B-1`` of a batch are the ``text_a``, ``B..2B-1`` the ``text_b``), a classifier on
     ``[u; v; |u - v|; u * v]``; the vectors can be indexed for retrieval.

@@ -54,7 +54,7 @@ class TrainingArguments:
     ``loader_workers``: processes that collate batches (0: the training process itself;
     with cached features a batch is only padding, so on a 2-core CPU a worker mostly
     takes a core from the model). ``graph_cache``: ``"default"`` (see
-    ``mathgraph.graph_cache.default_cache_path``), a file, or ``"none"``.
+    ``parsers.graph_cache.default_cache_path``), a file, or ``"none"``.
     ``freeze_text_layers``: freeze the text encoder's embeddings and first N layers and
     compute their outputs once per problem (``tasks.frozen_prefix``).
     ``learning_rate`` is the pre-trained text encoder's; ``head_learning_rate`` that of the

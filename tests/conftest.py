@@ -12,7 +12,7 @@ def _graph_cache_in_tmp(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="session")
 def sample_graphs():
-    from mathgraph.parse import ProblemParser
+    from parsers.problem import ProblemParser
     from mathgraph.samples import sample_problems
 
     parser = ProblemParser("spacy")
@@ -47,7 +47,7 @@ def tiny_text_dir(tmp_path_factory):
 @pytest.fixture
 def tiny_encoder(tiny_text_dir, tiny_vocab_dir):
     """A tiny COMUS ``MathEncoder`` (3 BERT layers of 32, 3 GAT layers of 2 x 8, k = 2) in eval mode."""
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
 
     encoder = MathEncoder.build(tiny_vocab_dir, text_encoder=str(tiny_text_dir), gat_layers=3, gat_heads=2,
                                 gat_head_dim=8, relation_dim=4, memory_views=2, fusion_layers=2, dropout=0.0)

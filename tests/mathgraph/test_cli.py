@@ -137,7 +137,7 @@ def test_encode_from_texts_and_from_parsed_graphs(tmp_path, tiny_encoder, capsys
 
 
 def test_pretrain_command_writes_an_encoder(tmp_path, tiny_encoder, capsys):
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
 
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)

@@ -10,8 +10,9 @@ import sys
 import pytest
 import torch
 
-from mathgraph.encoder import MathEncoder
-from mathgraph.shipped import SHIPPED_DIR, load_shipped_encoder, release_info
+from models.encoder import MathEncoder
+from models.encoder import load_shipped_encoder
+from models.shipped import SHIPPED_DIR, release_info
 from models.comus import CheckpointError
 from tasks.hybrid import HybridPredictor
 from tasks.release import labelled_inputs, shipped_parts, shipped_predictor, task_metric

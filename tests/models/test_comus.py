@@ -52,7 +52,7 @@ def test_without_triplets_the_text_path_is_plain_bert(tiny_encoder, sample_graph
 
 
 def test_k0_keeps_text_and_graph_apart(tiny_text_dir, tiny_vocab_dir, sample_graphs):
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
 
     encoder = MathEncoder.build(tiny_vocab_dir, text_encoder=str(tiny_text_dir), gat_layers=2, gat_heads=2,
                                 gat_head_dim=8, relation_dim=4, fusion_layers=0, dropout=0.0)

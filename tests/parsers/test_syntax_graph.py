@@ -7,7 +7,7 @@ the packaged spaCy model's (ClearNLP labels), every formula hangs from its
 
 import pytest
 
-from mathgraph.parse import ProblemParser
+from parsers.problem import ProblemParser
 from mathgraph.samples import sample_problems
 
 SAMPLES = {row["id"]: row for row in sample_problems()}

@@ -5,7 +5,8 @@ import pytest
 from mathgraph.samples import sample_problems
 from tasks.bucketing import length_sorted_batches
 from tasks.finetune import TaskConfig, TaskModel, example_lengths, feature_store
-from tasks.inference import InputError, TfidfPredictor, build_examples, input_from_texts
+from tasks.inference import TfidfPredictor
+from tasks.task_io import InputError, build_examples, input_from_texts
 from tasks.task_types import get_task
 
 PROBLEMS = [row["problem"] for row in sample_problems()]

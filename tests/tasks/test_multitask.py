@@ -184,7 +184,7 @@ def test_unknown_label_space_is_refused():
 
 
 def test_frozen_embeddings_stay_as_the_start_encoder_has_them(start_model, task_files, tmp_path):
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
 
     output = tmp_path / "frozen"
     args = TrainingArguments(output_dir=str(output), epochs=1, batch_size=4, learning_rate=3e-3)

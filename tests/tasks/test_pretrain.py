@@ -64,7 +64,7 @@ def test_dapt_bert_is_mlm_on_the_text_encoder_alone(tiny_encoder, sample_graphs)
 def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_path):
     import json
 
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
     from mathgraph.samples import sample_problems
     from tasks.pretrain import run_pretraining
 
@@ -105,7 +105,7 @@ def test_mlm_decodes_only_the_masked_positions_to_the_same_loss(tiny_encoder, sa
 def test_a_frozen_vocabulary_keeps_the_pretrained_rows_and_the_loss_curve_is_logged(tiny_encoder, tmp_path):
     import json
 
-    from mathgraph.encoder import MathEncoder
+    from models.encoder import MathEncoder
     from mathgraph.samples import sample_problems
     from models.text_encoder import first_added_latex_row
     from tasks.pretrain import run_pretraining

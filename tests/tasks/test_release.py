@@ -7,13 +7,14 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from mathgraph.shipped import DELTA_NAME, load_shipped_encoder, load_shipped_multitask, release_info, shipped_path
+from models.encoder import load_shipped_encoder
+from models.shipped import DELTA_NAME, release_info, shipped_path
 from models.comus import CheckpointError
 from tasks.baselines import train_tfidf
 from tasks.finetune import TaskConfig
 from tasks.hybrid import HybridPredictor
 from tasks.multitask import MultiTaskConfig, MultiTaskModel
-from tasks.release import finish_package, shipped_predictor, write_package
+from tasks.release import finish_package, load_shipped_multitask, shipped_predictor, write_package
 
 PROBLEMS = [("Find $x$ if $2x+3=7$.", "Algebra"), ("Solve $\\frac{x}{2}=5$ for $x$.", "Algebra"),
             ("What is the area of a circle of radius $3$?", "Geometry"),

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from mathgraph.encoder import MathEncoder
+from models.encoder import MathEncoder
 from mathgraph.samples import sample_problems
 from models.heads import info_nce
 from tasks.simcse import SimCSEModel, train_simcse

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from mathgraph.encoder import MathEncoder
+from models.encoder import MathEncoder
 from mathgraph.graph import MathSyntaxGraph, Node
 from mathgraph.samples import sample_problems
 from models.comus import CheckpointError

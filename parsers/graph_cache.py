@@ -21,7 +21,7 @@ from pathlib import Path
 import parsers
 from mathgraph import graph as graph_module
 from mathgraph.graph import GraphFormatError, MathSyntaxGraph
-from mathgraph.parse import ProblemParser, _problem_parser, check_problem_text, parse_problems
+from parsers.problem import ProblemParser, _problem_parser, check_problem_text, parse_problems
 from parsers.dependency import DependencyParser
 
 logger = logging.getLogger("mathgraph")

@@ -5,7 +5,7 @@
 
 ``"default"`` is the shipped COMUS encoder: the packaged all-MiniLM-L6-v2 with the
 LaTeX commands of MATH and GSM8K added as tokens, continually pre-trained (MLM, DTC,
-TGCL) on MATH and GSM8K train texts (``mathgraph.shipped``, its model card in
+TGCL) on MATH and GSM8K train texts (``models.shipped``, its model card in
 ``mathgraph/data/shipped_model/MODEL_CARD.md``).
 
 ``"untrained"`` is the same architecture before any training: MiniLM with the
@@ -22,23 +22,26 @@ import warnings
 from collections.abc import Sequence
 from contextlib import nullcontext
 from os import PathLike
+from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from mathgraph.batching import ProblemBatch, ProblemCollator
+from models.batching import ProblemBatch, ProblemCollator
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
-from models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput
+from models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput, read_config
+from models.delta import apply_delta
+from models.shipped import DELTA_NAME, ENCODER_DIR, shipped_path, text_encoder_base
 from models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
 
 if TYPE_CHECKING:
-    from mathgraph.graph_cache import GraphCache
+    from parsers.graph_cache import GraphCache
 
 logger = logging.getLogger("mathgraph")
 
-DEFAULT_MODEL_DIR = Path(__file__).parent / "data" / "default_model"
+DEFAULT_MODEL_DIR = Path(str(files("mathgraph") / "data" / "default_model"))
 LATEX_TOKENS_NAME = "latex_tokens.json"
 MODES = ("fused", "text", "graph")
 DEFAULT_SEED = 0
@@ -64,8 +67,6 @@ class MathEncoder:
     def from_pretrained(cls, path: str | PathLike = "default", device: str | torch.device | None = None) -> "MathEncoder":
         """Load a saved encoder directory, the shipped pre-trained ``"default"``, or build the ``"untrained"`` one."""
         if str(path) == SHIPPED:
-            from mathgraph.shipped import load_shipped_encoder
-
             encoder = load_shipped_encoder()
         elif str(path) == UNTRAINED:
             encoder = cls.build(DEFAULT_MODEL_DIR)
@@ -142,11 +143,11 @@ class MathEncoder:
     ) -> list[MathSyntaxGraph]:
         """Graphs for ``problems``: strings are parsed with the model's back end, graphs are kept.
 
-        Parsed graphs come from and go to ``cache`` (see ``mathgraph.graph_cache.parse_cached``:
+        Parsed graphs come from and go to ``cache`` (see ``parsers.graph_cache.parse_cached``:
         ``True`` is the default cache file, ``False`` parses everything).
         """
-        from mathgraph.graph_cache import parse_cached
-        from mathgraph.parse import check_problem_text
+        from parsers.graph_cache import parse_cached
+        from parsers.problem import check_problem_text
 
         texts = [(i, p) for i, p in enumerate(problems) if not isinstance(p, MathSyntaxGraph)]
         for i, text in texts:
@@ -205,6 +206,18 @@ class MathEncoder:
         """Run the model on a collated batch, under autocast on CUDA."""
         with autocast_for(batch.input_ids.device):
             return self.model(**batch.as_model_inputs())
+
+
+def load_shipped_encoder(root: Path | None = None):
+    """The shipped pre-trained COMUS encoder as a ``MathEncoder`` (CPU, eval mode)."""
+    from transformers import AutoTokenizer
+
+    directory = shipped_path(ENCODER_DIR, root=root)
+    config = read_config(directory)
+    state = apply_delta(text_encoder_base(config.get("text_encoder", "default")), directory / DELTA_NAME)
+    model = ComusModel.from_state(config, state, where=directory / DELTA_NAME)
+    tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
+    return MathEncoder(model.eval(), tokenizer, GraphVocabulary.load(directory))
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:

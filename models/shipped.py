@@ -1,7 +1,9 @@
 """The trained model that ships inside the package (``mathgraph/data/shipped_model``).
 
     encoder/     the pre-trained COMUS encoder: MathEncoder.from_pretrained("default")
+                 (``models.encoder.load_shipped_encoder``)
     multitask/   the multi-task model fine-tuned from it (KPC, QRC, QAM, SQR): `mathgraph predict TASK`
+                 (``tasks.release.load_shipped_multitask``)
     tfidf/TASK/  the TF-IDF baselines the hybrid predictions fuse with
     release.json the hybrid weights chosen on dev, and the figures of the model card
     MODEL_CARD.md
@@ -18,14 +20,15 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 
 import torch
 
 from mathgraph.checksums import file_sha256
-from models.comus import TOKENIZER_DIR, CheckpointError, read_config
+from models.comus import CheckpointError
 
-SHIPPED_DIR = Path(__file__).parent / "data" / "shipped_model"
+SHIPPED_DIR = Path(str(files("mathgraph") / "data" / "shipped_model"))
 CHECKSUMS_NAME = "checksums.json"
 RELEASE_NAME = "release.json"
 DELTA_NAME = "weights.delta.safetensors"
@@ -62,32 +65,6 @@ def text_encoder_base(name: str = "default") -> dict[str, torch.Tensor]:
     return {f"text.{key}": tensor for key, tensor in text.state_dict().items()}
 
 
-def load_shipped_encoder(root: Path | None = None):
-    """The shipped pre-trained COMUS encoder as a ``MathEncoder`` (CPU, eval mode)."""
-    from transformers import AutoTokenizer
-
-    from mathgraph.encoder import MathEncoder
-    from mathgraph.graph import GraphVocabulary
-    from models.comus import ComusModel
-    from models.delta import apply_delta
-
-    directory = shipped_path(ENCODER_DIR, root=root)
-    config = read_config(directory)
-    state = apply_delta(text_encoder_base(config.get("text_encoder", "default")), directory / DELTA_NAME)
-    model = ComusModel.from_state(config, state, where=directory / DELTA_NAME)
-    tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
-    return MathEncoder(model.eval(), tokenizer, GraphVocabulary.load(directory))
-
-
-def load_shipped_multitask(root: Path | None = None):
-    """The shipped multi-task model (KPC, QRC, QAM, SQR heads) as a ``MultiTaskModel`` (CPU, eval mode)."""
-    from tasks.multitask import MultiTaskModel
-
-    directory = shipped_path(MULTITASK_DIR, root=root)
-    encoder = load_shipped_encoder(root)
-    return MultiTaskModel.from_pretrained(directory, base=encoder)
-
-
 @cache
 def _checksums(root: Path) -> dict[str, str]:
     path = root / CHECKSUMS_NAME
@@ -111,5 +88,4 @@ def _check_file(root: Path, name: str, digest: str) -> None:
                               "reinstall mathgraph")
 
 
-__all__ = ["SHIPPED_DIR", "shipped_path", "release_info", "load_shipped_encoder", "load_shipped_multitask",
-           "text_encoder_base"]
+__all__ = ["SHIPPED_DIR", "shipped_path", "release_info", "text_encoder_base"]

@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mathgraph import GraphVocabulary, MathSyntaxGraph, parse_problem, parse_problems
-from mathgraph.parse import ProblemParser
+from parsers.problem import ProblemParser
 from mathgraph.samples import sample_problems
 
 PARSER = ProblemParser("spacy")

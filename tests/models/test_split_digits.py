@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from mathgraph.encoder import MathEncoder
+from models.encoder import MathEncoder
 from mathgraph.samples import sample_problems
 from models.comus import CONFIG_NAME, TOKENIZER_DIR
 from models.text_encoder import set_split_digits, splits_digits

@@ -51,7 +51,7 @@ def test_text_only_features_have_no_graph(tiny_encoder, sample_graphs):
 
 
 def test_a_pair_reads_as_one_sequence_with_both_graphs_under_one_root(tiny_encoder, sample_graphs):
-    from mathgraph.batching import pair_features
+    from models.batching import pair_features
 
     collator = tiny_encoder.collator
     a, b = collator.features(sample_graphs[:2])
@@ -89,7 +89,7 @@ def test_a_pair_reads_as_one_sequence_with_both_graphs_under_one_root(tiny_encod
 
 
 def test_a_pair_longer_than_the_positions_keeps_its_final_sep(tiny_encoder, sample_graphs):
-    from mathgraph.batching import pair_features
+    from models.batching import pair_features
 
     a, b = tiny_encoder.collator.features(sample_graphs[:2])
     pair = pair_features(a, b, max_length=len(a.input_ids) + 2)
