@@ -1,4 +1,4 @@
-r"""Tests for parsers/latex.py: LaTeX -> operator tree.
+r"""Tests for parsers/latex/: LaTeX -> operator tree.
 
 The expected trees are written out by hand in the ``to_sexpr`` form
 (``(TYPE:LABEL role=child ...)``, leaves ``TYPE:LABEL``). ``REAL`` holds formulas
@@ -355,7 +355,9 @@ def test_deep_nesting_does_not_raise() -> None:
 
 
 def test_does_not_import_torch_or_use_sympy() -> None:
-    source = pathlib.Path(__file__).resolve().parents[2].joinpath("parsers", "latex.py").read_text()
+    package = pathlib.Path(__file__).resolve().parents[2].joinpath("parsers", "latex")
+    source = "\n".join(p.read_text() for p in sorted(package.glob("*.py")))
+    assert "parse_latex" in source
     assert "import torch" not in source
     assert "import sympy" not in source and "from sympy" not in source
 
