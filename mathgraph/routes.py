@@ -1,58 +1,24 @@
-"""Which expert each token goes to, per MoE layer (JiuZhang 2.0, Table 6), as HTML or PNG.
+"""Pictures of which expert each token goes to, per MoE layer (JiuZhang 2.0, Table 6), as HTML or PNG.
 
-    routes = token_routes(MultiTaskModel.from_pretrained(DIR), "Find $x$ if $2x = 6$.", task="kpc")
+    routes = MultiTaskModel.from_pretrained(DIR).token_routes("Find $x$ if $2x = 6$.", task="kpc")
     save_routes(routes, "routes.html")   # or routes.png
+
+The routes come from the model that owns them (``tasks.multitask.MultiTaskModel.token_routes``);
+this module only draws them.
 """
 
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
 from pathlib import Path
 
-import torch
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tasks.multitask import TokenRoutes
 
 # Colour-blind-safe palette (Okabe-Ito), cycled when there are more experts.
 EXPERT_COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")
-TASK_PROMPT_TOKEN = "[TASK]"
-
-
-@dataclass
-class TokenRoutes:
-    """``tokens[i]`` went to expert ``experts[layer][i]`` with router probability ``probabilities[layer][i]``
-    (top-1 choice); ``layers`` are the encoder layer indices of the MoE layers."""
-
-    text: str
-    task: str
-    tokens: list[str]
-    layers: list[int]
-    experts: list[list[int]]
-    probabilities: list[list[float]]
-
-
-@torch.inference_mode()
-def token_routes(model, text: str, task: str | None = None) -> TokenRoutes:
-    """Route ``text`` through a ``MultiTaskModel`` with MoE layers (``task``: default its first task)."""
-    if not model.moe:
-        raise ValueError("this model has no MoE layers (train it with --adapter moe)")
-    task = task or model.config.task_names[0]
-    view = model.for_task(task)  # checks the task
-    if not text or not text.strip():
-        raise ValueError("give a non-empty problem text")
-    model.eval()
-    batch = model.encoder.collator(model.encoder.parse([text])).to(next(model.parameters()).device)
-    model.vectors(view.task_id, batch)
-    tokens = model.encoder.tokenizer.convert_ids_to_tokens(batch.input_ids[0].tolist())
-    if model.task_prompts is not None:
-        tokens = tokens[:1] + [TASK_PROMPT_TOKEN] + tokens[1:]
-    layers = [i for i, layer in enumerate(model.backbone.text.encoder.layer) if layer.intermediate in model.moe]
-    experts, probabilities = [], []
-    for module in model.moe:
-        routing = module.last_routing
-        chosen = routing.expert_index[0, :, 0]
-        experts.append(chosen.tolist())
-        probabilities.append(routing.probs[0].gather(-1, chosen[:, None])[:, 0].tolist())
-    return TokenRoutes(text, task, tokens, layers, experts, probabilities)
 
 
 def routes_html(routes: TokenRoutes) -> str:
@@ -118,4 +84,4 @@ def save_routes(routes: TokenRoutes, path: str | Path) -> Path:
     return path
 
 
-__all__ = ["TokenRoutes", "token_routes", "routes_html", "draw_routes", "save_routes", "EXPERT_COLOURS"]
+__all__ = ["routes_html", "draw_routes", "save_routes", "EXPERT_COLOURS"]

@@ -23,6 +23,7 @@ from mathgraph.files import apply_umask
 from models.comus import CheckpointError
 
 APPENDED_ROWS = "appended_rows"
+DELTA_NAME = "weights.delta.safetensors"  # the file name of a model stored as a delta, wherever it is
 
 
 def weights_delta(weights: Mapping[str, torch.Tensor], base: Mapping[str, torch.Tensor],

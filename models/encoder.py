@@ -32,8 +32,8 @@ import torch
 from models.batching import ProblemBatch, ProblemCollator
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput, read_config
-from models.delta import apply_delta
-from models.shipped import DELTA_NAME, ENCODER_DIR, shipped_path, text_encoder_base
+from models.delta import DELTA_NAME, apply_delta
+from models.shipped import ENCODER_DIR, shipped_path, text_encoder_base
 from models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
 
 if TYPE_CHECKING:

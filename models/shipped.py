@@ -31,7 +31,6 @@ from models.comus import CheckpointError
 SHIPPED_DIR = Path(str(files("mathgraph") / "data" / "shipped_model"))
 CHECKSUMS_NAME = "checksums.json"
 RELEASE_NAME = "release.json"
-DELTA_NAME = "weights.delta.safetensors"
 ENCODER_DIR, MULTITASK_DIR, TFIDF_DIR = "encoder", "multitask", "tfidf"
 
 

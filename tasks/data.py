@@ -37,8 +37,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
-from mathgraph.jsonl import JsonlError, atomic_writer, write_jsonl
-from mathgraph.jsonl import read_rows as read_numbered_rows
+from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
 
 logger = logging.getLogger(__name__)
 
@@ -86,15 +85,11 @@ SPLITS = ("train", "dev", "test")
 # ---------------------------------------------------------------- reading
 
 
-def read_rows(
-    path: str | PathLike,
-    fields: Sequence[str],
-    skip_bad: bool = False,
-    check: Callable[[dict], None] | None = None,
-) -> tuple[list[dict], list[JsonlError]]:
-    """The rows of a JSONL file whose ``fields`` all hold non-empty strings (see ``mathgraph.jsonl.read_rows``)."""
-    rows, bad = read_numbered_rows(path, fields, skip_bad, check)
-    return [row for _, row in rows], bad
+def _valid_rows(path: str | PathLike, fields: Sequence[str], skip_bad: bool = False,
+                check: Callable[[dict], None] | None = None) -> tuple[list[dict], list[JsonlError]]:
+    """``mathgraph.jsonl.read_rows`` without the line numbers."""
+    numbered, bad = read_rows(path, fields, skip_bad, check)
+    return [row for _, row in numbered], bad
 
 
 @dataclass(frozen=True)
@@ -136,14 +131,14 @@ def load_kpc(
     path: str | PathLike, text_field: str = "problem", label_field: str = "subject", skip_bad: bool = False
 ) -> list[KpcExample]:
     """Knowledge-point examples: ``text_field`` -> ``label_field`` (both non-empty strings)."""
-    rows, bad = read_rows(path, (text_field, label_field), skip_bad)
+    rows, bad = _valid_rows(path, (text_field, label_field), skip_bad)
     _log_skipped(path, bad)
     return [KpcExample(row[text_field], row[label_field]) for row in rows]
 
 
 def load_qrc(path: str | PathLike, skip_bad: bool = False) -> list[QrcPair]:
     """QRC pairs; ids must be unique, labels non-empty strings."""
-    rows, bad = read_rows(path, ("id", "group", "text_a", "text_b", "label"), skip_bad, _unique_ids())
+    rows, bad = _valid_rows(path, ("id", "group", "text_a", "text_b", "label"), skip_bad, _unique_ids())
     _log_skipped(path, bad)
     return [QrcPair(r["id"], r["group"], r["text_a"], r["text_b"], r["label"]) for r in rows]
 
@@ -158,7 +153,7 @@ def load_qam(path: str | PathLike, skip_bad: bool = False) -> list[QamPair]:
             raise ValueError(f"field 'label' must be the integer 0 or 1, got {label!r}")
         unique(row)
 
-    rows, bad = read_rows(path, ("id", "group", "text_a", "text_b"), skip_bad, check)
+    rows, bad = _valid_rows(path, ("id", "group", "text_a", "text_b"), skip_bad, check)
     _log_skipped(path, bad)
     return [QamPair(r["id"], r["group"], r["text_a"], r["text_b"], r["label"]) for r in rows]
 
@@ -175,7 +170,7 @@ def load_sqr(path: str | PathLike, skip_bad: bool = False) -> list[SqrList]:
         sqr_relevance(row)
         unique(row)
 
-    rows, bad = read_rows(path, ("id", "group", "query"), skip_bad, check)
+    rows, bad = _valid_rows(path, ("id", "group", "query"), skip_bad, check)
     _log_skipped(path, bad)
     return [SqrList(r["id"], r["group"], r["query"], tuple(r["candidates"]), sqr_relevance(r)) for r in rows]
 
@@ -252,7 +247,7 @@ def group_seeds(rows: Iterable[dict]) -> list[Seed]:
 
 def read_seeds(path: str | PathLike, skip_bad: bool = False) -> tuple[list[Seed], list[JsonlError]]:
     """The seeds of a GSM-Plus variants file (``group_seeds``) and its skipped rows; needs 2 seeds or more."""
-    rows, bad = read_rows(path, VARIANT_FIELDS, skip_bad)
+    rows, bad = _valid_rows(path, VARIANT_FIELDS, skip_bad)
     seeds = group_seeds(rows)
     if len(seeds) < 2:
         raise ValueError(f"{path}: {len(seeds)} seed problems; the tasks need at least 2")
@@ -516,7 +511,7 @@ def split_file(
             if isinstance(row[stratify_field], (dict, list)) or row[stratify_field] is None:
                 raise ValueError(f"field {stratify_field!r} must be a string or number")
 
-    rows, bad = read_rows(path, (group_field,) if group_field else (), skip_bad, check)
+    rows, bad = _valid_rows(path, (group_field,) if group_field else (), skip_bad, check)
     if group_field:
         splits = split_by_group(rows, group_field, dev, test, seed)
     else:

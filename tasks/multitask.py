@@ -46,6 +46,7 @@ import json
 import math
 import random
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -56,7 +57,10 @@ from models.batching import ProblemBatch
 from models.encoder import MathEncoder
 from mathgraph.files import apply_umask
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
+from models.cgc_lora import apply_cgc_lora, merge_cgc_lora, unmerge_cgc_lora
+from models.delta import DELTA_NAME, apply_delta, save_delta
 from models.heads import PairClassificationHead
+from models.moe import add_moe_layers
 from models.text_encoder import first_added_latex_row
 from tasks.bucketing import bucketed_batches
 from tasks.features import FeatureStore
@@ -74,7 +78,7 @@ SAMPLING = ("proportional", "uniform", "temperature")
 MULTITASK_CONFIG_NAME = "multitask_config.json"
 MULTITASK_MODEL_TYPE = "multi-task-model"  # multitask_config.json's model_type (tasks.loading)
 MULTITASK_WEIGHTS_NAME = "multitask.safetensors"
-DELTA_WEIGHTS_NAME = "weights.delta.safetensors"  # what differs from the base encoder (``save_delta``)
+TASK_PROMPT_TOKEN = "[TASK]"  # how token_routes shows a task prompt among the tokens
 
 
 @dataclass
@@ -141,14 +145,24 @@ class MultiTaskBatch:
         return MultiTaskBatch(self.task_id, self.batch.to(device))
 
 
+@dataclass
+class TokenRoutes:
+    """``tokens[i]`` went to expert ``experts[layer][i]`` with router probability ``probabilities[layer][i]``
+    (top-1 choice); ``layers`` are the encoder layer indices of the MoE layers (``mathgraph.routes`` draws them)."""
+
+    text: str
+    task: str
+    tokens: list[str]
+    layers: list[int]
+    experts: list[list[int]]
+    probabilities: list[list[float]]
+
+
 class MultiTaskModel(nn.Module):
     """A ``MathEncoder``'s backbone with the configured adapter, optional task prompts and one head per task."""
 
     def __init__(self, encoder: MathEncoder, config: MultiTaskConfig):
         super().__init__()
-        from models.cgc_lora import apply_cgc_lora
-        from models.moe import add_moe_layers
-
         self.encoder, self.config = encoder, config
         self.backbone = encoder.model
         text = self.backbone.text
@@ -232,6 +246,43 @@ class MultiTaskModel(nn.Module):
             raise ValueError(f"this multi-task model has no {task} head (tasks: {self.config.task_names})")
         return TaskView(self, self.config.task_names.index(task))
 
+    @torch.inference_mode()
+    def token_routes(self, text: str, task: str | None = None) -> TokenRoutes:
+        """Which expert each token of ``text`` goes to in every MoE layer, read as ``task`` (default: the
+        first task)."""
+        if not self.moe:
+            raise ValueError("this model has no MoE layers (train it with --adapter moe)")
+        view = self.for_task(task or self.config.task_names[0])  # checks the task
+        if not text or not text.strip():
+            raise ValueError("give a non-empty problem text")
+        self.eval()
+        batch = self.encoder.collator(self.encoder.parse([text])).to(next(self.parameters()).device)
+        self.vectors(view.task_id, batch)
+        tokens = self.encoder.tokenizer.convert_ids_to_tokens(batch.input_ids[0].tolist())
+        if self.task_prompts is not None:
+            tokens = tokens[:1] + [TASK_PROMPT_TOKEN] + tokens[1:]
+        layers = [i for i, layer in enumerate(self.backbone.text.encoder.layer) if layer.intermediate in self.moe]
+        experts, probabilities = [], []
+        for module in self.moe:
+            routing = module.last_routing
+            chosen = routing.expert_index[0, :, 0]
+            experts.append(chosen.tolist())
+            probabilities.append(routing.probs[0].gather(-1, chosen[:, None])[:, 0].tolist())
+        return TokenRoutes(text, self.config.task_names[view.task_id], tokens, layers, experts, probabilities)
+
+    @contextmanager
+    def merged_for(self, task_id: int):
+        """With CGC-LoRA, task ``task_id``'s update folded into the frozen weights for the block (Eq. 8:
+        plain linear layers, no expert arithmetic per token), restored exactly after; otherwise nothing."""
+        if self.task_gate is None:
+            yield
+            return
+        merge_cgc_lora(self.backbone, task_id)
+        try:
+            yield
+        finally:
+            unmerge_cgc_lora(self.backbone)
+
     def take_expert_load(self) -> dict[str, list[list[int]]]:
         """Tokens per expert ``[layer][expert]`` for each task since the last call, then reset."""
         if self.expert_load is None:
@@ -261,7 +312,7 @@ class MultiTaskModel(nn.Module):
         """Load a directory written by ``save_pretrained`` (safetensors only; ``CheckpointError`` if it cannot).
 
         With ``base`` (the encoder it was fine-tuned from), the directory holds only what differs from
-        it (``models.delta``, ``DELTA_WEIGHTS_NAME``): how the shipped model is stored."""
+        it (``models.delta``, ``DELTA_NAME``): how the shipped model is stored."""
         from safetensors.torch import load_model
         from transformers import AutoTokenizer
 
@@ -283,7 +334,7 @@ class MultiTaskModel(nn.Module):
             raise CheckpointError(f"{directory} is not a multi-task model: {err}") from err
         model = cls(encoder, config)
         if base is not None:
-            model._load_delta(directory / DELTA_WEIGHTS_NAME)
+            model._load_delta(directory / DELTA_NAME)
         else:
             try:
                 load_model(model, str(directory / MULTITASK_WEIGHTS_NAME))
@@ -293,18 +344,14 @@ class MultiTaskModel(nn.Module):
 
     def save_delta(self, directory: str | Path, base: MathEncoder) -> int:
         """Write this model as ``from_pretrained(directory, base=base)`` loads it: configs, tokenizer and
-        vocabularies, and in ``DELTA_WEIGHTS_NAME`` only the (fp16) tensors that differ from ``base``'s.
+        vocabularies, and in ``DELTA_NAME`` only the (fp16) tensors that differ from ``base``'s.
         Returns the number of values stored."""
-        from models.delta import save_delta
-
         directory = Path(directory)
         self.save_pretrained(directory)
         (directory / MULTITASK_WEIGHTS_NAME).unlink()
-        return save_delta(directory / DELTA_WEIGHTS_NAME, _state(self), _backbone_state(base))
+        return save_delta(directory / DELTA_NAME, _state(self), _backbone_state(base))
 
     def _load_delta(self, path: Path) -> None:
-        from models.delta import apply_delta
-
         state = apply_delta(_backbone_state(self.encoder), path)
         missing, unexpected = self.load_state_dict(state, strict=False)
         if missing or unexpected:
@@ -334,8 +381,10 @@ class TaskView(nn.Module):
         return self.model(MultiTaskBatch(self.task_id, batch))
 
     def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
-        """Predictions from text with this task's head, as ``TaskModel.predict`` gives them (``tasks.task_io``)."""
-        return predict_inputs(self, inputs, batch_size)
+        """Predictions from text with this task's head, as ``TaskModel.predict`` gives them (``tasks.task_io``);
+        a CGC-LoRA model predicts with the task's update merged into its weights."""
+        with self.model.merged_for(self.task_id):
+            return predict_inputs(self, inputs, batch_size)
 
 
 def is_multitask_directory(directory: str | Path) -> bool:

@@ -20,10 +20,11 @@ import numpy as np
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from models.shipped import (
-    CHECKSUMS_NAME, DELTA_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, TFIDF_DIR, forget_checksums,
+    CHECKSUMS_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, TFIDF_DIR, forget_checksums,
     release_info, shipped_path, text_encoder_base,
 )
 from models.comus import TOKENIZER_DIR
+from models.delta import DELTA_NAME, save_delta
 
 CARD_NAME = "MODEL_CARD.md"
 
@@ -41,8 +42,6 @@ def load_shipped_multitask(root: Path | None = None):
 def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path]) -> dict[str, int]:
     """Write the encoder, the multi-task model and the TF-IDF baselines to ``output`` (replacing it) with
     their ``checksums.json``, so the package loads; returns the values stored per model."""
-    from models.delta import save_delta
-
     if output.exists():
         shutil.rmtree(output)
     encoder_dir = output / ENCODER_DIR

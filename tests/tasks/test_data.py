@@ -10,7 +10,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from mathgraph.cli import main
-from mathgraph.jsonl import JsonlError
+from mathgraph.jsonl import JsonlError, read_rows
 from tasks.data import (
     IRRELEVANT,
     PERTURBATION_TYPES,
@@ -24,7 +24,6 @@ from tasks.data import (
     load_qam,
     load_qrc,
     load_sqr,
-    read_rows,
     read_seeds,
     split_by_group,
     split_rows,
@@ -272,7 +271,7 @@ def test_read_rows_names_file_and_line_or_skips_and_counts(tmp_path):
     with pytest.raises(JsonlError, match=f"^{path}:3: no field 'subject'"):
         read_rows(path, ("problem", "subject"))
     rows, bad = read_rows(path, ("problem", "subject"), skip_bad=True)
-    assert rows == [{"problem": "x", "subject": "Algebra"}]
+    assert rows == [(1, {"problem": "x", "subject": "Algebra"})]
     assert [(e.line, e.reason.split(" (")[0]) for e in bad] == [
         (3, "no field 'subject'"), (4, "expected a JSON object, got list"), (5, "field 'subject' is empty")]
     assert load_kpc(path, skip_bad=True)[0].label == "Algebra"

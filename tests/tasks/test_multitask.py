@@ -115,6 +115,36 @@ def test_cgc_lora_trains_only_adapters_and_the_graph_side(tiny_encoder):
     assert any(name.startswith("backbone.graph.") for name in trainable)
 
 
+def test_a_cgc_lora_task_predicts_with_its_update_merged_and_the_weights_come_back(tiny_encoder, monkeypatch):
+    import tasks.multitask as multitask
+    from models.cgc_lora import cgc_lora_layers
+
+    config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}, {"task": "qrc", "labels": ["x", "y"]}],
+                             adapter="cgc-lora")
+    model = MultiTaskModel(tiny_encoder, config).eval()
+    torch.manual_seed(0)
+    for layer in cgc_lora_layers(model):  # B starts at zero: give the adapters an update to merge
+        layer.common_B.data.normal_(std=0.5)
+        layer.specific_B.data.normal_(std=0.5)
+    before = {name: p.detach().clone() for name, p in model.state_dict().items()}
+    texts = ["Find $x$ if $2x+3=7$.", "What is $3^2$?"]
+    unmerged = multitask.predict_inputs(model.for_task("qrc"), [(texts[0], texts[1])])
+    merged_tasks = []
+    predict_inputs = multitask.predict_inputs
+
+    def spy(view, inputs, batch_size):
+        merged_tasks.append({layer.merged_task for layer in cgc_lora_layers(view.model)})
+        return predict_inputs(view, inputs, batch_size)
+
+    monkeypatch.setattr(multitask, "predict_inputs", spy)
+    merged = model.for_task("qrc").predict([(texts[0], texts[1])])
+    assert merged_tasks == [{1}]  # every layer merged for qrc (task 1) while predicting
+    assert merged[0]["label"] == unmerged[0]["label"]
+    assert merged[0]["probabilities"] == pytest.approx(unmerged[0]["probabilities"], abs=1e-5)
+    assert all(layer.merged_task is None for layer in cgc_lora_layers(model))
+    assert all(torch.equal(before[name], p) for name, p in model.state_dict().items())
+
+
 def test_cgc_lora_trains_the_new_latex_token_embeddings_and_keeps_the_pretrained_ones(tiny_encoder):
     from tasks.finetune import TaskBatch
     from tasks.multitask import MultiTaskBatch

@@ -8,7 +8,8 @@ import torch
 from safetensors import safe_open
 
 from models.encoder import load_shipped_encoder
-from models.shipped import DELTA_NAME, release_info, shipped_path
+from models.delta import DELTA_NAME
+from models.shipped import release_info, shipped_path
 from models.comus import CheckpointError
 from tasks.baselines import train_tfidf
 from tasks.finetune import TaskConfig
