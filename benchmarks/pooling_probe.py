@@ -53,7 +53,7 @@ def main() -> None:
     data = Path(args.data)
     read = lambda name: [json.loads(line) for line in open(data / name, encoding="utf-8")]  # noqa: E731
     model = TaskModel(MathEncoder.from_pretrained("default", device="cpu"),
-                      TaskConfig("kpc", encoder="bert", labels=["-", "+"])).eval()
+                      TaskConfig("kpc", architecture="bert", labels=["-", "+"])).eval()
     results = {}
 
     kpc_train = random.Random(0).sample(read("kpc.train.jsonl"), args.train_limit)

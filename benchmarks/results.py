@@ -60,7 +60,7 @@ EPOCHS = {"kpc": 3, "qrc": 8, "qam": 2, "sqr": 3}
 # An SQR example is a list of 13 problems; 4 lists (52 problems) a step: 16 lists padded together took
 # 10x the time of 4 on the 2-core CPU (not 4x), the memory layers' [B, m, L, T] tensors growing with the batch.
 BATCH_SIZES = {"sqr": 4}
-# row -> (encoder kind, TaskConfig options, new-model options); the start is the untrained architecture
+# row -> (architecture, TaskConfig options, new-model options); the start is the untrained architecture
 # (the packaged MiniLM with a fresh graph side), except for comus-pt (--pretrained: the shipped encoder by default)
 ROWS = {
     "tfidf": None,
@@ -68,7 +68,7 @@ ROWS = {
     "comus": ("comus", {}, {}),
     "comus-pt": ("comus", {}, {}),
     "bert-gat": ("bert+gat", {}, {}),
-    "dapt-bert": ("bert", {}, {}),  # --dapt: a `mathgraph pretrain --encoder bert --tasks mlm` directory
+    "dapt-bert": ("bert", {}, {}),  # --dapt: a `mathgraph pretrain --architecture bert --tasks mlm` directory
     "released": "shipped",  # the shipped multi-task model as it is, no training
     "released-hybrid": "shipped",  # the same fused with its TF-IDF baseline (the weight chosen on dev)
     "comus-cross": ("comus", {"pair_mode": "cross"}, {}),  # = comus; the ablations' control at their budget
@@ -122,13 +122,13 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
         train_tfidf(task, train_rows, **FIELDS).save(output)
         record.update(epochs=None, train_examples_per_s=None)
     else:
-        encoder, options, new_model = ROWS[row]
+        architecture, options, new_model = ROWS[row]
         training = TrainingArguments(output_dir=str(output), epochs=epochs,
                                      batch_size=BATCH_SIZES.get(task, args.batch_size),
                                      learning_rate=args.lr, head_learning_rate=args.head_lr, seed=args.seed,
                                      parse_workers=args.workers, resume=(output / "checkpoint-last").exists())
         start = getattr(args, PRETRAINED_ROWS[row]) if row in PRETRAINED_ROWS else "untrained"
-        trained = train_task(TaskConfig(task, encoder=encoder, **FIELDS, **options), split["train"], training,
+        trained = train_task(TaskConfig(task, architecture=architecture, **FIELDS, **options), split["train"], training,
                              dev_path=split["dev"], model=start, **new_model)
         history = trained["history"]
         record.update(epochs=epochs, history=history,
@@ -260,7 +260,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--pretrained", default="default",
                         help="the pre-trained encoder of the comus-pt row (default: the shipped one)")
     parser.add_argument("--dapt", help="the DAPT-BERT encoder of the dapt-bert row (`mathgraph pretrain "
-                                       "--encoder bert --tasks mlm`)")
+                                       "--architecture bert --tasks mlm`)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2, help="parser processes")
     return parser.parse_args()

@@ -68,7 +68,7 @@ def main() -> None:
     for name, (kind, options, frozen) in ROWS.items():
         encoder = load_start_encoder("default", **options)
         torch.manual_seed(0)
-        models[name] = TaskModel(encoder, TaskConfig("kpc", encoder=kind, labels=labels))
+        models[name] = TaskModel(encoder, TaskConfig("kpc", architecture=kind, labels=labels))
         if frozen:
             models[name].freeze_text_layers(frozen)
         models[name].train()

@@ -39,7 +39,8 @@ from tasks.trainer import TrainingArguments, TrainingData, fit
 
 logger = logging.getLogger("mathgraph")
 
-ENCODER_KINDS = ("comus", "bert", "bert+gat")
+ARCHITECTURES = ("comus", "bert", "bert+gat")  # what makes the problem vector (TF-IDF trains elsewhere)
+LEGACY_KEYS = {"encoder": "architecture"}  # configs saved before the rename
 POOLINGS = ("mean", "cls")
 DEFAULT_PAIR_MODE = "cross"
 TASK_CONFIG_NAME = "task_config.json"
@@ -48,12 +49,17 @@ HEAD_NAME = "head.safetensors"
 NORM_PREFIX = "vector_norm."  # the fused-vector norm's weights, saved in HEAD_NAME beside the head's
 
 
+def current_keys(data: dict) -> dict:
+    """A saved config's fields with the names they have now (``encoder`` is ``architecture``)."""
+    return {LEGACY_KEYS.get(key, key): value for key, value in data.items()}
+
+
 @dataclass
 class TaskConfig:
     """What a task model predicts and how it reads its data."""
 
     task: str
-    encoder: str = "comus"
+    architecture: str = "comus"
     labels: list[str] = field(default_factory=list)
     text_field: str = "problem"
     label_field: str = "subject"
@@ -63,8 +69,8 @@ class TaskConfig:
 
     def __post_init__(self) -> None:
         task = get_task(self.task)
-        if self.encoder not in ENCODER_KINDS:
-            raise ValueError(f"unknown encoder {self.encoder!r}; choose one of {ENCODER_KINDS} (or tfidf)")
+        if self.architecture not in ARCHITECTURES:
+            raise ValueError(f"unknown architecture {self.architecture!r}; choose one of {ARCHITECTURES} (or tfidf)")
         if self.pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {self.pooling!r}; choose one of {POOLINGS}")
         if self.pair_mode is None and task.tfidf_kind == "pair":
@@ -78,7 +84,7 @@ class TaskConfig:
     @property
     def uses_graph(self) -> bool:
         """Whether the encoder reads the math syntax graph (``bert`` does not: nothing is parsed)."""
-        return self.encoder != "bert"
+        return self.architecture != "bert"
 
     def load(self, path: str, skip_bad: bool = False) -> list:
         """The task's examples in a JSONL file (formats in ``tasks.data``)."""
@@ -129,24 +135,24 @@ class TaskModel(nn.Module):
         super().__init__()
         self.encoder, self.config = encoder, config
         self.backbone = encoder.model  # registered, so its weights train and save with the head
-        self.head = config.task_type.make_head(vector_dim(self.backbone, config.encoder), len(config.labels))
+        self.head = config.task_type.make_head(vector_dim(self.backbone, config.architecture), len(config.labels))
         self.vector_norm = FusedVectorNorm(self.backbone.config.text_hidden, self.backbone.config.gat_hidden) \
-            if config.vector_norm and config.encoder != "bert" else nn.Identity()
+            if config.vector_norm and config.architecture != "bert" else nn.Identity()
         self.frozen_prefix: FrozenTextPrefix | None = None
 
     def freeze_text_layers(self, num_layers: int) -> None:
         """Freeze the embeddings and first ``num_layers`` text layers; cache their outputs per problem."""
         # COMUS and BERT+GAT run their last k text layers one by one beside the GAT: those must train.
         max_layers = len(self.backbone.text.encoder.layer) - (
-            1 if self.config.encoder == "bert" else self.backbone.config.fusion_layers)
+            1 if self.config.architecture == "bert" else self.backbone.config.fusion_layers)
         self.frozen_prefix = FrozenTextPrefix(self.backbone, num_layers, max_layers)
 
     def vectors(self, problems: ProblemBatch) -> torch.Tensor:
-        """One vector per problem ``[N, dim]``, as ``config.encoder`` defines it."""
+        """One vector per problem ``[N, dim]``, as ``config.architecture`` defines it."""
         inputs = problems.as_model_inputs()
         if self.frozen_prefix is not None and problems.problem_ids is not None:
             inputs.update(text_states=self.frozen_prefix.states(problems), text_start=self.frozen_prefix.num_layers)
-        return self.vector_norm(problem_vectors(self.backbone, self.config.encoder, inputs, self.config.pooling))
+        return self.vector_norm(problem_vectors(self.backbone, self.config.architecture, inputs, self.config.pooling))
 
     def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
         return self.config.task_type.outputs(self.head, self.vectors(batch.problems), batch)
@@ -186,7 +192,7 @@ class TaskModel(nn.Module):
             data.setdefault("vector_norm", False)
             if get_task(data.get("task")).tfidf_kind == "pair":
                 data.setdefault("pair_mode", "bi")
-            config = TaskConfig(**data)
+            config = TaskConfig(**current_keys(data))
         except (OSError, json.JSONDecodeError, TypeError, ValueError) as err:
             raise CheckpointError(f"{directory} is not a trained task model: {err}") from err
         model = cls(MathEncoder.from_pretrained(directory, device="cpu"), config)
@@ -214,9 +220,9 @@ class FusedVectorNorm(nn.Module):
         return torch.cat([self.text_norm(text), self.graph_norm(graph)], dim=-1)
 
 
-def vector_dim(backbone: nn.Module, encoder: str) -> int:
-    """Length of the problem vectors of ``encoder`` (``comus``, ``bert+gat``: fused; ``bert``: text only)."""
-    return backbone.config.text_hidden if encoder == "bert" else backbone.output_dim
+def vector_dim(backbone: nn.Module, architecture: str) -> int:
+    """Length of the problem vectors of ``architecture`` (``comus``, ``bert+gat``: fused; ``bert``: text only)."""
+    return backbone.config.text_hidden if architecture == "bert" else backbone.output_dim
 
 
 def pool_tokens(states: torch.Tensor, attention_mask: torch.Tensor, pooling: str = "cls") -> torch.Tensor:
@@ -227,17 +233,17 @@ def pool_tokens(states: torch.Tensor, attention_mask: torch.Tensor, pooling: str
     return (states * mask).sum(1) / mask.sum(1).clamp(min=1)
 
 
-def problem_vectors(backbone: nn.Module, encoder: str, inputs: dict, pooling: str = "cls") -> torch.Tensor:
+def problem_vectors(backbone: nn.Module, architecture: str, inputs: dict, pooling: str = "cls") -> torch.Tensor:
     """One vector per problem ``[N, dim]`` from ``ProblemBatch.as_model_inputs()`` (``inputs_embeds``
     may replace ``input_ids``; ``text_states``/``text_start`` a frozen prefix): the pooled text
     states (``pool_tokens``) of the text encoder alone (``bert``), or ``text ; mean node`` with
     (``comus``) or without (``bert+gat``) the memory layers."""
-    if encoder == "bert":
+    if architecture == "bert":
         states, _ = backbone.run_text_layers(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids"),
                                              inputs.get("inputs_embeds"), states=inputs.get("text_states"),
                                              start=inputs.get("text_start", 0))
         return pool_tokens(states, inputs["attention_mask"], pooling)
-    output = backbone(**inputs, fuse=encoder == "comus")
+    output = backbone(**inputs, fuse=architecture == "comus")
     if pooling == "cls":
         return output.fused
     return torch.cat([pool_tokens(output.token_states, inputs["attention_mask"], pooling), output.mean_node], dim=-1)
@@ -362,4 +368,4 @@ def train_task(config: TaskConfig, train_path: str, args: TrainingArguments, dev
 
 __all__ = ["TaskConfig", "TaskModel", "TaskCollator", "TaskBatch", "predict", "evaluate_examples", "train_task",
            "feature_store", "load_start_encoder", "example_lengths", "vector_dim", "problem_vectors", "TASKS",
-           "ENCODER_KINDS", "POOLINGS", "FusedVectorNorm", "pool_tokens"]
+           "ARCHITECTURES", "POOLINGS", "FusedVectorNorm", "pool_tokens"]

@@ -65,7 +65,7 @@ from models.text_encoder import first_added_latex_row
 from tasks.bucketing import bucketed_batches
 from tasks.features import FeatureStore
 from tasks.finetune import (
-    TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, load_start_encoder, predict_inputs,
+    TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, current_keys, load_start_encoder, predict_inputs,
     problem_vectors,
     require_two_labels, vector_dim,
 )
@@ -86,7 +86,7 @@ class MultiTaskConfig:
     """The tasks (each a ``TaskConfig`` as a dict, labels included) and how the shared encoder is adapted."""
 
     tasks: list[dict]
-    encoder: str = "comus"
+    architecture: str = "comus"
     adapter: str = "none"
     moe_layers: str = "last-2"
     moe_experts: int = 4
@@ -110,12 +110,12 @@ class MultiTaskConfig:
         if not names or len(set(names)) != len(names):
             raise ValueError(f"need one or more distinct tasks, got {names}")
         for task in self.task_configs:
-            if task.encoder != self.encoder:
-                raise ValueError(f"task {task.task} uses encoder {task.encoder}, the model {self.encoder}")
+            if task.architecture != self.architecture:
+                raise ValueError(f"task {task.task} uses architecture {task.architecture}, the model {self.architecture}")
 
     @property
     def task_configs(self) -> list[TaskConfig]:
-        return [TaskConfig(**t) for t in self.tasks]
+        return [TaskConfig(**current_keys(t)) for t in self.tasks]
 
     @property
     def task_names(self) -> list[str]:
@@ -180,7 +180,7 @@ class MultiTaskModel(nn.Module):
         self.task_prompts = nn.Embedding(len(config.tasks), hidden) if config.task_prompts else None
         if self.task_prompts is not None:
             nn.init.normal_(self.task_prompts.weight, std=text.config.initializer_range)
-        dim = vector_dim(self.backbone, config.encoder)
+        dim = vector_dim(self.backbone, config.architecture)
         self.label_offsets = config.label_offsets() if config.label_space == "unified" else {}
         self.unified_head = PairClassificationHead(dim, max(end for _, end in self.label_offsets.values())) \
             if self.label_offsets else None
@@ -205,7 +205,7 @@ class MultiTaskModel(nn.Module):
         if self.task_gate is not None:
             self.task_gate.current_task = task_id
         with moe_inputs(self.moe, token_mask=inputs["attention_mask"].bool(), task_prompt=prompt):
-            vectors = problem_vectors(self.backbone, self.config.encoder, inputs)
+            vectors = problem_vectors(self.backbone, self.config.architecture, inputs)
             if self.moe and self.training:
                 from models.moe import moe_load_stats
 
@@ -323,7 +323,7 @@ class MultiTaskModel(nn.Module):
             data = json.loads((directory / MULTITASK_CONFIG_NAME).read_text(encoding="utf-8"))
             if isinstance(data, dict):
                 data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
-            config = MultiTaskConfig(**data)
+            config = MultiTaskConfig(**current_keys(data))
             if base is None:
                 backbone = ComusModel(ComusConfig.from_dict(read_config(directory)))
                 encoder = MathEncoder(backbone, AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR),
@@ -470,7 +470,7 @@ def train_multitask(
     args: TrainingArguments,
     model: str = "default",
     adapter: str = "none",
-    encoder: str = "comus",
+    architecture: str = "comus",
     **config_options,
 ) -> dict:
     """Train one model on several tasks: ``task_files`` holds ``(TaskConfig, train_path, dev_path or None)``.
@@ -488,7 +488,7 @@ def train_multitask(
                          "what the text layers compute per task")
     train, dev = [], []
     for task_config, train_path, dev_path in task_files:
-        task_config.encoder = encoder
+        task_config.architecture = architecture
         examples = task_config.load(train_path, args.skip_bad)
         if not examples:
             raise ValueError(f"{train_path}: no training examples")
@@ -496,12 +496,12 @@ def train_multitask(
         require_two_labels(task_config.task_type, task_config.labels, train_path)
         train.append(examples)
         dev.append(task_config.load(dev_path, args.skip_bad) if dev_path else [])
-    config = MultiTaskConfig([asdict(t) for t, _, _ in task_files], encoder=encoder, adapter=adapter,
+    config = MultiTaskConfig([asdict(t) for t, _, _ in task_files], architecture=architecture, adapter=adapter,
                              **config_options)
     math_encoder = load_start_encoder(model)
     tasks = [t.task_type for t in config.task_configs]
     texts = [t for task, examples in zip(tasks * 2, [*train, *dev]) for e in examples for t in task.example_texts(e)]
-    store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=encoder != "bert")
+    store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=architecture != "bert")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(args.seed)  # adapter and head weights depend on the seed only
         multitask = MultiTaskModel(math_encoder, config)

@@ -2,8 +2,8 @@
 
 Each objective is a small class (its head and its loss) in the ``OBJECTIVES`` registry.
 
-``--tasks mlm`` with ``--encoder bert`` is DAPT-BERT (masked LM on the math
-corpus, no graph); ``--tasks mlm,dtc,tgcl`` with ``--encoder comus`` is COMUS.
+``--tasks mlm`` with ``--architecture bert`` is DAPT-BERT (masked LM on the math
+corpus, no graph); ``--tasks mlm,dtc,tgcl`` with ``--architecture comus`` is COMUS.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from models.comus import ComusModel, ComusOutput
 from models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
 from tasks.trainer import TrainingArguments
 
-ENCODERS = ("comus", "bert")
+PRETRAINING_ARCHITECTURES = ("comus", "bert")
 
 
 def mask_tokens(
@@ -144,15 +144,15 @@ OBJECTIVES: dict[str, Objective] = {o.name: o for o in (
 PRETRAINING_TASKS = tuple(OBJECTIVES)
 
 
-def check_pretraining_setup(tasks: Sequence[str], encoder: str) -> None:
-    """Raise ``ValueError`` unless ``tasks`` and ``encoder`` make a valid pre-training run."""
+def check_pretraining_setup(tasks: Sequence[str], architecture: str) -> None:
+    """Raise ``ValueError`` unless ``tasks`` and ``architecture`` make a valid pre-training run."""
     unknown = set(tasks) - set(OBJECTIVES)
     if unknown or not tasks:
         raise ValueError(f"pre-training tasks must be a non-empty subset of {PRETRAINING_TASKS}, got {tuple(tasks)}")
-    if encoder not in ENCODERS:
-        raise ValueError(f"encoder must be one of {ENCODERS}, got {encoder!r}")
-    if encoder == "bert" and any(OBJECTIVES[t].needs_graph for t in tasks):
-        raise ValueError("the bert encoder has no graph: only the mlm task applies (that is DAPT-BERT)")
+    if architecture not in PRETRAINING_ARCHITECTURES:
+        raise ValueError(f"the architecture must be one of {PRETRAINING_ARCHITECTURES}, got {architecture!r}")
+    if architecture == "bert" and any(OBJECTIVES[t].needs_graph for t in tasks):
+        raise ValueError("bert has no graph: only the mlm task applies (that is DAPT-BERT)")
 
 
 @dataclass
@@ -168,19 +168,19 @@ class PretrainingWeights:
 class ComusPretrainer(nn.Module):
     """COMUS with the heads of its enabled objectives; ``forward(PretrainingBatch)`` returns the loss terms.
 
-    With ``encoder="bert"`` only the text encoder runs (DAPT-BERT): objectives
+    With ``architecture="bert"`` only the text encoder runs (DAPT-BERT): objectives
     that need the graph are refused.
     """
 
-    def __init__(self, model: ComusModel, weights: PretrainingWeights, encoder: str = "comus", dtc_margin: float = 1.0):
+    def __init__(self, model: ComusModel, weights: PretrainingWeights, architecture: str = "comus", dtc_margin: float = 1.0):
         super().__init__()
-        check_pretraining_setup(weights.enabled, encoder)
-        self.model, self.weights, self.encoder = model, weights, encoder
+        check_pretraining_setup(weights.enabled, architecture)
+        self.model, self.weights, self.architecture = model, weights, architecture
         self.heads = nn.ModuleDict({name: OBJECTIVES[name].make_head(model, dtc_margin) for name in weights.enabled})
 
     def forward(self, item: PretrainingBatch) -> dict[str, torch.Tensor]:
         batch = item.batch
-        if self.encoder == "bert":
+        if self.architecture == "bert":
             states, _ = self.model.run_text_layers(batch.input_ids, batch.attention_mask, batch.token_type_ids)
             output = ComusOutput(states, None, states[:, 0], None, None, [])
         else:
@@ -206,11 +206,11 @@ def freeze_pretrained_vocabulary(model: ComusModel, tokenizer) -> None:
 
 
 def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = "untrained",
-                    tasks: Sequence[str] = PRETRAINING_TASKS, encoder: str = "comus",
+                    tasks: Sequence[str] = PRETRAINING_TASKS, architecture: str = "comus",
                     split_digits: bool | None = None, freeze_vocabulary: bool = False) -> dict:
     """Pre-train the encoder ``model`` on ``texts`` for ``args.max_steps`` steps; save it to ``args.output_dir``.
 
-    Graphs come from the graph cache (none are parsed for ``encoder="bert"``);
+    Graphs come from the graph cache (none are parsed for ``architecture="bert"``);
     batches are length-bucketed. The result loads with
     ``MathEncoder.from_pretrained(args.output_dir)``; ``args.resume`` continues an
     interrupted run from ``checkpoint-last``. ``split_digits=True`` builds the new
@@ -225,17 +225,17 @@ def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = 
     from tasks.finetune import load_start_encoder
     from tasks.trainer import TrainingData, fit
 
-    check_pretraining_setup(tasks, encoder)
+    check_pretraining_setup(tasks, architecture)
     if args.freeze_text_layers:
         raise ValueError("--freeze-text-layers does not apply to pre-training: masked inputs change every step")
     texts = list(dict.fromkeys(texts))
     if not texts:
         raise ValueError("no texts to pre-train on")
     math_encoder = load_start_encoder(model, split_digits=split_digits)
-    store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=encoder != "bert")
+    store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=architecture != "bert")
     if freeze_vocabulary:
         freeze_pretrained_vocabulary(math_encoder.model, math_encoder.tokenizer)
-    pretrainer = ComusPretrainer(math_encoder.model, PretrainingWeights(enabled=tuple(tasks)), encoder=encoder)
+    pretrainer = ComusPretrainer(math_encoder.model, PretrainingWeights(enabled=tuple(tasks)), architecture=architecture)
     # In-batch negatives (TGCL) need two or more problems per batch: a short last batch is dropped.
     sampler = LengthBucketSampler([store.length(t) for t in texts], args.batch_size, args.seed,
                                   drop_last=len(texts) > args.batch_size)

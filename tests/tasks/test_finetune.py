@@ -31,20 +31,20 @@ def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, writ
         evaluate_directory("qrc", str(tmp_path / "kpc"), train)
 
 
-@pytest.mark.parametrize("encoder,pair_mode", [("comus", "cross"), ("comus", "bi"), ("bert", "cross"),
+@pytest.mark.parametrize("architecture,pair_mode", [("comus", "cross"), ("comus", "bi"), ("bert", "cross"),
                                                ("bert+gat", "bi")])
-def test_qrc_trains_with_each_encoder(start_model, tmp_path, encoder, pair_mode, gsmplus, write):
+def test_qrc_trains_with_each_architecture(start_model, tmp_path, architecture, pair_mode, gsmplus, write):
     pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
-    result = train_task(TaskConfig("qrc", encoder=encoder, pair_mode=pair_mode), pairs,
-                        args(tmp_path / encoder, batch_size=9), dev_path=pairs, model=start_model)
+    result = train_task(TaskConfig("qrc", architecture=architecture, pair_mode=pair_mode), pairs,
+                        args(tmp_path / architecture, batch_size=9), dev_path=pairs, model=start_model)
     assert result["history"][0]["dev_n"] == 27
-    metrics = evaluate_directory("qrc", str(tmp_path / encoder), pairs)
+    metrics = evaluate_directory("qrc", str(tmp_path / architecture), pairs)
     assert set(metrics) >= {"accuracy", "macro_f1", "n"} and metrics["n"] == 27
-    loaded = TaskModel.from_pretrained(tmp_path / encoder)
+    loaded = TaskModel.from_pretrained(tmp_path / architecture)
     assert loaded.config.pair_mode == pair_mode and loaded.config.pooling == "mean"
     # cross: one classifier on the pair's vector; bi: on [u; v; |u - v|; u * v]
     width = loaded.head.classifier.in_features if pair_mode == "cross" else loaded.head.head.classifier.in_features
-    dim = loaded.backbone.config.text_hidden if encoder == "bert" else loaded.backbone.output_dim
+    dim = loaded.backbone.config.text_hidden if architecture == "bert" else loaded.backbone.output_dim
     assert width == (dim if pair_mode == "cross" else 4 * dim)
 
 
@@ -55,6 +55,19 @@ def test_pair_mode_defaults_to_cross_and_only_pair_tasks_take_one():
         TaskConfig("kpc", pair_mode="cross")
     with pytest.raises(ValueError, match="unknown pair mode"):
         TaskConfig("qrc", pair_mode="both")
+
+
+def test_a_config_saved_with_the_old_encoder_key_loads_as_its_architecture(tiny_encoder, tmp_path):
+    import json
+
+    TaskModel(tiny_encoder, TaskConfig("kpc", architecture="bert", labels=["a", "b"])).save_pretrained(tmp_path)
+    path = tmp_path / "task_config.json"
+    saved = json.loads(path.read_text())
+    saved["encoder"] = saved.pop("architecture")  # as models saved before the rename have it
+    path.write_text(json.dumps(saved))
+    assert TaskModel.from_pretrained(tmp_path).config.architecture == "bert"
+    with pytest.raises(ValueError, match="unknown architecture 'gpt'"):
+        TaskConfig("kpc", architecture="gpt")
 
 
 def test_mean_pooling_and_the_fused_halves_at_one_scale():
@@ -116,9 +129,9 @@ def test_text_only_training_parses_nothing_and_graph_training_parses_once(start_
 
     real_parse = tasks.features.parse_cached
     monkeypatch.setattr(tasks.features, "parse_cached", counting_parse)
-    train_task(TaskConfig("qrc", encoder="bert"), pairs, args(tmp_path / "bert", batch_size=9), dev_path=pairs,
+    train_task(TaskConfig("qrc", architecture="bert"), pairs, args(tmp_path / "bert", batch_size=9), dev_path=pairs,
                model=start_model)
-    assert parsed == []  # --encoder bert: no graph is parsed or collated
+    assert parsed == []  # --architecture bert: no graph is parsed or collated
     train_task(TaskConfig("qrc"), pairs, args(tmp_path / "comus", batch_size=9), dev_path=pairs, model=start_model)
     assert len(parsed) == 1  # every distinct text of train and dev in one go, reused by training and evaluation
 

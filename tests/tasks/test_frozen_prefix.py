@@ -9,16 +9,16 @@ from tasks.finetune import TaskConfig, TaskModel, feature_store
 TEXTS = [r["problem"] for r in sample_problems()][:4]
 
 
-def models(tiny_encoder, encoder="comus", layers=1):
-    frozen = TaskModel(tiny_encoder, TaskConfig("kpc", encoder=encoder, labels=["a", "b"])).eval()
-    reference = TaskModel(tiny_encoder, TaskConfig("kpc", encoder=encoder, labels=["a", "b"])).eval()
+def models(tiny_encoder, architecture="comus", layers=1):
+    frozen = TaskModel(tiny_encoder, TaskConfig("kpc", architecture=architecture, labels=["a", "b"])).eval()
+    reference = TaskModel(tiny_encoder, TaskConfig("kpc", architecture=architecture, labels=["a", "b"])).eval()
     frozen.freeze_text_layers(layers)
     return frozen, reference
 
 
-@pytest.mark.parametrize("encoder,layers", [("comus", 1), ("bert", 2), ("bert+gat", 1)])
-def test_cached_prefix_gives_the_unfrozen_vectors(tiny_encoder, encoder, layers):
-    frozen, reference = models(tiny_encoder, encoder, layers)
+@pytest.mark.parametrize("architecture,layers", [("comus", 1), ("bert", 2), ("bert+gat", 1)])
+def test_cached_prefix_gives_the_unfrozen_vectors(tiny_encoder, architecture, layers):
+    frozen, reference = models(tiny_encoder, architecture, layers)
     store = feature_store(frozen, TEXTS)
     with torch.no_grad():
         expected = reference.vectors(store.batch(TEXTS))

@@ -50,13 +50,13 @@ def test_every_objective_contributes_and_the_loss_falls(tiny_encoder, sample_gra
 
 
 def test_dapt_bert_is_mlm_on_the_text_encoder_alone(tiny_encoder, sample_graphs):
-    pretrainer = ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm",)), encoder="bert")
+    pretrainer = ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm",)), architecture="bert")
     losses = pretrainer(PretrainingCollator(tiny_encoder.collator)(sample_graphs[:2]))
     assert set(losses) == {"mlm", "loss"}
     losses["loss"].backward()
     assert tiny_encoder.model.graph.layers[0].attention.lin.weight.grad is None  # the graph never ran
     with pytest.raises(ValueError, match="only the mlm task applies"):
-        ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm", "dtc")), encoder="bert")
+        ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm", "dtc")), architecture="bert")
     with pytest.raises(ValueError, match="non-empty subset"):
         ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm", "sop")))
 
@@ -92,7 +92,7 @@ def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_
 def test_mlm_decodes_only_the_masked_positions_to_the_same_loss(tiny_encoder, sample_graphs):
     from models.heads import mlm_loss
 
-    pretrainer = ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm",)), encoder="bert").eval()
+    pretrainer = ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm",)), architecture="bert").eval()
     item = PretrainingCollator(tiny_encoder.collator, seed=0)(sample_graphs[:3])
     with torch.no_grad():
         loss = pretrainer(item)["mlm"]
