@@ -1,4 +1,6 @@
-"""File permissions: files mathgraph writes get the mode the user's umask gives a new file.
+"""Files mathgraph writes: their permissions, and where its cache lives.
+
+File permissions: files mathgraph writes get the mode the user's umask gives a new file.
 
 safetensors writes through a temporary file created with mode 0600, and so does
 ``tempfile.mkstemp`` (``mathgraph.jsonl.atomic_writer``); left that way, other
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import os
 from os import PathLike
+from pathlib import Path
 
 
 def umask_file_mode() -> int:
@@ -23,4 +26,25 @@ def apply_umask(path: str | PathLike) -> None:
     os.chmod(path, umask_file_mode())
 
 
-__all__ = ["apply_umask", "umask_file_mode"]
+def cache_directory() -> Path:
+    """``$MATHGRAPH_CACHE_DIR``, else ``$XDG_CACHE_HOME/mathgraph``, else ``~/.cache/mathgraph`` (not created)."""
+    if directory := os.environ.get("MATHGRAPH_CACHE_DIR"):
+        return Path(directory).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "mathgraph"
+
+
+def first_notice(name: str) -> bool:
+    """Whether the notice ``name`` is new to this user: true once, then false (a marker file in the cache
+    directory remembers it; where that cannot be written, every process counts as new)."""
+    marker = cache_directory() / "notices" / name
+    if marker.exists():
+        return False
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        pass
+    return True
+
+
+__all__ = ["apply_umask", "umask_file_mode", "cache_directory", "first_notice"]

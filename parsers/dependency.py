@@ -23,6 +23,7 @@ when its English models are installed and spaCy otherwise.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import logging
 import os
@@ -32,6 +33,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Protocol, runtime_checkable
 
+from mathgraph.files import first_notice
 from parsers.segment import PLACEHOLDER
 
 __all__ = [
@@ -372,8 +374,10 @@ def load_dependency_parser(name: str = "auto", **kwargs: Any) -> DependencyParse
       :class:`StanzaModelsNotFound`, saying how to install them, when the models
       are missing;
     * ``"auto"``: Stanza when its models for ``lang`` (default ``"en"``) are
-      installed, otherwise spaCy, logging one INFO line on the
-      ``mathgraph.parsers`` logger.  Each back end gets the keyword arguments
+      installed, otherwise spaCy, saying so in one INFO line on the
+      ``mathgraph.parsers`` logger the first time for this user (a marker in
+      the cache directory, ``mathgraph.files.first_notice``), at DEBUG level
+      after that.  Each back end gets the keyword arguments
       its constructor accepts.
 
     Any other name raises ``ValueError`` listing the choices.
@@ -388,11 +392,13 @@ def load_dependency_parser(name: str = "auto", **kwargs: Any) -> DependencyParse
         if stanza_models_available(lang, kwargs.get("model_dir")):
             return StanzaParser(**_accepted(StanzaParser, kwargs))
         parser = SpacyParser(**_accepted(SpacyParser, kwargs))
-        logger.info(
-            "Stanza's %s models were not found in %s; using spaCy (%s) for dependency parsing.",
-            "English" if lang == "en" else repr(lang),
-            kwargs.get("model_dir") or stanza_resources_dir(),
-            parser.model,
+        resources = str(kwargs.get("model_dir") or stanza_resources_dir())
+        notice = f"stanza-fallback-{hashlib.sha256(f'{lang} {resources}'.encode()).hexdigest()[:16]}"
+        logger.log(
+            logging.INFO if first_notice(notice) else logging.DEBUG,
+            "Stanza's %s models were not found in %s; using spaCy (%s) for dependency parsing "
+            "(said once; `mathgraph parse` output names the parser of every graph).",
+            "English" if lang == "en" else repr(lang), resources, parser.model,
         )
         return parser
     raise ValueError(f"unknown dependency parser {name!r}; choose one of: {', '.join(PARSER_NAMES)}")

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import parsers
 from mathgraph import graph as graph_module
+from mathgraph.files import cache_directory
 from mathgraph.graph import GraphFormatError, MathSyntaxGraph
 from parsers.problem import ProblemParser, _problem_parser, check_problem_text, parse_problems
 from parsers.dependency import DependencyParser
@@ -59,11 +60,8 @@ def graph_key(text: str, identity: str) -> str:
 
 
 def default_cache_path() -> Path:
-    """``$MATHGRAPH_CACHE_DIR/graphs.sqlite``, else under ``$XDG_CACHE_HOME/mathgraph``, else ``~/.cache/mathgraph``."""
-    if directory := os.environ.get("MATHGRAPH_CACHE_DIR"):
-        return Path(directory).expanduser() / CACHE_FILE_NAME
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "mathgraph" / CACHE_FILE_NAME
+    """``graphs.sqlite`` in the cache directory (``mathgraph.files.cache_directory``)."""
+    return cache_directory() / CACHE_FILE_NAME
 
 
 class GraphCache:

@@ -294,10 +294,12 @@ class Trainer:
                 since_log["batches"] = since_log.get("batches", 0) + 1
                 if self.accelerator.sync_gradients:
                     self.state.step += 1
+                    rate = examples * self.accelerator.num_processes / (time.perf_counter() - started)
+                    # The mean loss since the last log line, so the bar's figure moves at every step.
+                    bar.set_postfix(loss=f"{since_log['loss'] / since_log['batches']:.4f}", ex_per_s=f"{rate:.1f}",
+                                    refresh=False)
                     bar.update(1)
                     if self.state.step % self.args.log_every == 0 or self.state.step == 1:
-                        rate = examples * self.accelerator.num_processes / (time.perf_counter() - started)
-                        bar.set_postfix(loss=f"{loss.item():.4f}", ex_per_s=f"{rate:.1f}")
                         self._log_losses(since_log, rate)
                         since_log = {}
                     if self.state.step >= self.total_steps:

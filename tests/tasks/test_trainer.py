@@ -79,6 +79,22 @@ def test_loss_falls_and_checkpoints_are_written(tmp_path, capsys):
     assert torch.equal(model.linear.weight.detach(), best_weight)
 
 
+def test_the_progress_bar_shows_the_current_loss_at_every_step(tmp_path, monkeypatch):
+    import tqdm
+
+    shown = []
+
+    class RecordingBar(tqdm.tqdm):
+        def set_postfix(self, ordered_dict=None, refresh=True, **kwargs):
+            shown.append(float(kwargs["loss"]))
+            super().set_postfix(ordered_dict, refresh, **kwargs)
+
+    monkeypatch.setattr(tqdm, "tqdm", RecordingBar)
+    train(tmp_path, epochs=2, log_every=1000)
+    assert len(shown) == 16  # 2 epochs of 8 batches; logging every 1000 steps does not hold the figure back
+    assert shown[-1] < shown[0] / 10  # the loss falls, and the bar follows it
+
+
 def test_seeded_runs_are_reproducible(tmp_path):
     first, _ = train(tmp_path / "a")
     second, _ = train(tmp_path / "b")
