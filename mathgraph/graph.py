@@ -33,6 +33,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mathgraph.jsonl import JsonlError, TextRecord, atomic_writer, read_text_records, write_jsonl
 from mathgraph.vocab import Vocabulary
 
 if TYPE_CHECKING:
@@ -356,3 +357,58 @@ class GraphVocabulary:
             relations=Vocabulary.load(directory / "relation_vocab.json"),
             meta=data.get("meta", {}),
         )
+
+
+# ---------------------------------------------------------------------- graph files
+def write_graphs(path: str | PathLike, graphs: Iterable[MathSyntaxGraph],
+                 records: Iterable[TextRecord] | None = None) -> int:
+    """Write a graph file: one graph (``to_dict()``) per line, replacing ``path`` only when all are written.
+
+    With ``records`` (the rows the graphs were parsed from, as ``mathgraph.jsonl.read_text_records`` gives
+    them, in the same order) each line also has the row's ``id`` first, when the row has one, and its
+    ``line`` last, so graphs can be joined back to their rows. ``graphs`` is read to its end (a lazy parser
+    such as ``parsers.problem.parse_problems`` then finishes, progress bar included). Returns how many.
+    """
+    if records is None:
+        lines = (graph.to_dict() for graph in graphs)
+    else:
+        lines = ({**({"id": record.row["id"]} if "id" in record.row else {}), **graph.to_dict(), "line": record.line}
+                 for graph, record in zip(graphs, records))
+    with atomic_writer(path) as f:
+        return write_jsonl(f, lines)
+
+
+def read_graphs(path: str | PathLike) -> list[MathSyntaxGraph]:
+    """The graphs of a graph file (``write_graphs``, ``mathgraph parse --output``), in order; blank lines
+    are skipped and a line that is not a graph raises ``JsonlError`` naming file and line."""
+    graphs = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            if line.strip():
+                try:
+                    graphs.append(MathSyntaxGraph.from_json(line))
+                except GraphFormatError as err:
+                    raise JsonlError(path, number, str(err)) from None
+    return graphs
+
+
+def read_problems(input_path: str | PathLike | None = None, text_field: str = "problem",
+                  graphs_path: str | PathLike | None = None) -> list[str] | list[MathSyntaxGraph]:
+    """The problems of files, as an encoder takes them: the ``text_field`` texts of a JSONL file, the graphs
+    of a graph file, or, given both, the graphs, checked line by line to be those texts' (so a graph file
+    parsed once can stand in for its source). Mismatched files raise ``ValueError`` naming the first bad line.
+    """
+    if input_path is None and graphs_path is None:
+        raise ValueError("give an input file of problems, a graph file, or both")
+    graphs = read_graphs(graphs_path) if graphs_path is not None else []
+    if input_path is None:
+        return graphs
+    records, _ = read_text_records(input_path, text_field)
+    if graphs_path is None:
+        return [r.text for r in records]
+    if len(graphs) != len(records):
+        raise ValueError(f"{graphs_path} has {len(graphs)} graphs but {input_path} has {len(records)} problems")
+    for record, graph in zip(records, graphs):
+        if graph.text != record.text:
+            raise ValueError(f"{input_path}:{record.line}: its graph in {graphs_path} is of another text")
+    return graphs

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
+from pathlib import Path
 from typing import IO
 
 from mathgraph.files import apply_umask
@@ -71,6 +72,61 @@ def read_text_records(
     """Every row's ``text_field`` from a JSONL file, validated as ``read_rows`` does."""
     rows, bad = read_rows(path, (text_field,), skip_bad)
     return [TextRecord(line, row[text_field], row) for line, row in rows], bad
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The texts of one ``FILE[:FIELD]`` corpus (``read_corpora``)."""
+
+    path: str
+    field: str
+    records: list[TextRecord]
+
+    @property
+    def texts(self) -> list[str]:
+        """The texts, in file order."""
+        return [r.text for r in self.records]
+
+
+def corpus_spec(spec: str, default_field: str = "problem") -> tuple[str, str]:
+    """``"FILE[:FIELD]"`` -> ``(FILE, FIELD)``, the field ``default_field`` when none is given.
+
+    A spec that names an existing file is all path, so a file name with a colon in it still works.
+    """
+    if ":" in spec and not Path(spec).exists():
+        path, _, field = spec.rpartition(":")
+        return path, field or default_field
+    return spec, default_field
+
+
+def read_corpora(specs: Iterable[str], default_field: str = "problem", skip_bad: bool = False) -> list[Corpus]:
+    """Every ``FILE[:FIELD]`` corpus (``corpus_spec``), in order, validated as ``read_text_records`` does
+    (a bad line raises ``JsonlError``, or with ``skip_bad`` is left out)."""
+    corpora = []
+    for spec in specs:
+        path, field = corpus_spec(spec, default_field)
+        records, _ = read_text_records(path, field, skip_bad)
+        corpora.append(Corpus(path, field, records))
+    return corpora
+
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+
+def read_text_lines(
+    path: str | PathLike, text_field: str = "problem", skip_bad: bool = False
+) -> tuple[list[TextRecord], list[JsonlError]]:
+    """One text per line of a file: the ``text_field`` of JSONL rows when the file name ends in ``.jsonl``
+    (or ``.ndjson``), validated as ``read_text_records`` does, otherwise the lines of a plain text file.
+
+    Blank lines are skipped either way; a plain line's text is stripped and its row is ``{}``. Line numbers
+    are the file's (1-based), so results can name the line they came from.
+    """
+    if Path(path).suffix.lower() in JSONL_SUFFIXES:
+        return read_text_records(path, text_field, skip_bad)
+    with open(path, encoding="utf-8") as f:
+        records = [TextRecord(number, line.strip(), {}) for number, line in enumerate(f, start=1) if line.strip()]
+    return records, []
 
 
 def _parse_row(line: str) -> dict:

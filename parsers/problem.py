@@ -130,10 +130,17 @@ def _parse_numbered(problem_parser: ProblemParser, numbered: tuple[int, list[str
 def _with_progress(results: Iterable[list[MathSyntaxGraph]], total: int | None, show: bool) -> Iterator[MathSyntaxGraph]:
     from tqdm import tqdm
 
+    # A batch counts when it is parsed, before its graphs are handed out: a consumer may stop taking them
+    # at the last graph it expects (zip) and leave this generator suspended until it is collected, so the
+    # bar is closed at its total here rather than left for that (at N - last batch, drawn again later).
     with tqdm(total=total, unit="problem", disable=not show, desc="parsing") as bar:
         for graphs in results:
+            if total is not None and bar.n + len(graphs) >= total:
+                bar.n += len(graphs)  # drawn once, at N/N, by close()
+                bar.close()
+            else:
+                bar.update(len(graphs))
             yield from graphs
-            bar.update(len(graphs))
 
 
 def _pool_context():

@@ -20,8 +20,10 @@ the approximate index is faiss (``pip install faiss-cpu``): HNSW by default,
 ``IndexFlatIP`` (exact, but faiss's speed) with ``approximate_kind="flat"``. It is
 built in memory on first use, not saved: building it is quick next to embedding.
 
-For the command line: ``build_index_from_file`` (``mathgraph index build``) and
-``load_index`` (``mathgraph search``), which finds the model from the manifest.
+For the command line: ``build_index_from_file`` (``mathgraph index build``),
+``load_index`` (``mathgraph search``), which finds the model from the manifest,
+``hybrid_search_weight`` (``--hybrid``) and ``search_records`` (``--queries FILE``:
+many queries against one loaded model and index, embedded in batches).
 
 The encoder is an ``Embedder``: anything with ``encode(texts, batch_size=...)``
 and ``identity()``. ``as_embedder`` wraps a ``MathEncoder`` (``MathEncoderEmbedder``);
@@ -34,8 +36,9 @@ import hashlib
 import json
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from os import PathLike
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -44,7 +47,7 @@ import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
-from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
+from mathgraph.jsonl import JsonlError, TextRecord, atomic_writer, read_rows, write_jsonl
 
 FORMAT = "mathgraph-search-index"
 FORMAT_VERSION = 1
@@ -55,6 +58,8 @@ ROWS_FILE = "rows.jsonl"
 # Above this many rows a search uses faiss when it is installed: exact search costs n * d per query.
 APPROXIMATE_THRESHOLD = 100_000
 APPROXIMATE_KINDS = ("hnsw", "flat")
+# Queries of a file searched at once by search_records: enough to keep every batch full, few enough to bound memory.
+QUERY_CHUNK = 1024
 HNSW_NEIGHBOURS = 32
 # The identity fields that must agree between an index and the encoder that queries it
 # (split_digits only appears for models that split numbers into digits, so older indexes still match).
@@ -460,6 +465,34 @@ def load_index(directory: str | PathLike, model: str | PathLike | None = None, d
     check_identity(identity, embedder.identity(), directory)
     index.embedder = embedder
     return index
+
+
+def hybrid_search_weight(hybrid: bool | None = None) -> float:
+    """The ``sparse_weight`` of ``SearchIndex.search`` for ``mathgraph search [--hybrid|--no-hybrid]``: the
+    shipped model's TF-IDF weight, chosen on dev, when ``hybrid`` is True, or when it is None and dev said
+    hybrid search helps; 0 (dense cosine only) otherwise."""
+    if hybrid is False:
+        return 0.0
+    from models.shipped import release_info
+
+    setting = release_info()["search"]["hybrid"]
+    return float(setting["weight"]) if hybrid or setting["default"] else 0.0
+
+
+def search_records(index: SearchIndex, records: Iterable[TextRecord], k: int = 5, batch_size: int = 32,
+                   approximate: bool | None = None, sparse_weight: float = 0.0) -> Iterator[dict]:
+    """``mathgraph search --queries FILE``: for each query (a ``mathgraph.jsonl.TextRecord``, as
+    ``read_text_lines`` gives them), in order, ``{"query", "id" (when its row has one), "line", "hits"}`` with
+    hits ``{"rank", "index", "score", "row"}``, best first. Queries are embedded ``batch_size`` at a time and
+    searched ``QUERY_CHUNK`` at a time, so a long file streams with the model and index loaded once."""
+    iterator = iter(records)
+    while chunk := list(islice(iterator, QUERY_CHUNK)):
+        hits = index.search([r.text for r in chunk], k=k, approximate=approximate, batch_size=batch_size,
+                            sparse_weight=sparse_weight)
+        for record, query_hits in zip(chunk, hits):
+            yield {"query": record.text, **({"id": record.row["id"]} if "id" in record.row else {}),
+                   "line": record.line,
+                   "hits": [{"rank": rank, **hit.to_dict()} for rank, hit in enumerate(query_hits, start=1)]}
 
 
 # --------------------------------------------------------------------------- helpers

@@ -309,17 +309,16 @@ def test_simcse_index_search_and_refine_commands(tmp_path, tiny_encoder, capsys)
 
 
 def test_routes_need_a_moe_model_and_a_text(tiny_encoder):
-    from mathgraph.routes import token_routes
     from tasks.multitask import MultiTaskConfig, MultiTaskModel
 
     dense = MultiTaskModel(tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}]))
     with pytest.raises(ValueError, match="no MoE layers"):
-        token_routes(dense, "Find $x$.")
+        dense.token_routes("Find $x$.")
     moe = MultiTaskModel(tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}], adapter="moe",
                                                        moe_layers="all", moe_experts=2))
     with pytest.raises(ValueError, match="non-empty"):
-        token_routes(moe, "   ")
-    routes = token_routes(moe, "Find $x$ if $2x = 6$.")
+        moe.token_routes("   ")
+    routes = moe.token_routes("Find $x$ if $2x = 6$.")
     assert routes.layers == [0, 1, 2] and len(routes.experts[0]) == len(routes.tokens)
     assert all(0.0 < p <= 1.0 for layer in routes.probabilities for p in layer)
 

@@ -1,0 +1,44 @@
+"""``mathgraph encode``: problems (texts or parsed graphs) into a matrix of vectors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(commands) -> None:
+    """Add ``encode`` to the ``mathgraph`` commands."""
+    encode = commands.add_parser(
+        "encode",
+        help="encode problems into vectors (.npy)",
+        description="Encode the problems of a JSONL file (parsing them, or taking graphs from `mathgraph parse`) "
+        "into a float32 matrix saved with numpy, one row per problem in input order.",
+    )
+    encode.add_argument("--input", metavar="FILE", help="JSONL file of problems")
+    encode.add_argument("--text-field", default="problem")
+    encode.add_argument("--graphs", metavar="FILE", help="graphs of the same problems from `mathgraph parse --output`")
+    encode.add_argument("--output", required=True, metavar="EMB.npy")
+    encode.add_argument("--model", default="default",
+                        help="model directory, 'default' (the shipped pre-trained COMUS) or 'untrained'")
+    encode.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
+    encode.add_argument("--batch-size", type=int, default=32)
+    encode.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
+    encode.set_defaults(run=run_encode)
+
+
+def run_encode(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from mathgraph.graph import read_problems
+    from models.encoder import MathEncoder
+
+    if not args.input and not args.graphs:
+        raise ValueError("give --input FILE, --graphs FILE, or both")
+    problems = read_problems(args.input, args.text_field, args.graphs)  # before the model's seconds of loading
+    encoder = MathEncoder.from_pretrained(args.model, device=args.device)
+    vectors = encoder.encode(problems, batch_size=args.batch_size, mode=args.mode, device=args.device,
+                             show_progress=not args.quiet)
+    with open(args.output, "wb") as f:
+        np.save(f, vectors)
+    print(f"wrote {vectors.shape[0]} x {vectors.shape[1]} float32 vectors to {args.output}", file=sys.stderr)
+    return 0

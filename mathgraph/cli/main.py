@@ -1,0 +1,57 @@
+"""The ``mathgraph`` entry point: the top-level parser, the command groups under it, and error handling."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from mathgraph.cli import data, encode, parse, predict, routes, search, training
+from mathgraph.jsonl import JsonlError
+
+# In the order `mathgraph --help` lists them.
+COMMAND_GROUPS = (parse, encode, data, training, predict, search, routes)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mathgraph`` console script; returns the exit status (argparse's for ``--help``
+    and usage errors, whose message it has printed; 2 for a bad input, printed as ``mathgraph: error: ...``)."""
+    try:
+        args = build_argument_parser().parse_args(argv)
+    except SystemExit as exit:
+        return exit.code if isinstance(exit.code, int) else 2
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(name)s: %(message)s")
+    if args.quiet:
+        _quiet_libraries()
+    try:
+        return args.run(args)
+    except (JsonlError, FileNotFoundError, IsADirectoryError, ValueError) as err:
+        print(f"mathgraph: error: {err}", file=sys.stderr)
+        return 2
+
+
+def build_argument_parser() -> argparse.ArgumentParser:
+    """The ``mathgraph`` parser with every command group's commands (no model code is imported)."""
+    parser = argparse.ArgumentParser(prog="mathgraph", description="Math problem understanding: parse, encode, train.")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for group in COMMAND_GROUPS:
+        group.register(commands)
+    return parser
+
+
+def _quiet_libraries() -> None:
+    """``-q`` for the libraries too: transformers' notices and progress bars, and the progress bars of tqdm.
+
+    Environment variables reach the libraries a command imports later (they read them on import);
+    transformers, if already imported, is told directly."""
+    os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    os.environ["TQDM_DISABLE"] = "1"
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.set_verbosity_error()
+        transformers_logging.disable_progress_bar()

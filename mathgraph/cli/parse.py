@@ -1,0 +1,118 @@
+"""``mathgraph parse``, ``mathgraph vocab`` and ``mathgraph samples``: problems into graphs and vocabularies."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mathgraph.cli.common import corpus_texts, report_skipped
+from parsers.dependency import PARSER_NAMES
+
+
+def register(commands) -> None:
+    """Add ``parse``, ``vocab`` and ``samples`` to the ``mathgraph`` commands."""
+    parse = commands.add_parser(
+        "parse",
+        help="parse problems into math syntax graphs",
+        description="Parse one problem (TEXT or --sample) and show its graph, or a JSONL file into one graph per line.",
+    )
+    parse.add_argument("text", nargs="?", help="the problem text, with LaTeX formulas between $...$")
+    parse.add_argument("--sample", metavar="N", help="parse bundled sample problem N (index or id; see `mathgraph samples`)")
+    parse.add_argument("--format", choices=("text", "json"), default="text", help="how to print one graph (default: text)")
+    parse.add_argument("--draw", metavar="PNG", help="also draw the graph to this picture (png, svg, pdf)")
+    parse.add_argument("--input", metavar="FILE", help="JSONL file of problems")
+    parse.add_argument("--text-field", default="problem", help="field holding the problem text (default: problem)")
+    parse.add_argument("--output", metavar="FILE", help="JSONL file of graphs, one per good input line, in input order")
+    parse.add_argument("--workers", type=int, default=1, help="worker processes for --input (default: 1)")
+    parse.add_argument("--batch-size", type=int, default=64, help="problems per parser batch (default: 64)")
+    parse.add_argument("--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping")
+    parse.add_argument("--parser", choices=PARSER_NAMES, default="auto", help="dependency parser back end (default: auto)")
+    parse.add_argument("--bare-arithmetic", action="store_true", help="treat arithmetic in plain text (48/2 = 24) as formulas")
+    parse.set_defaults(run=run_parse)
+
+    vocab = commands.add_parser(
+        "vocab",
+        help="build node, relation and LaTeX-token vocabularies from corpora",
+        description="Parse corpora and write node_vocab.json, relation_vocab.json and latex_tokens.json, "
+        "the vocabularies a new encoder is built with (MathEncoder.build).",
+    )
+    vocab.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
+                       help="JSONL corpus and its text field (default field: problem); repeatable")
+    vocab.add_argument("--output", required=True, metavar="DIR")
+    vocab.add_argument("--min-freq", type=int, default=2, help="keep node labels seen this often (default: 2)")
+    vocab.add_argument("--latex-min-freq", type=int, default=5, help="add LaTeX commands seen this often as tokens (default: 5)")
+    vocab.add_argument("--workers", type=int, default=1)
+    vocab.add_argument("--parser", choices=PARSER_NAMES, default="auto")
+    vocab.set_defaults(run=run_vocab)
+
+    samples = commands.add_parser("samples", help="list the bundled sample problems")
+    samples.set_defaults(run=run_samples)
+
+
+def run_parse(args: argparse.Namespace) -> int:
+    if args.input:
+        if args.text is not None or args.sample is not None:
+            raise ValueError("give either TEXT, --sample or --input, not several")
+        if not args.output:
+            raise ValueError("--input needs --output")
+        return _parse_file(args)
+    if (args.text is None) == (args.sample is None):
+        raise ValueError("give the problem TEXT, --sample N, or --input FILE")
+    if args.workers != 1 or args.skip_bad or args.output:
+        raise ValueError("--workers, --skip-bad and --output apply to --input files only")
+    from parsers.problem import parse_problem
+
+    text = args.text if args.text is not None else _sample_text(args.sample)
+    graph = parse_problem(text, parser=args.parser, bare_arithmetic=args.bare_arithmetic)
+    print(graph.to_text() if args.format == "text" else json.dumps(graph.to_dict(), ensure_ascii=False, indent=1))
+    if args.draw:
+        graph.draw(args.draw)
+        print(f"drew the graph to {args.draw}", file=sys.stderr)
+    return 0
+
+
+def _parse_file(args: argparse.Namespace) -> int:
+    from mathgraph.graph import write_graphs
+    from mathgraph.jsonl import read_text_records
+    from parsers.problem import parse_problems
+
+    records, bad = read_text_records(args.input, args.text_field, skip_bad=args.skip_bad)
+    graphs = parse_problems((r.text for r in records), parser=args.parser, batch_size=args.batch_size,
+                            n_process=args.workers, bare_arithmetic=args.bare_arithmetic,
+                            show_progress=not args.quiet, total=len(records))
+    written = write_graphs(args.output, graphs, records)
+    print(f"wrote {written} graphs to {args.output}", file=sys.stderr)
+    report_skipped(bad)
+    return 0
+
+
+def _sample_text(key: str) -> str:
+    from mathgraph.samples import sample_problems
+
+    samples = sample_problems()
+    for i, row in enumerate(samples):
+        if key in (str(i), row["id"]):
+            return row["problem"]
+    raise ValueError(f"no sample {key!r}; choose 0..{len(samples) - 1} or an id from `mathgraph samples`")
+
+
+def run_vocab(args: argparse.Namespace) -> int:
+    from models.vocabularies import build_vocabularies, save_vocabularies
+
+    graph_vocabulary, latex_tokens = build_vocabularies(
+        corpus_texts(args.corpus), parser=args.parser, workers=args.workers, min_freq=args.min_freq,
+        latex_min_freq=args.latex_min_freq, show_progress=not args.quiet)
+    save_vocabularies(args.output, graph_vocabulary, latex_tokens)
+    print(f"wrote {len(graph_vocabulary.labels)} node labels, {len(graph_vocabulary.relations)} relations and "
+          f"{len(latex_tokens)} LaTeX tokens to {args.output}", file=sys.stderr)
+    return 0
+
+
+def run_samples(args: argparse.Namespace) -> int:
+    from mathgraph.samples import SAMPLE_PATH, sample_problems
+
+    for i, row in enumerate(sample_problems()):
+        print(f"{i}  {row['id']:<10} {' '.join(row['problem'].split())[:100]}")
+    print(f"(file: {SAMPLE_PATH})")
+    return 0

@@ -1,0 +1,151 @@
+"""``mathgraph index build``, ``mathgraph search`` and ``mathgraph refine`` (JiuZhang 2.0, Section 3.3)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mathgraph.cli.common import report_skipped
+
+
+def register(commands) -> None:
+    """Add ``index build``, ``search`` and ``refine`` to the ``mathgraph`` commands."""
+    _register_index(commands)
+    _register_search(commands)
+    _register_refine(commands)
+
+
+def _register_index(commands) -> None:
+    index = commands.add_parser("index", help="build a similar-problem search index")
+    actions = index.add_subparsers(dest="index_command", required=True, metavar="ACTION")
+    build = actions.add_parser("build", help="embed a JSONL corpus and save the index",
+                               description="Embed every row's text with a model and save vectors, rows and the "
+                               "model's identity; `mathgraph search` then needs no --model.")
+    build.add_argument("--input", required=True, metavar="CORPUS.jsonl")
+    build.add_argument("--text-field", default="problem")
+    build.add_argument("--model", default="default",
+                       help="mathgraph encoder directory, 'default' (the shipped pre-trained encoder), 'untrained', "
+                            "or text:PATH for a text-only encoder")
+    build.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
+    build.add_argument("--batch-size", type=int, default=32)
+    build.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
+    build.add_argument("--output", required=True, metavar="INDEX")
+    build.set_defaults(run=run_index_build)
+
+
+def _register_search(commands) -> None:
+    search = commands.add_parser(
+        "search", help="the problems of an index most similar to a query, or to each query of a file",
+        description="Print the k rows of an index most similar to QUERY, or, with --queries FILE, write one JSONL "
+        "line per query of the file, in input order: {query, id (when the row has one), line, hits: [{rank, "
+        "index, score, row}]}. The model and index load once and the queries are embedded in batches.")
+    search.add_argument("query", metavar="QUERY", nargs="?", help="the query (or --queries FILE)")
+    search.add_argument("--index", required=True, metavar="INDEX")
+    search.add_argument("-k", type=int, default=5)
+    search.add_argument("--model", help="the model that built the index (default: the one it records)")
+    search.add_argument("--approximate", action="store_true", help="faiss HNSW instead of exact cosine")
+    search.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=None,
+                        help="fuse cosine with TF-IDF scores over the index's texts, with the shipped model's "
+                             "search weight (chosen on dev; default: on only if dev said it helps)")
+    search.add_argument("--format", choices=("text", "json"), default="text",
+                        help="how the hits of one QUERY are printed (--queries always writes JSONL)")
+    queries = search.add_argument_group("many queries")
+    queries.add_argument("--queries", metavar="FILE",
+                         help="queries, one a line: the --text-field of each row of a .jsonl file (or .ndjson), "
+                              "otherwise the lines of a plain text file; blank lines are skipped")
+    queries.add_argument("--text-field", default="problem", help="the query field of --queries JSONL rows "
+                                                                 "(default: problem)")
+    queries.add_argument("--output", metavar="FILE", help="the JSONL results (default: stdout)")
+    queries.add_argument("--skip-bad", action="store_true",
+                         help="skip bad --queries lines, count and report them, instead of stopping")
+    queries.add_argument("--batch-size", type=int, default=32, help="queries embedded at a time (default: 32)")
+    search.set_defaults(run=run_search)
+
+
+def _register_refine(commands) -> None:
+    refine = commands.add_parser("refine", help="refine solutions with retrieved exemplars and an LLM",
+                                 description="JiuZhang 2.0 iterative refinement: three stages (logic, deduction, "
+                                 "language and calculation), each retrieving its exemplars and asking an LLM.")
+    refine.add_argument("--problems", required=True, metavar="F.jsonl")
+    refine.add_argument("--index", required=True, metavar="INDEX", help="exemplars: rows with problem and solution")
+    refine.add_argument("--llm", required=True, metavar="PATH|URL|smollm2",
+                        help="a local Hugging Face causal LM, an OpenAI-compatible URL, or the packaged smollm2")
+    refine.add_argument("--llm-model", help="model name for an OpenAI-compatible endpoint")
+    refine.add_argument("--drafts", metavar="F.jsonl", help="draft solutions (default: the LLM writes them)")
+    refine.add_argument("--stages", type=int, choices=(1, 2, 3), default=3)
+    refine.add_argument("--iterations", type=int, default=1, help="T, per stage")
+    refine.add_argument("--exemplars", type=int, default=8)
+    refine.add_argument("--max-new-tokens", type=int, default=256)
+    refine.add_argument("--retries", type=int, default=2)
+    refine.add_argument("--solution-field", default="solution", help="solution field of the index rows")
+    refine.add_argument("--limit", type=int, help="only the first N problems")
+    refine.add_argument("--output", required=True, metavar="OUT.jsonl")
+    refine.set_defaults(run=run_refine)
+
+
+def run_index_build(args: argparse.Namespace) -> int:
+    from tasks.retrieval import build_index_from_file
+
+    index = build_index_from_file(args.input, model=args.model, text_field=args.text_field, output=args.output,
+                                  mode=args.mode, batch_size=args.batch_size, skip_bad=args.skip_bad)
+    print(f"indexed {len(index)} rows ({index.dimension}-dimensional) in {args.output}", file=sys.stderr)
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from mathgraph.jsonl import read_text_lines
+    from tasks.retrieval import hybrid_search_weight, load_index
+
+    if (args.query is None) == (args.queries is None):
+        raise ValueError("give one QUERY or --queries FILE")
+    if args.queries is None and (args.output or args.skip_bad):
+        raise ValueError("--output and --skip-bad apply to --queries files only")
+    # the queries are read and checked before the model's seconds of loading
+    records, bad = read_text_lines(args.queries, args.text_field, args.skip_bad) if args.queries else ([], [])
+    weight = hybrid_search_weight(args.hybrid)
+    if weight > 0 and args.approximate:
+        raise ValueError("--hybrid searches exactly: leave out --approximate (or pass --no-hybrid)")
+    index = load_index(args.index, model=args.model)
+    approximate = args.approximate or None
+    if args.queries is not None:
+        return _search_file(index, records, bad, args, approximate, weight)
+    hits = index.search(args.query, k=args.k, approximate=approximate, sparse_weight=weight)
+    if args.format == "json":
+        print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False))
+    else:
+        for rank, hit in enumerate(hits, 1):
+            text = " ".join(str(hit.row[index.text_field]).split())
+            print(f"{rank}. {hit.score:.4f}  [{hit.index}] {text[:200]}")
+    return 0
+
+
+def _search_file(index, records: list, bad: list, args: argparse.Namespace, approximate: bool | None,
+                 weight: float) -> int:
+    from mathgraph.jsonl import atomic_writer, write_jsonl
+    from tasks.retrieval import search_records
+
+    results = search_records(index, records, k=args.k, batch_size=args.batch_size, approximate=approximate,
+                             sparse_weight=weight)
+    if args.output:
+        with atomic_writer(args.output) as out:
+            written = write_jsonl(out, results)
+    else:
+        written = write_jsonl(sys.stdout, results)
+    print(f"searched {written} queries; results in {args.output or 'stdout'}", file=sys.stderr)
+    report_skipped(bad)
+    return 0
+
+
+def run_refine(args: argparse.Namespace) -> int:
+    from tasks.llm import load_llm
+    from tasks.refine import refine_file
+    from tasks.retrieval import load_index
+
+    summary = refine_file(args.problems, load_index(args.index), load_llm(args.llm, model=args.llm_model), args.output,
+                          drafts_path=args.drafts, stages=args.stages, iterations=args.iterations,
+                          exemplars=args.exemplars, max_new_tokens=args.max_new_tokens, retries=args.retries,
+                          solution_field=args.solution_field, limit=args.limit)
+    print(json.dumps(summary, default=str))
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0

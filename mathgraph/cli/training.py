@@ -1,0 +1,283 @@
+"""``mathgraph pretrain``, ``mathgraph train kpc|qrc|qam|sqr|multitask|simcse`` and ``mathgraph evaluate``.
+
+Each ``train`` kind is its own parser, so its ``--help`` lists its own options; the four task kinds share
+one builder, and every training command takes the flags of ``tasks.trainer.TrainingArguments``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mathgraph.cli.common import corpus_texts
+
+TASKS = ("kpc", "qrc", "qam", "sqr")
+PAIR_TASKS = ("qrc", "qam")
+# Fields only KPC reads; the other tasks' examples have fixed fields.
+KPC_FIELD_DEFAULTS = {"text_field": "problem", "label_field": "subject"}
+
+
+def register(commands) -> None:
+    """Add ``pretrain``, ``train ...`` and ``evaluate`` to the ``mathgraph`` commands."""
+    _register_pretrain(commands)
+    train = commands.add_parser("train", help="fine-tune a task model (kpc, qrc, qam, sqr), a multi-task model or "
+                                "a SimCSE retrieval encoder",
+                                description="Fine-tune an encoder with a task head, or fit the TF-IDF baseline "
+                                "(--encoder tfidf); the model directory keeps its label names. `train multitask "
+                                "--task kpc:TRAIN[:DEV] --task qrc:...` trains one encoder with a head per task; "
+                                "`train simcse` trains a retrieval encoder. See `mathgraph train KIND --help`.")
+    kinds = train.add_subparsers(dest="task", required=True, metavar="KIND")
+    for task in TASKS:
+        _register_train_task(kinds, task)
+    _register_train_multitask(kinds)
+    _register_train_simcse(kinds)
+    _register_evaluate(commands)
+
+
+def _register_pretrain(commands) -> None:
+    pretrain = commands.add_parser(
+        "pretrain",
+        help="continual pre-training (MLM, DTC, TGCL) of an encoder on math corpora",
+        description="Pre-train COMUS (--tasks mlm,dtc,tgcl) or DAPT-BERT (--encoder bert --tasks mlm) and save an "
+        "encoder directory that `mathgraph encode/train --model DIR` loads.",
+    )
+    pretrain.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
+                          help="JSONL corpus and its text field (default field: problem); repeatable")
+    pretrain.add_argument("--model", default="untrained",
+                          help="encoder to start from: 'untrained' (default), 'default' (the shipped one) or a directory")
+    pretrain.add_argument("--tasks", default="mlm,dtc,tgcl", help="comma-separated subset of mlm,dtc,tgcl")
+    pretrain.add_argument("--encoder", choices=("comus", "bert"), default="comus")
+    pretrain.add_argument("--steps", type=int, default=1000, dest="max_steps", help="optimizer steps (default: 1000)")
+    pretrain.add_argument("--freeze-vocabulary", action="store_true",
+                          help="keep the pre-trained word embeddings fixed; only added LaTeX tokens train")
+    add_training_flags(pretrain, learning_rate=5e-5, batch_size=32)
+    pretrain.set_defaults(run=run_pretrain)
+
+
+def _add_start_model(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="default",
+                        help="encoder to start from: 'default' (the shipped pre-trained COMUS), 'untrained' or a directory")
+
+
+def _add_kpc_fields(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--text-field", default="problem", help="KPC text field (default: problem)")
+    parser.add_argument("--label-field", default="subject", help="KPC label field (default: subject)")
+
+
+def _register_train_task(kinds, task: str) -> None:
+    """``train kpc|qrc|qam|sqr``: one builder for the four task kinds."""
+    parser = kinds.add_parser(task, help=f"fine-tune a {task.upper()} model (or fit its TF-IDF baseline)",
+                              description=f"Fine-tune an encoder with a {task.upper()} head, or fit the TF-IDF "
+                              "baseline (--encoder tfidf); the model directory keeps its label names.")
+    parser.add_argument("--train", required=True, metavar="FILE", help="training file")
+    parser.add_argument("--dev", metavar="FILE", help="evaluated after each epoch; the best epoch is kept")
+    _add_start_model(parser)
+    parser.add_argument("--encoder", choices=("comus", "bert", "bert+gat", "tfidf"), default="comus")
+    if task == "kpc":
+        _add_kpc_fields(parser)
+    else:
+        parser.set_defaults(**KPC_FIELD_DEFAULTS)
+    parser.add_argument("--pooling", choices=("mean", "cls"), default="mean",
+                        help="text half of the problem vector: mean of the token states or [CLS] (default: mean)")
+    if task in PAIR_TASKS:
+        parser.add_argument("--pair-mode", choices=("cross", "bi"),
+                            help="read the two texts as one sequence with both graphs under one ROOT "
+                                 "(cross, default) or encode each alone (bi)")
+    else:
+        parser.set_defaults(pair_mode=None)
+    add_training_flags(parser, learning_rate=3e-5, batch_size=16)
+    parser.set_defaults(run=run_train)
+
+
+def _register_train_multitask(kinds) -> None:
+    parser = kinds.add_parser("multitask", help="one encoder with a head per task (dense, MoE or CGC-LoRA)",
+                              description="Train one encoder with a head per task on batches mixed across tasks; "
+                              "--adapter moe or cgc-lora adds JiuZhang 2.0's mixture of experts or CGC-LoRA.")
+    parser.add_argument("--task", action="append", required=True, dest="task_specs", metavar="TASK:TRAIN[:DEV]",
+                        help="a task with its training (and dev) file; repeat for each task")
+    _add_start_model(parser)
+    parser.add_argument("--encoder", choices=("comus", "bert", "bert+gat"), default="comus")
+    _add_kpc_fields(parser)
+    options = parser.add_argument_group("multitask options")
+    options.add_argument("--adapter", choices=("none", "moe", "cgc-lora"), default="none")
+    options.add_argument("--moe-layers", default="last-2", help="all, last-N or indices like 4,5 (default: last-2)")
+    options.add_argument("--moe-experts", type=int, default=4)
+    options.add_argument("--moe-top-k", type=int, default=1)
+    options.add_argument("--task-prompts", action="store_true", help="a learned prompt per task after [CLS]")
+    options.add_argument("--lora-rank", type=int, default=8, help="CGC-LoRA total rank r")
+    options.add_argument("--lora-common", type=int, default=2, help="CGC-LoRA task-common experts N_C")
+    options.add_argument("--sampling", choices=("proportional", "uniform", "temperature"), default="proportional")
+    options.add_argument("--temperature", type=float, default=2.0, help="for --sampling temperature")
+    options.add_argument("--label-space", choices=("per-task", "unified"), default="per-task",
+                         help="a head per task, or one classifier over the union of the KPC/QRC/QAM labels "
+                              "(JiuZhang 2.0's multi-label setting)")
+    options.add_argument("--freeze-embeddings", action="store_true",
+                         help="keep the word, position and node-label embeddings as the start encoder has them "
+                              "(the model then differs from it in layers, graph side and heads only)")
+    add_training_flags(parser, learning_rate=3e-5, batch_size=16)
+    parser.set_defaults(run=run_train_multitask)
+
+
+def _register_train_simcse(kinds) -> None:
+    parser = kinds.add_parser("simcse", help="a retrieval encoder (SimCSE: dropout views, in-batch negatives)",
+                              description="Train an encoder for similar-problem search on unlabelled texts: two "
+                              "dropout views of a text are positives, the batch's other texts negatives.")
+    parser.add_argument("--corpus", action="append", required=True, metavar="FILE.jsonl[:FIELD]",
+                        help="texts to train on (default field: problem); repeatable")
+    _add_start_model(parser)
+    parser.add_argument("--steps", type=int, default=1000, dest="max_steps", help="optimizer steps (default: 1000)")
+    parser.add_argument("--mode", choices=("fused", "text", "graph"), default="fused",
+                        help="which vector is trained (use the same mode for the index)")
+    add_training_flags(parser, learning_rate=3e-5, batch_size=16)
+    parser.set_defaults(run=run_train_simcse)
+
+
+def _register_evaluate(commands) -> None:
+    evaluate = commands.add_parser("evaluate", help="evaluate a trained model on a task file (prints JSON)")
+    evaluate.add_argument("task", choices=TASKS)
+    evaluate.add_argument("--model", required=True, metavar="DIR")
+    evaluate.add_argument("--data", required=True, metavar="FILE")
+    evaluate.add_argument("--text-field", help="KPC text field (default: the one the model was trained with)")
+    evaluate.add_argument("--label-field", help="KPC label field (default: the one the model was trained with)")
+    evaluate.add_argument("--batch-size", type=int, default=32)
+    evaluate.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    evaluate.set_defaults(run=run_evaluate)
+
+
+def add_training_flags(parser: argparse.ArgumentParser, learning_rate: float, batch_size: int) -> None:
+    """The flags of ``tasks.trainer.TrainingArguments`` (``dest`` = its field names), shared by every training command."""
+    group = parser.add_argument_group("training")
+    group.add_argument("--output", required=True, metavar="DIR", dest="output_dir")
+    group.add_argument("--epochs", type=int, default=3)
+    group.add_argument("--batch-size", type=int, default=batch_size)
+    group.add_argument("--eval-batch-size", type=int, default=32)
+    group.add_argument("--lr", type=float, default=learning_rate, dest="learning_rate",
+                       help=f"the pre-trained text encoder's learning rate (default: {learning_rate})")
+    group.add_argument("--head-lr", type=float, default=1e-3, dest="head_learning_rate",
+                       help="learning rate of the parts that start fresh: heads, GAT, memory, MoE routers, "
+                            "LoRA experts (default: 1e-3)")
+    group.add_argument("--warmup-ratio", type=float, default=0.05, help="linear warm-up share of the steps (default: 0.05)")
+    group.add_argument("--gradient-accumulation-steps", type=int, default=1)
+    group.add_argument("--seed", type=int, default=0)
+    group.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
+    group.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
+    group.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
+    group.add_argument("--workers", type=int, default=1, dest="parse_workers", help="parser processes (default: 1)")
+    group.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    group.add_argument("--loader-workers", type=int, default=0,
+                       help="processes that collate batches (default: 0, in the training process)")
+    group.add_argument("--graph-cache", default="default", metavar="default|none|FILE",
+                       help="where parsed graphs are cached (default: ~/.cache/mathgraph/graphs.sqlite, "
+                            "or $MATHGRAPH_CACHE_DIR)")
+    group.add_argument("--freeze-text-layers", type=int, default=0, metavar="N",
+                       help="freeze the embeddings and first N text layers and compute their outputs once per "
+                            "problem (faster epochs; the frozen layers do not adapt)")
+    group.add_argument("--gat-heads", type=int,
+                       help="a new model's (--model untrained) GAT heads of 64: default text width / 64 (6 for "
+                            "MiniLM = 384 wide); 12 gives COMUS's 768")
+    group.add_argument("--split-digits", action="store_true", default=None,
+                       help="a new model's (--model untrained) tokenizer cuts numbers into single digits (Qwen-style: "
+                            "1,000.5 -> 1 , 0 0 0 . 5); saved in config.json, so the model keeps doing it "
+                            "(train kpc|qrc|qam|sqr and pretrain)")
+
+
+def _training_arguments(args: argparse.Namespace, **overrides):
+    from tasks.trainer import TrainingArguments
+
+    return TrainingArguments.from_namespace(args, **overrides)
+
+
+def _refuse_gat_heads(args: argparse.Namespace) -> None:
+    if args.gat_heads is not None:
+        raise ValueError("--gat-heads is for fine-tuning a new model (train kpc|qrc|qam|sqr --model untrained)")
+
+
+def _refuse_split_digits(args: argparse.Namespace) -> None:
+    if args.split_digits:
+        raise ValueError("--split-digits sets up a new model: use it with train kpc|qrc|qam|sqr or pretrain "
+                         "(--model untrained); a saved model keeps its own setting")
+
+
+def _print_result(result: dict, saved: str, output_dir: str) -> None:
+    print(json.dumps(result, default=str))
+    print(f"saved the {saved} to {output_dir}", file=sys.stderr)
+
+
+def run_pretrain(args: argparse.Namespace) -> int:
+    from tasks.pretrain import check_pretraining_setup, run_pretraining
+
+    tasks = [t.strip() for t in args.tasks.split(",")]
+    check_pretraining_setup(tasks, args.encoder)  # before the slow parsing
+    _refuse_gat_heads(args)
+    state = run_pretraining(corpus_texts(args.corpus), _training_arguments(args), model=args.model, tasks=tasks,
+                            architecture=args.encoder, split_digits=args.split_digits,
+                            freeze_vocabulary=args.freeze_vocabulary)
+    print(f"pre-trained {state['step']} steps; encoder saved to {args.output_dir}", file=sys.stderr)
+    return 0
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """``train kpc|qrc|qam|sqr``: a task model (``tasks.finetune.train_task``) or a TF-IDF baseline."""
+    from tasks.finetune import TaskConfig, train_task
+
+    if args.encoder == "tfidf":
+        from tasks.baselines import train_tfidf
+        from tasks.evaluation import evaluate_directory
+
+        config = TaskConfig(args.task, text_field=args.text_field, label_field=args.label_field)
+        rows = [config.task_type.tfidf_row(e, args.text_field, args.label_field)
+                for e in config.load(args.train, args.skip_bad)]
+        train_tfidf(args.task, rows, text_field=args.text_field, label_field=args.label_field).save(args.output_dir)
+        result = {"dev": evaluate_directory(args.task, args.output_dir, args.dev, args.text_field, args.label_field)} \
+            if args.dev else {}
+    else:
+        config = TaskConfig(args.task, architecture=args.encoder, text_field=args.text_field,
+                            label_field=args.label_field, pooling=args.pooling, pair_mode=args.pair_mode)
+        result = train_task(config, args.train, _training_arguments(args), dev_path=args.dev, model=args.model,
+                            gat_heads=args.gat_heads, split_digits=args.split_digits)
+    _print_result(result, f"{args.task} model", args.output_dir)
+    return 0
+
+
+def run_train_multitask(args: argparse.Namespace) -> int:
+    from tasks.finetune import TaskConfig
+    from tasks.multitask import parse_task_spec, train_multitask
+
+    _refuse_gat_heads(args)
+    _refuse_split_digits(args)
+    task_files = []
+    for spec in args.task_specs:
+        task, train_path, dev_path = parse_task_spec(spec)
+        task_files.append((TaskConfig(task, text_field=args.text_field, label_field=args.label_field), train_path,
+                           dev_path))
+    result = train_multitask(
+        task_files, _training_arguments(args), model=args.model, adapter=args.adapter, architecture=args.encoder,
+        moe_layers=args.moe_layers, moe_experts=args.moe_experts, moe_top_k=args.moe_top_k,
+        task_prompts=args.task_prompts, lora_rank=args.lora_rank, lora_common=args.lora_common,
+        sampling=args.sampling, temperature=args.temperature, label_space=args.label_space,
+        freeze_embeddings=args.freeze_embeddings,
+    )
+    _print_result(result, "multi-task model", args.output_dir)
+    return 0
+
+
+def run_train_simcse(args: argparse.Namespace) -> int:
+    from tasks.simcse import train_simcse
+
+    _refuse_gat_heads(args)
+    _refuse_split_digits(args)
+    result = train_simcse(corpus_texts(args.corpus), _training_arguments(args), model=args.model, mode=args.mode)
+    _print_result(result, "SimCSE encoder", args.output_dir)
+    return 0
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    from tasks.evaluation import evaluate_directory
+    from tasks.trainer import configure_threads
+
+    configure_threads(args.threads)
+    metrics = evaluate_directory(args.task, args.model, args.data, args.text_field, args.label_field,
+                                 batch_size=args.batch_size)
+    print(json.dumps(metrics))
+    return 0

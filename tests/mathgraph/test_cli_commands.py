@@ -1,0 +1,93 @@
+"""The command line's shape: each subcommand's --help shows its own options, start-up imports no model code,
+and the parsing progress bar ends at N/N once."""
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from mathgraph.cli import build_argument_parser, main
+from mathgraph.samples import sample_problems
+
+PROBLEMS = [row["problem"] for row in sample_problems()]
+HEAVY = ("torch", "transformers", "spacy", "stanza", "torch_geometric")
+
+
+def help_of(capsys, *command):
+    assert main([*command, "--help"]) == 0
+    return capsys.readouterr().out
+
+
+def test_each_train_kind_shows_only_its_options(capsys):
+    kpc = help_of(capsys, "train", "kpc")
+    assert "--train" in kpc and "--label-field" in kpc and "--freeze-text-layers" in kpc
+    for other in ("--adapter", "--corpus", "--task ", "--moe-experts", "--pair-mode"):
+        assert other not in kpc
+    assert "--pair-mode" in help_of(capsys, "train", "qrc")
+    multitask = help_of(capsys, "train", "multitask")
+    assert "--adapter" in multitask and "--task TASK:TRAIN[:DEV]" in multitask
+    assert "--corpus" not in multitask and "--train " not in multitask and "tfidf" not in multitask
+    simcse = help_of(capsys, "train", "simcse")
+    assert "--corpus" in simcse and "--steps" in simcse
+    assert "--adapter" not in simcse and "--pooling" not in simcse and "--train " not in simcse
+
+
+def test_data_actions_show_only_their_options(capsys):
+    qam = help_of(capsys, "data", "qam-pairs")
+    assert "--negatives" in qam and "--group-field" not in qam
+    split = help_of(capsys, "data", "split")
+    assert "--group-field" in split and "--negatives" not in split and "--output " not in split
+
+
+def test_options_of_another_kind_are_usage_errors(capsys):
+    assert main(["train", "kpc", "--train", "t.jsonl", "--output", "o", "--adapter", "moe"]) == 2
+    assert "unrecognized arguments: --adapter moe" in capsys.readouterr().err
+    assert main(["train", "kpc", "--output", "o"]) == 2
+    assert "required: --train" in capsys.readouterr().err
+
+
+def test_building_the_parser_imports_no_model_code():
+    code = ("import sys; from mathgraph.cli import build_argument_parser, main; build_argument_parser(); "
+            "main(['samples']); print(sorted(m for m in %r if m in sys.modules))" % (HEAVY,))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_parsing_one_problem_imports_no_model_code():
+    # spaCy itself imports torch (thinc looks for it); the CLI adds neither transformers nor the models
+    code = ("import sys; from mathgraph.cli import main; main(['-q', 'parse', 'Find $x$ if $2x+3=7$.']); "
+            "print(sorted(m for m in ('transformers', 'torch_geometric', 'models.encoder', 'tasks.retrieval') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_every_command_is_registered():
+    parser = build_argument_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    assert sorted(commands) == sorted(["parse", "vocab", "samples", "encode", "data", "pretrain", "train",
+                                       "evaluate", "predict", "index", "search", "refine", "routes"])
+    train = next(a for a in commands["train"]._actions if a.dest == "task").choices
+    assert list(train) == ["kpc", "qrc", "qam", "sqr", "multitask", "simcse"]
+
+
+def bars(err: str) -> list[str]:
+    """Every drawing of the parsing bar on a captured stderr (tqdm redraws with \\r)."""
+    return [part for part in re.split(r"[\r\n]", err) if part.startswith("parsing:")]
+
+
+@pytest.mark.parametrize("batch_size", ["64", "4"])
+def test_the_progress_bar_ends_at_n_of_n_once(tmp_path, capsys, batch_size):
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"problem": p}) + "\n" for p in PROBLEMS[:6]), encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    assert main(["parse", "--input", str(source), "--output", str(output), "--batch-size", batch_size]) == 0
+    err = capsys.readouterr().err
+    drawn = bars(err)
+    assert drawn and " 6/6 " in drawn[-1] and "100%" in drawn[-1]
+    assert sum("100%" in bar for bar in drawn) == 1
+    assert all(" 6/6 " not in bar for bar in drawn[:-1])
+    assert err.index(drawn[-1]) < err.index("wrote 6 graphs")  # finished before the summary, not after
+    assert len(output.read_text().splitlines()) == 6
