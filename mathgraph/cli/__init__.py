@@ -11,7 +11,7 @@
     mathgraph data split --input FILE [--group-field group | --stratify-field F] [--dev 0.1 --test 0.1]
     mathgraph pretrain --corpus FILE.jsonl[:FIELD] --output DIR [--steps N] [--batch-size B] [--tasks mlm,dtc,tgcl] [--resume]
                        [--split-digits]
-    mathgraph train kpc|qrc|qam|sqr --train F --output DIR [--dev F] [--model DIR] [--encoder comus|bert|bert+gat|tfidf]
+    mathgraph train kpc|qrc|qam|sqr --train F --output DIR [--dev F] [--model DIR] [--architecture comus|bert|bert+gat|tfidf]
                                     [--freeze-text-layers N] [--gat-heads H] [--split-digits] [--threads N]
                                     [--graph-cache FILE|none]
     mathgraph train multitask --task kpc:TRAIN[:DEV] --task qrc:... --output DIR [--adapter none|moe|cgc-lora]

@@ -24,7 +24,7 @@ def register(commands) -> None:
     train = commands.add_parser("train", help="fine-tune a task model (kpc, qrc, qam, sqr), a multi-task model or "
                                 "a SimCSE retrieval encoder",
                                 description="Fine-tune an encoder with a task head, or fit the TF-IDF baseline "
-                                "(--encoder tfidf); the model directory keeps its label names. `train multitask "
+                                "(--architecture tfidf); the model directory keeps its label names. `train multitask "
                                 "--task kpc:TRAIN[:DEV] --task qrc:...` trains one encoder with a head per task; "
                                 "`train simcse` trains a retrieval encoder. See `mathgraph train KIND --help`.")
     kinds = train.add_subparsers(dest="task", required=True, metavar="KIND")
@@ -39,7 +39,7 @@ def _register_pretrain(commands) -> None:
     pretrain = commands.add_parser(
         "pretrain",
         help="continual pre-training (MLM, DTC, TGCL) of an encoder on math corpora",
-        description="Pre-train COMUS (--tasks mlm,dtc,tgcl) or DAPT-BERT (--encoder bert --tasks mlm) and save an "
+        description="Pre-train COMUS (--tasks mlm,dtc,tgcl) or DAPT-BERT (--architecture bert --tasks mlm) and save an "
         "encoder directory that `mathgraph encode/train --model DIR` loads.",
     )
     pretrain.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
@@ -47,7 +47,7 @@ def _register_pretrain(commands) -> None:
     pretrain.add_argument("--model", default="untrained",
                           help="encoder to start from: 'untrained' (default), 'default' (the shipped one) or a directory")
     pretrain.add_argument("--tasks", default="mlm,dtc,tgcl", help="comma-separated subset of mlm,dtc,tgcl")
-    pretrain.add_argument("--encoder", choices=("comus", "bert"), default="comus")
+    pretrain.add_argument("--architecture", choices=("comus", "bert"), default="comus")
     pretrain.add_argument("--steps", type=int, default=1000, dest="max_steps", help="optimizer steps (default: 1000)")
     pretrain.add_argument("--freeze-vocabulary", action="store_true",
                           help="keep the pre-trained word embeddings fixed; only added LaTeX tokens train")
@@ -69,11 +69,11 @@ def _register_train_task(kinds, task: str) -> None:
     """``train kpc|qrc|qam|sqr``: one builder for the four task kinds."""
     parser = kinds.add_parser(task, help=f"fine-tune a {task.upper()} model (or fit its TF-IDF baseline)",
                               description=f"Fine-tune an encoder with a {task.upper()} head, or fit the TF-IDF "
-                              "baseline (--encoder tfidf); the model directory keeps its label names.")
+                              "baseline (--architecture tfidf); the model directory keeps its label names.")
     parser.add_argument("--train", required=True, metavar="FILE", help="training file")
     parser.add_argument("--dev", metavar="FILE", help="evaluated after each epoch; the best epoch is kept")
     _add_start_model(parser)
-    parser.add_argument("--encoder", choices=("comus", "bert", "bert+gat", "tfidf"), default="comus")
+    parser.add_argument("--architecture", choices=("comus", "bert", "bert+gat", "tfidf"), default="comus")
     if task == "kpc":
         _add_kpc_fields(parser)
     else:
@@ -97,7 +97,7 @@ def _register_train_multitask(kinds) -> None:
     parser.add_argument("--task", action="append", required=True, dest="task_specs", metavar="TASK:TRAIN[:DEV]",
                         help="a task with its training (and dev) file; repeat for each task")
     _add_start_model(parser)
-    parser.add_argument("--encoder", choices=("comus", "bert", "bert+gat"), default="comus")
+    parser.add_argument("--architecture", choices=("comus", "bert", "bert+gat"), default="comus")
     _add_kpc_fields(parser)
     options = parser.add_argument_group("multitask options")
     options.add_argument("--adapter", choices=("none", "moe", "cgc-lora"), default="none")
@@ -208,10 +208,10 @@ def run_pretrain(args: argparse.Namespace) -> int:
     from tasks.pretrain import check_pretraining_setup, run_pretraining
 
     tasks = [t.strip() for t in args.tasks.split(",")]
-    check_pretraining_setup(tasks, args.encoder)  # before the slow parsing
+    check_pretraining_setup(tasks, args.architecture)  # before the slow parsing
     _refuse_gat_heads(args)
     state = run_pretraining(corpus_texts(args.corpus), _training_arguments(args), model=args.model, tasks=tasks,
-                            architecture=args.encoder, split_digits=args.split_digits,
+                            architecture=args.architecture, split_digits=args.split_digits,
                             freeze_vocabulary=args.freeze_vocabulary)
     print(f"pre-trained {state['step']} steps; encoder saved to {args.output_dir}", file=sys.stderr)
     return 0
@@ -221,7 +221,7 @@ def run_train(args: argparse.Namespace) -> int:
     """``train kpc|qrc|qam|sqr``: a task model (``tasks.finetune.train_task``) or a TF-IDF baseline."""
     from tasks.finetune import TaskConfig, train_task
 
-    if args.encoder == "tfidf":
+    if args.architecture == "tfidf":
         from tasks.baselines import train_tfidf
         from tasks.evaluation import evaluate_directory
 
@@ -232,7 +232,7 @@ def run_train(args: argparse.Namespace) -> int:
         result = {"dev": evaluate_directory(args.task, args.output_dir, args.dev, args.text_field, args.label_field)} \
             if args.dev else {}
     else:
-        config = TaskConfig(args.task, architecture=args.encoder, text_field=args.text_field,
+        config = TaskConfig(args.task, architecture=args.architecture, text_field=args.text_field,
                             label_field=args.label_field, pooling=args.pooling, pair_mode=args.pair_mode)
         result = train_task(config, args.train, _training_arguments(args), dev_path=args.dev, model=args.model,
                             gat_heads=args.gat_heads, split_digits=args.split_digits)
@@ -252,7 +252,7 @@ def run_train_multitask(args: argparse.Namespace) -> int:
         task_files.append((TaskConfig(task, text_field=args.text_field, label_field=args.label_field), train_path,
                            dev_path))
     result = train_multitask(
-        task_files, _training_arguments(args), model=args.model, adapter=args.adapter, architecture=args.encoder,
+        task_files, _training_arguments(args), model=args.model, adapter=args.adapter, architecture=args.architecture,
         moe_layers=args.moe_layers, moe_experts=args.moe_experts, moe_top_k=args.moe_top_k,
         task_prompts=args.task_prompts, lora_rank=args.lora_rank, lora_common=args.lora_common,
         sampling=args.sampling, temperature=args.temperature, label_space=args.label_space,

@@ -148,7 +148,7 @@ def test_pretrain_command_writes_an_encoder(tmp_path, tiny_encoder, capsys):
     assert "pre-trained 2 steps" in capsys.readouterr().err
     assert MathEncoder.from_pretrained(output).encode(PROBLEMS[:2]).shape == (2, 48)
     assert main(["-q", "pretrain", "--corpus", str(corpus), "--output", str(output), "--model", str(start),
-                 "--encoder", "bert", "--tasks", "mlm,tgcl"]) == 2
+                 "--architecture", "bert", "--tasks", "mlm,tgcl"]) == 2
     assert "only the mlm task applies" in capsys.readouterr().err
 
 
@@ -172,7 +172,7 @@ def test_train_and_evaluate_commands(tmp_path, qrc_pairs_and_start, capsys):
     for encoder in ("tfidf", "comus"):
         output = tmp_path / encoder
         assert main(["-q", "train", "qrc", "--train", str(pairs), "--dev", str(pairs), "--output", str(output),
-                     "--model", str(start), "--encoder", encoder, "--epochs", "1", "--batch-size", "9"]) == 0
+                     "--model", str(start), "--architecture", encoder, "--epochs", "1", "--batch-size", "9"]) == 0
         capsys.readouterr()
         assert main(["-q", "evaluate", "qrc", "--model", str(output), "--data", str(pairs)]) == 0
         metrics = json.loads(capsys.readouterr().out)
