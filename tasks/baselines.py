@@ -295,6 +295,16 @@ def train_tfidf(task: str, train_rows, *, text_field: str = "problem", label_fie
     return TfidfClassifier(kind, vectorizer, logreg).fit(inputs, labels)
 
 
+def train_tfidf_file(config, train_path: str, output_dir: str, skip_bad: bool = False) -> TfidfClassifier | TfidfRanker:
+    """Fit the TF-IDF baseline of a ``tasks.finetune.TaskConfig``'s task on a task file (its fields as the
+    config names them) and save it to ``output_dir``, where ``tasks.loading.load_model`` finds it."""
+    rows = [config.task_type.tfidf_row(e, config.text_field, config.label_field)
+            for e in config.load(train_path, skip_bad)]
+    model = train_tfidf(config.task, rows, text_field=config.text_field, label_field=config.label_field)
+    model.save(output_dir)
+    return model
+
+
 def evaluate_tfidf(task: str, model: TfidfClassifier | TfidfRanker, rows, *, text_field: str = "problem",
                    label_field: str = "subject", ks=(1, 3, 5)) -> dict:
     """Metrics of `model` on `rows`: `classification_metrics` for KPC/QRC/QAM, `ranking_metrics` for SQR

@@ -222,13 +222,11 @@ def run_train(args: argparse.Namespace) -> int:
     from tasks.finetune import TaskConfig, train_task
 
     if args.architecture == "tfidf":
-        from tasks.baselines import train_tfidf
+        from tasks.baselines import train_tfidf_file
         from tasks.evaluation import evaluate_directory
 
         config = TaskConfig(args.task, text_field=args.text_field, label_field=args.label_field)
-        rows = [config.task_type.tfidf_row(e, args.text_field, args.label_field)
-                for e in config.load(args.train, args.skip_bad)]
-        train_tfidf(args.task, rows, text_field=args.text_field, label_field=args.label_field).save(args.output_dir)
+        train_tfidf_file(config, args.train, args.output_dir, args.skip_bad)
         result = {"dev": evaluate_directory(args.task, args.output_dir, args.dev, args.text_field, args.label_field)} \
             if args.dev else {}
     else:

@@ -111,35 +111,3 @@ def test_read_text_lines_plain_and_jsonl(tmp_path):
         read_text_lines(rows)
     records, bad = read_text_lines(rows, skip_bad=True)
     assert records == [TextRecord(1, "a", {"id": 1, "problem": "a"})] and [e.line for e in bad] == [3]
-
-
-def test_search_records_streams_in_chunks(monkeypatch):
-    import numpy as np
-
-    import tasks.retrieval
-    from tasks.retrieval import SearchIndex, search_records
-
-    class Axes:
-        """Vectors along the axis named by the text's first word."""
-
-        calls = []
-
-        def encode(self, texts, batch_size=32):
-            self.calls.append(len(texts))
-            return np.eye(3, dtype=np.float32)[[int(t.split()[0]) for t in texts]]
-
-        def identity(self):
-            return {"kind": "test.Axes", "weights_sha256": "-", "mode": "-", "dimension": 3}
-
-    embedder = Axes()
-    index = SearchIndex.build([f"{i} row" for i in range(3)], embedder, text_field="t")
-    embedder.calls.clear()
-    monkeypatch.setattr(tasks.retrieval, "QUERY_CHUNK", 2)
-    records = [TextRecord(line, f"{line % 3} query", {"id": f"q{line}"} if line % 2 else {}) for line in range(5)]
-    results = list(search_records(index, records, k=2))
-    assert embedder.calls == [2, 2, 1]  # the model sees the queries a chunk at a time
-    assert [r["line"] for r in results] == [0, 1, 2, 3, 4] and [r.get("id") for r in results] == [None, "q1", None,
-                                                                                                  "q3", None]
-    assert [r["hits"][0]["index"] for r in results] == [0, 1, 2, 0, 1]
-    assert results[1]["hits"][0] == {"rank": 1, "index": 1, "score": pytest.approx(1.0), "row": {"t": "1 row"}}
-    assert [h["rank"] for h in results[0]["hits"]] == [1, 2]
