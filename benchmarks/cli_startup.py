@@ -1,0 +1,82 @@
+"""Wall time of whole `mathgraph` processes: start-up, and one query against many (issue 14).
+
+    python benchmarks/cli_startup.py --work /tmp/cli_bench [--repeats 3] [--rows 1000] [--queries 100]
+
+Times fresh processes (median of ``--repeats``, the runs of each command interleaved so
+that drift on a noisy machine hits them alike): ``mathgraph --help``, ``mathgraph parse
+TEXT``, and ``mathgraph search`` against an index of the first ``--rows`` MATH train
+problems built with the shipped encoder, for one query and for ``--queries`` queries from a
+JSONL file (the next rows). The target is the many-query run in under twice the one-query
+time. The index and the query file are built in ``--work`` once and reused; parsing goes
+through the graph cache (``MATHGRAPH_CACHE_DIR`` as set, else ``WORK/cache``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tasks.retrieval import MANIFEST_FILE
+
+MATH_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "math" / "train.jsonl"
+PARSE_TEXT = "Find $x$ if $2x+3=7$."
+
+
+def prepare(work: Path, rows: int, queries: int) -> tuple[Path, Path, str]:
+    """The index directory, the query file and the single query (built when missing)."""
+    work.mkdir(parents=True, exist_ok=True)
+    lines = MATH_TRAIN.read_text(encoding="utf-8").splitlines()[: rows + queries]
+    corpus, query_file, index = work / f"math{rows}.jsonl", work / f"queries{queries}.jsonl", work / f"index{rows}"
+    corpus.write_text("\n".join(lines[:rows]) + "\n", encoding="utf-8")
+    query_file.write_text("\n".join(lines[rows:]) + "\n", encoding="utf-8")
+    if not (index / MANIFEST_FILE).is_file():
+        subprocess.run(["mathgraph", "-q", "index", "build", "--input", str(corpus), "--text-field", "problem",
+                        "--output", str(index)], check=True)
+    return index, query_file, json.loads(lines[rows])["problem"]
+
+
+def wall_times(commands: dict[str, list[str]], repeats: int) -> dict[str, list[float]]:
+    """Seconds per run of each command, the commands interleaved run by run."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, command in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, required=True, help="where the index and query file are kept")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--rows", type=int, default=1000, help="MATH train problems in the index")
+    parser.add_argument("--queries", type=int, default=100, help="queries in the many-query run")
+    args = parser.parse_args()
+    os.environ.setdefault("MATHGRAPH_CACHE_DIR", str(args.work / "cache"))
+    index, query_file, query = prepare(args.work, args.rows, args.queries)
+    search = ["mathgraph", "-q", "search", "--index", str(index), "-k", "5"]
+    commands = {
+        "mathgraph --help": ["mathgraph", "--help"],
+        "mathgraph parse TEXT": ["mathgraph", "-q", "parse", PARSE_TEXT],
+        "mathgraph search, 1 query": [*search, query],
+        f"mathgraph search, {args.queries} queries (--queries)": [*search, "--queries", str(query_file),
+                                                                   "--output", str(args.work / "hits.jsonl")],
+    }
+    times = wall_times(commands, args.repeats)
+    print(f"| command | median s ({args.repeats} runs) | runs |\n|---|---|---|")
+    for name, seconds in times.items():
+        print(f"| {name} | {statistics.median(seconds):.2f} | {', '.join(f'{s:.2f}' for s in seconds)} |")
+    one, many = (statistics.median(times[name]) for name in list(commands)[2:])
+    print(f"\n{args.queries} queries / 1 query: {many / one:.2f}x (target < 2x); index of {args.rows} problems; "
+          f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
