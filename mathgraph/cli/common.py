@@ -18,6 +18,12 @@ def report_skipped(bad: list, limit: int = 20) -> None:
             print(f"  ... and {len(bad) - limit} more", file=sys.stderr)
 
 
+def add_corpus_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--corpus FILE[:FIELD]``, repeatable and required: the corpora ``corpus_texts`` reads."""
+    parser.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
+                        help=f"{help} (default field: problem); repeatable")
+
+
 def corpus_texts(specs: list[str]) -> list[str]:
     """The texts of every ``FILE[:FIELD]`` corpus (``mathgraph.jsonl.read_corpora``), saying on stderr how
     many each gave."""

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import corpus_texts, report_skipped
+from mathgraph.cli.common import add_corpus_argument, corpus_texts, report_skipped
 from parsers.dependency import PARSER_NAMES
 
 
@@ -37,8 +37,7 @@ def register(commands) -> None:
         description="Parse corpora and write node_vocab.json, relation_vocab.json and latex_tokens.json, "
         "the vocabularies a new encoder is built with (MathEncoder.build).",
     )
-    vocab.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
-                       help="JSONL corpus and its text field (default field: problem); repeatable")
+    add_corpus_argument(vocab, "JSONL corpus and its text field")
     vocab.add_argument("--output", required=True, metavar="DIR")
     vocab.add_argument("--min-freq", type=int, default=2, help="keep node labels seen this often (default: 2)")
     vocab.add_argument("--latex-min-freq", type=int, default=5, help="add LaTeX commands seen this often as tokens (default: 5)")

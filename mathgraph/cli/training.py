@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import corpus_texts
+from mathgraph.cli.common import add_corpus_argument, corpus_texts
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
 PAIR_TASKS = ("qrc", "qam")
@@ -42,8 +42,7 @@ def _register_pretrain(commands) -> None:
         description="Pre-train COMUS (--tasks mlm,dtc,tgcl) or DAPT-BERT (--architecture bert --tasks mlm) and save an "
         "encoder directory that `mathgraph encode/train --model DIR` loads.",
     )
-    pretrain.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
-                          help="JSONL corpus and its text field (default field: problem); repeatable")
+    add_corpus_argument(pretrain, "JSONL corpus and its text field")
     pretrain.add_argument("--model", default="untrained",
                           help="encoder to start from: 'untrained' (default), 'default' (the shipped one) or a directory")
     pretrain.add_argument("--tasks", default="mlm,dtc,tgcl", help="comma-separated subset of mlm,dtc,tgcl")
@@ -123,8 +122,7 @@ def _register_train_simcse(kinds) -> None:
     parser = kinds.add_parser("simcse", help="a retrieval encoder (SimCSE: dropout views, in-batch negatives)",
                               description="Train an encoder for similar-problem search on unlabelled texts: two "
                               "dropout views of a text are positives, the batch's other texts negatives.")
-    parser.add_argument("--corpus", action="append", required=True, metavar="FILE.jsonl[:FIELD]",
-                        help="texts to train on (default field: problem); repeatable")
+    add_corpus_argument(parser, "JSONL texts to train on")
     _add_start_model(parser)
     parser.add_argument("--steps", type=int, default=1000, dest="max_steps", help="optimizer steps (default: 1000)")
     parser.add_argument("--mode", choices=("fused", "text", "graph"), default="fused",

@@ -22,6 +22,11 @@ def _is_ascii_letter(c: str) -> bool:
     return ("a" <= c <= "z") or ("A" <= c <= "Z")
 
 
+def _skip_star(s: str, i: int, hi: int) -> int:
+    """Past the optional ``*`` of a starred command (``\\operatorname*``, ``\\hspace*``, ``\\\\*``) at ``i``."""
+    return i + 1 if i < hi and s[i] == "*" else i
+
+
 def _skip_space(s: str, i: int, hi: int) -> int:
     while i < hi and s[i].isspace():
         i += 1
@@ -157,17 +162,14 @@ def _command(s: str, i: int, j: int, hi: int, name: str, toks: list[_Tok]) -> in
     if name in _DROP or name in (",", "!", ";", ":", ">", " ", "\n", "\t", "\r", "/", "-", "@", "*"):
         return j
     if name in _DROP_ARGS:
-        k = j
-        if k < hi and s[k] == "*":
-            k += 1
+        k = _skip_star(s, j, hi)
         for _ in range(_DROP_ARGS[name]):
             k = _skip_arg(s, k, hi)
         return k
     if name in _SEP_CMDS or name == "hspace":
         k = j
         if name == "hspace":
-            if k < hi and s[k] == "*":
-                k += 1
+            k = _skip_star(s, k, hi)
             k = _skip_arg(s, k, hi)
         add(_Tok("SEP", "\\" + name, i, k))
         return k
@@ -206,9 +208,7 @@ def _text_command(s: str, i: int, j: int, hi: int, toks: list[_Tok]) -> int:
 def _operatorname(s: str, i: int, j: int, hi: int, toks: list[_Tok]) -> int:
     """``\\operatorname{name}`` (or ``\\operatorname*``): one OPNAME token."""
     add = toks.append
-    k = j
-    if k < hi and s[k] == "*":
-        k += 1
+    k = _skip_star(s, j, hi)
     k = _skip_space(s, k, hi)
     if k < hi and s[k] == "{":
         cs, ce, nxt, closed = _read_group(s, k, hi)
@@ -248,9 +248,7 @@ def _sized_delim(s: str, i: int, j: int, hi: int, name: str, toks: list[_Tok]) -
 def _row_break(s: str, i: int, j: int, hi: int, toks: list[_Tok]) -> int:
     """``\\\\`` or ``\\cr`` (with an optional ``*`` and ``[length]``): a ROW token."""
     add = toks.append
-    k = j
-    if k < hi and s[k] == "*":
-        k += 1
+    k = _skip_star(s, j, hi)
     m = _skip_space(s, k, hi)
     if m < hi and s[m] == "[":
         close = s.find("]", m, hi)

@@ -1,6 +1,7 @@
 """The command line's shape: each subcommand's --help shows its own options, start-up imports no model code,
 and the parsing progress bar ends at N/N once."""
 
+import argparse
 import json
 import re
 import subprocess
@@ -91,3 +92,25 @@ def test_the_progress_bar_ends_at_n_of_n_once(tmp_path, capsys, batch_size):
     assert all(" 6/6 " not in bar for bar in drawn[:-1])
     assert err.index(drawn[-1]) < err.index("wrote 6 graphs")  # finished before the summary, not after
     assert len(output.read_text().splitlines()) == 6
+
+
+def _choices(argv_prefix: list[str], option: str) -> tuple:
+    """The choices of ``option`` on the subcommand ``argv_prefix`` names."""
+    parser = build_argument_parser()
+    for name in argv_prefix:
+        parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+    return tuple(next(a for a in parser._actions if option in a.option_strings).choices)
+
+
+def test_the_cli_choices_are_the_library_names():
+    # The CLI spells them out so that building the parser imports no torch; they must not drift apart.
+    from tasks.finetune import ARCHITECTURES
+    from tasks.multitask import ADAPTERS, LABEL_SPACES, SAMPLING
+    from tasks.pretrain import PRETRAINING_ARCHITECTURES
+
+    assert _choices(["train", "kpc"], "--architecture") == (*ARCHITECTURES, "tfidf")
+    assert _choices(["train", "multitask"], "--architecture") == ARCHITECTURES
+    assert _choices(["train", "multitask"], "--adapter") == ADAPTERS
+    assert _choices(["train", "multitask"], "--label-space") == LABEL_SPACES
+    assert _choices(["train", "multitask"], "--sampling") == SAMPLING
+    assert _choices(["pretrain"], "--architecture") == PRETRAINING_ARCHITECTURES
