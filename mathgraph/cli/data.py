@@ -63,6 +63,7 @@ def _write_data(rows: list, output: str, summary: str, bad: list) -> None:
 
 
 def run_data_qrc(args: argparse.Namespace) -> int:
+    """``data qrc-pairs``: QRC pairs from GSM-Plus variants (``tasks.data.build_qrc_pairs``)."""
     from tasks.data import build_qrc_pairs, count_summary, read_seeds
 
     seeds, bad = read_seeds(args.input, args.skip_bad)
@@ -116,6 +117,7 @@ def run_data_qam(args: argparse.Namespace) -> int:
 
 
 def run_data_split(args: argparse.Namespace) -> int:
+    """``data split``: train/dev/test files by group or stratified (``tasks.data.split_file``)."""
     from tasks.data import split_file
 
     paths, splits, bad = split_file(args.input, args.dev, args.test, args.seed, args.group_field,

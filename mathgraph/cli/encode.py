@@ -27,6 +27,7 @@ def register(commands) -> None:
 
 
 def run_encode(args: argparse.Namespace) -> int:
+    """``encode``: the problems of a file as a float32 ``.npy`` matrix, one row per problem in input order."""
     import numpy as np
 
     from mathgraph.graph import read_problems

@@ -50,6 +50,7 @@ def register(commands) -> None:
 
 
 def run_parse(args: argparse.Namespace) -> int:
+    """``parse``: one problem's graph printed (and drawn), or a JSONL file of problems to a graph file."""
     if args.input:
         if args.text is not None or args.sample is not None:
             raise ValueError("give either TEXT, --sample or --input, not several")
@@ -97,6 +98,7 @@ def _sample_text(key: str) -> str:
 
 
 def run_vocab(args: argparse.Namespace) -> int:
+    """``vocab``: node, relation and LaTeX-token vocabularies from corpora (``models.vocabularies``)."""
     from models.vocabularies import build_vocabularies, save_vocabularies
 
     graph_vocabulary, latex_tokens = build_vocabularies(
@@ -109,6 +111,7 @@ def run_vocab(args: argparse.Namespace) -> int:
 
 
 def run_samples(args: argparse.Namespace) -> int:
+    """``samples``: the bundled sample problems, one line each."""
     from mathgraph.samples import SAMPLE_PATH, sample_problems
 
     for i, row in enumerate(sample_problems()):

@@ -19,6 +19,7 @@ def register(commands) -> None:
 
 
 def run_routes(args: argparse.Namespace) -> int:
+    """``routes``: a picture of which MoE expert each token of a problem goes to (``MultiTaskModel.token_routes``)."""
     from mathgraph.routes import save_routes
     from tasks.multitask import MultiTaskModel, is_multitask_directory
 

@@ -85,6 +85,7 @@ def _register_refine(commands) -> None:
 
 
 def run_index_build(args: argparse.Namespace) -> int:
+    """``index build``: embed a JSONL corpus and save it as a search index."""
     from tasks.retrieval import build_index_from_file
 
     index = build_index_from_file(args.input, model=args.model, text_field=args.text_field, output=args.output,
@@ -94,6 +95,7 @@ def run_index_build(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
+    """``search``: the index rows nearest one query, or JSONL results for every query of ``--queries FILE``."""
     from mathgraph.jsonl import read_text_lines
     from tasks.retrieval import hybrid_search_weight, load_index
 
@@ -138,6 +140,7 @@ def _search_file(index, records: list, bad: list, args: argparse.Namespace, appr
 
 
 def run_refine(args: argparse.Namespace) -> int:
+    """``refine``: solutions refined with retrieved exemplars and an LLM (``tasks.refine``)."""
     from tasks.llm import load_llm
     from tasks.refine import refine_file
     from tasks.retrieval import load_index

@@ -203,6 +203,7 @@ def _print_result(result: dict, saved: str, output_dir: str) -> None:
 
 
 def run_pretrain(args: argparse.Namespace) -> int:
+    """``pretrain``: continual pre-training on corpora (``tasks.pretrain.run_pretraining``)."""
     from tasks.pretrain import check_pretraining_setup, run_pretraining
 
     tasks = [t.strip() for t in args.tasks.split(",")]
@@ -237,6 +238,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_train_multitask(args: argparse.Namespace) -> int:
+    """``train multitask``: one model with a head per task (``tasks.multitask.train_multitask``)."""
     from tasks.finetune import TaskConfig
     from tasks.multitask import parse_task_spec, train_multitask
 
@@ -259,6 +261,7 @@ def run_train_multitask(args: argparse.Namespace) -> int:
 
 
 def run_train_simcse(args: argparse.Namespace) -> int:
+    """``train simcse``: a retrieval encoder from unlabelled texts (``tasks.simcse``)."""
     from tasks.simcse import train_simcse
 
     _refuse_gat_heads(args)
@@ -269,6 +272,7 @@ def run_train_simcse(args: argparse.Namespace) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
+    """``evaluate``: a model's metrics on a task file, printed as JSON (``tasks.evaluation``)."""
     from tasks.evaluation import evaluate_directory
     from tasks.trainer import configure_threads
 
