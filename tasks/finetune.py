@@ -233,20 +233,22 @@ def pool_tokens(states: torch.Tensor, attention_mask: torch.Tensor, pooling: str
     return (states * mask).sum(1) / mask.sum(1).clamp(min=1)
 
 
-def problem_vectors(backbone: nn.Module, architecture: str, inputs: dict, pooling: str = "cls") -> torch.Tensor:
+def problem_vectors(backbone: nn.Module, architecture: str, inputs: dict, pooling: str = "cls",
+                    reasoning: nn.Module | None = None) -> torch.Tensor:
     """One vector per problem ``[N, dim]`` from ``ProblemBatch.as_model_inputs()`` (``inputs_embeds``
     may replace ``input_ids``; ``text_states``/``text_start`` a frozen prefix): the pooled text
     states (``pool_tokens``) of the text encoder alone (``bert``), or ``text ; mean node`` with
-    (``comus``) or without (``bert+gat``) the memory layers."""
+    (``comus``) or without (``bert+gat``) the memory layers. ``reasoning`` (``models.reasoning``)
+    runs on the token states before they are pooled."""
+    mask = inputs["attention_mask"]
     if architecture == "bert":
-        states, _ = backbone.run_text_layers(inputs["input_ids"], inputs["attention_mask"], inputs.get("token_type_ids"),
+        states, _ = backbone.run_text_layers(inputs["input_ids"], mask, inputs.get("token_type_ids"),
                                              inputs.get("inputs_embeds"), states=inputs.get("text_states"),
                                              start=inputs.get("text_start", 0))
-        return pool_tokens(states, inputs["attention_mask"], pooling)
+        return pool_tokens(states if reasoning is None else reasoning(states, mask), mask, pooling)
     output = backbone(**inputs, fuse=architecture == "comus")
-    if pooling == "cls":
-        return output.fused
-    return torch.cat([pool_tokens(output.token_states, inputs["attention_mask"], pooling), output.mean_node], dim=-1)
+    states = output.token_states if reasoning is None else reasoning(output.token_states, mask)
+    return torch.cat([pool_tokens(states, mask, pooling), output.mean_node], dim=-1)
 
 
 # ---------------------------------------------------------------- running

@@ -15,6 +15,12 @@ Adapters on the text encoder (``--adapter``):
   the text encoder is frozen except the embeddings of the LaTeX tokens added to
   the pre-trained vocabulary (they start random); the LoRA experts, the task
   gate, the graph side and the heads train.
+- ``reasonformer``: ReasonFormer's reasoning modules (``models.reasoning``): the
+  text encoder's top ``reasoning_layers`` layers become one module per skill,
+  composed per problem by a skill router at each of ``reasoning_depth`` steps
+  (top ``reasoning_top_k``), with a stop gate after each step. Skill
+  pre-training (``skill_pretraining_steps``, ``tasks.reasoning_pretraining``)
+  can come first; adaptation trains with the task loss only.
 - ``none``: one dense encoder shared by all tasks.
 
 ``freeze_embeddings`` keeps the word, position and node-label embeddings as the
@@ -43,11 +49,9 @@ the encoder's ``config.json``, tokenizer and graph vocabularies.
 from __future__ import annotations
 
 import json
-import math
-import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -61,20 +65,21 @@ from models.cgc_lora import apply_cgc_lora, merge_cgc_lora, unmerge_cgc_lora
 from models.delta import DELTA_NAME, apply_delta, save_delta
 from models.heads import PairClassificationHead
 from models.moe import add_moe_layers
+from models.reasoning import SKILLS, ReasoningConfig, ReasoningModules
 from models.text_encoder import first_added_latex_row
-from tasks.bucketing import bucketed_batches
 from tasks.features import FeatureStore
 from tasks.finetune import (
     TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, current_keys, load_start_encoder, predict_inputs,
     problem_vectors,
     require_two_labels, vector_dim,
 )
+from tasks.reasoning_pretraining import pretrain_skills
+from tasks.task_mixing import SAMPLING, MultiTaskBatch, MultiTaskCollator, TaskMixingSampler
 from tasks.task_types import TASKS, Task
-from tasks.trainer import TrainingArguments, TrainingData, fit
+from tasks.trainer import LAST_CHECKPOINT, TrainingArguments, TrainingData, fit
 
-ADAPTERS = ("none", "moe", "cgc-lora")
+ADAPTERS = ("none", "moe", "cgc-lora", "reasonformer")
 LABEL_SPACES = ("per-task", "unified")
-SAMPLING = ("proportional", "uniform", "temperature")
 MULTITASK_CONFIG_NAME = "multitask_config.json"
 MULTITASK_MODEL_TYPE = "multi-task-model"  # multitask_config.json's model_type (tasks.loading)
 MULTITASK_WEIGHTS_NAME = "multitask.safetensors"
@@ -98,6 +103,11 @@ class MultiTaskConfig:
     temperature: float = 2.0
     label_space: str = "per-task"
     freeze_embeddings: bool = False
+    skills: list[str] = field(default_factory=lambda: list(SKILLS))
+    reasoning_depth: int = 3
+    reasoning_layers: int = 1
+    reasoning_top_k: int = 2
+    reasoning_modules: str = "shared"
 
     def __post_init__(self) -> None:
         if self.adapter not in ADAPTERS:
@@ -112,6 +122,14 @@ class MultiTaskConfig:
         for task in self.task_configs:
             if task.architecture != self.architecture:
                 raise ValueError(f"task {task.task} uses architecture {task.architecture}, the model {self.architecture}")
+        self.skills = list(self.skills)
+        if self.adapter == "reasonformer":
+            self.reasoning_config()  # checks the reasoning fields
+
+    def reasoning_config(self) -> ReasoningConfig:
+        """The ``models.reasoning`` layout of a ``reasonformer`` model."""
+        return ReasoningConfig(skills=tuple(self.skills), layers=self.reasoning_layers, depth=self.reasoning_depth,
+                               top_k=self.reasoning_top_k, sharing=self.reasoning_modules)
 
     @property
     def task_configs(self) -> list[TaskConfig]:
@@ -132,20 +150,6 @@ class MultiTaskConfig:
 
 
 @dataclass
-class MultiTaskBatch:
-    """A ``TaskBatch`` of one task, with that task's position in ``MultiTaskConfig.tasks``."""
-
-    task_id: int
-    batch: TaskBatch
-
-    def __len__(self) -> int:
-        return len(self.batch)
-
-    def to(self, device) -> "MultiTaskBatch":
-        return MultiTaskBatch(self.task_id, self.batch.to(device))
-
-
-@dataclass
 class TokenRoutes:
     """``tokens[i]`` went to expert ``experts[layer][i]`` with router probability ``probabilities[layer][i]``
     (top-1 choice); ``layers`` are the encoder layer indices of the MoE layers (``mathgraph.routes`` draws them)."""
@@ -156,6 +160,36 @@ class TokenRoutes:
     layers: list[int]
     experts: list[list[int]]
     probabilities: list[list[float]]
+
+
+@dataclass
+class SkillRoutes:
+    """Which skills a ``reasonformer`` model's routers activated at each reasoning step, for ``texts`` read as
+    ``task``: ``weights[b][i][j]`` is the weight of skill ``skills[j]`` at step ``i`` for problem ``b`` (0 where
+    the skill was not activated; a problem's activated weights sum to one) and ``stop_gates[b][i]`` the stop
+    gate after step ``i`` (``mathgraph.routes`` draws them)."""
+
+    task: str
+    texts: list[str]
+    skills: list[str]
+    weights: list[list[list[float]]]
+    stop_gates: list[list[float]]
+
+    @property
+    def depth(self) -> int:
+        return len(self.stop_gates[0])
+
+    def mean_weights(self) -> list[list[float]]:
+        """``[step][skill]``: the mean weight over the problems."""
+        return torch.tensor(self.weights).mean(0).tolist()
+
+    def activation_rates(self) -> list[list[float]]:
+        """``[step][skill]``: the share of problems that activated the skill at that step."""
+        return (torch.tensor(self.weights) > 0).float().mean(0).tolist()
+
+    def mean_stop_gates(self) -> list[float]:
+        """``[step]``: the mean stop-gate value over the problems."""
+        return torch.tensor(self.stop_gates).mean(0).tolist()
 
 
 class MultiTaskModel(nn.Module):
@@ -172,6 +206,10 @@ class MultiTaskModel(nn.Module):
         self.task_gate = apply_cgc_lora(text, len(config.tasks), config.lora_common, config.lora_rank,
                                         new_token_start=first_added_latex_row(encoder.tokenizer)) \
             if config.adapter == "cgc-lora" else None
+        # The top text layers become the reasoning modules; the representation keeps COMUS's fusion layers.
+        self.reasoning = ReasoningModules.take_top_layers(text, config.reasoning_config(),
+                                                          keep=self.backbone.config.fusion_layers) \
+            if config.adapter == "reasonformer" else None
         if config.freeze_embeddings:
             for embedding in (text.embeddings.word_embeddings, text.embeddings.position_embeddings,
                               self.backbone.graph.label_embedding):
@@ -205,7 +243,7 @@ class MultiTaskModel(nn.Module):
         if self.task_gate is not None:
             self.task_gate.current_task = task_id
         with moe_inputs(self.moe, token_mask=inputs["attention_mask"].bool(), task_prompt=prompt):
-            vectors = problem_vectors(self.backbone, self.config.architecture, inputs)
+            vectors = problem_vectors(self.backbone, self.config.architecture, inputs, reasoning=self.reasoning)
             if self.moe and self.training:
                 from models.moe import moe_load_stats
 
@@ -269,6 +307,30 @@ class MultiTaskModel(nn.Module):
             experts.append(chosen.tolist())
             probabilities.append(routing.probs[0].gather(-1, chosen[:, None])[:, 0].tolist())
         return TokenRoutes(text, self.config.task_names[view.task_id], tokens, layers, experts, probabilities)
+
+    @torch.inference_mode()
+    def skill_routes(self, texts: Sequence[str], task: str | None = None, batch_size: int = 32) -> SkillRoutes:
+        """The skills the reasoning modules activate at each step for ``texts``, read as ``task`` (default:
+        the first task), with the stop gates (a ``reasonformer`` model only)."""
+        if self.reasoning is None:
+            raise ValueError("this model has no reasoning modules (train it with --adapter reasonformer)")
+        view = self.for_task(task or self.config.task_names[0])  # checks the task
+        texts = list(texts)
+        if not texts or any(not isinstance(t, str) or not t.strip() for t in texts):
+            raise ValueError("give one or more non-empty problem texts")
+        self.eval()
+        device = next(self.parameters()).device
+        weights, stop_gates = [], []
+        for start in range(0, len(texts), batch_size):
+            chunk = texts[start:start + batch_size]
+            self.vectors(view.task_id, self.encoder.collator(self.encoder.parse(chunk)).to(device))
+            trace = self.reasoning.last_trace
+            dense = torch.zeros(len(chunk), len(trace.chosen), len(self.config.skills))
+            for step, (chosen, step_weights) in enumerate(zip(trace.chosen, trace.weights)):
+                dense[:, step].scatter_(1, chosen.cpu(), step_weights.float().cpu())
+            weights += dense.tolist()
+            stop_gates += torch.stack(trace.stop_gates, 1).float().cpu().tolist()
+        return SkillRoutes(self.config.task_names[view.task_id], texts, list(self.config.skills), weights, stop_gates)
 
     @contextmanager
     def merged_for(self, task_id: int):
@@ -405,65 +467,6 @@ def _insert_after_cls(text_model: nn.Module, inputs: dict, prompt: torch.Tensor)
     return widened
 
 
-# ---------------------------------------------------------------- data
-class TaskMixingSampler(torch.utils.data.Sampler):
-    """Batches of indices into the concatenation of the tasks' examples, one task per batch.
-
-    ``sizes``: examples per task; ``lengths``: tokens of each example of the
-    concatenation (batches are length-bucketed within a task; ``None``: plain
-    shuffled batches). Each pass (epoch) reshuffles with ``seed + epoch``
-    (``set_epoch``); its length is the number of batches of one pass over every task.
-    """
-
-    def __init__(self, sizes: Sequence[int], batch_size: int, sampling: str = "proportional",
-                 temperature: float = 2.0, seed: int = 0, lengths: Sequence[int] | None = None):
-        if sampling not in SAMPLING:
-            raise ValueError(f"unknown sampling {sampling!r}; choose one of {SAMPLING}")
-        if batch_size < 1 or min(sizes) < 1:
-            raise ValueError("need batch_size >= 1 and at least one example per task")
-        self.sizes, self.batch_size, self.sampling, self.seed = list(sizes), batch_size, sampling, seed
-        self.lengths = list(lengths) if lengths is not None else [0] * sum(self.sizes)
-        self.offsets = [sum(self.sizes[:i]) for i in range(len(self.sizes))]
-        power = {"proportional": 1.0, "uniform": 0.0, "temperature": 1.0 / temperature}[sampling]
-        total = sum(n ** power for n in self.sizes)
-        self.task_probabilities = [n ** power / total for n in self.sizes]
-        self.epoch = 0
-
-    def set_epoch(self, epoch: int) -> None:
-        self.epoch = epoch
-
-    def __len__(self) -> int:
-        return sum(math.ceil(n / self.batch_size) for n in self.sizes)
-
-    def __iter__(self) -> Iterator[list[int]]:
-        rng = random.Random(self.seed + self.epoch)
-        batches = [self._task_batches(t, rng) for t in range(len(self.sizes))]
-        if self.sampling == "proportional":
-            order = [t for t, task_batches in enumerate(batches) for _ in task_batches]
-            rng.shuffle(order)
-        else:
-            order = rng.choices(range(len(self.sizes)), weights=self.task_probabilities, k=len(self))
-        for task in order:
-            if not batches[task]:  # a task drawn more often than it has batches starts a new pass over its data
-                batches[task] = self._task_batches(task, rng)
-            yield batches[task].pop()
-
-    def _task_batches(self, task: int, rng: random.Random) -> list[list[int]]:
-        indices = range(self.offsets[task], self.offsets[task] + self.sizes[task])
-        return bucketed_batches(indices, self.lengths, self.batch_size, rng)
-
-
-class MultiTaskCollator:
-    """A list of ``(task_id, example)`` of one task -> ``MultiTaskBatch``."""
-
-    def __init__(self, collators: Sequence[TaskCollator]):
-        self.collators = list(collators)
-
-    def __call__(self, items: Sequence[tuple[int, object]]) -> MultiTaskBatch:
-        task_id = items[0][0]
-        return MultiTaskBatch(task_id, self.collators[task_id]([example for _, example in items]))
-
-
 # ---------------------------------------------------------------- running
 def train_multitask(
     task_files: Sequence[tuple[TaskConfig, str, str | None]],
@@ -471,21 +474,28 @@ def train_multitask(
     model: str = "default",
     adapter: str = "none",
     architecture: str = "comus",
+    skill_pretraining_steps: int = 0,
+    routing_weight: float = 1.0,
     **config_options,
 ) -> dict:
     """Train one model on several tasks: ``task_files`` holds ``(TaskConfig, train_path, dev_path or None)``.
 
     ``config_options`` set ``MultiTaskConfig`` fields (``moe_layers``, ``moe_experts``,
     ``moe_top_k``, ``task_prompts``, ``lora_rank``, ``lora_common``, ``sampling``,
-    ``temperature``, ``label_space``). The dev metric is the mean over tasks of their
-    metrics (accuracy; NDCG@3 for SQR); the best epoch is saved to ``args.output_dir``.
-    Returns the history.
+    ``temperature``, ``label_space``, and for ``reasonformer`` ``skills``, ``reasoning_depth``,
+    ``reasoning_layers``, ``reasoning_top_k``, ``reasoning_modules``). The dev metric is the mean
+    over tasks of their metrics (accuracy; NDCG@3 for SQR); the best epoch is saved to
+    ``args.output_dir``. With ``reasonformer``, ``skill_pretraining_steps`` batches of skill
+    pre-training (``tasks.reasoning_pretraining``, routing loss weighted ``routing_weight``) come
+    before adaptation. Returns the history (and the skill pre-training's under ``skill_pretraining``).
     """
     if not task_files:
         raise ValueError("give at least one task")
     if args.freeze_text_layers:
         raise ValueError("--freeze-text-layers is for single-task training: task prompts and adapters change "
                          "what the text layers compute per task")
+    if skill_pretraining_steps and adapter != "reasonformer":
+        raise ValueError("skill pre-training is for --adapter reasonformer")
     train, dev = [], []
     for task_config, train_path, dev_path in task_files:
         task_config.architecture = architecture
@@ -510,13 +520,19 @@ def train_multitask(
     sampler = TaskMixingSampler([len(e) for e in train], args.batch_size, config.sampling, config.temperature,
                                 args.seed, lengths)
     collate = MultiTaskCollator([TaskCollator(task, store, t.labels) for task, t in zip(tasks, config.task_configs)])
+    result = {}
+    # A resumed run whose adaptation has a checkpoint already has the skill pre-training in its weights.
+    if skill_pretraining_steps and not (args.resume and (Path(args.output_dir) / LAST_CHECKPOINT).is_dir()):
+        result["skill_pretraining"] = pretrain_skills(multitask, train, store, args, skill_pretraining_steps,
+                                                      routing_weight)
+        args = replace(args, resume=False)
     state = fit(
         multitask, TrainingData(flat, sampler, collate), args,
         evaluate=(lambda m: evaluate_tasks(m, dev, store, args.eval_batch_size)) if any(dev) else None,
         metric_name="mean", save=lambda m, directory: m.save_pretrained(directory),
         epoch_log=lambda m: {"expert_load": m.take_expert_load()} if m.moe else {},
     )
-    return {"history": state.history, "best_dev": state.best_metric}
+    return {"history": state.history, "best_dev": state.best_metric, **result}
 
 
 def evaluate_tasks(model: MultiTaskModel, dev: Sequence[Sequence], store: FeatureStore | None = None,
@@ -544,6 +560,6 @@ def parse_task_spec(spec: str) -> tuple[str, str, str | None]:
     return parts[0], parts[1], parts[2] if len(parts) == 3 else None
 
 
-__all__ = ["MultiTaskConfig", "MultiTaskModel", "MultiTaskBatch", "TaskView", "TaskMixingSampler",
+__all__ = ["MultiTaskConfig", "MultiTaskModel", "MultiTaskBatch", "TaskView", "TokenRoutes", "SkillRoutes", "TaskMixingSampler",
            "MultiTaskCollator", "train_multitask", "evaluate_tasks", "is_multitask_directory", "parse_task_spec",
            "ADAPTERS", "LABEL_SPACES", "SAMPLING"]

@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from mathgraph.files import apply_umask
+from models.reasoning import ADAPTERS_NAME, PRETRAINED_LAYERS_NAME
 
 LAST_CHECKPOINT = "checkpoint-last"
 # The loss curve: every ``log_every`` steps, the mean of each loss term since the last line.
@@ -128,18 +129,22 @@ def configure_threads(threads: int | None) -> int:
     return wanted
 
 
-# Parts inside the text encoder that do not come with it: MoE routers, CGC-LoRA experts, and the rows
-# of the LaTeX tokens added to the vocabulary where they are a parameter of their own
-# (``models.cgc_lora.PartlyTrainableEmbedding.new``).
-FRESH_MODULE_NAMES = frozenset({"router", "common_A", "common_B", "specific_A", "specific_B", "new"})
+# Parts inside the text encoder that do not come with it: MoE routers, CGC-LoRA experts, ReasonFormer's
+# step adapters, and the rows of the LaTeX tokens added to the vocabulary where they are a parameter of
+# their own (``models.cgc_lora.PartlyTrainableEmbedding.new``).
+FRESH_MODULE_NAMES = frozenset({"router", "common_A", "common_B", "specific_A", "specific_B", "new", ADAPTERS_NAME})
+# Modules outside the text encoder that start as copies of its layers (ReasonFormer's reasoning modules and
+# router layers, ``models.reasoning``): pre-trained weights, trained at the pre-trained rate.
+PRETRAINED_MODULE_NAMES = frozenset({"text", PRETRAINED_LAYERS_NAME})
 
 
 def is_pretrained_parameter(name: str) -> bool:
     """Whether the parameter called ``name`` (as in ``named_parameters``) belongs to the pre-trained
-    text encoder (a module named ``text``), not to a part that starts fresh: heads, the GAT and the
-    memory, or MoE routers, LoRA experts and new LaTeX token rows added inside the text encoder."""
-    parts = name.split(".")
-    return "text" in parts and not FRESH_MODULE_NAMES.intersection(parts)
+    text encoder (a module named ``text``, or a copy of its layers), not to a part that starts fresh:
+    heads, the GAT and the memory, or MoE routers, LoRA experts, reasoning adapters and new LaTeX token
+    rows added inside the text encoder."""
+    parts = set(name.split("."))
+    return bool(PRETRAINED_MODULE_NAMES & parts) and not FRESH_MODULE_NAMES & parts
 
 
 def parameter_groups(model: nn.Module, args: TrainingArguments) -> list[dict]:

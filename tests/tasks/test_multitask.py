@@ -1,4 +1,4 @@
-"""Multi-task training: task mixing, task prompts, MoE and CGC-LoRA adapters, save/load, evaluate."""
+"""Multi-task training: task mixing, task prompts, MoE, CGC-LoRA and ReasonFormer adapters, save/load, evaluate."""
 
 from collections import Counter
 
@@ -76,6 +76,7 @@ def test_task_prompt_is_inserted_after_cls(tiny_encoder):
 
 @pytest.mark.parametrize("adapter,prompts,label_space", [
     ("none", False, "per-task"), ("moe", True, "per-task"), ("cgc-lora", False, "per-task"), ("none", False, "unified"),
+    ("reasonformer", True, "per-task"),
 ])
 def test_multitask_training_lowers_the_loss_and_round_trips(start_model, task_files, tmp_path, adapter, prompts,
                                                             label_space):

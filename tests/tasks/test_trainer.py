@@ -209,6 +209,12 @@ def test_pretrained_text_encoder_and_fresh_parts_get_their_own_learning_rates():
     assert not is_pretrained_parameter("backbone.text.encoder.layer.5.intermediate.router.weight")
     assert not is_pretrained_parameter("backbone.graph.layers.0.lin.weight")
     assert not is_pretrained_parameter("backbone.text.embeddings.word_embeddings.new")  # CGC-LoRA's LaTeX rows
+    # ReasonFormer: copies of the top text layers train as pre-trained weights, their adapters as fresh ones.
+    assert is_pretrained_parameter("reasoning.skill_modules.2.pretrained_layers.0.attention.self.query.weight")
+    assert is_pretrained_parameter("reasoning.routers.1.pretrained_layers.intermediate.dense.weight")
+    assert not is_pretrained_parameter("reasoning.skill_modules.2.pretrained_layers.0.output.adapters.1.up.weight")
+    assert not is_pretrained_parameter("reasoning.routers.1.scores.0.weight")
+    assert not is_pretrained_parameter("reasoning.stop_gates.0.ffn.0.weight")
 
 
 def test_linear_warm_up_then_linear_decay_for_every_group(tmp_path):
