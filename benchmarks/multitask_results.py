@@ -1,8 +1,10 @@
-"""Single-task models against one multi-task model: dense, MoE (with and without task prompts), CGC-LoRA.
+"""Single-task models against one multi-task model: dense, MoE (with and without task prompts), CGC-LoRA,
+ReasonFormer (with and without skill pre-training).
 
     python benchmarks/multitask_results.py --work results/ [--limit N] [--sqr-limit N] [--eval-limit N]
                                            [--epochs 2] [--lr 5e-5] [--lora-lr 5e-4] [--model DIR]
-                                           [--variants single,dense,moe,moe+prompts,cgc-lora,dense+unified]
+                                           [--variants single,dense,moe,moe+prompts,cgc-lora,reasonformer,...]
+                                           [--skill-steps 60]
 
 Uses the task files of ``benchmarks/results.py`` in ``WORK/data`` (run that first,
 or this script builds them the same way), starts every model from the same
@@ -45,6 +47,10 @@ VARIANTS = {
     "moe+prompts": {"adapter": "moe", "task_prompts": True},
     "cgc-lora": {"adapter": "cgc-lora"},
     "dense+unified": {"adapter": "none", "label_space": "unified"},  # not in the default --variants
+    # ReasonFormer (models.reasoning): shared modules, 5 skills, depth 3, top-2; with and without the
+    # skill pre-training stage (--skill-steps batches before the same adaptation budget).
+    "reasonformer": {"adapter": "reasonformer"},
+    "reasonformer+skills": {"adapter": "reasonformer"},
 }
 MAIN_METRIC = {"kpc": "accuracy", "qrc": "accuracy", "qam": "accuracy", "sqr": "ndcg@3"}
 
@@ -81,7 +87,8 @@ def main() -> None:
             trained = train_multitask(
                 [(TaskConfig(task, **fields), files[task]["train"], files[task]["dev"]) for task in TASKS],
                 TrainingArguments(str(output), learning_rate=lr, **budget), model=args.model,
-                moe_experts=args.moe_experts, **VARIANTS[variant])
+                moe_experts=args.moe_experts, **VARIANTS[variant],
+                **({"skill_pretraining_steps": args.skill_steps} if variant == "reasonformer+skills" else {}))
             dev = {task: _kept_epoch(trained["history"], "dev_mean", f"dev_{task}_") for task in TASKS}
             parameters = _trainable(output)
             directories = {task: output for task in TASKS}
@@ -158,6 +165,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--lora-lr", type=float, default=5e-4, help="learning rate of the CGC-LoRA variant")
     parser.add_argument("--moe-experts", type=int, default=4)
+    parser.add_argument("--skill-steps", type=int, default=60,
+                        help="skill pre-training batches of the reasonformer+skills variant")
     parser.add_argument("--limit", type=int, help="at most this many training examples per task")
     parser.add_argument("--sqr-limit", type=int, help="at most this many SQR training lists (default --limit)")
     parser.add_argument("--eval-limit", type=int, help="at most this many dev and test examples per task")
