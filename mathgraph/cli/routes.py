@@ -1,4 +1,5 @@
-"""``mathgraph routes``: which MoE expert each token of a problem goes to, drawn per layer."""
+"""``mathgraph routes``: a multi-task model's routing for problems, drawn: the MoE expert of each token per
+layer, or the ReasonFormer skills fired at each reasoning step with the stop gates."""
 
 from __future__ import annotations
 
@@ -8,26 +9,39 @@ import sys
 
 def register(commands) -> None:
     """Add ``routes`` to the ``mathgraph`` commands."""
-    routes = commands.add_parser("routes", help="draw which MoE expert each token goes to (HTML or PNG)",
-                                 description="Route a problem through a multi-task MoE model and draw, per MoE "
-                                 "layer, each token coloured by its expert (JiuZhang 2.0, Table 6).")
-    routes.add_argument("text", metavar="TEXT")
-    routes.add_argument("--model", required=True, metavar="DIR", help="a `train multitask --adapter moe` directory")
+    routes = commands.add_parser("routes", help="draw a MoE model's expert per token, or a ReasonFormer model's "
+                                 "skills per reasoning step (HTML or PNG)",
+                                 description="Route problems through a multi-task model and draw it: with MoE, per "
+                                 "MoE layer, each token coloured by its expert (JiuZhang 2.0, Table 6; one problem); "
+                                 "with ReasonFormer, the weight of each skill at each reasoning step and the stop "
+                                 "gate after it (the mean over the problems given).")
+    routes.add_argument("texts", nargs="+", metavar="TEXT", help="the problem (ReasonFormer: one or more)")
+    routes.add_argument("--model", required=True, metavar="DIR",
+                        help="a `train multitask --adapter moe` or `--adapter reasonformer` directory")
     routes.add_argument("--task", help="whose task prompt and routing to use (default: the model's first task)")
     routes.add_argument("--output", default="routes.html", metavar="FILE.html|FILE.png")
     routes.set_defaults(run=run_routes)
 
 
 def run_routes(args: argparse.Namespace) -> int:
-    """``routes``: a picture of which MoE expert each token of a problem goes to (``MultiTaskModel.token_routes``)."""
+    """``routes``: a picture of the model's routing (``MultiTaskModel.token_routes`` or ``skill_routes``)."""
     from mathgraph.routes import save_routes
     from tasks.multitask import MultiTaskModel, is_multitask_directory
 
     if not is_multitask_directory(args.model):
         raise ValueError(f"{args.model} is not a multi-task model directory (train one with `train multitask`)")
-    routes = MultiTaskModel.from_pretrained(args.model).token_routes(args.text, args.task)
+    model = MultiTaskModel.from_pretrained(args.model)
+    if model.reasoning is not None:
+        routes = model.skill_routes(args.texts, args.task)
+        for step, (weights, gate) in enumerate(zip(routes.mean_weights(), routes.mean_stop_gates())):
+            fired = sorted(((w, s) for w, s in zip(weights, routes.skills) if w > 0), reverse=True)
+            print(f"step {step + 1}: " + " ".join(f"{s}/{w:.2f}" for w, s in fired) + f" | stop gate {gate:.2f}")
+    else:
+        if len(args.texts) > 1:
+            raise ValueError("MoE routes are drawn for one problem: give one TEXT")
+        routes = model.token_routes(args.texts[0], args.task)
+        for layer, experts in zip(routes.layers, routes.experts):
+            print(f"layer {layer}: " + " ".join(f"{t}/{e}" for t, e in zip(routes.tokens, experts)))
     path = save_routes(routes, args.output)
-    for layer, experts in zip(routes.layers, routes.experts):
-        print(f"layer {layer}: " + " ".join(f"{t}/{e}" for t, e in zip(routes.tokens, experts)))
     print(f"wrote {path}", file=sys.stderr)
     return 0

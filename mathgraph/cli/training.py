@@ -90,16 +90,18 @@ def _register_train_task(kinds, task: str) -> None:
 
 
 def _register_train_multitask(kinds) -> None:
-    parser = kinds.add_parser("multitask", help="one encoder with a head per task (dense, MoE or CGC-LoRA)",
+    parser = kinds.add_parser("multitask", help="one encoder with a head per task (dense, MoE, CGC-LoRA or "
+                              "ReasonFormer)",
                               description="Train one encoder with a head per task on batches mixed across tasks; "
-                              "--adapter moe or cgc-lora adds JiuZhang 2.0's mixture of experts or CGC-LoRA.")
+                              "--adapter moe or cgc-lora adds JiuZhang 2.0's mixture of experts or CGC-LoRA, "
+                              "--adapter reasonformer ReasonFormer's skill modules, router and stop gates.")
     parser.add_argument("--task", action="append", required=True, dest="task_specs", metavar="TASK:TRAIN[:DEV]",
                         help="a task with its training (and dev) file; repeat for each task")
     _add_start_model(parser)
     parser.add_argument("--architecture", choices=("comus", "bert", "bert+gat"), default="comus")
     _add_kpc_fields(parser)
     options = parser.add_argument_group("multitask options")
-    options.add_argument("--adapter", choices=("none", "moe", "cgc-lora"), default="none")
+    options.add_argument("--adapter", choices=("none", "moe", "cgc-lora", "reasonformer"), default="none")
     options.add_argument("--moe-layers", default="last-2", help="all, last-N or indices like 4,5 (default: last-2)")
     options.add_argument("--moe-experts", type=int, default=4)
     options.add_argument("--moe-top-k", type=int, default=1)
@@ -114,8 +116,33 @@ def _register_train_multitask(kinds) -> None:
     options.add_argument("--freeze-embeddings", action="store_true",
                          help="keep the word, position and node-label embeddings as the start encoder has them "
                               "(the model then differs from it in layers, graph side and heads only)")
+    reasoning = parser.add_argument_group("reasonformer options")
+    reasoning.add_argument("--skills", default=",".join(SKILLS), type=_skill_list,
+                           help=f"comma-separated reasoning skills, one module each (default: {','.join(SKILLS)}; "
+                                "general is in every skill's routing target)")
+    reasoning.add_argument("--reasoning-depth", type=int, default=3, help="maximum reasoning steps")
+    reasoning.add_argument("--reasoning-layers", type=int, default=1,
+                           help="text encoder's top layers that become each skill's module")
+    reasoning.add_argument("--reasoning-top-k", type=int, default=2, help="skills activated per step (0: all)")
+    reasoning.add_argument("--reasoning-modules", choices=("shared", "private"), default="shared",
+                           help="one module per skill for all steps with step adapters, or one per skill and step")
+    reasoning.add_argument("--skill-pretraining-steps", type=int, default=0, metavar="N",
+                           help="batches of skill pre-training (MLM, TGCL, KPC, QRC, routing loss) before adaptation")
+    reasoning.add_argument("--routing-weight", type=float, default=1.0, help="weight of the skill routing loss")
     add_training_flags(parser, learning_rate=3e-5, batch_size=16)
     parser.set_defaults(run=run_train_multitask)
+
+
+# models.reasoning.SKILLS, as a literal so building the parser imports no torch (a test keeps them equal).
+SKILLS = ("general", "language", "alignment", "knowledge", "relation")
+
+
+def _skill_list(value: str) -> list[str]:
+    skills = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in skills if s not in SKILLS]
+    if not skills or unknown:
+        raise argparse.ArgumentTypeError(f"skills must be some of {','.join(SKILLS)}, got {value!r}")
+    return skills
 
 
 def _register_train_simcse(kinds) -> None:
@@ -254,7 +281,10 @@ def run_train_multitask(args: argparse.Namespace) -> int:
         moe_layers=args.moe_layers, moe_experts=args.moe_experts, moe_top_k=args.moe_top_k,
         task_prompts=args.task_prompts, lora_rank=args.lora_rank, lora_common=args.lora_common,
         sampling=args.sampling, temperature=args.temperature, label_space=args.label_space,
-        freeze_embeddings=args.freeze_embeddings,
+        freeze_embeddings=args.freeze_embeddings, skills=args.skills, reasoning_depth=args.reasoning_depth,
+        reasoning_layers=args.reasoning_layers, reasoning_top_k=args.reasoning_top_k,
+        reasoning_modules=args.reasoning_modules, skill_pretraining_steps=args.skill_pretraining_steps,
+        routing_weight=args.routing_weight,
     )
     _print_result(result, "multi-task model", args.output_dir)
     return 0

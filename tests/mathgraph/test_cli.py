@@ -242,6 +242,8 @@ def test_train_multitask_command_and_evaluate(tmp_path, tiny_encoder, capsys):
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert main(["-q", "routes", "--model", str(start), text]) == 2
     assert "not a multi-task model" in capsys.readouterr().err
+    assert main(["-q", "routes", "--model", str(output), text, "Two apples.", "--output", str(png)]) == 2
+    assert "give one TEXT" in capsys.readouterr().err
     assert main(["-q", "train", "multitask", "--train", str(pairs), "--output", str(output)]) == 2
     assert "--task TASK:TRAIN" in capsys.readouterr().err
     assert main(["-q", "train", "multitask", "--task", "nope:x.jsonl", "--output", str(output)]) == 2
@@ -340,3 +342,38 @@ def test_quiet_silences_the_libraries_and_the_progress_bars(tmp_path, capsys, mo
     err = capsys.readouterr().err
     assert "multivariate normal" not in err and "encoding:" not in err and "Loading weights" not in err
     assert err.strip().splitlines() == ["wrote 3 x 768 float32 vectors to " + str(tmp_path / "e.npy")]
+
+
+def test_train_multitask_reasonformer_command_and_skill_routes(tmp_path, tiny_encoder, capsys):
+    from pathlib import Path
+
+    import mathgraph
+
+    sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
+    pairs = tmp_path / "pairs.jsonl"
+    assert main(["-q", "data", "qrc-pairs", "--input", str(sample), "--output", str(pairs)]) == 0
+    start, output = tmp_path / "start", tmp_path / "reasonformer"
+    tiny_encoder.save_pretrained(start)
+    assert main(["-q", "train", "multitask", "--task", f"qrc:{pairs}:{pairs}", "--output", str(output),
+                 "--model", str(start), "--adapter", "reasonformer", "--skills", "general,language,relation",
+                 "--reasoning-depth", "2", "--reasoning-top-k", "2", "--skill-pretraining-steps", "2",
+                 "--epochs", "1", "--batch-size", "8"]) == 0
+    config = json.loads((output / "multitask_config.json").read_text())
+    assert config["adapter"] == "reasonformer" and config["skills"] == ["general", "language", "relation"]
+    assert config["reasoning_depth"] == 2
+    capsys.readouterr()
+    assert main(["-q", "evaluate", "qrc", "--model", str(output), "--data", str(pairs)]) == 0
+    assert "accuracy" in json.loads(capsys.readouterr().out)
+    html, png = tmp_path / "skills.html", tmp_path / "skills.png"
+    texts = ["Find $x$ if $2x = 6$.", "Tom has 3 apples and eats one."]
+    assert main(["-q", "routes", "--model", str(output), *texts, "--output", str(html)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in printed] == ["step 1", "step 2"]
+    assert all("| stop gate 0." in line for line in printed)
+    page = html.read_text()
+    assert "mean over 2 problems" in page and "<th>relation</th>" in page and "step 2" in page
+    assert main(["-q", "routes", "--model", str(output), texts[0], "--output", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert main(["-q", "train", "multitask", "--task", f"qrc:{pairs}", "--output", str(tmp_path / "x"),
+                 "--adapter", "reasonformer", "--skills", "general,logic"]) == 2
+    assert "skills must be some of" in capsys.readouterr().err

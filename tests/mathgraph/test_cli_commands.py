@@ -114,3 +114,8 @@ def test_the_cli_choices_are_the_library_names():
     assert _choices(["train", "multitask"], "--label-space") == LABEL_SPACES
     assert _choices(["train", "multitask"], "--sampling") == SAMPLING
     assert _choices(["pretrain"], "--architecture") == PRETRAINING_ARCHITECTURES
+    from mathgraph.cli.training import SKILLS as CLI_SKILLS
+    from models.reasoning import MODULE_SHARING, SKILLS
+
+    assert CLI_SKILLS == SKILLS
+    assert _choices(["train", "multitask"], "--reasoning-modules") == MODULE_SHARING
