@@ -33,9 +33,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import build_task_files  # noqa: E402
+from results import build_task_files, evaluate_with_interval  # noqa: E402
 
-from tasks.evaluation import evaluate_directory  # noqa: E402
+from tasks.baselines import train_tfidf_file  # noqa: E402
 from tasks.finetune import TaskConfig, train_task  # noqa: E402
 from tasks.multitask import MultiTaskModel, train_multitask  # noqa: E402
 from tasks.trainer import TrainingArguments  # noqa: E402
@@ -58,9 +58,9 @@ MAIN_METRIC = {"kpc": "accuracy", "qrc": "accuracy", "qam": "accuracy", "sqr": "
 def main() -> None:
     args = _arguments()
     variants = args.variants.split(",")
-    unknown = [v for v in variants if v != "single" and v not in VARIANTS]
+    unknown = [v for v in variants if v not in ("single", "tfidf") and v not in VARIANTS]
     if unknown:
-        raise SystemExit(f"unknown variant(s) {unknown}: choose from single, {', '.join(VARIANTS)}")
+        raise SystemExit(f"unknown variant(s) {unknown}: choose from single, tfidf, {', '.join(VARIANTS)}")
     work = Path(args.work)
     files = _capped(build_task_files(work / "data", args.seed), work / "data-capped", args)
     results_path = work / "multitask_results.json"
@@ -74,7 +74,12 @@ def main() -> None:
         output = work / "multitask" / variant
         cgc_lora = VARIANTS.get(variant, {}).get("adapter") == "cgc-lora"
         lr = args.lora_lr if cgc_lora else args.lr
-        if variant == "single":
+        if variant == "tfidf":  # the bag-of-words baseline on the same capped training files
+            for task in TASKS:
+                train_tfidf_file(TaskConfig(task, **fields), files[task]["train"], str(output / task))
+            parameters, dev, lr = 0, {}, 0.0
+            directories = {task: output / task for task in TASKS}
+        elif variant == "single":
             parameters, dev = 0, {}
             for task in TASKS:
                 trained = train_task(TaskConfig(task, **fields), files[task]["train"],
@@ -97,11 +102,16 @@ def main() -> None:
             "learning_rate": lr,
             "dev": dev,
             "train_seconds": round(time.perf_counter() - started, 1),
-            "test": {task: evaluate_directory(task, str(directories[task]), files[task]["test"], **fields)
-                     for task in TASKS},
+            "test": {task: evaluate_with_interval(task, directories[task], files[task]["test"]) for task in TASKS},
         }
         print(variant, json.dumps(results[variant]["test"]), flush=True)
         results_path.write_text(json.dumps(results, indent=1))
+    for variant, result in results.items():  # records written before the intervals were: evaluate them again
+        if any(f"{MAIN_METRIC[t]}_ci95" not in result["test"][t] for t in TASKS):
+            output = work / "multitask" / variant
+            result["test"] = {task: evaluate_with_interval(task, output / task if variant in ("single", "tfidf")
+                                                           else output, files[task]["test"]) for task in TASKS}
+            results_path.write_text(json.dumps(results, indent=1))
     print_table(results, files, args)
 
 
@@ -149,16 +159,24 @@ def print_table(results: dict, files: dict, args: argparse.Namespace) -> None:
           + " | trainable params | lr | train s |")
     print("|---|" + "---:|" * (len(TASKS) + 3))
     for variant, result in results.items():
-        cells = [f"{result['test'][t][MAIN_METRIC[t]]:.4f} ({result['dev'][t][MAIN_METRIC[t]]:.4f})" for t in TASKS]
+        cells = [_cell(result["test"][t], result["dev"].get(t, {}), MAIN_METRIC[t]) for t in TASKS]
         print(f"| {variant} | " + " | ".join(cells) + f" | {result['trainable_parameters']:,} | "
               f"{result['learning_rate']:g} | {result['train_seconds']} |")
+
+
+def _cell(test: dict, dev: dict, metric: str) -> str:
+    """``test [95% interval] (dev)``; runs written before the intervals were recorded have none."""
+    interval = test.get(f"{metric}_ci95")
+    text = f"{test[metric]:.4f}" + (f" [{interval[0]:.3f}-{interval[1]:.3f}]" if interval else "")
+    return text + (f" ({dev[metric]:.4f})" if metric in dev else "")
 
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
     parser.add_argument("--variants", default="single,dense,moe,moe+prompts,cgc-lora",
-                        help="comma-separated; also dense+unified (JiuZhang 2.0's unified label space)")
+                        help="comma-separated; also tfidf (the baseline on the same files), dense+unified (JiuZhang 2.0's "
+                             "unified label space), reasonformer and reasonformer+skills")
     parser.add_argument("--model", default="default", help="encoder every variant starts from")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=16)

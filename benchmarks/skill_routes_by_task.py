@@ -1,0 +1,61 @@
+"""Which skills a ReasonFormer multi-task model fires at each reasoning step, per task (the paper's
+modularity analysis): one heat map per task over its test problems, with the mean stop gate per step.
+
+    python benchmarks/skill_routes_by_task.py --model results-mt/multitask/reasonformer+skills \
+        --task kpc:results-mt/data-capped/kpc.test.jsonl --task qrc:... --output skills_by_task.png
+
+Each problem is read as its task (its task prompt, if the model has them); pair tasks (QRC, QAM) and
+SQR lists contribute the first text of each example (the problem or the query). Writes the picture and,
+next to it, a JSON file with the mean weights, activation rates and stop gates per task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from mathgraph.routes import draw_skill_routes  # noqa: E402
+from tasks.multitask import MultiTaskModel, parse_task_spec  # noqa: E402
+
+
+def main() -> None:
+    args = _arguments()
+    model = MultiTaskModel.from_pretrained(args.model)
+    specs = [parse_task_spec(spec)[:2] for spec in args.task]
+    figure, panels = plt.subplots(1, len(specs), figsize=(4.2 * len(specs), 2.8), squeeze=False)
+    summary = {}
+    for axes, (task, path) in zip(panels[0], specs):
+        view = model.for_task(task)
+        examples = view.config.load(path)[: args.limit]
+        texts = [view.config.task_type.example_texts(e)[0] for e in examples]
+        routes = model.skill_routes(texts, task)
+        draw_skill_routes(routes, axes=axes)
+        summary[task] = {"problems": len(texts), "skills": routes.skills, "mean_weights": routes.mean_weights(),
+                         "activation_rates": routes.activation_rates(), "mean_stop_gates": routes.mean_stop_gates()}
+        print(task, json.dumps({k: summary[task][k] for k in ("mean_weights", "mean_stop_gates")}), flush=True)
+    figure.suptitle("mean router weight of each skill per reasoning step (stop gate after each step)", fontsize=10)
+    figure.tight_layout()
+    output = Path(args.output)
+    figure.savefig(output, dpi=120, bbox_inches="tight")
+    output.with_suffix(".json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    print(f"wrote {output} and {output.with_suffix('.json')}")
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="a `train multitask --adapter reasonformer` directory")
+    parser.add_argument("--task", action="append", required=True, metavar="TASK:FILE",
+                        help="a task and the problems to route (repeat)")
+    parser.add_argument("--limit", type=int, default=150, help="at most this many problems per task")
+    parser.add_argument("--output", default="skills_by_task.png")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    main()
