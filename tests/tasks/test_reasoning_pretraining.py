@@ -111,3 +111,16 @@ def test_a_saved_reasonformer_gives_the_same_vectors_and_routes(tiny_encoder, tm
     batch = tiny_encoder.collator(tiny_encoder.parse(TEXTS))
     assert torch.allclose(loaded.vectors(1, batch), model.vectors(1, batch), atol=1e-6)
     assert torch.allclose(torch.tensor(loaded.skill_routes(TEXTS).weights), torch.tensor(model.skill_routes(TEXTS).weights))
+
+
+def test_a_reasonformer_stored_as_a_delta_from_its_start_encoder_loads_the_same(tiny_encoder, start_model, tmp_path):
+    from models.encoder import MathEncoder
+
+    model = reasonformer(tiny_encoder)
+    with torch.no_grad():
+        for parameter in model.reasoning.parameters():
+            parameter.add_(0.05 * torch.randn_like(parameter))
+    model.save_delta(tmp_path / "delta", base=MathEncoder.from_pretrained(start_model))
+    loaded = MultiTaskModel.from_pretrained(tmp_path / "delta", base=MathEncoder.from_pretrained(start_model))
+    batch = tiny_encoder.collator(tiny_encoder.parse(TEXTS))
+    assert torch.allclose(loaded.vectors(0, batch), model.vectors(0, batch), atol=1e-3)  # fp16 delta
