@@ -274,6 +274,7 @@ def predict_inputs(model, inputs: Iterable, batch_size: int = 32, store=None) ->
 
 
 
+@torch.no_grad()  # evaluation during training too: without it every batch kept its autograd graph
 def predict(model, examples: Sequence, store: FeatureStore | None = None, batch_size: int = 32,
             raw: bool = False) -> list:
     """Predicted labels (KPC/QRC/QAM; QAM labels as ints) or score lists (SQR), in example order.
