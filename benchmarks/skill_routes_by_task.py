@@ -5,7 +5,8 @@ modularity analysis): one heat map per task over its test problems, with the mea
         --task kpc:results-mt/data-capped/kpc.test.jsonl --task qrc:... --output skills_by_task.png
 
 Each problem is read as its task (its task prompt, if the model has them); pair tasks (QRC, QAM) and
-SQR lists contribute the first text of each example (the problem or the query). Writes the picture and,
+SQR lists contribute the first text of each example (the first problem or the query), routed alone:
+``skill_routes`` takes single problems, so a cross-encoder's pair input is not what is routed here. Writes the picture and,
 next to it, a JSON file with the mean weights, activation rates and stop gates per task.
 """
 
@@ -33,7 +34,8 @@ def main() -> None:
     for axes, (task, path) in zip(panels[0], specs):
         view = model.for_task(task)
         examples = view.config.load(path)[: args.limit]
-        texts = [view.config.task_type.example_texts(e)[0] for e in examples]
+        firsts = [view.config.task_type.example_texts(e)[0] for e in examples]
+        texts = [t[0] if isinstance(t, tuple) else t for t in firsts]  # a cross-encoder pair: its first problem
         routes = model.skill_routes(texts, task)
         draw_skill_routes(routes, axes=axes)
         summary[task] = {"problems": len(texts), "skills": routes.skills, "mean_weights": routes.mean_weights(),
