@@ -4,7 +4,6 @@ ReasonFormer (with and without skill pre-training).
     python benchmarks/multitask_results.py --work results/ [--limit N] [--sqr-limit N] [--eval-limit N]
                                            [--epochs 2] [--lr 5e-5] [--lora-lr 5e-4] [--model DIR]
                                            [--variants single,dense,moe,moe+prompts,cgc-lora,reasonformer,...]
-                                           [--skill-steps 60]
 
 Uses the task files of ``benchmarks/results.py`` in ``WORK/data`` (run that first,
 or this script builds them the same way), starts every model from the same
@@ -47,10 +46,13 @@ VARIANTS = {
     "moe+prompts": {"adapter": "moe", "task_prompts": True},
     "cgc-lora": {"adapter": "cgc-lora"},
     "dense+unified": {"adapter": "none", "label_space": "unified"},  # not in the default --variants
-    # ReasonFormer (models.reasoning): shared modules, 5 skills, depth 3, top-2; with and without the
-    # skill pre-training stage (--skill-steps batches before the same adaptation budget).
+    # ReasonFormer (models.reasoning): 5 skills, depth 3, top-2, shared modules unless named private; with
+    # and without skill pre-training (that many batches before the same adaptation budget).
     "reasonformer": {"adapter": "reasonformer"},
-    "reasonformer+skills": {"adapter": "reasonformer"},
+    "reasonformer+skills": {"adapter": "reasonformer", "skill_pretraining_steps": 60},
+    "reasonformer+skills240": {"adapter": "reasonformer", "skill_pretraining_steps": 240},
+    "reasonformer-private+skills240": {"adapter": "reasonformer", "reasoning_modules": "private",
+                                       "skill_pretraining_steps": 240},
 }
 MAIN_METRIC = {"kpc": "accuracy", "qrc": "accuracy", "qam": "accuracy", "sqr": "ndcg@3"}
 
@@ -92,8 +94,7 @@ def main() -> None:
             trained = train_multitask(
                 [(TaskConfig(task, **fields), files[task]["train"], files[task]["dev"]) for task in TASKS],
                 TrainingArguments(str(output), learning_rate=lr, **budget), model=args.model,
-                moe_experts=args.moe_experts, **VARIANTS[variant],
-                **({"skill_pretraining_steps": args.skill_steps} if variant == "reasonformer+skills" else {}))
+                moe_experts=args.moe_experts, **VARIANTS[variant])
             dev = {task: _kept_epoch(trained["history"], "dev_mean", f"dev_{task}_") for task in TASKS}
             parameters = _trainable(output)
             directories = {task: output for task in TASKS}
@@ -176,15 +177,13 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--work", default="results")
     parser.add_argument("--variants", default="single,dense,moe,moe+prompts,cgc-lora",
                         help="comma-separated; also tfidf (the baseline on the same files), dense+unified (JiuZhang 2.0's "
-                             "unified label space), reasonformer and reasonformer+skills")
+                             "unified label space), and the reasonformer variants")
     parser.add_argument("--model", default="default", help="encoder every variant starts from")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--lora-lr", type=float, default=5e-4, help="learning rate of the CGC-LoRA variant")
     parser.add_argument("--moe-experts", type=int, default=4)
-    parser.add_argument("--skill-steps", type=int, default=60,
-                        help="skill pre-training batches of the reasonformer+skills variant")
     parser.add_argument("--limit", type=int, help="at most this many training examples per task")
     parser.add_argument("--sqr-limit", type=int, help="at most this many SQR training lists (default --limit)")
     parser.add_argument("--eval-limit", type=int, help="at most this many dev and test examples per task")
