@@ -47,12 +47,14 @@ VARIANTS = {
     "cgc-lora": {"adapter": "cgc-lora"},
     "dense+unified": {"adapter": "none", "label_space": "unified"},  # not in the default --variants
     # ReasonFormer (models.reasoning): 5 skills, depth 3, top-2, shared modules unless named private; with
-    # and without skill pre-training (that many batches before the same adaptation budget).
-    "reasonformer": {"adapter": "reasonformer"},
-    "reasonformer+skills": {"adapter": "reasonformer", "skill_pretraining_steps": 60},
-    "reasonformer+skills240": {"adapter": "reasonformer", "skill_pretraining_steps": 240},
+    # and without skill pre-training (that many batches before the same adaptation budget). Checkpointing
+    # changes no number; without it a batch of 16 SQR lists (208 problems) needs ~20 GB on a CPU.
+    "reasonformer": {"adapter": "reasonformer", "reasoning_checkpointing": True},
+    "reasonformer+skills": {"adapter": "reasonformer", "reasoning_checkpointing": True, "skill_pretraining_steps": 60},
+    "reasonformer+skills240": {"adapter": "reasonformer", "reasoning_checkpointing": True,
+                               "skill_pretraining_steps": 240},
     "reasonformer-private+skills240": {"adapter": "reasonformer", "reasoning_modules": "private",
-                                       "skill_pretraining_steps": 240},
+                                       "reasoning_checkpointing": True, "skill_pretraining_steps": 240},
 }
 MAIN_METRIC = {"kpc": "accuracy", "qrc": "accuracy", "qam": "accuracy", "sqr": "ndcg@3"}
 

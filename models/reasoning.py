@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.utils.checkpoint import checkpoint
 
 GENERAL_SKILL = "general"
 # A skill and the pre-training objective or task that teaches it (tasks.reasoning_pretraining). DTC has no
@@ -76,7 +77,10 @@ class ReasoningConfig:
     Transformer layers per module, the text encoder's top ``layers``; ``depth``:
     maximum reasoning steps; ``top_k``: modules activated per step (0 = all);
     ``sharing``: ``shared`` (one module per skill for all steps, step adapters)
-    or ``private`` (one per skill and step); ``adapter_dim``: the adapters' bottleneck.
+    or ``private`` (one per skill and step); ``adapter_dim``: the adapters' bottleneck;
+    ``checkpointing``: in training, keep only each module call's inputs and run it again in the backward
+    pass (``torch.utils.checkpoint``; the same numbers, dropout included, for about a third more time):
+    the modules' activations are most of a ReasonFormer step's memory.
     """
 
     skills: tuple[str, ...] = SKILLS
@@ -85,6 +89,7 @@ class ReasoningConfig:
     top_k: int = 2
     sharing: str = "shared"
     adapter_dim: int = 64
+    checkpointing: bool = False
 
     def __post_init__(self) -> None:
         self.skills = tuple(self.skills)
@@ -185,9 +190,28 @@ class SkillRouter(nn.Module):
         self.scores = nn.Sequential(nn.Linear(hidden, hidden), nn.GELU(), nn.Linear(hidden, skills))
 
     def forward(self, states: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
-        output = getattr(self, PRETRAINED_LAYERS_NAME)(states, attention_mask=additive_mask)
-        projected = output[0] if isinstance(output, tuple) else output
-        return self.scores(projected[:, 0]).float().softmax(-1)
+        cls = cls_through_layer(getattr(self, PRETRAINED_LAYERS_NAME), states, additive_mask)
+        return self.scores(cls).float().softmax(-1)
+
+
+def cls_through_layer(layer: nn.Module, states: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
+    """``layer(states)[:, 0]`` for a BERT layer, ``[B, d]``, computing the ``[CLS]`` position only.
+
+    A position's output depends on its own query alone (keys and values come from every position), so
+    the router, which reads ``[CLS]``, needs one query row, one attention row and one FFN row per
+    problem instead of ``L``: at the lengths here that is most of a layer's time and, in training, of
+    the activations it keeps for the backward pass.
+    """
+    attention = layer.attention.self
+    batch, length, hidden = states.shape
+    heads, size = attention.num_attention_heads, attention.attention_head_size
+    split = lambda x: x.view(batch, -1, heads, size).transpose(1, 2)  # noqa: E731
+    query = split(attention.query(states[:, :1]))
+    context = F.scaled_dot_product_attention(query, split(attention.key(states)), split(attention.value(states)),
+                                             attn_mask=additive_mask.to(query.dtype),
+                                             dropout_p=attention.dropout.p if attention.training else 0.0)
+    attended = layer.attention.output(context.transpose(1, 2).reshape(batch, 1, hidden), states[:, :1])
+    return layer.output(layer.intermediate(attended), attended)[:, 0]
 
 
 class StopGate(nn.Module):
@@ -271,7 +295,11 @@ class ReasoningModules(nn.Module):
             if rows.numel() == 0:
                 continue
             weight = (weights * picked).sum(-1)[rows].to(states.dtype)
-            output = self.module(step, skill)(states[rows], additive_mask[rows], step)
+            module = self.module(step, skill)
+            if self.config.checkpointing and torch.is_grad_enabled():
+                output = checkpoint(module, states[rows], additive_mask[rows], step, use_reentrant=False)
+            else:
+                output = module(states[rows], additive_mask[rows], step)
             mixed = mixed.index_add(0, rows, weight[:, None, None] * output)
         return mixed
 

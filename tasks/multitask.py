@@ -108,6 +108,7 @@ class MultiTaskConfig:
     reasoning_layers: int = 1
     reasoning_top_k: int = 2
     reasoning_modules: str = "shared"
+    reasoning_checkpointing: bool = False
 
     def __post_init__(self) -> None:
         if self.adapter not in ADAPTERS:
@@ -129,7 +130,8 @@ class MultiTaskConfig:
     def reasoning_config(self) -> ReasoningConfig:
         """The ``models.reasoning`` layout of a ``reasonformer`` model."""
         return ReasoningConfig(skills=tuple(self.skills), layers=self.reasoning_layers, depth=self.reasoning_depth,
-                               top_k=self.reasoning_top_k, sharing=self.reasoning_modules)
+                               top_k=self.reasoning_top_k, sharing=self.reasoning_modules,
+                               checkpointing=self.reasoning_checkpointing)
 
     @property
     def task_configs(self) -> list[TaskConfig]:

@@ -96,11 +96,11 @@ class SkillCollator:
 
     def __init__(self, sources: Sequence[tuple[str, str]], model: MultiTaskModel, store: FeatureStore, seed: int):
         self.sources = list(sources)  # (skill, objective or task name)
-        tasks = model.config.task_names
         self.pretraining = PretrainingCollator(model.encoder.collator, seed=seed, to_batch=store.batch)
-        self.tasks = {name: (tasks.index(name), TaskCollator(model.config.task_configs[tasks.index(name)].task_type,
-                                                             store, model.config.task_configs[tasks.index(name)].labels))
-                      for _, name in self.sources if name in tasks}
+        self.tasks = {}  # task name -> (task_id, its collator)
+        for task_id, task in enumerate(model.config.task_configs):
+            if any(task.task == name for _, name in self.sources):
+                self.tasks[task.task] = (task_id, TaskCollator(task.task_type, store, task.labels))
 
     def __call__(self, items: Sequence[tuple[int, object]]) -> SkillBatch:
         skill, source = self.sources[items[0][0]]

@@ -213,3 +213,32 @@ def test_bad_configs_are_refused(bad, message):
     options = {"skills": ("general", "language", "alignment", "knowledge"), **bad}
     with pytest.raises(ValueError, match=message):
         ReasoningConfig(**options)
+
+
+def test_the_router_s_cls_only_layer_equals_the_full_layer_at_cls():
+    from models.reasoning import cls_through_layer
+
+    text = tiny_bert()
+    layer = text.encoder.layer[2]
+    hidden, mask = states()
+    additive = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
+    full = layer(hidden, attention_mask=additive)
+    full = full[0] if isinstance(full, tuple) else full
+    assert torch.allclose(cls_through_layer(layer, hidden, additive), full[:, 0], atol=1e-5)
+
+
+def test_checkpointing_gives_the_same_output_and_gradients():
+    hidden, mask = states()
+    results = []
+    for checkpointing in (False, True):
+        _, modules = reasoning(depth=2, checkpointing=checkpointing)
+        spread_routers(modules)
+        modules.train()
+        torch.manual_seed(5)
+        out = modules(hidden, mask)
+        out.square().mean().backward()
+        results.append((out.detach(), {n: p.grad.clone() for n, p in modules.named_parameters() if p.grad is not None}))
+    (plain, plain_grads), (recomputed, recomputed_grads) = results
+    assert torch.allclose(plain, recomputed)
+    assert plain_grads.keys() == recomputed_grads.keys() and len(plain_grads) > 0
+    assert all(torch.allclose(plain_grads[n], recomputed_grads[n], atol=1e-6) for n in plain_grads)
