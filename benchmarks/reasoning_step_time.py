@@ -7,7 +7,8 @@ One fixed KPC batch: the first ``--batch-size`` MATH train problems with their
 subjects. Every model is a ``MultiTaskModel`` (KPC head) on the shipped COMUS
 encoder: dense (``--adapter none``), and ReasonFormer with 5 skills of one layer
 (the MiniLM's top layer), depth 3: shared modules top-2 (the default), shared
-modules with all skills active, private modules top-2. A step is forward, loss,
+modules with all skills active, private modules top-2, and the default with
+``reasoning_checkpointing`` (the modules run again in the backward pass). A step is forward, loss,
 backward and AdamW, in training mode. After warm-up the models take turns step
 by step, the order rotating each repetition, so machine noise hits all alike.
 Prints total and trainable parameters and the median step time with its ratio
@@ -38,6 +39,7 @@ VARIANTS = {
     "ReasonFormer shared, top-2": {"adapter": "reasonformer"},
     "ReasonFormer shared, all skills": {"adapter": "reasonformer", "reasoning_top_k": 0},
     "ReasonFormer private, top-2": {"adapter": "reasonformer", "reasoning_modules": "private"},
+    "ReasonFormer shared, top-2, checkpointing": {"adapter": "reasonformer", "reasoning_checkpointing": True},
 }
 
 
