@@ -30,3 +30,18 @@ def start_model(tiny_encoder, tmp_path):
     directory = tmp_path / "start"
     tiny_encoder.save_pretrained(directory)
     return str(directory)
+
+
+@pytest.fixture
+def task_files(tmp_path, gsmplus, write):
+    """KPC (the bundled sample problems), QRC and SQR (from the GSM-Plus sample) task files, each its own dev
+    file: ``[(TaskConfig, train, dev)]``, what ``train_multitask`` takes."""
+    from mathgraph.samples import sample_problems
+    from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
+    from tasks.finetune import TaskConfig
+
+    kpc = write(tmp_path / "kpc.jsonl", [{"problem": r["problem"], "subject": r.get("subject", "Word problem")}
+                                         for r in sample_problems()])
+    qrc = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
+    sqr = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), seed=0))
+    return [(TaskConfig("kpc"), kpc, kpc), (TaskConfig("qrc"), qrc, qrc), (TaskConfig("sqr"), sqr, sqr)]

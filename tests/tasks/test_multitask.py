@@ -5,8 +5,6 @@ from collections import Counter
 import pytest
 import torch
 
-from mathgraph.samples import sample_problems
-from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
 from tasks.evaluation import evaluate_directory
 from tasks.finetune import TaskConfig
 from tasks.task_types import get_task
@@ -14,15 +12,6 @@ from tasks.trainer import TrainingArguments
 from tasks.multitask import (
     MultiTaskConfig, MultiTaskModel, TaskMixingSampler, parse_task_spec, train_multitask,
 )
-
-
-@pytest.fixture
-def task_files(tmp_path, gsmplus, write):
-    kpc = write(tmp_path / "kpc.jsonl", [{"problem": r["problem"], "subject": r.get("subject", "Word problem")}
-                                         for r in sample_problems()])
-    qrc = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
-    sqr = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), seed=0))
-    return [(TaskConfig("kpc"), kpc, kpc), (TaskConfig("qrc"), qrc, qrc), (TaskConfig("sqr"), sqr, sqr)]
 
 
 def test_proportional_sampling_visits_every_example_once_per_epoch():

@@ -6,12 +6,9 @@ import pytest
 import torch
 
 from models.reasoning import skill_routing_loss
-from tasks.finetune import TaskConfig
 from tasks.multitask import MultiTaskConfig, MultiTaskModel, train_multitask
 from tasks.reasoning_pretraining import SKILL_PRETRAINING_DIR, skill_sources
 from tasks.trainer import TRAINING_LOG, TrainingArguments
-
-from tests.tasks.test_multitask import task_files  # noqa: F401  (the fixture)
 
 TEXTS = ["Find $x$ if $2x+1=5$.", "Tom has 3 apples and buys 4 more. How many apples does he have?"]
 
@@ -62,7 +59,7 @@ def test_skill_routes_weights_and_stop_gates(tiny_encoder):
         model.skill_routes(["  "])
 
 
-def test_skill_pretraining_lowers_the_routing_loss_then_adaptation_trains_the_tasks(start_model, task_files,  # noqa: F811
+def test_skill_pretraining_lowers_the_routing_loss_then_adaptation_trains_the_tasks(start_model, task_files,
                                                                                      tmp_path):
     output = tmp_path / "reasonformer"
     args = TrainingArguments(output_dir=str(output), epochs=1, batch_size=4, learning_rate=3e-3, log_every=1)
