@@ -74,24 +74,18 @@ def main() -> None:
 
     def step(name: str) -> float:
         model, optimizer = models[name], optimizers[name]
-        _sync(device)
+        sync(device)
         start = time.perf_counter()
         logits, aux = model(batch)
         loss = nn.functional.cross_entropy(logits, labels) + aux
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        _sync(device)
+        sync(device)
         return time.perf_counter() - start
 
     names = [name for name, _ in VARIANTS]
-    for _ in range(args.warmup):
-        for name in names:
-            step(name)
-    times = {name: [] for name in names}
-    for rep in range(args.repeats):
-        for name in names[rep % len(names):] + names[: rep % len(names)]:
-            times[name].append(step(name))
+    times = interleaved_step_times(step, names, args.warmup, args.repeats)
 
     real_tokens = int(batch["attention_mask"].sum())
     machine = platform.processor() or platform.machine()
@@ -111,7 +105,22 @@ def main() -> None:
         print(f"  layer {i}: {moe.last_routing.tokens_per_expert.tolist()}")
 
 
-def _sync(device: torch.device) -> None:
+def interleaved_step_times(step, names: list[str], warmup: int, repeats: int) -> dict[str, list[float]]:
+    """``step(name) -> seconds`` for every model ``name``: ``warmup`` untimed rounds, then ``repeats`` timed
+    ones, the models taking turns step by step with the order rotating each round, so machine noise hits
+    all alike."""
+    for _ in range(warmup):
+        for name in names:
+            step(name)
+    times = {name: [] for name in names}
+    for rep in range(repeats):
+        for name in names[rep % len(names):] + names[: rep % len(names)]:
+            times[name].append(step(name))
+    return times
+
+
+def sync(device: torch.device) -> None:
+    """Wait for the device's queued work (CUDA), so a wall-clock time covers it."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 

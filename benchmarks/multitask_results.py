@@ -109,12 +109,6 @@ def main() -> None:
         }
         print(variant, json.dumps(results[variant]["test"]), flush=True)
         results_path.write_text(json.dumps(results, indent=1))
-    for variant, result in results.items():  # records written before the intervals were: evaluate them again
-        if any(f"{MAIN_METRIC[t]}_ci95" not in result["test"][t] for t in TASKS):
-            output = work / "multitask" / variant
-            result["test"] = {task: evaluate_with_interval(task, output / task if variant in ("single", "tfidf")
-                                                           else output, files[task]["test"]) for task in TASKS}
-            results_path.write_text(json.dumps(results, indent=1))
     print_table(results, files, args)
 
 

@@ -24,7 +24,12 @@ import statistics
 import time
 from pathlib import Path
 
+import sys
+
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from moe_step_time import interleaved_step_times, sync  # noqa: E402
 
 from models.encoder import MathEncoder
 from tasks.finetune import TaskCollator, TaskConfig
@@ -69,23 +74,17 @@ def main() -> None:
 
     def step(name: str) -> float:
         model, optimizer = models[name], optimizers[name]
-        _sync(device)
+        sync(device)
         start = time.perf_counter()
         loss = model(batch)["loss"]
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        _sync(device)
+        sync(device)
         return time.perf_counter() - start
 
     names = list(VARIANTS)
-    for _ in range(args.warmup):
-        for name in names:
-            step(name)
-    times = {name: [] for name in names}
-    for rep in range(args.repeats):
-        for name in names[rep % len(names):] + names[: rep % len(names)]:
-            times[name].append(step(name))
+    times = interleaved_step_times(step, names, args.warmup, args.repeats)
 
     machine = platform.processor() or platform.machine()
     print(f"torch {torch.__version__}, {device}, {torch.get_num_threads()} threads, {machine}")
@@ -100,11 +99,6 @@ def main() -> None:
         trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
         print(f"| {name} | {total / 1e6:.1f} M | {trainable / 1e6:.1f} M | {median * 1e3:.0f} | "
               f"{min(times[name]) * 1e3:.0f} | {max(times[name]) * 1e3:.0f} | {median / dense:.3f} |")
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def _arguments() -> argparse.Namespace:

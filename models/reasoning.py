@@ -169,6 +169,7 @@ class ReasoningModule(nn.Module):
 
     @property
     def layers(self) -> nn.ModuleList:
+        """The module's Transformer layers, in order."""
         return getattr(self, PRETRAINED_LAYERS_NAME)
 
     def forward(self, states: torch.Tensor, additive_mask: torch.Tensor, step: int) -> torch.Tensor:
@@ -280,9 +281,10 @@ class ReasoningModules(nn.Module):
             if step in self.forced_stop:
                 gate = torch.full_like(gate, self.forced_stop[step])
             states = states + gate[:, None, None].to(states.dtype) * (update - states)
-            for values, value in zip((trace.probabilities, trace.chosen, trace.weights, trace.stop_gates),
-                                     (probabilities, top.indices, weights, gate)):
-                values.append(value)
+            trace.probabilities.append(probabilities)
+            trace.chosen.append(top.indices)
+            trace.weights.append(weights)
+            trace.stop_gates.append(gate)
         self.last_trace = trace
         return states
 

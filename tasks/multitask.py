@@ -179,6 +179,7 @@ class SkillRoutes:
 
     @property
     def depth(self) -> int:
+        """Reasoning steps."""
         return len(self.stop_gates[0])
 
     def mean_weights(self) -> list[list[float]]:

@@ -121,3 +121,15 @@ def test_a_reasonformer_stored_as_a_delta_from_its_start_encoder_loads_the_same(
     loaded = MultiTaskModel.from_pretrained(tmp_path / "delta", base=MathEncoder.from_pretrained(start_model))
     batch = tiny_encoder.collator(tiny_encoder.parse(TEXTS))
     assert torch.allclose(loaded.vectors(0, batch), model.vectors(0, batch), atol=1e-3)  # fp16 delta
+
+
+def test_skill_routes_summaries_against_hand_computation():
+    from tasks.multitask import SkillRoutes
+
+    routes = SkillRoutes("kpc", ["a", "b"], ["general", "knowledge", "relation"],
+                         weights=[[[0.75, 0.25, 0.0], [0.5, 0.0, 0.5]], [[0.25, 0.75, 0.0], [1.0, 0.0, 0.0]]],
+                         stop_gates=[[0.2, 0.6], [0.4, 0.0]])
+    assert routes.depth == 2
+    assert torch.allclose(torch.tensor(routes.mean_weights()), torch.tensor([[0.5, 0.5, 0.0], [0.75, 0.0, 0.25]]))
+    assert routes.activation_rates() == [[1.0, 1.0, 0.0], [1.0, 0.0, 0.5]]
+    assert routes.mean_stop_gates() == pytest.approx([0.3, 0.3])
