@@ -49,6 +49,25 @@ def tree_layout(graph: "MathSyntaxGraph") -> dict[int, tuple[float, float]]:
     return positions
 
 
+def node_colour(node) -> str:
+    """The fill ``draw_graph`` gives a node: its kind's colour, or red for an operator-tree error node."""
+    return ERROR_COLOUR if node.opt_type == "E" else KIND_COLOURS[node.kind]
+
+
+def graph_layout(graph: "MathSyntaxGraph") -> dict:
+    """The picture ``draw_graph`` draws, as JSON for an interactive viewer (``mathgraph serve``'s page):
+    ``{"nodes": [{id, label, kind, colour, x, y, span?}], "edges": [{src, dst, relation}]}`` with
+    ``tree_layout``'s positions (x = leaf column, y = -depth) and ``node_colour``'s fills."""
+    positions = tree_layout(graph)
+    nodes = []
+    for node in graph.nodes:
+        x, y = positions[node.id]
+        nodes.append({"id": node.id, "label": node.label, "kind": node.kind, "colour": node_colour(node), "x": x,
+                      "y": y, **({"span": list(node.span)} if node.span is not None else {})})
+    edges = [{"src": e.src, "dst": e.dst, "relation": e.relation} for e in graph.edges]
+    return {"nodes": nodes, "edges": edges}
+
+
 def draw_graph(
     graph: "MathSyntaxGraph",
     path: str | PathLike | None = None,
@@ -86,9 +105,8 @@ def draw_graph(
 
     for node in graph.nodes:
         x, y = positions[node.id]
-        colour = ERROR_COLOUR if node.opt_type == "E" else KIND_COLOURS[node.kind]
         ax.text(x, y, _short(node.label), fontsize=7, ha="center", va="center", zorder=3,
-                bbox={"boxstyle": "round,pad=0.3", "fc": colour, "ec": "#333333", "lw": 0.5})
+                bbox={"boxstyle": "round,pad=0.3", "fc": node_colour(node), "ec": "#333333", "lw": 0.5})
 
     ax.set_xlim(-0.8, width - 0.2)
     ax.set_ylim(-depth + 0.4, 0.6)

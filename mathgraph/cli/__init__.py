@@ -25,6 +25,7 @@
     mathgraph search --index INDEX --queries QUERIES.jsonl|QUERIES.txt [--text-field problem] [--output HITS.jsonl]
     mathgraph refine --problems F.jsonl --index INDEX --llm PATH|URL|smollm2 [--drafts F] [--stages 3] [--iterations T] --output OUT.jsonl
     mathgraph routes --model DIR "TEXT" [--task kpc] [--output routes.html|routes.png]
+    mathgraph serve [--model DIR] [--index INDEX] [--host 127.0.0.1] [--port 8000] [--max-text-chars N] [--max-batch N]
 
 Building the parser imports no model code: each command imports torch, transformers or spaCy
 inside its ``run_*`` function, so ``mathgraph --help`` and ``mathgraph samples`` start at once.

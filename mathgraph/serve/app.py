@@ -1,0 +1,185 @@
+"""The ASGI application of ``mathgraph serve``: JSON endpoints under ``/api`` and the page at ``/``.
+
+=================================  ==========================================================
+``GET  /api/health``               what is loaded (model, tasks, index) and the limits
+``POST /api/parse``                graphs as ``mathgraph parse --format json`` (and layouts)
+``POST /api/draw``                 one graph drawn as ``mathgraph parse --draw x.svg``
+``POST /api/encode``               vectors as ``mathgraph encode``
+``POST /api/predict/{task}``       results as ``mathgraph predict TASK --format json``
+``POST /api/search``               hits as ``mathgraph search --format json``
+``GET  /api/openapi.json``         the OpenAPI schema
+=================================  ==========================================================
+
+Errors are JSON ``{"detail": ...}``: 422 for a body that does not fit its schema
+(an empty text, a wrong field) or an input the task cannot read, 404 for a task
+the model does not predict or a search without an index, 413 for a request over
+a limit (body bytes, texts in a batch, characters in a text, k).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from mathgraph import __version__
+from mathgraph.serve.schemas import DrawRequest, EncodeRequest, PairInput, ParseRequest, PredictRequest, SearchRequest
+from mathgraph.serve.service import Limits, Service
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
+    """The application serving ``service``'s loaded models under ``limits`` (default ``Limits()``)."""
+    limits = limits or Limits()
+    app = FastAPI(title="mathgraph", version=__version__, openapi_url="/api/openapi.json",
+                  docs_url=None, redoc_url=None,  # both load their scripts from a CDN; the schema is enough
+                  description="Math syntax graphs, encodings, task predictions and similar-problem search.")
+    app.add_middleware(RequestSizeLimit, max_bytes=limits.max_request_bytes)
+    app.state.service, app.state.limits = service, limits
+
+    @app.exception_handler(ValueError)
+    def unreadable_input(request: Request, error: ValueError) -> JSONResponse:
+        # the library's errors for an input it cannot read (tasks.task_io.InputError and the like)
+        return JSONResponse({"detail": str(error)}, status_code=422)
+
+    @app.get("/api/health")
+    def health() -> dict:
+        """The server is up: what it has loaded, and its limits."""
+        return {"status": "ok", "version": __version__, **service.describe(), "limits": asdict(limits)}
+
+    @app.post("/api/parse")
+    def parse(request: ParseRequest) -> dict:
+        """Math syntax graphs of ``texts``, in order (each as ``MathSyntaxGraph.to_dict``); with ``layout``,
+        also ``layouts``: each graph's node positions and colours, as ``draw`` lays them out."""
+        _check_texts(limits, request.texts)
+        graphs = service.parse(request.texts, bare_arithmetic=request.bare_arithmetic)
+        result = {"graphs": [graph.to_dict() for graph in graphs]}
+        if request.layout:
+            from mathgraph.draw import graph_layout
+
+            result["layouts"] = [graph_layout(graph) for graph in graphs]
+        return result
+
+    @app.post("/api/draw", response_class=Response, responses={200: {"content": {"image/svg+xml": {}}}})
+    def draw(request: DrawRequest) -> Response:
+        """One problem's graph as an SVG picture (nodes coloured by kind, relation names on the edges)."""
+        _check_texts(limits, [request.text])
+        return Response(service.draw_svg(request.text, relations=request.relations), media_type="image/svg+xml")
+
+    @app.post("/api/encode")
+    def encode(request: EncodeRequest) -> dict:
+        """One vector per text (``mode``: fused, text or graph)."""
+        _check_texts(limits, request.texts)
+        vectors = service.encode(request.texts, mode=request.mode)
+        return {"mode": request.mode, "dimension": int(vectors.shape[1]), "vectors": vectors.tolist()}
+
+    @app.post("/api/predict/{task}")
+    def predict(task: str, request: PredictRequest) -> dict:
+        """The model's results for each input: ``{label, probabilities}`` for KPC, QRC and QAM, ``{scores,
+        ranking}`` of the candidates for SQR."""
+        if task not in service.predictors:
+            raise HTTPException(404, f"no task {task!r}: this model predicts {', '.join(service.predictors)}")
+        inputs = [_task_input(item) for item in request.inputs]
+        _check_texts(limits, [text for item in inputs for text in _texts_of(item)], batch=len(inputs))
+        for item in inputs:
+            if isinstance(item, tuple) and isinstance(item[1], list) and len(item[1]) > limits.max_batch:
+                raise HTTPException(413, f"{len(item[1])} candidates in one input; this server takes at most "
+                                         f"{limits.max_batch} (--max-batch)")
+        return {"task": task, "results": service.predict(task, inputs)}
+
+    @app.post("/api/search")
+    def search(request: SearchRequest) -> dict:
+        """The ``k`` index rows most similar to each query, best first: ``{rank, index, score, row}``."""
+        if service.index is None:
+            raise HTTPException(404, "no search index: start the server with --index DIR")
+        _check_texts(limits, request.queries)
+        if request.k > limits.max_k:
+            raise HTTPException(413, f"k={request.k}; this server returns at most {limits.max_k} results a query")
+        hits = service.search(request.queries, k=request.k, hybrid=request.hybrid)
+        return {"results": [{"query": query, "hits": [{"rank": rank, **hit.to_dict()}
+                                                      for rank, hit in enumerate(query_hits, 1)]}
+                            for query, query_hits in zip(request.queries, hits)]}
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    return app
+
+
+def _task_input(item):
+    """A request input in the shape the predictors take (``tasks.task_io``): a text, a pair or
+    ``(query, candidates)``; whether it fits the task is checked by the predictor (a 422 if not)."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, PairInput):
+        return item.text_a, item.text_b
+    return item.query, list(item.candidates)
+
+
+def _texts_of(item) -> list[str]:
+    if isinstance(item, str):
+        return [item]
+    first, second = item
+    return [first, *second] if isinstance(second, list) else [first, second]
+
+
+def _check_texts(limits: Limits, texts: list[str], batch: int | None = None) -> None:
+    """413 for a batch of more than ``max_batch`` items or a text over ``max_text_chars``."""
+    batch = len(texts) if batch is None else batch
+    if batch > limits.max_batch:
+        raise HTTPException(413, f"{batch} items in one request; this server takes at most {limits.max_batch} "
+                                 "(--max-batch)")
+    for i, text in enumerate(texts):
+        if len(text) > limits.max_text_chars:
+            raise HTTPException(413, f"text {i} has {len(text)} characters; this server takes at most "
+                                     f"{limits.max_text_chars} (--max-text-chars)")
+
+
+class RequestSizeLimit:
+    """ASGI middleware: a request body over ``max_bytes`` gets a 413 before any endpoint reads it.
+
+    A declared ``Content-Length`` over the limit is refused at once; otherwise the body is read (at most
+    ``max_bytes`` of it are kept) and handed on, so a chunked body without a length is limited too."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_bytes:
+                await self._refuse(scope, receive, send)
+                return
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if replayed:  # after the body, the app waits here for a disconnect
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, scope, receive, send) -> None:
+        response = JSONResponse({"detail": f"the request body is over this server's limit of {self.max_bytes} "
+                                           "bytes (--max-request-bytes)"}, status_code=413)
+        await response(scope, receive, send)

@@ -1,0 +1,162 @@
+"""What ``mathgraph serve`` keeps loaded, and the one lock its model work runs under.
+
+A ``Service`` loads the task models, the encoder and the search index once, at
+start, and answers the endpoints' questions with the library's own functions
+(the same ones the CLI commands call, so a served answer equals the CLI's).
+
+Requests are served concurrently, but model work (parsing, encoding,
+predicting, searching, drawing) runs one call at a time under ``Service.lock``:
+Hugging Face fast tokenizers raise "Already borrowed" when two threads use one
+tokenizer, matplotlib's pyplot is not thread-safe, and a torch forward pass
+already uses every core, so running two at once would not be faster here.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from os import PathLike
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+SHIPPED_MODEL = "shipped"  # what ``describe`` calls the model when --model is left out
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Request limits (``mathgraph serve --max-...``); a request over one gets a 413 that names it."""
+
+    max_text_chars: int = 10_000  # characters in one text (a problem, a candidate, a query)
+    max_batch: int = 64  # texts, inputs or queries in one request
+    max_request_bytes: int = 1_000_000  # the request body
+    max_k: int = 100  # search results per query
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+
+
+class Service:
+    """The loaded models behind the endpoints: ``predictors`` ``{task: predictor}`` (each with
+    ``predict(inputs)``), the ``encoder`` of ``encode`` (a ``MathEncoder``) and an optional search ``index``
+    (a ``SearchIndex`` with its encoder). Every method runs under ``self.lock`` (see the module docstring)."""
+
+    def __init__(self, predictors: dict, encoder, index=None, model_name: str = SHIPPED_MODEL,
+                 index_path: str | None = None, hybrid: dict[str, bool] | None = None):
+        self.predictors, self.encoder, self.index = dict(predictors), encoder, index
+        self.model_name, self.index_path = model_name, index_path
+        self.hybrid = dict(hybrid or {})
+        self.lock = threading.Lock()
+
+    # ------------------------------------------------------------- loading
+    @classmethod
+    def load(cls, model: str | PathLike | None = None, encoder: str | PathLike = "default",
+             index: str | PathLike | None = None, hybrid: bool | None = None, device: str | None = None) -> Service:
+        """Load everything once: the task models of ``model`` (a task or multi-task model directory; None:
+        the shipped multi-task model, fused with TF-IDF as ``mathgraph predict`` does, per ``hybrid``), the
+        ``encoder`` of ``encode`` (as ``mathgraph encode --model``) and the ``index`` (as ``mathgraph search``)."""
+        from models.encoder import MathEncoder
+        from tasks.retrieval import MathEncoderEmbedder, load_index
+
+        if model is not None and hybrid:
+            raise ValueError("--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model")
+        loaded_index = load_index(index, device=device) if index is not None else None  # damaged files first
+        predictors, fused = _shipped_predictors(hybrid) if model is None else (_directory_predictors(model, device), {})
+        embedder = loaded_index.embedder if loaded_index is not None else None
+        if isinstance(embedder, MathEncoderEmbedder) and embedder.source == str(encoder):
+            math_encoder = embedder.encoder  # the index was built with this encoder: one copy in memory
+        else:
+            math_encoder = MathEncoder.from_pretrained(encoder, device=device)
+        return cls(predictors, math_encoder, loaded_index, model_name=SHIPPED_MODEL if model is None else str(model),
+                   index_path=None if index is None else str(index), hybrid=fused)
+
+    # ------------------------------------------------------------- the endpoints' work
+    def parse(self, texts: Sequence[str], bare_arithmetic: bool = False) -> list:
+        """The math syntax graphs of ``texts`` (as ``mathgraph parse``)."""
+        from parsers.problem import parse_problems
+
+        with self.lock:
+            return list(parse_problems(list(texts), bare_arithmetic=bare_arithmetic))
+
+    def draw_svg(self, text: str, relations: bool = True) -> str:
+        """``text``'s graph drawn by ``mathgraph.draw.draw_graph``, as an SVG document."""
+        import matplotlib
+
+        matplotlib.use("Agg")  # no window, whatever the environment asks for
+        import matplotlib.pyplot as plt
+
+        from mathgraph.draw import draw_graph
+        from parsers.problem import parse_problem
+
+        with self.lock:
+            figure = draw_graph(parse_problem(text), show_relations=relations)
+            try:
+                buffer = io.StringIO()
+                figure.savefig(buffer, format="svg", bbox_inches="tight")
+            finally:
+                plt.close(figure)
+        return buffer.getvalue()
+
+    def encode(self, texts: Sequence[str], mode: str = "fused") -> "np.ndarray":
+        """Vectors of ``texts`` from the encoder (as ``mathgraph encode``), one row per text."""
+        with self.lock:
+            return self.encoder.encode(list(texts), mode=mode)
+
+    def predict(self, task: str, inputs: Sequence) -> list[dict]:
+        """Results of ``task``'s model for ``inputs`` (as ``mathgraph predict``); ``KeyError`` for a task
+        the model does not predict."""
+        predictor = self.predictors[task]
+        with self.lock:
+            return predictor.predict(list(inputs))
+
+    def search(self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None) -> list[list]:
+        """The ``k`` index rows nearest each query, best first (as ``mathgraph search``)."""
+        from tasks.retrieval import hybrid_search_weight
+
+        if self.index is None:
+            raise LookupError("no search index: start the server with --index DIR")
+        weight = hybrid_search_weight(hybrid)
+        with self.lock:
+            return self.index.search(list(queries), k=k, sparse_weight=weight)
+
+    def describe(self) -> dict:
+        """What is loaded, for the health endpoint and the page."""
+        from tasks.task_types import get_task
+
+        index = None if self.index is None else {"path": self.index_path, "rows": len(self.index),
+                                                 "text_field": self.index.text_field}
+        tasks = [{"name": task, "input": get_task(task).tfidf_kind, "hybrid": self.hybrid.get(task, False)}
+                 for task in self.predictors]
+        return {"model": self.model_name, "tasks": tasks, "encoder_dimension": self.encoder.dimension("fused"),
+                "index": index}
+
+
+def _shipped_predictors(hybrid: bool | None) -> tuple[dict, dict[str, bool]]:
+    """The shipped multi-task model's heads, each fused with its TF-IDF baseline where ``hybrid`` (or, for
+    None, dev) says so, and which are fused."""
+    from tasks.hybrid import HybridPredictor
+    from tasks.release import shipped_parts, shipped_predictor
+
+    parts = shipped_parts()
+    predictors = {task: shipped_predictor(task, hybrid=hybrid, parts=parts) for task in parts[0].config.task_names}
+    return predictors, {task: isinstance(p, HybridPredictor) for task, p in predictors.items()}
+
+
+def _directory_predictors(directory: str | PathLike, device: str | None) -> dict:
+    """``{task: predictor}`` of a task model (its one task) or a multi-task model (every head)."""
+    from models.comus import CheckpointError
+    from tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
+
+    kind = model_type(directory)
+    if kind not in (TASK_MODEL, MULTITASK_MODEL):
+        raise CheckpointError(f"{directory} holds {describe(kind)}; --model takes a task model or a multi-task "
+                              "model (an encoder goes to --encoder, an index to --index)")
+    model = load_model(directory, device=device)
+    if kind == TASK_MODEL:
+        return {model.config.task: model}
+    return {task: model.for_task(task) for task in model.config.task_names}

@@ -1,0 +1,193 @@
+// The page of `mathgraph serve`: a problem in, its graph (Cytoscape.js, laid out and coloured as
+// mathgraph.draw lays out and colours it), the predictions of the tasks that read one problem, and the
+// index's most similar problems, each with the QRC relation the model sees between it and the problem.
+"use strict";
+
+const EXAMPLES = [
+  "What is the sum of the roots of $x^2-5x+6=0$?",
+  "In $\\triangle PQR,$ the sum of $\\angle P$ and $\\angle Q$ is $60^\\circ.$ What is the measure of $\\angle R?$",
+  "A shop sells 3 pens for $2. How much do 12 pens cost?",
+];
+const KIND_NAMES = { root: "root", word: "word", math: "[MATH]", formula: "formula" };
+const X_STEP = 70, Y_STEP = 80;  // pixels per leaf column and per level of mathgraph.draw's tree layout
+
+const page = { health: null, cy: null, text: "" };  // window.mathgraphPage: the end-to-end test reads it
+window.mathgraphPage = page;
+
+const $ = (id) => document.getElementById(id);
+
+function element(tag, attributes = {}, text = "") {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  node.textContent = text;  // never innerHTML: problems and index rows are untrusted text
+  return node;
+}
+
+// A failed request's detail as one line: a string, or FastAPI's list of {loc, msg}.
+function describe(detail, status) {
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail)) return detail.map((d) => `${d.loc.slice(1).join(".")}: ${d.msg}`).join("; ");
+  return `the server answered ${status}`;
+}
+
+async function api(path, body) {
+  const options = body === undefined ? {} : {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  const response = await fetch(path, options);
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(describe(data.detail, response.status));
+  return data;
+}
+
+function showError(message) {
+  $("error").hidden = !message;
+  $("error").textContent = message || "";
+}
+
+function tasksReading(input) {
+  return page.health ? page.health.tasks.filter((t) => t.input === input).map((t) => t.name) : [];
+}
+
+// ---------------------------------------------------------------- the graph
+function showSource(text, span) {
+  const source = $("source");
+  source.replaceChildren();
+  if (!span) { source.textContent = text; return; }
+  source.append(text.slice(0, span[0]), element("mark", {}, text.slice(span[0], span[1])), text.slice(span[1]));
+}
+
+function drawGraph(layout) {
+  const elements = [
+    ...layout.nodes.map((n) => ({ group: "nodes", data: { id: String(n.id), label: n.label, kind: n.kind,
+      colour: n.colour, span: n.span || null }, position: { x: n.x * X_STEP, y: -n.y * Y_STEP } })),
+    ...layout.edges.map((e) => ({ group: "edges", data: { id: `e${e.src}-${e.dst}`, source: String(e.src),
+      target: String(e.dst), relation: e.relation.split(":").pop() } })),
+  ];
+  if (page.cy) page.cy.destroy();
+  page.cy = cytoscape({
+    container: $("graph"), elements, layout: { name: "preset", padding: 20 },
+    minZoom: 0.1, maxZoom: 4, wheelSensitivity: 0.3, boxSelectionEnabled: false, autoungrabify: true,
+    style: [
+      { selector: "node", style: { "shape": "round-rectangle", "background-color": "data(colour)",
+        "border-width": 1, "border-color": "#333", "label": "data(label)", "font-size": 11,
+        "text-valign": "center", "text-halign": "center", "width": "label", "height": 18, "padding": "5px" } },
+      { selector: "node.hovered", style: { "border-width": 3, "border-color": "#e09f00" } },
+      { selector: "edge", style: { "width": 1, "line-color": "#777", "target-arrow-color": "#777",
+        "target-arrow-shape": "triangle", "arrow-scale": 0.7, "curve-style": "straight", "label": "data(relation)",
+        "font-size": 8, "color": "#333", "text-background-color": "#fff", "text-background-opacity": 0.8,
+        "min-zoomed-font-size": 7 } },
+    ],
+  });
+  page.cy.on("mouseover", "node", (event) => {
+    event.target.addClass("hovered");
+    showSource(page.text, event.target.data("span"));
+  });
+  page.cy.on("mouseout", "node", (event) => {
+    event.target.removeClass("hovered");
+    showSource(page.text, null);
+  });
+  $("graph").dataset.nodeCount = String(layout.nodes.length);
+}
+
+function drawLegend(layout) {
+  const colours = {};
+  for (const node of layout.nodes) if (!(node.kind in colours)) colours[node.kind] = node.colour;
+  $("legend").replaceChildren(...Object.keys(KIND_NAMES).filter((k) => k in colours).map((kind) => {
+    const swatch = element("span", { class: "swatch" }, KIND_NAMES[kind]);
+    swatch.style.background = colours[kind];
+    return swatch;
+  }));
+}
+
+// ---------------------------------------------------------------- predictions and similar problems
+function probabilityBars(probabilities, top = 5) {
+  return Object.entries(probabilities).sort((a, b) => b[1] - a[1]).slice(0, top).map(([label, p]) => {
+    const bar = element("div", { class: "bar" });
+    const fill = element("div", { class: "fill" });
+    fill.style.width = `${(100 * p).toFixed(1)}%`;
+    const track = element("div");
+    track.append(fill);
+    bar.append(element("span", {}, label), track, element("span", { class: "value" }, p.toFixed(3)));
+    return bar;
+  });
+}
+
+async function showPredictions(text) {
+  const tasks = tasksReading("single");
+  const box = $("predictions");
+  if (!tasks.length) { box.replaceChildren(element("p", { class: "muted" }, "This model has no task that reads one problem.")); return; }
+  const answers = await Promise.all(tasks.map((task) => api(`/api/predict/${task}`, { inputs: [text] })));
+  box.replaceChildren(...answers.map(({ task, results: [result] }) => {
+    const block = element("div", { class: "task", "data-task": task });
+    const heading = element("h3", {}, `${task.toUpperCase()}: `);
+    heading.append(element("span", { class: "label" }, result.label));
+    block.append(heading, ...probabilityBars(result.probabilities));
+    return block;
+  }));
+}
+
+async function showSimilar(text) {
+  const list = $("similar");
+  if (!page.health || !page.health.index) {
+    list.replaceChildren(element("li", { class: "muted" }, "No index loaded (start the server with --index DIR)."));
+    return;
+  }
+  const { results: [{ hits }] } = await api("/api/search", { queries: [text], k: 5 });
+  const field = page.health.index.text_field;
+  const relations = tasksReading("pair").includes("qrc") && hits.length
+    ? (await api("/api/predict/qrc", { inputs: hits.map((h) => ({ text_a: text, text_b: String(h.row[field]) })) })).results
+    : [];
+  list.replaceChildren(...hits.map((hit, i) => {
+    const item = element("li");
+    item.append(element("span", { class: "score" }, `${hit.score.toFixed(3)}  `), String(hit.row[field]));
+    if (relations[i]) {
+      const p = relations[i].probabilities[relations[i].label];
+      item.append(element("div", { class: "relation" }, `QRC relation: ${relations[i].label} (${p.toFixed(3)})`));
+    }
+    return item;
+  }));
+}
+
+// ---------------------------------------------------------------- the flow
+async function analyse() {
+  const text = $("problem").value;
+  if (!text.trim()) { showError("Type or paste a problem first."); return; }
+  showError("");
+  $("analyse").disabled = true;
+  try {
+    const { graphs: [graph], layouts: [layout] } = await api("/api/parse", { texts: [text], layout: true });
+    page.text = graph.text;
+    showSource(page.text, null);
+    drawGraph(layout);
+    drawLegend(layout);
+    const panels = await Promise.allSettled([showPredictions(text), showSimilar(text)]);
+    const failed = panels.find((p) => p.status === "rejected");
+    if (failed) showError(failed.reason.message);
+  } catch (error) {
+    showError(error.message);
+  } finally {
+    $("analyse").disabled = false;
+  }
+}
+
+async function start() {
+  $("analyse").addEventListener("click", analyse);
+  $("problem").addEventListener("keydown", (event) => { if (event.key === "Enter" && event.ctrlKey) analyse(); });
+  $("fit").addEventListener("click", () => page.cy && page.cy.fit(undefined, 20));
+  $("examples").append(...EXAMPLES.map((example, i) => {
+    const button = element("button", { type: "button", title: example }, `example ${i + 1}`);
+    button.addEventListener("click", () => { $("problem").value = example; analyse(); });
+    return button;
+  }));
+  try {
+    page.health = await api("/api/health");
+    const index = page.health.index ? `, index of ${page.health.index.rows} problems` : ", no index";
+    $("server-status").textContent =
+      `${page.health.model} model (${page.health.tasks.map((t) => t.name).join(", ")})${index}`;
+  } catch (error) {
+    $("server-status").textContent = "server unreachable";
+    showError(error.message);
+  }
+}
+
+start();

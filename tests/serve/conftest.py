@@ -1,0 +1,30 @@
+"""The served models, loaded once: the shipped multi-task model and an index of 40 bundled MATH problems."""
+
+import json
+
+import pytest
+
+from mathgraph.samples import SAMPLE_PATH
+
+KPC_SAMPLE = SAMPLE_PATH.parent / "kpc_sample.jsonl"
+INDEXED_ROWS = 40
+
+
+@pytest.fixture(scope="session")
+def index_dir(tmp_path_factory):
+    """A search index (``mathgraph index build``, shipped encoder) of the first 40 KPC sample problems."""
+    from tasks.retrieval import build_index_from_file
+
+    rows = [json.loads(line) for line in KPC_SAMPLE.read_text(encoding="utf-8").splitlines()[:INDEXED_ROWS]]
+    corpus = tmp_path_factory.mktemp("serve") / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    output = corpus.parent / "index"
+    build_index_from_file(corpus, model="default", output=output)
+    return output
+
+
+@pytest.fixture(scope="session")
+def service(index_dir):
+    from mathgraph.serve.service import Service
+
+    return Service.load(index=index_dir)

@@ -1,0 +1,90 @@
+"""``mathgraph serve``'s service and app without a real model (fast): model work runs one call at a time
+while requests run in parallel, the limits are checked, a search without an index is a 404."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from mathgraph.serve.app import create_app
+from mathgraph.serve.service import Limits, Service
+
+
+class OverlapRecorder:
+    """A KPC 'predictor' that takes a while and records how many calls ever ran at once."""
+
+    def __init__(self):
+        self.running, self.most, self.guard = 0, 0, threading.Lock()
+
+    def predict(self, inputs, batch_size=32):
+        with self.guard:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.05)
+        with self.guard:
+            self.running -= 1
+        return [{"label": "Algebra", "probabilities": {"Algebra": 1.0}, "text": text} for text in inputs]
+
+
+class FixedEncoder:
+    def dimension(self, mode="fused"):
+        return 3
+
+    def encode(self, texts, mode="fused"):
+        return np.array([[len(text), 0.0, 1.0] for text in texts], dtype=np.float32)
+
+
+@pytest.fixture
+def recorder():
+    return OverlapRecorder()
+
+
+@pytest.fixture
+def client(recorder):
+    service = Service({"kpc": recorder}, FixedEncoder(), model_name="fake")
+    with TestClient(create_app(service, Limits(max_request_bytes=1000))) as client:
+        yield client
+
+
+def test_parallel_requests_run_the_model_one_call_at_a_time(client, recorder):
+    texts = [f"problem {i}" for i in range(8)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        started = time.perf_counter()
+        answers = list(pool.map(lambda t: client.post("/api/predict/kpc", json={"inputs": [t]}).json(), texts))
+        elapsed = time.perf_counter() - started
+    assert [a["results"][0]["text"] for a in answers] == texts  # each request got its own answer
+    assert recorder.most == 1  # never two model calls at once
+    assert elapsed >= 8 * 0.05  # so the eight calls took turns
+
+
+def test_health_of_a_server_without_an_index(client):
+    health = client.get("/api/health").json()
+    assert health["model"] == "fake" and health["index"] is None
+    assert health["tasks"] == [{"name": "kpc", "input": "single", "hybrid": False}]
+
+
+def test_search_without_an_index_is_a_404_that_says_how_to_get_one(client):
+    response = client.post("/api/search", json={"queries": ["x"]})
+    assert response.status_code == 404 and "--index DIR" in response.json()["detail"]
+
+
+def test_encode_returns_the_vectors_as_lists(client):
+    answer = client.post("/api/encode", json={"texts": ["ab", "abcd"]}).json()
+    assert answer == {"mode": "fused", "dimension": 3, "vectors": [[2.0, 0.0, 1.0], [4.0, 0.0, 1.0]]}
+
+
+def test_a_request_exactly_at_the_byte_limit_passes_and_one_byte_more_does_not(client):
+    prefix, suffix = b'{"texts": ["', b'"]}'
+    at_limit = prefix + b"x" * (1000 - len(prefix) - len(suffix)) + suffix
+    assert len(at_limit) == 1000
+    assert client.post("/api/encode", content=at_limit, headers={"Content-Type": "application/json"}).status_code == 200
+    over = at_limit.replace(b"x", b"xx", 1)
+    assert client.post("/api/encode", content=over, headers={"Content-Type": "application/json"}).status_code == 413
+
+
+def test_limits_must_be_positive():
+    with pytest.raises(ValueError, match="max_batch must be >= 1, got 0"):
+        Limits(max_batch=0)
