@@ -77,10 +77,12 @@ def run_serve(args: argparse.Namespace) -> int:
 def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host:port`` (port 0: a free one), or a ``ValueError`` saying why not."""
     try:
-        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-        listener = socket.socket(info[0], socket.SOCK_STREAM)
+        family, kind, protocol, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        # protocol IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on connections of such a listener, and
+        # without it every answer on a kept-alive connection waited 40 ms for a delayed ACK (Nagle)
+        listener = socket.socket(family, kind, protocol)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(info[4])
+        listener.bind(address)
         listener.listen(128)
     except OSError as err:
         reason = "the port is in use" if err.errno == errno.EADDRINUSE else err.strerror or str(err)

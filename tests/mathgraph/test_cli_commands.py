@@ -13,7 +13,7 @@ from mathgraph.cli import build_argument_parser, main
 from mathgraph.samples import sample_problems
 
 PROBLEMS = [row["problem"] for row in sample_problems()]
-HEAVY = ("torch", "transformers", "spacy", "stanza", "torch_geometric")
+HEAVY = ("torch", "transformers", "spacy", "stanza", "torch_geometric", "fastapi", "uvicorn")
 
 
 def help_of(capsys, *command):
@@ -69,7 +69,7 @@ def test_every_command_is_registered():
     parser = build_argument_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
     assert sorted(commands) == sorted(["parse", "vocab", "samples", "encode", "data", "pretrain", "train",
-                                       "evaluate", "predict", "index", "search", "refine", "routes"])
+                                       "evaluate", "predict", "index", "search", "refine", "routes", "serve"])
     train = next(a for a in commands["train"]._actions if a.dest == "task").choices
     assert list(train) == ["kpc", "qrc", "qam", "sqr", "multitask", "simcse"]
 
