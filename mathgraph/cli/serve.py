@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import socket
 import sys
 
@@ -48,6 +49,7 @@ def register(commands) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """``serve``: check the address, load the models, then serve until interrupted (Ctrl+C)."""
+    os.environ.setdefault("TQDM_DISABLE", "1")  # not a parsing bar per request in the log (tqdm reads it on import)
     try:
         import uvicorn
 

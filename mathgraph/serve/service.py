@@ -5,20 +5,23 @@ start, and answers the endpoints' questions with the library's own functions
 (the same ones the CLI commands call, so a served answer equals the CLI's).
 
 Requests are served concurrently, but model work (parsing, encoding,
-predicting, searching, drawing) runs one call at a time under ``Service.lock``:
-Hugging Face fast tokenizers raise "Already borrowed" when two threads use one
-tokenizer, matplotlib's pyplot is not thread-safe, and a torch forward pass
-already uses every core, so running two at once would not be faster here.
+predicting, searching, drawing) runs one call at a time under one
+``batching.ModelLock``: Hugging Face fast tokenizers raise "Already borrowed"
+when two threads use one tokenizer, matplotlib's pyplot is not thread-safe, and
+a torch forward pass already uses every core, so running two at once would not
+be faster here. Predict, encode and search requests that wait on the lock
+together run as one batch.
 """
 
 from __future__ import annotations
 
 import io
-import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from os import PathLike
 from typing import TYPE_CHECKING
+
+from mathgraph.serve.batching import ModelLock
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,14 +47,15 @@ class Limits:
 class Service:
     """The loaded models behind the endpoints: ``predictors`` ``{task: predictor}`` (each with
     ``predict(inputs)``), the ``encoder`` of ``encode`` (a ``MathEncoder``) and an optional search ``index``
-    (a ``SearchIndex`` with its encoder). Every method runs under ``self.lock`` (see the module docstring)."""
+    (a ``SearchIndex`` with its encoder). Every method's model work runs under ``self.model_lock`` (see the
+    module docstring)."""
 
     def __init__(self, predictors: dict, encoder, index=None, model_name: str = SHIPPED_MODEL,
                  index_path: str | None = None, hybrid: dict[str, bool] | None = None):
         self.predictors, self.encoder, self.index = dict(predictors), encoder, index
         self.model_name, self.index_path = model_name, index_path
         self.hybrid = dict(hybrid or {})
-        self.lock = threading.Lock()
+        self.model_lock = ModelLock()
 
     # ------------------------------------------------------------- loading
     @classmethod
@@ -80,7 +84,7 @@ class Service:
         """The math syntax graphs of ``texts`` (as ``mathgraph parse``)."""
         from parsers.problem import parse_problems
 
-        with self.lock:
+        with self.model_lock.lock:
             return list(parse_problems(list(texts), bare_arithmetic=bare_arithmetic))
 
     def draw_svg(self, text: str, relations: bool = True) -> str:
@@ -93,7 +97,7 @@ class Service:
         from mathgraph.draw import draw_graph
         from parsers.problem import parse_problem
 
-        with self.lock:
+        with self.model_lock.lock:
             figure = draw_graph(parse_problem(text), show_relations=relations)
             try:
                 buffer = io.StringIO()
@@ -104,15 +108,21 @@ class Service:
 
     def encode(self, texts: Sequence[str], mode: str = "fused") -> "np.ndarray":
         """Vectors of ``texts`` from the encoder (as ``mathgraph encode``), one row per text."""
-        with self.lock:
-            return self.encoder.encode(list(texts), mode=mode)
+        import numpy as np
+
+        rows = self.model_lock.run_batched(("encode", mode), texts, lambda batch: self.encoder.encode(batch, mode=mode))
+        return np.stack(rows)
 
     def predict(self, task: str, inputs: Sequence) -> list[dict]:
         """Results of ``task``'s model for ``inputs`` (as ``mathgraph predict``); ``KeyError`` for a task
-        the model does not predict."""
+        the model does not predict, ``tasks.task_io.InputError`` for an input it cannot read."""
+        from tasks.task_io import check_input
+        from tasks.task_types import get_task
+
         predictor = self.predictors[task]
-        with self.lock:
-            return predictor.predict(list(inputs))
+        for position, item in enumerate(inputs):  # before batching: an error names this request's input
+            check_input(get_task(task), item, position)
+        return self.model_lock.run_batched(("predict", task), inputs, predictor.predict)
 
     def search(self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None) -> list[list]:
         """The ``k`` index rows nearest each query, best first (as ``mathgraph search``)."""
@@ -121,8 +131,8 @@ class Service:
         if self.index is None:
             raise LookupError("no search index: start the server with --index DIR")
         weight = hybrid_search_weight(hybrid)
-        with self.lock:
-            return self.index.search(list(queries), k=k, sparse_weight=weight)
+        return self.model_lock.run_batched(("search", k, weight), queries,
+                                           lambda batch: self.index.search(batch, k=k, sparse_weight=weight))
 
     def describe(self) -> dict:
         """What is loaded, for the health endpoint and the page."""

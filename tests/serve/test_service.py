@@ -17,9 +17,10 @@ class OverlapRecorder:
     """A KPC 'predictor' that takes a while and records how many calls ever ran at once."""
 
     def __init__(self):
-        self.running, self.most, self.guard = 0, 0, threading.Lock()
+        self.running, self.most, self.guard, self.calls = 0, 0, threading.Lock(), []
 
     def predict(self, inputs, batch_size=32):
+        self.calls.append(len(inputs))
         with self.guard:
             self.running += 1
             self.most = max(self.most, self.running)
@@ -52,12 +53,29 @@ def client(recorder):
 def test_parallel_requests_run_the_model_one_call_at_a_time(client, recorder):
     texts = [f"problem {i}" for i in range(8)]
     with ThreadPoolExecutor(max_workers=8) as pool:
-        started = time.perf_counter()
         answers = list(pool.map(lambda t: client.post("/api/predict/kpc", json={"inputs": [t]}).json(), texts))
-        elapsed = time.perf_counter() - started
     assert [a["results"][0]["text"] for a in answers] == texts  # each request got its own answer
     assert recorder.most == 1  # never two model calls at once
-    assert elapsed >= 8 * 0.05  # so the eight calls took turns
+    # the requests that waited while the first call ran were run together, as one batch
+    assert sum(recorder.calls) == 8 and len(recorder.calls) < 8 and max(recorder.calls) > 1
+
+
+def test_a_batch_of_requests_hands_each_its_own_results_and_errors():
+    from mathgraph.serve.batching import ModelLock
+
+    lock = ModelLock()
+    assert lock.run_batched("double", [1, 2, 3], lambda items: [2 * x for x in items]) == [2, 4, 6]
+    with pytest.raises(RuntimeError, match="a batch of 2 items gave 1 results"):
+        lock.run_batched("broken", [1, 2], lambda items: items[:1])
+    with pytest.raises(ZeroDivisionError):
+        lock.run_batched("fails", [0], lambda items: [1 / x for x in items])
+    assert lock.batches == 3
+
+
+def test_a_bad_input_is_named_by_its_place_in_its_own_request(client):
+    response = client.post("/api/predict/kpc", json={"inputs": ["fine", {"text_a": "a", "text_b": "b"}]})
+    assert response.status_code == 422
+    assert response.json()["detail"] == "input 1: kpc takes one text (a str) per input, got a tuple of 2"
 
 
 def test_health_of_a_server_without_an_index(client):
