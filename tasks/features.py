@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from models.batching import ProblemBatch, ProblemCollator, ProblemFeatures, pair_features
 from parsers.graph_cache import parse_cached
 
+PROGRESS_MIN_TEXTS = 128  # FeatureStore shows a parsing bar by default for more new texts than this
+
 if TYPE_CHECKING:
     from models.encoder import MathEncoder
     from tasks.trainer import TrainingArguments
@@ -42,10 +44,11 @@ class FeatureStore:
         with_graphs: parse and build graph tensors (False: tokens only).
         graph_cache: ``parse_cached``'s ``cache`` argument.
         parse_workers: parser processes for the graphs not yet cached.
+        show_progress: a parsing bar; None (the default) shows one for more than ``PROGRESS_MIN_TEXTS``.
     """
 
     def __init__(self, collator: ProblemCollator, texts: Iterable[str], parser: str = "auto",
-                 with_graphs: bool = True, graph_cache=True, parse_workers: int = 1, show_progress: bool = True):
+                 with_graphs: bool = True, graph_cache=True, parse_workers: int = 1, show_progress: bool | None = None):
         self.collator, self.parser, self.with_graphs = collator, parser, with_graphs
         self.graph_cache, self.parse_workers = graph_cache, parse_workers
         self.index: dict[str | tuple[str, str], int] = {}
@@ -60,7 +63,7 @@ class FeatureStore:
         return cls(encoder.collator, texts, parser=encoder.parser, with_graphs=with_graphs,
                    graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
 
-    def add(self, texts: Iterable[str | tuple[str, str]], show_progress: bool = False) -> None:
+    def add(self, texts: Iterable[str | tuple[str, str]], show_progress: bool | None = False) -> None:
         """Build the features of the texts (and pairs) not stored yet."""
         new = [t for t in dict.fromkeys(texts) if t not in self.index]
         pairs = [t for t in new if isinstance(t, tuple)]
@@ -70,9 +73,11 @@ class FeatureStore:
         self.features.extend(pair_features(self.features[self.index[a]], self.features[self.index[b]])
                              for a, b in pairs)
 
-    def _add_texts(self, new: list[str], show_progress: bool) -> None:
+    def _add_texts(self, new: list[str], show_progress: bool | None) -> None:
         if not new:
             return
+        if show_progress is None:  # a bar for the parsing of a training set, not for a handful of inputs
+            show_progress = len(new) > PROGRESS_MIN_TEXTS
         if self.with_graphs:
             graphs = parse_cached(new, parser=self.parser, cache=self.graph_cache, n_process=self.parse_workers,
                                   show_progress=show_progress)

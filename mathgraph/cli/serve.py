@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import errno
-import os
+import logging
 import socket
 import sys
 
@@ -49,7 +49,6 @@ def register(commands) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """``serve``: check the address, load the models, then serve until interrupted (Ctrl+C)."""
-    os.environ.setdefault("TQDM_DISABLE", "1")  # not a parsing bar per request in the log (tqdm reads it on import)
     try:
         import uvicorn
 
@@ -68,6 +67,7 @@ def run_serve(args: argparse.Namespace) -> int:
     configure_threads(args.threads)
     service = Service.load(model=args.model, encoder=args.encoder, index=args.index, hybrid=args.hybrid,
                            device=args.device)
+    logging.getLogger("mathgraph").setLevel(logging.WARNING)  # not a graph-cache note per request in the log
     host, port = listener.getsockname()[:2]
     print(f"mathgraph serving {service.model_name} model ({', '.join(service.predictors)}) at "
           f"http://{'[' + host + ']' if ':' in host else host}:{port}/", file=sys.stderr, flush=True)

@@ -9,11 +9,6 @@ from mathgraph.cli.serve import bind
 from mathgraph.serve.service import Limits
 
 
-@pytest.fixture(autouse=True)
-def _restore_tqdm_setting(monkeypatch):
-    # `serve` turns tqdm's bars off for its process; monkeypatch takes the setting back after each test
-    monkeypatch.setenv("TQDM_DISABLE", "1")
-
 
 def test_the_limit_options_default_to_the_library_limits(capsys):
     assert main(["serve", "--help"]) == 0
