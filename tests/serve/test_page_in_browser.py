@@ -74,7 +74,7 @@ def browser(tmp_path_factory):
     # headless as root in a container; no background connections (this machine's network is closed)
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run", "--window-size=1400,1000",
+                 "--no-first-run", "--window-size=1400,1250",
                  f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=DriverService(CHROMEDRIVER), options=options)

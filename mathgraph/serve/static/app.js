@@ -9,7 +9,7 @@ const EXAMPLES = [
   "A shop sells 3 pens for $2. How much do 12 pens cost?",
 ];
 const KIND_NAMES = { root: "root", word: "word", math: "[MATH]", formula: "formula" };
-const X_STEP = 70, Y_STEP = 80;  // pixels per leaf column and per level of mathgraph.draw's tree layout
+const X_STEP = 70, Y_STEP = 60;  // pixels per leaf column and per level of mathgraph.draw's tree layout
 
 const page = { health: null, cy: null, text: "" };  // window.mathgraphPage: the end-to-end test reads it
 window.mathgraphPage = page;
