@@ -42,7 +42,8 @@ def register(commands) -> None:
                         help=f"bytes in a request body (default: {defaults.max_request_bytes})")
     limits.add_argument("--max-k", type=int, default=defaults.max_k,
                         help=f"search results per query (default: {defaults.max_k})")
-    serve.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: the CPU)")
+    serve.add_argument("--device", help="cpu, cuda, cuda:1 ... for --model, --encoder and the index's encoder "
+                                        "(default: the CPU; the shipped model runs on the CPU)")
     serve.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
     serve.set_defaults(run=run_serve)
 
