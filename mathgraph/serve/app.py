@@ -39,7 +39,6 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
                   docs_url=None, redoc_url=None,  # both load their scripts from a CDN; the schema is enough
                   description="Math syntax graphs, encodings, task predictions and similar-problem search.")
     app.add_middleware(RequestSizeLimit, max_bytes=limits.max_request_bytes)
-    app.state.service, app.state.limits = service, limits
 
     @app.exception_handler(ValueError)
     def unreadable_input(request: Request, error: ValueError) -> JSONResponse:
@@ -114,7 +113,7 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
 
 def _task_input(item):
     """A request input in the shape the predictors take (``tasks.task_io``): a text, a pair or
-    ``(query, candidates)``; whether it fits the task is checked by the predictor (a 422 if not)."""
+    ``(query, candidates)``; whether it fits the task is checked by ``Service.predict`` (a 422 if not)."""
     if isinstance(item, str):
         return item
     if isinstance(item, PairInput):
