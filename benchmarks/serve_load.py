@@ -72,7 +72,8 @@ def load_run(url: str, path: str, bodies: list[dict], concurrency: int) -> dict:
     for client in clients:
         client.close()
     return {"requests": len(bodies), "concurrency": concurrency, "wall_s": round(wall, 2),
-            "requests_per_s": round(len(bodies) / wall, 2), "p50_ms": round(1000 * float(np.percentile(latencies, 50)), 1),
+            "requests_per_s": round(len(bodies) / wall, 2),
+            "p50_ms": round(1000 * float(np.percentile(latencies, 50)), 1),
             "p95_ms": round(1000 * float(np.percentile(latencies, 95)), 1),
             "max_ms": round(1000 * float(latencies.max()), 1)}
 

@@ -49,6 +49,15 @@ def tree_layout(graph: "MathSyntaxGraph") -> dict[int, tuple[float, float]]:
     return positions
 
 
+def picture_size(graph: "MathSyntaxGraph") -> tuple[float, float]:
+    """The figure size ``draw_graph`` gives ``graph``, in inches: about 0.85 per leaf column and 1.1 per
+    level of ``tree_layout``, at least 6 x 3 and at most 60 x 30."""
+    positions = tree_layout(graph)
+    width = max(xy[0] for xy in positions.values()) + 1
+    depth = -min(xy[1] for xy in positions.values()) + 1
+    return min(max(6.0, 0.85 * width), 60.0), min(max(3.0, 1.1 * depth), 30.0)
+
+
 def node_colour(node) -> str:
     """The fill ``draw_graph`` gives a node: its kind's colour, or red for an operator-tree error node."""
     return ERROR_COLOUR if node.opt_type == "E" else KIND_COLOURS[node.kind]
@@ -88,7 +97,7 @@ def draw_graph(
     width = max(xy[0] for xy in positions.values()) + 1
     depth = -min(xy[1] for xy in positions.values()) + 1
     if ax is None:
-        fig, ax = plt.subplots(figsize=(min(max(6.0, 0.85 * width), 60.0), min(max(3.0, 1.1 * depth), 30.0)))
+        fig, ax = plt.subplots(figsize=picture_size(graph))
     else:
         fig = ax.figure
 

@@ -7,7 +7,7 @@ start, and answers the endpoints' questions with the library's own functions
 Requests are served concurrently, but model work (parsing, encoding,
 predicting, searching, drawing) runs one call at a time under one
 ``batching.ModelLock``: Hugging Face fast tokenizers raise "Already borrowed"
-when two threads use one tokenizer, matplotlib's pyplot is not thread-safe, and
+when two threads use one tokenizer, spaCy does not promise thread safety, and
 a torch forward pass already uses every core, so running two at once would not
 be faster here. Predict, encode and search requests that wait on the lock
 together run as one batch.
@@ -89,21 +89,18 @@ class Service:
 
     def draw_svg(self, text: str, relations: bool = True) -> str:
         """``text``'s graph drawn by ``mathgraph.draw.draw_graph``, as an SVG document."""
-        import matplotlib
+        from matplotlib.figure import Figure
 
-        matplotlib.use("Agg")  # no window, whatever the environment asks for
-        import matplotlib.pyplot as plt
-
-        from mathgraph.draw import draw_graph
+        from mathgraph.draw import draw_graph, picture_size
         from parsers.problem import parse_problem
 
         with self.model_lock.lock:
-            figure = draw_graph(parse_problem(text), show_relations=relations)
-            try:
-                buffer = io.StringIO()
-                figure.savefig(buffer, format="svg", bbox_inches="tight")
-            finally:
-                plt.close(figure)
+            graph = parse_problem(text)
+            # a Figure of its own, not pyplot's: no GUI backend in a worker thread, nothing left open to close
+            figure = Figure(figsize=picture_size(graph))
+            draw_graph(graph, ax=figure.add_subplot(), show_relations=relations)
+            buffer = io.StringIO()
+            figure.savefig(buffer, format="svg", bbox_inches="tight")
         return buffer.getvalue()
 
     def encode(self, texts: Sequence[str], mode: str = "fused") -> "np.ndarray":

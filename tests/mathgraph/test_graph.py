@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from mathgraph.draw import tree_layout
+from mathgraph.draw import ERROR_COLOUR, KIND_COLOURS, graph_layout, picture_size, tree_layout
 from mathgraph.graph import (
     SCHEMA_VERSION,
     Edge,
@@ -142,6 +142,25 @@ def test_tree_layout_centres_parents_over_children():
     assert positions[5] == (0.5, -4)  # root 0, solve 1, [MATH] 2, = 3, + 4
     assert positions[4][0] == (0.5 + 2) / 2
     assert positions[0][1] == 0 and positions[1][1] == -1
+
+
+def test_graph_layout_is_the_drawing_as_json():
+    graph = hand_graph()
+    layout = graph_layout(graph)
+    positions = tree_layout(graph)
+    assert [(n["id"], n["x"], n["y"]) for n in layout["nodes"]] == [(i, *positions[i]) for i in range(9)]
+    assert [n["colour"] for n in layout["nodes"][:5]] == [KIND_COLOURS[k] for k in
+                                                          ("root", "word", "math", "word", "formula")]
+    assert "span" not in layout["nodes"][0] and layout["nodes"][2]["span"] == [6, 13]
+    assert layout["edges"][1] == {"src": 1, "dst": 2, "relation": "dep:dobj"}
+    broken = MathSyntaxGraph(TEXT, graph.nodes[:8] + (Node(8, "formula", "?", span=(11, 12), opt_type="E", formula=0),),
+                             graph.edges, graph.formulas)
+    assert graph_layout(broken)["nodes"][8]["colour"] == ERROR_COLOUR
+
+
+def test_picture_size_grows_with_the_tree_within_bounds():
+    # 4 leaf columns and 6 levels: 0.85 * 4 = 3.4 -> at least 6 wide; 1.1 * 6 = 6.6 high
+    assert picture_size(hand_graph()) == pytest.approx((6.0, 6.6))
 
 
 def test_draw_writes_a_picture(tmp_path):

@@ -89,6 +89,11 @@ def test_search_without_an_index_is_a_404_that_says_how_to_get_one(client):
     assert response.status_code == 404 and "--index DIR" in response.json()["detail"]
 
 
+def test_the_service_itself_says_how_to_get_an_index():
+    with pytest.raises(LookupError, match="start the server with --index DIR"):
+        Service({}, FixedEncoder()).search(["x"])
+
+
 def test_encode_returns_the_vectors_as_lists(client):
     answer = client.post("/api/encode", json={"texts": ["ab", "abcd"]}).json()
     assert answer == {"mode": "fused", "dimension": 3, "vectors": [[2.0, 0.0, 1.0], [4.0, 0.0, 1.0]]}
