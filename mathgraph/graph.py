@@ -15,6 +15,12 @@ Schema (version ``SCHEMA_VERSION``):
     symbol (``+``, ``\\frac``, ``x``, ``2``), with ``opt_type`` (Tangent-S type
     V, N, O, U, F, C, T or E) and ``formula``.
 
+* ``quantities``: every number the problem states (schema 2): digits, fractions,
+  percentages, money and number words in the text, and the numeric literals of
+  the formulas' operator trees, each with its exact value, written form, unit or
+  object, sentence and whether that sentence is the question (``Quantity``;
+  ``parsers.quantities`` finds them).
+
 * edges ``src -> dst`` carry a namespaced ``relation``: ``dep:<label>`` (head ->
   dependent), ``opt:<role>`` (operator -> operand), ``math`` ([MATH] -> the
   root of its formula's operator tree) and ``root`` ([ROOT] -> each sentence root).
@@ -29,6 +35,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,11 +48,13 @@ if TYPE_CHECKING:
     import networkx
     import torch_geometric.data
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 NODE_KINDS = ("root", "word", "math", "formula")
 ROOT_LABEL = "[ROOT]"
 MATH_LABEL = "[MATH]"
 FORMULA_STATUSES = ("ok", "partial", "failed")
+#: How a quantity is written: "12", "2.5", "3/4", "25%", "three", or a literal inside a formula.
+QUANTITY_FORMS = ("integer", "decimal", "fraction", "percent", "word", "formula")
 _REVERSE_PREFIX = "rev:"
 
 
@@ -109,6 +118,45 @@ class FormulaRecord:
 
 
 @dataclass(frozen=True)
+class Quantity:
+    """A number the problem states.
+
+    ``value`` is exact (``25%`` is ``Fraction(1, 4)``, ``$2.50`` is ``Fraction(5, 2)``);
+    ``form`` is one of ``QUANTITY_FORMS``; ``unit`` is a measure or sign it is counted
+    in (``inch``, ``$``, ``%``) and ``object`` what it counts (``heels``), both read off
+    the dependency tree (``None`` where there is none, always for formula literals);
+    ``sentence`` is the index of its sentence and ``in_question`` says whether that
+    sentence asks the question; ``node`` is the graph node that carries it.
+    """
+
+    text: str
+    span: tuple[int, int]
+    value: Fraction
+    form: str
+    node: int
+    sentence: int | None = None
+    in_question: bool = False
+    unit: str | None = None
+    object: str | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "text": self.text, "span": list(self.span), "value": str(self.value), "form": self.form,
+            "node": self.node, "sentence": self.sentence, "in_question": self.in_question,
+            "unit": self.unit, "object": self.object,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Quantity":
+        return cls(
+            text=str(data["text"]), span=(int(data["span"][0]), int(data["span"][1])),
+            value=Fraction(str(data["value"])), form=str(data["form"]), node=int(data["node"]),
+            sentence=None if data.get("sentence") is None else int(data["sentence"]),
+            in_question=bool(data.get("in_question", False)), unit=data.get("unit"), object=data.get("object"),
+        )
+
+
+@dataclass(frozen=True)
 class MathSyntaxGraph:
     """An immutable math syntax graph of one problem (see the module docstring for the schema)."""
 
@@ -118,13 +166,19 @@ class MathSyntaxGraph:
     formulas: tuple[FormulaRecord, ...] = ()
     parser: str = "spacy"
     parser_model: str = ""
+    quantity_records: tuple[Quantity, ...] = ()
 
     def __post_init__(self) -> None:
         _check_structure(self.nodes, self.edges, self.formulas)
+        _check_quantities(self.quantity_records, len(self.nodes))
 
     @property
     def num_nodes(self) -> int:
         return len(self.nodes)
+
+    def quantities(self) -> list[Quantity]:
+        """The problem's quantities in text order (formula literals at their place in the text)."""
+        return list(self.quantity_records)
 
     def triplets(self) -> list[tuple[int, str, int]]:
         """``(head id, relation, tail id)`` for every edge, in edge order (DTC and memory slots)."""
@@ -186,6 +240,7 @@ class MathSyntaxGraph:
             "nodes": [n.to_dict() for n in self.nodes],
             "edges": [{"src": e.src, "dst": e.dst, "relation": e.relation} for e in self.edges],
             "formulas": [f.to_dict() for f in self.formulas],
+            "quantities": [q.to_dict() for q in self.quantity_records],
         }
 
     def to_json(self) -> str:
@@ -198,7 +253,8 @@ class MathSyntaxGraph:
             raise GraphFormatError(f"a graph must be a JSON object, got {type(data).__name__}")
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
-            raise GraphFormatError(f"unsupported graph schema_version {version!r} (this mathgraph reads {SCHEMA_VERSION})")
+            raise GraphFormatError(f"unsupported graph schema_version {version!r} (this mathgraph reads "
+                                   f"{SCHEMA_VERSION}; parse the problems again with this version)")
         try:
             nodes = tuple(_node_from_dict(n) for n in data["nodes"])
             edges = tuple(Edge(int(e["src"]), int(e["dst"]), str(e["relation"])) for e in data["edges"])
@@ -219,10 +275,11 @@ class MathSyntaxGraph:
                 formulas=formulas,
                 parser=str(data.get("parser", "")),
                 parser_model=str(data.get("parser_model", "")),
+                quantity_records=tuple(Quantity.from_dict(q) for q in data.get("quantities", ())),
             )
         except GraphFormatError:
             raise
-        except (KeyError, TypeError, ValueError, IndexError) as err:
+        except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError) as err:
             raise GraphFormatError(f"malformed graph: {type(err).__name__}: {err}") from err
 
     @classmethod
@@ -239,6 +296,10 @@ class MathSyntaxGraph:
         lines = [f"parser: {self.parser} ({self.parser_model})" if self.parser_model else f"parser: {self.parser}"]
         for i, f in enumerate(self.formulas):
             lines.append(f"formula {i}: {f.latex!r} [{f.status}]")
+        for i, q in enumerate(self.quantity_records):
+            about = ", ".join(f"{name} {value}" for name, value in (("unit", q.unit), ("object", q.object)) if value)
+            where = f"sentence {q.sentence}" + (", question" if q.in_question else "") if q.sentence is not None else ""
+            lines.append(f"quantity {i}: {q.text!r} = {q.value} [{q.form}" + "".join(f"; {x}" for x in (about, where) if x) + "]")
         children: dict[int, list[Edge]] = {}
         for edge in self.edges:
             children.setdefault(edge.src, []).append(edge)
@@ -305,6 +366,14 @@ def _check_structure(nodes: Sequence[Node], edges: Sequence[Edge], formulas: Seq
     for f in formulas:
         if f.status not in FORMULA_STATUSES:
             raise GraphFormatError(f"formula status must be one of {FORMULA_STATUSES}, got {f.status!r}")
+
+
+def _check_quantities(quantities: Sequence[Quantity], num_nodes: int) -> None:
+    for i, quantity in enumerate(quantities):
+        if quantity.form not in QUANTITY_FORMS:
+            raise GraphFormatError(f"quantity {i} has form {quantity.form!r}; forms are {QUANTITY_FORMS}")
+        if not 0 < quantity.node < num_nodes:
+            raise GraphFormatError(f"quantity {i} refers to node {quantity.node}, outside 1..{num_nodes - 1}")
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,12 @@ preorder) of the formulas that sentence mentions, in text order.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from mathgraph.graph import MATH_LABEL, ROOT_LABEL, Edge, FormulaRecord, MathSyntaxGraph, Node
 from parsers.dependency import DepSentence
 from parsers.latex import OperatorTree
+from parsers.quantities import find_quantities
 from parsers.segment import Segmentation
 
 logger = logging.getLogger("mathgraph.parsers")
@@ -92,10 +94,11 @@ def build_syntax_graph(
         FormulaRecord(latex=f.latex, span=f.span, status=t.status, delimiter=f.delimiter, errors=t.errors)
         for f, t in zip(segmentation.formulas, trees)
     )
-    return MathSyntaxGraph(
+    graph = MathSyntaxGraph(
         text=segmentation.source, nodes=tuple(nodes), edges=tuple(edges), formulas=records,
         parser=parser, parser_model=parser_model,
     )
+    return replace(graph, quantity_records=find_quantities(graph))
 
 
 def _placeholder_at(segmentation: Segmentation, start: int, end: int, taken: set[int]) -> int | None:

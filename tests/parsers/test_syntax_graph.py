@@ -20,6 +20,7 @@ formula 1: '\\angle P' [ok]
 formula 2: '\\angle Q' [ok]
 formula 3: '60^\\circ' [ok]
 formula 4: '\\angle R' [ok]
+quantity 0: '60' = 60 [formula; sentence 0]
 [ROOT]
 ├─root→ is (AUX)
 │  ├─dep:prep→ in (ADP)
@@ -56,6 +57,11 @@ formula 4: '\\angle R' [ok]
     'math-2': r"""
 formula 0: '\\{1, 2, 3, \\ldots, 24\\}' [ok]
 formula 1: '4!' [ok]
+quantity 0: '1' = 1 [formula; sentence 0]
+quantity 1: '2' = 2 [formula; sentence 0]
+quantity 2: '3' = 3 [formula; sentence 0]
+quantity 3: '24' = 24 [formula; sentence 0]
+quantity 4: '4' = 4 [formula; sentence 1, question]
 [ROOT]
 ├─root→ chosen (VERB)
 │  ├─dep:nsubjpass→ number (NOUN)
@@ -109,6 +115,8 @@ formula 1: '\\sin(x+y)\\leq \\sin(x)+\\sin(y)' [ok]
 formula 2: 'x' [ok]
 formula 3: '0' [ok]
 formula 4: '\\pi' [ok]
+quantity 0: '0' = 0 [formula; sentence 0, question]
+quantity 1: '0' = 0 [formula; sentence 0, question]
 [ROOT]
 └─root→ find (VERB)
    ├─dep:dobj→ [MATH] (PROPN)
@@ -146,6 +154,8 @@ formula 4: '\\pi' [ok]
    └─dep:punct→ . (PUNCT)
 """,
     'gsm8k-1': r"""
+quantity 0: '$12' = 12 [integer; unit $; sentence 0]
+quantity 1: '50' = 50 [integer; unit minutes, object babysitting; sentence 1]
 [ROOT]
 ├─root→ earns (VERB)
 │  ├─dep:nsubj→ weng (PROPN)
@@ -175,6 +185,9 @@ formula 4: '\\pi' [ok]
 """,
     'gsm8k-0 solution, first line': r"""
 formula 0: '48/2 = 24' [ok]
+quantity 0: '48' = 48 [formula; sentence 0]
+quantity 1: '2' = 2 [formula; sentence 0]
+quantity 2: '24' = 24 [formula; sentence 0]
 [ROOT]
 └─root→ sold (VERB)
    ├─dep:nsubj→ natalia (PROPN)
