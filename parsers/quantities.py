@@ -240,6 +240,9 @@ class _TokenScanner:
                 found_unit = after.label
             else:
                 counted = after.label
+        if found_unit is None and counted is None and after is not None and after.label == "of":
+            of_noun = self.reader.child(after.id, ("dep:pobj",))  # "3/4 of the rest" with "of" on the verb
+            counted = of_noun.label if of_noun is not None else None
         sentence = self.tokens[first].sentence
         return Quantity(
             text=self.graph.text[start:end], span=(start, end), value=value, form=form, node=self.tokens[lo].id,
