@@ -1,0 +1,654 @@
+"""What changed between two problems, read off their math syntax graphs.
+
+``align_problems(graph_a, graph_b)`` matches
+
+* sentences: ``kept`` (same words), ``changed`` (mostly the same words), ``inserted``
+  (only in b), ``deleted`` (only in a), in order (a monotone alignment);
+* quantities: ``same`` value (its form may change: ``three`` -> ``3``), ``changed``
+  value in the same place (same sentence pair, or the same unit and object), ``new``
+  in b, ``removed`` from a; a changed value notes its form change (``integer ->
+  decimal``) and whether it grew by a power of ten (more digits);
+* the question sentence: ``same``, ``changed``, ``missing`` (in b, not a), ``added``
+  or ``none``;
+* formulas: each formula of a paired with the most similar of b, with a tree-edit
+  summary (node labels kept, changed, added, removed).
+
+The result explains itself in words (``explain()``) and gives a fixed-length
+vector of named features (``ALIGNMENT_FEATURES``, ``feature_vector()``) for the
+pair models. ``align_solution(question, solution)`` reads a solution's computation
+steps (``4 * 5 = 20``, ``<<4*5=20>>``, LaTeX ``\\frac{3}{4}\\times 8 = 6``) and says
+which of the question's quantities they use, which operands come from nowhere,
+and whether the final answer is a quantity the question already gives
+(``SOLUTION_FEATURES``).
+
+Nothing here raises on odd input: an empty problem, one with no quantities, or
+with formulas that did not parse gives an alignment whose ``notes`` say what was
+degraded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+from fractions import Fraction
+
+from mathgraph.graph import MathSyntaxGraph, Quantity
+from parsers.quantities import ProblemSentence, parse_number, problem_sentences
+
+__all__ = [
+    "align_problems", "align_solution", "ProblemAlignment", "SolutionAlignment", "SentenceMatch", "QuantityMatch",
+    "FormulaMatch", "ALIGNMENT_FEATURES", "SOLUTION_FEATURES",
+]
+
+SENTENCE_KINDS = ("kept", "changed", "inserted", "deleted")
+QUANTITY_KINDS = ("same", "changed", "new", "removed")
+QUESTION_KINDS = ("same", "changed", "missing", "added", "none")
+# Two sentences are "the same sentence, changed" above this share of common words.
+CHANGED_SENTENCE_SIMILARITY = 0.5
+
+ALIGNMENT_FEATURES = (
+    "sentences_a", "sentences_b", "sentences_kept", "sentences_changed", "sentences_inserted", "sentences_deleted",
+    "share_sentences_kept", "inserted_with_quantities", "deleted_with_quantities", "inserted_words",
+    "quantities_a", "quantities_b", "quantities_same", "quantities_changed", "quantities_new", "quantities_removed",
+    "share_quantities_same", "same_value_other_form", "changed_same_role", "changed_power_of_ten",
+    "changed_more_digits", "changed_fewer_digits", "changed_to_decimal", "changed_to_fraction", "changed_to_percent",
+    "changed_from_non_integer", "non_integers_a", "non_integers_b", "new_in_question", "removed_from_question",
+    "new_outside_question", "removed_outside_question", "question_same", "question_changed", "question_missing",
+    "question_added", "question_similarity", "question_quantities_a", "question_quantities_b",
+    "word_overlap", "words_only_in_b", "words_only_in_a", "length_ratio", "character_similarity",
+    "formulas_a", "formulas_b", "formulas_same", "formula_label_edits", "formulas_unparsed",
+)
+SOLUTION_FEATURES = (
+    "steps", "operands", "operands_given", "operands_derived", "operands_unexplained", "share_operands_explained",
+    "question_quantities", "question_quantities_used", "share_question_used", "final_answer_found",
+    "final_is_given", "final_from_steps", "results_matching_arithmetic", "unused_question_quantities",
+    "solution_numbers_unexplained",
+)
+
+
+@dataclass(frozen=True)
+class SentenceMatch:
+    """Sentence ``a`` of the first problem matched to sentence ``b`` of the second (``None`` where absent)."""
+
+    kind: str
+    a: int | None
+    b: int | None
+    similarity: float
+
+
+@dataclass(frozen=True)
+class QuantityMatch:
+    """A quantity of a matched to one of b; ``form_change`` is ``"integer -> decimal"`` or ``None``."""
+
+    kind: str
+    a: Quantity | None
+    b: Quantity | None
+    form_change: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "a": None if self.a is None else self.a.to_dict(),
+                "b": None if self.b is None else self.b.to_dict(), "form_change": self.form_change}
+
+
+@dataclass(frozen=True)
+class FormulaMatch:
+    """Formula ``a`` of the first problem paired with formula ``b`` of the second, with its label edits."""
+
+    a: int | None
+    b: int | None
+    kept: int
+    changed: int
+    added: int
+    removed: int
+
+    @property
+    def same(self) -> bool:
+        return self.changed == self.added == self.removed == 0
+
+
+@dataclass(frozen=True)
+class ProblemAlignment:
+    """The alignment of two problems (see the module docstring)."""
+
+    sentences_a: tuple[ProblemSentence, ...]
+    sentences_b: tuple[ProblemSentence, ...]
+    sentences: tuple[SentenceMatch, ...]
+    quantities: tuple[QuantityMatch, ...]
+    question: str
+    question_similarity: float
+    formulas: tuple[FormulaMatch, ...]
+    features: dict[str, float]
+    notes: tuple[str, ...] = ()
+
+    def feature_vector(self) -> list[float]:
+        """The features in ``ALIGNMENT_FEATURES`` order."""
+        return [float(self.features[name]) for name in ALIGNMENT_FEATURES]
+
+    def explain(self) -> str:
+        """The differences in words, one line each."""
+        lines = []
+        counts = Counter(m.kind for m in self.sentences)
+        lines.append("sentences: " + ", ".join(f"{counts[k]} {k}" for k in SENTENCE_KINDS if counts[k]))
+        for match in self.sentences:
+            if match.kind == "inserted":
+                lines.append(f"  + inserted: {self.sentences_b[match.b].text!r}")
+            elif match.kind == "deleted":
+                lines.append(f"  - deleted: {self.sentences_a[match.a].text!r}")
+        lines.append(f"question: {self.question}" + (
+            f" (similarity {self.question_similarity:.2f})" if self.question == "changed" else ""))
+        counts_q = Counter(m.kind for m in self.quantities)
+        lines.append("quantities: " + (", ".join(f"{counts_q[k]} {k}" for k in QUANTITY_KINDS if counts_q[k])
+                                       or "none"))
+        for match in self.quantities:
+            if match.kind == "same" and match.form_change is None:
+                continue
+            a = f"{match.a.text!r} ({match.a.value})" if match.a else ""
+            b = f"{match.b.text!r} ({match.b.value})" if match.b else ""
+            form = f", {match.form_change}" if match.form_change else ""
+            lines.append({"same": f"  = {a} written as {b}{form}", "changed": f"  ~ {a} -> {b}{form}",
+                          "new": f"  + new quantity {b}", "removed": f"  - removed quantity {a}"}[match.kind])
+        edited = [m for m in self.formulas if not m.same]
+        if self.formulas:
+            lines.append(f"formulas: {len(self.formulas) - len(edited)} same, {len(edited)} edited")
+        lines.extend(f"note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready summary: matches, the question, formula edits, features and notes."""
+        return {
+            "sentences": [{"kind": m.kind, "a": m.a, "b": m.b, "similarity": round(m.similarity, 4)}
+                          for m in self.sentences],
+            "sentence_spans_a": [list(s.span) for s in self.sentences_a],
+            "sentence_spans_b": [list(s.span) for s in self.sentences_b],
+            "quantities": [m.to_dict() for m in self.quantities],
+            "question": self.question,
+            "question_similarity": round(self.question_similarity, 4),
+            "formulas": [{"a": m.a, "b": m.b, "kept": m.kept, "changed": m.changed, "added": m.added,
+                          "removed": m.removed} for m in self.formulas],
+            "features": {k: round(float(v), 6) for k, v in self.features.items()},
+            "notes": list(self.notes),
+            "explanation": self.explain(),
+        }
+
+
+def align_problems(graph_a: MathSyntaxGraph, graph_b: MathSyntaxGraph) -> ProblemAlignment:
+    """Align two problems' graphs: sentences, quantities, the question and formulas (module docstring)."""
+    sentences_a, sentences_b = problem_sentences(graph_a), problem_sentences(graph_b)
+    words_a = [_sentence_words(graph_a, s.index) for s in sentences_a]
+    words_b = [_sentence_words(graph_b, s.index) for s in sentences_b]
+    sentence_matches = _align_sentences(words_a, words_b, sentences_a, sentences_b)
+    pair_of = {m.a: m.b for m in sentence_matches if m.a is not None and m.b is not None}
+    quantity_matches = _align_quantities(graph_a.quantities(), graph_b.quantities(), pair_of)
+    question, question_similarity = _question_kind(sentences_a, sentences_b, words_a, words_b)
+    formula_matches = _align_formulas(graph_a, graph_b)
+    notes = []
+    for name, graph in (("a", graph_a), ("b", graph_b)):
+        if not graph.quantities():
+            notes.append(f"problem {name} states no quantities")
+        unparsed = sum(f.status != "ok" for f in graph.formulas)
+        if unparsed:
+            notes.append(f"problem {name}: {unparsed} formula(s) did not parse fully; their trees are partial")
+        if not sentences_a if name == "a" else not sentences_b:
+            notes.append(f"problem {name} has no sentences")
+    features = _features(graph_a, graph_b, sentences_a, sentences_b, words_a, words_b, sentence_matches,
+                         quantity_matches, question, question_similarity, formula_matches)
+    return ProblemAlignment(tuple(sentences_a), tuple(sentences_b), tuple(sentence_matches), tuple(quantity_matches),
+                            question, question_similarity, tuple(formula_matches), features, tuple(notes))
+
+
+# ------------------------------------------------------------------ sentences
+def _sentence_words(graph: MathSyntaxGraph, sentence: int) -> list[str]:
+    """The sentence's words, lower-cased, numbers as ``#`` (so a changed number keeps the sentence the same)."""
+    numbers = {q.node for q in graph.quantities()}
+    words = []
+    for node in graph.nodes:
+        if node.sentence != sentence or node.kind not in ("word", "math") or node.upos == "PUNCT":
+            continue
+        words.append("#" if node.id in numbers or parse_number(node.label) is not None else node.label)
+    return words
+
+
+def _similarity(a: list[str], b: list[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _align_sentences(words_a, words_b, sentences_a, sentences_b) -> list[SentenceMatch]:
+    """A monotone alignment maximising the summed similarity of matched sentences (edit-distance DP)."""
+    n, m = len(words_a), len(words_b)
+    sim = [[_similarity(words_a[i], words_b[j]) for j in range(m)] for i in range(n)]
+    best = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(n - 1, -1, -1):
+        for j in range(m - 1, -1, -1):
+            pair = best[i + 1][j + 1] + sim[i][j] if sim[i][j] >= CHANGED_SENTENCE_SIMILARITY else -1.0
+            best[i][j] = max(pair, best[i + 1][j], best[i][j + 1])
+    matches, i, j = [], 0, 0
+    while i < n or j < m:
+        if i < n and j < m and sim[i][j] >= CHANGED_SENTENCE_SIMILARITY and \
+                best[i][j] == best[i + 1][j + 1] + sim[i][j]:
+            same = sentences_a[i].text == sentences_b[j].text or words_a[i] == words_b[j]
+            matches.append(SentenceMatch("kept" if same else "changed", i, j, sim[i][j]))
+            i, j = i + 1, j + 1
+        elif i < n and (j == m or best[i][j] == best[i + 1][j]):
+            matches.append(SentenceMatch("deleted", i, None, 0.0))
+            i += 1
+        else:
+            matches.append(SentenceMatch("inserted", None, j, 0.0))
+            j += 1
+    return matches
+
+
+def _question_kind(sentences_a, sentences_b, words_a, words_b) -> tuple[str, float]:
+    qa = next((s.index for s in sentences_a if s.is_question), None)
+    qb = next((s.index for s in sentences_b if s.is_question), None)
+    if qa is None and qb is None:
+        return "none", 0.0
+    if qb is None:
+        return "missing", 0.0
+    if qa is None:
+        return "added", 0.0
+    similarity = _similarity(words_a[qa], words_b[qb])
+    return ("same" if words_a[qa] == words_b[qb] else "changed"), similarity
+
+
+# ----------------------------------------------------------------- quantities
+def _align_quantities(qa: list[Quantity], qb: list[Quantity], pair_of: dict[int, int]) -> list[QuantityMatch]:
+    """Same values first (preferring the paired sentence and the same unit/object), then changed values in place."""
+    used_a: set[int] = set()
+    used_b: set[int] = set()
+    matches: list[tuple[int, int, str]] = []
+
+    def place_score(a: Quantity, b: Quantity) -> int:
+        in_pair = a.sentence is not None and pair_of.get(a.sentence) == b.sentence
+        return 2 * in_pair + (a.unit == b.unit and a.unit is not None) + (a.object == b.object and a.object is not None)
+
+    for i, a in enumerate(qa):
+        candidates = [j for j, b in enumerate(qb) if j not in used_b and b.value == a.value]
+        if candidates:
+            j = max(candidates, key=lambda j: (place_score(a, qb[j]), -abs(j - i)))
+            used_a.add(i), used_b.add(j)
+            matches.append((i, j, "same"))
+    # changed values: in order within each paired sentence, then by unit and object anywhere
+    for i, a in enumerate(qa):
+        if i in used_a:
+            continue
+        in_pair = [j for j, b in enumerate(qb) if j not in used_b and a.sentence is not None
+                   and b.sentence == pair_of.get(a.sentence) and a.form != "formula" and b.form != "formula"
+                   or j not in used_b and a.form == b.form == "formula" and b.sentence == pair_of.get(a.sentence)]
+        same_role = [j for j, b in enumerate(qb) if j not in used_b and _same_role(a, b)]
+        choice = (same_role and in_pair and next((j for j in in_pair if j in same_role), None)) or \
+            (in_pair[0] if in_pair else None) or (same_role[0] if same_role else None)
+        if choice is not None:
+            used_a.add(i), used_b.add(choice)
+            matches.append((i, choice, "changed"))
+    result = [QuantityMatch(kind, qa[i], qb[j], _form_change(qa[i], qb[j])) for i, j, kind in matches]
+    result += [QuantityMatch("removed", a, None) for i, a in enumerate(qa) if i not in used_a]
+    result += [QuantityMatch("new", None, b) for j, b in enumerate(qb) if j not in used_b]
+    order = {id(q): k for k, q in enumerate(qa)}
+    return sorted(result, key=lambda m: (order.get(id(m.a), len(qa)), m.b.span[0] if m.b else -1))
+
+
+def _same_role(a: Quantity, b: Quantity) -> bool:
+    return (a.unit or a.object) is not None and (a.unit, a.object) == (b.unit, b.object)
+
+
+def _form_change(a: Quantity, b: Quantity) -> str | None:
+    return None if a.form == b.form else f"{a.form} -> {b.form}"
+
+
+def _digits(value: Fraction) -> int:
+    return len(str(abs(value.numerator) // max(value.denominator, 1)))
+
+
+def _is_power_of_ten_growth(a: Fraction, b: Fraction) -> bool:
+    if a == 0 or b == 0:
+        return False
+    ratio = b / a
+    return ratio.denominator == 1 and ratio.numerator >= 10 and str(ratio.numerator).rstrip("0") == "1"
+
+
+# ------------------------------------------------------------------- formulas
+def _formula_labels(graph: MathSyntaxGraph) -> list[Counter]:
+    labels = [Counter() for _ in graph.formulas]
+    for node in graph.nodes:
+        if node.kind == "formula" and node.formula is not None:
+            labels[node.formula][node.label] += 1
+    return labels
+
+
+def _align_formulas(graph_a: MathSyntaxGraph, graph_b: MathSyntaxGraph) -> list[FormulaMatch]:
+    """Pair formulas in order by their LaTeX, and count node-label edits between paired trees.
+
+    The edit summary compares the multisets of tree node labels: ``kept`` labels in both,
+    ``changed`` the pairs of a label gone and another come, ``added``/``removed`` the rest.
+    """
+    latex_a = [f.latex for f in graph_a.formulas]
+    latex_b = [f.latex for f in graph_b.formulas]
+    labels_a, labels_b = _formula_labels(graph_a), _formula_labels(graph_b)
+    matches = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, latex_a, latex_b, autojunk=False).get_opcodes():
+        for offset in range(max(i2 - i1, j2 - j1)):
+            i = i1 + offset if i1 + offset < i2 else None
+            j = j1 + offset if j1 + offset < j2 else None
+            la = labels_a[i] if i is not None else Counter()
+            lb = labels_b[j] if j is not None else Counter()
+            kept = sum((la & lb).values())
+            gone, come = sum((la - lb).values()), sum((lb - la).values())
+            changed = min(gone, come)
+            matches.append(FormulaMatch(i, j, kept, changed, come - changed, gone - changed))
+    return matches
+
+
+# ------------------------------------------------------------------- features
+def _features(graph_a, graph_b, sentences_a, sentences_b, words_a, words_b, sentence_matches, quantity_matches,
+              question, question_similarity, formula_matches) -> dict[str, float]:
+    kinds = Counter(m.kind for m in sentence_matches)
+    quantity_kinds = Counter(m.kind for m in quantity_matches)
+    qa, qb = graph_a.quantities(), graph_b.quantities()
+    sentences_with_quantities_a = {q.sentence for q in qa}
+    sentences_with_quantities_b = {q.sentence for q in qb}
+    inserted = [m.b for m in sentence_matches if m.kind == "inserted"]
+    changed = [m for m in quantity_matches if m.kind == "changed"]
+    bag_a, bag_b = Counter(w for ws in words_a for w in ws), Counter(w for ws in words_b for w in ws)
+    common = sum((bag_a & bag_b).values())
+    total_a, total_b = sum(bag_a.values()), sum(bag_b.values())
+    question_a = [q for q in qa if q.in_question]
+    question_b = [q for q in qb if q.in_question]
+    features = {
+        "sentences_a": len(sentences_a), "sentences_b": len(sentences_b),
+        "sentences_kept": kinds["kept"], "sentences_changed": kinds["changed"],
+        "sentences_inserted": kinds["inserted"], "sentences_deleted": kinds["deleted"],
+        "share_sentences_kept": kinds["kept"] / max(len(sentences_a), 1),
+        "inserted_with_quantities": sum(j in sentences_with_quantities_b for j in inserted),
+        "deleted_with_quantities": sum(m.a in sentences_with_quantities_a for m in sentence_matches
+                                       if m.kind == "deleted"),
+        "inserted_words": sum(len(words_b[j]) for j in inserted),
+        "quantities_a": len(qa), "quantities_b": len(qb),
+        "quantities_same": quantity_kinds["same"], "quantities_changed": quantity_kinds["changed"],
+        "quantities_new": quantity_kinds["new"], "quantities_removed": quantity_kinds["removed"],
+        "share_quantities_same": quantity_kinds["same"] / max(len(qa), 1),
+        "same_value_other_form": sum(m.kind == "same" and m.form_change is not None for m in quantity_matches),
+        "changed_same_role": sum(_same_role(m.a, m.b) for m in changed),
+        "changed_power_of_ten": sum(_is_power_of_ten_growth(m.a.value, m.b.value) for m in changed),
+        "changed_more_digits": sum(_digits(m.b.value) > _digits(m.a.value) for m in changed),
+        "changed_fewer_digits": sum(_digits(m.b.value) < _digits(m.a.value) for m in changed),
+        "changed_to_decimal": sum(m.b.form == "decimal" and m.a.form != "decimal" for m in changed),
+        "changed_to_fraction": sum(m.b.form == "fraction" and m.a.form != "fraction" for m in changed),
+        "changed_to_percent": sum(m.b.form == "percent" and m.a.form != "percent" for m in changed),
+        "changed_from_non_integer": sum(m.a.value.denominator != 1 for m in changed),
+        "non_integers_a": sum(q.value.denominator != 1 for q in qa),
+        "non_integers_b": sum(q.value.denominator != 1 for q in qb),
+        "new_in_question": sum(m.kind == "new" and m.b.in_question for m in quantity_matches),
+        "removed_from_question": sum(m.kind == "removed" and m.a.in_question for m in quantity_matches),
+        "new_outside_question": sum(m.kind == "new" and not m.b.in_question for m in quantity_matches),
+        "removed_outside_question": sum(m.kind == "removed" and not m.a.in_question for m in quantity_matches),
+        "question_same": question == "same", "question_changed": question == "changed",
+        "question_missing": question == "missing", "question_added": question == "added",
+        "question_similarity": question_similarity,
+        "question_quantities_a": len(question_a), "question_quantities_b": len(question_b),
+        "word_overlap": common / max(total_a + total_b - common, 1),
+        "words_only_in_b": sum((bag_b - bag_a).values()) / max(total_b, 1),
+        "words_only_in_a": sum((bag_a - bag_b).values()) / max(total_a, 1),
+        "length_ratio": len(graph_b.text) / max(len(graph_a.text), 1),
+        "character_similarity": _character_similarity(graph_a.text, graph_b.text),
+        "formulas_a": len(graph_a.formulas), "formulas_b": len(graph_b.formulas),
+        "formulas_same": sum(m.a is not None and m.b is not None and m.same for m in formula_matches),
+        "formula_label_edits": sum(m.changed + m.added + m.removed for m in formula_matches),
+        "formulas_unparsed": sum(f.status != "ok" for f in (*graph_a.formulas, *graph_b.formulas)),
+    }
+    return {name: float(features[name]) for name in ALIGNMENT_FEATURES}
+
+
+def _character_similarity(a: str, b: str) -> float:
+    # quick_ratio is an upper bound computed in linear time; a 10,000-character problem stays fast
+    return SequenceMatcher(None, a, b, autojunk=True).quick_ratio() if a or b else 1.0
+
+
+# ------------------------------------------------------------ solution steps
+_NUMBER = r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?|-?\.\d+%?"
+_CALCULATOR_RE = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
+# Tokens of written computations: numbers, LaTeX fractions, operators, brackets, "=", and words.
+_TOKEN_RE = re.compile(rf"\\frac\{{\d+\}}\{{\d+\}}|{_NUMBER}|\\times|\\cdot|\\div|[-+*/×÷()=]|[A-Za-z]+|\S")
+_OPERATORS = {"+", "-", "*", "/", "×", "÷", "x", "\\times", "\\cdot", "\\div"}
+_FINAL_RE = re.compile(r"####\s*(\S+)|\\boxed\{([^{}]*)\}|[Tt]he (?:final )?answer is:?\s*\$?(" + _NUMBER + ")")
+_FRAC_RE = re.compile(r"\\frac\{(\d+)\}\{(\d+)\}")
+_ANY_NUMBER_RE = re.compile(_NUMBER)
+# Operands every solution may use without the question giving them (halves, doubling, percent, minutes in an hour).
+COMMON_CONSTANTS = frozenset(Fraction(n) for n in (1, 2, 10, 12, 24, 60, 100, 1000))
+
+
+@dataclass(frozen=True)
+class SolutionStep:
+    """One computation ``operands -> result`` found in a solution."""
+
+    expression: str
+    operands: tuple[Fraction, ...]
+    result: Fraction | None
+
+
+@dataclass(frozen=True)
+class SolutionAlignment:
+    """How a solution's steps use a question's quantities (see ``align_solution``)."""
+
+    steps: tuple[SolutionStep, ...]
+    given_used: tuple[Quantity, ...]
+    given_unused: tuple[Quantity, ...]
+    unexplained_operands: tuple[Fraction, ...]
+    final_answer: Fraction | None
+    final_is_given: bool
+    features: dict[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def feature_vector(self) -> list[float]:
+        """The features in ``SOLUTION_FEATURES`` order."""
+        return [float(self.features[name]) for name in SOLUTION_FEATURES]
+
+    def explain(self) -> str:
+        lines = [f"steps: {len(self.steps)}",
+                 "uses given quantities: " + (", ".join(repr(q.text) for q in self.given_used) or "none"),
+                 "does not use: " + (", ".join(repr(q.text) for q in self.given_unused) or "nothing")]
+        if self.unexplained_operands:
+            lines.append("operands from nowhere: " + ", ".join(str(v) for v in self.unexplained_operands))
+        if self.final_answer is not None:
+            lines.append(f"final answer: {self.final_answer}" + (" (a quantity the question gives)"
+                                                                 if self.final_is_given else ""))
+        lines.extend(f"note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {
+            "steps": [{"expression": s.expression, "operands": [str(v) for v in s.operands],
+                       "result": None if s.result is None else str(s.result)} for s in self.steps],
+            "given_used": [q.to_dict() for q in self.given_used],
+            "given_unused": [q.to_dict() for q in self.given_unused],
+            "unexplained_operands": [str(v) for v in self.unexplained_operands],
+            "final_answer": None if self.final_answer is None else str(self.final_answer),
+            "final_is_given": self.final_is_given,
+            "features": {k: round(float(v), 6) for k, v in self.features.items()},
+            "notes": list(self.notes),
+            "explanation": self.explain(),
+        }
+
+
+def _number_value(text: str) -> Fraction | None:
+    text = text.strip().replace("$", "").rstrip(".")
+    percent = text.endswith("%")
+    parsed = parse_number(text.rstrip("%"))
+    if parsed is None:
+        return None
+    return parsed[0] / 100 if percent else parsed[0]
+
+
+def _operands(expression: str) -> list[Fraction]:
+    values = [Fraction(int(n), int(d)) for n, d in _FRAC_RE.findall(expression) if int(d)]
+    rest = _FRAC_RE.sub(" ", expression)
+    values += [v for v in (_number_value(m.group()) for m in _ANY_NUMBER_RE.finditer(rest)) if v is not None]
+    return values
+
+
+def solution_steps(solution: str) -> list[SolutionStep]:
+    """The computations of a solution: calculator annotations ``<<4*5=20>>`` where it has them, else the
+    written equations ``4 * 5 = 20`` (plain or LaTeX)."""
+    steps = []
+    annotated = list(_CALCULATOR_RE.finditer(solution))
+    for match in annotated:
+        steps.append(SolutionStep(match.group(0), tuple(_operands(match.group(1))), _number_value(match.group(2))))
+    if not annotated:
+        steps = _written_steps(solution)
+    return steps
+
+
+def _written_steps(solution: str) -> list[SolutionStep]:
+    """``a op b op c = r`` runs in plain or LaTeX text, read left to right over tokens (linear time).
+
+    A number may carry up to two words after it (``240000 likes + 30000 likes = 270000``).
+    """
+    steps = []
+    tokens = list(_TOKEN_RE.finditer(solution))
+    run: list[re.Match] = []  # operands, operators and brackets of the expression being read
+    operands: list[Fraction] = []
+    words_after = 0
+    expect_operand = True
+    for k, token in enumerate(tokens):
+        text = token.group()
+        value = _operand_value(text)
+        if text == "=" and operands and len(operands) >= 2 and not expect_operand:
+            result = _operand_value(tokens[k + 1].group()) if k + 1 < len(tokens) else None
+            start, end = run[0].start(), (tokens[k + 1].end() if result is not None else token.end())
+            steps.append(SolutionStep(solution[start:end], tuple(operands), result))
+        if value is not None and expect_operand:
+            run.append(token), operands.append(value)
+            expect_operand, words_after = False, 0
+        elif text in _OPERATORS and not expect_operand:
+            run.append(token)
+            expect_operand = True
+        elif text in "()" and text:
+            run.append(token) if run or text == "(" else None
+        elif text.isalpha() and not expect_operand and words_after < 2:
+            words_after += 1
+        else:
+            run, operands, expect_operand, words_after = [], [], True, 0
+            if value is not None:
+                run, operands, expect_operand = [token], [value], False
+    return steps
+
+
+def _operand_value(text: str) -> Fraction | None:
+    fraction = _FRAC_RE.fullmatch(text)
+    if fraction:
+        return Fraction(int(fraction.group(1)), int(fraction.group(2))) if int(fraction.group(2)) else None
+    return _number_value(text)
+
+
+def final_answer(solution: str) -> Fraction | None:
+    """The solution's final answer: ``#### N``, ``\\boxed{N}`` or ``the answer is N``; ``None`` when absent."""
+    matches = list(_FINAL_RE.finditer(solution))
+    if not matches:
+        return None
+    raw = next(g for g in matches[-1].groups() if g is not None)
+    return _number_value(raw)
+
+
+def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -> SolutionAlignment:
+    """Which of ``question``'s quantities the computation steps of ``solution`` use (module docstring).
+
+    An operand is *given* when it equals a quantity of the question, *derived* when an earlier
+    step produced it (or it is a common constant such as 100 or 60), and *unexplained* otherwise:
+    a solution written for other numbers has many unexplained operands.
+    """
+    text = solution.text if isinstance(solution, MathSyntaxGraph) else str(solution)
+    given = question.quantities()
+    given_values = Counter(q.value for q in given)
+    steps = solution_steps(text)
+    notes = [] if steps else ["no computation steps found in the solution"]
+    if not given:
+        notes.append("the question states no quantities")
+    derived: set[Fraction] = set()
+    used_values: Counter = Counter()
+    unexplained: list[Fraction] = []
+    counts = Counter()
+    arithmetic_ok = 0
+    for step in steps:
+        for operand in step.operands:
+            counts["operands"] += 1
+            if operand in given_values:
+                counts["given"] += 1
+                used_values[operand] += 1
+            elif operand in derived or operand in COMMON_CONSTANTS:
+                counts["derived"] += 1
+            else:
+                unexplained.append(operand)
+        if step.result is not None:
+            derived.add(step.result)
+            arithmetic_ok += _checks_out(step)
+    final = final_answer(text)
+    if final is None and steps and steps[-1].result is not None:
+        final = steps[-1].result
+    given_used = tuple(q for q in given if q.value in used_values)
+    given_unused = tuple(q for q in given if q.value not in used_values)
+    all_numbers = [v for v in (_number_value(m.group()) for m in _ANY_NUMBER_RE.finditer(_CALCULATOR_RE.sub(" ", text)))
+                   if v is not None]
+    stray = sum(v not in given_values and v not in derived and v not in COMMON_CONSTANTS and v != final
+                for v in all_numbers)
+    features = {
+        "steps": len(steps), "operands": counts["operands"], "operands_given": counts["given"],
+        "operands_derived": counts["derived"], "operands_unexplained": len(unexplained),
+        "share_operands_explained": (counts["given"] + counts["derived"]) / max(counts["operands"], 1),
+        "question_quantities": len(given), "question_quantities_used": len(given_used),
+        "share_question_used": len(given_used) / max(len(given), 1),
+        "final_answer_found": final is not None,
+        "final_is_given": final is not None and final in given_values,
+        "final_from_steps": final is not None and final in derived,
+        "results_matching_arithmetic": arithmetic_ok / max(len(steps), 1),
+        "unused_question_quantities": len(given_unused),
+        "solution_numbers_unexplained": stray,
+    }
+    return SolutionAlignment(tuple(steps), given_used, given_unused, tuple(unexplained), final,
+                             bool(features["final_is_given"]), {k: float(features[k]) for k in SOLUTION_FEATURES},
+                             tuple(notes))
+
+
+def _checks_out(step: SolutionStep) -> bool:
+    """Whether evaluating the step's expression gives its result (calculator annotations and plain arithmetic)."""
+    expression = step.expression.split("=")[0].strip("<> ")
+    expression = _FRAC_RE.sub(r"(\1/\2)", expression)
+    expression = re.sub(r"\\times|\\cdot|×|(?<=\d)\s*x\s*(?=\d)", "*", expression).replace("\\div", "/").replace(
+        "÷", "/").replace("$", "").replace(",", "")
+    expression = re.sub(r"(\d+(?:\.\d+)?)%", r"(\1/100)", expression)
+    expression = re.sub(r"\b[A-Za-z]+\b", " ", expression)  # unit words after numbers ("240000 likes")
+    if not re.fullmatch(r"[\d\s.+\-*/()]+", expression) or step.result is None:
+        return False
+    try:
+        value = _evaluate(expression)
+    except (ValueError, ZeroDivisionError, SyntaxError):
+        return False
+    return value is not None and abs(float(value) - float(step.result)) <= 1e-6 * max(1.0, abs(float(step.result))) + 0.01
+
+
+def _evaluate(expression: str) -> Fraction | None:
+    """Exact arithmetic of ``+ - * / ( )`` over decimals, without ``eval``."""
+    import ast
+
+    def walk(node):
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return Fraction(str(node.value))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            value = walk(node.operand)
+            return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            left, right = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Add):
+                return left + right
+            if isinstance(node.op, ast.Sub):
+                return left - right
+            if isinstance(node.op, ast.Mult):
+                return left * right
+            return left / right
+        raise ValueError("not arithmetic")
+
+    return walk(ast.parse(expression, mode="eval"))
