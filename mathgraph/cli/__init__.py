@@ -20,6 +20,8 @@
     mathgraph evaluate kpc|qrc|qam|sqr --model DIR --data F
     mathgraph predict kpc|qrc|qam|sqr [--model DIR] [--hybrid|--no-hybrid] TEXT [TEXT ...]
     mathgraph predict kpc|qrc|qam|sqr [--model DIR] --input F.jsonl [--output P.jsonl] [--skip-bad]
+    mathgraph compare "A" "B" [--solution] [--model DIR | --no-model] [--format text|json]
+    mathgraph compare --input PAIRS.jsonl [--output OUT.jsonl] [--skip-bad] [--solution] [--model DIR | --no-model]
     mathgraph index build --input CORPUS.jsonl --text-field problem --model DIR --output INDEX
     mathgraph search --index INDEX "QUERY" [-k 5] [--format json]
     mathgraph search --index INDEX --queries QUERIES.jsonl|QUERIES.txt [--text-field problem] [--output HITS.jsonl]

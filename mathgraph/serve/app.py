@@ -7,6 +7,7 @@
 ``POST /api/encode``               vectors as ``mathgraph encode``
 ``POST /api/predict/{task}``       results as ``mathgraph predict TASK --format json``
 ``POST /api/search``               hits as ``mathgraph search --format json``
+``POST /api/compare``              alignments and QRC relations as ``mathgraph compare --format json``
 ``GET  /api/openapi.json``         the OpenAPI schema
 =================================  ==========================================================
 
@@ -26,7 +27,8 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from mathgraph import __version__
-from mathgraph.serve.schemas import DrawRequest, EncodeRequest, PairInput, ParseRequest, PredictRequest, SearchRequest
+from mathgraph.serve.schemas import (CompareRequest, DrawRequest, EncodeRequest, PairInput, ParseRequest,
+                                     PredictRequest, SearchRequest)
 from mathgraph.serve.service import Limits, Service
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -102,6 +104,15 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
         return {"results": [{"query": query, "hits": [{"rank": rank, **hit.to_dict()}
                                                       for rank, hit in enumerate(query_hits, 1)]}
                             for query, query_hits in zip(request.queries, hits)]}
+
+    @app.post("/api/compare")
+    def compare(request: CompareRequest) -> dict:
+        """Each pair's alignment (problem b against problem a, or with ``solution`` the solution b against
+        question a) and the QRC relation the model predicts for it: ``{alignment, relation}``; ``relation`` is
+        ``{label, probabilities}``, or null with ``solution`` or a model that does not predict QRC."""
+        pairs = [(pair.text_a, pair.text_b) for pair in request.pairs]
+        _check_texts(limits, [text for pair in pairs for text in pair], batch=len(pairs))
+        return {"results": service.compare(pairs, solution=request.solution)}
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

@@ -79,6 +79,14 @@ class PredictRequest(Body):
         description="KPC: problem texts; QRC and QAM: {text_a, text_b}; SQR: {query, candidates}")
 
 
+class CompareRequest(Body):
+    pairs: Annotated[list[PairInput], Field(min_length=1)] = Field(
+        description="problem pairs {text_a, text_b}: problem b aligned with problem a (with solution: "
+                    "text_a a question, text_b its solution)")
+    solution: bool = Field(False, description="read text_b as a solution of question text_a: which of its "
+                                              "quantities the solution's steps use (no relation then)")
+
+
 class SearchRequest(Body):
     queries: Texts
     k: int = Field(5, ge=1, description="results per query (at most the server's max_k)")

@@ -5,7 +5,7 @@ start, and answers the endpoints' questions with the library's own functions
 (the same ones the CLI commands call, so a served answer equals the CLI's).
 
 Requests are served concurrently, but model work (parsing, encoding,
-predicting, searching, drawing) runs one call at a time under one
+predicting, searching, drawing, the parsing of compared problems) runs one call at a time under one
 ``batching.ModelLock``: Hugging Face fast tokenizers raise "Already borrowed"
 when two threads use one tokenizer, spaCy does not promise thread safety, and
 a torch forward pass already uses every core, so running two at once would not
@@ -130,6 +130,28 @@ class Service:
         weight = hybrid_search_weight(hybrid)
         return self.model_lock.run_batched(("search", k, weight), queries,
                                            lambda batch: self.index.search(batch, k=k, sparse_weight=weight))
+
+    def compare(self, pairs: Sequence[tuple[str, str]], solution: bool = False) -> list[dict]:
+        """``{alignment, relation}`` of each ``(text_a, text_b)`` pair, as ``mathgraph compare --format json``:
+        ``parsers.compare.align_problems`` (or, with ``solution``, ``align_solution``) and the QRC model's
+        ``{label, probabilities}`` for the pair (None with ``solution`` or without a QRC model)."""
+        from parsers.compare import align_problems, align_solution
+        from parsers.graph_cache import parse_cached
+
+        pairs = [tuple(pair) for pair in pairs]
+        texts = [a for a, _ in pairs] if solution else [text for pair in pairs for text in pair]
+        with self.model_lock.lock:
+            # through the graph cache: the QRC model then finds these graphs there and parses nothing again
+            graphs = parse_cached(texts)
+        if solution:  # a solution is read as text (its computation steps), not parsed
+            alignments = [align_solution(graph, b).to_dict() for graph, (_, b) in zip(graphs, pairs)]
+        else:
+            alignments = [align_problems(graphs[2 * i], graphs[2 * i + 1]).to_dict() for i in range(len(pairs))]
+        relations = [None] * len(pairs)
+        if not solution and "qrc" in self.predictors:
+            relations = [{"label": result["label"], "probabilities": result["probabilities"]}
+                         for result in self.predict("qrc", pairs)]  # batched with waiting QRC predictions
+        return [{"alignment": alignment, "relation": relation} for alignment, relation in zip(alignments, relations)]
 
     def describe(self) -> dict:
         """What is loaded, for the health endpoint and the page."""

@@ -1,0 +1,154 @@
+"""``mathgraph compare``: what changed between two problems (``parsers.compare``) and the QRC relation the
+model sees between them, or how a solution uses its question's quantities."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mathgraph.cli.common import IntermixedArgumentParser, report_skipped
+
+PAIR_FIELDS = ("text_a", "text_b")
+
+
+def register(commands) -> None:
+    """Add ``compare`` to the ``mathgraph`` commands."""
+    compare = commands.add_parser(
+        "compare", help="what changed between two problems, and the QRC relation the model predicts",
+        description="Align problem B with problem A (sentences kept, changed, inserted or deleted; quantities "
+        "the same, changed, new or removed; the question; formulas) and print the differences in words, then "
+        "the QRC relation the model predicts for the pair with its probability. With --solution, B is a "
+        "solution of question A: print which of A's quantities its steps use. --input FILE reads the pairs "
+        "of a JSONL file (fields text_a, text_b) and writes one JSON line per pair: the row's id and line, "
+        "the alignment and the relation.")
+    compare.__class__ = IntermixedArgumentParser  # the TEXTs may follow the options
+    compare.add_argument("texts", nargs="*", metavar="TEXT", help="problem A, then problem B (or its solution)")
+    compare.add_argument("--solution", action="store_true",
+                         help="read B as a solution of question A: the quantities its steps use (no relation)")
+    compare.add_argument("--model", metavar="DIR",
+                         help="the QRC model: a task model, a multi-task model with a QRC head or a TF-IDF "
+                              "baseline (default: the shipped multi-task model, as `mathgraph predict qrc`)")
+    compare.add_argument("--no-model", action="store_true",
+                         help="the alignment only: no QRC prediction, and no model loaded")
+    compare.add_argument("--format", choices=("text", "json"), default="text",
+                         help="how to print one pair: the differences in words, or one JSON object "
+                              "{alignment, relation} (--input always writes JSONL)")
+    compare.add_argument("--input", metavar="FILE", help="JSONL file of pairs (fields text_a, text_b)")
+    compare.add_argument("--output", metavar="FILE", help="JSONL results, one per good input line (default: stdout)")
+    compare.add_argument("--skip-bad", action="store_true",
+                         help="skip bad input lines, count and report them, instead of stopping")
+    compare.add_argument("--batch-size", type=int, default=32, help="pairs per model batch (default: 32)")
+    compare.add_argument("--device", help="cpu, cuda, cuda:1 ... for --model (default: cuda when available)")
+    compare.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    compare.set_defaults(run=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """``compare``: one pair's alignment (and relation) printed, or a JSONL file's written as JSONL."""
+    _check_arguments(args)
+    # every input error (a bad line, an empty text) comes out before the parser and the model load
+    rows, bad = _read_pairs(args)
+    with_model = not (args.solution or args.no_model)
+    predictor = _load_predictor(args) if with_model else None
+    pairs = [(row["text_a"], row["text_b"]) for _, row in rows]
+    records = compare_pairs(pairs, solution=args.solution, predictor=predictor, batch_size=args.batch_size,
+                            show_progress=bool(args.input) and not args.quiet)
+    if not args.input:
+        [record] = records
+        print(_format_text(record) if args.format == "text" else json.dumps(record, ensure_ascii=False))
+        return 0
+    from mathgraph.jsonl import atomic_writer, write_jsonl
+
+    # the row's id and line first, as `mathgraph predict --input` writes them
+    lines = [{**({"id": row["id"]} if "id" in row else {}), "line": line, **record}
+             for (line, row), record in zip(rows, records)]
+    if args.output:
+        with atomic_writer(args.output) as f:
+            written = write_jsonl(f, lines)
+    else:
+        written = write_jsonl(sys.stdout, lines)
+    print(f"wrote {written} comparisons to {args.output or 'stdout'}", file=sys.stderr)
+    report_skipped(bad)
+    return 0
+
+
+def compare_pairs(pairs: list[tuple[str, str]], solution: bool = False, predictor=None, batch_size: int = 32,
+                  show_progress: bool = False) -> list[dict]:
+    """``{"alignment", "relation"}`` of each ``(text_a, text_b)`` pair: ``align_problems(a, b).to_dict()``
+    and ``predictor``'s ``{label, probabilities}`` (None without a predictor), or, with ``solution``,
+    ``align_solution(a, b).to_dict()`` and no relation.
+
+    The problems are parsed through the graph cache (``parsers.graph_cache``), in one call over all
+    pairs, so a text that occurs in several pairs is parsed once, and the model, which reads its graphs
+    from the same cache, parses nothing again. The model predicts every pair in one ``predict`` call."""
+    from parsers.compare import align_problems, align_solution
+    from parsers.graph_cache import parse_cached
+
+    if solution:  # a solution is read as text (its computation steps), not parsed
+        graphs = parse_cached([a for a, _ in pairs], show_progress=show_progress)
+        alignments = [align_solution(graph, b).to_dict() for graph, (_, b) in zip(graphs, pairs)]
+    else:
+        graphs = parse_cached([text for pair in pairs for text in pair], show_progress=show_progress)
+        alignments = [align_problems(graphs[2 * i], graphs[2 * i + 1]).to_dict() for i in range(len(pairs))]
+    relations = [None] * len(pairs)
+    if predictor is not None and pairs:
+        relations = [relation_of(result) for result in predictor.predict(pairs, batch_size=batch_size)]
+    return [{"alignment": alignment, "relation": relation} for alignment, relation in zip(alignments, relations)]
+
+
+def relation_of(result: dict) -> dict:
+    """A QRC prediction as the relation of a comparison: its label and class probabilities."""
+    return {"label": result["label"], "probabilities": result["probabilities"]}
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    if args.input:
+        if args.texts:
+            raise ValueError("give two TEXTs or --input FILE, not both")
+    elif args.output or args.skip_bad:
+        raise ValueError("--output and --skip-bad apply to --input files only")
+    elif len(args.texts) != 2:
+        what = "the question A, then its solution B" if args.solution else "problem A, then problem B"
+        raise ValueError(f"give two TEXTs ({what}), or --input FILE; got {len(args.texts)}")
+    if args.model is not None and (args.no_model or args.solution):
+        raise ValueError("--model is the QRC model of problem pairs: leave it out with "
+                         f"{'--no-model' if args.no_model else '--solution'}")
+
+
+def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
+    """``(line, row)`` of each pair and the bad lines: a JSONL file's good rows (``mathgraph.jsonl.read_rows``
+    names a bad one by file and line), or the two TEXTs as one row."""
+    from mathgraph.jsonl import read_rows
+
+    if args.input:
+        return read_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad)
+    names = ("the question A", "the solution B") if args.solution else ("problem A", "problem B")
+    for name, text in zip(names, args.texts):
+        if not text.strip():
+            raise ValueError(f"{name} is empty (or only whitespace)")
+    return [(0, dict(zip(PAIR_FIELDS, args.texts)))], []
+
+
+def _load_predictor(args: argparse.Namespace):
+    """The QRC predictor of ``mathgraph predict qrc``: the shipped model, or ``--model DIR``."""
+    from tasks.trainer import configure_threads
+
+    configure_threads(args.threads)
+    if args.model is None:
+        from tasks.release import shipped_predictor
+
+        return shipped_predictor("qrc")
+    from models.encoder import resolve_device
+    from tasks.inference import load_predictor
+
+    return load_predictor("qrc", args.model, device=resolve_device(args.device))
+
+
+def _format_text(record: dict) -> str:
+    """One comparison in words: the alignment's explanation, then the relation (if any) and its probability."""
+    lines = [record["alignment"]["explanation"]]
+    relation = record["relation"]
+    if relation is not None:
+        lines.append(f"QRC relation: {relation['label']} ({relation['probabilities'][relation['label']]:.4f})")
+    return "\n".join(lines)

@@ -1,0 +1,242 @@
+"""The structure model: gradient-boosted trees on what differs between two problems.
+
+The pair tasks ask what changed between two problems, and the alignment of their
+graphs (``parsers.compare``) says it in named numbers: quantities kept or changed,
+their written form, sentences inserted or deleted, whether the question changed.
+A scikit-learn ``HistGradientBoostingClassifier`` on those numbers is a strong
+model of its own and a member of the hybrid with the neural model and TF-IDF:
+
+- QRC: ``align_problems(a, b)`` features -> the relation (9 labels);
+- QAM: ``align_solution(question, solution)`` features (does the solution compute
+  with this question's quantities?) -> 1 or 0;
+- SQR: ``align_problems(query, candidate)`` features -> relevance 0, 1 or 2; a list is
+  ranked by the expected gain ``sum_r p(r) (2^r - 1)``, what NDCG rewards.
+
+Saved without pickle: ``config.json`` (task, labels, feature names, sklearn
+parameters) and ``arrays.safetensors`` (every tree's nodes); ``predict`` walks the
+trees in NumPy, so loading needs no scikit-learn object at all (and gives the
+same probabilities as the fitted estimator, tested).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from safetensors.numpy import load_file, save_file
+
+from mathgraph.files import apply_umask
+from parsers.compare import ALIGNMENT_FEATURES, SOLUTION_FEATURES, align_problems, align_solution
+from tasks.task_io import ranking_result
+
+MODEL_TYPE = "structure"
+CONFIG_FILE = "config.json"
+ARRAYS_FILE = "arrays.safetensors"
+FORMAT_VERSION = 1
+STRUCTURE_TASKS = ("qrc", "qam", "sqr")
+DEFAULT_PARAMS = {"max_iter": 300, "learning_rate": 0.05, "max_leaf_nodes": 15, "min_samples_leaf": 5,
+                  "l2_regularization": 1.0, "random_state": 0}
+_NODE_FIELDS = ("value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf")
+
+
+def feature_names(task: str) -> tuple[str, ...]:
+    """The named features the structure model of ``task`` reads."""
+    return SOLUTION_FEATURES if task == "qam" else ALIGNMENT_FEATURES
+
+
+def structure_features(task: str, pairs: Sequence[tuple[str, str]], parse=None, show_progress: bool = False) -> np.ndarray:
+    """``[n, n_features]`` alignment features of ``(text_a, text_b)`` pairs (QAM: question, solution).
+
+    ``parse`` maps a list of texts to graphs (default: ``parsers.graph_cache.parse_cached``, so every
+    problem is parsed once across runs); QAM solutions are read as text, not parsed.
+    """
+    if parse is None:
+        from parsers.graph_cache import parse_cached
+
+        parse = lambda texts: parse_cached(texts, show_progress=show_progress)  # noqa: E731
+    pairs = [tuple(p) for p in pairs]
+    if any(len(p) != 2 or not all(isinstance(t, str) and t.strip() for t in p) for p in pairs):
+        raise ValueError("structure features need (text_a, text_b) pairs of non-empty texts")
+    texts = sorted({a for a, _ in pairs} | (set() if task == "qam" else {b for _, b in pairs}))
+    graphs = dict(zip(texts, parse(texts)))
+    if task == "qam":
+        rows = [align_solution(graphs[a], b).feature_vector() for a, b in pairs]
+    else:
+        rows = [align_problems(graphs[a], graphs[b]).feature_vector() for a, b in pairs]
+    return np.asarray(rows, dtype=np.float64).reshape(len(pairs), len(feature_names(task)))
+
+
+class StructureModel:
+    """Gradient-boosted trees on alignment features, for ``task`` in ``STRUCTURE_TASKS``.
+
+    ``fit(inputs, labels)`` and ``predict(inputs)`` take what the task's predictors take:
+    QRC/QAM ``(text_a, text_b)`` pairs with labels, SQR ``(query, candidates)`` lists with
+    per-candidate relevance lists. ``predict`` returns ``{"label", "probabilities"}`` per pair or
+    ``{"scores", "ranking"}`` per list, like every predictor in ``tasks``.
+    """
+
+    def __init__(self, task: str, params: dict | None = None):
+        if task not in STRUCTURE_TASKS:
+            raise ValueError(f"the structure model serves {STRUCTURE_TASKS}, not {task!r}")
+        self.task = task
+        self.params = {**DEFAULT_PARAMS, **(params or {})}
+        self.labels: list = []
+        self.trees: dict[str, np.ndarray] = {}
+        self.parse = None  # texts -> graphs; None: the graph cache
+
+    # ------------------------------------------------------------------ fit / predict
+    def _pairs(self, inputs) -> tuple[list[tuple[str, str]], list[int]]:
+        """The (a, b) pairs behind ``inputs`` and, for SQR, how many belong to each list."""
+        if self.task != "sqr":
+            return [tuple(p) for p in inputs], []
+        pairs, sizes = [], []
+        for item in inputs:
+            if isinstance(item, dict) and {"query", "candidates"} <= set(item):
+                item = (item["query"], item["candidates"])
+            if not (isinstance(item, (tuple, list)) and len(item) == 2 and isinstance(item[1], (list, tuple))):
+                raise ValueError("sqr inputs are (query, [candidate, ...]) or {'query', 'candidates'} lists")
+            pairs += [(item[0], c) for c in item[1]]
+            sizes.append(len(item[1]))
+        return pairs, sizes
+
+    def fit(self, inputs, labels, show_progress: bool = False) -> "StructureModel":
+        """Fit on ``inputs`` and their ``labels`` (SQR: a relevance list per input list)."""
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        inputs = list(inputs)
+        pairs, _ = self._pairs(inputs)
+        targets = [r for rel in labels for r in rel] if self.task == "sqr" else list(labels)
+        if len(targets) != len(pairs):
+            raise ValueError(f"{len(pairs)} pairs but {len(targets)} labels")
+        if len(set(map(str, targets))) < 2:
+            raise ValueError(f"the structure model needs at least two labels to learn from, got {set(targets)}")
+        features = structure_features(self.task, pairs, self.parse, show_progress)
+        estimator = HistGradientBoostingClassifier(**self.params).fit(features, [str(t) for t in targets])
+        self.labels = [_label(self.task, c) for c in estimator.classes_]
+        self.trees = _tree_arrays(estimator)
+        return self
+
+    def predict_proba(self, features: np.ndarray) -> np.ndarray:
+        """``[n, n_labels]`` probabilities of feature rows (label order: ``self.labels``)."""
+        if not self.trees:
+            raise ValueError("this structure model is not fitted")
+        raw = self.trees["baseline"][None, :] + _tree_sums(self.trees, features)
+        if raw.shape[1] == 1:  # binary: one logit for the second class
+            positive = 1.0 / (1.0 + np.exp(-raw[:, 0]))
+            return np.stack([1.0 - positive, positive], axis=1)
+        raw = raw - raw.max(axis=1, keepdims=True)
+        exp = np.exp(raw)
+        return exp / exp.sum(axis=1, keepdims=True)
+
+    def predict(self, inputs, batch_size: int = 32) -> list[dict]:
+        """Results of ``inputs`` in input order (``batch_size`` is accepted for the predictor interface)."""
+        inputs = list(inputs)
+        pairs, sizes = self._pairs(inputs)
+        probabilities = self.predict_proba(structure_features(self.task, pairs, self.parse)) if pairs else \
+            np.zeros((0, len(self.labels)))
+        if self.task != "sqr":
+            return [{"label": self.labels[int(row.argmax())],
+                     "probabilities": {label: float(p) for label, p in zip(self.labels, row)}}
+                    for row in probabilities]
+        gains = probabilities @ np.array([2.0 ** int(label) - 1 for label in self.labels])
+        results, start = [], 0
+        for size in sizes:
+            results.append(ranking_result(gains[start:start + size].tolist()))
+            start += size
+        return results
+
+    # ------------------------------------------------------------------ save / load
+    def save(self, directory) -> Path:
+        """Write ``config.json`` and ``arrays.safetensors`` into ``directory`` (no pickle)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        config = {"model_type": MODEL_TYPE, "format_version": FORMAT_VERSION, "task": self.task,
+                  "labels": self.labels, "features": list(feature_names(self.task)), "params": self.params}
+        (directory / CONFIG_FILE).write_text(json.dumps(config, indent=1))
+        save_file({k: np.ascontiguousarray(v) for k, v in self.trees.items()}, str(directory / ARRAYS_FILE))
+        apply_umask(directory / ARRAYS_FILE)
+        return directory
+
+    @classmethod
+    def load(cls, directory) -> "StructureModel":
+        """A model written by ``save``; a config of another kind or other features is a clear error."""
+        directory = Path(directory)
+        try:
+            config = json.loads((directory / CONFIG_FILE).read_text())
+            arrays = load_file(str(directory / ARRAYS_FILE))
+        except (OSError, json.JSONDecodeError, Exception) as error:  # safetensors raises its own error types
+            raise ValueError(f"{directory} holds no readable structure model: {error}") from None
+        if config.get("model_type") != MODEL_TYPE or config.get("format_version") != FORMAT_VERSION:
+            raise ValueError(f"{directory} holds a {config.get('model_type')!r} model, not a structure model "
+                             f"of format {FORMAT_VERSION}")
+        model = cls(config["task"], config["params"])
+        if config["features"] != list(feature_names(model.task)):
+            raise ValueError(f"{directory} was trained on other alignment features than this mathgraph computes; "
+                             "train it again")
+        model.labels, model.trees = config["labels"], dict(arrays)
+        return model
+
+
+def is_structure_directory(directory) -> bool:
+    """Whether ``directory`` holds a structure model."""
+    try:
+        return json.loads((Path(directory) / CONFIG_FILE).read_text()).get("model_type") == MODEL_TYPE
+    except (OSError, ValueError):
+        return False
+
+
+def _label(task: str, name: str):
+    return int(name) if task in ("qam", "sqr") else name
+
+
+def _tree_arrays(estimator) -> dict[str, np.ndarray]:
+    """Every tree's nodes as flat arrays: ``tree_class[t]`` (which logit tree ``t`` adds to),
+    ``tree_start[t]`` (its first node), and per node ``_NODE_FIELDS`` (children are tree-local)."""
+    nodes, tree_class, tree_start, offset = [], [], [], 0
+    for iteration in estimator._predictors:
+        for k, predictor in enumerate(iteration):
+            nodes.append(predictor.nodes)
+            tree_class.append(k)
+            tree_start.append(offset)
+            offset += len(predictor.nodes)
+    if any(len(p.raw_left_cat_bitsets) for it in estimator._predictors for p in it):
+        raise ValueError("categorical splits are not supported by the structure model's tree walker")
+    stacked = np.concatenate(nodes)
+    arrays = {name: np.asarray(stacked[name]) for name in _NODE_FIELDS}
+    arrays["value"] = arrays["value"].astype(np.float64)
+    arrays["num_threshold"] = arrays["num_threshold"].astype(np.float64)
+    for name in ("feature_idx", "left", "right"):
+        arrays[name] = arrays[name].astype(np.int64)
+    for name in ("missing_go_to_left", "is_leaf"):
+        arrays[name] = arrays[name].astype(np.uint8)
+    arrays["tree_class"] = np.asarray(tree_class, dtype=np.int64)
+    arrays["tree_start"] = np.asarray(tree_start, dtype=np.int64)
+    arrays["baseline"] = np.asarray(estimator._baseline_prediction, dtype=np.float64).reshape(-1)
+    return arrays
+
+
+def _tree_sums(trees: dict[str, np.ndarray], features: np.ndarray) -> np.ndarray:
+    """``[n, n_logits]``: each row's leaf values summed per logit, all rows walked down each tree at once."""
+    features = np.asarray(features, dtype=np.float64)
+    n = len(features)
+    sums = np.zeros((n, len(trees["baseline"])))
+    rows = np.arange(n)
+    for tree, start in enumerate(trees["tree_start"]):
+        node = np.full(n, start)
+        while True:
+            leaf = trees["is_leaf"][node].astype(bool)
+            if leaf.all():
+                break
+            value = features[rows, trees["feature_idx"][node]]
+            go_left = np.where(np.isnan(value), trees["missing_go_to_left"][node].astype(bool),
+                               value <= trees["num_threshold"][node])
+            child = start + np.where(go_left, trees["left"][node], trees["right"][node])
+            node = np.where(leaf, node, child)
+        sums[:, trees["tree_class"][tree]] += trees["value"][node]
+    return sums
+
+
+__all__ = ["StructureModel", "structure_features", "feature_names", "is_structure_directory", "STRUCTURE_TASKS",
+           "MODEL_TYPE"]
