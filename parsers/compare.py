@@ -2,7 +2,8 @@
 
 ``align_problems(graph_a, graph_b)`` matches
 
-* sentences: ``kept`` (same words), ``changed`` (mostly the same words), ``inserted``
+* sentences: ``kept`` (the same text), ``changed`` (mostly the same words, numbers
+  aside), ``inserted``
   (only in b), ``deleted`` (only in a), in order (a monotone alignment);
 * quantities: ``same`` value (its form may change: ``three`` -> ``3``), ``changed``
   value in the same place (same sentence pair, or the same unit and object), ``new``
@@ -229,7 +230,7 @@ def _align_sentences(words_a, words_b, sentences_a, sentences_b) -> list[Sentenc
     while i < n or j < m:
         if i < n and j < m and sim[i][j] >= CHANGED_SENTENCE_SIMILARITY and \
                 best[i][j] == best[i + 1][j + 1] + sim[i][j]:
-            same = sentences_a[i].text == sentences_b[j].text or words_a[i] == words_b[j]
+            same = " ".join(sentences_a[i].text.split()) == " ".join(sentences_b[j].text.split())
             matches.append(SentenceMatch("kept" if same else "changed", i, j, sim[i][j]))
             i, j = i + 1, j + 1
         elif i < n and (j == m or best[i][j] == best[i + 1][j]):
@@ -409,13 +410,15 @@ def _character_similarity(a: str, b: str) -> float:
 
 # ------------------------------------------------------------ solution steps
 _NUMBER = r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?|-?\.\d+%?"
+_UNSIGNED_NUMBER = _NUMBER.replace("-?", "")  # an operand: in "24-5" the minus is the operator
 _CALCULATOR_RE = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
 # Tokens of written computations: numbers, LaTeX fractions, operators, brackets, "=", and words.
-_TOKEN_RE = re.compile(rf"\\frac\{{\d+\}}\{{\d+\}}|{_NUMBER}|\\times|\\cdot|\\div|[-+*/×÷()=]|[A-Za-z]+|\S")
+_TOKEN_RE = re.compile(rf"\\frac\{{\d+\}}\{{\d+\}}|{_UNSIGNED_NUMBER}|\\times|\\cdot|\\div|[-+*/×÷()=]|[A-Za-z]+|\S")
 _OPERATORS = {"+", "-", "*", "/", "×", "÷", "x", "\\times", "\\cdot", "\\div"}
 _FINAL_RE = re.compile(r"####\s*(\S+)|\\boxed\{([^{}]*)\}|[Tt]he (?:final )?answer is:?\s*\$?(" + _NUMBER + ")")
 _FRAC_RE = re.compile(r"\\frac\{(\d+)\}\{(\d+)\}")
 _ANY_NUMBER_RE = re.compile(_NUMBER)
+_UNSIGNED_NUMBER_RE = re.compile(_UNSIGNED_NUMBER)
 # Operands every solution may use without the question giving them (halves, doubling, percent, minutes in an hour).
 COMMON_CONSTANTS = frozenset(Fraction(n) for n in (1, 2, 10, 12, 24, 60, 100, 1000))
 
@@ -485,7 +488,7 @@ def _number_value(text: str) -> Fraction | None:
 def _operands(expression: str) -> list[Fraction]:
     values = [Fraction(int(n), int(d)) for n, d in _FRAC_RE.findall(expression) if int(d)]
     rest = _FRAC_RE.sub(" ", expression)
-    values += [v for v in (_number_value(m.group()) for m in _ANY_NUMBER_RE.finditer(rest)) if v is not None]
+    values += [v for v in (_number_value(m.group()) for m in _UNSIGNED_NUMBER_RE.finditer(rest)) if v is not None]
     return values
 
 

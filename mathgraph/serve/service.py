@@ -5,7 +5,7 @@ start, and answers the endpoints' questions with the library's own functions
 (the same ones the CLI commands call, so a served answer equals the CLI's).
 
 Requests are served concurrently, but model work (parsing, encoding,
-predicting, searching, drawing, the parsing of compared problems) runs one call at a time under one
+predicting, searching, drawing) runs one call at a time under one
 ``batching.ModelLock``: Hugging Face fast tokenizers raise "Already borrowed"
 when two threads use one tokenizer, spaCy does not promise thread safety, and
 a torch forward pass already uses every core, so running two at once would not

@@ -1,6 +1,8 @@
 // The page of `mathgraph serve`: a problem in, its graph (Cytoscape.js, laid out and coloured as
 // mathgraph.draw lays out and colours it), the predictions of the tasks that read one problem, and the
 // index's most similar problems, each with the QRC relation the model sees between it and the problem.
+// The Compare view: two problems in, shown side by side with their alignment (parsers.compare) marked,
+// the differences in words and the QRC relation the model predicts for the pair.
 "use strict";
 
 const EXAMPLES = [
@@ -11,7 +13,18 @@ const EXAMPLES = [
 const KIND_NAMES = { root: "root", word: "word", math: "[MATH]", formula: "formula" };
 const X_STEP = 70, Y_STEP = 60;  // pixels per leaf column and per level of mathgraph.draw's tree layout
 
-const page = { health: null, cy: null, text: "" };  // window.mathgraphPage: the end-to-end test reads it
+const FISHIO = "Fishio posted her selfie on Instagram. She received 2000 likes on the photo after 1 week. Three " +
+  "weeks later, the number of likes was 70 times as many as the initial number of likes. If she received 20000 " +
+  "more new likes recently, how many Instagram likes are there?";
+const COMPARE_EXAMPLES = [  // problem A, problem B (GSM-Plus perturbations of mathgraph/data/gsmplus_sample.jsonl)
+  [FISHIO, FISHIO.replace("2000 likes", "20000 likes").replace("20000 more", "200000 more")],
+  [FISHIO, FISHIO.replace("70 times", "70.5 times")],
+  ["Tom has 3 apples. He buys 5 more apples. How many apples does he have now?",
+   "Tom has three apples. He buys 12 more apples at the shop. His sister has 4 pears. " +
+   "How many apples does he have now?"],
+];
+
+const page = { health: null, cy: null, text: "", comparison: null };  // window.mathgraphPage: the tests read it
 window.mathgraphPage = page;
 
 const $ = (id) => document.getElementById(id);
@@ -39,9 +52,9 @@ async function api(path, body) {
   return data;
 }
 
-function showError(message) {
-  $("error").hidden = !message;
-  $("error").textContent = message || "";
+function showError(message, box = "error") {
+  $(box).hidden = !message;
+  $(box).textContent = message || "";
 }
 
 function tasksReading(input) {
@@ -148,6 +161,111 @@ async function showSimilar(text) {
   }));
 }
 
+// ---------------------------------------------------------------- the compare view
+const OTHER_SIDE = { a: "b", b: "a" };
+
+// Python's spans count code points, JavaScript strings UTF-16 units: slice the text as code points.
+function codePoints(text) {
+  const points = Array.from(text);
+  return (start, end) => points.slice(start, end).join("");
+}
+
+// What hovering a quantity says: its kind and value, and the quantity of the other problem it is matched with.
+function quantityTitle(match, side) {
+  const own = match[side], other = match[OTHER_SIDE[side]];
+  const parts = [`${match.kind}: ${own.text} = ${own.value}`,
+    other ? `matched with ${other.text} = ${other.value} in ${OTHER_SIDE[side].toUpperCase()}`
+          : `no match in ${OTHER_SIDE[side].toUpperCase()}`];
+  if (match.form_change) parts.push(match.form_change);
+  return parts.join("; ");
+}
+
+// One problem as nodes: each sentence (by the alignment's spans) coloured by its kind, each quantity marked.
+function alignedText(text, alignment, side) {
+  const slice = codePoints(text);
+  const kinds = [];
+  for (const match of alignment.sentences) if (match[side] !== null) kinds[match[side]] = match.kind;
+  const quantities = alignment.quantities.map((match, i) => ({ match, i })).filter(({ match }) => match[side])
+    .sort((x, y) => x.match[side].span[0] - y.match[side].span[0]);
+  const marked = (start, end) => {  // the text of [start, end) with the quantities inside it marked
+    const nodes = [];
+    let at = start;
+    for (const { match, i } of quantities) {
+      const [from, to] = match[side].span;
+      if (from < at || to > end) continue;  // outside this stretch, or overlapping a quantity already marked
+      nodes.push(slice(at, from), element("mark", { class: `quantity q-${match.kind}`, "data-kind": match.kind,
+        "data-match": String(i), title: quantityTitle(match, side) }, slice(from, to)));
+      at = to;
+    }
+    nodes.push(slice(at, end));
+    return nodes.filter((node) => node !== "");
+  };
+  const nodes = [];
+  let at = 0;
+  alignment[`sentence_spans_${side}`].forEach(([start, end], index) => {
+    if (start < at) return;
+    const kind = kinds[index] || "kept";
+    const sentence = element("span", { class: `sentence s-${kind}`, "data-kind": kind });
+    sentence.append(...marked(start, end));
+    nodes.push(...marked(at, start), sentence);
+    at = end;
+  });
+  nodes.push(...marked(at, Array.from(text).length));
+  return nodes;
+}
+
+function showRelation(relation) {
+  const box = $("relation");
+  if (!relation) {
+    box.replaceChildren(element("p", { class: "muted" }, "This model does not predict QRC relations."));
+    return;
+  }
+  const block = element("div", { class: "task", "data-task": "qrc" });
+  const heading = element("h3", {}, "B is to A: ");
+  heading.append(element("span", { class: "label" }, relation.label),
+    element("span", { class: "muted" }, ` (${relation.probabilities[relation.label].toFixed(3)})`));
+  block.append(heading, ...probabilityBars(relation.probabilities));
+  box.replaceChildren(block);
+}
+
+async function compare() {
+  const textA = $("problem-a").value, textB = $("problem-b").value;
+  if (!textA.trim() || !textB.trim()) { showError("Type or paste both problems first.", "compare-error"); return; }
+  showError("", "compare-error");
+  $("compare").disabled = true;
+  try {
+    const { results: [result] } = await api("/api/compare", { pairs: [{ text_a: textA, text_b: textB }] });
+    page.comparison = result;
+    $("aligned-a").replaceChildren(...alignedText(textA, result.alignment, "a"));
+    $("aligned-b").replaceChildren(...alignedText(textB, result.alignment, "b"));
+    $("differences").textContent = result.alignment.explanation;
+    $("differences").classList.remove("muted");
+    showRelation(result.relation);
+  } catch (error) {
+    showError(error.message, "compare-error");
+  } finally {
+    $("compare").disabled = false;
+  }
+}
+
+// Hovering a quantity also marks the one it is matched with in the other problem.
+function markPartners(event, on) {
+  const match = event.target.closest && event.target.closest("mark.quantity[data-match]");
+  if (!match) return;
+  for (const partner of document.querySelectorAll(`#aligned-panel mark[data-match="${match.dataset.match}"]`)) {
+    partner.classList.toggle("partner", on);
+  }
+}
+
+function showView(name) {
+  for (const view of ["analyse", "compare"]) {
+    $(`${view}-view`).hidden = view !== name;
+    $(`tab-${view}`).setAttribute("aria-selected", String(view === name));
+  }
+  history.replaceState(null, "", name === "compare" ? "#compare" : location.pathname);
+  if (name === "analyse" && page.cy) page.cy.resize();  // its container had no size while hidden
+}
+
 // ---------------------------------------------------------------- the flow
 async function analyse() {
   const text = $("problem").value;
@@ -179,6 +297,20 @@ async function start() {
     button.addEventListener("click", () => { $("problem").value = example; analyse(); });
     return button;
   }));
+  $("tab-analyse").addEventListener("click", () => showView("analyse"));
+  $("tab-compare").addEventListener("click", () => showView("compare"));
+  $("compare").addEventListener("click", compare);
+  for (const box of ["problem-a", "problem-b"]) {
+    $(box).addEventListener("keydown", (event) => { if (event.key === "Enter" && event.ctrlKey) compare(); });
+  }
+  $("compare-examples").append(...COMPARE_EXAMPLES.map(([a, b], i) => {
+    const button = element("button", { type: "button", title: `A: ${a}\nB: ${b}` }, `example ${i + 1}`);
+    button.addEventListener("click", () => { $("problem-a").value = a; $("problem-b").value = b; compare(); });
+    return button;
+  }));
+  $("aligned-panel").addEventListener("mouseover", (event) => markPartners(event, true));
+  $("aligned-panel").addEventListener("mouseout", (event) => markPartners(event, false));
+  if (location.hash === "#compare") showView("compare");
   try {
     page.health = await api("/api/health");
     const index = page.health.index ? `, index of ${page.health.index.rows} problems` : ", no index";

@@ -1,0 +1,89 @@
+"""The structure model: its tree walker equals scikit-learn, it learns relations, saves without pickle."""
+
+import numpy as np
+import pytest
+from sklearn.ensemble import HistGradientBoostingClassifier
+
+from parsers.problem import ProblemParser
+from tasks.structure import StructureModel, _tree_arrays, is_structure_directory
+
+PARSER = ProblemParser("spacy")
+
+
+def parse(texts):
+    return [PARSER.parse(t) for t in texts]
+
+
+@pytest.mark.parametrize("classes", [2, 4])
+def test_tree_walker_gives_sklearn_probabilities(classes):
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(300, 6))
+    features[rng.random(features.shape) < 0.05] = np.nan  # missing values take the learned side
+    labels = (features[:, 0] > 0).astype(int) + (classes > 2) * (np.nan_to_num(features[:, 1]) > 0.5) * 2
+    estimator = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(features, labels.astype(str))
+    model = StructureModel("qrc")
+    model.trees, model.labels = _tree_arrays(estimator), list(estimator.classes_)
+    np.testing.assert_allclose(model.predict_proba(features), estimator.predict_proba(features), atol=1e-10)
+
+
+SEED = "Tom has 12 apples. He buys 3 bags with 4 apples each. How many apples does he have now?"
+VARIANTS = {
+    "numerical substitution": "Tom has 15 apples. He buys 2 bags with 4 apples each. How many apples does he have now?",
+    "distraction insertion": ("Tom has 12 apples. His sister has 7 pears. He buys 3 bags with 4 apples each. "
+                              "How many apples does he have now?"),
+    "irrelevant": "A train travels 60 miles in 2 hours. What is its speed?",
+}
+
+
+def qrc_data(copies: int):
+    inputs, labels = [], []
+    for k in range(copies):  # the same relations with other numbers
+        seed = SEED.replace("12", str(12 + k))
+        for label, variant in VARIANTS.items():
+            inputs.append((seed, variant.replace("12", str(12 + k))))
+            labels.append(label)
+    return inputs, labels
+
+
+def test_learns_relations_and_round_trips(tmp_path):
+    inputs, labels = qrc_data(6)
+    model = StructureModel("qrc", {"max_iter": 30, "min_samples_leaf": 2})
+    model.parse = parse
+    model.fit(inputs, labels)
+    predicted = [r["label"] for r in model.predict(inputs)]
+    assert predicted == labels
+    model.save(tmp_path / "m")
+    assert is_structure_directory(tmp_path / "m") and not (tmp_path / "m" / "model.pkl").exists()
+    again = StructureModel.load(tmp_path / "m")
+    again.parse = parse
+    assert again.predict(inputs[:3]) == model.predict(inputs[:3])
+
+
+def test_sqr_ranks_by_expected_gain():
+    lists = [(SEED.replace("12", str(12 + k)), [VARIANTS["irrelevant"], VARIANTS["numerical substitution"],
+                                                 VARIANTS["distraction insertion"]]) for k in range(6)]
+    model = StructureModel("sqr", {"max_iter": 30, "min_samples_leaf": 2})
+    model.parse = parse
+    model.fit(lists, [[0, 2, 1]] * 6)
+    (result,) = model.predict(lists[:1])
+    assert result["ranking"] == [1, 2, 0]
+
+
+def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
+    model = StructureModel("qrc")
+    model.parse = parse
+    with pytest.raises(ValueError, match="at least two labels"):
+        model.fit(qrc_data(1)[0][:1] * 3, ["irrelevant"] * 3)
+    with pytest.raises(ValueError, match="not fitted"):
+        model.predict_proba(np.zeros((1, 3)))
+    with pytest.raises(ValueError, match="non-empty texts"):
+        model.fit([("", "b"), ("a", "b")], ["x", "y"])
+    with pytest.raises(ValueError, match="serves"):
+        StructureModel("kpc")
+    inputs, labels = qrc_data(3)
+    model.fit(inputs, labels)
+    model.save(tmp_path / "m")
+    arrays = tmp_path / "m" / "arrays.safetensors"
+    arrays.write_bytes(arrays.read_bytes()[:100])  # a truncated checkpoint
+    with pytest.raises(ValueError, match="no readable structure model"):
+        StructureModel.load(tmp_path / "m")
