@@ -3,6 +3,7 @@
     python benchmarks/release_model.py --work results/ --stage pretrain   [--steps 2000]
     python benchmarks/release_model.py --work results/ --stage multitask  [--epochs 2]
     python benchmarks/release_model.py --work results/ --stage package    [--output mathgraph/data/shipped_model]
+    python benchmarks/release_model.py --work results/ --stage structure  [--output mathgraph/data/shipped_model]
 
 Splits and task files are those of ``benchmarks/results.py`` (seed 0), so the
 released model's figures sit next to the results table's rows.
@@ -21,6 +22,11 @@ released model's figures sit next to the results table's rows.
    reads it (fp16 deltas, checksums); then every figure measured *from the written
    package* on dev and test (neural, TF-IDF, hybrid; 95% intervals) into
    ``release.json``.
+4. ``structure``: on the written package, a structure model (``tasks.structure``) per
+   pair task trained on its train part, fused with what the package gave so far
+   (neural, or the hybrid where on) with a weight chosen on dev (0 keeps the package's
+   answer, 1 is the structure model alone), on by default where it beats dev; the
+   figures (structure alone, fused, shipped) and the sample's figures measured again.
 """
 
 from __future__ import annotations
@@ -48,7 +54,8 @@ def main() -> None:
     args = _arguments()
     work = Path(args.work)
     files = build_task_files(work / "data", args.seed)
-    {"pretrain": pretrain, "multitask": multitask, "package": package}[args.stage](files, work, args)
+    {"pretrain": pretrain, "multitask": multitask, "package": package, "structure": structure}[args.stage](
+        files, work, args)
 
 
 def pretrain(files: dict, work: Path, args) -> None:
@@ -103,6 +110,62 @@ def package(files: dict, work: Path, args) -> None:
     finish_package(output, release)
     shutil.copy(work / "pretrain" / "training_log.jsonl", REPO / "benchmarks" / "results" / "issue13_pretrain_log.jsonl")
     print(json.dumps(release, indent=1))
+
+
+STRUCTURE_TASKS = ("qrc", "qam", "sqr")
+
+
+def structure(files: dict, work: Path, args) -> None:
+    """Stage 4: structure models in the package, fused with its results where dev says so."""
+    from models.shipped import RELEASE_NAME, STRUCTURE_DIR
+    from tasks.hybrid import WEIGHTS, choose_weight, fuse
+    from tasks.release import finish_package, shipped_parts, shipped_predictor
+    from tasks.structure import StructureModel
+
+    output = Path(args.output)
+    release = json.loads((output / RELEASE_NAME).read_text(encoding="utf-8"))
+    for task in STRUCTURE_TASKS:  # a rerun measures against the package without its earlier structure models
+        record = release["tasks"][task]
+        record.pop("structure", None)
+        for part in (p for p in record if p != "hybrid"):
+            for name in ("structure", "with_structure", "shipped"):
+                record[part].pop(name, None)
+    shutil.rmtree(output / STRUCTURE_DIR, ignore_errors=True)
+    finish_package(output, release)
+    parts = shipped_parts(output)
+    for task in STRUCTURE_TASKS:
+        train_inputs, train_gold = task_inputs(task, files[task]["train"])
+        started = time.perf_counter()
+        model = StructureModel(task).fit(train_inputs, train_gold, show_progress=True)
+        seconds = time.perf_counter() - started
+        model.save(output / STRUCTURE_DIR / task)
+        before = shipped_predictor(task, root=output, parts=parts)
+        outputs = {}
+        for part, path in files[task].items():
+            if part != "train":
+                inputs, gold = task_inputs(task, path)
+                outputs[part] = (before.predict(inputs), model.predict(inputs), gold)
+        weight, tried = choose_weight(outputs["dev"][0], outputs["dev"][1], task_metric(task, outputs["dev"][2]))
+        record = release["tasks"][task]
+        for part, (shipped, structured, gold) in outputs.items():
+            fused = [fuse(b, s, weight) for b, s in zip(shipped, structured)]
+            record[part]["structure"] = _with_interval(task, structured, gold)
+            record[part]["with_structure"] = _with_interval(task, fused, gold)
+        default = weight > 0 and record["dev"]["with_structure"]["value"] > tried[0.0]
+        for part in outputs:
+            record[part]["shipped"] = record[part]["with_structure" if default else _shipped_before(record)]
+        record["structure"] = {"weight": weight, "default": default, "train_seconds": round(seconds, 1),
+                               "n_train": len(train_inputs),
+                               "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()}}
+        print(task, json.dumps({p: {k: record[p][k]["value"] for k in ("structure", "with_structure", "shipped")}
+                                for p in outputs}), record["structure"], flush=True)
+    finish_package(output, release)  # the sample's shipped figures need the new release.json
+    release["sample"] = write_sample(files, output)
+    finish_package(output, release)
+
+
+def _shipped_before(record: dict) -> str:
+    return "hybrid" if record["hybrid"]["default"] else "neural"
 
 
 def measure_package(files: dict, root: Path) -> dict:
@@ -231,7 +294,7 @@ def _card_facts(work: Path) -> dict:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
-    parser.add_argument("--stage", choices=("pretrain", "multitask", "package"), required=True)
+    parser.add_argument("--stage", choices=("pretrain", "multitask", "package", "structure"), required=True)
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of 32 texts (default 2000)")
     parser.add_argument("--epochs", type=int, default=2, help="multi-task epochs (default 2)")
     parser.add_argument("--output", default=str(SHIPPED), help="where the package is written")

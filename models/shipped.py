@@ -31,7 +31,7 @@ from models.comus import CheckpointError
 SHIPPED_DIR = Path(str(files("mathgraph") / "data" / "shipped_model"))
 CHECKSUMS_NAME = "checksums.json"
 RELEASE_NAME = "release.json"
-ENCODER_DIR, MULTITASK_DIR, TFIDF_DIR = "encoder", "multitask", "tfidf"
+ENCODER_DIR, MULTITASK_DIR, TFIDF_DIR, STRUCTURE_DIR = "encoder", "multitask", "tfidf", "structure"
 
 
 def shipped_path(*parts: str, root: Path | None = None) -> Path:

@@ -59,12 +59,19 @@ class TfidfPredictor:
 
 def load_predictor(task: str, directory: str | PathLike, device: str | torch.device | None = None):
     """What predicts ``task`` from the model directory ``directory``: a ``TaskModel`` (trained for ``task``),
-    the ``task`` view of a multi-task model, or a ``TfidfPredictor``; each has ``predict(inputs, batch_size)``."""
+    the ``task`` view of a multi-task model, a ``TfidfPredictor`` or a ``StructureModel`` (trained for ``task``);
+    each has ``predict(inputs, batch_size)``."""
     from tasks.evaluation import load_task_model
-    from tasks.loading import TFIDF, load_model, model_type
+    from tasks.loading import STRUCTURE, TFIDF, load_model, model_type
 
-    if model_type(directory) == TFIDF:
+    kind = model_type(directory)
+    if kind == TFIDF:
         return TfidfPredictor(task, load_model(directory))
+    if kind == STRUCTURE:
+        model = load_model(directory)
+        if model.task != task:
+            raise ValueError(f"{directory} holds a structure model for {model.task}, not {task}")
+        return model
     return load_task_model(task, str(directory), device=device)
 
 

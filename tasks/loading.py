@@ -31,6 +31,7 @@ from tasks.multitask import MULTITASK_MODEL_TYPE as MULTITASK_MODEL
 from tasks.retrieval import FORMAT as INDEX_FORMAT
 from tasks.retrieval import MANIFEST_FILE
 from tasks.retrieval import MODEL_TYPE as SEARCH_INDEX
+from tasks.structure import MODEL_TYPE as STRUCTURE
 
 ENCODER = "comus"
 # model_type -> (the kind in words, the file that tells it)
@@ -40,6 +41,7 @@ MODEL_TYPES = {
     MULTITASK_MODEL: ("a multi-task model", MULTITASK_CONFIG_NAME),
     TFIDF: ("a TF-IDF baseline", f"{CONFIG_NAME} of a tfidf_classifier or tfidf_ranker"),
     SEARCH_INDEX: ("a search index", MANIFEST_FILE),
+    STRUCTURE: ("a structure model", f"{CONFIG_NAME} with model_type 'structure'"),
 }
 # Config files that name a kind more specific than the encoder config.json beside them, with the kind
 # a directory written before ``model_type`` existed has.
@@ -75,7 +77,7 @@ def model_type(directory: str | PathLike) -> str | None:
 
 def load_model(directory: str | PathLike, device: str | None = None):
     """The model saved in ``directory``, whatever its kind (see the module docstring): a ``MathEncoder``,
-    ``TaskModel``, ``MultiTaskModel``, ``TfidfClassifier`` / ``TfidfRanker`` or ``SearchIndex``.
+    ``TaskModel``, ``MultiTaskModel``, ``TfidfClassifier`` / ``TfidfRanker``, ``StructureModel`` or ``SearchIndex``.
 
     Neural models go to ``device`` (default: the CPU) in eval mode. A search index is loaded without its
     encoder (``SearchIndex.search_vectors`` works; ``tasks.retrieval.load_index`` also loads the encoder
@@ -134,6 +136,12 @@ def _load_tfidf(directory, device):
     return load_tfidf(directory)
 
 
+def _load_structure(directory, device):
+    from tasks.structure import StructureModel
+
+    return StructureModel.load(directory)
+
+
 def _load_search_index(directory, device):
     from tasks.retrieval import SearchIndex
 
@@ -141,7 +149,7 @@ def _load_search_index(directory, device):
 
 
 _LOADERS = {ENCODER: _load_encoder, TASK_MODEL: _load_task_model, MULTITASK_MODEL: _load_multitask_model,
-            TFIDF: _load_tfidf, SEARCH_INDEX: _load_search_index}
+            TFIDF: _load_tfidf, SEARCH_INDEX: _load_search_index, STRUCTURE: _load_structure}
 
 __all__ = ["load_model", "model_type", "describe", "known_kinds", "MODEL_TYPES", "ENCODER", "TASK_MODEL",
-           "MULTITASK_MODEL", "TFIDF", "SEARCH_INDEX"]
+           "MULTITASK_MODEL", "TFIDF", "SEARCH_INDEX", "STRUCTURE"]

@@ -27,6 +27,10 @@ def model_card(release: dict) -> str:
         "  embeddings frozen, the best epoch by mean dev metric. Stored as fp16 differences from the encoder.",
         "- **Hybrid**: TF-IDF baselines trained on the same train parts; late fusion with a weight per task chosen",
         "  on dev (`tasks.hybrid`), on by default only where dev said it helps.",
+        "- **Structure models** (QRC, QAM, SQR): gradient-boosted trees on the alignment of the two problems'",
+        "  graphs (`parsers.compare`: quantities kept or changed and their forms, sentences inserted or deleted,",
+        "  the question; for QAM, whether the solution computes with the question's quantities), trained on the",
+        "  same train parts (`tasks.structure`), fused with the neural (+ TF-IDF) result with a weight chosen on dev.",
         "",
         "## Training",
         "",
@@ -53,11 +57,24 @@ def model_card(release: dict) -> str:
     ]
     for task, record in release["tasks"].items():
         hybrid = record["hybrid"]
-        for part in (p for p in record if p != "hybrid"):
+        for part in (p for p in record if p not in ("hybrid", "structure")):
             figures = record[part]
             lines.append(f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {_cell(figures['neural'])} | "
                          f"{_cell(figures['tfidf'])} | {_cell(figures['hybrid'])} ({hybrid['weight']}, "
                          f"{'on' if hybrid['default'] else 'off'}) |")
+    structured = {task: record for task, record in release["tasks"].items() if "structure" in record}
+    if structured:
+        lines += ["", "With the structure model: the result above (hybrid where on) fused with the structure model's",
+                  "(`shipped` is what `mathgraph predict` gives by default):", "",
+                  "| task | part | n | structure alone | neural + TF-IDF + structure (weight, default) | shipped |",
+                  "|---|---|---:|---|---|---|"]
+        for task, record in structured.items():
+            setting = record["structure"]
+            for part in (p for p in record if p not in ("hybrid", "structure")):
+                figures = record[part]
+                lines.append(f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {_cell(figures['structure'])} | "
+                             f"{_cell(figures['with_structure'])} ({setting['weight']}, "
+                             f"{'on' if setting['default'] else 'off'}) | {_cell(figures['shipped'])} |")
     search = release.get("search", {})
     if "dev" in search:
         lines += ["", "Similar-problem search on the graded SQR lists (cosine of each model's vectors; NDCG@3):", "",

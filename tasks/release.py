@@ -20,7 +20,7 @@ import numpy as np
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from models.shipped import (
-    CHECKSUMS_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, TFIDF_DIR, forget_checksums,
+    CHECKSUMS_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, STRUCTURE_DIR, TFIDF_DIR, forget_checksums,
     release_info, shipped_path, text_encoder_base,
 )
 from models.comus import TOKENIZER_DIR
@@ -85,6 +85,15 @@ def shipped_tfidf(task: str, root: Path | None = None):
     return TfidfPredictor(task, load_model(shipped_path(TFIDF_DIR, task, root=root)))
 
 
+def shipped_structure(task: str, root: Path | None = None):
+    """The shipped structure model of ``task`` (``tasks.structure``; checksums checked), or ``None`` when the
+    package has none for it."""
+    from tasks.structure import StructureModel
+
+    info = release_info(root)["tasks"][task]
+    return StructureModel.load(shipped_path(STRUCTURE_DIR, task, root=root)) if "structure" in info else None
+
+
 def shipped_parts(root: Path | None = None):
     """The shipped multi-task model and its TF-IDF predictors ``{task: TfidfPredictor}``, loaded once."""
     multitask = load_shipped_multitask(root)
@@ -93,17 +102,22 @@ def shipped_parts(root: Path | None = None):
 
 def shipped_predictor(task: str, hybrid: bool | None = None, root: Path | None = None, parts=None):
     """What ``mathgraph predict TASK`` uses without ``--model``: the shipped multi-task model's ``task`` head,
-    fused with the shipped TF-IDF model (``tasks.hybrid``) when ``hybrid`` is True, or, with ``None``, when
-    dev said it helps (``release.json``). ``parts`` (from ``shipped_parts``) reuses models already loaded."""
+    fused with the shipped TF-IDF model and then with the shipped structure model (``tasks.hybrid``,
+    ``tasks.structure``; pair tasks only) when ``hybrid`` is True, or, with ``None``, each where dev said it
+    helps (``release.json``); ``hybrid=False`` is the neural head alone. ``parts`` (from ``shipped_parts``)
+    reuses models already loaded."""
     from tasks.hybrid import HybridPredictor
 
-    setting = release_info(root)["tasks"][task]["hybrid"]
+    info = release_info(root)["tasks"][task]
     multitask = parts[0] if parts is not None else load_shipped_multitask(root)
-    neural = multitask.for_task(task)
-    if not (setting["default"] if hybrid is None else hybrid):
-        return neural
-    sparse = parts[1][task] if parts is not None else shipped_tfidf(task, root)
-    return HybridPredictor(neural, sparse, setting["weight"])
+    predictor = multitask.for_task(task)
+    if info["hybrid"]["default"] if hybrid is None else hybrid:
+        sparse = parts[1][task] if parts is not None else shipped_tfidf(task, root)
+        predictor = HybridPredictor(predictor, sparse, info["hybrid"]["weight"])
+    structure = info.get("structure")
+    if structure is not None and (structure["default"] if hybrid is None else hybrid):
+        predictor = HybridPredictor(predictor, shipped_structure(task, root), structure["weight"])
+    return predictor
 
 
 def labelled_inputs(task: str, path: str | Path) -> tuple[list, list]:
@@ -139,5 +153,6 @@ def _copy_tfidf(source: Path, target: Path) -> None:
     apply_umask(target / ARRAYS_FILE)
 
 
-__all__ = ["write_package", "finish_package", "write_checksums", "shipped_tfidf", "shipped_parts", "shipped_predictor",
+__all__ = ["write_package", "finish_package", "write_checksums", "shipped_tfidf", "shipped_structure", "shipped_parts",
+           "shipped_predictor",
            "labelled_inputs", "task_metric", "CARD_NAME"]

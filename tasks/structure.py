@@ -179,14 +179,6 @@ class StructureModel:
         return model
 
 
-def is_structure_directory(directory) -> bool:
-    """Whether ``directory`` holds a structure model."""
-    try:
-        return json.loads((Path(directory) / CONFIG_FILE).read_text()).get("model_type") == MODEL_TYPE
-    except (OSError, ValueError):
-        return False
-
-
 def _label(task: str, name: str):
     return int(name) if task in ("qam", "sqr") else name
 
@@ -238,5 +230,5 @@ def _tree_sums(trees: dict[str, np.ndarray], features: np.ndarray) -> np.ndarray
     return sums
 
 
-__all__ = ["StructureModel", "structure_features", "feature_names", "is_structure_directory", "STRUCTURE_TASKS",
+__all__ = ["StructureModel", "structure_features", "feature_names", "STRUCTURE_TASKS",
            "MODEL_TYPE"]

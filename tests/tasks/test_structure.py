@@ -5,7 +5,8 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from parsers.problem import ProblemParser
-from tasks.structure import StructureModel, _tree_arrays, is_structure_directory
+from tasks.loading import STRUCTURE, load_model, model_type
+from tasks.structure import StructureModel, _tree_arrays
 
 PARSER = ProblemParser("spacy")
 
@@ -53,8 +54,9 @@ def test_learns_relations_and_round_trips(tmp_path):
     predicted = [r["label"] for r in model.predict(inputs)]
     assert predicted == labels
     model.save(tmp_path / "m")
-    assert is_structure_directory(tmp_path / "m") and not (tmp_path / "m" / "model.pkl").exists()
-    again = StructureModel.load(tmp_path / "m")
+    assert model_type(tmp_path / "m") == STRUCTURE
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["arrays.safetensors", "config.json"]
+    again = load_model(tmp_path / "m")
     again.parse = parse
     assert again.predict(inputs[:3]) == model.predict(inputs[:3])
 
