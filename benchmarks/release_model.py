@@ -159,9 +159,49 @@ def structure(files: dict, work: Path, args) -> None:
                                "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()}}
         print(task, json.dumps({p: {k: record[p][k]["value"] for k in ("structure", "with_structure", "shipped")}
                                 for p in outputs}), record["structure"], flush=True)
+    release["search"] = measure_search_structure(files, output, release["search"])
     finish_package(output, release)  # the sample's shipped figures need the new release.json
     release["sample"] = write_sample(files, output)
     finish_package(output, release)
+
+
+def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
+    """``mathgraph search`` with the structure signal on the graded SQR lists: its first stage (the shipped
+    encoder's cosine, fused with TF-IDF where the search hybrid is on) fused with the SQR structure model's
+    scores, the weight chosen on dev; returns ``search`` with the rows "structure" and "with structure"."""
+    from models.encoder import load_shipped_encoder
+    from models.shipped import STRUCTURE_DIR
+    from tasks.hybrid import choose_weight, fuse
+    from tasks.release import shipped_tfidf
+    from tasks.retrieval import l2_normalize
+    from tasks.structure import StructureModel
+    from tasks.task_io import ranking_result
+
+    for part in ("dev", "test"):
+        for name in ("structure", "with structure"):
+            search[part].pop(name, None)
+    search.pop("structure", None)
+    encoder, tfidf = load_shipped_encoder(root), shipped_tfidf("sqr", root)
+    model = StructureModel.load(root / STRUCTURE_DIR / "sqr")
+    outputs = {}
+    for part in ("dev", "test"):
+        inputs, gold = task_inputs("sqr", files["sqr"][part])
+        texts = sorted({t for query, candidates in inputs for t in (query, *candidates)})
+        vectors = dict(zip(texts, l2_normalize(encoder.encode(texts, batch_size=32))))
+        dense = [ranking_result([float(vectors[query] @ vectors[c]) for c in candidates]) for query, candidates in inputs]
+        first = [fuse(d, s, search["hybrid"]["weight"]) for d, s in zip(dense, tfidf.predict(inputs))] \
+            if search["hybrid"]["default"] else dense
+        outputs[part] = (first, model.predict(inputs), gold)
+    weight, tried = choose_weight(outputs["dev"][0], outputs["dev"][1], task_metric("sqr", outputs["dev"][2]))
+    for part, (first, structured, gold) in outputs.items():
+        search[part]["structure"] = _with_interval("sqr", structured, gold)
+        search[part]["with structure"] = _with_interval("sqr", [fuse(f, s, weight) for f, s in zip(first, structured)],
+                                                        gold)
+    search["structure"] = {"weight": weight, "default": weight > 0 and search["dev"]["with structure"]["value"]
+                           > tried[0.0], "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()}}
+    print("search", json.dumps({p: {k: search[p][k]["value"] for k in ("structure", "with structure")}
+                                for p in outputs}), search["structure"], flush=True)
+    return search
 
 
 def _shipped_before(record: dict) -> str:

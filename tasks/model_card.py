@@ -85,6 +85,10 @@ def model_card(release: dict) -> str:
                          + " | ".join(_cell(v) for k, v in search[part].items() if k != "n") + " |")
         lines.append(f"\n`mathgraph search --hybrid` weight: {search['hybrid']['weight']} "
                      f"({'on' if search['hybrid']['default'] else 'off'} by default).")
+        if "structure" in search:
+            lines.append(f"The structure signal (the SQR structure model re-scoring the first stage): weight "
+                         f"{search['structure']['weight']} ({'on' if search['structure']['default'] else 'off'} "
+                         "by default).")
     if "sample" in release:
         lines += ["", "On the dev sample bundled in `sample/` (checked by the tests; shipped = hybrid where on):", "",
                   "| task | n | neural | shipped |", "|---|---:|---|---|"]

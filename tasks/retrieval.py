@@ -22,7 +22,7 @@ built in memory on first use, not saved: building it is quick next to embedding.
 
 For the command line: ``build_index_from_file`` (``mathgraph index build``),
 ``load_index`` (``mathgraph search``), which finds the model from the manifest,
-``hybrid_search_weight`` (``--hybrid``) and ``search_records`` (``--queries FILE``:
+``hybrid_search_weight`` and ``structure_search_weight`` (``--hybrid``) and ``search_records`` (``--queries FILE``:
 many queries against one loaded model and index, embedded in batches).
 
 The encoder is an ``Embedder``: anything with ``encode(texts, batch_size=...)``
@@ -65,6 +65,10 @@ HNSW_NEIGHBOURS = 32
 # (split_digits only appears for models that split numbers into digits, so older indexes still match).
 IDENTITY_KEYS = ("kind", "weights_sha256", "mode", "dimension", "split_digits")
 
+
+# Rows of the first stage (dense, or dense + TF-IDF) that the structure model re-scores per query: it parses
+# and aligns each, so it reads a short list, not the whole index.
+STRUCTURE_RERANK = 50
 
 class IndexFormatError(ValueError):
     """An index directory that is missing files, corrupted, or of an unknown format."""
@@ -252,6 +256,7 @@ class SearchIndex:
         self.identity, self.embedder = dict(identity), embedder
         self._faiss: dict[str, object] = {}
         self._sparse = None  # (TF-IDF vectorizer, row matrix) for hybrid search, built on first use
+        self.structure = None  # the SQR structure model of structure_weight > 0 (the shipped one when None)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -281,13 +286,18 @@ class SearchIndex:
     # ------------------------------------------------------------- searching
     def search(self, query_or_queries: str | Sequence[str], k: int = 5, approximate: bool | None = None,
                approximate_kind: str = "hnsw", batch_size: int = 32,
-               sparse_weight: float = 0.0) -> list[Hit] | list[list[Hit]]:
+               sparse_weight: float = 0.0, structure_weight: float = 0.0) -> list[Hit] | list[list[Hit]]:
         """The ``k`` most similar rows, best first: a list of hits for one query string, a list of such lists
         for a list of queries. ``approximate``: None -> faiss above ``APPROXIMATE_THRESHOLD`` rows.
 
         ``sparse_weight`` > 0 is hybrid search (``tasks.hybrid.fuse_scores``): every row's cosine is fused
         with its TF-IDF cosine to the query (a TF-IDF model fitted on the index's texts on first use), exactly;
-        the hits' scores are then the fused ones."""
+        the hits' scores are then the fused ones.
+
+        ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
+        stage are scored by an SQR structure model (``tasks.structure``: the expected relevance of each row as a
+        similar problem, from the alignment of its graph with the query's; ``self.structure``, by default the
+        shipped one) and the two scores fused the same way (``fuse_scores``)."""
         if self.embedder is None:
             raise ValueError("this index has no encoder to embed queries: load it with SearchIndex.load(dir, encoder=...)"
                              " or use search_vectors")
@@ -299,14 +309,32 @@ class SearchIndex:
             if not isinstance(query, str) or not query.strip():
                 raise ValueError(f"query {i} is empty or not a string: {query!r}")
         _check_k(k)
-        if not 0.0 <= sparse_weight <= 1.0:
-            raise ValueError(f"sparse_weight must be in [0, 1], got {sparse_weight}")
+        for name, weight in (("sparse_weight", sparse_weight), ("structure_weight", structure_weight)):
+            if not 0.0 <= weight <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {weight}")
         vectors = _encode(self.embedder, queries, batch_size)
+        first = max(k, STRUCTURE_RERANK) if structure_weight > 0 else k
         if sparse_weight > 0:
-            hits = self._hybrid_search(queries, vectors, k, sparse_weight)
+            hits = self._hybrid_search(queries, vectors, first, sparse_weight)
         else:
-            hits = self.search_vectors(vectors, k, approximate, approximate_kind)
+            hits = self.search_vectors(vectors, first, approximate, approximate_kind)
+        if structure_weight > 0:
+            hits = [self._structure_rerank(query, query_hits, k, structure_weight)
+                    for query, query_hits in zip(queries, hits)]
         return hits[0] if single else hits
+
+    def _structure_rerank(self, query: str, hits: list[Hit], k: int, weight: float) -> list[Hit]:
+        from tasks.hybrid import fuse_scores
+
+        if self.structure is None:
+            from models.shipped import STRUCTURE_DIR, shipped_path
+            from tasks.structure import StructureModel
+
+            self.structure = StructureModel.load(shipped_path(STRUCTURE_DIR, "sqr"))
+        (ranked,) = self.structure.predict([(query, [str(hit.row[self.text_field]) for hit in hits])])
+        fused = fuse_scores([hit.score for hit in hits], ranked["scores"], weight)
+        best = np.argsort(-fused, kind="stable")[:k]
+        return [Hit(hits[i].index, float(fused[i]), hits[i].row) for i in best]
 
     def _hybrid_search(self, queries: list[str], vectors: np.ndarray, k: int, weight: float) -> list[list[Hit]]:
         from tasks.hybrid import fuse_scores
@@ -479,8 +507,23 @@ def hybrid_search_weight(hybrid: bool | None = None) -> float:
     return float(setting["weight"]) if hybrid or setting["default"] else 0.0
 
 
+def structure_search_weight(hybrid: bool | None = None) -> float:
+    """The ``structure_weight`` of ``SearchIndex.search`` for ``mathgraph search [--hybrid|--no-hybrid]``: the
+    shipped structure model's weight, chosen on dev, when ``hybrid`` is True, or when it is None and dev said it
+    helps; 0 otherwise (and for a package without a structure model)."""
+    if hybrid is False:
+        return 0.0
+    from models.shipped import release_info
+
+    setting = release_info()["search"].get("structure")
+    if setting is None:
+        return 0.0
+    return float(setting["weight"]) if hybrid or setting["default"] else 0.0
+
+
 def search_records(index: SearchIndex, records: Iterable[TextRecord], k: int = 5, batch_size: int = 32,
-                   approximate: bool | None = None, sparse_weight: float = 0.0) -> Iterator[dict]:
+                   approximate: bool | None = None, sparse_weight: float = 0.0,
+                   structure_weight: float = 0.0) -> Iterator[dict]:
     """``mathgraph search --queries FILE``: for each query (a ``mathgraph.jsonl.TextRecord``, as
     ``read_text_lines`` gives them), in order, ``{"query", "id" (when its row has one), "line", "hits"}`` with
     hits ``{"rank", "index", "score", "row"}``, best first. Queries are embedded ``batch_size`` at a time and
@@ -488,7 +531,7 @@ def search_records(index: SearchIndex, records: Iterable[TextRecord], k: int = 5
     iterator = iter(records)
     while chunk := list(islice(iterator, QUERY_CHUNK)):
         hits = index.search([r.text for r in chunk], k=k, approximate=approximate, batch_size=batch_size,
-                            sparse_weight=sparse_weight)
+                            sparse_weight=sparse_weight, structure_weight=structure_weight)
         for record, query_hits in zip(chunk, hits):
             yield {"query": record.text, **({"id": record.row["id"]} if "id" in record.row else {}),
                    "line": record.line,

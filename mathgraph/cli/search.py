@@ -46,8 +46,9 @@ def _register_search(commands) -> None:
     search.add_argument("--model", help="the model that built the index (default: the one it records)")
     search.add_argument("--approximate", action="store_true", help="faiss HNSW instead of exact cosine")
     search.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=None,
-                        help="fuse cosine with TF-IDF scores over the index's texts, with the shipped model's "
-                             "search weight (chosen on dev; default: on only if dev said it helps)")
+                        help="fuse cosine with TF-IDF scores over the index's texts, then re-score the best 50 with "
+                             "the shipped structure model (graph alignment), each with the shipped model's search "
+                             "weight (chosen on dev; default: each on only if dev said it helps)")
     search.add_argument("--format", choices=("text", "json"), default="text",
                         help="how the hits of one QUERY are printed (--queries always writes JSONL)")
     queries = search.add_argument_group("many queries")
@@ -97,7 +98,7 @@ def run_index_build(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     """``search``: the index rows nearest one query, or JSONL results for every query of ``--queries FILE``."""
     from mathgraph.jsonl import read_text_lines
-    from tasks.retrieval import hybrid_search_weight, load_index
+    from tasks.retrieval import hybrid_search_weight, load_index, structure_search_weight
 
     if (args.query is None) == (args.queries is None):
         raise ValueError("give one QUERY or --queries FILE")
@@ -106,13 +107,15 @@ def run_search(args: argparse.Namespace) -> int:
     # the queries are read and checked before the model's seconds of loading
     records, bad = read_text_lines(args.queries, args.text_field, args.skip_bad) if args.queries else ([], [])
     weight = hybrid_search_weight(args.hybrid)
+    structure_weight = structure_search_weight(args.hybrid)
     if weight > 0 and args.approximate:
         raise ValueError("--hybrid searches exactly: leave out --approximate (or pass --no-hybrid)")
     index = load_index(args.index, model=args.model)
     approximate = args.approximate or None
     if args.queries is not None:
-        return _search_file(index, records, bad, args, approximate, weight)
-    hits = index.search(args.query, k=args.k, approximate=approximate, sparse_weight=weight)
+        return _search_file(index, records, bad, args, approximate, weight, structure_weight)
+    hits = index.search(args.query, k=args.k, approximate=approximate, sparse_weight=weight,
+                        structure_weight=structure_weight)
     if args.format == "json":
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False))
     else:
@@ -123,12 +126,12 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def _search_file(index, records: list, bad: list, args: argparse.Namespace, approximate: bool | None,
-                 weight: float) -> int:
+                 weight: float, structure_weight: float) -> int:
     from mathgraph.jsonl import atomic_writer, write_jsonl
     from tasks.retrieval import search_records
 
     results = search_records(index, records, k=args.k, batch_size=args.batch_size, approximate=approximate,
-                             sparse_weight=weight)
+                             sparse_weight=weight, structure_weight=structure_weight)
     if args.output:
         with atomic_writer(args.output) as out:
             written = write_jsonl(out, results)

@@ -123,13 +123,14 @@ class Service:
 
     def search(self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None) -> list[list]:
         """The ``k`` index rows nearest each query, best first (as ``mathgraph search``)."""
-        from tasks.retrieval import hybrid_search_weight
+        from tasks.retrieval import hybrid_search_weight, structure_search_weight
 
         if self.index is None:
             raise LookupError("no search index: start the server with --index DIR")
-        weight = hybrid_search_weight(hybrid)
-        return self.model_lock.run_batched(("search", k, weight), queries,
-                                           lambda batch: self.index.search(batch, k=k, sparse_weight=weight))
+        weight, structure_weight = hybrid_search_weight(hybrid), structure_search_weight(hybrid)
+        return self.model_lock.run_batched(
+            ("search", k, weight, structure_weight), queries,
+            lambda batch: self.index.search(batch, k=k, sparse_weight=weight, structure_weight=structure_weight))
 
     def compare(self, pairs: Sequence[tuple[str, str]], solution: bool = False) -> list[dict]:
         """``{alignment, relation}`` of each ``(text_a, text_b)`` pair, as ``mathgraph compare --format json``:

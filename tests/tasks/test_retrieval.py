@@ -334,3 +334,37 @@ def test_search_records_streams_in_chunks(monkeypatch):
     assert [r["hits"][0]["index"] for r in results] == [0, 1, 2, 0, 1]
     assert results[1]["hits"][0] == {"rank": 1, "index": 1, "score": pytest.approx(1.0), "row": {"t": "1 row"}}
     assert [h["rank"] for h in results[0]["hits"]] == [1, 2]
+
+
+class FixedStructure:
+    """A stand-in SQR structure model: a fixed score per row text, as ``StructureModel.predict`` returns them."""
+
+    def __init__(self, score_of):
+        self.score_of, self.calls = score_of, []
+
+    def predict(self, inputs):
+        self.calls.append(inputs)
+        from tasks.task_io import ranking_result
+
+        return [ranking_result([self.score_of(c) for c in candidates]) for _, candidates in inputs]
+
+
+def test_structure_signal_rescores_the_first_stage(index):
+    query = "find the area of a circle"
+    first = index.search(query, k=len(CORPUS))
+    boosted = first[-1].row["problem"]  # the row the first stage ranks last
+    index.structure = FixedStructure(lambda text: 10.0 if text == boosted else 0.0)
+    assert index.search(query, k=2, structure_weight=0.0)[0].index == first[0].index  # weight 0: no structure
+    assert index.structure.calls == []
+    hits = index.search(query, k=2, structure_weight=1.0)
+    assert hits[0].row["problem"] == boosted
+    (call,) = index.structure.calls
+    assert call[0][0] == query and len(call[0][1]) == len(CORPUS)  # every first-stage row up to STRUCTURE_RERANK
+    # halfway, the fused score is the mean of the two standardised scores (tasks.hybrid.fuse_scores)
+    from tasks.hybrid import fuse_scores
+
+    half = index.search(query, k=len(CORPUS), structure_weight=0.5)
+    expected = fuse_scores([h.score for h in first], [10.0 if h.row["problem"] == boosted else 0.0 for h in first], 0.5)
+    assert sorted(round(h.score, 5) for h in half) == sorted(round(float(v), 5) for v in expected)
+    with pytest.raises(ValueError, match="structure_weight"):
+        index.search(query, structure_weight=1.5)
