@@ -25,7 +25,9 @@ MiniLM, a fresh graph side); ``comus-pt`` from the pre-trained encoder (``--pret
 shipped one: COMUS pre-trained, the paper's central claim is comus-pt > comus on KPC);
 ablations on QRC: ``comus-cross`` (the default, as their control at the ablations'
 budget), ``comus-bi`` (bi-encoder pairs), ``comus-split-digits`` (a new COMUS
-model whose tokenizer splits numbers into digits) and ``comus-cls`` ([CLS] pooling).
+model whose tokenizer splits numbers into digits) and ``comus-cls`` ([CLS] pooling); on the pair
+tasks, ``comus-align``, ``comus-pt-align`` and ``bert-align``: the same rows with heads that also read
+each pair's graph alignment (``TaskConfig.alignment``, ``parsers.compare``).
 Accuracy comes with a 95% Wilson interval, ranking metrics with a 95% bootstrap
 interval over lists. Prints markdown tables; ``results.json`` holds everything.
 """
@@ -75,10 +77,14 @@ ROWS = {
     "comus-bi": ("comus", {"pair_mode": "bi"}, {}),
     "comus-split-digits": ("comus", {}, {"split_digits": True}),
     "comus-cls": ("comus", {"pooling": "cls"}, {}),
+    "comus-align": ("comus", {"alignment": True}, {}),  # the head also reads the pair's graph alignment
+    "comus-pt-align": ("comus", {"alignment": True}, {}),
+    "bert-align": ("bert", {"alignment": True}, {}),
 }
-PRETRAINED_ROWS = {"comus-pt": "pretrained", "dapt-bert": "dapt"}  # row -> the option naming its start
+PRETRAINED_ROWS = {"comus-pt": "pretrained", "comus-pt-align": "pretrained", "dapt-bert": "dapt"}  # row -> the option naming its start
 # the ablations run on QRC, whose relations are about numbers and about how two problems differ
-ROW_TASKS = {"comus-cross": ("qrc",), "comus-bi": ("qrc",), "comus-split-digits": ("qrc",), "comus-cls": ("qrc",)}
+ROW_TASKS = {"comus-cross": ("qrc",), "comus-bi": ("qrc",), "comus-split-digits": ("qrc",), "comus-cls": ("qrc",),
+             **{row: ("qrc", "qam", "sqr") for row in ("comus-align", "comus-pt-align", "bert-align")}}
 FIELDS = {"text_field": "problem", "label_field": "subject"}
 
 

@@ -115,46 +115,85 @@ def info_nce(queries: torch.Tensor, keys: torch.Tensor, temperature: float) -> t
     return F.cross_entropy(logits, torch.arange(len(queries), device=queries.device))
 
 
-class ClassificationHead(nn.Module):
-    """``dropout -> linear``: one problem vector ``[B, d]`` -> class logits ``[B, C]`` (KPC)."""
+ALIGNMENT_HIDDEN = 64  # width of the projected alignment features a head reads beside the neural vector
 
-    def __init__(self, in_dim: int, num_classes: int, dropout: float = 0.1):
+
+class AlignmentProjection(nn.Module):
+    """Named alignment features of a pair (``parsers.compare``: counts, shares, flags) -> ``[..., 64]``.
+
+    Counts span 0 to hundreds, shares 0 to 1: ``sign(x) log(1 + |x|)`` brings them to one scale
+    before ``linear -> GELU``.
+    """
+
+    def __init__(self, num_features: int, hidden: int = ALIGNMENT_HIDDEN):
+        super().__init__()
+        self.linear = nn.Linear(num_features, hidden)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        scaled = torch.sign(features) * torch.log1p(features.abs())
+        return F.gelu(self.linear(scaled.to(self.linear.weight.dtype)))
+
+
+class ClassificationHead(nn.Module):
+    """``dropout -> linear``: one problem vector ``[B, d]`` -> class logits ``[B, C]`` (KPC).
+
+    With ``alignment_dim`` > 0 the classifier also reads the pair's alignment features ``[B, F]``
+    (``AlignmentProjection``) next to the vector: ``linear([dropout(v); project(a)])``.
+    """
+
+    def __init__(self, in_dim: int, num_classes: int, dropout: float = 0.1, alignment_dim: int = 0):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
-        self.classifier = nn.Linear(in_dim, num_classes)
+        self.alignment = AlignmentProjection(alignment_dim) if alignment_dim else None
+        self.classifier = nn.Linear(in_dim + (ALIGNMENT_HIDDEN if alignment_dim else 0), num_classes)
 
-    def forward(self, vectors: torch.Tensor) -> torch.Tensor:
-        return self.classifier(self.dropout(vectors))
+    def forward(self, vectors: torch.Tensor, alignment: torch.Tensor | None = None) -> torch.Tensor:
+        vectors = self.dropout(vectors)
+        if self.alignment is not None:
+            if alignment is None:
+                raise ValueError("this head reads alignment features: the batch has none")
+            vectors = torch.cat([vectors, self.alignment(alignment).to(vectors.dtype)], dim=-1)
+        return self.classifier(vectors)
 
 
 class PairClassificationHead(nn.Module):
     """Two problem vectors ``u, v: [B, d]`` -> logits over ``[u; v; |u - v|; u * v]`` (QRC, QAM).
 
     The pair features are those of sentence-BERT: order-aware through ``u; v``,
-    symmetric evidence of (dis)similarity through ``|u - v|`` and ``u * v``.
+    symmetric evidence of (dis)similarity through ``|u - v|`` and ``u * v``; with
+    ``alignment_dim`` > 0, also the pair's alignment features (``ClassificationHead``).
     """
 
-    def __init__(self, in_dim: int, num_classes: int, dropout: float = 0.1):
+    def __init__(self, in_dim: int, num_classes: int, dropout: float = 0.1, alignment_dim: int = 0):
         super().__init__()
-        self.head = ClassificationHead(4 * in_dim, num_classes, dropout)
+        self.head = ClassificationHead(4 * in_dim, num_classes, dropout, alignment_dim)
 
-    def forward(self, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        return self.head(torch.cat([u, v, (u - v).abs(), u * v], dim=-1))
+    def forward(self, u: torch.Tensor, v: torch.Tensor, alignment: torch.Tensor | None = None) -> torch.Tensor:
+        return self.head(torch.cat([u, v, (u - v).abs(), u * v], dim=-1), alignment)
 
 
 class BiEncoderScorer(nn.Module):
     """Ranking by cosine between projected query and candidate vectors (SQR)."""
 
-    def __init__(self, in_dim: int, projection_dim: int = 256, temperature: float = 0.05):
+    def __init__(self, in_dim: int, projection_dim: int = 256, temperature: float = 0.05, alignment_dim: int = 0):
         super().__init__()
         self.projection = nn.Linear(in_dim, projection_dim)
         self.temperature = temperature
+        self.alignment = AlignmentProjection(alignment_dim) if alignment_dim else None
+        self.alignment_score = nn.Linear(ALIGNMENT_HIDDEN, 1) if alignment_dim else None
 
-    def forward(self, queries: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-        """Scores ``[B, N]`` for ``queries: [B, d]`` and ``candidates: [B, N, d]``."""
+    def forward(self, queries: torch.Tensor, candidates: torch.Tensor,
+                alignment: torch.Tensor | None = None) -> torch.Tensor:
+        """Scores ``[B, N]`` for ``queries: [B, d]`` and ``candidates: [B, N, d]``; with ``alignment_dim`` > 0,
+        the cosine plus a score of each (query, candidate) alignment ``[B, N, F]``."""
         q = F.normalize(self.projection(queries), dim=-1)
         c = F.normalize(self.projection(candidates), dim=-1)
-        return torch.einsum("bd,bnd->bn", q, c)
+        scores = torch.einsum("bd,bnd->bn", q, c)
+        if self.alignment is not None:
+            if alignment is None:
+                raise ValueError("this head reads alignment features: the batch has none")
+            scores = scores + self.alignment_score(self.alignment(alignment)).squeeze(-1).to(scores.dtype)
+        return scores
 
     def loss(self, scores: torch.Tensor, relevant: torch.Tensor, candidate_mask: torch.Tensor | None = None) -> torch.Tensor:
         """ListNet-style listwise loss with graded relevance, averaged over lists.

@@ -257,34 +257,47 @@ def _question_kind(sentences_a, sentences_b, words_a, words_b) -> tuple[str, flo
 
 # ----------------------------------------------------------------- quantities
 def _align_quantities(qa: list[Quantity], qb: list[Quantity], pair_of: dict[int, int]) -> list[QuantityMatch]:
-    """Same values first (preferring the paired sentence and the same unit/object), then changed values in place."""
+    """In place first, then across the problems.
+
+    Within each pair of matched sentences the quantities are aligned in order: equal values are ``same``,
+    and the values between two such anchors are ``changed`` one to one (so ``2000 ... 20000`` -> ``20000 ...
+    200000`` is two changes, not one value kept). Then, over what is left, an equal value anywhere is
+    ``same`` (a quantity moved or reworded: ``three`` -> ``3``), and a quantity with the same unit and object
+    is ``changed``; the rest are ``new`` and ``removed``.
+    """
     used_a: set[int] = set()
     used_b: set[int] = set()
     matches: list[tuple[int, int, str]] = []
 
+    def match(i: int, j: int, kind: str) -> None:
+        used_a.add(i), used_b.add(j)
+        matches.append((i, j, kind))
+
+    in_sentence_a: dict[int | None, list[int]] = {}
+    in_sentence_b: dict[int | None, list[int]] = {}
+    for i, q in enumerate(qa):
+        in_sentence_a.setdefault(q.sentence, []).append(i)
+    for j, q in enumerate(qb):
+        in_sentence_b.setdefault(q.sentence, []).append(j)
+    for sentence_a, sentence_b in pair_of.items():
+        ia, ib = in_sentence_a.get(sentence_a, []), in_sentence_b.get(sentence_b, [])
+        matcher = SequenceMatcher(None, [qa[i].value for i in ia], [qb[j].value for j in ib], autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag in ("equal", "replace"):
+                for offset in range(min(i2 - i1, j2 - j1)):
+                    match(ia[i1 + offset], ib[j1 + offset], "same" if tag == "equal" else "changed")
+
     def place_score(a: Quantity, b: Quantity) -> int:
-        in_pair = a.sentence is not None and pair_of.get(a.sentence) == b.sentence
-        return 2 * in_pair + (a.unit == b.unit and a.unit is not None) + (a.object == b.object and a.object is not None)
+        return (a.unit == b.unit and a.unit is not None) + (a.object == b.object and a.object is not None)
 
     for i, a in enumerate(qa):
         candidates = [j for j, b in enumerate(qb) if j not in used_b and b.value == a.value]
-        if candidates:
-            j = max(candidates, key=lambda j: (place_score(a, qb[j]), -abs(j - i)))
-            used_a.add(i), used_b.add(j)
-            matches.append((i, j, "same"))
-    # changed values: in order within each paired sentence, then by unit and object anywhere
+        if i not in used_a and candidates:
+            match(i, max(candidates, key=lambda j: (place_score(a, qb[j]), -abs(j - i))), "same")
     for i, a in enumerate(qa):
-        if i in used_a:
-            continue
-        in_pair = [j for j, b in enumerate(qb) if j not in used_b and a.sentence is not None
-                   and b.sentence == pair_of.get(a.sentence) and a.form != "formula" and b.form != "formula"
-                   or j not in used_b and a.form == b.form == "formula" and b.sentence == pair_of.get(a.sentence)]
         same_role = [j for j, b in enumerate(qb) if j not in used_b and _same_role(a, b)]
-        choice = (same_role and in_pair and next((j for j in in_pair if j in same_role), None)) or \
-            (in_pair[0] if in_pair else None) or (same_role[0] if same_role else None)
-        if choice is not None:
-            used_a.add(i), used_b.add(choice)
-            matches.append((i, choice, "changed"))
+        if i not in used_a and same_role:
+            match(i, same_role[0], "changed")
     result = [QuantityMatch(kind, qa[i], qb[j], _form_change(qa[i], qb[j])) for i, j, kind in matches]
     result += [QuantityMatch("removed", a, None) for i, a in enumerate(qa) if i not in used_a]
     result += [QuantityMatch("new", None, b) for j, b in enumerate(qb) if j not in used_b]

@@ -66,6 +66,7 @@ class TaskConfig:
     pooling: str = "mean"
     pair_mode: str | None = None  # QRC/QAM: "cross" (default) or "bi"; None for the other tasks
     vector_norm: bool = True
+    alignment: bool = False  # QRC/QAM/SQR: the head also reads each pair's alignment features (parsers.compare)
 
     def __post_init__(self) -> None:
         task = get_task(self.task)
@@ -75,11 +76,11 @@ class TaskConfig:
             raise ValueError(f"unknown pooling {self.pooling!r}; choose one of {POOLINGS}")
         if self.pair_mode is None and task.tfidf_kind == "pair":
             self.pair_mode = DEFAULT_PAIR_MODE
-        task.with_pair_mode(self.pair_mode)  # refuses a pair mode for a task without pairs
+        task.with_pair_mode(self.pair_mode).with_alignment(self.alignment)  # refuses what the task cannot read
 
     @property
     def task_type(self) -> Task:
-        return get_task(self.task).with_pair_mode(self.pair_mode)
+        return get_task(self.task).with_pair_mode(self.pair_mode).with_alignment(self.alignment)
 
     @property
     def uses_graph(self) -> bool:
@@ -94,20 +95,22 @@ class TaskConfig:
 @dataclass
 class TaskBatch:
     """A batch's problems in one ``ProblemBatch`` (in the task's ``batch_texts`` layout) and its targets:
-    ``labels: [B]`` (classification) or ``candidates, candidate_mask, relevant: [B, N]`` (SQR)."""
+    ``labels: [B]`` (classification) or ``candidates, candidate_mask, relevant: [B, N]`` (SQR), and the
+    pairs' ``alignment`` features (``[B, F]``, SQR ``[B, N, F]``) when the head reads them."""
 
     problems: ProblemBatch
     labels: torch.Tensor | None = None
     candidates: torch.Tensor | None = None
     candidate_mask: torch.Tensor | None = None
     relevant: torch.Tensor | None = None
+    alignment: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return len(self.labels) if self.labels is not None else len(self.candidates)
 
     def to(self, device) -> "TaskBatch":
         return TaskBatch(self.problems.to(device), *(None if t is None else t.to(device) for t in
-                         (self.labels, self.candidates, self.candidate_mask, self.relevant)))
+                         (self.labels, self.candidates, self.candidate_mask, self.relevant, self.alignment)))
 
 
 class TaskCollator:

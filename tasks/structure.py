@@ -28,7 +28,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from mathgraph.files import apply_umask
-from parsers.compare import ALIGNMENT_FEATURES, SOLUTION_FEATURES, align_problems, align_solution
+from tasks.alignment_features import alignment_features, feature_names
 from tasks.task_io import ranking_result
 
 MODEL_TYPE = "structure"
@@ -39,33 +39,6 @@ STRUCTURE_TASKS = ("qrc", "qam", "sqr")
 DEFAULT_PARAMS = {"max_iter": 300, "learning_rate": 0.05, "max_leaf_nodes": 15, "min_samples_leaf": 5,
                   "l2_regularization": 1.0, "random_state": 0}
 _NODE_FIELDS = ("value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf")
-
-
-def feature_names(task: str) -> tuple[str, ...]:
-    """The named features the structure model of ``task`` reads."""
-    return SOLUTION_FEATURES if task == "qam" else ALIGNMENT_FEATURES
-
-
-def structure_features(task: str, pairs: Sequence[tuple[str, str]], parse=None, show_progress: bool = False) -> np.ndarray:
-    """``[n, n_features]`` alignment features of ``(text_a, text_b)`` pairs (QAM: question, solution).
-
-    ``parse`` maps a list of texts to graphs (default: ``parsers.graph_cache.parse_cached``, so every
-    problem is parsed once across runs); QAM solutions are read as text, not parsed.
-    """
-    if parse is None:
-        from parsers.graph_cache import parse_cached
-
-        parse = lambda texts: parse_cached(texts, show_progress=show_progress)  # noqa: E731
-    pairs = [tuple(p) for p in pairs]
-    if any(len(p) != 2 or not all(isinstance(t, str) and t.strip() for t in p) for p in pairs):
-        raise ValueError("structure features need (text_a, text_b) pairs of non-empty texts")
-    texts = sorted({a for a, _ in pairs} | (set() if task == "qam" else {b for _, b in pairs}))
-    graphs = dict(zip(texts, parse(texts)))
-    if task == "qam":
-        rows = [align_solution(graphs[a], b).feature_vector() for a, b in pairs]
-    else:
-        rows = [align_problems(graphs[a], graphs[b]).feature_vector() for a, b in pairs]
-    return np.asarray(rows, dtype=np.float64).reshape(len(pairs), len(feature_names(task)))
 
 
 class StructureModel:
@@ -112,7 +85,7 @@ class StructureModel:
             raise ValueError(f"{len(pairs)} pairs but {len(targets)} labels")
         if len(set(map(str, targets))) < 2:
             raise ValueError(f"the structure model needs at least two labels to learn from, got {set(targets)}")
-        features = structure_features(self.task, pairs, self.parse, show_progress)
+        features = alignment_features(self.task, pairs, self.parse, show_progress)
         estimator = HistGradientBoostingClassifier(**self.params).fit(features, [str(t) for t in targets])
         self.labels = [_label(self.task, c) for c in estimator.classes_]
         self.trees = _tree_arrays(estimator)
@@ -134,7 +107,7 @@ class StructureModel:
         """Results of ``inputs`` in input order (``batch_size`` is accepted for the predictor interface)."""
         inputs = list(inputs)
         pairs, sizes = self._pairs(inputs)
-        probabilities = self.predict_proba(structure_features(self.task, pairs, self.parse)) if pairs else \
+        probabilities = self.predict_proba(alignment_features(self.task, pairs, self.parse)) if pairs else \
             np.zeros((0, len(self.labels)))
         if self.task != "sqr":
             return [{"label": self.labels[int(row.argmax())],
@@ -230,5 +203,5 @@ def _tree_sums(trees: dict[str, np.ndarray], features: np.ndarray) -> np.ndarray
     return sums
 
 
-__all__ = ["StructureModel", "structure_features", "feature_names", "STRUCTURE_TASKS",
+__all__ = ["StructureModel", "STRUCTURE_TASKS",
            "MODEL_TYPE"]

@@ -35,6 +35,7 @@ class Task(ABC):
     metric: str = "accuracy"  # the dev metric (higher is better) that picks the best epoch
     classifies: bool = True  # predicts one label per example (False: ranks candidates)
     tfidf_kind: str = "single"  # the TF-IDF baseline's model (tasks.baselines): single | pair | ranker
+    alignment: bool = False  # the head also reads the alignment features of each pair (tasks.alignment_features)
 
     @abstractmethod
     def load(self, path: str, text_field: str = "problem", label_field: str = "subject",
@@ -46,6 +47,27 @@ class Task(ABC):
         if mode is not None:
             raise ValueError(f"{self.name} reads one problem per example: --pair-mode is for qrc and qam")
         return self
+
+    def with_alignment(self, alignment: bool) -> "Task":
+        """This task with heads that read each pair's alignment features too; only pair and ranking tasks."""
+        if not alignment:
+            return self
+        if self.tfidf_kind == "single":
+            raise ValueError(f"{self.name} reads one problem per example: alignment features are for qrc, qam, sqr")
+        task = copy.copy(self)
+        task.alignment = True
+        return task
+
+    @property
+    def alignment_dim(self) -> int:
+        """How many alignment features the head reads (0 without them)."""
+        from tasks.alignment_features import feature_names
+
+        return len(feature_names(self.name)) if self.alignment else 0
+
+    def alignment_pairs(self, examples: Sequence) -> list[tuple[str, str]]:
+        """The ``(text_a, text_b)`` pairs whose alignment the head reads, in the layout of ``targets``."""
+        return [(e.text_a, e.text_b) for e in examples]
 
     @abstractmethod
     def example_texts(self, example) -> list[str]:
@@ -60,10 +82,19 @@ class Task(ABC):
         return sorted({str(e.label) for e in examples}) if self.classifies else []
 
     def targets(self, examples: Sequence, label_ids: dict[str, int] | None) -> dict[str, torch.Tensor]:
-        """Gold tensors of a batch (``label_ids=None`` when predicting: zeros stand in for labels)."""
-        if label_ids is None:
-            return {"labels": torch.zeros(len(examples), dtype=torch.long)}
-        return {"labels": torch.tensor([_label_id(label_ids, e.label) for e in examples])}
+        """Gold tensors of a batch (``label_ids=None`` when predicting: zeros stand in for labels), and
+        ``alignment: [B, F]`` when the head reads alignment features."""
+        labels = torch.zeros(len(examples), dtype=torch.long) if label_ids is None else \
+            torch.tensor([_label_id(label_ids, e.label) for e in examples])
+        return {"labels": labels, **self.alignment_targets(examples)}
+
+    def alignment_targets(self, examples: Sequence) -> dict[str, torch.Tensor]:
+        """``{"alignment": [B, F] float32}`` of a batch when ``alignment`` is on, else nothing."""
+        if not self.alignment:
+            return {}
+        from tasks.alignment_features import alignment_features
+
+        return {"alignment": torch.from_numpy(alignment_features(self.name, self.alignment_pairs(examples))).float()}
 
     @abstractmethod
     def make_head(self, dim: int, num_labels: int) -> nn.Module:
@@ -148,7 +179,8 @@ class PairClassification(Task):
         return [e.text_a for e in examples] + [e.text_b for e in examples]
 
     def make_head(self, dim, num_labels):
-        return ClassificationHead(dim, num_labels) if self.cross else PairClassificationHead(dim, num_labels)
+        head = ClassificationHead if self.cross else PairClassificationHead
+        return head(dim, num_labels, alignment_dim=self.alignment_dim)
 
     def pair_vectors(self, vectors, batch):
         if self.cross:  # one vector already reads both problems
@@ -157,7 +189,8 @@ class PairClassification(Task):
         return vectors[:half], vectors[half:]
 
     def logits(self, head, vectors, batch):
-        return head(vectors) if self.cross else head(*self.pair_vectors(vectors, batch))
+        alignment = getattr(batch, "alignment", None)
+        return head(vectors, alignment) if self.cross else head(*self.pair_vectors(vectors, batch), alignment)
 
 
 class QuestionRelationClassification(PairClassification):
@@ -215,13 +248,22 @@ class SimilarQuestionRecommendation(Task):
             mask[i, :count] = True
             relevant[i, :count] = torch.tensor(example.relevance, dtype=torch.long)
             start += count
-        return {"candidates": candidates, "candidate_mask": mask, "relevant": relevant}
+        targets = {"candidates": candidates, "candidate_mask": mask, "relevant": relevant}
+        aligned = self.alignment_targets(examples)
+        if aligned:  # [B * N real candidates, F] -> [B, N, F], zeros on padding
+            padded = torch.zeros(len(examples), width, aligned["alignment"].shape[-1])
+            padded[mask] = aligned["alignment"]
+            targets["alignment"] = padded
+        return targets
+
+    def alignment_pairs(self, examples):
+        return [(e.query, c) for e in examples for c in e.candidates]
 
     def make_head(self, dim, num_labels):
-        return BiEncoderScorer(dim)
+        return BiEncoderScorer(dim, alignment_dim=self.alignment_dim)
 
     def outputs(self, head, vectors, batch):
-        scores = head(vectors[: len(batch.candidates)], vectors[batch.candidates])
+        scores = head(vectors[: len(batch.candidates)], vectors[batch.candidates], getattr(batch, "alignment", None))
         loss = head.loss(scores, batch.relevant, batch.candidate_mask)
         return {"loss": loss, "scores": scores.masked_fill(~batch.candidate_mask, float("-inf"))}
 

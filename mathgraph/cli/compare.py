@@ -103,6 +103,7 @@ def relation_of(result: dict) -> dict:
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
+    """A ``ValueError`` for options that do not go together, before anything is read or loaded."""
     if args.input:
         if args.texts:
             raise ValueError("give two TEXTs or --input FILE, not both")

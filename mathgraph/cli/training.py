@@ -85,6 +85,12 @@ def _register_train_task(kinds, task: str) -> None:
                                  "(cross, default) or encode each alone (bi)")
     else:
         parser.set_defaults(pair_mode=None)
+    if task != "kpc":
+        parser.add_argument("--alignment", action="store_true",
+                            help="the head also reads the alignment of each pair's graphs (quantities kept or "
+                                 "changed, sentences inserted, the question: parsers.compare) next to the pair vector")
+    else:
+        parser.set_defaults(alignment=False)
     add_training_flags(parser, learning_rate=3e-5, batch_size=16)
     parser.set_defaults(run=run_train)
 
@@ -100,6 +106,8 @@ def _register_train_multitask(kinds) -> None:
     _add_start_model(parser)
     parser.add_argument("--architecture", choices=("comus", "bert", "bert+gat"), default="comus")
     _add_kpc_fields(parser)
+    parser.add_argument("--alignment", action="store_true",
+                        help="the QRC, QAM and SQR heads also read the alignment of each pair's graphs")
     options = parser.add_argument_group("multitask options")
     options.add_argument("--adapter", choices=("none", "moe", "cgc-lora", "reasonformer"), default="none")
     options.add_argument("--moe-layers", default="last-2", help="all, last-N or indices like 4,5 (default: last-2)")
@@ -260,7 +268,8 @@ def run_train(args: argparse.Namespace) -> int:
             if args.dev else {}
     else:
         config = TaskConfig(args.task, architecture=args.architecture, text_field=args.text_field,
-                            label_field=args.label_field, pooling=args.pooling, pair_mode=args.pair_mode)
+                            label_field=args.label_field, pooling=args.pooling, pair_mode=args.pair_mode,
+                            alignment=args.alignment)
         result = train_task(config, args.train, _training_arguments(args), dev_path=args.dev, model=args.model,
                             gat_heads=args.gat_heads, split_digits=args.split_digits)
     _print_result(result, f"{args.task} model", args.output_dir)
@@ -277,8 +286,8 @@ def run_train_multitask(args: argparse.Namespace) -> int:
     task_files = []
     for spec in args.task_specs:
         task, train_path, dev_path = parse_task_spec(spec)
-        task_files.append((TaskConfig(task, text_field=args.text_field, label_field=args.label_field), train_path,
-                           dev_path))
+        task_files.append((TaskConfig(task, text_field=args.text_field, label_field=args.label_field,
+                                      alignment=args.alignment and task != "kpc"), train_path, dev_path))
     result = train_multitask(
         task_files, _training_arguments(args), model=args.model, adapter=args.adapter, architecture=args.architecture,
         moe_layers=args.moe_layers, moe_experts=args.moe_experts, moe_top_k=args.moe_top_k,

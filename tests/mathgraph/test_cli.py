@@ -131,7 +131,7 @@ def test_encode_from_texts_and_from_parsed_graphs(tmp_path, tiny_encoder, capsys
     other = write_lines(tmp_path / "other.jsonl", [json.dumps({"question": p}) for p in PROBLEMS[4:8]])
     assert main(["-q", "encode", "--input", str(other), "--graphs", str(graphs), "--output", str(from_graphs), *common]) == 2
     assert f"{other}:1: its graph in {graphs} is of another text" in capsys.readouterr().err
-    broken = write_lines(tmp_path / "broken.jsonl", [graphs.read_text().splitlines()[0], '{"schema_version": 1}'])
+    broken = write_lines(tmp_path / "broken.jsonl", [graphs.read_text().splitlines()[0], '{"schema_version": 2}'])
     assert main(["-q", "encode", "--graphs", str(broken), "--output", str(from_graphs), "--model", str(model)]) == 2
     assert f"{broken}:2: malformed graph" in capsys.readouterr().err
 

@@ -69,7 +69,7 @@ def test_every_command_is_registered():
     parser = build_argument_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
     assert sorted(commands) == sorted(["parse", "vocab", "samples", "encode", "data", "pretrain", "train",
-                                       "evaluate", "predict", "index", "search", "refine", "routes", "serve"])
+                                       "evaluate", "predict", "index", "search", "refine", "routes", "serve", "compare"])
     train = next(a for a in commands["train"]._actions if a.dest == "task").choices
     assert list(train) == ["kpc", "qrc", "qam", "sqr", "multitask", "simcse"]
 

@@ -43,7 +43,7 @@ def test_write_graphs_reads_a_lazy_parser_to_its_end(tmp_path, problems_file, sa
 
 def test_a_bad_graph_line_names_file_and_line(tmp_path, sample_graphs):
     path = tmp_path / "graphs.jsonl"
-    path.write_text(sample_graphs[0].to_json() + "\n\n" + '{"schema_version": 1}\n', encoding="utf-8")
+    path.write_text(sample_graphs[0].to_json() + "\n\n" + '{"schema_version": 2}\n', encoding="utf-8")
     with pytest.raises(JsonlError, match=r"graphs.jsonl:3: malformed graph"):
         read_graphs(path)
 

@@ -1,10 +1,12 @@
 """End to end: ``mathgraph serve`` started as a command on a free local port, its page driven in headless
 Chromium (Selenium with Debian's chromium and chromedriver, which ``.ci/run`` installs): a problem typed in,
 its graph drawn with every node, a prediction and the similar problems shown, a hovered node's span marked,
-and a screenshot saved (to ``$MATHGRAPH_SCREENSHOT_DIR`` too, when set).
+and a screenshot saved (to ``$MATHGRAPH_SCREENSHOT_DIR`` too, when set); in the Compare view, two problems
+side by side with their aligned sentences and quantities marked, the differences and the QRC relation.
 
 Skipped only where no Chromium or chromedriver is installed."""
 
+import json
 import os
 import re
 import shutil
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from parsers.compare import align_problems
 from parsers.problem import parse_problem
 
 pytestmark = pytest.mark.slow
@@ -26,6 +29,9 @@ PROBLEM = "What is the sum of the roots of $x^2-5x+6=0$?"
 MATH_SUBJECTS = {"Algebra", "Counting & Probability", "Geometry", "Intermediate Algebra", "Number Theory",
                  "Prealgebra", "Precalculus"}
 START_TIMEOUT_S = 180
+COMPARE_A = "Tom has 3 apples. He buys 5 more apples. How many apples does he have now?"
+COMPARE_B = ("Tom has three apples. He buys 12 more apples at the shop. His sister has 4 pears. "
+             "How many apples does he have now?")
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +137,72 @@ def test_the_page_shows_a_server_error_clearly(server_url, browser):
     browser.find_element(By.ID, "analyse").click()
     error = WebDriverWait(browser, 30).until(seen.visibility_of_element_located((By.ID, "error")))
     assert "this server takes at most 10000" in error.text
+
+
+def test_the_compare_view_marks_the_alignment_and_shows_the_relation(server_url, browser, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as seen
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    browser.get(server_url)
+    wait.until(seen.text_to_be_present_in_element((By.ID, "server-status"), "shipped"))
+    assert not browser.find_element(By.ID, "compare-view").is_displayed()
+    browser.find_element(By.ID, "tab-compare").click()
+    assert browser.find_element(By.ID, "compare-view").is_displayed()
+    assert not browser.find_element(By.ID, "analyse-view").is_displayed()
+    browser.find_element(By.ID, "problem-a").send_keys(COMPARE_A)
+    browser.find_element(By.ID, "problem-b").send_keys(COMPARE_B)
+    browser.find_element(By.ID, "compare").click()
+    label = wait.until(seen.visibility_of_element_located((By.CSS_SELECTOR, '#relation .task[data-task="qrc"] .label')))
+
+    # each sentence coloured by its kind, each quantity marked with its kind, as the library aligns them
+    expected = align_problems(parse_problem(COMPARE_A), parse_problem(COMPARE_B))
+    for side, text, sentences in (("a", COMPARE_A, expected.sentences_a), ("b", COMPARE_B, expected.sentences_b)):
+        assert browser.find_element(By.ID, f"aligned-{side}").text == text
+        kinds = {getattr(m, side): m.kind for m in expected.sentences if getattr(m, side) is not None}
+        shown = browser.find_elements(By.CSS_SELECTOR, f"#aligned-{side} .sentence")
+        assert [(s.text, s.get_attribute("data-kind")) for s in shown] == \
+            [(sentence.text, kinds[i]) for i, sentence in enumerate(sentences)]
+        matches = sorted((m for m in expected.quantities if getattr(m, side) is not None),
+                         key=lambda m: getattr(m, side).span[0])
+        shown = browser.find_elements(By.CSS_SELECTOR, f"#aligned-{side} mark.quantity")
+        assert [(q.text, q.get_attribute("data-kind")) for q in shown] == \
+            [(getattr(m, side).text, m.kind) for m in matches]
+    assert {q.get_attribute("data-kind") for q in browser.find_elements(By.CSS_SELECTOR, "#aligned-b mark")} == \
+        {"same", "changed", "new"}
+    assert browser.find_element(By.ID, "differences").text == expected.explain()
+
+    # hovering a changed quantity says its value and its match, and marks the match in the other problem
+    changed = next(m for m in expected.quantities if m.kind == "changed")
+    mark = browser.find_element(By.CSS_SELECTOR, "#aligned-b mark.q-changed")
+    assert mark.get_attribute("title") == (f"changed: {changed.b.text} = {changed.b.value}; "
+                                           f"matched with {changed.a.text} = {changed.a.value} in A")
+    ActionChains(browser).move_to_element(mark).perform()
+    assert [m.text for m in browser.find_elements(By.CSS_SELECTOR, "mark.partner")] == [changed.a.text, changed.b.text]
+
+    # the relation is the one /api/compare gives, its probability beside it and the top five as bars
+    body = json.dumps({"pairs": [{"text_a": COMPARE_A, "text_b": COMPARE_B}]}).encode()
+    request = urllib.request.Request(server_url + "api/compare", data=body,
+                                     headers={"Content-Type": "application/json"})
+    relation = json.loads(urllib.request.urlopen(request, timeout=60).read())["results"][0]["relation"]
+    assert label.text == relation["label"]
+    assert f"({relation['probabilities'][relation['label']]:.3f})" in \
+        browser.find_element(By.CSS_SELECTOR, "#relation h3").text
+    bars = browser.find_elements(By.CSS_SELECTOR, "#relation .bar .value")
+    assert len(bars) == 5 and all(0.0 <= float(bar.text) <= 1.0 for bar in bars)
+    assert browser.find_element(By.ID, "compare-error").get_attribute("hidden") is not None  # no error shown
+
+    screenshot = tmp_path / "compare.png"
+    assert browser.save_screenshot(str(screenshot)) and screenshot.stat().st_size > 10_000
+    if os.environ.get("MATHGRAPH_SCREENSHOT_DIR"):
+        shutil.copy(screenshot, Path(os.environ["MATHGRAPH_SCREENSHOT_DIR"]) / "serve_compare.png")
+
+    # an empty problem is reported on the page; the Analyse tab brings the other view back
+    browser.find_element(By.ID, "problem-b").clear()
+    browser.find_element(By.ID, "compare").click()
+    assert browser.find_element(By.ID, "compare-error").text == "Type or paste both problems first."
+    browser.find_element(By.ID, "tab-analyse").click()
+    assert browser.find_element(By.ID, "analyse-view").is_displayed()
+    assert not browser.find_element(By.ID, "compare-view").is_displayed()

@@ -146,3 +146,33 @@ def test_start_encoder_options_apply_to_a_new_model_only(start_model):
         load_start_encoder(start_model, gat_heads=12)
     assert graph_cache_option("none") is False and graph_cache_option("default") is True
     assert graph_cache_option("graphs.sqlite") == "graphs.sqlite"
+
+
+@pytest.mark.parametrize("task,pair_mode", [("qrc", "cross"), ("qrc", "bi"), ("qam", "cross"), ("sqr", None)])
+def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_path, task, pair_mode, gsmplus, write):
+    from tasks.alignment_features import feature_names
+    from tasks.data import build_qam_number_swap
+
+    seeds = group_seeds(gsmplus)
+    rows = {"qrc": lambda: build_qrc_pairs(seeds, seed=0), "qam": lambda: build_qam_number_swap(gsmplus),
+            "sqr": lambda: build_sqr_lists(seeds, seed=0, other_seeds=2)}[task]()
+    path = write(tmp_path / f"{task}.jsonl", rows)
+    config = TaskConfig(task, pair_mode=pair_mode, alignment=True)
+    result = train_task(config, path, args(tmp_path / task, epochs=4, batch_size=4, learning_rate=1e-3),
+                        dev_path=path, model=start_model)
+    history = result["history"]
+    assert history[-1]["loss"] < history[0]["loss"]
+    loaded = TaskModel.from_pretrained(tmp_path / task)
+    assert loaded.config.alignment and loaded.head.state_dict()
+    projection = {name: p.shape for name, p in loaded.head.named_parameters() if "alignment." in name}
+    assert [shape[-1] for name, shape in projection.items() if name.endswith("linear.weight")] == \
+        [len(feature_names(task))]
+    # the reloaded model predicts what the trained one measured on dev
+    metrics = evaluate_directory(task, str(tmp_path / task), path)
+    assert metrics[result["metric"]] == pytest.approx(result["best_dev"])
+
+
+def test_alignment_is_for_pair_and_ranking_tasks_only():
+    with pytest.raises(ValueError, match="alignment features are for qrc, qam, sqr"):
+        TaskConfig("kpc", alignment=True)
+    assert TaskConfig("qrc", alignment=True).task_type.alignment_dim == 49

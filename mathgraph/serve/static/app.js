@@ -221,7 +221,7 @@ function showRelation(relation) {
     return;
   }
   const block = element("div", { class: "task", "data-task": "qrc" });
-  const heading = element("h3", {}, "B is to A: ");
+  const heading = element("h3", {}, "QRC: ");
   heading.append(element("span", { class: "label" }, relation.label),
     element("span", { class: "muted" }, ` (${relation.probabilities[relation.label].toFixed(3)})`));
   block.append(heading, ...probabilityBars(relation.probabilities));
