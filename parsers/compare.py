@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from fractions import Fraction
@@ -39,7 +40,7 @@ from mathgraph.graph import MathSyntaxGraph, Quantity
 from parsers.quantities import ProblemSentence, parse_number, problem_sentences
 
 __all__ = [
-    "align_problems", "align_solution", "ProblemAlignment", "SolutionAlignment", "SentenceMatch", "QuantityMatch",
+    "align_problems", "align_solution", "align_texts", "ProblemAlignment", "SolutionAlignment", "SentenceMatch", "QuantityMatch",
     "FormulaMatch", "ALIGNMENT_FEATURES", "SOLUTION_FEATURES",
 ]
 
@@ -197,6 +198,22 @@ def align_problems(graph_a: MathSyntaxGraph, graph_b: MathSyntaxGraph) -> Proble
                          quantity_matches, question, question_similarity, formula_matches)
     return ProblemAlignment(tuple(sentences_a), tuple(sentences_b), tuple(sentence_matches), tuple(quantity_matches),
                             question, question_similarity, tuple(formula_matches), features, tuple(notes))
+
+
+def align_texts(pairs: Sequence[tuple[str, str]], solution: bool = False,
+                show_progress: bool = False) -> list["ProblemAlignment | SolutionAlignment"]:
+    """``align_problems`` of each ``(text_a, text_b)`` pair of texts, or with ``solution``, ``align_solution``
+    of each (question, solution). The problems are parsed in one call through the graph cache
+    (``parsers.graph_cache``), so a text in several pairs is parsed once, and a model that reads the same
+    problems later finds their graphs there; a solution is read as text (its steps), not parsed."""
+    from parsers.graph_cache import parse_cached
+
+    pairs = [tuple(pair) for pair in pairs]
+    if solution:
+        graphs = parse_cached([a for a, _ in pairs], show_progress=show_progress)
+        return [align_solution(graph, b) for graph, (_, b) in zip(graphs, pairs)]
+    graphs = parse_cached([text for pair in pairs for text in pair], show_progress=show_progress)
+    return [align_problems(graphs[2 * i], graphs[2 * i + 1]) for i in range(len(pairs))]
 
 
 # ------------------------------------------------------------------ sentences

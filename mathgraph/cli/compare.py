@@ -79,18 +79,12 @@ def compare_pairs(pairs: list[tuple[str, str]], solution: bool = False, predicto
     and ``predictor``'s ``{label, probabilities}`` (None without a predictor), or, with ``solution``,
     ``align_solution(a, b).to_dict()`` and no relation.
 
-    The problems are parsed through the graph cache (``parsers.graph_cache``), in one call over all
-    pairs, so a text that occurs in several pairs is parsed once, and the model, which reads its graphs
-    from the same cache, parses nothing again. The model predicts every pair in one ``predict`` call."""
-    from parsers.compare import align_problems, align_solution
-    from parsers.graph_cache import parse_cached
+    The problems are parsed through the graph cache (``parsers.compare.align_texts``), so the model, which
+    reads its graphs from the same cache, parses nothing again; it predicts every pair in one ``predict``
+    call."""
+    from parsers.compare import align_texts
 
-    if solution:  # a solution is read as text (its computation steps), not parsed
-        graphs = parse_cached([a for a, _ in pairs], show_progress=show_progress)
-        alignments = [align_solution(graph, b).to_dict() for graph, (_, b) in zip(graphs, pairs)]
-    else:
-        graphs = parse_cached([text for pair in pairs for text in pair], show_progress=show_progress)
-        alignments = [align_problems(graphs[2 * i], graphs[2 * i + 1]).to_dict() for i in range(len(pairs))]
+    alignments = [a.to_dict() for a in align_texts(pairs, solution=solution, show_progress=show_progress)]
     relations = [None] * len(pairs)
     if predictor is not None and pairs:
         relations = [relation_of(result) for result in predictor.predict(pairs, batch_size=batch_size)]

@@ -136,18 +136,11 @@ class Service:
         """``{alignment, relation}`` of each ``(text_a, text_b)`` pair, as ``mathgraph compare --format json``:
         ``parsers.compare.align_problems`` (or, with ``solution``, ``align_solution``) and the QRC model's
         ``{label, probabilities}`` for the pair (None with ``solution`` or without a QRC model)."""
-        from parsers.compare import align_problems, align_solution
-        from parsers.graph_cache import parse_cached
+        from parsers.compare import align_texts
 
         pairs = [tuple(pair) for pair in pairs]
-        texts = [a for a, _ in pairs] if solution else [text for pair in pairs for text in pair]
-        with self.model_lock.lock:
-            # through the graph cache: the QRC model then finds these graphs there and parses nothing again
-            graphs = parse_cached(texts)
-        if solution:  # a solution is read as text (its computation steps), not parsed
-            alignments = [align_solution(graph, b).to_dict() for graph, (_, b) in zip(graphs, pairs)]
-        else:
-            alignments = [align_problems(graphs[2 * i], graphs[2 * i + 1]).to_dict() for i in range(len(pairs))]
+        with self.model_lock.lock:  # spaCy parses under the lock; the QRC model then finds the graphs cached
+            alignments = [a.to_dict() for a in align_texts(pairs, solution=solution)]
         relations = [None] * len(pairs)
         if not solution and "qrc" in self.predictors:
             relations = [{"label": result["label"], "probabilities": result["probabilities"]}
