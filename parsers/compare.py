@@ -66,7 +66,7 @@ SOLUTION_FEATURES = (
     "steps", "operands", "operands_given", "operands_derived", "operands_unexplained", "share_operands_explained",
     "question_quantities", "question_quantities_used", "share_question_used", "final_answer_found",
     "final_is_given", "final_from_steps", "results_matching_arithmetic", "unused_question_quantities",
-    "solution_numbers_unexplained",
+    "solution_numbers_unexplained", "question_quantities_absent", "any_operand_unexplained",
 )
 
 
@@ -638,6 +638,9 @@ def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -
         "results_matching_arithmetic": arithmetic_ok / max(len(steps), 1),
         "unused_question_quantities": len(given_unused),
         "solution_numbers_unexplained": stray,
+        # a question's number that the solution never writes: a solution of a problem with other numbers
+        "question_quantities_absent": sum(q.value not in set(all_numbers) | used_values.keys() for q in given),
+        "any_operand_unexplained": bool(unexplained),
     }
     return SolutionAlignment(tuple(steps), given_used, given_unused, tuple(unexplained), final,
                              bool(features["final_is_given"]), {k: float(features[k]) for k in SOLUTION_FEATURES},

@@ -75,11 +75,18 @@ class StructureModel:
         return pairs, sizes
 
     def fit(self, inputs, labels, show_progress: bool = False) -> "StructureModel":
-        """Fit on ``inputs`` and their ``labels`` (SQR: a relevance list per input list)."""
+        """Fit on ``inputs`` and their ``labels`` (SQR: a relevance list per input list).
+
+        SQR also learns that a problem is its own most similar problem: each query paired with itself
+        is added with relevance 2 (the lists hold only variants, so a duplicate in a search index would
+        otherwise be scored by guesswork)."""
         from sklearn.ensemble import HistGradientBoostingClassifier
 
-        inputs = list(inputs)
+        inputs, labels = list(inputs), list(labels)
         pairs, _ = self._pairs(inputs)
+        if self.task == "sqr":
+            pairs += [(query, query) for query in dict.fromkeys(query for query, _ in pairs)]
+            labels.append([2] * (len(pairs) - sum(len(rel) for rel in labels)))
         targets = [r for rel in labels for r in rel] if self.task == "sqr" else list(labels)
         if len(targets) != len(pairs):
             raise ValueError(f"{len(pairs)} pairs but {len(targets)} labels")

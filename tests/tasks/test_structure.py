@@ -69,6 +69,9 @@ def test_sqr_ranks_by_expected_gain():
     model.fit(lists, [[0, 2, 1]] * 6)
     (result,) = model.predict(lists[:1])
     assert result["ranking"] == [1, 2, 0]
+    query = lists[0][0]
+    (with_itself,) = model.predict([(query, [VARIANTS["distraction insertion"], query])])
+    assert with_itself["ranking"][0] == 1  # a problem is its own most similar problem
 
 
 def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
