@@ -22,6 +22,9 @@ _EXPORTS = {
     "sample_problems": "mathgraph.samples",
     "parse_latex": "parsers.latex",
     "segment": "parsers.segment",
+    "Quantity": "mathgraph.graph",
+    "align_problems": "parsers.compare",
+    "align_solution": "parsers.compare",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

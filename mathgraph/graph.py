@@ -140,6 +140,7 @@ class Quantity:
     object: str | None = None
 
     def to_dict(self) -> dict:
+        """JSON-ready; the exact value as a string (``"5/2"``, ``"12"``)."""
         return {
             "text": self.text, "span": list(self.span), "value": str(self.value), "form": self.form,
             "node": self.node, "sentence": self.sentence, "in_question": self.in_question,
@@ -148,6 +149,7 @@ class Quantity:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Quantity":
+        """A quantity written by ``to_dict``."""
         return cls(
             text=str(data["text"]), span=(int(data["span"][0]), int(data["span"][1])),
             value=Fraction(str(data["value"])), form=str(data["form"]), node=int(data["node"]),

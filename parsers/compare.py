@@ -90,6 +90,7 @@ class QuantityMatch:
     form_change: str | None = None
 
     def to_dict(self) -> dict:
+        """JSON-ready: the kind, both quantities (``Quantity.to_dict``) and the form change."""
         return {"kind": self.kind, "a": None if self.a is None else self.a.to_dict(),
                 "b": None if self.b is None else self.b.to_dict(), "form_change": self.form_change}
 
@@ -480,6 +481,7 @@ class SolutionAlignment:
         return [float(self.features[name]) for name in SOLUTION_FEATURES]
 
     def explain(self) -> str:
+        """The solution's use of the question's quantities in words, one line each."""
         lines = [f"steps: {len(self.steps)}",
                  "uses given quantities: " + (", ".join(repr(q.text) for q in self.given_used) or "none"),
                  "does not use: " + (", ".join(repr(q.text) for q in self.given_unused) or "nothing")]
@@ -492,6 +494,7 @@ class SolutionAlignment:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
+        """A JSON-ready summary: steps, given quantities used and unused, unexplained operands, final answer."""
         return {
             "steps": [{"expression": s.expression, "operands": [str(v) for v in s.operands],
                        "result": None if s.result is None else str(s.result)} for s in self.steps],

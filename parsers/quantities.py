@@ -31,6 +31,7 @@ __all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_num
 
 _DIGITS_RE = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+")
 _FRACTION_RE = re.compile(r"(\d+)/(\d+)")
+_STARTS_WITH_DIGITS_RE = re.compile(r"-?\.?\d")
 _CURRENCY = {"$", "€", "£", "¥"}
 _PERCENT = {"%", "percent", "per cent", "percents"}
 _SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
@@ -41,7 +42,7 @@ _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "sev
          "ninety": 90}
 # Words that are a number on their own (not part of a run of number words).
 _SINGLE_WORDS = {"half": Fraction(1, 2), "twice": Fraction(2), "double": Fraction(2), "triple": Fraction(3),
-                 "thrice": Fraction(3), "dozen": Fraction(12), "quarter": Fraction(1, 4), "pair": None}
+                 "thrice": Fraction(3), "dozen": Fraction(12), "quarter": Fraction(1, 4)}
 # Denominators written as ordinals: "two thirds", "a fifth of".
 _ORDINAL_DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "fourth": 4, "fourths": 4, "quarter": 4,
                          "quarters": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7,
@@ -56,7 +57,7 @@ _MEASURES = {
     "inch", "foot", "feet", "yard", "mile", "meter", "metre", "centimeter", "centimetre", "millimeter", "kilometer",
     "cm", "mm", "km", "m", "kg", "g", "gram", "kilogram", "pound", "lb", "ounce", "oz", "ton", "liter", "litre",
     "ml", "gallon", "quart", "pint", "cup", "tablespoon", "teaspoon", "second", "minute", "hour", "day", "week",
-    "month", "year", "dollar", "cent", "penny", "euro", "%", "percent", "degree", "mph", "acre", "dozen", "mile",
+    "month", "year", "dollar", "cent", "penny", "euro", "%", "percent", "degree", "mph", "acre", "dozen",
     "page", "time", "calorie", "piece", "slice", "box", "bag", "pack", "skein", "unit", "meal", "serving", "batch",
     "bottle", "can", "jar", "carton", "bunch", "pair", "set", "row", "lap", "step", "square", "cubic",
 }
@@ -216,9 +217,7 @@ class _TokenScanner:
             if token.kind != "word":
                 i += 1
                 continue
-            starts_digits = token.label[:1].isdigit() or token.label[:2] in ("-.",) or (
-                token.label[:1] in ".-" and token.label[1:2].isdigit())
-            result = self.digits_at(i) if starts_digits else self.words_at(i)
+            result = self.digits_at(i) if _STARTS_WITH_DIGITS_RE.match(token.label) else self.words_at(i)
             if result is None:
                 i += 1
                 continue

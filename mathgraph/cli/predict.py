@@ -24,8 +24,9 @@ def register(commands) -> None:
                          help="a task model, a multi-task model (TASK picks the head) or a TF-IDF baseline "
                               "(default: the shipped multi-task model)")
     predict.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=None,
-                         help="fuse the shipped model with its TF-IDF baseline (weight chosen on dev; default: "
-                              "on for the tasks where dev said it helps; shipped model only)")
+                         help="fuse the shipped model with its TF-IDF baseline and, for qrc, qam and sqr, its "
+                              "structure model (graph alignment); weights chosen on dev; default: each on for the "
+                              "tasks where dev said it helps; shipped model only")
     predict.add_argument("--input", metavar="FILE", help="JSONL file of inputs")
     predict.add_argument("--output", metavar="FILE",
                          help="JSONL predictions, one per good input line (default: stdout)")
