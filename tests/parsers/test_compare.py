@@ -122,3 +122,11 @@ def test_solution_alignment_tells_own_from_other_numbers():
     assert len(other.feature_vector()) == len(SOLUTION_FEATURES)
     lazy = align_solution(question, "The answer is 5.")
     assert lazy.final_is_given and "no computation steps found in the solution" in lazy.notes
+
+
+def test_adding_operation_changes_the_question_with_a_new_quantity():
+    alignment = align(SEED, "Tom has 12 apples. He buys 3 bags with 4 apples each. "
+                            "How many apples does he have now if he eats 5 of them?")
+    assert alignment.question == "changed"
+    assert [(m.b.value, m.b.in_question) for m in alignment.quantities if m.kind == "new"] == [(5, True)]
+    assert alignment.features["new_in_question"] == 1 and alignment.features["quantities_same"] == 3

@@ -148,7 +148,7 @@ def test_start_encoder_options_apply_to_a_new_model_only(start_model):
     assert graph_cache_option("graphs.sqlite") == "graphs.sqlite"
 
 
-@pytest.mark.parametrize("task,pair_mode", [("qrc", "cross"), ("qrc", "bi"), ("qam", "cross"), ("sqr", None)])
+@pytest.mark.parametrize("task,pair_mode", [("qrc", "bi"), ("qam", "cross"), ("sqr", None)])
 def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_path, task, pair_mode, gsmplus, write):
     from tasks.alignment_features import feature_names
     from tasks.data import build_qam_number_swap
@@ -158,7 +158,7 @@ def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_pat
             "sqr": lambda: build_sqr_lists(seeds, seed=0, other_seeds=2)}[task]()
     path = write(tmp_path / f"{task}.jsonl", rows)
     config = TaskConfig(task, pair_mode=pair_mode, alignment=True)
-    result = train_task(config, path, args(tmp_path / task, epochs=4, batch_size=4, learning_rate=1e-3),
+    result = train_task(config, path, args(tmp_path / task, epochs=3, batch_size=4, learning_rate=1e-3),
                         dev_path=path, model=start_model)
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"]
