@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
+from tasks.alignment_features import alignment_features, feature_names
 from tasks.data import KpcExample, SqrList, load_kpc, load_qam, load_qrc, load_sqr
 
 PAIR_MODES = ("cross", "bi")
@@ -61,8 +62,6 @@ class Task(ABC):
     @property
     def alignment_dim(self) -> int:
         """How many alignment features the head reads (0 without them)."""
-        from tasks.alignment_features import feature_names
-
         return len(feature_names(self.name)) if self.alignment else 0
 
     def alignment_pairs(self, examples: Sequence) -> list[tuple[str, str]]:
@@ -92,8 +91,6 @@ class Task(ABC):
         """``{"alignment": [B, F] float32}`` of a batch when ``alignment`` is on, else nothing."""
         if not self.alignment:
             return {}
-        from tasks.alignment_features import alignment_features
-
         return {"alignment": torch.from_numpy(alignment_features(self.name, self.alignment_pairs(examples))).float()}
 
     @abstractmethod
