@@ -175,8 +175,8 @@ class MathEncoder:
 
         ``mode``: ``"fused"`` (``[CLS] ; mean node``, what task heads use), ``"text"``
         (``[CLS]``) or ``"graph"`` (mean node). Batches are formed from problems of
-        similar length; the output keeps the input order. Runs on CUDA with
-        autocast when available, on the CPU in float32 otherwise.
+        similar length; the output keeps the input order. Runs on ``device``, by default
+        the one the model is on, under autocast on CUDA (``cuda_autocast_dtype``), in float32 on the CPU.
         """
         _check_mode(mode)
         if isinstance(problems, (str, MathSyntaxGraph)):
@@ -187,7 +187,8 @@ class MathEncoder:
             return np.zeros((0, self.dimension(mode)), dtype=np.float32)
         show = len(problems) > 4 * batch_size if show_progress is None else show_progress
         graphs = self.parse(problems, show_progress=show)
-        device = resolve_device(device)
+        # without a device, stay where the model is (it was loaded there: serve --device cpu on a GPU machine)
+        device = next(self.model.parameters()).device if device is None else torch.device(device)
         self.model.to(device).eval()
 
         from tqdm import tqdm
@@ -227,12 +228,17 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return torch.device(device)
 
 
+def cuda_autocast_dtype() -> torch.dtype:
+    """bf16 on GPUs with bf16 units (Ampere and newer), fp16 on the others: T4 and V100 only emulate bf16,
+    which ``is_bf16_supported()`` counts as support unless asked not to."""
+    return torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False) else torch.float16
+
+
 def autocast_for(device: torch.device):
-    """bf16 autocast on CUDA devices that support it, fp16 on older ones, nothing on the CPU."""
+    """Autocast on CUDA devices (``cuda_autocast_dtype``), nothing on the CPU."""
     if device.type != "cuda":
         return nullcontext()
-    dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    return torch.autocast("cuda", dtype=dtype)
+    return torch.autocast("cuda", dtype=cuda_autocast_dtype())
 
 
 def _check_mode(mode: str) -> str:

@@ -76,7 +76,8 @@ class HuggingFaceLLM:
             raise LLMError(f"{path / gguf_file}: no such GGUF file")
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         # bf16 halves memory on GPUs that have it; GGUF weights are dequantised to float32 for the CPU.
-        dtype = torch.bfloat16 if self.device.type == "cuda" and torch.cuda.is_bf16_supported() else torch.float32
+        dtype = torch.bfloat16 if self.device.type == "cuda" and torch.cuda.is_bf16_supported(
+            including_emulation=False) else torch.float32
         kwargs = {"gguf_file": gguf_file} if gguf_file else {}
         verbosity = transformers_logging.get_verbosity()
         transformers_logging.set_verbosity_error()  # the GGUF loader reports every tensor it converts

@@ -54,6 +54,10 @@ class PretrainingBatch:
     def __len__(self) -> int:
         return len(self.batch)
 
+    def to(self, device) -> "PretrainingBatch":
+        """Every tensor on ``device`` (Accelerate's ``send_to_device`` moves a batch through its ``to``)."""
+        return PretrainingBatch(self.batch.to(device), self.mlm_labels.to(device))
+
 
 class PretrainingCollator:
     """Collates problems and masks 15 % of the tokens, reproducibly from ``seed``.

@@ -52,6 +52,10 @@ class SkillBatch:
     def __len__(self) -> int:
         return len(self.payload)
 
+    def to(self, device) -> "SkillBatch":
+        """The payload's tensors on ``device`` (Accelerate's ``send_to_device`` moves a batch through its ``to``)."""
+        return SkillBatch(self.skill, self.source, self.payload.to(device))
+
 
 class SkillPretrainer(nn.Module):
     """A ``reasonformer`` ``MultiTaskModel`` with the heads of the pre-training objectives it uses;
