@@ -25,6 +25,7 @@ import math
 import os
 import shutil
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -102,6 +103,18 @@ class TrainingArguments:
         """The arguments from an ``argparse.Namespace`` holding (some of) these fields, plus ``overrides``."""
         values = {f.name: getattr(namespace, f.name) for f in fields(cls) if hasattr(namespace, f.name)}
         return cls(**{**values, **overrides})
+
+
+def check_mixed_precision(mixed_precision: str, device: torch.device) -> None:
+    """Refuse fp16 on a CPU (Accelerate would turn it off without a word and train in fp32) and warn that
+    bf16 on a CPU runs, but gains nothing on CPUs without bf16 units."""
+    if device.type != "cpu" or mixed_precision == "no":
+        return
+    if mixed_precision == "fp16":
+        raise ValueError("--mixed-precision fp16 needs a GPU: on the CPU it would silently train in fp32; "
+                         "leave it out (or use bf16)")
+    warnings.warn("--mixed-precision bf16 on the CPU: autocast runs, but most CPUs have no bf16 units, so expect "
+                  "no speed-up (and bf16-rounded numbers)", stacklevel=3)
 
 
 @dataclass
@@ -234,6 +247,9 @@ class Trainer:
         from accelerate.utils import set_seed
 
         set_seed(args.seed)
+        # before the Accelerator: its state is one per process, so a refused setting must not reach it
+        check_mixed_precision(args.mixed_precision, torch.device(
+            "cpu" if args.cpu or not torch.cuda.is_available() else "cuda"))
         self.accelerator = Accelerator(
             mixed_precision=args.mixed_precision,
             gradient_accumulation_steps=args.gradient_accumulation_steps,

@@ -196,7 +196,9 @@ def add_training_flags(parser: argparse.ArgumentParser, learning_rate: float, ba
     group.add_argument("--warmup-ratio", type=float, default=0.05, help="linear warm-up share of the steps (default: 0.05)")
     group.add_argument("--gradient-accumulation-steps", type=int, default=1)
     group.add_argument("--seed", type=int, default=0)
-    group.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no", help="GPU autocast")
+    group.add_argument("--mixed-precision", choices=("no", "fp16", "bf16"), default="no",
+                       help="autocast on a GPU (fp16 is refused on a CPU, where it would be fp32; bf16 runs there "
+                            "with a warning: no speed-up without bf16 units)")
     group.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
     group.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
     group.add_argument("--workers", type=int, default=1, dest="parse_workers", help="parser processes (default: 1)")

@@ -248,3 +248,16 @@ def test_linear_warm_up_then_linear_decay_for_every_group(tmp_path):
     assert factors[:3] == [0.5, 1.0, 1.0] and abs(factors[-1] - 1 / 18) < 1e-12
     for (encoder_lr, head_lr), factor in zip(seen, factors):
         assert abs(encoder_lr - 1e-4 * factor) < 1e-12 and abs(head_lr - 1e-2 * factor) < 1e-12
+
+
+def test_mixed_precision_on_the_cpu_is_refused_or_warned(tmp_path):
+    from tasks.trainer import check_mixed_precision
+
+    with pytest.raises(ValueError, match="fp16 needs a GPU"):
+        train(tmp_path / "fp16", epochs=1, mixed_precision="fp16")  # refused before any step
+    assert not (tmp_path / "fp16" / LAST_CHECKPOINT).exists()
+    # (bf16 is checked on its own: Accelerate's state is one per process, and the other tests train in fp32)
+    with pytest.warns(UserWarning, match="bf16 on the CPU"):
+        check_mixed_precision("bf16", torch.device("cpu"))
+    check_mixed_precision("fp16", torch.device("cuda"))  # a GPU takes both
+    check_mixed_precision("no", torch.device("cpu"))
