@@ -226,8 +226,7 @@ class ComusModel(nn.Module):
                                           token_type_ids=token_type_ids, inputs_embeds=inputs_embeds)
         elif states is None:
             raise ValueError(f"starting at text layer {start} needs the token states after layer {start}")
-        # Additive mask, as BERT's own forward builds it: 0 for tokens, the dtype's minimum for padding.
-        additive_mask = (1.0 - attention_mask[:, None, None, :].to(states.dtype)) * torch.finfo(states.dtype).min
+        additive_mask = additive_attention_mask(attention_mask, states)
         for layer in layers[start:len(layers) if stop is None else stop]:
             states = _run_text_layer(layer, states, additive_mask)
         return states, additive_mask
@@ -285,6 +284,19 @@ class ComusModel(nn.Module):
 def _json_config(model: PreTrainedModel) -> dict:
     # Through JSON, so the dict equals what config.json gives back (integer keys become strings).
     return json.loads(model.config.to_json_string())
+
+
+def additive_attention_mask(attention_mask: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
+    """``[B, 1, 1, L]``: 0 for tokens, a large negative number for padding, as BERT's own forward builds it.
+
+    The number is the minimum of the dtype the attention scores will have: under autocast (fp16 or bf16)
+    that is the autocast dtype, not the float32 of ``states``, whose minimum turns into ``-inf`` in half
+    precision (and a row of ``-inf`` into NaN)."""
+    dtype = states.dtype
+    if torch.is_autocast_enabled(states.device.type):
+        dtype = torch.get_autocast_dtype(states.device.type)
+    fill = torch.finfo(dtype).min
+    return (1.0 - attention_mask[:, None, None, :].to(states.dtype)) * fill
 
 
 def _run_text_layer(layer: nn.Module, hidden: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:

@@ -55,6 +55,8 @@ from torch import nn
 from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint
 
+from models.comus import additive_attention_mask
+
 GENERAL_SKILL = "general"
 # A skill and the pre-training objective or task that teaches it (tasks.reasoning_pretraining). DTC has no
 # skill: its loss is on the graph encoder's node states, computed in the representation module below the
@@ -270,7 +272,7 @@ class ReasoningModules(nn.Module):
     def forward(self, states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """``[B, L, d]`` token states of the representation module -> ``[B, L, d]`` after reasoning; the
         routing is kept in ``last_trace``."""
-        additive_mask = (1.0 - attention_mask[:, None, None, :].to(states.dtype)) * torch.finfo(states.dtype).min
+        additive_mask = additive_attention_mask(attention_mask, states)
         trace = ReasoningTrace()
         for step in range(self.config.depth):
             probabilities = self.routers[step](states, additive_mask)

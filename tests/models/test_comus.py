@@ -156,3 +156,15 @@ def test_fusion_layers_beyond_the_encoders_are_refused(tiny_text_dir, sample_voc
     with pytest.raises(ValueError, match="fusion_layers must be in 0..2"):
         ComusModel.from_text_encoder(text, len(sample_vocab.labels), len(sample_vocab.relations),
                                      gat_layers=2, gat_heads=2, gat_head_dim=8, fusion_layers=3)
+
+
+def test_padding_mask_stays_finite_in_half_precision():
+    from models.comus import additive_attention_mask
+
+    mask, states = torch.tensor([[1, 1, 0]]), torch.zeros(1, 3, 4)
+    assert torch.isinf(torch.finfo(torch.float32).min * torch.ones(1).to(torch.float16)).all()  # the old way
+    with torch.autocast("cpu", dtype=torch.float16):
+        additive = additive_attention_mask(mask, states)
+    half = additive.to(torch.float16)
+    assert torch.isfinite(half).all() and half[0, 0, 0].tolist() == [0.0, 0.0, torch.finfo(torch.float16).min]
+    assert additive_attention_mask(mask, states)[0, 0, 0, 2] == torch.finfo(torch.float32).min  # fp32 as before
