@@ -123,6 +123,9 @@ class MultiTaskConfig:
         for task in self.task_configs:
             if task.architecture != self.architecture:
                 raise ValueError(f"task {task.task} uses architecture {task.architecture}, the model {self.architecture}")
+            if task.alignment and self.label_space == "unified":
+                raise ValueError("the unified label space has one classifier for every task, which reads no "
+                                 "alignment features: use per-task heads with --alignment")
         self.skills = list(self.skills)
         if self.adapter == "reasonformer":
             self.reasoning_config()  # checks the reasoning fields

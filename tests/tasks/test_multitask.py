@@ -227,3 +227,20 @@ def test_a_task_file_with_one_label_is_refused_naming_it(start_model, tmp_path):
     args = TrainingArguments(output_dir=str(tmp_path / "out"), epochs=1, batch_size=4)
     with pytest.raises(ValueError, match=r"every example has the label \['Prealgebra'\]"):
         train_multitask([(TaskConfig("kpc"), str(one), None)], args, model=start_model)
+
+
+def test_multitask_heads_that_read_the_alignment(start_model, task_files, tmp_path):
+    from dataclasses import replace
+
+    aligned = [(replace(config, alignment=config.task != "kpc"), train, dev) for config, train, dev in task_files]
+    output = tmp_path / "multi-aligned"
+    args = TrainingArguments(output_dir=str(output), epochs=2, batch_size=4, learning_rate=3e-3)
+    result = train_multitask(aligned, args, model=start_model)
+    assert result["history"][-1]["loss"] < result["history"][0]["loss"]
+    loaded = MultiTaskModel.from_pretrained(output)
+    assert [t.alignment for t in loaded.config.task_configs] == [False, True, True]
+    best = max(result["history"], key=lambda r: r["dev_mean"])
+    assert evaluate_directory("qrc", str(output), task_files[1][1])["accuracy"] == pytest.approx(
+        best["dev_qrc_accuracy"])
+    with pytest.raises(ValueError, match="unified label space"):
+        train_multitask(aligned, args, model=start_model, label_space="unified")
