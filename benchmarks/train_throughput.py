@@ -66,7 +66,7 @@ def main() -> None:
     task = get_task("kpc")
     models, optimizers, batches = {}, {}, None
     for name, (kind, options, frozen) in ROWS.items():
-        encoder = load_start_encoder("default", **options)
+        encoder = load_start_encoder("untrained", **options)
         torch.manual_seed(0)
         models[name] = TaskModel(encoder, TaskConfig("kpc", architecture=kind, labels=labels))
         if frozen:
