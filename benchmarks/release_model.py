@@ -118,7 +118,7 @@ STRUCTURE_TASKS = ("qrc", "qam", "sqr")
 def structure(files: dict, work: Path, args) -> None:
     """Stage 4: structure models in the package, fused with its results where dev says so."""
     from models.shipped import RELEASE_NAME, STRUCTURE_DIR
-    from tasks.hybrid import WEIGHTS, choose_weight, fuse
+    from tasks.hybrid import choose_weight, fuse
     from tasks.release import finish_package, shipped_parts, shipped_predictor
     from tasks.structure import StructureModel
 

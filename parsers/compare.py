@@ -627,6 +627,7 @@ def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -
     given_unused = tuple(q for q in given if q.value not in used_values)
     all_numbers = [v for v in (_number_value(m.group()) for m in _ANY_NUMBER_RE.finditer(_CALCULATOR_RE.sub(" ", text)))
                    if v is not None]
+    written = set(all_numbers) | used_values.keys()
     stray = sum(v not in given_values and v not in derived and v not in COMMON_CONSTANTS and v != final
                 for v in all_numbers)
     features = {
@@ -642,7 +643,7 @@ def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -
         "unused_question_quantities": len(given_unused),
         "solution_numbers_unexplained": stray,
         # a question's number that the solution never writes: a solution of a problem with other numbers
-        "question_quantities_absent": sum(q.value not in set(all_numbers) | used_values.keys() for q in given),
+        "question_quantities_absent": sum(q.value not in written for q in given),
         "any_operand_unexplained": bool(unexplained),
     }
     return SolutionAlignment(tuple(steps), given_used, given_unused, tuple(unexplained), final,

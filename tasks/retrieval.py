@@ -319,11 +319,10 @@ class SearchIndex:
         else:
             hits = self.search_vectors(vectors, first, approximate, approximate_kind)
         if structure_weight > 0:
-            hits = [self._structure_rerank(query, query_hits, k, structure_weight)
-                    for query, query_hits in zip(queries, hits)]
+            hits = self._structure_rerank(queries, hits, k, structure_weight)
         return hits[0] if single else hits
 
-    def _structure_rerank(self, query: str, hits: list[Hit], k: int, weight: float) -> list[Hit]:
+    def _structure_rerank(self, queries: list[str], hits: list[list[Hit]], k: int, weight: float) -> list[list[Hit]]:
         from tasks.hybrid import fuse_scores
 
         if self.structure is None:
@@ -331,10 +330,15 @@ class SearchIndex:
             from tasks.structure import StructureModel
 
             self.structure = StructureModel.load(shipped_path(STRUCTURE_DIR, "sqr"))
-        (ranked,) = self.structure.predict([(query, [str(hit.row[self.text_field]) for hit in hits])])
-        fused = fuse_scores([hit.score for hit in hits], ranked["scores"], weight)
-        best = np.argsort(-fused, kind="stable")[:k]
-        return [Hit(hits[i].index, float(fused[i]), hits[i].row) for i in best]
+        # one call for every query: their problems are parsed together
+        ranked = self.structure.predict([(query, [str(hit.row[self.text_field]) for hit in query_hits])
+                                         for query, query_hits in zip(queries, hits)])
+        reranked = []
+        for query_hits, result in zip(hits, ranked):
+            fused = fuse_scores([hit.score for hit in query_hits], result["scores"], weight)
+            best = np.argsort(-fused, kind="stable")[:k]
+            reranked.append([Hit(query_hits[i].index, float(fused[i]), query_hits[i].row) for i in best])
+        return reranked
 
     def _hybrid_search(self, queries: list[str], vectors: np.ndarray, k: int, weight: float) -> list[list[Hit]]:
         from tasks.hybrid import fuse_scores

@@ -21,7 +21,6 @@ same probabilities as the fitted estimator, tested).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -146,7 +145,7 @@ class StructureModel:
         try:
             config = json.loads((directory / CONFIG_FILE).read_text())
             arrays = load_file(str(directory / ARRAYS_FILE))
-        except (OSError, json.JSONDecodeError, Exception) as error:  # safetensors raises its own error types
+        except Exception as error:  # a missing or truncated file: OSError, JSONDecodeError, safetensors' own errors
             raise ValueError(f"{directory} holds no readable structure model: {error}") from None
         if config.get("model_type") != MODEL_TYPE or config.get("format_version") != FORMAT_VERSION:
             raise ValueError(f"{directory} holds a {config.get('model_type')!r} model, not a structure model "
