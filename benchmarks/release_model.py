@@ -1,7 +1,7 @@
 """Build the model that ships in the package: pre-train, fine-tune on four tasks, fuse with TF-IDF, package.
 
     python benchmarks/release_model.py --work results/ --stage pretrain   [--steps 2000]
-    python benchmarks/release_model.py --work results/ --stage multitask  [--epochs 2]
+    python benchmarks/release_model.py --work results/ --stage multitask  [--epochs 2] [--start shipped] [--no-alignment]
     python benchmarks/release_model.py --work results/ --stage package    [--output mathgraph/data/shipped_model]
     python benchmarks/release_model.py --work results/ --stage structure  [--output mathgraph/data/shipped_model]
 
@@ -16,7 +16,11 @@ released model's figures sit next to the results table's rows.
    side train, which is what keeps the shipped files small. Resumable (``--resume``
    is passed when a checkpoint exists); the loss curve is ``pretrain/training_log.jsonl``.
 2. ``multitask``: one dense multi-task model (KPC, QRC, QAM, SQR; per-task heads) from
-   the pre-trained encoder, embeddings frozen, the best epoch by mean dev metric.
+   the pre-trained encoder, embeddings frozen, the best epoch by mean dev metric. The
+   QRC, QAM and SQR heads also read each pair's alignment features (``parsers.compare``;
+   ``--no-alignment`` leaves them out). ``--start shipped`` fine-tunes the encoder of the
+   package already written instead of stage 1's (stage 1 not re-run: the package's
+   pre-training facts are kept for the model card).
 3. ``package``: TF-IDF baselines on the same train parts; the hybrid weight of each
    task chosen on dev (``tasks.hybrid``); the package written as ``models.shipped``
    reads it (fp16 deltas, checksums); then every figure measured *from the written
@@ -76,13 +80,33 @@ def multitask(files: dict, work: Path, args) -> None:
     from tasks.multitask import train_multitask
 
     output = work / "multitask"
+    if args.start == "shipped":
+        _encoder_from_package(Path(args.output), work / "pretrain")
     training = TrainingArguments(output_dir=str(output), epochs=args.epochs, batch_size=16, learning_rate=3e-5,
                                  seed=args.seed, parse_workers=args.workers,
                                  resume=(output / "checkpoint-last").exists())
-    task_files = [(TaskConfig(task, text_field="problem", label_field="subject"), files[task]["train"],
-                   files[task]["dev"]) for task in TASKS]
+    task_files = [(TaskConfig(task, text_field="problem", label_field="subject",
+                              alignment=args.alignment and task != "kpc"), files[task]["train"], files[task]["dev"])
+                  for task in TASKS]
     result = train_multitask(task_files, training, model=str(work / "pretrain"), freeze_embeddings=True)
     (work / "multitask.json").write_text(json.dumps(result, indent=1, default=str))
+
+
+def _encoder_from_package(package: Path, directory: Path) -> None:
+    """Save the package's pre-trained encoder to ``directory`` (stage 1's place), with the package's
+    pre-training facts, so that stages 2 and 3 run as after stage 1."""
+    from models.encoder import load_shipped_encoder
+    from models.shipped import RELEASE_NAME
+
+    if (directory / "config.json").exists():
+        return
+    release = json.loads((package / RELEASE_NAME).read_text(encoding="utf-8"))
+    load_shipped_encoder(package).save_pretrained(directory)
+    facts = {k: v for k, v in release["training"].items() if k.startswith("pretrain_")}
+    (directory / PACKAGE_FACTS).write_text(json.dumps(facts, indent=1), encoding="utf-8")
+
+
+PACKAGE_FACTS = "pretrain_facts_from_package.json"
 
 
 def package(files: dict, work: Path, args) -> None:
@@ -108,7 +132,9 @@ def package(files: dict, work: Path, args) -> None:
     finish_package(output, release)  # the sample's shipped figures need release.json's hybrid settings
     release["sample"] = write_sample(files, output)
     finish_package(output, release)
-    shutil.copy(work / "pretrain" / "training_log.jsonl", REPO / "benchmarks" / "results" / "issue13_pretrain_log.jsonl")
+    if (work / "pretrain" / "training_log.jsonl").exists():  # absent when stage 2 started from the package
+        shutil.copy(work / "pretrain" / "training_log.jsonl",
+                    REPO / "benchmarks" / "results" / "issue13_pretrain_log.jsonl")
     print(json.dumps(release, indent=1))
 
 
@@ -325,10 +351,12 @@ def _card_facts(work: Path) -> dict:
 
     log = work / "pretrain" / "training_log.jsonl"
     curve = [json.loads(line) for line in open(log, encoding="utf-8")] if log.exists() else []
-    return {"pretrain_steps": state(work / "pretrain").get("step"),
-            "pretrain_texts": sum(1 for _ in open(work / "data" / "pretrain.train.jsonl", encoding="utf-8")),
-            "pretrain_loss_first": curve[0] if curve else None, "pretrain_loss_last": curve[-1] if curve else None,
-            "multitask_history": state(work / "multitask").get("history"), "machine": machine()}
+    from_package = work / "pretrain" / PACKAGE_FACTS
+    pretraining = json.loads(from_package.read_text(encoding="utf-8")) if from_package.exists() else {
+        "pretrain_steps": state(work / "pretrain").get("step"),
+        "pretrain_texts": sum(1 for _ in open(work / "data" / "pretrain.train.jsonl", encoding="utf-8")),
+        "pretrain_loss_first": curve[0] if curve else None, "pretrain_loss_last": curve[-1] if curve else None}
+    return {**pretraining, "multitask_history": state(work / "multitask").get("history"), "machine": machine()}
 
 
 def _arguments() -> argparse.Namespace:
@@ -338,6 +366,10 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of 32 texts (default 2000)")
     parser.add_argument("--epochs", type=int, default=2, help="multi-task epochs (default 2)")
     parser.add_argument("--output", default=str(SHIPPED), help="where the package is written")
+    parser.add_argument("--start", choices=("pretrain", "shipped"), default="pretrain",
+                        help="multitask: fine-tune stage 1's encoder (default) or the package's (in --output)")
+    parser.add_argument("--no-alignment", dest="alignment", action="store_false",
+                        help="multitask: pair heads without the alignment features")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2, help="parser processes")
     return parser.parse_args()
