@@ -2,17 +2,24 @@
 
 The embeddings and the first ``N`` text layers stop training; the token states
 they give for a problem are computed the first time the problem is seen and
-kept in memory (float32, unpadded, about ``tokens x hidden x 4`` bytes per
-problem: some 150 kB for a 100-token MATH problem with MiniLM). Later epochs,
-and the dev evaluation, run only the layers that train, the GAT and the memory.
+kept in host (CPU) memory, whatever device trains: float32, unpadded, about
+``tokens x hidden x 4`` bytes per problem (some 150 kB for a 100-token MATH
+problem with MiniLM), up to ``max_mib`` (default 4096 MiB; problems seen after
+that are computed again each time they come). Later epochs, and the dev
+evaluation, run only the layers that train, the GAT and the memory; a batch's
+cached states go to the device in one copy.
 
 The trade-off: the frozen layers no longer adapt to the task, and they run
-without dropout (always in eval mode, so the cached states are exact); the new
-LaTeX token embeddings stay as they were initialised. Fine-tuning all layers
-usually scores a little higher; freezing makes each epoch after the first
-several times faster. The cache is exact: a problem's cached states equal what
-the unfrozen forward computes for it in eval mode (padding never changes a
-real token's states).
+without dropout (always in eval mode, so the cached states are deterministic);
+the new LaTeX token embeddings stay as they were initialised. Fine-tuning all
+layers usually scores a little higher; freezing makes each epoch after the
+first several times faster.
+
+What the cache holds: the states the frozen layers give in eval mode at the
+run's precision. In fp32 they equal what the unfrozen forward computes for the
+problem in eval mode (padding never changes a real token's states). Under
+bf16/fp16 autocast they are the autocast-rounded states (stored as float32), as
+the unfrozen forward under the same autocast computes them.
 """
 
 from __future__ import annotations
@@ -28,10 +35,11 @@ class FrozenTextPrefix:
 
     ``states(problems)`` gives ``[B, L, d_text]`` token states after the prefix for a
     ``ProblemBatch`` built from a ``FeatureStore`` (it keys the cache on ``problem_ids``).
-    ``max_layers``: the most layers that may be frozen (below the fusion layers).
+    ``max_layers``: the most layers that may be frozen (below the fusion layers); ``max_mib``:
+    the most host memory the cached states may take.
     """
 
-    def __init__(self, backbone: nn.Module, num_layers: int, max_layers: int):
+    def __init__(self, backbone: nn.Module, num_layers: int, max_layers: int, max_mib: float = 4096.0):
         if not 1 <= num_layers <= max_layers:
             raise ValueError(f"--freeze-text-layers must be in 1..{max_layers} for this model "
                              f"(the layers above must train), got {num_layers}")
@@ -39,30 +47,40 @@ class FrozenTextPrefix:
         self.frozen = [backbone.text.embeddings, *backbone.text.encoder.layer[:num_layers]]
         for module in self.frozen:
             module.requires_grad_(False)
-        self.cache: dict[int, torch.Tensor] = {}
+        self.max_mib = max_mib
+        self.cache: dict[int, torch.Tensor] = {}  # problem id -> [tokens, d_text] float32 on the CPU
+        self._cached_bytes = 0
 
     @property
     def cached_mib(self) -> float:
         """Memory the cached states take, in MiB."""
-        return sum(t.numel() * t.element_size() for t in self.cache.values()) / 2**20
+        return self._cached_bytes / 2**20
 
     def states(self, problems: ProblemBatch) -> torch.Tensor:
-        """Token states after the frozen layers, ``[B, L, d_text]`` (zeros at padding)."""
+        """Token states after the frozen layers, ``[B, L, d_text]`` float32 on the batch's device (zeros at
+        padding)."""
         if problems.problem_ids is None or bool((problems.problem_ids < 0).any()):
             raise ValueError("the frozen-prefix cache needs batches built from a FeatureStore (problem_ids)")
         ids = problems.problem_ids.tolist()
         lengths = problems.attention_mask.sum(1).tolist()
         missing = [row for row, problem in enumerate(ids) if problem not in self.cache]
-        if missing:
-            self._compute(problems, missing, ids, lengths)
-        out = problems.input_ids.new_zeros(*problems.input_ids.shape, self.backbone.config.text_hidden,
-                                           dtype=torch.float32)
+        computed = self._compute(problems, missing, ids, lengths) if missing else {}
+        device = problems.input_ids.device
+        host = torch.zeros(*problems.input_ids.shape, self.backbone.config.text_hidden,
+                           pin_memory=device.type == "cuda")  # pinned: the copy below runs asynchronously
         for row, (problem, length) in enumerate(zip(ids, lengths)):
-            out[row, :length] = self.cache[problem]
+            if row not in computed:
+                host[row, :length] = self.cache[problem]
+        out = host.to(device, non_blocking=True)
+        for row, states in computed.items():  # already on the device
+            out[row, :lengths[row]] = states
         return out
 
     @torch.no_grad()
-    def _compute(self, problems: ProblemBatch, rows: list[int], ids: list[int], lengths: list[int]) -> None:
+    def _compute(self, problems: ProblemBatch, rows: list[int], ids: list[int],
+                 lengths: list[int]) -> dict[int, torch.Tensor]:
+        """The frozen layers' states of the problems in ``rows`` (on the batch's device, by row), kept in the
+        cache while it has room."""
         width = max(lengths[r] for r in rows)
         select = torch.tensor(rows, device=problems.input_ids.device)
         modes = [m.training for m in self.frozen]
@@ -75,5 +93,11 @@ class FrozenTextPrefix:
         finally:
             for module, mode in zip(self.frozen, modes):
                 module.train(mode)
+        computed = {}
         for i, row in enumerate(rows):
-            self.cache[ids[row]] = states[i, :lengths[row]].float().clone()
+            computed[row] = states[i, :lengths[row]].float()
+            size = computed[row].numel() * 4
+            if self._cached_bytes + size <= self.max_mib * 2**20:
+                self.cache[ids[row]] = computed[row].to("cpu", copy=True)
+                self._cached_bytes += size
+        return computed

@@ -13,7 +13,7 @@ is loaded back and the caller's ``save`` writes the model to ``output_dir``.
 The model is any ``nn.Module`` whose ``forward(batch)`` returns a dict with a
 scalar ``"loss"``. A checkpoint holds the whole training module's weights
 (``training_weights.safetensors``, encoder and heads), the optimizer and
-scheduler state (``optimizer.pt``, loaded with ``weights_only=True``: tensors
+scheduler state, and under fp16 the gradient scaler's (``optimizer.pt``, loaded with ``weights_only=True``: tensors
 and numbers only, no arbitrary objects), ``trainer_state.json``, and whatever
 the caller's ``save`` writes for users (e.g. ``save_pretrained``).
 """
@@ -382,8 +382,10 @@ class Trainer:
         apply_umask(partial / WEIGHTS_NAME)
         if self.save_user_files is not None:
             self.save_user_files(model, partial)
-        torch.save({"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()},
-                   partial / "optimizer.pt")
+        optimizer_state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+        if self.accelerator.scaler is not None:  # fp16: the loss scale it learned, or a resume starts at 65536
+            optimizer_state["grad_scaler"] = self.accelerator.scaler.state_dict()
+        torch.save(optimizer_state, partial / "optimizer.pt")
         with open(partial / STATE_NAME, "w", encoding="utf-8") as f:
             json.dump({"state": asdict(self.state), "arguments": asdict(self.args)}, f, indent=1)
         old = self.output_dir / f".{name}.old"
@@ -420,6 +422,8 @@ class Trainer:
         optimizer_state = torch.load(directory / "optimizer.pt", map_location="cpu", weights_only=True)
         self.optimizer.load_state_dict(optimizer_state["optimizer"])
         self.scheduler.load_state_dict(optimizer_state["scheduler"])
+        if self.accelerator.scaler is not None and "grad_scaler" in optimizer_state:
+            self.accelerator.scaler.load_state_dict(optimizer_state["grad_scaler"])
         self.state = TrainerState(**saved["state"])
         self._truncate_log()
 

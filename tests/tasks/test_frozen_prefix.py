@@ -54,3 +54,22 @@ def test_a_prefix_reaching_the_fusion_layers_is_refused(tiny_encoder):
     with pytest.raises(ValueError, match="reaches into the 2 fusion layers"):
         batch = feature_store(model, TEXTS[:1]).batch(TEXTS[:1])
         model.backbone(**batch.as_model_inputs(), text_states=torch.zeros(1, 1, 32), text_start=2)
+
+
+def test_the_cache_stays_within_its_bound_and_states_stay_right(tiny_encoder):
+    frozen, reference = models(tiny_encoder)
+    store = feature_store(frozen, TEXTS)
+    with torch.no_grad():
+        expected = reference.vectors(store.batch(TEXTS))
+        one = frozen.vectors(store.batch(TEXTS[:1]))
+    room = frozen.frozen_prefix.cached_mib
+    assert room > 0 and all(t.device.type == "cpu" and t.dtype == torch.float32
+                            for t in frozen.frozen_prefix.cache.values())
+    frozen, _ = models(tiny_encoder)
+    frozen.frozen_prefix.max_mib = room  # room for the first problem only
+    with torch.no_grad():
+        for _ in range(2):  # the second pass reads one problem from the cache and computes three again
+            assert torch.allclose(frozen.vectors(store.batch(TEXTS)), expected, atol=1e-5)
+    assert len(frozen.frozen_prefix.cache) == 1
+    assert frozen.frozen_prefix.cached_mib == pytest.approx(room)
+    assert torch.allclose(one, expected[:1], atol=1e-5)

@@ -261,3 +261,24 @@ def test_mixed_precision_on_the_cpu_is_refused_or_warned(tmp_path):
         check_mixed_precision("bf16", torch.device("cpu"))
     check_mixed_precision("fp16", torch.device("cuda"))  # a GPU takes both
     check_mixed_precision("no", torch.device("cpu"))
+
+
+def test_the_fp16_loss_scale_survives_a_resume(tmp_path):
+    from tasks.trainer import Trainer
+
+    def trainer():
+        data = regression_data()
+        loader = torch.utils.data.DataLoader(data.examples, batch_sampler=data.batch_sampler, collate_fn=data.collate)
+        made = Trainer(Regression(), loader, arguments(tmp_path, epochs=1))
+        # fp16 on a GPU gives the Accelerator a GradScaler; on the CPU (fp16 refused) one stands in for it
+        made.accelerator.scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 16)
+        return made
+
+    first = trainer()
+    first.accelerator.scaler.scale(torch.tensor(1.0))
+    first.accelerator.scaler.update(new_scale=512.0)  # what overflowing steps leave behind
+    first._checkpoint(LAST_CHECKPOINT)
+    second = trainer()
+    assert second.accelerator.scaler.get_scale() == 2.0 ** 16
+    second._resume()
+    assert second.accelerator.scaler.get_scale() == 512.0
