@@ -10,7 +10,7 @@ first epoch; ``ProblemCollator(graphs)`` builds and collates in one call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import torch
 from torch.nn.utils.rnn import pad_sequence
@@ -22,8 +22,32 @@ from parsers.segment import without_excluded_blocks
 _EMPTY = torch.zeros(0, dtype=torch.long)
 
 
+class DeviceBatch:
+    """A dataclass batch whose tensors (and nested batches) move as one.
+
+    ``to(device, non_blocking=)`` is what Accelerate's ``send_to_device`` calls (it moves
+    only tensors, containers and objects with a ``to``), and ``pin_memory()`` what the
+    DataLoader calls with ``pin_memory=True``, so pinned host batches reach a GPU by
+    asynchronous copies. Fields named in ``HOST_FIELDS`` stay on the host: bookkeeping the
+    host reads, which on the device would cost a sync to read back.
+    """
+
+    HOST_FIELDS: tuple[str, ...] = ()
+
+    def _map(self, move):
+        return replace(self, **{f.name: move(value) for f in fields(self)
+                                if f.name not in self.HOST_FIELDS
+                                and isinstance(value := getattr(self, f.name), (torch.Tensor, DeviceBatch))})
+
+    def to(self, device, non_blocking: bool = False):
+        return self._map(lambda value: value.to(device, non_blocking=non_blocking))
+
+    def pin_memory(self):
+        return self._map(lambda value: value.pin_memory())
+
+
 @dataclass
-class ProblemBatch:
+class ProblemBatch(DeviceBatch):
     """Everything ``ComusModel.forward`` takes, for ``B`` problems.
 
     ``input_ids, attention_mask, token_type_ids: [B, L]``; ``node_labels,
@@ -32,7 +56,8 @@ class ProblemBatch:
     ``slot_heads, slot_relations, slot_tails, slot_mask: [B, T]`` the graphs'
     triplets (global node ids, relation ids) padded to the largest graph.
     ``problem_ids: [B]`` says which problem of a ``FeatureStore`` each row is
-    (``-1`` when the batch was not built from one); the frozen-prefix cache keys on it.
+    (``-1`` when the batch was not built from one); the frozen-prefix cache keys on it, on the
+    host: it stays there when the batch moves.
     A text-only batch (``--encoder bert``) has no nodes, edges or slots.
     """
 
@@ -50,9 +75,7 @@ class ProblemBatch:
     slot_mask: torch.Tensor
     problem_ids: torch.Tensor | None = None
 
-    def to(self, device: torch.device | str) -> "ProblemBatch":
-        return ProblemBatch(**{f.name: None if getattr(self, f.name) is None else getattr(self, f.name).to(device)
-                               for f in fields(self)})
+    HOST_FIELDS = ("problem_ids",)
 
     def as_model_inputs(self) -> dict[str, torch.Tensor]:
         """The keyword arguments of ``ComusModel.forward``."""

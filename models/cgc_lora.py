@@ -49,6 +49,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from models.precision import full_precision
+
 
 class TaskGate(nn.Module):
     """The task-motivated gate (Eq. 5-7), shared by every ``CGCLoRALinear`` of a model.
@@ -75,7 +77,7 @@ class TaskGate(nn.Module):
 
     def forward(self, tasks: torch.Tensor) -> torch.Tensor:
         e = self.task_embedding(tasks)
-        with torch.autocast(device_type=e.device.type, enabled=False):
+        with full_precision(e.device.type):
             logits = e.float() @ torch.cat([self.common, self.specific]).float().T
         return logits.softmax(dim=-1)
 

@@ -28,6 +28,7 @@ from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from models.gat import GraphEncoder
 from models.memory import SyntaxAwareMemory
+from models.precision import autocast_dtype
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
@@ -292,9 +293,7 @@ def additive_attention_mask(attention_mask: torch.Tensor, states: torch.Tensor) 
     The number is the minimum of the dtype the attention scores will have: under autocast (fp16 or bf16)
     that is the autocast dtype, not the float32 of ``states``, whose minimum turns into ``-inf`` in half
     precision (and a row of ``-inf`` into NaN)."""
-    dtype = states.dtype
-    if torch.is_autocast_enabled(states.device.type):
-        dtype = torch.get_autocast_dtype(states.device.type)
+    dtype = autocast_dtype(states.device.type) or states.dtype
     fill = torch.finfo(dtype).min
     return (1.0 - attention_mask[:, None, None, :].to(states.dtype)) * fill
 

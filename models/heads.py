@@ -72,19 +72,23 @@ class DtcHead(nn.Module):
         relation_table: torch.Tensor,
         negatives: torch.Tensor | None = None,
         generator: torch.Generator | None = None,
+        weights: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Mean margin loss over triplets.
 
         ``heads, tails: [S, node_dim]`` node states; ``relations: [S]`` relation ids;
         ``relation_table: [num_relations, relation_dim]``; ``negatives: [S]`` negative
-        relation ids (sampled when ``None``, never equal to the true one).
+        relation ids (sampled when ``None``, never equal to the true one); ``weights: [S]``
+        1 for real triplets, 0 for padding (default all 1; no triplet at all gives 0).
         """
         if negatives is None:
             negatives = sample_negative_relations(relations, relation_table.shape[0], generator)
         table = self.project(relation_table)
         positive = torch.linalg.vector_norm(heads + table[relations] - tails, dim=-1)
         negative = torch.linalg.vector_norm(heads + table[negatives] - tails, dim=-1)
-        return F.relu(self.margin + positive - negative).mean()
+        losses = F.relu(self.margin + positive - negative)
+        weights = torch.ones_like(losses) if weights is None else weights.to(losses.dtype)
+        return (losses * weights).sum() / weights.sum().clamp(min=1)
 
 
 def sample_negative_relations(relations: torch.Tensor, num_relations: int, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -211,7 +215,9 @@ class BiEncoderScorer(nn.Module):
             logits = logits.masked_fill(~candidate_mask, float("-inf"))
             gains = gains.masked_fill(~candidate_mask, 0.0)
         totals = gains.sum(dim=-1, keepdim=True)
-        if not (totals > 0).all():
+        # Checked where the values are at hand: on a GPU reading them back would stall every step, and
+        # ``tasks.data.load_sqr`` has already refused lists with no relevant candidate.
+        if totals.device.type == "cpu" and not (totals > 0).all():
             raise ValueError("every candidate list needs at least one relevant item")
         target = gains / totals
         log_probs = torch.log_softmax(logits, dim=-1).masked_fill(target == 0, 0.0)  # no -inf * 0 on padding

@@ -100,17 +100,20 @@ class SyntaxAwareMemory(nn.Module):
         token_mask, slot_mask = token_mask.bool(), slot_mask.bool()
         batch, length, _ = tokens.shape
         num_views, slots = self.num_views, slot_mask.shape[1]
-        # Slot-side products run on the real slots only (packed), then go into the
-        # padded [B, T, ...] layout the attention needs: padding costs nothing there.
-        heads, tails = slot_heads[slot_mask], slot_tails[slot_mask]
-        keys = torch.cat([nodes[heads], relations[slot_relations[slot_mask]]], dim=-1)  # K: [S, d_node + d_rel]
-        values = nodes[tails]  # V: [S, d_node]
+        if nodes.shape[0] == 0:  # no graph in the batch (every slot is padding): nothing to read or write
+            zeros = tokens.new_zeros(batch, num_views, length, slots)
+            return MemoryOutput(tokens, nodes, zeros, zeros, tokens.new_zeros(batch, slots, self.node_dim))
+        # Slots are computed in the padded [B, T] layout and padding is masked by multiplication, never
+        # selected by a boolean mask: the shapes never depend on the values, so a GPU step does not wait
+        # for the host (padded slots point at node 0 and relation 0; their weights are exactly zero).
+        keys = torch.cat([nodes[slot_heads], relations[slot_relations]], dim=-1)  # K: [B, T, d_node + d_rel]
+        values = nodes[slot_tails]  # V: [B, T, d_node]
 
         # Internally attention is laid out [B, L, T, m] so that every product below
         # is one plain (batched) matrix multiplication with no copies.
         # S_i = H W_i^S K^T, computed as H (K W_i^S^T)^T: the slots are fewer than the padded tokens.
         key_maps = self.similarity.permute(2, 0, 1).reshape(-1, num_views * self.text_dim)  # [d_key, m d_text]
-        keys_in_text = _pad_slots(keys @ key_maps, slot_mask)  # [B, T, m d_text]
+        keys_in_text = keys @ key_maps  # [B, T, m d_text]
         scores = torch.bmm(tokens, keys_in_text.reshape(batch, slots * num_views, self.text_dim).transpose(1, 2))
         scores = scores.reshape(batch, length, slots, num_views)  # S[b, l, t, i]
         pair_mask = (token_mask[:, :, None] & slot_mask[:, None, :])[..., None]
@@ -123,34 +126,27 @@ class SyntaxAwareMemory(nn.Module):
         # [alpha_1 V; ...; alpha_m V] W^O = sum_i alpha_i (V W^O_i), with W^O_i the i-th block of rows of W^O.
         read_maps = self.read_out.weight.T.reshape(num_views, self.node_dim, self.text_dim)
         read_maps = read_maps.permute(1, 0, 2).reshape(self.node_dim, num_views * self.text_dim)
-        values_in_text = _pad_slots(values @ read_maps, slot_mask)  # [B, T, m d_text]
+        values_in_text = values @ read_maps  # [B, T, m d_text]
         new_tokens = tokens + torch.bmm(read.reshape(batch, length, -1),
                                         values_in_text.reshape(batch, slots * num_views, self.text_dim))
 
         written = torch.bmm(write.reshape(batch, length, -1).transpose(1, 2), tokens)  # [B, T m, d_text]
-        written = written.reshape(batch, slots, num_views * self.text_dim)[slot_mask]
-        candidate = self.write_out(written)  # V~: [S, d_node]
-        gate = torch.sigmoid(self.gate_new(candidate) + self.gate_old(values))  # z
+        candidate = self.write_out(written.reshape(batch, slots, num_views * self.text_dim))  # V~: [B, T, d_node]
+        gate = torch.sigmoid(self.gate_new(candidate) + self.gate_old(values)) * slot_mask[..., None]  # z
         new_values = gate * candidate + (1 - gate) * values
 
-        new_nodes = scatter_slot_values(nodes, new_values, tails)
-        padded_gate = gate.new_zeros(batch, slots, self.node_dim)
-        padded_gate[slot_mask] = gate
-        return MemoryOutput(new_tokens, new_nodes, read.permute(0, 3, 1, 2), write.permute(0, 3, 1, 2), padded_gate)
+        new_nodes = scatter_slot_values(nodes, new_values.flatten(0, 1), slot_tails.flatten(), slot_mask.flatten())
+        return MemoryOutput(new_tokens, new_nodes, read.permute(0, 3, 1, 2), write.permute(0, 3, 1, 2), gate)
 
 
-def _pad_slots(packed: torch.Tensor, slot_mask: torch.Tensor) -> torch.Tensor:
-    """``[S, ...]`` values of the real slots -> ``[B, T, ...]`` with zeros at padded slots."""
-    padded = packed.new_zeros(*slot_mask.shape, *packed.shape[1:])
-    padded[slot_mask] = packed
-    return padded
-
-
-def scatter_slot_values(nodes: torch.Tensor, values: torch.Tensor, tails: torch.Tensor) -> torch.Tensor:
+def scatter_slot_values(nodes: torch.Tensor, values: torch.Tensor, tails: torch.Tensor,
+                        mask: torch.Tensor | None = None) -> torch.Tensor:
     """Nodes with the mean of the slot values whose tail they are; other nodes unchanged.
 
-    ``nodes: [num_nodes, d]``, ``values: [num_slots, d]``, ``tails: [num_slots]``.
+    ``nodes: [num_nodes, d]``, ``values: [num_slots, d]``, ``tails: [num_slots]``; ``mask: [num_slots]``
+    (default all true) leaves the false slots (padding) out of the mean.
     """
-    mean = scatter(values, tails, dim=0, dim_size=nodes.shape[0], reduce="mean")
-    count = scatter(torch.ones_like(tails, dtype=values.dtype), tails, dim=0, dim_size=nodes.shape[0], reduce="sum")
-    return torch.where(count[:, None] > 0, mean.to(nodes.dtype), nodes)
+    weight = (torch.ones_like(tails) if mask is None else mask).to(values.dtype)
+    total = scatter(values * weight[:, None], tails, dim=0, dim_size=nodes.shape[0], reduce="sum")
+    count = scatter(weight, tails, dim=0, dim_size=nodes.shape[0], reduce="sum")[:, None]
+    return torch.where(count > 0, (total / count.clamp(min=1)).to(nodes.dtype), nodes)

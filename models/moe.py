@@ -74,6 +74,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from models.precision import full_precision
+
 DEFAULT_JITTER = 0.01
 DEFAULT_BALANCE_COEF = 1e-3
 DEFAULT_Z_COEF = 1e-4
@@ -171,7 +173,7 @@ class MoEFeedForward(nn.Module):
         """
         router_input = hidden if task_prompt is None else hidden + task_prompt
         # Float32 even under autocast: small logit differences decide the routing.
-        with torch.autocast(device_type=hidden.device.type, enabled=False):
+        with full_precision(hidden.device.type):
             logits = F.linear(router_input.float(), self.router.weight.float())
         if self.training and self.jitter > 0:
             logits = logits * torch.empty_like(logits).uniform_(1 - self.jitter, 1 + self.jitter)
@@ -210,11 +212,14 @@ class MoEFeedForward(nn.Module):
 
     def _dispatch(self, flat: torch.Tensor, gate: torch.Tensor, expert_index: torch.Tensor) -> torch.Tensor:
         # Sort the (token, choice) pairs by expert once, so each expert reads one contiguous block of
-        # exactly its rows; one host sync for the block sizes.
+        # exactly its rows. The block sizes are read on the host (one sync per layer): dropless routing
+        # gives each expert as many rows as chose it, and ``split`` needs those sizes.
         choices = expert_index.reshape(-1)  # [N k]
         order = choices.argsort(stable=True)
         inverse = order.argsort()
-        counts = torch.bincount(choices, minlength=self.num_experts).tolist()
+        per_expert = torch.zeros(self.num_experts, dtype=torch.long, device=choices.device).scatter_add_(
+            0, choices, torch.ones_like(choices))  # bincount, also on the meta device
+        counts = host_sizes(per_expert, total=choices.numel())
         copies = flat if self.top_k == 1 else flat.repeat_interleave(self.top_k, dim=0)
         blocks = _PermuteRows.apply(copies, order, inverse).split(counts)
         weights = _PermuteRows.apply(gate.reshape(-1), order, inverse).split(counts)
@@ -229,17 +234,27 @@ class MoEFeedForward(nn.Module):
         return output if self.top_k == 1 else output.view(flat.shape[0], self.top_k, -1).sum(dim=1)
 
     def _aux_losses(self, logits, probs, expert_index, token_mask):
-        if token_mask is not None:
-            logits, probs, expert_index = logits[token_mask], probs[token_mask], expert_index[token_mask]
-        tokens_per_expert = torch.bincount(expert_index.reshape(-1), minlength=self.num_experts)
-        if probs.shape[0] == 0:
-            zero = logits.sum() * 0.0  # keeps the graph (and the device) with no real token
-            return zero, zero, tokens_per_expert
-        dispatch_share = tokens_per_expert.to(probs.dtype) / expert_index.numel()  # f_i, sums to 1
-        mean_prob = probs.mean(dim=0)  # s_i
+        # Padding is weighted out (weight 0), not selected away with a boolean mask: no value-dependent
+        # shapes, so no host sync. With no real token every term is 0 and the graph (and device) is kept.
+        weight = torch.ones_like(probs[:, 0]) if token_mask is None else token_mask.to(probs.dtype)  # [N]
+        real = weight.sum().clamp(min=1)
+        chosen = weight[:, None].expand_as(expert_index).reshape(-1)
+        tokens_per_expert = torch.zeros(self.num_experts, dtype=torch.long, device=probs.device).scatter_add_(
+            0, expert_index.reshape(-1), chosen.long())
+        dispatch_share = tokens_per_expert.to(probs.dtype) / (real * self.top_k)  # f_i, sums to 1
+        mean_prob = (probs * weight[:, None]).sum(dim=0) / real  # s_i
         balance = self.balance_coef * self.num_experts * (dispatch_share * mean_prob).sum()
-        z = self.z_coef * torch.logsumexp(logits, dim=-1).pow(2).mean()
+        z = self.z_coef * (torch.logsumexp(logits, dim=-1).pow(2) * weight).sum() / real
         return balance, z, tokens_per_expert
+
+
+def host_sizes(counts: torch.Tensor, total: int) -> list[int]:
+    """``counts.tolist()``, block sizes that sum to ``total``: the one host sync of routing each row to its
+    own module. On the ``meta`` device (shape checks without values) an even split of ``total`` stands in."""
+    if counts.device.type != "meta":
+        return counts.tolist()
+    share, rest = divmod(total, counts.numel())
+    return [share + (i < rest) for i in range(counts.numel())]
 
 
 def straight_through_gate(top_probs: torch.Tensor) -> torch.Tensor:

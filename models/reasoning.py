@@ -56,6 +56,7 @@ from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint
 
 from models.comus import additive_attention_mask
+from models.moe import host_sizes
 
 GENERAL_SKILL = "general"
 # A skill and the pre-training objective or task that teaches it (tasks.reasoning_pretraining). DTC has no
@@ -292,13 +293,20 @@ class ReasoningModules(nn.Module):
 
     def _mix(self, states, additive_mask, step, chosen, weights) -> torch.Tensor:
         """Eq. 2: each problem's activated modules, weighted; a module runs only on the problems that chose it."""
+        num_skills, batch = len(self.config.skills), states.shape[0]
+        picked = torch.zeros(batch, num_skills, dtype=weights.dtype, device=weights.device).scatter_(
+            1, chosen, weights)  # [B, n]: each problem's weight for each module, 0 where not chosen
+        chose = (picked > 0).T.reshape(-1)  # [n B], module-major
+        # One host sync per step, for the number of problems of each module; the (module, problem) pairs are
+        # then found by a stable sort, not by a nonzero per module.
+        counts = host_sizes((picked > 0).sum(0), total=chosen.numel())
+        pairs = torch.argsort((~chose).to(torch.uint8), stable=True)[:sum(counts)].split(counts)
         mixed = torch.zeros_like(states)
-        for skill in range(len(self.config.skills)):
-            picked = chosen == skill  # [B, k]
-            rows = picked.any(-1).nonzero()[:, 0]
-            if rows.numel() == 0:
+        for skill, pair in enumerate(pairs):
+            if not counts[skill]:
                 continue
-            weight = (weights * picked).sum(-1)[rows].to(states.dtype)
+            rows = pair - skill * batch
+            weight = picked[rows, skill].to(states.dtype)
             module = self.module(step, skill)
             if self.config.checkpointing and torch.is_grad_enabled():
                 output = checkpoint(module, states[rows], additive_mask[rows], step, use_reentrant=False)
@@ -335,11 +343,11 @@ def skill_routing_loss(probabilities: Sequence[torch.Tensor], targets: torch.Ten
     step) against multi-hot ``targets: [B, n]``; problems whose row of ``targets`` is empty are left out."""
     targets = targets.to(probabilities[0].device, torch.float32)
     counts = targets.sum(-1)
-    labelled = counts > 0
-    if not labelled.any():
-        return probabilities[0].sum() * 0.0
-    target = targets[labelled] / counts[labelled, None]
-    losses = [-(target * p[labelled].clamp_min(1e-9).log()).sum(-1).mean() for p in probabilities]
+    # Unlabelled rows are weighted out, not selected away (no host sync); with none labelled the loss is 0.
+    labelled = (counts > 0).float()
+    target = targets / counts.clamp(min=1)[:, None]
+    losses = [(-(target * p.clamp_min(1e-9).log()).sum(-1) * labelled).sum() / labelled.sum().clamp(min=1)
+              for p in probabilities]
     return torch.stack(losses).mean()
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from models.batching import ProblemBatch
+from models.batching import DeviceBatch, ProblemBatch
 from models.encoder import MathEncoder
 from mathgraph.files import apply_umask
 from tasks.bucketing import LengthBucketSampler, length_sorted_batches
@@ -93,7 +93,7 @@ class TaskConfig:
 
 
 @dataclass
-class TaskBatch:
+class TaskBatch(DeviceBatch):
     """A batch's problems in one ``ProblemBatch`` (in the task's ``batch_texts`` layout) and its targets:
     ``labels: [B]`` (classification) or ``candidates, candidate_mask, relevant: [B, N]`` (SQR), and the
     pairs' ``alignment`` features (``[B, F]``, SQR ``[B, N, F]``) when the head reads them."""
@@ -107,10 +107,6 @@ class TaskBatch:
 
     def __len__(self) -> int:
         return len(self.labels) if self.labels is not None else len(self.candidates)
-
-    def to(self, device) -> "TaskBatch":
-        return TaskBatch(self.problems.to(device), *(None if t is None else t.to(device) for t in
-                         (self.labels, self.candidates, self.candidate_mask, self.relevant, self.alignment)))
 
 
 class TaskCollator:
@@ -274,7 +270,6 @@ def predict_inputs(model, inputs: Iterable, batch_size: int = 32, store=None) ->
         names = label_values(task, model.config.labels)
         return [classification_result(out["logits"], names) for out in outputs]
     return [ranking_result(out["scores"][: len(e.candidates)].tolist()) for out, e in zip(outputs, examples)]
-
 
 
 @torch.no_grad()  # evaluation during training too: without it every batch kept its autograd graph

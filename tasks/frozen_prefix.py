@@ -61,28 +61,28 @@ class FrozenTextPrefix:
         padding)."""
         if problems.problem_ids is None or bool((problems.problem_ids < 0).any()):
             raise ValueError("the frozen-prefix cache needs batches built from a FeatureStore (problem_ids)")
-        ids = problems.problem_ids.tolist()
-        lengths = problems.attention_mask.sum(1).tolist()
+        ids = problems.problem_ids.tolist()  # on the host (``ProblemBatch.HOST_FIELDS``): no sync
         missing = [row for row, problem in enumerate(ids) if problem not in self.cache]
-        computed = self._compute(problems, missing, ids, lengths) if missing else {}
+        computed = self._compute(problems, missing, ids) if missing else {}
         device = problems.input_ids.device
         host = torch.zeros(*problems.input_ids.shape, self.backbone.config.text_hidden,
                            pin_memory=device.type == "cuda")  # pinned: the copy below runs asynchronously
-        for row, (problem, length) in enumerate(zip(ids, lengths)):
+        for row, problem in enumerate(ids):
             if row not in computed:
-                host[row, :length] = self.cache[problem]
+                host[row, :len(self.cache[problem])] = self.cache[problem]
         out = host.to(device, non_blocking=True)
         for row, states in computed.items():  # already on the device
-            out[row, :lengths[row]] = states
+            out[row, :len(states)] = states
         return out
 
     @torch.no_grad()
-    def _compute(self, problems: ProblemBatch, rows: list[int], ids: list[int],
-                 lengths: list[int]) -> dict[int, torch.Tensor]:
-        """The frozen layers' states of the problems in ``rows`` (on the batch's device, by row), kept in the
-        cache while it has room."""
-        width = max(lengths[r] for r in rows)
+    def _compute(self, problems: ProblemBatch, rows: list[int], ids: list[int]) -> dict[int, torch.Tensor]:
+        """The frozen layers' states of the problems in ``rows`` (on the batch's device, unpadded, by row), kept
+        in the cache while it has room. Reading their lengths is a host sync: once per problem, while the
+        cache fills."""
         select = torch.tensor(rows, device=problems.input_ids.device)
+        lengths = dict(zip(rows, problems.attention_mask[select].sum(1).tolist()))
+        width = max(lengths.values())
         modes = [m.training for m in self.frozen]
         for module in self.frozen:
             module.eval()  # no dropout: the cached states are the deterministic ones
@@ -97,7 +97,7 @@ class FrozenTextPrefix:
         for i, row in enumerate(rows):
             computed[row] = states[i, :lengths[row]].float()
             size = computed[row].numel() * 4
-            if self._cached_bytes + size <= self.max_mib * 2**20:
+            if ids[row] not in self.cache and self._cached_bytes + size <= self.max_mib * 2**20:
                 self.cache[ids[row]] = computed[row].to("cpu", copy=True)
                 self._cached_bytes += size
         return computed

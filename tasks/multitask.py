@@ -253,7 +253,9 @@ class MultiTaskModel(nn.Module):
             if self.moe and self.training:
                 from models.moe import moe_load_stats
 
-                self.expert_load[task_id] += moe_load_stats(self.moe).cpu()
+                stats = moe_load_stats(self.moe)
+                self.expert_load = self.expert_load.to(stats.device)  # counted where routed: no sync per step
+                self.expert_load[task_id] += stats
         return vectors
 
     def forward(self, batch: MultiTaskBatch) -> dict[str, torch.Tensor]:

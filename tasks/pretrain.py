@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from models.batching import ProblemBatch, ProblemCollator
+from models.batching import DeviceBatch, ProblemBatch, ProblemCollator
 from models.comus import ComusModel, ComusOutput
 from models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
 from tasks.trainer import TrainingArguments
@@ -45,18 +45,22 @@ def mask_tokens(
 
 
 @dataclass
-class PretrainingBatch:
-    """A collated batch with MLM inputs: ``batch.input_ids`` are masked, ``mlm_labels: [B, L]``."""
+class PretrainingBatch(DeviceBatch):
+    """A collated batch with MLM inputs: ``batch.input_ids`` are masked, ``mlm_labels: [B, L]`` (-100 where
+    not masked), and ``mlm_positions: [M]`` the flat indices (into ``B * L``) of the masked tokens, found on
+    the host when the batch is made, so the loss picks them without a device sync (default: from
+    ``mlm_labels``)."""
 
     batch: ProblemBatch
     mlm_labels: torch.Tensor
+    mlm_positions: torch.Tensor | None = None
+
+    def __post_init__(self):
+        if self.mlm_positions is None:
+            self.mlm_positions = (self.mlm_labels.reshape(-1) != -100).nonzero()[:, 0]
 
     def __len__(self) -> int:
         return len(self.batch)
-
-    def to(self, device) -> "PretrainingBatch":
-        """Every tensor on ``device`` (Accelerate's ``send_to_device`` moves a batch through its ``to``)."""
-        return PretrainingBatch(self.batch.to(device), self.mlm_labels.to(device))
 
 
 class PretrainingCollator:
@@ -111,10 +115,11 @@ class MaskedLanguageModelling(Objective):
 
     def loss(self, head, model, output, item):
         # Decode the masked positions only: logits over the whole batch are [B, L, vocab], most of the step's time.
-        masked = item.mlm_labels != -100
-        if not masked.any():  # a batch of very short texts can have no masked token
+        positions = item.mlm_positions
+        if positions.numel() == 0:  # a batch of very short texts can have no masked token
             return output.token_states.sum() * 0.0
-        return mlm_loss(head(output.token_states[masked]), item.mlm_labels[masked])
+        states = output.token_states.flatten(0, 1)[positions]
+        return mlm_loss(head(states), item.mlm_labels.flatten()[positions])
 
 
 class DependencyTripletCompletion(Objective):
@@ -126,9 +131,14 @@ class DependencyTripletCompletion(Objective):
         return DtcHead(model.config.relation_dim, model.config.gat_hidden, margin=dtc_margin)
 
     def loss(self, head, model, output, item):
-        batch, mask = item.batch, item.batch.slot_mask
-        return head(output.node_states[batch.slot_heads[mask]], batch.slot_relations[mask],
-                    output.node_states[batch.slot_tails[mask]], model.graph.relation_embedding.weight)
+        # Every padded slot (pointing at node 0) with weight 0, not the real ones picked by a boolean mask:
+        # no value-dependent shape, so no device sync.
+        batch, nodes = item.batch, output.node_states
+        if nodes.shape[0] == 0:  # no graph in the batch
+            return nodes.sum() * 0.0
+        return head(nodes[batch.slot_heads.flatten()], batch.slot_relations.flatten(),
+                    nodes[batch.slot_tails.flatten()], model.graph.relation_embedding.weight,
+                    weights=batch.slot_mask.flatten())
 
 
 class TextGraphContrastive(Objective):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
+from models.batching import DeviceBatch
 from models.comus import ComusOutput
 from models.reasoning import SKILL_SOURCES, skill_routing_loss
 from tasks.features import FeatureStore
@@ -42,7 +43,7 @@ SKILL_PRETRAINING_DIR = "skill-pretraining"
 
 
 @dataclass
-class SkillBatch:
+class SkillBatch(DeviceBatch):
     """A batch that teaches ``skill`` through ``source`` (an objective of ``tasks.pretrain`` or a task)."""
 
     skill: str
@@ -51,10 +52,6 @@ class SkillBatch:
 
     def __len__(self) -> int:
         return len(self.payload)
-
-    def to(self, device) -> "SkillBatch":
-        """The payload's tensors on ``device`` (Accelerate's ``send_to_device`` moves a batch through its ``to``)."""
-        return SkillBatch(self.skill, self.source, self.payload.to(device))
 
 
 class SkillPretrainer(nn.Module):

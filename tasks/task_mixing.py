@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from models.batching import DeviceBatch
 from tasks.bucketing import bucketed_batches
 from tasks.finetune import TaskBatch, TaskCollator
 
@@ -23,7 +24,7 @@ SAMPLING = ("proportional", "uniform", "temperature")
 
 
 @dataclass
-class MultiTaskBatch:
+class MultiTaskBatch(DeviceBatch):
     """A ``TaskBatch`` of one task, with that task's position in ``MultiTaskConfig.tasks``."""
 
     task_id: int
@@ -31,10 +32,6 @@ class MultiTaskBatch:
 
     def __len__(self) -> int:
         return len(self.batch)
-
-    def to(self, device) -> "MultiTaskBatch":
-        return MultiTaskBatch(self.task_id, self.batch.to(device))
-
 
 
 class TaskMixingSampler(torch.utils.data.Sampler):

@@ -1,45 +1,11 @@
-"""Batches move to the model's device as a whole, and encoding stays on the device the model was loaded on.
+"""Encoding stays on the device the model was loaded on; bf16 only where the GPU has it.
 
-A GPU is not needed: the ``meta`` device stands in for it, and on a CPU-only machine any tensor
-left behind on the CPU shows up as a tensor that did not move.
+(Batches moving to the device, and forwards there: ``test_meta_device.py``.)
 """
 
-import dataclasses
-
-import pytest
 import torch
-from accelerate.utils import send_to_device
-
-from tasks.pretrain import PretrainingBatch, PretrainingCollator
-from tasks.reasoning_pretraining import SkillBatch
 
 TEXTS = ["Find $x$ if $2x+3=7$.", "A shop sells 3 pens for $2. How much do 12 pens cost?"]
-
-
-def tensors(value) -> list[torch.Tensor]:
-    """Every tensor inside a (nested) dataclass batch."""
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if dataclasses.is_dataclass(value):
-        return [t for f in dataclasses.fields(value) for t in tensors(getattr(value, f.name))]
-    return []
-
-
-@pytest.fixture
-def pretraining_batch(tiny_encoder) -> PretrainingBatch:
-    return PretrainingCollator(tiny_encoder.collator)(tiny_encoder.parse(TEXTS))
-
-
-def test_a_pretraining_batch_moves_every_tensor(pretraining_batch):
-    moved = send_to_device(pretraining_batch, "meta")
-    assert len(tensors(moved)) == len(tensors(pretraining_batch)) >= 13
-    assert all(t.device.type == "meta" for t in tensors(moved))
-
-
-def test_a_skill_batch_moves_its_payload(pretraining_batch):
-    moved = send_to_device(SkillBatch("arithmetic", "mlm", pretraining_batch), "meta")
-    assert (moved.skill, moved.source) == ("arithmetic", "mlm")
-    assert tensors(moved) and all(t.device.type == "meta" for t in tensors(moved))
 
 
 def test_encode_stays_on_the_model_device(tiny_encoder, monkeypatch):

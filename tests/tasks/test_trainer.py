@@ -282,3 +282,21 @@ def test_the_fp16_loss_scale_survives_a_resume(tmp_path):
     assert second.accelerator.scaler.get_scale() == 2.0 ** 16
     second._resume()
     assert second.accelerator.scaler.get_scale() == 512.0
+
+
+def test_on_a_gpu_the_loop_reads_the_losses_only_when_it_logs(tmp_path):
+    from tasks.host_syncs import count_host_syncs
+    from tasks.trainer import Trainer
+
+    data = regression_data()
+    loader = torch.utils.data.DataLoader(data.examples, batch_sampler=data.batch_sampler, collate_fn=data.collate)
+    trainer = Trainer(Regression(), loader, arguments(tmp_path, epochs=1, log_every=4))
+    trainer.read_losses_every_step = False  # as on a GPU
+    with count_host_syncs() as syncs:
+        state = trainer.train()
+    assert state.step == 8
+    # one read each at steps 1, 4 and 8 (the log lines) and one for the epoch's mean loss; besides, only the
+    # DataLoader's base seed drawn once per epoch (an .item() of a CPU tensor, not a read from the device)
+    assert dict(syncs.calls) == {"tolist": 4, "item": 1}
+    logged = [json.loads(line)["step"] for line in (tmp_path / "training_log.jsonl").read_text().splitlines()]
+    assert logged == [1, 4, 8]
