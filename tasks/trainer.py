@@ -40,6 +40,7 @@ LAST_CHECKPOINT = "checkpoint-last"
 # The loss curve: every ``log_every`` steps, the mean of each loss term since the last line.
 TRAINING_LOG = "training_log.jsonl"
 BEST_CHECKPOINT = "checkpoint-best"
+STEP_PREFIX = "step-"  # ``save_steps``: the model after N steps in ``step-N``
 STATE_NAME = "trainer_state.json"
 WEIGHTS_NAME = "training_weights.safetensors"
 
@@ -79,6 +80,7 @@ class TrainingArguments:
     seed: int = 0
     resume: bool = False
     log_every: int = 10
+    save_steps: int | None = None  # also write the model (``save``) to ``output_dir/step-N`` every N steps
     cpu: bool = False
     threads: int | None = None
     loader_workers: int = 0
@@ -93,6 +95,8 @@ class TrainingArguments:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
+        if self.save_steps is not None and self.save_steps < 1:
+            raise ValueError(f"save_steps must be >= 1, got {self.save_steps}")
         if self.loader_workers < 0 or self.freeze_text_layers < 0:
             raise ValueError("loader_workers and freeze_text_layers must be >= 0")
         if self.mixed_precision not in ("no", "fp16", "bf16"):
@@ -330,6 +334,8 @@ class Trainer:
                         if logged:
                             self._log_losses(means, rate)
                             since_log = {}
+                    if self.args.save_steps and self.state.step % self.args.save_steps == 0:
+                        self._save_step()
                     if self.state.step >= self.total_steps:
                         break
             self.state.epoch += 1
@@ -417,6 +423,14 @@ class Trainer:
             final.rename(old)
         partial.rename(final)
         shutil.rmtree(old, ignore_errors=True)
+
+    def _save_step(self) -> None:
+        """The model as it is now, written by ``save`` to ``output_dir/step-N`` (a point on a learning curve)."""
+        self.accelerator.wait_for_everyone()
+        if self.accelerator.is_main_process and self.save_user_files is not None:
+            directory = self.output_dir / f"{STEP_PREFIX}{self.state.step}"
+            directory.mkdir(parents=True, exist_ok=True)
+            self.save_user_files(self.accelerator.unwrap_model(self.model), directory)
 
     def finish(self) -> None:
         """Load the kept checkpoint (best on dev if there was an evaluation, else the last) into the model

@@ -300,3 +300,13 @@ def test_on_a_gpu_the_loop_reads_the_losses_only_when_it_logs(tmp_path):
     assert dict(syncs.calls) == {"tolist": 4, "item": 1}
     logged = [json.loads(line)["step"] for line in (tmp_path / "training_log.jsonl").read_text().splitlines()]
     assert logged == [1, 4, 8]
+
+
+def test_save_steps_write_the_model_along_the_way(tmp_path):
+    model, _ = train(tmp_path, epochs=2, save_steps=6)  # 16 steps
+    saved = sorted(p.name for p in tmp_path.glob("step-*"))
+    assert saved == ["step-12", "step-6"]
+    early = json.loads((tmp_path / "step-6" / "saved.txt").read_text())
+    assert early != json.loads((tmp_path / "saved.txt").read_text())  # the model moved on after step 6
+    with pytest.raises(ValueError, match="save_steps"):
+        TrainingArguments(save_steps=0)
