@@ -20,7 +20,7 @@ from models.comus import ComusModel, ComusOutput
 from models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
 from tasks.trainer import TrainingArguments
 
-PRETRAINING_ARCHITECTURES = ("comus", "bert")
+PRETRAINING_ARCHITECTURES = ("comus", "bert", "bert+gat")  # bert+gat: no memory layers (an ablation)
 
 
 def mask_tokens(
@@ -198,7 +198,7 @@ class ComusPretrainer(nn.Module):
             states, _ = self.model.run_text_layers(batch.input_ids, batch.attention_mask, batch.token_type_ids)
             output = ComusOutput(states, None, states[:, 0], None, None, [])
         else:
-            output = self.model(**batch.as_model_inputs())
+            output = self.model(**batch.as_model_inputs(), fuse=self.architecture == "comus")
         losses = {name: OBJECTIVES[name].loss(head, self.model, output, item) for name, head in self.heads.items()}
         losses["loss"] = sum(getattr(self.weights, name) * value for name, value in losses.items())
         return losses

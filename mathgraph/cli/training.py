@@ -46,7 +46,8 @@ def _register_pretrain(commands) -> None:
     pretrain.add_argument("--model", default="untrained",
                           help="encoder to start from: 'untrained' (default), 'default' (the shipped one) or a directory")
     pretrain.add_argument("--tasks", default="mlm,dtc,tgcl", help="comma-separated subset of mlm,dtc,tgcl")
-    pretrain.add_argument("--architecture", choices=("comus", "bert"), default="comus")
+    pretrain.add_argument("--architecture", choices=("comus", "bert", "bert+gat"), default="comus",
+                          help="comus (default); bert: text only, mlm (DAPT-BERT); bert+gat: no memory layers")
     pretrain.add_argument("--steps", type=int, default=1000, dest="max_steps", help="optimizer steps (default: 1000)")
     pretrain.add_argument("--freeze-vocabulary", action="store_true",
                           help="keep the pre-trained word embeddings fixed; only added LaTeX tokens train")

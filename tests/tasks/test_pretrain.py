@@ -125,3 +125,12 @@ def test_a_frozen_vocabulary_keeps_the_pretrained_rows_and_the_loss_curve_is_log
     assert [r["step"] for r in log] == [1, 2, 4]
     assert {"mlm", "dtc", "tgcl", "loss", "lr", "examples_per_s"} <= set(log[0])
     assert log[1]["loss"] == pytest.approx(log[1]["mlm"] + log[1]["dtc"] + log[1]["tgcl"], rel=1e-4)
+
+
+def test_the_no_memory_ablation_pretrains_text_and_graph_side_by_side(tiny_encoder, sample_graphs):
+    pretrainer = ComusPretrainer(tiny_encoder.model, PretrainingWeights(), architecture="bert+gat")
+    losses = pretrainer(PretrainingCollator(tiny_encoder.collator)(sample_graphs[:2]))
+    assert set(losses) == {"mlm", "dtc", "tgcl", "loss"}
+    losses["loss"].backward()
+    assert tiny_encoder.model.graph.layers[0].attention.lin.weight.grad is not None  # the graph ran
+    assert all(p.grad is None for p in tiny_encoder.model.memories.parameters())  # the memory did not
