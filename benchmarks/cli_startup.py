@@ -1,6 +1,6 @@
 """Wall time of whole `mathgraph` processes: start-up, and one query against many (issue 14).
 
-    python benchmarks/cli_startup.py --work /tmp/cli_bench [--repeats 3] [--rows 1000] [--queries 100]
+    python benchmarks/cli_startup.py --work /tmp/cli_bench [--repeats 3] [--rows 1000] [--queries 100] [--smoke]
 
 Times fresh processes (median of ``--repeats``, the runs of each command interleaved so
 that drift on a noisy machine hits them alike): ``mathgraph --help``, ``mathgraph parse
@@ -8,7 +8,9 @@ TEXT``, and ``mathgraph search`` against an index of the first ``--rows`` MATH t
 problems built with the shipped encoder, for one query and for ``--queries`` queries from a
 JSONL file (the next rows). The target is the many-query run in under twice the one-query
 time. The index and the query file are built in ``--work`` once and reused; parsing goes
-through the graph cache (``MATHGRAPH_CACHE_DIR`` as set, else ``WORK/cache``).
+through the graph cache (``MATHGRAPH_CACHE_DIR`` as set, else ``WORK/cache``). ``--smoke``: an
+index of 20 problems of the smoke data (``benchmarks/smoke.py``), 3 queries, one run of each
+command, in ``WORK/smoke``: seconds.
 """
 
 from __future__ import annotations
@@ -22,16 +24,18 @@ import sys
 import time
 from pathlib import Path
 
+from smoke import SMOKE_MATH, smoke_work
 from tasks.retrieval import MANIFEST_FILE
 
 MATH_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "math" / "train.jsonl"
 PARSE_TEXT = "Find $x$ if $2x+3=7$."
 
 
-def prepare(work: Path, rows: int, queries: int) -> tuple[Path, Path, str]:
-    """The index directory, the query file and the single query (built when missing)."""
+def prepare(work: Path, rows: int, queries: int, data: Path = MATH_TRAIN) -> tuple[Path, Path, str]:
+    """The index directory, the query file and the single query (built when missing) from MATH train
+    problems in ``data``."""
     work.mkdir(parents=True, exist_ok=True)
-    lines = MATH_TRAIN.read_text(encoding="utf-8").splitlines()[: rows + queries]
+    lines = data.read_text(encoding="utf-8").splitlines()[: rows + queries]
     corpus, query_file, index = work / f"math{rows}.jsonl", work / f"queries{queries}.jsonl", work / f"index{rows}"
     corpus.write_text("\n".join(lines[:rows]) + "\n", encoding="utf-8")
     query_file.write_text("\n".join(lines[rows:]) + "\n", encoding="utf-8")
@@ -47,8 +51,10 @@ def wall_times(commands: dict[str, list[str]], repeats: int) -> dict[str, list[f
     for _ in range(repeats):
         for name, command in commands.items():
             start = time.perf_counter()
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            run = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             times[name].append(time.perf_counter() - start)
+            if run.returncode:
+                raise SystemExit(f"{name} exited with {run.returncode}:\n{run.stderr}")
     return times
 
 
@@ -58,9 +64,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rows", type=int, default=1000, help="MATH train problems in the index")
     parser.add_argument("--queries", type=int, default=100, help="queries in the many-query run")
+    parser.add_argument("--smoke", action="store_true", help="20 problems, 3 queries, one run: seconds (WORK/smoke)")
     args = parser.parse_args()
+    data = MATH_TRAIN
+    if args.smoke:
+        args.work, args.rows, args.queries, args.repeats, data = smoke_work(args.work), 20, 3, 1, SMOKE_MATH
     os.environ.setdefault("MATHGRAPH_CACHE_DIR", str(args.work / "cache"))
-    index, query_file, query = prepare(args.work, args.rows, args.queries)
+    index, query_file, query = prepare(args.work, args.rows, args.queries, data)
     search = ["mathgraph", "-q", "search", "--index", str(index), "-k", "5"]
     commands = {
         "mathgraph --help": ["mathgraph", "--help"],

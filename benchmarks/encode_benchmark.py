@@ -3,7 +3,7 @@
     python benchmarks/encode_benchmark.py [--limit 256] [--batch-size 32] [--repeats 3] [--sort-by-length]
                                           [--threads N]
                                           [--math ../shared/data/math/train.jsonl]
-                                          [--gsmplus ../shared/data/gsmplus/variants.jsonl]
+                                          [--gsmplus ../shared/data/gsmplus/variants.jsonl] [--smoke]
 
 Prints markdown tables (nothing here asserts a speed):
 
@@ -29,6 +29,9 @@ Prints markdown tables (nothing here asserts a speed):
    mean cosine between the seed and all the variants of the 199 other seeds.
    The default model is pre-trained (MLM, DTC, TGCL) but not trained for
    similarity, so this shows what pre-training alone gives.
+
+``--smoke``: 8 problems of the smoke data (``benchmarks/smoke.py``) in batches of 4, one
+repetition, and the packaged GSM-Plus sample (3 seeds): seconds.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from models.encoder import DEFAULT_MODEL_DIR, LATEX_TOKENS_NAME, MathEncoder
 from mathgraph.graph import MathSyntaxGraph
 from parsers.graph_cache import parse_cached
 from models.text_encoder import add_latex_tokens, load_text_encoder
+from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 PARAPHRASE = "problem understanding"
@@ -444,7 +448,11 @@ def _arguments() -> argparse.Namespace:
                         else os.cpu_count(), help="torch threads (default: the cores this process may use)")
     parser.add_argument("--memory-child", choices=MEMORY_MODELS, help=argparse.SUPPRESS)
     parser.add_argument("--batch-file", help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true", help="8 problems, one repetition: seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.math, args.gsmplus = str(SMOKE_MATH), str(REPO / "mathgraph" / "data" / "gsmplus_sample.jsonl")
+        args.limit, args.batch_size, args.repeats = 8, 4, 1
     if args.limit < 1 or args.batch_size < 1 or args.repeats < 1 or args.threads < 1:
         parser.error("--limit, --batch-size, --repeats and --threads must be >= 1")
     return args

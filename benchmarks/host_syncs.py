@@ -4,7 +4,8 @@
 
 Each model is built from the untrained architecture (the packaged MiniLM with a
 fresh graph side; ``--smoke``: a tiny one) and takes one batch of GSM8K
-questions (KPC-style labels: the question's number of sentences, mod 2). A step is
+questions (KPC-style labels: the question's number of sentences, mod 2; ``--smoke``: the smoke
+data's, ``benchmarks/smoke.py``). A step is
 forward, loss, backward and an AdamW step, in training mode. The table gives the
 syncs of the forward and backward (``tasks.host_syncs``: ``.item()``, boolean-mask indexing,
 ``nonzero``... which on a GPU stop the host until the device catches up) by
@@ -27,17 +28,17 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import DATA, machine  # noqa: E402
+from smoke import SMOKE_DATA, tiny_model_options  # noqa: E402
 
 from tasks.host_syncs import count_host_syncs  # noqa: E402
 
-QUESTIONS = DATA / "gsm8k" / "train.jsonl"
-TINY = {"gat_layers": 2, "gat_heads": 2, "gat_head_dim": 8, "relation_dim": 4, "memory_views": 2, "fusion_layers": 2}
+SMOKE_MODELS = Path(tempfile.gettempdir()) / "mathgraph-host-syncs-smoke"  # the tiny BERT, made once
 
 
 def main() -> None:
     args = _arguments()
     torch.manual_seed(0)
-    texts = _questions(args.batch_size)
+    texts = _questions(SMOKE_DATA if args.smoke else DATA, args.batch_size)
     labels = [str(t.count(".") % 2) for t in texts]
     rows = {}
     for name, build in (("comus", _task_model("comus")), ("bert", _task_model("bert")),
@@ -52,8 +53,8 @@ def main() -> None:
     print(f"\n{machine()}; batch of {len(texts)} GSM8K questions; {'tiny models' if args.smoke else 'MiniLM size'}")
 
 
-def _questions(count: int) -> list[str]:
-    with open(QUESTIONS, encoding="utf-8") as f:
+def _questions(data: Path, count: int) -> list[str]:
+    with open(data / "gsm8k" / "train.jsonl", encoding="utf-8") as f:
         return [json.loads(line)["question"] for _, line in zip(range(count), f)]
 
 
@@ -66,7 +67,7 @@ def _examples(texts: list[str], labels: list[str]) -> list:
 def _encoder(smoke: bool):
     from tasks.finetune import load_start_encoder
 
-    return load_start_encoder("untrained", **(TINY if smoke else {}))
+    return load_start_encoder("untrained", **(tiny_model_options(SMOKE_MODELS) if smoke else {}))
 
 
 def _task_model(architecture: str):
@@ -122,7 +123,7 @@ def _trainer_loop(texts, labels, smoke: bool) -> dict:
     from tasks.trainer import TrainingArguments, TrainingData, fit
 
     config = TaskConfig("kpc", labels=sorted(set(labels)))
-    model = TaskModel(_encoder(True), config)  # the loop's count does not depend on the model's size
+    model = TaskModel(_encoder(smoke), config)
     examples = _examples(texts, labels) * 4
     collate = TaskCollator(config.task_type, feature_store(model, texts), config.labels)
     with count_host_syncs() as forward_only:

@@ -1,7 +1,7 @@
 """LaTeX coverage on real formulas: our operator-tree parser against SymPy's ``parse_latex``.
 
     python benchmarks/latex_coverage.py [--data ../shared/data/math/train.jsonl] [--limit N]
-                                        [--workers 2] [--timeout 5] [--no-sympy]
+                                        [--workers 2] [--timeout 5] [--no-sympy] [--smoke]
 
 Every formula of every problem (found by ``parsers.segment``) is parsed by
 ``parsers.latex.parse_latex`` and by ``sympy.parsing.latex.parse_latex`` (the
@@ -12,7 +12,8 @@ exception" is the only signal of a structured result. SymPy runs in a pool of
 ``--workers`` processes with a per-formula ``--timeout`` (a formula that runs
 out of time counts as a failure); each distinct formula is parsed once and
 counted as often as it occurs. Then come the 20 most common reasons our parser
-gives for ``E`` nodes, with an example each.
+gives for ``E`` nodes, with an example each. ``--smoke``: the first 40 formulas of the smoke
+data (``benchmarks/smoke.py``): seconds.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from parsers.latex import parse_latex
 from parsers.segment import segment
+from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -76,7 +78,10 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="processes for SymPy")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds SymPy may spend on one formula")
     parser.add_argument("--no-sympy", action="store_true", help="skip SymPy (quick runs)")
+    parser.add_argument("--smoke", action="store_true", help="40 formulas of the smoke data: seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.data, args.limit = SMOKE_MATH, 40
     args.data = str(Path(args.data))
     return args
 

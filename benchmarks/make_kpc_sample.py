@@ -2,6 +2,7 @@
 
     python benchmarks/make_kpc_sample.py [--input ../shared/data/math/train.jsonl]
                                          [--train-per-subject 12] [--dev-per-subject 4] [--seed 0]
+    python benchmarks/make_kpc_sample.py --smoke --output FILE
 
 Picks, for each of MATH's seven subjects, ``train + dev`` problems at random
 (``random.Random(seed)``, subjects in sorted order) among the short ones: at
@@ -13,7 +14,9 @@ file), ``source``, ``split`` (``train`` or ``dev``), ``subject``, ``level`` and
 ``problem``; rows are ordered by split, then subject.
 
 The sample is tiny and biased towards short problems: it shows the pipeline,
-it does not measure anything (``benchmarks/results.py`` does).
+it does not measure anything (``benchmarks/results.py`` does). ``--smoke``: 2 train and 1 dev
+problem per subject from the smoke data (``benchmarks/smoke.py``) into ``--output``, which must
+not be the packaged sample.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import argparse
 import json
 import random
 from pathlib import Path
+
+from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_INPUT = REPO.parent / "shared" / "data" / "math" / "train.jsonl"
@@ -63,7 +68,12 @@ def main() -> None:
     parser.add_argument("--dev-per-subject", type=int, default=4)
     parser.add_argument("--max-chars", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true", help="3 problems per subject of the smoke data into --output")
     args = parser.parse_args()
+    if args.smoke:
+        if Path(args.output).resolve() == DEFAULT_OUTPUT:
+            parser.error("--smoke needs --output FILE: it must not overwrite the packaged sample")
+        args.input, args.train_per_subject, args.dev_per_subject = str(SMOKE_MATH), 2, 1
 
     with open(args.input, encoding="utf-8") as f:
         rows = [json.loads(line) for line in f if line.strip()]

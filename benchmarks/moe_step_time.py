@@ -2,6 +2,7 @@
 
     python benchmarks/moe_step_time.py [--math ../shared/data/math/train.jsonl] [--batch-size 32]
                                        [--max-length 256] [--warmup 1] [--repeats 5] [--threads N] [--device cpu|cuda]
+                                       [--smoke]
 
 One fixed batch: the first ``--batch-size`` MATH train problems, tokenised
 (padded to the longest, at most ``--max-length`` tokens), labelled by subject.
@@ -12,7 +13,8 @@ auxiliary losses) + backward + AdamW step, in training mode. After warm-up
 steps, the models take turns step by step, the order rotating each repetition
 so machine noise hits all alike; the table gives the median step time and its
 ratio to the dense model (JiuZhang 2.0, Table 8: 370 ms vs 330 ms, 1.12).
-Nothing here asserts a speed.
+Nothing here asserts a speed. ``--smoke``: 4 problems of the smoke data (``benchmarks/smoke.py``),
+32 tokens, one step per model (no warm-up): seconds.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from torch import nn
 
 from models.moe import add_moe_layers, moe_aux_loss, moe_inputs
 from models.text_encoder import load_text_encoder
+from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 VARIANTS = (("dense", None), ("MoE last 2", "last-2"), ("MoE all", "all"))
@@ -134,7 +137,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None, help="default: cuda when available")
-    return parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="4 problems of the smoke data, one step: seconds")
+    args = parser.parse_args()
+    if args.smoke:
+        args.math, args.batch_size, args.max_length, args.warmup, args.repeats = SMOKE_MATH, 4, 32, 0, 1
+    return args
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ ReasonFormer (with and without skill pre-training).
     python benchmarks/multitask_results.py --work results/ [--limit N] [--sqr-limit N] [--eval-limit N]
                                            [--epochs 2] [--lr 5e-5] [--lora-lr 5e-4] [--model DIR]
                                            [--variants single,dense,moe,moe+prompts,cgc-lora,reasonformer,...]
+                                           [--smoke]
 
 Uses the task files of ``benchmarks/results.py`` in ``WORK/data`` (run that first,
 or this script builds them the same way), starts every model from the same
@@ -15,7 +16,10 @@ that of full fine-tuning (Hu et al. 2021), so at ``--lr`` it would barely move
 in a short run. Prints test metrics per task (dev metrics of the kept epoch in
 brackets) with the number of trainable parameters, and writes
 ``WORK/multitask_results.json`` after every variant (a later run skips the
-variants already there).
+variants already there). ``--smoke``: the smoke task files (``benchmarks/results.py --smoke``'s),
+4 training examples per task (1 SQR list), 2 dev and test ones, 1 epoch of batches of 2, from a
+tiny untrained encoder, the variants single, moe+prompts and cgc-lora unless ``--variants`` says
+otherwise, in ``WORK/smoke``: seconds.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import build_task_files, evaluate_with_interval  # noqa: E402
+from smoke import smoke_work, tiny_encoder  # noqa: E402
 
 from tasks.baselines import train_tfidf_file  # noqa: E402
 from tasks.finetune import TaskConfig, train_task  # noqa: E402
@@ -56,6 +61,8 @@ VARIANTS = {
     "reasonformer-private+skills240": {"adapter": "reasonformer", "reasoning_modules": "private",
                                        "reasoning_checkpointing": True, "skill_pretraining_steps": 240},
 }
+DEFAULT_VARIANTS = "single,dense,moe,moe+prompts,cgc-lora"
+SMOKE_VARIANTS = "single,moe+prompts,cgc-lora"
 MAIN_METRIC = {"kpc": "accuracy", "qrc": "accuracy", "qam": "accuracy", "sqr": "ndcg@3"}
 
 
@@ -66,7 +73,11 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown variant(s) {unknown}: choose from single, tfidf, {', '.join(VARIANTS)}")
     work = Path(args.work)
-    files = _capped(build_task_files(work / "data", args.seed), work / "data-capped", args)
+    if args.smoke:
+        work = smoke_work(work)
+        args.model, args.limit, args.sqr_limit, args.eval_limit = tiny_encoder(work), 4, 1, 2
+        args.epochs, args.batch_size = 1, 2
+    files = _capped(build_task_files(work / "data", args.seed, smoke=args.smoke), work / "data-capped", args)
     results_path = work / "multitask_results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
     fields = {"text_field": "problem", "label_field": "subject"}
@@ -171,9 +182,9 @@ def _cell(test: dict, dev: dict, metric: str) -> str:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
-    parser.add_argument("--variants", default="single,dense,moe,moe+prompts,cgc-lora",
-                        help="comma-separated; also tfidf (the baseline on the same files), dense+unified (JiuZhang 2.0's "
-                             "unified label space), and the reasonformer variants")
+    parser.add_argument("--variants",
+                        help="comma-separated (default: %s); also tfidf (the baseline on the same files), dense+unified "
+                             "(JiuZhang 2.0's unified label space), and the reasonformer variants" % DEFAULT_VARIANTS)
     parser.add_argument("--model", default="default", help="encoder every variant starts from")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=16)
@@ -184,7 +195,10 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--sqr-limit", type=int, help="at most this many SQR training lists (default --limit)")
     parser.add_argument("--eval-limit", type=int, help="at most this many dev and test examples per task")
     parser.add_argument("--seed", type=int, default=0)
-    return parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="a few examples, a tiny encoder: seconds (WORK/smoke)")
+    args = parser.parse_args()
+    args.variants = args.variants or (SMOKE_VARIANTS if args.smoke else DEFAULT_VARIANTS)
+    return args
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Parsing throughput: problems per second with 1 and with 2 worker processes.
 
-    python benchmarks/parse_throughput.py [--data ../shared/data/math/train.jsonl] [--limit 1000]
+    python benchmarks/parse_throughput.py [--data ../shared/data/math/train.jsonl] [--limit 1000] [--smoke]
 
 Times ``mathgraph.parse_problems`` end to end (segmentation, spaCy, operator
 trees, graph building; worker start-up included) on the first ``--limit``
@@ -8,7 +8,8 @@ problems, after one warm-up batch so the model load is not counted for the
 single process run. Prints a markdown table, and the speed-up that a pure
 Python loop gets from the same number of processes on this machine at the
 same moment: on a shared machine the second core is not always free, and that
-calibration tells the parser's scaling apart from the machine's.
+calibration tells the parser's scaling apart from the machine's. ``--smoke``: the first 32
+problems of the smoke data (``benchmarks/smoke.py``) in batches of 8: seconds.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 
 from parsers.problem import ProblemParser, parse_problems
+from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -75,7 +77,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--parser", default="spacy")
-    return parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="32 problems of the smoke data: seconds")
+    args = parser.parse_args()
+    if args.smoke:
+        args.data, args.limit, args.batch_size = str(SMOKE_MATH), 32, 8
+    return args
 
 
 if __name__ == "__main__":

@@ -1,13 +1,14 @@
 """Which pooling for the default encoder's text vector: ``[CLS]`` or the mean of the token states?
 
-    python benchmarks/pooling_probe.py --data results/data [--train-limit 2000]
+    python benchmarks/pooling_probe.py --data results/data [--train-limit 2000] [--smoke]
 
 A linear probe on frozen features, so the answer is about the features, not a
 training run: the default encoder's text layers (all-MiniLM-L6-v2 with the
 LaTeX tokens) encode each problem once; a logistic regression (scikit-learn,
 converged) is fitted on the train part and scored on the dev part, for KPC
 (one vector per problem) and QRC (``[u; v; |u - v|; u * v]`` of the two
-problems). Reads the task files ``benchmarks/results.py`` writes. Prints JSON.
+problems). Reads the task files ``benchmarks/results.py`` writes. Prints JSON. ``--smoke``: builds
+the smoke task files (``benchmarks/results.py --smoke``'s) in ``DATA/smoke`` and probes on them: seconds.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +26,10 @@ from sklearn.preprocessing import StandardScaler
 
 from models.encoder import MathEncoder
 from tasks.finetune import POOLINGS, TaskConfig, TaskModel, feature_store, problem_vectors
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import build_task_files  # noqa: E402
+from smoke import smoke_work  # noqa: E402
 
 
 @torch.no_grad()
@@ -49,8 +55,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="results/data", help="the task files of benchmarks/results.py")
     parser.add_argument("--train-limit", type=int, default=2000, help="KPC training problems (a seeded sample)")
+    parser.add_argument("--smoke", action="store_true", help="the smoke task files, built in DATA/smoke: seconds")
     args = parser.parse_args()
     data = Path(args.data)
+    if args.smoke:
+        data = smoke_work(data)
+        files = build_task_files(data, seed=0, smoke=True)
+        args.train_limit = sum(1 for _ in open(files["kpc"]["train"], encoding="utf-8"))
     read = lambda name: [json.loads(line) for line in open(data / name, encoding="utf-8")]  # noqa: E731
     model = TaskModel(MathEncoder.from_pretrained("default", device="cpu"),
                       TaskConfig("kpc", architecture="bert", labels=["-", "+"])).eval()

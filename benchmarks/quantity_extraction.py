@@ -1,14 +1,14 @@
 """Quantity extraction against the hand-checked gold file: precision, recall, units and objects.
 
     python benchmarks/quantity_extraction.py [--gold benchmarks/data/quantities_gold.jsonl] [--limit N]
-                                             [--show-errors]
+                                             [--show-errors] [--smoke]
 
 The gold file (``benchmarks/data/QUANTITIES_GOLD.md``) holds whole problems drawn
 at random from GSM8K and MATH with every quantity marked by hand. A found
 quantity is correct when its span overlaps a gold span and the values are equal;
 precision and recall come per source and overall, with 95% Wilson intervals.
 Of the correct ones: how many have the gold form, and the gold unit and object
-(compared lower-cased; both null counts as agreeing).
+(compared lower-cased; both null counts as agreeing). ``--smoke``: the first 3 problems (seconds).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ GOLD = Path(__file__).resolve().parent / "data" / "quantities_gold.jsonl"
 
 def main() -> None:
     args = _arguments()
+    if args.smoke:
+        args.limit = 3
     problems = [json.loads(line) for line in open(args.gold, encoding="utf-8") if line.strip()]
     if args.limit is not None:
         problems = problems[: args.limit]
@@ -84,6 +86,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--gold", default=str(GOLD))
     parser.add_argument("--limit", type=int, help="the first N problems only (a smoke run)")
     parser.add_argument("--show-errors", action="store_true", help="list every missed and extra quantity")
+    parser.add_argument("--smoke", action="store_true", help="the first 3 problems: seconds")
     return parser.parse_args()
 
 

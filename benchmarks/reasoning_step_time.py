@@ -2,17 +2,20 @@
 
     python benchmarks/reasoning_step_time.py [--math ../shared/data/math/train.jsonl] [--batch-size 16]
                                              [--warmup 1] [--repeats 5] [--threads N] [--device cpu|cuda]
+                                             [--model DIR] [--work DIR] [--smoke]
 
 One fixed KPC batch: the first ``--batch-size`` MATH train problems with their
 subjects. Every model is a ``MultiTaskModel`` (KPC head) on the shipped COMUS
-encoder: dense (``--adapter none``), and ReasonFormer with 5 skills of one layer
+encoder (or ``--model``): dense (``--adapter none``), and ReasonFormer with 5 skills of one layer
 (the MiniLM's top layer), depth 3: shared modules top-2 (the default), shared
 modules with all skills active, private modules top-2, and the default with
 ``reasoning_checkpointing`` (the modules run again in the backward pass). A step is forward, loss,
 backward and AdamW, in training mode. After warm-up the models take turns step
 by step, the order rotating each repetition, so machine noise hits all alike.
 Prints total and trainable parameters and the median step time with its ratio
-to dense. Nothing here asserts a speed.
+to dense. Nothing here asserts a speed. ``--smoke``: 2 problems of the smoke data
+(``benchmarks/smoke.py``), a tiny untrained encoder, one step per model (no warm-up), in
+``WORK/smoke``: seconds.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from moe_step_time import interleaved_step_times, sync  # noqa: E402
+from smoke import SMOKE_MATH, smoke_work, tiny_encoder  # noqa: E402
 
 from models.encoder import MathEncoder
 from tasks.finetune import TaskCollator, TaskConfig
@@ -63,7 +67,7 @@ def main() -> None:
     task.labels = task.task_type.label_names(examples)
     models, optimizers, batch = {}, {}, None
     for name, options in VARIANTS.items():
-        encoder = MathEncoder.from_pretrained("default", device="cpu")
+        encoder = MathEncoder.from_pretrained(args.model, device="cpu")
         if batch is None:
             store = FeatureStore.for_run(encoder, [t for e in examples for t in task.task_type.example_texts(e)], TrainingArguments())
             batch = MultiTaskBatch(0, TaskCollator(task.task_type, store, task.labels)(examples)).to(device)
@@ -105,12 +109,18 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--math", default=str(REPO.parent / "shared" / "data" / "math" / "train.jsonl"))
     parser.add_argument("--work", default="results/reasoning_step_time", help="where the batch's task file goes")
+    parser.add_argument("--model", default="default", help="the encoder (default: the shipped one)")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int)
     parser.add_argument("--device", choices=("cpu", "cuda"))
-    return parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="2 problems of the smoke data, one step: seconds")
+    args = parser.parse_args()
+    if args.smoke:
+        args.math, args.work, args.batch_size, args.warmup, args.repeats = SMOKE_MATH, smoke_work(args.work), 2, 0, 1
+        args.model = tiny_encoder(args.work)
+    return args
 
 
 if __name__ == "__main__":

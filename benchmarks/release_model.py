@@ -4,6 +4,7 @@
     python benchmarks/release_model.py --work results/ --stage multitask  [--epochs 2] [--start shipped] [--no-alignment]
     python benchmarks/release_model.py --work results/ --stage package    [--output mathgraph/data/shipped_model]
     python benchmarks/release_model.py --work results/ --stage structure  [--output mathgraph/data/shipped_model]
+    python benchmarks/release_model.py --work results/ --smoke            [--stage ...]
 
 Splits and task files are those of ``benchmarks/results.py`` (seed 0), so the
 released model's figures sit next to the results table's rows.
@@ -31,6 +32,13 @@ released model's figures sit next to the results table's rows.
    (neural, or the hybrid where on) with a weight chosen on dev (0 keeps the package's
    answer, 1 is the structure model alone), on by default where it beats dev; the
    figures (structure alone, fused, shipped) and the sample's figures measured again.
+
+``--smoke`` runs the four stages in turn (or the ``--stage`` named) on the smoke task files
+(``benchmarks/results.py --smoke``'s): pre-training of a tiny new model (a 6-layer, 32-wide BERT)
+and multi-task training for 2 steps each, structure models of 20 iterations; everything, the
+package included (``--output`` defaults to ``WORK/smoke/package``), goes to ``WORK/smoke``, and
+nothing to ``benchmarks/results``. Seconds, to keep the script working; it refuses to write the
+shipped package.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import REPO, build_task_files, machine, metrics_with_interval  # noqa: E402
+from smoke import smoke_work, tiny_encoder  # noqa: E402
 
 from tasks.release import labelled_inputs as task_inputs  # noqa: E402
 from tasks.release import task_metric  # noqa: E402
@@ -56,10 +65,15 @@ SHIPPED = REPO / "mathgraph" / "data" / "shipped_model"
 
 def main() -> None:
     args = _arguments()
-    work = Path(args.work)
-    files = build_task_files(work / "data", args.seed)
-    {"pretrain": pretrain, "multitask": multitask, "package": package, "structure": structure}[args.stage](
-        files, work, args)
+    work = smoke_work(args.work) if args.smoke else Path(args.work)
+    if args.output is None:
+        args.output = str(work / "package" if args.smoke else SHIPPED)
+    if args.smoke and Path(args.output).resolve() == SHIPPED.resolve():
+        raise SystemExit("--smoke does not write the shipped package: give another --output")
+    files = build_task_files(work / "data", args.seed, smoke=args.smoke)
+    stages = {"pretrain": pretrain, "multitask": multitask, "package": package, "structure": structure}
+    for stage in [args.stage] if args.stage else stages:  # --smoke without --stage: all four
+        stages[stage](files, work, args)
 
 
 def pretrain(files: dict, work: Path, args) -> None:
@@ -68,10 +82,11 @@ def pretrain(files: dict, work: Path, args) -> None:
 
     output = work / "pretrain"
     texts = [json.loads(line)["text"] for line in open(files["pretrain"]["train"], encoding="utf-8")]
-    training = TrainingArguments(output_dir=str(output), max_steps=args.steps, batch_size=32, learning_rate=5e-5,
+    training = TrainingArguments(output_dir=str(output), max_steps=2 if args.smoke else args.steps,
+                                 batch_size=4 if args.smoke else 32, learning_rate=5e-5,
                                  seed=args.seed, parse_workers=args.workers,
                                  resume=(output / "checkpoint-last").exists())
-    run_pretraining(texts, training, model="untrained", freeze_vocabulary=True)
+    run_pretraining(texts, training, model=tiny_encoder(work) if args.smoke else "untrained", freeze_vocabulary=True)
 
 
 def multitask(files: dict, work: Path, args) -> None:
@@ -82,7 +97,8 @@ def multitask(files: dict, work: Path, args) -> None:
     output = work / "multitask"
     if args.start == "shipped":
         _encoder_from_package(Path(args.output), work / "pretrain")
-    training = TrainingArguments(output_dir=str(output), epochs=args.epochs, batch_size=16, learning_rate=3e-5,
+    training = TrainingArguments(output_dir=str(output), epochs=args.epochs, max_steps=2 if args.smoke else None,
+                                 batch_size=2 if args.smoke else 16, learning_rate=3e-5,
                                  seed=args.seed, parse_workers=args.workers,
                                  resume=(output / "checkpoint-last").exists())
     task_files = [(TaskConfig(task, text_field="problem", label_field="subject",
@@ -132,7 +148,8 @@ def package(files: dict, work: Path, args) -> None:
     finish_package(output, release)  # the sample's shipped figures need release.json's hybrid settings
     release["sample"] = write_sample(files, output)
     finish_package(output, release)
-    if (work / "pretrain" / "training_log.jsonl").exists():  # absent when stage 2 started from the package
+    # the loss curve goes with the results (not from --smoke runs); absent when stage 2 started from the package
+    if (work / "pretrain" / "training_log.jsonl").exists() and not args.smoke:
         shutil.copy(work / "pretrain" / "training_log.jsonl",
                     REPO / "benchmarks" / "results" / "issue13_pretrain_log.jsonl")
     print(json.dumps(release, indent=1))
@@ -162,7 +179,8 @@ def structure(files: dict, work: Path, args) -> None:
     for task in STRUCTURE_TASKS:
         train_inputs, train_gold = task_inputs(task, files[task]["train"])
         started = time.perf_counter()
-        model = StructureModel(task).fit(train_inputs, train_gold, show_progress=True)
+        model = StructureModel(task, {"max_iter": 20} if args.smoke else None).fit(train_inputs, train_gold,
+                                                                                    show_progress=True)
         seconds = time.perf_counter() - started
         model.save(output / STRUCTURE_DIR / task)
         before = shipped_predictor(task, root=output, parts=parts)
@@ -324,6 +342,7 @@ def write_sample(files: dict, root: Path) -> dict:
     (root / "sample").mkdir(exist_ok=True)
     for task, size in SAMPLE_SIZES.items():
         dev = Path(files[task]["dev"]).read_text(encoding="utf-8").splitlines()
+        size = min(size, len(dev))  # smaller only in --smoke runs
         lines = [dev[i] for i in sorted(random.Random(0).sample(range(len(dev)), size))]  # files can be sorted by label
         path = root / "sample" / f"{task}.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -362,17 +381,24 @@ def _card_facts(work: Path) -> dict:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
-    parser.add_argument("--stage", choices=("pretrain", "multitask", "package", "structure"), required=True)
+    parser.add_argument("--stage", choices=("pretrain", "multitask", "package", "structure"),
+                        help="the stage to run (required unless --smoke, which runs all four by default)")
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of 32 texts (default 2000)")
     parser.add_argument("--epochs", type=int, default=2, help="multi-task epochs (default 2)")
-    parser.add_argument("--output", default=str(SHIPPED), help="where the package is written")
+    parser.add_argument("--output", help="where the package is written (default: the shipped package; "
+                                         "--smoke: WORK/smoke/package)")
     parser.add_argument("--start", choices=("pretrain", "shipped"), default="pretrain",
                         help="multitask: fine-tune stage 1's encoder (default) or the package's (in --output)")
     parser.add_argument("--no-alignment", dest="alignment", action="store_false",
                         help="multitask: pair heads without the alignment features")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2, help="parser processes")
-    return parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="the smoke data, a tiny model, 2 steps: seconds "
+                                                             "(WORK/smoke)")
+    args = parser.parse_args()
+    if not (args.stage or args.smoke):
+        parser.error("give --stage (or --smoke)")
+    return args
 
 
 if __name__ == "__main__":

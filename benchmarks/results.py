@@ -1,7 +1,7 @@
 """The results table: TF-IDF, BERT and COMUS (and ablations) on KPC, QRC, QAM and SQR, dev and test.
 
     python benchmarks/results.py --work results/ [--rows tfidf,bert,comus,...] [--tasks kpc,qrc,qam,sqr]
-                                 [--epochs kpc=3,qrc=8,qam=2,sqr=3] [--qam-questions 500]
+                                 [--epochs kpc=3,qrc=8,qam=2,sqr=3] [--qam-questions 500] [--smoke]
 
 1. Splits first, then builds each part's task file, so no dev/test text ever
    reaches training (not even as a distractor), 80/10/10, seed 0:
@@ -30,6 +30,9 @@ tasks, ``comus-align``, ``comus-pt-align`` and ``bert-align``: the same rows wit
 each pair's graph alignment (``TaskConfig.alignment``, ``parsers.compare``).
 Accuracy comes with a 95% Wilson interval, ranking metrics with a 95% bootstrap
 interval over lists. Prints markdown tables; ``results.json`` holds everything.
+``--smoke``: the same on the smoke data (``benchmarks/smoke.py``: at most 12 examples a part), rows
+tfidf and comus unless ``--rows`` says otherwise, tiny new models (a 6-layer, 32-wide BERT), 2
+training steps of 2 examples, in ``WORK/smoke``: seconds.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from smoke import SMOKE_DATA, smoke_work, tiny_model_options
 from tasks.baselines import train_tfidf
 from tasks.data import (
     build_qam_number_swap, build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds, split_by_group, split_rows,
@@ -86,13 +90,14 @@ PRETRAINED_ROWS = {"comus-pt": "pretrained", "comus-pt-align": "pretrained", "da
 ROW_TASKS = {"comus-cross": ("qrc",), "comus-bi": ("qrc",), "comus-split-digits": ("qrc",), "comus-cls": ("qrc",),
              **{row: ("qrc", "qam", "sqr") for row in ("comus-align", "comus-pt-align", "bert-align")}}
 FIELDS = {"text_field": "problem", "label_field": "subject"}
+SMOKE_ROWS = 12  # examples of each part of a task in --smoke runs
 
 
 def main() -> None:
     args = _arguments()
-    work = Path(args.work)
+    work = smoke_work(args.work) if args.smoke else Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    files = build_task_files(work / "data", args.seed, args.qam_questions)
+    files = build_task_files(work / "data", args.seed, args.qam_questions, smoke=args.smoke)
     epochs = {**EPOCHS, **{k: int(v) for k, v in (item.split("=") for item in args.epochs.split(",") if item)}}
 
     results_path = work / "results.json"
@@ -129,11 +134,13 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
         record.update(epochs=None, train_examples_per_s=None)
     else:
         architecture, options, new_model = ROWS[row]
-        training = TrainingArguments(output_dir=str(output), epochs=epochs,
-                                     batch_size=BATCH_SIZES.get(task, args.batch_size),
+        training = TrainingArguments(output_dir=str(output), epochs=epochs, max_steps=2 if args.smoke else None,
+                                     batch_size=2 if args.smoke else BATCH_SIZES.get(task, args.batch_size),
                                      learning_rate=args.lr, head_learning_rate=args.head_lr, seed=args.seed,
                                      parse_workers=args.workers, resume=(output / "checkpoint-last").exists())
         start = getattr(args, PRETRAINED_ROWS[row]) if row in PRETRAINED_ROWS else "untrained"
+        if args.smoke and start == "untrained":
+            new_model = {**tiny_model_options(output.parent), **new_model}
         trained = train_task(TaskConfig(task, architecture=architecture, **FIELDS, **options), split["train"], training,
                              dev_path=split["dev"], model=start, **new_model)
         history = trained["history"]
@@ -191,8 +198,12 @@ def wilson(accuracy: float, n: int) -> list[float]:
     return [round(interval.low, 4), round(interval.high, 4)]
 
 
-def build_task_files(directory: Path, seed: int, qam_questions: int = 500) -> dict[str, dict[str, str]]:
-    """Split the shared data, build each part's task file; returns their paths per task and part."""
+def build_task_files(directory: Path, seed: int, qam_questions: int = 500,
+                     smoke: bool = False) -> dict[str, dict[str, str]]:
+    """Split the shared data, build each part's task file; returns their paths per task and part.
+    ``smoke``: from the smoke data (``benchmarks/smoke.py``), QAM from 8 GSM8K train questions and 2 dev
+    and 2 test ones, and at most ``SMOKE_ROWS`` of each part (a seeded sample in file order)."""
+    data, qam_questions, eval_questions = (SMOKE_DATA, 8, 2) if smoke else (DATA, qam_questions, 300)
     directory.mkdir(parents=True, exist_ok=True)
     read = lambda path: [json.loads(line) for line in open(path, encoding="utf-8")]  # noqa: E731
     files: dict[str, dict[str, str]] = {}
@@ -200,17 +211,19 @@ def build_task_files(directory: Path, seed: int, qam_questions: int = 500) -> di
     def write(task: str, parts: dict[str, list[dict]]) -> None:
         files[task] = {}
         for name, part in parts.items():
+            if smoke and len(part) > SMOKE_ROWS:
+                part = [part[i] for i in sorted(random.Random(seed).sample(range(len(part)), SMOKE_ROWS))]
             path = directory / f"{task}.{name}.jsonl"
             if not path.exists():  # built once: a resumed run trains and tests on the same files
                 path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part), encoding="utf-8")
             files[task][name] = str(path)
 
-    write("kpc", split_rows(read(DATA / "math" / "train.jsonl"), seed=seed, stratify_field="subject"))
-    variants = split_by_group(read(DATA / "gsmplus" / "variants.jsonl"), "seed_question", seed=seed)
+    write("kpc", split_rows(read(data / "math" / "train.jsonl"), seed=seed, stratify_field="subject"))
+    variants = split_by_group(read(data / "gsmplus" / "variants.jsonl"), "seed_question", seed=seed)
     write("qrc", {name: build_qrc_pairs(group_seeds(part), seed=seed) for name, part in variants.items()})
     write("sqr", {name: build_sqr_lists(group_seeds(part), seed=seed) for name, part in variants.items()})
     swap = {name: build_qam_number_swap(part) for name, part in variants.items()}
-    gsm8k = split_by_group(read(DATA / "gsm8k" / "train.jsonl"), "question", seed=seed)
+    gsm8k = split_by_group(read(data / "gsm8k" / "train.jsonl"), "question", seed=seed)
     hard = {name: build_qam_pairs(part, seed=seed, negatives="hard") for name, part in gsm8k.items()}
 
     def questions(pairs: list[dict], count: int) -> list[dict]:  # the pairs of `count` random questions
@@ -218,8 +231,8 @@ def build_task_files(directory: Path, seed: int, qam_questions: int = 500) -> di
         return [p for p in pairs if p["group"] in chosen]
 
     write("qam", {"train": questions(hard["train"], qam_questions) + swap["train"], "dev": swap["dev"],
-                  "test": swap["test"], "dev-gsm8k": questions(hard["dev"], 300),
-                  "test-gsm8k": questions(hard["test"], 300)})
+                  "test": swap["test"], "dev-gsm8k": questions(hard["dev"], eval_questions),
+                  "test-gsm8k": questions(hard["test"], eval_questions)})
     # The pre-training corpus (data README): the train parts only, MATH problems and GSM8K questions and
     # solutions; GSM-Plus seeds are GSM8K *test* questions, so none of them is here either.
     math_train = [{"text": r["problem"]} for r in read(files["kpc"]["train"])]
@@ -256,7 +269,7 @@ def print_tables(results: dict) -> None:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
-    parser.add_argument("--rows", default="tfidf,comus,bert")
+    parser.add_argument("--rows", help="default tfidf,comus,bert (--smoke: tfidf,comus)")
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--epochs", default="", help="per-task epochs, e.g. kpc=3,qrc=8 (defaults: %s)" % EPOCHS)
     parser.add_argument("--qam-questions", type=int, default=500, help="GSM8K train questions for QAM (default 500)")
@@ -269,7 +282,10 @@ def _arguments() -> argparse.Namespace:
                                        "--architecture bert --tasks mlm`)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2, help="parser processes")
-    return parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="the smoke data, 2 steps a row: seconds (WORK/smoke)")
+    args = parser.parse_args()
+    args.rows = args.rows or ("tfidf,comus" if args.smoke else "tfidf,comus,bert")
+    return args
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
     python benchmarks/search_and_refine.py --work results/ --refine [--problems 50] [--llm smollm2]
                                            [--index-model DIR] [--stages 3] [--iterations 1] [--exemplars 2]
                                            [--max-new-tokens 192] [--index-limit N] [--threads 1]
+    python benchmarks/search_and_refine.py --work results/ --smoke [--search] [--refine]
 
 ``--search`` ranks the candidates of every SQR list (``WORK/data/sqr.test.jsonl``,
 written by ``benchmarks/results.py``; built the same way when it is missing) by
@@ -36,6 +37,11 @@ and output) go to ``WORK/refine_records.jsonl``, the summary to
 ``WORK/refine_summary.json``.
 
 On a busy 2-core CPU, ``--threads 1`` is much faster than two threads for the LLM.
+
+``--smoke`` (both parts unless one is named): the smoke data (``benchmarks/smoke.py``; task files
+as ``benchmarks/results.py --smoke`` builds them), SimCSE for 2 steps of 4 texts, and one problem
+refined in one stage with one exemplar from an index of 8, 16 new tokens, all in ``WORK/smoke``:
+seconds plus the LLM's loading.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import DATA, build_task_files
+from smoke import SMOKE_DATA, smoke_work
 
 from mathgraph.jsonl import read_rows, write_jsonl
 from tasks.data import load_sqr, split_by_group
@@ -65,11 +72,16 @@ METRICS = ("hr@1", "hr@3", "hr@5", "ndcg@3", "ndcg@5")
 
 def main() -> None:
     args = _arguments()
+    if args.smoke:
+        args.search, args.refine = (args.search, args.refine) if args.search or args.refine else (True, True)
+        args.simcse_steps, args.simcse_batch_size = min(args.simcse_steps, 2), 4
+        args.problems, args.index_limit, args.stages, args.exemplars = 1, 8, 1, 1
+        args.max_new_tokens, args.retries = 16, 0
     if not (args.search or args.refine):
         raise SystemExit("give --search, --refine or both")
     if args.threads:
         torch.set_num_threads(args.threads)
-    work = Path(args.work)
+    work = smoke_work(args.work) if args.smoke else Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     if args.search:
         search_benchmark(work, args)
@@ -86,7 +98,7 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
     paths = {split: data / f"sqr.{split}.jsonl" for split in ("train", args.split)}
     if not all(path.exists() for path in paths.values()):
         print(f"{paths[args.split]} is missing: building the task files as benchmarks/results.py does", flush=True)
-        build_task_files(data, args.seed, None, None)
+        build_task_files(data, args.seed, smoke=args.smoke)
     train = load_sqr(paths["train"])
     lists = load_sqr(paths[args.split])
     if args.lists:
@@ -204,7 +216,7 @@ def refine_benchmark(work: Path, args: argparse.Namespace) -> dict:
     from tasks.llm import load_llm
     from tasks.refine import refine_file
 
-    rows = _read_jsonl(DATA / "gsm8k" / "train.jsonl")
+    rows = _read_jsonl((SMOKE_DATA if args.smoke else DATA) / "gsm8k" / "train.jsonl")
     parts = split_by_group(rows, "question", seed=args.seed)
     problems = [{"id": f"gsm8k-test-{i}", "question": row["question"], "answer": row["answer"]}
                 for i, row in enumerate(parts["test"][:args.problems])]
@@ -330,6 +342,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="data split, SimCSE and shuffle seed")
     parser.add_argument("--threads", type=int, help="torch threads (1 is fastest on a busy 2-core CPU)")
     parser.add_argument("--batch-size", type=int, default=32, help="encoding batch size")
+    parser.add_argument("--smoke", action="store_true", help="the smoke data, tiny sizes: seconds (WORK/smoke)")
     search = parser.add_argument_group("--search")
     search.add_argument("--split", choices=("dev", "test"), default="test", help="which SQR lists to rank")
     search.add_argument("--lists", type=int, help="only the first N lists (quick checks)")

@@ -2,6 +2,7 @@
 against the CLI's.
 
     python benchmarks/serve_load.py --work /tmp/cli_bench2 [--requests 100] [--concurrency 1 4] [--repeats 3]
+                                    [--smoke]
 
 Starts ``mathgraph -q serve --index WORK/index1000 --port 0`` (the shipped multi-task model; the index of the
 first 1,000 MATH train problems that ``cli_startup.py`` builds) on 127.0.0.1 only, then for each endpoint
@@ -14,6 +15,9 @@ on the same 2 cores as the server.
 Then one query's search latency against the CLI's: ``mathgraph -q search --index INDEX QUERY`` as whole
 processes (median of ``--repeats``) beside the median of 5 server requests of that query, the query's graph
 in the cache for both.
+
+``--smoke``: an index of 20 problems of the smoke data (``benchmarks/smoke.py``), 3 requests per
+endpoint at 1 and 2 client threads, one CLI run, in ``WORK/smoke``: seconds.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_startup import MATH_TRAIN, prepare, wall_times  # noqa: E402
+from smoke import SMOKE_MATH, smoke_work  # noqa: E402
 
 ENDPOINTS = {  # name -> (path, body of one problem)
     "parse": ("/api/parse", lambda text: {"texts": [text]}),
@@ -86,11 +91,16 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--repeats", type=int, default=3, help="CLI search runs")
     parser.add_argument("--output", type=Path, help="the results as JSON")
+    parser.add_argument("--smoke", action="store_true", help="20 problems, 3 requests a run: seconds (WORK/smoke)")
     args = parser.parse_args()
+    data, queries = MATH_TRAIN, 100  # cli_startup's query file: the rows after the index's
+    if args.smoke:
+        args.work, args.rows, args.requests, args.concurrency, args.repeats = smoke_work(args.work), 20, 3, [1, 2], 1
+        data, queries = SMOKE_MATH, 3
 
-    index, _, query = prepare(args.work, args.rows, 100)
+    index, _, query = prepare(args.work, args.rows, queries, data)
     needed = (args.requests * len(args.concurrency) + 5) * len(ENDPOINTS)  # with the warm-up's
-    lines = MATH_TRAIN.read_text(encoding="utf-8").splitlines()[args.rows + 100: args.rows + 100 + needed]
+    lines = data.read_text(encoding="utf-8").splitlines()[args.rows + queries: args.rows + queries + needed]
     problems = iter(json.loads(line)["problem"] for line in lines)
     results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, python "
                           f"{sys.version.split()[0]}", "index_rows": args.rows, "runs": []}

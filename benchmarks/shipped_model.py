@@ -1,12 +1,13 @@
 """The shipped model's size on disk and its load times, each load in a fresh process.
 
-    python benchmarks/shipped_model.py [--repeats 3]
+    python benchmarks/shipped_model.py [--repeats 3] [--smoke]
 
 Prints a markdown table. Load time is measured inside a new Python process after
 its imports (so it is the model's cost, not the interpreter's): the encoder
 (``MathEncoder.from_pretrained("default")``: checksums, the packaged MiniLM, the
 fp16 delta) and the multi-task model with its TF-IDF baselines (``shipped_parts``).
-Encode throughput against MiniLM alone is ``benchmarks/encode_benchmark.py``'s.
+Encode throughput against MiniLM alone is ``benchmarks/encode_benchmark.py``'s. ``--smoke``: one
+load of each (seconds).
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ TIMER = "; import time; start = time.perf_counter(); load(); print(time.perf_cou
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="one load of each: seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.repeats = 1
     sizes: dict[str, int] = {}
     for path in (p for p in SHIPPED_DIR.rglob("*") if p.is_file()):
         parts = path.relative_to(SHIPPED_DIR).parts

@@ -3,17 +3,22 @@ modularity analysis): one heat map per task over its test problems, with the mea
 
     python benchmarks/skill_routes_by_task.py --model results-mt/multitask/reasonformer+skills \
         --task kpc:results-mt/data-capped/kpc.test.jsonl --task qrc:... --output skills_by_task.png
+    python benchmarks/skill_routes_by_task.py --smoke --work DIR
 
 Each problem is read as its task (its task prompt, if the model has them); pair tasks (QRC, QAM) and
 SQR lists contribute the first text of each example (the first problem or the query), routed alone:
 ``skill_routes`` takes single problems, so a cross-encoder's pair input is not what is routed here. Writes the picture and,
 next to it, a JSON file with the mean weights, activation rates and stop gates per task.
+
+``--smoke``: first trains a tiny ReasonFormer model for 2 steps on the four smoke task files
+(``benchmarks/results.py --smoke``'s) and routes their test problems, all in ``WORK/smoke``: seconds.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -24,9 +29,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 from mathgraph.routes import draw_skill_routes  # noqa: E402
 from tasks.multitask import MultiTaskModel, parse_task_spec  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from smoke import smoke_work, tiny_encoder  # noqa: E402
+
 
 def main() -> None:
     args = _arguments()
+    if args.smoke:
+        work = smoke_work(args.work)
+        args.model, args.task = _smoke_model(work)
+        args.output = str(work / "skills_by_task.png")
     model = MultiTaskModel.from_pretrained(args.model)
     specs = [parse_task_spec(spec)[:2] for spec in args.task]
     figure, panels = plt.subplots(1, len(specs), figsize=(4.2 * len(specs), 2.8), squeeze=False)
@@ -49,14 +61,36 @@ def main() -> None:
     print(f"wrote {output} and {output.with_suffix('.json')}")
 
 
+def _smoke_model(work: Path) -> tuple[str, list[str]]:
+    """A tiny ReasonFormer model trained for 2 steps on the smoke task files, and the ``--task`` specs of
+    their test parts."""
+    from results import build_task_files
+    from tasks.finetune import TaskConfig
+    from tasks.multitask import train_multitask
+    from tasks.trainer import TrainingArguments
+
+    files = build_task_files(work / "data", seed=0, smoke=True)
+    tasks = ("kpc", "qrc", "qam", "sqr")
+    train_multitask([(TaskConfig(task, text_field="problem", label_field="subject"), files[task]["train"],
+                      files[task]["dev"]) for task in tasks],
+                    TrainingArguments(str(work / "reasonformer"), max_steps=2, batch_size=2),
+                    model=tiny_encoder(work), adapter="reasonformer")
+    return str(work / "reasonformer"), [f"{task}:{files[task]['test']}" for task in tasks]
+
+
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True, help="a `train multitask --adapter reasonformer` directory")
-    parser.add_argument("--task", action="append", required=True, metavar="TASK:FILE",
+    parser.add_argument("--model", help="a `train multitask --adapter reasonformer` directory")
+    parser.add_argument("--task", action="append", metavar="TASK:FILE",
                         help="a task and the problems to route (repeat)")
     parser.add_argument("--limit", type=int, default=150, help="at most this many problems per task")
     parser.add_argument("--output", default="skills_by_task.png")
-    return parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="a tiny model trained here, seconds (WORK/smoke)")
+    parser.add_argument("--work", default="results", help="--smoke: where the model and the picture go")
+    args = parser.parse_args()
+    if not args.smoke and not (args.model and args.task):
+        parser.error("give --model and one --task or more (or --smoke)")
+    return args
 
 
 if __name__ == "__main__":

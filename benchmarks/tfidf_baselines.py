@@ -1,6 +1,6 @@
 """TF-IDF baselines on the real data: the reference rows of every results table.
 
-    python benchmarks/tfidf_baselines.py [--data ../shared/data] [--seed 0] [--tasks kpc qrc qam sqr]
+    python benchmarks/tfidf_baselines.py [--data ../shared/data] [--seed 0] [--tasks kpc qrc qam sqr] [--smoke]
 
 - **KPC**: MATH train (7,500 problems) -> subject, split 80/10/10 by row, stratified by subject.
 - **QRC**: GSM-Plus seed/variant pairs labelled with the perturbation type, plus one "irrelevant" pair per seed
@@ -14,6 +14,7 @@
 
 Every model is fitted on the train split only (`tasks.baselines.train_tfidf`, default hyperparameters, no tuning
 on dev) and scored with `tasks.baselines.evaluate_tfidf`. Everything uses `--seed`. Prints markdown tables.
+`--smoke`: the smoke data (`benchmarks/smoke.py`), seconds.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import sklearn
 
+from smoke import SMOKE_DATA
 from tasks.baselines import evaluate_tfidf, train_tfidf
 
 REPO = Path(__file__).resolve().parents[1]
@@ -96,8 +98,9 @@ def main() -> None:
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tasks", nargs="+", choices=tuple(SOURCES), default=list(SOURCES))
+    parser.add_argument("--smoke", action="store_true", help="the smoke data: seconds")
     args = parser.parse_args()
-    data_dir = Path(args.data)
+    data_dir = SMOKE_DATA if args.smoke else Path(args.data)
 
     tasks = args.tasks
     if task_data is None:

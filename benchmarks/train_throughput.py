@@ -1,7 +1,7 @@
 """Training throughput of the KPC model: BERT-only against BERT+GAT and COMUS, on the same batches.
 
     python benchmarks/train_throughput.py [--limit 128] [--batch-size 16] [--repeats 3] [--threads N]
-                                          [--file-order] [--today-comus EX_PER_S]
+                                          [--file-order] [--today-comus EX_PER_S] [--smoke]
 
 The first ``--limit`` MATH train problems are parsed (through the graph cache)
 and collated once into KPC batches (subject labels), length-bucketed as
@@ -23,7 +23,9 @@ All start from the untrained default encoder. Prints examples/s per model and th
 time ratio to BERT-only (total time; and a pass of each batch at its median time over the
 repetitions, which a burst of load from another process on a shared machine moves less);
 the last line is
-``ratio comus/bert-only: X.XX`` (total time).
+``ratio comus/bert-only: X.XX`` (total time). ``--smoke``: the first 16 problems of the smoke data
+(``benchmarks/smoke.py``), batches of 8, one repetition, tiny models (a 6-layer, 32-wide BERT and
+a small graph side, in a temporary directory): seconds.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import json
 import os
 import platform
 import statistics
+import tempfile
 import time
 from pathlib import Path
 
@@ -44,6 +47,8 @@ from tasks.features import FeatureStore
 from tasks.finetune import TaskCollator, TaskConfig, TaskModel, example_lengths, load_start_encoder
 from tasks.task_types import get_task
 from tasks.trainer import TrainingArguments, build_optimizer, configure_threads
+
+from smoke import SMOKE_MATH, tiny_model_options
 
 MATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "math" / "train.jsonl"
 # row -> (encoder kind, new-model options, frozen text layers)
@@ -66,7 +71,7 @@ def main() -> None:
     task = get_task("kpc")
     models, optimizers, batches = {}, {}, None
     for name, (kind, options, frozen) in ROWS.items():
-        encoder = load_start_encoder("untrained", **options)
+        encoder = load_start_encoder("untrained", **{**args.new_model, **options})
         torch.manual_seed(0)
         models[name] = TaskModel(encoder, TaskConfig("kpc", architecture=kind, labels=labels))
         if frozen:
@@ -143,7 +148,14 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--file-order", action="store_true", help="batches in file order instead of length-bucketed")
     parser.add_argument("--today-comus", type=float, metavar="EX_PER_S",
                         help="default COMUS examples/s of the benchmark before the fast path, to print the speed-up")
-    return parser.parse_args()
+    parser.add_argument("--smoke", action="store_true", help="16 problems of the smoke data, one repetition: seconds")
+    args = parser.parse_args()
+    args.new_model = {}  # options of every row's new model
+    if args.smoke:
+        args.math, args.limit, args.batch_size, args.repeats = SMOKE_MATH, 16, 8, 1
+        args.tiny = tempfile.TemporaryDirectory(prefix="train-throughput-smoke-")  # removed at exit
+        args.new_model = tiny_model_options(args.tiny.name)
+    return args
 
 
 if __name__ == "__main__":

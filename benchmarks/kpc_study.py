@@ -1,0 +1,353 @@
+"""What the graph adds on knowledge points: the controlled KPC study (issue 26).
+
+    python benchmarks/kpc_study.py --work results/ [--jobs headline,seeds,...] [--steps 2000] [--long-steps 4000]
+    python benchmarks/kpc_study.py --work results/ --report      # tables, the curve PNG, no training
+    python benchmarks/kpc_study.py --work /tmp/s --smoke         # two rows of every job, smoke data, tiny models
+
+One pre-training budget for every pre-trained row: the corpus of ``results.py``
+(the MATH problems of the KPC train part, the GSM8K questions and solutions of
+the QAM train part), ``--steps`` steps of 32 texts, learning rate 5e-5, seed 0,
+the pre-trained word embeddings fixed (``--freeze-vocabulary``, as the release),
+from the untrained architecture (the packaged MiniLM). Then one KPC fine-tune
+for every row: the seed-0 split of ``results.py`` (MATH, 6,000 / 750 / 750), 3
+epochs, the best epoch on dev, the recipe of ``results.py``.
+
+Pre-training runs (``WORK/pretrain/NAME``):
+    dapt               text only, MLM (DAPT-BERT)
+    comus              MLM + DTC + TGCL, the release recipe. ``--comus-from-package`` (default on) takes
+                       the shipped encoder instead of running it again: it *is* that run (same corpus,
+                       steps, batch, rate, seed), stored as fp16 deltas
+    comus-no-memory    MLM + DTC + TGCL, text and graph side by side (``bert+gat``, no memory layers)
+    comus-no-dtc       MLM + TGCL
+    comus-no-tgcl      MLM + DTC
+    comus-long, dapt-long   ``--long-steps`` steps, the model saved every 1,000 (the curve)
+
+Rows (``WORK/study.json``, one entry per fine-tune, saved as each finishes):
+    tfidf, bert, comus (no pre-training), dapt-bert, comus-pt, comus-pt-no-memory, comus-pt-no-dtc,
+    comus-pt-no-tgcl; ``ROW@seed1`` another fine-tuning seed; ``ROW@10%`` a stratified part of train
+    (few-shot); ``comus@step1000`` / ``dapt-bert@step1000`` fine-tuned from a point of the long runs.
+
+Jobs, in the order they run (``--jobs`` picks some; each skips what is done):
+    headline   dapt pre-training, dapt-bert, comus-pt, tfidf, bert, comus
+    seeds      dapt-bert and comus-pt at fine-tuning seeds 1 and 2
+    ablations  the three ablation pre-trainings and their rows
+    fewshot    5, 10, 20, 40 % of train for tfidf, dapt-bert, comus-pt
+    curve      the long runs and a row per saved point (0 steps: the bert and comus rows)
+
+Every row is reported on dev and test with its 95 % Wilson interval and wall
+time; each row keeps its per-problem correctness, so the headline difference
+(comus-pt minus dapt-bert, averaged over the seeds run) gets a paired bootstrap
+interval on the same test problems. ``--report`` writes the tables
+(``benchmarks/results/issue26_kpc_study.md``), the JSON and the curve
+(``issue26_pretraining_curve.png``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results import REPO, build_task_files, machine, wilson  # noqa: E402
+from smoke import smoke_work, tiny_encoder  # noqa: E402
+
+RESULTS = REPO / "benchmarks" / "results"
+FIELDS = {"text_field": "problem", "label_field": "subject"}
+# name -> (architecture, objectives); the long runs save the model every LONG_SAVE steps
+PRETRAININGS = {
+    "dapt": ("bert", ("mlm",)),
+    "comus": ("comus", ("mlm", "dtc", "tgcl")),
+    "comus-no-memory": ("bert+gat", ("mlm", "dtc", "tgcl")),
+    "comus-no-dtc": ("comus", ("mlm", "tgcl")),
+    "comus-no-tgcl": ("comus", ("mlm", "dtc")),
+    "comus-long": ("comus", ("mlm", "dtc", "tgcl")),
+    "dapt-long": ("bert", ("mlm",)),
+}
+LONG_SAVE = 1000
+# fine-tuned row -> (architecture, its start: "untrained" or a pre-training run)
+ROWS = {
+    "bert": ("bert", "untrained"),
+    "comus": ("comus", "untrained"),
+    "dapt-bert": ("bert", "dapt"),
+    "comus-pt": ("comus", "comus"),
+    "comus-pt-no-memory": ("bert+gat", "comus-no-memory"),
+    "comus-pt-no-dtc": ("comus", "comus-no-dtc"),
+    "comus-pt-no-tgcl": ("comus", "comus-no-tgcl"),
+}
+CURVE = {"comus": "comus-long", "dapt-bert": "dapt-long"}  # the row at 0 steps -> its long run
+FRACTIONS = (5, 10, 20, 40)
+HEADLINE = ("comus-pt", "dapt-bert")
+
+
+def jobs(args) -> dict[str, list[str]]:
+    """Each job's rows in the order they run (a row names what it needs: its pre-training runs first);
+    ``--smoke``: the first two of each."""
+    seeds = [f"{row}@seed{s}" for row in HEADLINE for s in (1, 2)]
+    fewshot = [f"{row}@{f}%" for f in sorted(FRACTIONS, reverse=True) for row in ("tfidf", "dapt-bert", "comus-pt")]
+    points = range(args.save_every, args.long_steps + 1, args.save_every)
+    curve = [f"{row}@step{n}" for n in points for row in CURVE]
+    plan = {"headline": ["dapt-bert", "comus-pt", "tfidf", "bert", "comus"], "seeds": seeds,
+            "ablations": ["comus-pt-no-memory", "comus-pt-no-dtc", "comus-pt-no-tgcl"], "fewshot": fewshot,
+            "curve": curve}
+    return {job: rows[:2] for job, rows in plan.items()} if args.smoke else plan
+
+
+def main() -> None:
+    args = _arguments()
+    work = smoke_work(args.work) if args.smoke else Path(args.work)
+    files = build_task_files(work / "data", 0, smoke=args.smoke)
+    args.start = tiny_encoder(work) if args.smoke else "untrained"  # what "untrained" rows and runs start from
+    study_path = work / "study.json"
+    study = json.loads(study_path.read_text()) if study_path.exists() else {"rows": {}, "pretraining": {}}
+    study["machine"] = machine()
+    if not args.report:
+        plan = jobs(args)
+        for job in args.jobs.split(","):
+            if job not in plan:
+                raise SystemExit(f"unknown job {job!r}; choose from {list(plan)}")
+            for row in plan[job]:
+                if row in study["rows"]:
+                    continue
+                study["rows"][row] = run_row(row, files, work, study, args)
+                study_path.write_text(json.dumps(study, indent=1))
+                summary = {part: study["rows"][row][part]["accuracy"] for part in ("dev", "test")}
+                print(f"{row}: {json.dumps(summary)}", flush=True)
+    report(study, RESULTS if not args.smoke else work, args)
+
+
+# ---------------------------------------------------------------- rows
+def parse_row(row: str) -> tuple[str, dict]:
+    """``comus-pt@seed1`` -> ("comus-pt", {"seed": 1}); ``@10%`` -> fraction 10; ``@step1000`` -> step."""
+    name, _, variant = row.partition("@")
+    if not variant:
+        return name, {}
+    for prefix, key in (("seed", "seed"), ("step", "step")):
+        if variant.startswith(prefix):
+            return name, {key: int(variant[len(prefix):])}
+    return name, {"fraction": int(variant.rstrip("%"))}
+
+
+def run_row(row: str, files: dict, work: Path, study: dict, args) -> dict:
+    """Fine-tune one row on KPC (or fit TF-IDF) and evaluate it on dev and test."""
+    name, variant = parse_row(row)
+    train = files["kpc"]["train"]
+    if "fraction" in variant:
+        train = _fraction(train, variant["fraction"], work / "data")
+    output = work / "models" / row.replace("@", "-").replace("%", "pct")
+    record: dict = {"n_train": sum(1 for _ in open(train, encoding="utf-8")), **variant}
+    if name == "tfidf":
+        from tasks.baselines import train_tfidf
+
+        started = time.perf_counter()
+        rows = [json.loads(line) for line in open(train, encoding="utf-8")]
+        train_tfidf("kpc", rows, **FIELDS).save(output)
+    else:
+        from tasks.finetune import TaskConfig, train_task
+        from tasks.trainer import TrainingArguments
+
+        architecture, start = ROWS[name]
+        if "step" in variant:  # a point of a long pre-training run
+            start = str(pretrain(CURVE[name], work, study, args) / f"step-{variant['step']}")
+        elif start == "untrained":
+            start = args.start
+        else:
+            start = str(pretrain(start, work, study, args))
+        started = time.perf_counter()  # the fine-tune's time; pre-training has its own record
+        training = TrainingArguments(output_dir=str(output), epochs=args.epochs, batch_size=args.batch_size,
+                                     learning_rate=3e-5, head_learning_rate=1e-3, seed=variant.get("seed", 0),
+                                     parse_workers=args.workers, resume=(output / "checkpoint-last").exists())
+        trained = train_task(TaskConfig("kpc", architecture=architecture, **FIELDS), train, training,
+                             dev_path=files["kpc"]["dev"], model=start)
+        record.update(epochs=args.epochs, history=trained["history"], start=start)
+    record["train_seconds"] = round(time.perf_counter() - started, 1)
+    for part in ("dev", "test"):
+        record[part] = evaluate(output, files["kpc"][part])
+    return record
+
+
+def evaluate(directory: Path, path: str) -> dict:
+    """Accuracy with its Wilson interval, macro-F1, and each problem's correctness (for paired intervals)."""
+    from sklearn.metrics import f1_score
+
+    from tasks.inference import load_predictor
+    from tasks.release import labelled_inputs
+
+    inputs, gold = labelled_inputs("kpc", path)
+    predicted = [r["label"] for r in load_predictor("kpc", directory).predict(inputs)]
+    correct = [int(p == g) for p, g in zip(predicted, gold)]
+    accuracy = float(np.mean(correct))
+    return {"accuracy": accuracy, "accuracy_ci95": wilson(accuracy, len(gold)), "n": len(gold),
+            "macro_f1": float(f1_score(gold, predicted, average="macro")), "correct": correct}
+
+
+def pretrain(name: str, work: Path, study: dict, args) -> Path:
+    """The directory of pre-training run ``name``, run first if it is not there (resumable)."""
+    from tasks.pretrain import run_pretraining
+    from tasks.trainer import TrainingArguments
+
+    output = work / "pretrain" / name
+    if name in study["pretraining"]:
+        return output
+    if name == "comus" and args.comus_from_package and not args.smoke:
+        from models.encoder import load_shipped_encoder
+        from models.shipped import release_info
+
+        load_shipped_encoder().save_pretrained(output)
+        facts = {k: v for k, v in release_info()["training"].items() if k.startswith("pretrain_")}
+        study["pretraining"][name] = {"from": "the shipped encoder (release_model.py --stage pretrain)", **facts}
+        return output
+    architecture, objectives = PRETRAININGS[name]
+    long = name.endswith("-long")
+    steps = args.long_steps if long else args.steps
+    texts = [json.loads(line)["text"] for line in open(work / "data" / "pretrain.train.jsonl", encoding="utf-8")]
+    started = time.perf_counter()
+    training = TrainingArguments(output_dir=str(output), max_steps=steps, batch_size=args.pretrain_batch,
+                                 learning_rate=5e-5, seed=0, parse_workers=args.workers,
+                                 save_steps=(args.save_every if long else None),
+                                 resume=(output / "checkpoint-last").exists())
+    state = run_pretraining(texts, training, model=args.start, tasks=objectives, architecture=architecture,
+                            freeze_vocabulary=True)
+    log = [json.loads(line) for line in open(output / "training_log.jsonl", encoding="utf-8")]
+    study["pretraining"][name] = {"architecture": architecture, "objectives": list(objectives), "steps": steps,
+                                  "batch": args.pretrain_batch, "texts": len(texts), "step": state["step"],
+                                  "seconds": round(time.perf_counter() - started, 1),
+                                  "loss_first": log[0], "loss_last": log[-1]}
+    (work / "study.json").write_text(json.dumps(study, indent=1))
+    return output
+
+
+def _fraction(train: str, percent: int, directory: Path) -> str:
+    """A stratified ``percent`` % of the train part (by subject, seed 0), written once."""
+    from sklearn.model_selection import train_test_split
+
+    path = directory / f"kpc.train-{percent}pct.jsonl"
+    if not path.exists():
+        rows = [json.loads(line) for line in open(train, encoding="utf-8")]
+        labels = [r["subject"] for r in rows]
+        counts = {label: labels.count(label) for label in labels}
+        stratify = labels if min(counts.values()) >= 2 and len(rows) * percent // 100 >= len(counts) else None
+        part, _ = train_test_split(rows, train_size=percent / 100, random_state=0, stratify=stratify)
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part), encoding="utf-8")
+    return str(path)
+
+
+# ---------------------------------------------------------------- report
+def paired_difference(a: list[list[int]], b: list[list[int]], samples: int = 10_000) -> dict:
+    """Mean accuracy of ``a`` minus ``b`` (each a list of per-problem correctness, one per seed, averaged over
+    the seeds) with a 95 % paired bootstrap interval: problems are resampled, the same for both."""
+    a_mean, b_mean = np.mean(a, axis=0), np.mean(b, axis=0)
+    difference = a_mean - b_mean
+    rng = np.random.default_rng(0)
+    draws = difference[rng.integers(0, len(difference), (samples, len(difference)))].mean(axis=1)
+    return {"difference": round(float(difference.mean()), 4),
+            "ci95": [round(float(np.percentile(draws, 2.5)), 4), round(float(np.percentile(draws, 97.5)), 4)],
+            "seeds": [len(a), len(b)]}
+
+
+def headline(study: dict) -> dict | None:
+    """comus-pt minus dapt-bert on test over the fine-tuning seeds both have, with the seeds' mean and spread."""
+    rows = study["rows"]
+    seeds = [s for s in (0, 1, 2) if all(_seed_row(r, s) in rows for r in HEADLINE)]
+    if not seeds:
+        return None
+    result = {}
+    for row in HEADLINE:
+        accuracies = [rows[_seed_row(row, s)]["test"]["accuracy"] for s in seeds]
+        result[row] = {"test_mean": round(float(np.mean(accuracies)), 4),
+                       "test_sd": round(float(np.std(accuracies, ddof=1)), 4) if len(seeds) > 1 else None,
+                       "seeds": seeds}
+    correct = {row: [rows[_seed_row(row, s)]["test"]["correct"] for s in seeds] for row in HEADLINE}
+    result["comus-pt minus dapt-bert (test)"] = paired_difference(correct["comus-pt"], correct["dapt-bert"])
+    return result
+
+
+def _seed_row(row: str, seed: int) -> str:
+    return row if seed == 0 else f"{row}@seed{seed}"
+
+
+def report(study: dict, directory: Path, args) -> None:
+    """The tables (markdown), the study without per-problem lists (JSON) and the curve (PNG)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = [f"Machine: {study['machine']}. KPC, the MATH seed-0 split of results.py, {args.epochs} epochs, the "
+             "best dev epoch; wall s: the fine-tune (or TF-IDF fit) alone.",
+             "", "| row | n train | dev acc [95% CI] | test acc [95% CI] | test macro-F1 | wall s |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for row, record in study["rows"].items():
+        dev, test = record["dev"], record["test"]
+        lines.append(f"| {row} | {record['n_train']} | {dev['accuracy']:.4f} [{dev['accuracy_ci95'][0]:.4f}-"
+                     f"{dev['accuracy_ci95'][1]:.4f}] | {test['accuracy']:.4f} [{test['accuracy_ci95'][0]:.4f}-"
+                     f"{test['accuracy_ci95'][1]:.4f}] | {test['macro_f1']:.4f} | {record['train_seconds']} |")
+    lines += ["", "Pre-training runs:", ""]
+    lines += [f"- {name}: {json.dumps({k: v for k, v in run.items() if not k.startswith('loss')})}"
+              for name, run in study["pretraining"].items()]
+    summary = headline(study)
+    if summary:
+        lines += ["", "Headline (test): " + json.dumps(summary)]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    name = "issue26_kpc_study"
+    (directory / f"{name}.md").write_text(text, encoding="utf-8")
+    slim = {**study, "headline": summary,
+            "rows": {row: {k: ({p: v for p, v in r.items() if p != "correct"} if k in ("dev", "test") else r)
+                           for k, r in record.items()} for row, record in study["rows"].items()}}
+    (directory / f"{name}.json").write_text(json.dumps(slim, indent=1), encoding="utf-8")
+    draw_curve(study, directory / "issue26_pretraining_curve.png")
+
+
+def draw_curve(study: dict, path: Path) -> None:
+    """KPC dev accuracy against pre-training steps for COMUS and DAPT-BERT (the rows at 0 steps and the
+    points of the long runs), when there are at least two points of one of them."""
+    points = {}
+    for row, record in study["rows"].items():
+        name, variant = parse_row(row)
+        if name in CURVE and (not variant or "step" in variant):
+            points.setdefault(name, []).append((variant.get("step", 0), record["dev"]["accuracy"]))
+    if max((len(p) for p in points.values()), default=0) < 2:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(5, 3.2))
+    for name, values in sorted(points.items()):
+        values.sort()
+        axis.plot([s for s, _ in values], [a for _, a in values], marker="o", label=name)
+    axis.set_xlabel("pre-training steps (32 texts each)")
+    axis.set_ylabel("KPC dev accuracy")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", default="results")
+    parser.add_argument("--jobs", default="headline,seeds,ablations,fewshot,curve")
+    parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of every row (default 2000)")
+    parser.add_argument("--long-steps", type=int, default=4000, help="the curve's long runs (default 4000)")
+    parser.add_argument("--save-every", type=int, default=LONG_SAVE, help="the curve's points (default 1000)")
+    parser.add_argument("--pretrain-batch", type=int, default=32)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--no-comus-from-package", dest="comus_from_package", action="store_false",
+                        help="pre-train the comus run again instead of taking the shipped encoder")
+    parser.add_argument("--workers", type=int, default=2, help="parser processes")
+    parser.add_argument("--report", action="store_true", help="print and write the report only")
+    parser.add_argument("--smoke", action="store_true",
+                        help="two rows of every job on the smoke data (benchmarks/smoke.py), a tiny model, 2 "
+                             "pre-training steps, 1 epoch; writes under WORK/smoke")
+    args = parser.parse_args()
+    if args.smoke:
+        args.steps, args.long_steps, args.save_every, args.pretrain_batch, args.epochs, args.batch_size = 2, 2, 1, 4, 1, 8
+    return args
+
+
+if __name__ == "__main__":
+    main()

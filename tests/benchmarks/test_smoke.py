@@ -1,0 +1,82 @@
+"""Every script in ``benchmarks/`` runs in its smoke mode (``--smoke``: the same code on a few problems,
+tiny models where it trains; ``benchmarks/smoke.py``), so that a change that breaks a benchmark fails
+here and not months later. Each run must exit cleanly, print the lines of its table checked below, and
+write nothing into the repository (committed results, the packaged data, the shipped model)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TMP = "{tmp}"  # replaced by the test's temporary directory
+# script -> (arguments after --smoke, lines its output must hold); the ones that load the packaged models
+# or train are marked slow (still run in CI)
+SCRIPTS = {
+    "cli_startup": (["--work", TMP], ["| mathgraph search, 1 query |", "3 queries / 1 query:"]),
+    "encode_benchmark": ([], ["| COMUS k=2 |", "| **total COMUS k=2** |", "| MiniLM alone |",
+                              "## GSM-Plus sanity figure (default model): 3 seeds, 24 variants"]),
+    "host_syncs": ([], ["| trainer loop (comus) |", "| multitask reasonformer |"]),
+    "kpc_study": (["--work", TMP], ["| dapt-bert |", "| comus-pt@seed1 |", "| tfidf@40% |", "| comus@step1 |",
+                                    "Headline (test):"]),
+    "latex_coverage": ([], ["| ours (`parsers.latex`) | 40 |", "| SymPy `parse_latex`"]),
+    "make_kpc_sample": (["--output", f"{TMP}/kpc_sample.jsonl"], ["wrote 21 rows to", "{'train': 14, 'dev': 7}"]),
+    "moe_step_time": ([], ["| MoE all |", "tokens per expert in the last step"]),
+    "multitask_results": (["--work", TMP], ["| single |", "| moe+prompts |", "| cgc-lora |"]),
+    "parse_throughput": ([], ["| 1 | 32 |", "| 2 | 32 |"]),
+    "pooling_probe": (["--data", TMP], ['"kpc": {', '"qrc": {', '"cls": ']),
+    "quantity_extraction": ([], ["3 problems from", "| all |"]),
+    "reasoning_step_time": (["--work", TMP], ["| dense |", "| ReasonFormer shared, top-2, checkpointing |"]),
+    "release_model": (["--work", TMP], ['search {"dev": {"TF-IDF"', 'search {"dev": {"structure"', "sample {"]),
+    "results": (["--work", TMP], ["### KPC test", "### SQR test", "| comus |", "| tfidf |"]),
+    "search_and_refine": (["--work", TMP], ["| SimCSE encoder (2 steps, fused) |",
+                                           "| problems | draft accuracy | final accuracy |"]),
+    "serve_load": (["--work", TMP], ["| search k=5 | 2 | 3 |", "one search query: server"]),
+    "shipped_model": ([], ["| **total** |", "| multi-task model + TF-IDF (shipped_parts()) |"]),
+    "skill_routes_by_task": (["--work", TMP], ["sqr {", "skills_by_task.png"]),
+    "structure_results": (["--work", TMP], ["### QRC test (accuracy)", "### SQR test (ndcg@3)", "align a pair:"]),
+    "tfidf_baselines": ([], ["| QAM |", "## SQR: TF-IDF cosine ranking"]),
+    "train_throughput": ([], ["| comus-freeze4 |", "ratio comus/bert-only:"]),
+}
+FAST = {"latex_coverage", "make_kpc_sample", "parse_throughput", "quantity_extraction", "tfidf_baselines"}
+# what a smoke run must leave alone (a full run writes some of it on purpose)
+GUARDED = ("benchmarks/results", "benchmarks/data", "mathgraph/data")
+
+
+def test_every_benchmark_has_a_smoke_test():
+    scripts = {path.stem for path in (REPO / "benchmarks").glob("*.py")} - {"smoke"}
+    assert scripts <= set(SCRIPTS), f"give these a --smoke run in SCRIPTS: {sorted(scripts - set(SCRIPTS))}"
+    assert set(SCRIPTS) <= scripts, f"no such scripts: {sorted(set(SCRIPTS) - scripts)}"
+
+
+@pytest.mark.parametrize("script", [name if name in FAST else pytest.param(name, marks=pytest.mark.slow)
+                                    for name in sorted(SCRIPTS)])
+def test_smoke_run(script, tmp_path):
+    arguments, expected = SCRIPTS[script]
+    before = _snapshot()
+    # the scripts call the `mathgraph` command: the one next to this interpreter, activated or not
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = subprocess.run(
+        [sys.executable, f"benchmarks/{script}.py", "--smoke", *(a.replace(TMP, str(tmp_path)) for a in arguments)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600, preexec_fn=_one_core)
+    assert result.returncode == 0, result.stderr[-4000:]
+    for line in expected:
+        assert line in result.stdout, f"{line!r} not in the output of {script}:\n{result.stdout[-4000:]}"
+    assert _snapshot() == before, "the smoke run wrote into the repository"
+
+
+def _one_core() -> None:
+    """Run the script on one core, so torch uses one thread (``tasks.trainer.available_cores``): the tiny
+    smoke models gain nothing from a second, and where other jobs load the CPU, a second thread waiting on
+    a busy core made these runs 3 to 4 times slower (release_model: 76 s on 2 cores, 18 s on 1)."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def _snapshot() -> dict:
+    """Size and modification time of every file under ``GUARDED``, and the names at the repository's top."""
+    files = {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for d in GUARDED for p in (REPO / d).rglob("*")
+             if p.is_file()}
+    return {"files": files, "top": sorted(p.name for p in REPO.iterdir())}
