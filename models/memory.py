@@ -106,14 +106,16 @@ class SyntaxAwareMemory(nn.Module):
         # Slots are computed in the padded [B, T] layout and padding is masked by multiplication, never
         # selected by a boolean mask: the shapes never depend on the values, so a GPU step does not wait
         # for the host (padded slots point at node 0 and relation 0; their weights are exactly zero).
-        keys = torch.cat([nodes[slot_heads], relations[slot_relations]], dim=-1)  # K: [B, T, d_node + d_rel]
+        # Linear maps of a slot's key or value are maps of its node and relation rows, so they run on the
+        # nodes (about one per real slot) and the relation table, then are gathered into the slots.
+        key_maps = self.similarity.permute(2, 0, 1).reshape(-1, num_views * self.text_dim)  # [d_key, m d_text]
+        node_keys, relation_keys = key_maps[:self.node_dim], key_maps[self.node_dim:]
+        # S_i = H W_i^S K^T with K = [n_h ; r], computed as H (K W_i^S^T)^T: the slots are fewer than the tokens.
+        keys_in_text = (nodes @ node_keys)[slot_heads] + (relations @ relation_keys)[slot_relations]  # [B, T, m d]
         values = nodes[slot_tails]  # V: [B, T, d_node]
 
         # Internally attention is laid out [B, L, T, m] so that every product below
         # is one plain (batched) matrix multiplication with no copies.
-        # S_i = H W_i^S K^T, computed as H (K W_i^S^T)^T: the slots are fewer than the padded tokens.
-        key_maps = self.similarity.permute(2, 0, 1).reshape(-1, num_views * self.text_dim)  # [d_key, m d_text]
-        keys_in_text = keys @ key_maps  # [B, T, m d_text]
         scores = torch.bmm(tokens, keys_in_text.reshape(batch, slots * num_views, self.text_dim).transpose(1, 2))
         scores = scores.reshape(batch, length, slots, num_views)  # S[b, l, t, i]
         pair_mask = (token_mask[:, :, None] & slot_mask[:, None, :])[..., None]
@@ -126,13 +128,13 @@ class SyntaxAwareMemory(nn.Module):
         # [alpha_1 V; ...; alpha_m V] W^O = sum_i alpha_i (V W^O_i), with W^O_i the i-th block of rows of W^O.
         read_maps = self.read_out.weight.T.reshape(num_views, self.node_dim, self.text_dim)
         read_maps = read_maps.permute(1, 0, 2).reshape(self.node_dim, num_views * self.text_dim)
-        values_in_text = values @ read_maps  # [B, T, m d_text]
+        values_in_text = (nodes @ read_maps)[slot_tails]  # V in the text space, [B, T, m d_text]
         new_tokens = tokens + torch.bmm(read.reshape(batch, length, -1),
                                         values_in_text.reshape(batch, slots * num_views, self.text_dim))
 
         written = torch.bmm(write.reshape(batch, length, -1).transpose(1, 2), tokens)  # [B, T m, d_text]
         candidate = self.write_out(written.reshape(batch, slots, num_views * self.text_dim))  # V~: [B, T, d_node]
-        gate = torch.sigmoid(self.gate_new(candidate) + self.gate_old(values)) * slot_mask[..., None]  # z
+        gate = torch.sigmoid(self.gate_new(candidate) + self.gate_old(nodes)[slot_tails]) * slot_mask[..., None]  # z
         new_values = gate * candidate + (1 - gate) * values
 
         new_nodes = scatter_slot_values(nodes, new_values.flatten(0, 1), slot_tails.flatten(), slot_mask.flatten())
