@@ -111,8 +111,8 @@ class SyntaxAwareMemory(nn.Module):
         key_maps = self.similarity.permute(2, 0, 1).reshape(-1, num_views * self.text_dim)  # [d_key, m d_text]
         node_keys, relation_keys = key_maps[:self.node_dim], key_maps[self.node_dim:]
         # S_i = H W_i^S K^T with K = [n_h ; r], computed as H (K W_i^S^T)^T: the slots are fewer than the tokens.
-        keys_in_text = (nodes @ node_keys)[slot_heads] + (relations @ relation_keys)[slot_relations]  # [B, T, m d]
-        values = nodes[slot_tails]  # V: [B, T, d_node]
+        keys_in_text = _gather(nodes @ node_keys, slot_heads) + _gather(relations @ relation_keys, slot_relations)
+        values = _gather(nodes, slot_tails)  # V: [B, T, d_node]
 
         # Internally attention is laid out [B, L, T, m] so that every product below
         # is one plain (batched) matrix multiplication with no copies.
@@ -128,17 +128,24 @@ class SyntaxAwareMemory(nn.Module):
         # [alpha_1 V; ...; alpha_m V] W^O = sum_i alpha_i (V W^O_i), with W^O_i the i-th block of rows of W^O.
         read_maps = self.read_out.weight.T.reshape(num_views, self.node_dim, self.text_dim)
         read_maps = read_maps.permute(1, 0, 2).reshape(self.node_dim, num_views * self.text_dim)
-        values_in_text = (nodes @ read_maps)[slot_tails]  # V in the text space, [B, T, m d_text]
+        values_in_text = _gather(nodes @ read_maps, slot_tails)  # V in the text space, [B, T, m d_text]
         new_tokens = tokens + torch.bmm(read.reshape(batch, length, -1),
                                         values_in_text.reshape(batch, slots * num_views, self.text_dim))
 
         written = torch.bmm(write.reshape(batch, length, -1).transpose(1, 2), tokens)  # [B, T m, d_text]
         candidate = self.write_out(written.reshape(batch, slots, num_views * self.text_dim))  # V~: [B, T, d_node]
-        gate = torch.sigmoid(self.gate_new(candidate) + self.gate_old(nodes)[slot_tails]) * slot_mask[..., None]  # z
+        gate = torch.sigmoid(self.gate_new(candidate) + _gather(self.gate_old(nodes), slot_tails))  # z
+        gate = gate * slot_mask[..., None]
         new_values = gate * candidate + (1 - gate) * values
 
         new_nodes = scatter_slot_values(nodes, new_values.flatten(0, 1), slot_tails.flatten(), slot_mask.flatten())
         return MemoryOutput(new_tokens, new_nodes, read.permute(0, 3, 1, 2), write.permute(0, 3, 1, 2), gate)
+
+
+def _gather(rows: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``rows[index]`` for ``rows: [N, d]`` and ``index: [B, T]``, by ``index_select`` (its backward is an
+    ``index_add``, several times faster on a CPU than advanced indexing's)."""
+    return rows.index_select(0, index.reshape(-1)).reshape(*index.shape, rows.shape[-1])
 
 
 def scatter_slot_values(nodes: torch.Tensor, values: torch.Tensor, tails: torch.Tensor,
