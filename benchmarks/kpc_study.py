@@ -30,8 +30,8 @@ Rows (``WORK/study.json``, one entry per fine-tune, saved as each finishes):
 Jobs, in the order they run (``--jobs`` picks some; each skips what is done):
     headline   dapt pre-training, dapt-bert, comus-pt, tfidf, bert, comus
     seeds      dapt-bert and comus-pt at fine-tuning seeds 1 and 2
+    fewshot    5, 10, 20, 40 % of train for tfidf, dapt-bert, comus-pt (cheap: before the ablations)
     ablations  the three ablation pre-trainings and their rows
-    fewshot    5, 10, 20, 40 % of train for tfidf, dapt-bert, comus-pt
     curve      the long runs and a row per saved point (0 steps: the bert and comus rows)
 
 Every row is reported on dev and test with its 95 % Wilson interval and wall
@@ -328,7 +328,7 @@ def draw_curve(study: dict, path: Path) -> None:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
-    parser.add_argument("--jobs", default="headline,seeds,ablations,fewshot,curve")
+    parser.add_argument("--jobs", default="headline,seeds,fewshot,ablations,curve")
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of every row (default 2000)")
     parser.add_argument("--long-steps", type=int, default=4000, help="the curve's long runs (default 4000)")
     parser.add_argument("--save-every", type=int, default=LONG_SAVE, help="the curve's points (default 1000)")
