@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from smoke import SMOKE_MATH, smoke_work
+
 from tasks.retrieval import MANIFEST_FILE
 
 MATH_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "math" / "train.jsonl"
@@ -40,8 +41,21 @@ def prepare(work: Path, rows: int, queries: int, data: Path = MATH_TRAIN) -> tup
     corpus.write_text("\n".join(lines[:rows]) + "\n", encoding="utf-8")
     query_file.write_text("\n".join(lines[rows:]) + "\n", encoding="utf-8")
     if not (index / MANIFEST_FILE).is_file():
-        subprocess.run(["mathgraph", "-q", "index", "build", "--input", str(corpus), "--text-field", "problem",
-                        "--output", str(index)], check=True)
+        subprocess.run(
+            [
+                "mathgraph",
+                "-q",
+                "index",
+                "build",
+                "--input",
+                str(corpus),
+                "--text-field",
+                "problem",
+                "--output",
+                str(index),
+            ],
+            check=True,
+        )
     return index, query_file, json.loads(lines[rows])["problem"]
 
 
@@ -76,16 +90,23 @@ def main() -> None:
         "mathgraph --help": ["mathgraph", "--help"],
         "mathgraph parse TEXT": ["mathgraph", "-q", "parse", PARSE_TEXT],
         "mathgraph search, 1 query": [*search, query],
-        f"mathgraph search, {args.queries} queries (--queries)": [*search, "--queries", str(query_file),
-                                                                   "--output", str(args.work / "hits.jsonl")],
+        f"mathgraph search, {args.queries} queries (--queries)": [
+            *search,
+            "--queries",
+            str(query_file),
+            "--output",
+            str(args.work / "hits.jsonl"),
+        ],
     }
     times = wall_times(commands, args.repeats)
     print(f"| command | median s ({args.repeats} runs) | runs |\n|---|---|---|")
     for name, seconds in times.items():
         print(f"| {name} | {statistics.median(seconds):.2f} | {', '.join(f'{s:.2f}' for s in seconds)} |")
     one, many = (statistics.median(times[name]) for name in list(commands)[2:])
-    print(f"\n{args.queries} queries / 1 query: {many / one:.2f}x (target < 2x); index of {args.rows} problems; "
-          f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    print(
+        f"\n{args.queries} queries / 1 query: {many / one:.2f}x (target < 2x); index of {args.rows} problems; "
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
+    )
 
 
 if __name__ == "__main__":

@@ -50,13 +50,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from smoke import SMOKE_MATH
 
+from mathgraph.graph import MathSyntaxGraph
 from models.batching import ProblemBatch, ProblemCollator, graph_features
 from models.encoder import DEFAULT_MODEL_DIR, LATEX_TOKENS_NAME, MathEncoder
-from mathgraph.graph import MathSyntaxGraph
-from parsers.graph_cache import parse_cached
 from models.text_encoder import add_latex_tokens, load_text_encoder
-from smoke import SMOKE_MATH
+from parsers.graph_cache import parse_cached
 
 REPO = Path(__file__).resolve().parents[1]
 PARAPHRASE = "problem understanding"
@@ -82,14 +82,15 @@ def main() -> None:
     graphs = parse_cached(texts, parser="spacy")  # the graph cache: a second run parses nothing
     if args.sort_by_length:  # as MathEncoder.encode forms its batches
         graphs.sort(key=lambda g: len(g.text))
-    chunks = [graphs[i:i + args.batch_size] for i in range(0, len(graphs), args.batch_size)]
+    chunks = [graphs[i : i + args.batch_size] for i in range(0, len(graphs), args.batch_size)]
     batches = [comus.collator(chunk) for chunk in chunks]
 
     runners: dict[str, Callable[[ProblemBatch], object]] = {
         "COMUS k=2": comus.forward,
         "COMUS k=0 (MiniLM + GAT, no memory)": no_fusion.forward,
-        "MiniLM alone": lambda b: minilm(input_ids=b.input_ids, attention_mask=b.attention_mask,
-                                         token_type_ids=b.token_type_ids),
+        "MiniLM alone": lambda b: minilm(
+            input_ids=b.input_ids, attention_mask=b.attention_mask, token_type_ids=b.token_type_ids
+        ),
     }
     _throughput(runners, batches, args.repeats, _truncated(comus.collator, graphs), args.sort_by_length)
     _collation(comus.collator, chunks, args.repeats)
@@ -104,9 +105,11 @@ def _print_header(args: argparse.Namespace) -> None:
     import transformers
 
     print(f"command: python {shlex.join(sys.argv)}")
-    print(f"machine: {_cpu_name()}, {os.cpu_count()} cores, torch.set_num_threads({args.threads}) "
-          f"(torch.get_num_threads() = {torch.get_num_threads()}); Python {platform.python_version()}, "
-          f"torch {torch.__version__}, transformers {transformers.__version__}; fp32, eval mode, inference_mode")
+    print(
+        f"machine: {_cpu_name()}, {os.cpu_count()} cores, torch.set_num_threads({args.threads}) "
+        f"(torch.get_num_threads() = {torch.get_num_threads()}); Python {platform.python_version()}, "
+        f"torch {torch.__version__}, transformers {transformers.__version__}; fp32, eval mode, inference_mode"
+    )
     print()
 
 
@@ -148,7 +151,7 @@ def _throughput(
             for run in runners.values():
                 run(batch)
         for repeat in range(repeats):
-            order = names[repeat % len(names):] + names[: repeat % len(names)]
+            order = names[repeat % len(names) :] + names[: repeat % len(names)]
             for i, batch in enumerate(batches):
                 for name in order:
                     start = time.perf_counter()
@@ -159,23 +162,31 @@ def _throughput(
     lengths = [b.input_ids.shape[1] for b in batches]
     nodes = [b.node_labels.shape[0] for b in batches]
     slots = [b.slot_mask.shape[1] for b in batches]
-    print(f"## Throughput: {problems} MATH train problems, {len(batches)} batch(es) of up to {len(batches[0])}, "
-          f"{'sorted by length' if sort_by_length else 'in file order'}, "
-          f"{repeats} interleaved repetition(s) after a warm-up pass")
+    print(
+        f"## Throughput: {problems} MATH train problems, {len(batches)} batch(es) of up to {len(batches[0])}, "
+        f"{'sorted by length' if sort_by_length else 'in file order'}, "
+        f"{repeats} interleaved repetition(s) after a warm-up pass"
+    )
     print()
-    print(f"Padded length L per batch: mean {np.mean(lengths):.0f} (min {min(lengths)}, max {max(lengths)}; "
-          f"{truncated} of the {problems} problems are longer and truncated); "
-          f"nodes per batch: mean {np.mean(nodes):.0f}; slots T per problem (padded): mean {np.mean(slots):.0f}, "
-          f"max {max(slots)}.")
+    print(
+        f"Padded length L per batch: mean {np.mean(lengths):.0f} (min {min(lengths)}, max {max(lengths)}; "
+        f"{truncated} of the {problems} problems are longer and truncated); "
+        f"nodes per batch: mean {np.mean(nodes):.0f}; slots T per problem (padded): mean {np.mean(slots):.0f}, "
+        f"max {max(slots)}."
+    )
     print()
-    print("| model | s / batch (mean) | s / pass (median of repetitions) | problems/s | x MiniLM alone (median, min-max over repetitions) |")
+    print(
+        "| model | s / batch (mean) | s / pass (median of repetitions) | problems/s | x MiniLM alone (median, min-max over repetitions) |"
+    )
     print("|---|---:|---:|---:|---:|")
     reference = seconds["MiniLM alone"].sum(axis=1)
     for name in names:
         passes = seconds[name].sum(axis=1)
         ratios = passes / reference
-        print(f"| {name} | {seconds[name].mean():.3f} | {np.median(passes):.2f} | {problems / np.median(passes):.1f} "
-              f"| {np.median(ratios):.2f}x ({ratios.min():.2f}-{ratios.max():.2f}) |")
+        print(
+            f"| {name} | {seconds[name].mean():.3f} | {np.median(passes):.2f} | {problems / np.median(passes):.1f} "
+            f"| {np.median(ratios):.2f}x ({ratios.min():.2f}-{ratios.max():.2f}) |"
+        )
     print()
 
 
@@ -201,8 +212,10 @@ def _collation(collator: ProblemCollator, chunks: Sequence[Sequence[MathSyntaxGr
     tokenizer, graph_tensors, padding = np.median(parts, axis=0).mean(axis=0)  # per batch: median over repetitions
     print("## Collation (`ProblemCollator`, per batch, not included above)")
     print()
-    print(f"{len(chunks)} batch(es); per batch the median over {repeats} repetition(s) after a warm-up; "
-          "then the mean over batches.")
+    print(
+        f"{len(chunks)} batch(es); per batch the median over {repeats} repetition(s) after a warm-up; "
+        "then the mean over batches."
+    )
     print()
     print("| step | ms / batch |")
     print("|---|---:|")
@@ -218,13 +231,16 @@ def _equivalence_check(comus: MathEncoder, minilm: torch.nn.Module, batch: Probl
     W^O starts at zero); pre-training moves the text layers and the memory, so the default model differs."""
     with torch.inference_mode():
         fused = comus.forward(batch).token_states
-        plain = minilm(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                       token_type_ids=batch.token_type_ids).last_hidden_state
+        plain = minilm(
+            input_ids=batch.input_ids, attention_mask=batch.attention_mask, token_type_ids=batch.token_type_ids
+        ).last_hidden_state
     mask = batch.attention_mask.bool()
     difference = (fused - plain)[mask].abs().max().item()
-    print(f"Check: max |COMUS k=2 token states - MiniLM last hidden state| over the real tokens of batch 0 = "
-          f"{difference:.2e} (0 for the untrained architecture, whose memory layers start as the identity on the "
-          "text path; the pre-trained default model's layers moved).")
+    print(
+        f"Check: max |COMUS k=2 token states - MiniLM last hidden state| over the real tokens of batch 0 = "
+        f"{difference:.2e} (0 for the untrained architecture, whose memory layers start as the identity on the "
+        "text path; the pre-trained default model's layers moved)."
+    )
     print()
 
 
@@ -239,20 +255,27 @@ def _parameters(comus: MathEncoder, minilm: torch.nn.Module, base_vocab_size: in
     hidden = text.config.hidden_size
     new_rows = text.get_input_embeddings().weight.shape[0] - base_vocab_size
     text_embeddings = _count(text.embeddings)
-    graph_embeddings = sum(_count(m) for m in (graph.label_embedding, graph.kind_embedding,
-                                                graph.relation_embedding, graph.embedding_norm))
+    graph_embeddings = sum(
+        _count(m) for m in (graph.label_embedding, graph.kind_embedding, graph.relation_embedding, graph.embedding_norm)
+    )
     memory = [_count(m) for m in model.memories]
     total = _count(model)
     rows = [
         ("text encoder (MiniLM, resized vocabulary)", _count(text)),
-        (f"- embeddings (word {text.get_input_embeddings().weight.shape[0]} x {hidden}, position, type, norm)",
-         text_embeddings),
+        (
+            f"- embeddings (word {text.get_input_embeddings().weight.shape[0]} x {hidden}, position, type, norm)",
+            text_embeddings,
+        ),
         (f"- - of which the {new_rows} new LaTeX token embeddings ({new_rows} x {hidden})", new_rows * hidden),
         (f"- {len(text.encoder.layer)} transformer layers", _count(text.encoder)),
         ("GAT", _count(graph)),
-        ((f"- embeddings (labels {graph.label_embedding.num_embeddings} x {graph.hidden}, kinds, "
-          f"relations {graph.relation_embedding.num_embeddings} x {graph.relation_embedding.embedding_dim}, norm)"),
-         graph_embeddings),
+        (
+            (
+                f"- embeddings (labels {graph.label_embedding.num_embeddings} x {graph.hidden}, kinds, "
+                f"relations {graph.relation_embedding.num_embeddings} x {graph.relation_embedding.embedding_dim}, norm)"
+            ),
+            graph_embeddings,
+        ),
         (f"- {len(graph.layers)} attention layers (GATConv + layer norm)", _count(graph.layers)),
         (f"memory layers (k={len(memory)}, {memory[0] if memory else 0:,} each)", sum(memory)),
         ("**total COMUS k=2**", total),
@@ -290,29 +313,47 @@ def _peak_memory(batch: ProblemBatch, threads: int) -> None:
         save_file({name: t.contiguous() for name, t in batch.as_model_inputs().items()}, str(batch_file))
         for which in MEMORY_MODELS:
             child = subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--memory-child", which, "--batch-file", str(batch_file),
-                 "--threads", str(threads)],
-                capture_output=True, text=True, check=True,
+                [
+                    sys.executable,
+                    str(Path(__file__).resolve()),
+                    "--memory-child",
+                    which,
+                    "--batch-file",
+                    str(batch_file),
+                    "--threads",
+                    str(threads),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
             )
             results[which] = json.loads(child.stdout.strip().splitlines()[-1])
-    print(f"## Peak resident memory, one forward of the largest batch ({len(batch)} problems, "
-          f"L = {batch.input_ids.shape[1]}, {batch.node_labels.shape[0]} nodes, T = {batch.slot_mask.shape[1]})")
+    print(
+        f"## Peak resident memory, one forward of the largest batch ({len(batch)} problems, "
+        f"L = {batch.input_ids.shape[1]}, {batch.node_labels.shape[0]} nodes, T = {batch.slot_mask.shape[1]})"
+    )
     print()
     if any(r is None for r in results.values()):
         print("(not measured: /proc/self/clear_refs is not available on this system)")
         print()
         return
-    print("| model | RSS after loading (MiB) | first forward: peak (MiB) | first forward adds (MiB) "
-          "| second forward: RSS before (MiB) | second forward: peak (MiB) | second forward adds (MiB) |")
+    print(
+        "| model | RSS after loading (MiB) | first forward: peak (MiB) | first forward adds (MiB) "
+        "| second forward: RSS before (MiB) | second forward: peak (MiB) | second forward adds (MiB) |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for which, (loaded, first_peak, before, peak) in results.items():
-        print(f"| {which} | {loaded:.0f} | {first_peak:.0f} | {first_peak - loaded:.0f} | {before:.0f} "
-              f"| {peak:.0f} | {peak - before:.0f} |")
+        print(
+            f"| {which} | {loaded:.0f} | {first_peak:.0f} | {first_peak - loaded:.0f} | {before:.0f} "
+            f"| {peak:.0f} | {peak - before:.0f} |"
+        )
     print()
-    print("Measured in a fresh process per model: the peak RSS (`VmHWM`) is reset to the current RSS through "
-          "`/proc/self/clear_refs` right before each forward and read after it; \"adds\" = peak - RSS just "
-          "before. The first forward also pays one-time allocations (thread pools, kernel caches, allocator growth); "
-          "the second, on the same batch, is the steady state.")
+    print(
+        "Measured in a fresh process per model: the peak RSS (`VmHWM`) is reset to the current RSS through "
+        '`/proc/self/clear_refs` right before each forward and read after it; "adds" = peak - RSS just '
+        "before. The first forward also pays one-time allocations (thread pools, kernel caches, allocator growth); "
+        "the second, on the same batch, is the steady state."
+    )
     print()
 
 
@@ -353,6 +394,7 @@ def _measure_forward_memory(which: str, batch_file: str, threads: int) -> tuple[
 
         def run() -> None:
             encoder.forward(batch)
+
     with torch.inference_mode():
         if not _reset_peak():
             return None
@@ -372,13 +414,15 @@ def _embed_all_modes(encoder: MathEncoder, graphs: Sequence[MathSyntaxGraph], ba
     vectors: dict[str, np.ndarray] = {}
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
-            chosen = order[start:start + batch_size]
+            chosen = order[start : start + batch_size]
             batch = encoder.collator([graphs[i] for i in chosen])
             output = encoder.forward(batch)
             mask = batch.attention_mask[..., None].float()
             token_mean = (output.token_states * mask).sum(1) / mask.sum(1)
             for mode, tensor in zip(MODES, (output.fused, output.cls, output.mean_node, token_mean)):
-                vectors.setdefault(mode, np.zeros((len(graphs), tensor.shape[1]), dtype=np.float32))[chosen] = tensor.numpy()
+                vectors.setdefault(mode, np.zeros((len(graphs), tensor.shape[1]), dtype=np.float32))[chosen] = (
+                    tensor.numpy()
+                )
     return vectors
 
 
@@ -398,27 +442,33 @@ def _gsmplus(encoder: MathEncoder, path: Path, batch_size: int) -> None:
 
     print(f"## GSM-Plus sanity figure (default model): {len(seeds)} seeds, {len(rows)} variants")
     print()
-    print(f"Parsing {len(graphs)} texts took {parsed - start:.1f} s, encoding {encoded - parsed:.1f} s. "
-          "Paraphrase = the seed's \"problem understanding\" variant. Unrelated = every variant of the other "
-          f"{len(seeds) - 1} seeds (all 8 types, {int((seed_of != 0).sum())} questions per seed); per seed we "
-          "take the mean cosine over them. Modes: fused = `[CLS] ; mean node` (what task heads use), text = `[CLS]`, "
-          "graph = mean node; token mean = masked mean of the final token states (not an `encode` mode; "
-          "all-MiniLM-L6-v2 was trained with mean pooling).")
+    print(
+        f"Parsing {len(graphs)} texts took {parsed - start:.1f} s, encoding {encoded - parsed:.1f} s. "
+        'Paraphrase = the seed\'s "problem understanding" variant. Unrelated = every variant of the other '
+        f"{len(seeds) - 1} seeds (all 8 types, {int((seed_of != 0).sum())} questions per seed); per seed we "
+        "take the mean cosine over them. Modes: fused = `[CLS] ; mean node` (what task heads use), text = `[CLS]`, "
+        "graph = mean node; token mean = masked mean of the final token states (not an `encode` mode; "
+        "all-MiniLM-L6-v2 was trained with mean pooling)."
+    )
     print()
-    print("| mode | dim | mean cos(seed, paraphrase) | mean cos(seed, unrelated) | paraphrase closer than the mean unrelated | "
-          "unrelated questions the paraphrase beats (mean over seeds) |")
+    print(
+        "| mode | dim | mean cos(seed, paraphrase) | mean cos(seed, unrelated) | paraphrase closer than the mean unrelated | "
+        "unrelated questions the paraphrase beats (mean over seeds) |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     per_type = {}
     for mode in MODES:
         unit = vectors[mode] / np.linalg.norm(vectors[mode], axis=1, keepdims=True)
-        similarity = unit[: len(seeds)] @ unit[len(seeds):].T  # [seeds, variants]
+        similarity = unit[: len(seeds)] @ unit[len(seeds) :].T  # [seeds, variants]
         own = seed_of[None, :] == np.arange(len(seeds))[:, None]
         paraphrase = np.array([similarity[i, (seed_of == i) & (type_of == PARAPHRASE)][0] for i in range(len(seeds))])
         unrelated_mean = np.where(own, 0.0, similarity).sum(axis=1) / (~own).sum(axis=1)
         beaten = ((similarity < paraphrase[:, None]) & ~own).sum(axis=1) / (~own).sum(axis=1)
-        print(f"| {mode} | {vectors[mode].shape[1]} | {paraphrase.mean():.3f} | {unrelated_mean.mean():.3f} "
-              f"| {int((paraphrase > unrelated_mean).sum())}/{len(seeds)} ({100 * (paraphrase > unrelated_mean).mean():.0f}%) "
-              f"| {100 * beaten.mean():.1f}% |")
+        print(
+            f"| {mode} | {vectors[mode].shape[1]} | {paraphrase.mean():.3f} | {unrelated_mean.mean():.3f} "
+            f"| {int((paraphrase > unrelated_mean).sum())}/{len(seeds)} ({100 * (paraphrase > unrelated_mean).mean():.0f}%) "
+            f"| {100 * beaten.mean():.1f}% |"
+        )
         per_type[mode] = {t: similarity[own & (type_of[None, :] == t)].mean() for t in types}
         per_type[mode]["(unrelated)"] = unrelated_mean.mean()
     print()
@@ -431,8 +481,10 @@ def _gsmplus(encoder: MathEncoder, path: Path, batch_size: int) -> None:
     print()
     text_norm = np.linalg.norm(vectors["text"], axis=1).mean()
     graph_norm = np.linalg.norm(vectors["graph"], axis=1).mean()
-    print(f"Mean vector norms: text ([CLS]) {text_norm:.1f}, graph (mean node) {graph_norm:.1f}; the fused cosine "
-          "weighs each half by its squared norm.")
+    print(
+        f"Mean vector norms: text ([CLS]) {text_norm:.1f}, graph (mean node) {graph_norm:.1f}; the fused cosine "
+        "weighs each half by its squared norm."
+    )
 
 
 def _arguments() -> argparse.Namespace:
@@ -442,10 +494,17 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--limit", type=int, default=256, help="MATH problems timed (default 256)")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over all batches (default 3)")
-    parser.add_argument("--sort-by-length", action="store_true",
-                        help="batch problems of similar length together, as MathEncoder.encode does (default: file order)")
-    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                        else os.cpu_count(), help="torch threads (default: the cores this process may use)")
+    parser.add_argument(
+        "--sort-by-length",
+        action="store_true",
+        help="batch problems of similar length together, as MathEncoder.encode does (default: file order)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        help="torch threads (default: the cores this process may use)",
+    )
     parser.add_argument("--memory-child", choices=MEMORY_MODELS, help=argparse.SUPPRESS)
     parser.add_argument("--batch-file", help=argparse.SUPPRESS)
     parser.add_argument("--smoke", action="store_true", help="8 problems, one repetition: seconds")

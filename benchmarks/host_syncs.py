@@ -41,8 +41,12 @@ def main() -> None:
     texts = _questions(SMOKE_DATA if args.smoke else DATA, args.batch_size)
     labels = [str(t.count(".") % 2) for t in texts]
     rows = {}
-    for name, build in (("comus", _task_model("comus")), ("bert", _task_model("bert")),
-                        ("multitask moe", _multitask("moe")), ("multitask reasonformer", _multitask("reasonformer"))):
+    for name, build in (
+        ("comus", _task_model("comus")),
+        ("bert", _task_model("bert")),
+        ("multitask moe", _multitask("moe")),
+        ("multitask reasonformer", _multitask("reasonformer")),
+    ):
         model, batch = build(texts, labels, args.smoke)
         rows[name] = _measure(model, batch, args.repeats)
         print(name, json.dumps(rows[name]), flush=True)
@@ -78,6 +82,7 @@ def _task_model(architecture: str):
         model = TaskModel(_encoder(smoke), config)
         collate = TaskCollator(config.task_type, feature_store(model, texts), config.labels)
         return model, collate(_examples(texts, labels))
+
     return build
 
 
@@ -93,6 +98,7 @@ def _multitask(adapter: str):
         task = config.task_configs[0]
         collate = TaskCollator(task.task_type, feature_store(model.for_task("kpc"), texts), task.labels)
         return model, MultiTaskBatch(0, collate(_examples(texts, labels)))
+
     return build
 
 
@@ -130,12 +136,18 @@ def _trainer_loop(texts, labels, smoke: bool) -> dict:
         model.train()(collate(examples[:4]))
     steps = len(examples) // 4
     with tempfile.TemporaryDirectory() as output, count_host_syncs() as syncs:
-        fit(model, TrainingData(examples, LengthBucketSampler([1] * len(examples), 4, seed=0), collate),
-            TrainingArguments(output_dir=output, epochs=1, batch_size=4, log_every=4, cpu=True))
+        fit(
+            model,
+            TrainingData(examples, LengthBucketSampler([1] * len(examples), 4, seed=0), collate),
+            TrainingArguments(output_dir=output, epochs=1, batch_size=4, log_every=4, cpu=True),
+        )
     # fit also collates (host tensors, no device) and saves checkpoints at the epoch's end: count per step
     loop = {name: count - forward_only.calls.get(name, 0) * steps for name, count in syncs.calls.items()}
-    return {"syncs": round(sum(loop.values()) / steps, 2), "calls": {k: v for k, v in loop.items() if v},
-            "note": f"{steps} steps, log_every 4, with collation and the end-of-epoch checkpoint"}
+    return {
+        "syncs": round(sum(loop.values()) / steps, 2),
+        "calls": {k: v for k, v in loop.items() if v},
+        "note": f"{steps} steps, log_every 4, with collation and the end-of-epoch checkpoint",
+    }
 
 
 def _arguments() -> argparse.Namespace:

@@ -91,9 +91,13 @@ def jobs(args) -> dict[str, list[str]]:
     fewshot = [f"{row}@{f}%" for f in sorted(FRACTIONS, reverse=True) for row in ("tfidf", "dapt-bert", "comus-pt")]
     points = range(args.save_every, args.long_steps + 1, args.save_every)
     curve = [f"{row}@step{n}" for n in points for row in CURVE]
-    plan = {"headline": ["dapt-bert", "comus-pt", "tfidf", "bert", "comus"], "seeds": seeds,
-            "ablations": ["comus-pt-no-memory", "comus-pt-no-dtc", "comus-pt-no-tgcl"], "fewshot": fewshot,
-            "curve": curve}
+    plan = {
+        "headline": ["dapt-bert", "comus-pt", "tfidf", "bert", "comus"],
+        "seeds": seeds,
+        "ablations": ["comus-pt-no-memory", "comus-pt-no-dtc", "comus-pt-no-tgcl"],
+        "fewshot": fewshot,
+        "curve": curve,
+    }
     return {job: rows[:2] for job, rows in plan.items()} if args.smoke else plan
 
 
@@ -128,7 +132,7 @@ def parse_row(row: str) -> tuple[str, dict]:
         return name, {}
     for prefix, key in (("seed", "seed"), ("step", "step")):
         if variant.startswith(prefix):
-            return name, {key: int(variant[len(prefix):])}
+            return name, {key: int(variant[len(prefix) :])}
     return name, {"fraction": int(variant.rstrip("%"))}
 
 
@@ -158,11 +162,23 @@ def run_row(row: str, files: dict, work: Path, study: dict, args) -> dict:
         else:
             start = str(pretrain(start, work, study, args))
         started = time.perf_counter()  # the fine-tune's time; pre-training has its own record
-        training = TrainingArguments(output_dir=str(output), epochs=args.epochs, batch_size=args.batch_size,
-                                     learning_rate=3e-5, head_learning_rate=1e-3, seed=variant.get("seed", 0),
-                                     parse_workers=args.workers, resume=(output / "checkpoint-last").exists())
-        trained = train_task(TaskConfig("kpc", architecture=architecture, **FIELDS), train, training,
-                             dev_path=files["kpc"]["dev"], model=start)
+        training = TrainingArguments(
+            output_dir=str(output),
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            learning_rate=3e-5,
+            head_learning_rate=1e-3,
+            seed=variant.get("seed", 0),
+            parse_workers=args.workers,
+            resume=(output / "checkpoint-last").exists(),
+        )
+        trained = train_task(
+            TaskConfig("kpc", architecture=architecture, **FIELDS),
+            train,
+            training,
+            dev_path=files["kpc"]["dev"],
+            model=start,
+        )
         record.update(epochs=args.epochs, history=trained["history"], start=start)
     record["train_seconds"] = round(time.perf_counter() - started, 1)
     for part in ("dev", "test"):
@@ -181,8 +197,13 @@ def evaluate(directory: Path, path: str) -> dict:
     predicted = [r["label"] for r in load_predictor("kpc", directory).predict(inputs)]
     correct = [int(p == g) for p, g in zip(predicted, gold)]
     accuracy = float(np.mean(correct))
-    return {"accuracy": accuracy, "accuracy_ci95": wilson(accuracy, len(gold)), "n": len(gold),
-            "macro_f1": float(f1_score(gold, predicted, average="macro")), "correct": correct}
+    return {
+        "accuracy": accuracy,
+        "accuracy_ci95": wilson(accuracy, len(gold)),
+        "n": len(gold),
+        "macro_f1": float(f1_score(gold, predicted, average="macro")),
+        "correct": correct,
+    }
 
 
 def pretrain(name: str, work: Path, study: dict, args) -> Path:
@@ -206,17 +227,31 @@ def pretrain(name: str, work: Path, study: dict, args) -> Path:
     steps = args.long_steps if long else args.steps
     texts = [json.loads(line)["text"] for line in open(work / "data" / "pretrain.train.jsonl", encoding="utf-8")]
     started = time.perf_counter()
-    training = TrainingArguments(output_dir=str(output), max_steps=steps, batch_size=args.pretrain_batch,
-                                 learning_rate=5e-5, seed=0, parse_workers=args.workers,
-                                 save_steps=(args.save_every if long else None),
-                                 resume=(output / "checkpoint-last").exists())
-    state = run_pretraining(texts, training, model=args.start, tasks=objectives, architecture=architecture,
-                            freeze_vocabulary=True)
+    training = TrainingArguments(
+        output_dir=str(output),
+        max_steps=steps,
+        batch_size=args.pretrain_batch,
+        learning_rate=5e-5,
+        seed=0,
+        parse_workers=args.workers,
+        save_steps=(args.save_every if long else None),
+        resume=(output / "checkpoint-last").exists(),
+    )
+    state = run_pretraining(
+        texts, training, model=args.start, tasks=objectives, architecture=architecture, freeze_vocabulary=True
+    )
     log = [json.loads(line) for line in open(output / "training_log.jsonl", encoding="utf-8")]
-    study["pretraining"][name] = {"architecture": architecture, "objectives": list(objectives), "steps": steps,
-                                  "batch": args.pretrain_batch, "texts": len(texts), "step": state["step"],
-                                  "seconds": round(time.perf_counter() - started, 1),
-                                  "loss_first": log[0], "loss_last": log[-1]}
+    study["pretraining"][name] = {
+        "architecture": architecture,
+        "objectives": list(objectives),
+        "steps": steps,
+        "batch": args.pretrain_batch,
+        "texts": len(texts),
+        "step": state["step"],
+        "seconds": round(time.perf_counter() - started, 1),
+        "loss_first": log[0],
+        "loss_last": log[-1],
+    }
     (work / "study.json").write_text(json.dumps(study, indent=1))
     return output
 
@@ -244,9 +279,11 @@ def paired_difference(a: list[list[int]], b: list[list[int]], samples: int = 10_
     difference = a_mean - b_mean
     rng = np.random.default_rng(0)
     draws = difference[rng.integers(0, len(difference), (samples, len(difference)))].mean(axis=1)
-    return {"difference": round(float(difference.mean()), 4),
-            "ci95": [round(float(np.percentile(draws, 2.5)), 4), round(float(np.percentile(draws, 97.5)), 4)],
-            "seeds": [len(a), len(b)]}
+    return {
+        "difference": round(float(difference.mean()), 4),
+        "ci95": [round(float(np.percentile(draws, 2.5)), 4), round(float(np.percentile(draws, 97.5)), 4)],
+        "seeds": [len(a), len(b)],
+    }
 
 
 def headline(study: dict) -> dict | None:
@@ -258,9 +295,11 @@ def headline(study: dict) -> dict | None:
     result = {}
     for row in HEADLINE:
         accuracies = [rows[_seed_row(row, s)]["test"]["accuracy"] for s in seeds]
-        result[row] = {"test_mean": round(float(np.mean(accuracies)), 4),
-                       "test_sd": round(float(np.std(accuracies, ddof=1)), 4) if len(seeds) > 1 else None,
-                       "seeds": seeds}
+        result[row] = {
+            "test_mean": round(float(np.mean(accuracies)), 4),
+            "test_sd": round(float(np.std(accuracies, ddof=1)), 4) if len(seeds) > 1 else None,
+            "seeds": seeds,
+        }
     correct = {row: [rows[_seed_row(row, s)]["test"]["correct"] for s in seeds] for row in HEADLINE}
     result["comus-pt minus dapt-bert (test)"] = paired_difference(correct["comus-pt"], correct["dapt-bert"])
     return result
@@ -273,18 +312,25 @@ def _seed_row(row: str, seed: int) -> str:
 def report(study: dict, directory: Path, args) -> None:
     """The tables (markdown), the study without per-problem lists (JSON) and the curve (PNG)."""
     directory.mkdir(parents=True, exist_ok=True)
-    lines = [f"Machine: {study['machine']}. KPC, the MATH seed-0 split of results.py, {args.epochs} epochs, the "
-             "best dev epoch; wall s: the fine-tune (or TF-IDF fit) alone.",
-             "", "| row | n train | dev acc [95% CI] | test acc [95% CI] | test macro-F1 | wall s |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"Machine: {study['machine']}. KPC, the MATH seed-0 split of results.py, {args.epochs} epochs, the "
+        "best dev epoch; wall s: the fine-tune (or TF-IDF fit) alone.",
+        "",
+        "| row | n train | dev acc [95% CI] | test acc [95% CI] | test macro-F1 | wall s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for row, record in study["rows"].items():
         dev, test = record["dev"], record["test"]
-        lines.append(f"| {row} | {record['n_train']} | {dev['accuracy']:.4f} [{dev['accuracy_ci95'][0]:.4f}-"
-                     f"{dev['accuracy_ci95'][1]:.4f}] | {test['accuracy']:.4f} [{test['accuracy_ci95'][0]:.4f}-"
-                     f"{test['accuracy_ci95'][1]:.4f}] | {test['macro_f1']:.4f} | {record['train_seconds']} |")
+        lines.append(
+            f"| {row} | {record['n_train']} | {dev['accuracy']:.4f} [{dev['accuracy_ci95'][0]:.4f}-"
+            f"{dev['accuracy_ci95'][1]:.4f}] | {test['accuracy']:.4f} [{test['accuracy_ci95'][0]:.4f}-"
+            f"{test['accuracy_ci95'][1]:.4f}] | {test['macro_f1']:.4f} | {record['train_seconds']} |"
+        )
     lines += ["", "Pre-training runs:", ""]
-    lines += [f"- {name}: {json.dumps({k: v for k, v in run.items() if not k.startswith('loss')})}"
-              for name, run in study["pretraining"].items()]
+    lines += [
+        f"- {name}: {json.dumps({k: v for k, v in run.items() if not k.startswith('loss')})}"
+        for name, run in study["pretraining"].items()
+    ]
     summary = headline(study)
     if summary:
         lines += ["", "Headline (test): " + json.dumps(summary)]
@@ -292,9 +338,17 @@ def report(study: dict, directory: Path, args) -> None:
     print(text)
     name = "issue26_kpc_study"
     (directory / f"{name}.md").write_text(text, encoding="utf-8")
-    slim = {**study, "headline": summary,
-            "rows": {row: {k: ({p: v for p, v in r.items() if p != "correct"} if k in ("dev", "test") else r)
-                           for k, r in record.items()} for row, record in study["rows"].items()}}
+    slim = {
+        **study,
+        "headline": summary,
+        "rows": {
+            row: {
+                k: ({p: v for p, v in r.items() if p != "correct"} if k in ("dev", "test") else r)
+                for k, r in record.items()
+            }
+            for row, record in study["rows"].items()
+        },
+    }
     (directory / f"{name}.json").write_text(json.dumps(slim, indent=1), encoding="utf-8")
     draw_curve(study, directory / "issue26_pretraining_curve.png")
 
@@ -335,16 +389,30 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--pretrain-batch", type=int, default=32)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--no-comus-from-package", dest="comus_from_package", action="store_false",
-                        help="pre-train the comus run again instead of taking the shipped encoder")
+    parser.add_argument(
+        "--no-comus-from-package",
+        dest="comus_from_package",
+        action="store_false",
+        help="pre-train the comus run again instead of taking the shipped encoder",
+    )
     parser.add_argument("--workers", type=int, default=2, help="parser processes")
     parser.add_argument("--report", action="store_true", help="print and write the report only")
-    parser.add_argument("--smoke", action="store_true",
-                        help="two rows of every job on the smoke data (benchmarks/smoke.py), a tiny model, 2 "
-                             "pre-training steps, 1 epoch; writes under WORK/smoke")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="two rows of every job on the smoke data (benchmarks/smoke.py), a tiny model, 2 "
+        "pre-training steps, 1 epoch; writes under WORK/smoke",
+    )
     args = parser.parse_args()
     if args.smoke:
-        args.steps, args.long_steps, args.save_every, args.pretrain_batch, args.epochs, args.batch_size = 2, 2, 1, 4, 1, 8
+        args.steps, args.long_steps, args.save_every, args.pretrain_batch, args.epochs, args.batch_size = (
+            2,
+            2,
+            1,
+            4,
+            1,
+            8,
+        )
     return args
 
 

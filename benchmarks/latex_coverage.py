@@ -26,9 +26,10 @@ import signal
 import time
 from pathlib import Path
 
+from smoke import SMOKE_MATH
+
 from parsers.latex import parse_latex
 from parsers.segment import segment
-from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -46,15 +47,19 @@ def main() -> None:
     print("| parser | formulas | no exception | structured (ok) | partial | failed | seconds | formulas/s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     total = len(formulas)
-    print(f"| ours (`parsers.latex`) | {total} | {_pct(total - ours['exception'], total)} | {_pct(ours['ok'], total)} "
-          f"| {_pct(ours['partial'], total)} | {_pct(ours['failed'], total)} | {ours_seconds:.2f} "
-          f"| {total / max(ours_seconds, 1e-9):.0f} |")
+    print(
+        f"| ours (`parsers.latex`) | {total} | {_pct(total - ours['exception'], total)} | {_pct(ours['ok'], total)} "
+        f"| {_pct(ours['partial'], total)} | {_pct(ours['failed'], total)} | {ours_seconds:.2f} "
+        f"| {total / max(ours_seconds, 1e-9):.0f} |"
+    )
     if not args.no_sympy:
         sympy, sympy_seconds = _run_sympy(counts, args.workers, args.timeout)
         ok = sympy["ok"]
-        print(f"| SymPy `parse_latex` (antlr 4.11.1, {args.workers} workers, {args.timeout:g} s timeout) | {total} "
-              f"| {_pct(ok, total)} | {_pct(ok, total)} | - | {_pct(total - ok, total)} "
-              f"(timeouts: {sympy['timeout']}) | {sympy_seconds:.1f} | {total / max(sympy_seconds, 1e-9):.0f} |")
+        print(
+            f"| SymPy `parse_latex` (antlr 4.11.1, {args.workers} workers, {args.timeout:g} s timeout) | {total} "
+            f"| {_pct(ok, total)} | {_pct(ok, total)} | - | {_pct(total - ok, total)} "
+            f"(timeouts: {sympy['timeout']}) | {sympy_seconds:.1f} | {total / max(sympy_seconds, 1e-9):.0f} |"
+        )
     print()
     print("Top 20 reasons for E nodes in our trees (formulas with that reason):")
     print()
@@ -71,8 +76,11 @@ def main() -> None:
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=str((REPO / "../shared/data/math/train.jsonl").resolve()),
-                        help="JSONL file with a `problem` field (default: ../shared/data/math/train.jsonl)")
+    parser.add_argument(
+        "--data",
+        default=str((REPO / "../shared/data/math/train.jsonl").resolve()),
+        help="JSONL file with a `problem` field (default: ../shared/data/math/train.jsonl)",
+    )
     parser.add_argument("--text-field", default="problem")
     parser.add_argument("--limit", type=int, default=None, help="only the first N formulas")
     parser.add_argument("--workers", type=int, default=2, help="processes for SymPy")

@@ -38,8 +38,9 @@ def eligible(row: dict, max_chars: int) -> bool:
     return len(row["problem"]) <= max_chars and "[asy]" not in row["problem"] and row["level"] != "Level ?"
 
 
-def make_sample(rows: list[dict], train_per_subject: int, dev_per_subject: int, seed: int,
-                max_chars: int) -> list[dict]:
+def make_sample(
+    rows: list[dict], train_per_subject: int, dev_per_subject: int, seed: int, max_chars: int
+) -> list[dict]:
     """The sample rows (see the module docstring)."""
     rng = random.Random(seed)
     by_subject: dict[str, list[int]] = {}
@@ -55,8 +56,16 @@ def make_sample(rows: list[dict], train_per_subject: int, dev_per_subject: int, 
         for position, index in enumerate(chosen):
             split = "train" if position < train_per_subject else "dev"
             row = rows[index]
-            picked[split].append({"id": f"math-train-{index}", "source": SOURCE, "split": split,
-                                  "subject": row["subject"], "level": row["level"], "problem": row["problem"]})
+            picked[split].append(
+                {
+                    "id": f"math-train-{index}",
+                    "source": SOURCE,
+                    "split": split,
+                    "subject": row["subject"],
+                    "level": row["level"],
+                    "problem": row["problem"],
+                }
+            )
     return picked["train"] + picked["dev"]
 
 

@@ -28,11 +28,11 @@ import time
 from pathlib import Path
 
 import torch
+from smoke import SMOKE_MATH
 from torch import nn
 
 from models.moe import add_moe_layers, moe_aux_loss, moe_inputs
 from models.text_encoder import load_text_encoder
-from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 VARIANTS = (("dense", None), ("MoE last 2", "last-2"), ("MoE all", "all"))
@@ -61,8 +61,9 @@ def main() -> None:
     with open(args.math, encoding="utf-8") as f:
         rows = [json.loads(line) for _, line in zip(range(args.batch_size), f)]
     encoder, tokenizer = load_text_encoder("default")
-    batch = tokenizer([r["problem"] for r in rows], padding=True, truncation=True, max_length=args.max_length,
-                      return_tensors="pt")
+    batch = tokenizer(
+        [r["problem"] for r in rows], padding=True, truncation=True, max_length=args.max_length, return_tensors="pt"
+    )
     batch = {k: v.to(device) for k, v in batch.items()}
     subjects = sorted({r["subject"] for r in rows})
     labels = torch.tensor([subjects.index(r["subject"]) for r in rows], device=device)
@@ -93,16 +94,20 @@ def main() -> None:
     real_tokens = int(batch["attention_mask"].sum())
     machine = platform.processor() or platform.machine()
     print(f"torch {torch.__version__}, {device}, {torch.get_num_threads()} threads, {machine}")
-    print(f"batch: {tuple(batch['input_ids'].shape)} ({real_tokens} real tokens), fp32, "
-          f"{args.warmup} warm-up + {args.repeats} timed steps per model, interleaved\n")
+    print(
+        f"batch: {tuple(batch['input_ids'].shape)} ({real_tokens} real tokens), fp32, "
+        f"{args.warmup} warm-up + {args.repeats} timed steps per model, interleaved\n"
+    )
     dense = statistics.median(times["dense"])
     print("| model | parameters | median step (ms) | min (ms) | max (ms) | ratio to dense |")
     print("|---|---:|---:|---:|---:|---:|")
     for name in names:
         median = statistics.median(times[name])
         params = sum(p.numel() for p in models[name].parameters())
-        print(f"| {name} | {params / 1e6:.1f} M | {median * 1e3:.0f} | {min(times[name]) * 1e3:.0f} | "
-              f"{max(times[name]) * 1e3:.0f} | {median / dense:.3f} |")
+        print(
+            f"| {name} | {params / 1e6:.1f} M | {median * 1e3:.0f} | {min(times[name]) * 1e3:.0f} | "
+            f"{max(times[name]) * 1e3:.0f} | {median / dense:.3f} |"
+        )
     print("\ntokens per expert in the last step (MoE all, layer by layer):")
     for i, moe in enumerate(models["MoE all"].moe):
         print(f"  layer {i}: {moe.last_routing.tokens_per_expert.tolist()}")
@@ -117,7 +122,7 @@ def interleaved_step_times(step, names: list[str], warmup: int, repeats: int) ->
             step(name)
     times = {name: [] for name in names}
     for rep in range(repeats):
-        for name in names[rep % len(names):] + names[: rep % len(names)]:
+        for name in names[rep % len(names) :] + names[: rep % len(names)]:
             times[name].append(step(name))
     return times
 

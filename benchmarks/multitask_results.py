@@ -56,10 +56,17 @@ VARIANTS = {
     # changes no number; without it a batch of 16 SQR lists (208 problems) needs ~20 GB on a CPU.
     "reasonformer": {"adapter": "reasonformer", "reasoning_checkpointing": True},
     "reasonformer+skills": {"adapter": "reasonformer", "reasoning_checkpointing": True, "skill_pretraining_steps": 60},
-    "reasonformer+skills240": {"adapter": "reasonformer", "reasoning_checkpointing": True,
-                               "skill_pretraining_steps": 240},
-    "reasonformer-private+skills240": {"adapter": "reasonformer", "reasoning_modules": "private",
-                                       "reasoning_checkpointing": True, "skill_pretraining_steps": 240},
+    "reasonformer+skills240": {
+        "adapter": "reasonformer",
+        "reasoning_checkpointing": True,
+        "skill_pretraining_steps": 240,
+    },
+    "reasonformer-private+skills240": {
+        "adapter": "reasonformer",
+        "reasoning_modules": "private",
+        "reasoning_checkpointing": True,
+        "skill_pretraining_steps": 240,
+    },
 }
 DEFAULT_VARIANTS = "single,dense,moe,moe+prompts,cgc-lora"
 SMOKE_VARIANTS = "single,moe+prompts,cgc-lora"
@@ -97,17 +104,24 @@ def main() -> None:
         elif variant == "single":
             parameters, dev = 0, {}
             for task in TASKS:
-                trained = train_task(TaskConfig(task, **fields), files[task]["train"],
-                                     TrainingArguments(str(output / task), learning_rate=lr, **budget),
-                                     dev_path=files[task]["dev"], model=args.model)
+                trained = train_task(
+                    TaskConfig(task, **fields),
+                    files[task]["train"],
+                    TrainingArguments(str(output / task), learning_rate=lr, **budget),
+                    dev_path=files[task]["dev"],
+                    model=args.model,
+                )
                 dev[task] = _kept_epoch(trained["history"], "dev_" + MAIN_METRIC[task], "dev_")
                 parameters += _trainable(output / task)
             directories = {task: output / task for task in TASKS}
         else:
             trained = train_multitask(
                 [(TaskConfig(task, **fields), files[task]["train"], files[task]["dev"]) for task in TASKS],
-                TrainingArguments(str(output), learning_rate=lr, **budget), model=args.model,
-                moe_experts=args.moe_experts, **VARIANTS[variant])
+                TrainingArguments(str(output), learning_rate=lr, **budget),
+                model=args.model,
+                moe_experts=args.moe_experts,
+                **VARIANTS[variant],
+            )
             dev = {task: _kept_epoch(trained["history"], "dev_mean", f"dev_{task}_") for task in TASKS}
             parameters = _trainable(output)
             directories = {task: output for task in TASKS}
@@ -130,8 +144,13 @@ def _capped(files: dict[str, dict[str, str]], directory: Path, args) -> dict[str
     capped: dict[str, dict[str, str]] = {}
     for task, parts in files.items():
         for part, path in parts.items():
-            limit = (args.sqr_limit or args.limit) if task == "sqr" and part == "train" else \
-                args.limit if part == "train" else args.eval_limit
+            limit = (
+                (args.sqr_limit or args.limit)
+                if task == "sqr" and part == "train"
+                else args.limit
+                if part == "train"
+                else args.eval_limit
+            )
             rows = Path(path).read_text(encoding="utf-8").splitlines(keepends=True)
             if limit and limit < len(rows):
                 rows = random.Random(args.seed).sample(rows, limit)
@@ -144,7 +163,7 @@ def _capped(files: dict[str, dict[str, str]], directory: Path, args) -> dict[str
 def _kept_epoch(history: list[dict], metric: str, prefix: str) -> dict:
     """Dev metrics (``prefix`` removed) of the epoch training kept: the best by ``metric``."""
     best = max(history, key=lambda record: record[metric])
-    return {key[len(prefix):]: value for key, value in best.items() if key.startswith(prefix)}
+    return {key[len(prefix) :]: value for key, value in best.items() if key.startswith(prefix)}
 
 
 def _trainable(directory: Path) -> int:
@@ -152,24 +171,34 @@ def _trainable(directory: Path) -> int:
     from tasks.finetune import TaskModel
     from tasks.multitask import is_multitask_directory
 
-    model = MultiTaskModel.from_pretrained(directory) if is_multitask_directory(directory) \
+    model = (
+        MultiTaskModel.from_pretrained(directory)
+        if is_multitask_directory(directory)
         else TaskModel.from_pretrained(directory)
+    )
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def print_table(results: dict, files: dict, args: argparse.Namespace) -> None:
     sizes = {task: sum(1 for _ in open(files[task]["train"], encoding="utf-8")) for task in TASKS}
-    print(f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
-          f"cuda {torch.cuda.is_available()}; start model {args.model}; {args.epochs} epochs, batch {args.batch_size}; "
-          f"training examples {sizes}; eval limit {args.eval_limit or 'none'}; test split, dev of the kept epoch "
-          f"in brackets\n")
-    print("| model | " + " | ".join(f"{t.upper()} {MAIN_METRIC[t]}" for t in TASKS)
-          + " | trainable params | lr | train s |")
+    print(
+        f"\nmachine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+        f"cuda {torch.cuda.is_available()}; start model {args.model}; {args.epochs} epochs, batch {args.batch_size}; "
+        f"training examples {sizes}; eval limit {args.eval_limit or 'none'}; test split, dev of the kept epoch "
+        f"in brackets\n"
+    )
+    print(
+        "| model | "
+        + " | ".join(f"{t.upper()} {MAIN_METRIC[t]}" for t in TASKS)
+        + " | trainable params | lr | train s |"
+    )
     print("|---|" + "---:|" * (len(TASKS) + 3))
     for variant, result in results.items():
         cells = [_cell(result["test"][t], result["dev"].get(t, {}), MAIN_METRIC[t]) for t in TASKS]
-        print(f"| {variant} | " + " | ".join(cells) + f" | {result['trainable_parameters']:,} | "
-              f"{result['learning_rate']:g} | {result['train_seconds']} |")
+        print(
+            f"| {variant} | " + " | ".join(cells) + f" | {result['trainable_parameters']:,} | "
+            f"{result['learning_rate']:g} | {result['train_seconds']} |"
+        )
 
 
 def _cell(test: dict, dev: dict, metric: str) -> str:
@@ -182,9 +211,11 @@ def _cell(test: dict, dev: dict, metric: str) -> str:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
-    parser.add_argument("--variants",
-                        help="comma-separated (default: %s); also tfidf (the baseline on the same files), dense+unified "
-                             "(JiuZhang 2.0's unified label space), and the reasonformer variants" % DEFAULT_VARIANTS)
+    parser.add_argument(
+        "--variants",
+        help=f"comma-separated (default: {DEFAULT_VARIANTS}); also tfidf (the baseline on the same files), "
+        "dense+unified (JiuZhang 2.0's unified label space), and the reasonformer variants",
+    )
     parser.add_argument("--model", default="default", help="encoder every variant starts from")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=16)

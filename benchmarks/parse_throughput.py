@@ -21,8 +21,9 @@ import os
 import time
 from pathlib import Path
 
-from parsers.problem import ProblemParser, parse_problems
 from smoke import SMOKE_MATH
+
+from parsers.problem import ProblemParser, parse_problems
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -46,7 +47,9 @@ def main() -> None:
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for workers, count, seconds, rate, nodes in rows:
         calibration = _loop_speedup(workers)
-        print(f"| {workers} | {count} | {seconds:.2f} | {rate:.1f} | {rate / base:.2f}x | {calibration:.2f}x | {nodes} |")
+        print(
+            f"| {workers} | {count} | {seconds:.2f} | {rate:.1f} | {rate / base:.2f}x | {calibration:.2f}x | {nodes} |"
+        )
 
 
 def _busy_loop(n: int) -> int:

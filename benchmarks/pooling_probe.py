@@ -38,7 +38,7 @@ def text_vectors(model: TaskModel, texts: list[str], batch_size: int = 32) -> di
     store = feature_store(model, texts)
     vectors: dict[str, list] = {p: [] for p in POOLINGS}
     for start in range(0, len(texts), batch_size):
-        inputs = store.batch(texts[start:start + batch_size]).as_model_inputs()
+        inputs = store.batch(texts[start : start + batch_size]).as_model_inputs()
         for pooling in POOLINGS:
             vectors[pooling].append(problem_vectors(model.backbone, "bert", inputs, pooling))
     return {p: torch.cat(v).numpy() for p, v in vectors.items()}
@@ -63,15 +63,17 @@ def main() -> None:
         files = build_task_files(data, seed=0, smoke=True)
         args.train_limit = sum(1 for _ in open(files["kpc"]["train"], encoding="utf-8"))
     read = lambda name: [json.loads(line) for line in open(data / name, encoding="utf-8")]  # noqa: E731
-    model = TaskModel(MathEncoder.from_pretrained("default", device="cpu"),
-                      TaskConfig("kpc", architecture="bert", labels=["-", "+"])).eval()
+    model = TaskModel(
+        MathEncoder.from_pretrained("default", device="cpu"), TaskConfig("kpc", architecture="bert", labels=["-", "+"])
+    ).eval()
     results = {}
 
     kpc_train = random.Random(0).sample(read("kpc.train.jsonl"), args.train_limit)
     kpc_dev = read("kpc.dev.jsonl")
     train, dev = (text_vectors(model, [r["problem"] for r in rows]) for rows in (kpc_train, kpc_dev))
-    results["kpc"] = {p: probe(train[p], [r["subject"] for r in kpc_train], dev[p], [r["subject"] for r in kpc_dev])
-                      for p in POOLINGS}
+    results["kpc"] = {
+        p: probe(train[p], [r["subject"] for r in kpc_train], dev[p], [r["subject"] for r in kpc_dev]) for p in POOLINGS
+    }
     results["kpc"].update(n_train=len(kpc_train), n_dev=len(kpc_dev))
 
     def pair_features(rows: list[dict]) -> dict[str, np.ndarray]:
@@ -80,8 +82,9 @@ def main() -> None:
 
     qrc_train, qrc_dev = read("qrc.train.jsonl"), read("qrc.dev.jsonl")
     train, dev = pair_features(qrc_train), pair_features(qrc_dev)
-    results["qrc"] = {p: probe(train[p], [r["label"] for r in qrc_train], dev[p], [r["label"] for r in qrc_dev])
-                      for p in POOLINGS}
+    results["qrc"] = {
+        p: probe(train[p], [r["label"] for r in qrc_train], dev[p], [r["label"] for r in qrc_dev]) for p in POOLINGS
+    }
     results["qrc"].update(n_train=len(qrc_train), n_dev=len(qrc_dev))
     print(json.dumps(results, indent=1))
 

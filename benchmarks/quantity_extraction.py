@@ -33,16 +33,26 @@ def main() -> None:
     counts: dict[str, dict[str, int]] = {}
     for problem in problems:
         graph = parse_problem(problem["text"])
-        tally = counts.setdefault(problem["source"], dict.fromkeys(
-            ("gold", "found", "correct", "form", "unit", "object"), 0))
+        tally = counts.setdefault(
+            problem["source"], dict.fromkeys(("gold", "found", "correct", "form", "unit", "object"), 0)
+        )
         gold = [(q, (q["start"], q["end"]), Fraction(q["value"])) for q in problem["quantities"]]
         found = graph.quantities()
         tally["gold"] += len(gold)
         tally["found"] += len(found)
         matched: set[int] = set()
         for quantity in found:
-            hit = next((k for k, (_, span, value) in enumerate(gold) if k not in matched
-                        and span[0] < quantity.span[1] and quantity.span[0] < span[1] and value == quantity.value), None)
+            hit = next(
+                (
+                    k
+                    for k, (_, span, value) in enumerate(gold)
+                    if k not in matched
+                    and span[0] < quantity.span[1]
+                    and quantity.span[0] < span[1]
+                    and value == quantity.value
+                ),
+                None,
+            )
             if hit is None:
                 if args.show_errors:
                     print(f"  extra  {problem['source']}:{problem['line']} {quantity.text!r} = {quantity.value}")
@@ -57,15 +67,19 @@ def main() -> None:
             for k, (row, _, _) in enumerate(gold):
                 if k not in matched:
                     print(f"  missed {problem['source']}:{problem['line']} {row['text']!r} = {row['value']}")
-    counts["all"] = {key: sum(t[key] for t in counts.values()) for key in ("gold", "found", "correct", "form", "unit",
-                                                                             "object")}
+    counts["all"] = {
+        key: sum(t[key] for t in counts.values()) for key in ("gold", "found", "correct", "form", "unit", "object")
+    }
     print(f"{len(problems)} problems from {args.gold}\n")
     print("| source | gold | found | precision (95% CI) | recall (95% CI) | form | unit | object |")
     print("|---|---:|---:|---|---|---:|---:|---:|")
     for source, t in counts.items():
-        print(f"| {source} | {t['gold']} | {t['found']} | {_rate(t['correct'], t['found'])} | "
-              f"{_rate(t['correct'], t['gold'])} | " + " | ".join(
-                  f"{t[key] / max(t['correct'], 1):.2f}" for key in ("form", "unit", "object")) + " |")
+        print(
+            f"| {source} | {t['gold']} | {t['found']} | {_rate(t['correct'], t['found'])} | "
+            f"{_rate(t['correct'], t['gold'])} | "
+            + " | ".join(f"{t[key] / max(t['correct'], 1):.2f}" for key in ("form", "unit", "object"))
+            + " |"
+        )
 
 
 def _same(gold: str | None, found: str | None) -> bool:

@@ -24,10 +24,9 @@ import argparse
 import json
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
-
-import sys
 
 import torch
 
@@ -36,8 +35,8 @@ from moe_step_time import interleaved_step_times, sync  # noqa: E402
 from smoke import SMOKE_MATH, smoke_work, tiny_encoder  # noqa: E402
 
 from models.encoder import MathEncoder
-from tasks.finetune import TaskCollator, TaskConfig
 from tasks.features import FeatureStore
+from tasks.finetune import TaskCollator, TaskConfig
 from tasks.multitask import MultiTaskConfig, MultiTaskModel
 from tasks.task_mixing import MultiTaskBatch
 from tasks.trainer import TrainingArguments, build_optimizer
@@ -69,7 +68,9 @@ def main() -> None:
     for name, options in VARIANTS.items():
         encoder = MathEncoder.from_pretrained(args.model, device="cpu")
         if batch is None:
-            store = FeatureStore.for_run(encoder, [t for e in examples for t in task.task_type.example_texts(e)], TrainingArguments())
+            store = FeatureStore.for_run(
+                encoder, [t for e in examples for t in task.task_type.example_texts(e)], TrainingArguments()
+            )
             batch = MultiTaskBatch(0, TaskCollator(task.task_type, store, task.labels)(examples)).to(device)
         torch.manual_seed(0)
         model = MultiTaskModel(encoder, MultiTaskConfig([{"task": "kpc", "labels": task.labels}], **options))
@@ -92,8 +93,10 @@ def main() -> None:
 
     machine = platform.processor() or platform.machine()
     print(f"torch {torch.__version__}, {device}, {torch.get_num_threads()} threads, {machine}")
-    print(f"batch: {len(batch)} MATH train problems, {tuple(batch.batch.problems.input_ids.shape)} tokens, fp32, "
-          f"{args.warmup} warm-up + {args.repeats} timed steps per model, interleaved\n")
+    print(
+        f"batch: {len(batch)} MATH train problems, {tuple(batch.batch.problems.input_ids.shape)} tokens, fp32, "
+        f"{args.warmup} warm-up + {args.repeats} timed steps per model, interleaved\n"
+    )
     dense = statistics.median(times["dense"])
     print("| model | parameters | trainable | median step (ms) | min (ms) | max (ms) | ratio to dense |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -101,8 +104,10 @@ def main() -> None:
         model, median = models[name], statistics.median(times[name])
         total = sum(p.numel() for p in model.parameters())
         trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-        print(f"| {name} | {total / 1e6:.1f} M | {trainable / 1e6:.1f} M | {median * 1e3:.0f} | "
-              f"{min(times[name]) * 1e3:.0f} | {max(times[name]) * 1e3:.0f} | {median / dense:.3f} |")
+        print(
+            f"| {name} | {total / 1e6:.1f} M | {trainable / 1e6:.1f} M | {median * 1e3:.0f} | "
+            f"{min(times[name]) * 1e3:.0f} | {max(times[name]) * 1e3:.0f} | {median / dense:.3f} |"
+        )
 
 
 def _arguments() -> argparse.Namespace:

@@ -82,10 +82,15 @@ def pretrain(files: dict, work: Path, args) -> None:
 
     output = work / "pretrain"
     texts = [json.loads(line)["text"] for line in open(files["pretrain"]["train"], encoding="utf-8")]
-    training = TrainingArguments(output_dir=str(output), max_steps=2 if args.smoke else args.steps,
-                                 batch_size=4 if args.smoke else 32, learning_rate=5e-5,
-                                 seed=args.seed, parse_workers=args.workers,
-                                 resume=(output / "checkpoint-last").exists())
+    training = TrainingArguments(
+        output_dir=str(output),
+        max_steps=2 if args.smoke else args.steps,
+        batch_size=4 if args.smoke else 32,
+        learning_rate=5e-5,
+        seed=args.seed,
+        parse_workers=args.workers,
+        resume=(output / "checkpoint-last").exists(),
+    )
     run_pretraining(texts, training, model=tiny_encoder(work) if args.smoke else "untrained", freeze_vocabulary=True)
 
 
@@ -97,13 +102,24 @@ def multitask(files: dict, work: Path, args) -> None:
     output = work / "multitask"
     if args.start == "shipped":
         _encoder_from_package(Path(args.output), work / "pretrain")
-    training = TrainingArguments(output_dir=str(output), epochs=args.epochs, max_steps=2 if args.smoke else None,
-                                 batch_size=2 if args.smoke else 16, learning_rate=3e-5,
-                                 seed=args.seed, parse_workers=args.workers,
-                                 resume=(output / "checkpoint-last").exists())
-    task_files = [(TaskConfig(task, text_field="problem", label_field="subject",
-                              alignment=args.alignment and task != "kpc"), files[task]["train"], files[task]["dev"])
-                  for task in TASKS]
+    training = TrainingArguments(
+        output_dir=str(output),
+        epochs=args.epochs,
+        max_steps=2 if args.smoke else None,
+        batch_size=2 if args.smoke else 16,
+        learning_rate=3e-5,
+        seed=args.seed,
+        parse_workers=args.workers,
+        resume=(output / "checkpoint-last").exists(),
+    )
+    task_files = [
+        (
+            TaskConfig(task, text_field="problem", label_field="subject", alignment=args.alignment and task != "kpc"),
+            files[task]["train"],
+            files[task]["dev"],
+        )
+        for task in TASKS
+    ]
     result = train_multitask(task_files, training, model=str(work / "pretrain"), freeze_embeddings=True)
     (work / "multitask.json").write_text(json.dumps(result, indent=1, default=str))
 
@@ -150,8 +166,9 @@ def package(files: dict, work: Path, args) -> None:
     finish_package(output, release)
     # the loss curve goes with the results (not from --smoke runs); absent when stage 2 started from the package
     if (work / "pretrain" / "training_log.jsonl").exists() and not args.smoke:
-        shutil.copy(work / "pretrain" / "training_log.jsonl",
-                    REPO / "benchmarks" / "results" / "issue13_pretrain_log.jsonl")
+        shutil.copy(
+            work / "pretrain" / "training_log.jsonl", REPO / "benchmarks" / "results" / "issue13_pretrain_log.jsonl"
+        )
     print(json.dumps(release, indent=1))
 
 
@@ -179,8 +196,9 @@ def structure(files: dict, work: Path, args) -> None:
     for task in STRUCTURE_TASKS:
         train_inputs, train_gold = task_inputs(task, files[task]["train"])
         started = time.perf_counter()
-        model = StructureModel(task, {"max_iter": 20} if args.smoke else None).fit(train_inputs, train_gold,
-                                                                                    show_progress=True)
+        model = StructureModel(task, {"max_iter": 20} if args.smoke else None).fit(
+            train_inputs, train_gold, show_progress=True
+        )
         seconds = time.perf_counter() - started
         model.save(output / STRUCTURE_DIR / task)
         before = shipped_predictor(task, root=output, parts=parts)
@@ -198,11 +216,21 @@ def structure(files: dict, work: Path, args) -> None:
         default = weight > 0 and record["dev"]["with_structure"]["value"] > tried[0.0]
         for part in outputs:
             record[part]["shipped"] = record[part]["with_structure" if default else _shipped_before(record)]
-        record["structure"] = {"weight": weight, "default": default, "train_seconds": round(seconds, 1),
-                               "n_train": len(train_inputs),
-                               "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()}}
-        print(task, json.dumps({p: {k: record[p][k]["value"] for k in ("structure", "with_structure", "shipped")}
-                                for p in outputs}), record["structure"], flush=True)
+        record["structure"] = {
+            "weight": weight,
+            "default": default,
+            "train_seconds": round(seconds, 1),
+            "n_train": len(train_inputs),
+            "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()},
+        }
+        print(
+            task,
+            json.dumps(
+                {p: {k: record[p][k]["value"] for k in ("structure", "with_structure", "shipped")} for p in outputs}
+            ),
+            record["structure"],
+            flush=True,
+        )
     release["search"] = measure_search_structure(files, output, release["search"])
     finish_package(output, release)  # the sample's shipped figures need the new release.json
     release["sample"] = write_sample(files, output)
@@ -232,19 +260,32 @@ def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
         inputs, gold = task_inputs("sqr", files["sqr"][part])
         texts = sorted({t for query, candidates in inputs for t in (query, *candidates)})
         vectors = dict(zip(texts, l2_normalize(encoder.encode(texts, batch_size=32))))
-        dense = [ranking_result([float(vectors[query] @ vectors[c]) for c in candidates]) for query, candidates in inputs]
-        first = [fuse(d, s, search["hybrid"]["weight"]) for d, s in zip(dense, tfidf.predict(inputs))] \
-            if search["hybrid"]["default"] else dense
+        dense = [
+            ranking_result([float(vectors[query] @ vectors[c]) for c in candidates]) for query, candidates in inputs
+        ]
+        first = (
+            [fuse(d, s, search["hybrid"]["weight"]) for d, s in zip(dense, tfidf.predict(inputs))]
+            if search["hybrid"]["default"]
+            else dense
+        )
         outputs[part] = (first, model.predict(inputs), gold)
     weight, tried = choose_weight(outputs["dev"][0], outputs["dev"][1], task_metric("sqr", outputs["dev"][2]))
     for part, (first, structured, gold) in outputs.items():
         search[part]["structure"] = _with_interval("sqr", structured, gold)
-        search[part]["with structure"] = _with_interval("sqr", [fuse(f, s, weight) for f, s in zip(first, structured)],
-                                                        gold)
-    search["structure"] = {"weight": weight, "default": weight > 0 and search["dev"]["with structure"]["value"]
-                           > tried[0.0], "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()}}
-    print("search", json.dumps({p: {k: search[p][k]["value"] for k in ("structure", "with structure")}
-                                for p in outputs}), search["structure"], flush=True)
+        search[part]["with structure"] = _with_interval(
+            "sqr", [fuse(f, s, weight) for f, s in zip(first, structured)], gold
+        )
+    search["structure"] = {
+        "weight": weight,
+        "default": weight > 0 and search["dev"]["with structure"]["value"] > tried[0.0],
+        "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()},
+    }
+    print(
+        "search",
+        json.dumps({p: {k: search[p][k]["value"] for k in ("structure", "with structure")} for p in outputs}),
+        search["structure"],
+        flush=True,
+    )
     return search
 
 
@@ -277,15 +318,35 @@ def measure_package(files: dict, root: Path) -> dict:
         # the best weight above 0 (so --hybrid always has one chosen on dev); on by default if it beats w = 0
         weight, tried = choose_weight(outputs["dev"][0], outputs["dev"][1], metric, WEIGHTS[1:])
         for part, (neural, sparse, gold) in outputs.items():
-            record[part].update({name: _with_interval(task, results, gold)
-                                 for name, results in (("neural", neural), ("tfidf", sparse),
-                                                       ("hybrid", [fuse(n, s, weight) for n, s in zip(neural, sparse)]))})
+            record[part].update(
+                {
+                    name: _with_interval(task, results, gold)
+                    for name, results in (
+                        ("neural", neural),
+                        ("tfidf", sparse),
+                        ("hybrid", [fuse(n, s, weight) for n, s in zip(neural, sparse)]),
+                    )
+                }
+            )
         dev = record["dev"]
-        record["hybrid"] = {"weight": weight, "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()},
-                            "default": weight > 0 and dev["hybrid"]["value"] > dev["neural"]["value"]}
+        record["hybrid"] = {
+            "weight": weight,
+            "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()},
+            "default": weight > 0 and dev["hybrid"]["value"] > dev["neural"]["value"],
+        }
         release["tasks"][task] = record
-        print(task, json.dumps({p: {k: v.get("value") if isinstance(v, dict) else v for k, v in r.items()}
-                                for p, r in record.items() if p != "hybrid"}), record["hybrid"], flush=True)
+        print(
+            task,
+            json.dumps(
+                {
+                    p: {k: v.get("value") if isinstance(v, dict) else v for k, v in r.items()}
+                    for p, r in record.items()
+                    if p != "hybrid"
+                }
+            ),
+            record["hybrid"],
+            flush=True,
+        )
     return release
 
 
@@ -293,16 +354,18 @@ def measure_search(files: dict, root: Path) -> dict:
     """Similar-problem search on the graded SQR lists: cosine of the shipped encoder's vectors against the
     untrained architecture, all-MiniLM-L6-v2 alone (mean-pooled text vectors) and TF-IDF, and the hybrid of
     the shipped encoder with TF-IDF (weight chosen on dev): what ``mathgraph search --hybrid`` uses."""
-    from models.encoder import MathEncoder
-    from models.encoder import load_shipped_encoder
+    from models.encoder import MathEncoder, load_shipped_encoder
     from tasks.hybrid import WEIGHTS, choose_weight, fuse
-    from tasks.task_io import ranking_result
     from tasks.release import shipped_tfidf
     from tasks.retrieval import TextEmbedder, l2_normalize
+    from tasks.task_io import ranking_result
 
     tfidf = shipped_tfidf("sqr", root)
-    embedders = {"shipped encoder": load_shipped_encoder(root), "untrained COMUS": MathEncoder.from_pretrained("untrained"),
-                 "all-MiniLM-L6-v2": TextEmbedder("default")}
+    embedders = {
+        "shipped encoder": load_shipped_encoder(root),
+        "untrained COMUS": MathEncoder.from_pretrained("untrained"),
+        "all-MiniLM-L6-v2": TextEmbedder("default"),
+    }
     record: dict = {}
     results: dict = {}
     for part in ("dev", "test"):
@@ -311,8 +374,9 @@ def measure_search(files: dict, root: Path) -> dict:
         results[part] = {"TF-IDF": tfidf.predict(inputs)}
         for name, embedder in embedders.items():
             vectors = dict(zip(texts, l2_normalize(embedder.encode(texts, batch_size=32))))
-            results[part][name] = [ranking_result([float(vectors[query] @ vectors[c]) for c in candidates])
-                                   for query, candidates in inputs]
+            results[part][name] = [
+                ranking_result([float(vectors[query] @ vectors[c]) for c in candidates]) for query, candidates in inputs
+            ]
         results[part]["gold"] = gold
     dev = results["dev"]
     weight, tried = choose_weight(dev["shipped encoder"], dev["TF-IDF"], task_metric("sqr", dev["gold"]), WEIGHTS[1:])
@@ -321,10 +385,17 @@ def measure_search(files: dict, root: Path) -> dict:
         by_model["hybrid"] = [fuse(d, s, weight) for d, s in zip(by_model["shipped encoder"], by_model["TF-IDF"])]
         record[part] = {name: _with_interval("sqr", ranked, gold) for name, ranked in by_model.items()}
         record[part]["n"] = len(gold)
-    record["hybrid"] = {"weight": weight, "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()},
-                        "default": record["dev"]["hybrid"]["value"] > record["dev"]["shipped encoder"]["value"]}
-    print("search", json.dumps({p: {k: v["value"] for k, v in r.items() if k != "n"} for p, r in record.items()
-                                if p != "hybrid"}), record["hybrid"], flush=True)
+    record["hybrid"] = {
+        "weight": weight,
+        "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()},
+        "default": record["dev"]["hybrid"]["value"] > record["dev"]["shipped encoder"]["value"],
+    }
+    print(
+        "search",
+        json.dumps({p: {k: v["value"] for k, v in r.items() if k != "n"} for p, r in record.items() if p != "hybrid"}),
+        record["hybrid"],
+        flush=True,
+    )
     return record
 
 
@@ -347,10 +418,18 @@ def write_sample(files: dict, root: Path) -> dict:
         path = root / "sample" / f"{task}.jsonl"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         inputs, gold = task_inputs(task, str(path))
-        figures[task] = {"n": len(inputs), **{
-            name: round(task_metric(task, gold)(
-                shipped_predictor(task, hybrid=hybrid, root=root, parts=parts).predict(inputs)), 4)
-            for name, hybrid in (("neural", False), ("shipped", None))}}
+        figures[task] = {
+            "n": len(inputs),
+            **{
+                name: round(
+                    task_metric(task, gold)(
+                        shipped_predictor(task, hybrid=hybrid, root=root, parts=parts).predict(inputs)
+                    ),
+                    4,
+                )
+                for name, hybrid in (("neural", False), ("shipped", None))
+            },
+        }
     print("sample", json.dumps(figures), flush=True)
     return figures
 
@@ -364,6 +443,7 @@ def _with_interval(task: str, results: list[dict], gold: list) -> dict:
 
 def _card_facts(work: Path) -> dict:
     """Training facts for the model card, from the runs' saved states."""
+
     def state(directory: Path) -> dict:
         path = directory / "checkpoint-last" / "trainer_state.json"
         return json.loads(path.read_text())["state"] if path.exists() else {}
@@ -371,30 +451,49 @@ def _card_facts(work: Path) -> dict:
     log = work / "pretrain" / "training_log.jsonl"
     curve = [json.loads(line) for line in open(log, encoding="utf-8")] if log.exists() else []
     from_package = work / "pretrain" / PACKAGE_FACTS
-    pretraining = json.loads(from_package.read_text(encoding="utf-8")) if from_package.exists() else {
-        "pretrain_steps": state(work / "pretrain").get("step"),
-        "pretrain_texts": sum(1 for _ in open(work / "data" / "pretrain.train.jsonl", encoding="utf-8")),
-        "pretrain_loss_first": curve[0] if curve else None, "pretrain_loss_last": curve[-1] if curve else None}
+    pretraining = (
+        json.loads(from_package.read_text(encoding="utf-8"))
+        if from_package.exists()
+        else {
+            "pretrain_steps": state(work / "pretrain").get("step"),
+            "pretrain_texts": sum(1 for _ in open(work / "data" / "pretrain.train.jsonl", encoding="utf-8")),
+            "pretrain_loss_first": curve[0] if curve else None,
+            "pretrain_loss_last": curve[-1] if curve else None,
+        }
+    )
     return {**pretraining, "multitask_history": state(work / "multitask").get("history"), "machine": machine()}
 
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
-    parser.add_argument("--stage", choices=("pretrain", "multitask", "package", "structure"),
-                        help="the stage to run (required unless --smoke, which runs all four by default)")
+    parser.add_argument(
+        "--stage",
+        choices=("pretrain", "multitask", "package", "structure"),
+        help="the stage to run (required unless --smoke, which runs all four by default)",
+    )
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of 32 texts (default 2000)")
     parser.add_argument("--epochs", type=int, default=2, help="multi-task epochs (default 2)")
-    parser.add_argument("--output", help="where the package is written (default: the shipped package; "
-                                         "--smoke: WORK/smoke/package)")
-    parser.add_argument("--start", choices=("pretrain", "shipped"), default="pretrain",
-                        help="multitask: fine-tune stage 1's encoder (default) or the package's (in --output)")
-    parser.add_argument("--no-alignment", dest="alignment", action="store_false",
-                        help="multitask: pair heads without the alignment features")
+    parser.add_argument(
+        "--output", help="where the package is written (default: the shipped package; --smoke: WORK/smoke/package)"
+    )
+    parser.add_argument(
+        "--start",
+        choices=("pretrain", "shipped"),
+        default="pretrain",
+        help="multitask: fine-tune stage 1's encoder (default) or the package's (in --output)",
+    )
+    parser.add_argument(
+        "--no-alignment",
+        dest="alignment",
+        action="store_false",
+        help="multitask: pair heads without the alignment features",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2, help="parser processes")
-    parser.add_argument("--smoke", action="store_true", help="the smoke data, a tiny model, 2 steps: seconds "
-                                                             "(WORK/smoke)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="the smoke data, a tiny model, 2 steps: seconds (WORK/smoke)"
+    )
     args = parser.parse_args()
     if not (args.stage or args.smoke):
         parser.error("give --stage (or --smoke)")

@@ -47,11 +47,17 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
 from smoke import SMOKE_DATA, smoke_work, tiny_model_options
+
 from tasks.baselines import train_tfidf
 from tasks.data import (
-    build_qam_number_swap, build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds, split_by_group, split_rows,
+    build_qam_number_swap,
+    build_qam_pairs,
+    build_qrc_pairs,
+    build_sqr_lists,
+    group_seeds,
+    split_by_group,
+    split_rows,
 )
 from tasks.evaluation import evaluate_directory
 from tasks.finetune import TaskConfig, train_task
@@ -85,10 +91,19 @@ ROWS = {
     "comus-pt-align": ("comus", {"alignment": True}, {}),
     "bert-align": ("bert", {"alignment": True}, {}),
 }
-PRETRAINED_ROWS = {"comus-pt": "pretrained", "comus-pt-align": "pretrained", "dapt-bert": "dapt"}  # row -> the option naming its start
+PRETRAINED_ROWS = {
+    "comus-pt": "pretrained",
+    "comus-pt-align": "pretrained",
+    "dapt-bert": "dapt",
+}  # row -> the option naming its start
 # the ablations run on QRC, whose relations are about numbers and about how two problems differ
-ROW_TASKS = {"comus-cross": ("qrc",), "comus-bi": ("qrc",), "comus-split-digits": ("qrc",), "comus-cls": ("qrc",),
-             **{row: ("qrc", "qam", "sqr") for row in ("comus-align", "comus-pt-align", "bert-align")}}
+ROW_TASKS = {
+    "comus-cross": ("qrc",),
+    "comus-bi": ("qrc",),
+    "comus-split-digits": ("qrc",),
+    "comus-cls": ("qrc",),
+    **{row: ("qrc", "qam", "sqr") for row in ("comus-align", "comus-pt-align", "bert-align")},
+}
 FIELDS = {"text_field": "problem", "label_field": "subject"}
 SMOKE_ROWS = 12  # examples of each part of a task in --smoke runs
 
@@ -109,8 +124,9 @@ def main() -> None:
         for task in args.tasks.split(","):
             if row in results.get(task, {}) or task not in ROW_TASKS.get(row, TASKS):
                 continue
-            results.setdefault(task, {})[row] = run_row(task, row, files[task], work / "models" / f"{task}-{row}",
-                                                        epochs[task], args)
+            results.setdefault(task, {})[row] = run_row(
+                task, row, files[task], work / "models" / f"{task}-{row}", epochs[task], args
+            )
             results_path.write_text(json.dumps(results, indent=1))
             print(f"{task} {row}: {json.dumps(results[task][row]['test'])}", flush=True)
     print_tables(results)
@@ -134,18 +150,34 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
         record.update(epochs=None, train_examples_per_s=None)
     else:
         architecture, options, new_model = ROWS[row]
-        training = TrainingArguments(output_dir=str(output), epochs=epochs, max_steps=2 if args.smoke else None,
-                                     batch_size=2 if args.smoke else BATCH_SIZES.get(task, args.batch_size),
-                                     learning_rate=args.lr, head_learning_rate=args.head_lr, seed=args.seed,
-                                     parse_workers=args.workers, resume=(output / "checkpoint-last").exists())
+        training = TrainingArguments(
+            output_dir=str(output),
+            epochs=epochs,
+            max_steps=2 if args.smoke else None,
+            batch_size=2 if args.smoke else BATCH_SIZES.get(task, args.batch_size),
+            learning_rate=args.lr,
+            head_learning_rate=args.head_lr,
+            seed=args.seed,
+            parse_workers=args.workers,
+            resume=(output / "checkpoint-last").exists(),
+        )
         start = getattr(args, PRETRAINED_ROWS[row]) if row in PRETRAINED_ROWS else "untrained"
         if args.smoke and start == "untrained":
             new_model = {**tiny_model_options(output.parent), **new_model}
-        trained = train_task(TaskConfig(task, architecture=architecture, **FIELDS, **options), split["train"], training,
-                             dev_path=split["dev"], model=start, **new_model)
+        trained = train_task(
+            TaskConfig(task, architecture=architecture, **FIELDS, **options),
+            split["train"],
+            training,
+            dev_path=split["dev"],
+            model=start,
+            **new_model,
+        )
         history = trained["history"]
-        record.update(epochs=epochs, history=history,
-                      train_examples_per_s=round(float(np.mean([r["train_examples_per_s"] for r in history])), 2))
+        record.update(
+            epochs=epochs,
+            history=history,
+            train_examples_per_s=round(float(np.mean([r["train_examples_per_s"] for r in history])), 2),
+        )
     record["train_seconds"] = round(time.perf_counter() - started, 1)
     for part in (name for name in split if name != "train"):
         record[part] = evaluate_with_interval(task, output, split[part])
@@ -176,9 +208,12 @@ def metrics_with_interval(task: str, results: list[dict], gold: list) -> dict:
 
         predicted = [r["label"] for r in results]
         accuracy = float(np.mean([p == g for p, g in zip(predicted, gold)]))
-        return {"accuracy": accuracy, "macro_f1": float(f1_score([str(g) for g in gold], [str(p) for p in predicted],
-                                                                 average="macro")),
-                "n": len(gold), "accuracy_ci95": wilson(accuracy, len(gold))}
+        return {
+            "accuracy": accuracy,
+            "macro_f1": float(f1_score([str(g) for g in gold], [str(p) for p in predicted], average="macro")),
+            "n": len(gold),
+            "accuracy_ci95": wilson(accuracy, len(gold)),
+        }
     scores = [r["scores"] for r in results]
     metrics = ranking_metrics(scores, gold)
     per_list = [ranking_metrics([s], [g]) for s, g in zip(scores, gold)]
@@ -186,7 +221,10 @@ def metrics_with_interval(task: str, results: list[dict], gold: list) -> dict:
     for name in ("ndcg@3", "map", "hr@1"):
         values = np.array([m[name] for m in per_list])
         means = values[rng.integers(0, len(values), (2000, len(values)))].mean(axis=1)
-        metrics[f"{name}_ci95"] = [round(float(np.percentile(means, 2.5)), 4), round(float(np.percentile(means, 97.5)), 4)]
+        metrics[f"{name}_ci95"] = [
+            round(float(np.percentile(means, 2.5)), 4),
+            round(float(np.percentile(means, 97.5)), 4),
+        ]
     return metrics
 
 
@@ -198,8 +236,9 @@ def wilson(accuracy: float, n: int) -> list[float]:
     return [round(interval.low, 4), round(interval.high, 4)]
 
 
-def build_task_files(directory: Path, seed: int, qam_questions: int = 500,
-                     smoke: bool = False) -> dict[str, dict[str, str]]:
+def build_task_files(
+    directory: Path, seed: int, qam_questions: int = 500, smoke: bool = False
+) -> dict[str, dict[str, str]]:
     """Split the shared data, build each part's task file; returns their paths per task and part.
     ``smoke``: from the smoke data (``benchmarks/smoke.py``), QAM from 8 GSM8K train questions and 2 dev
     and 2 test ones, and at most ``SMOKE_ROWS`` of each part (a seeded sample in file order)."""
@@ -230,9 +269,16 @@ def build_task_files(directory: Path, seed: int, qam_questions: int = 500,
         chosen = set(random.Random(seed).sample(sorted({p["group"] for p in pairs}), count))
         return [p for p in pairs if p["group"] in chosen]
 
-    write("qam", {"train": questions(hard["train"], qam_questions) + swap["train"], "dev": swap["dev"],
-                  "test": swap["test"], "dev-gsm8k": questions(hard["dev"], eval_questions),
-                  "test-gsm8k": questions(hard["test"], eval_questions)})
+    write(
+        "qam",
+        {
+            "train": questions(hard["train"], qam_questions) + swap["train"],
+            "dev": swap["dev"],
+            "test": swap["test"],
+            "dev-gsm8k": questions(hard["dev"], eval_questions),
+            "test-gsm8k": questions(hard["test"], eval_questions),
+        },
+    )
     # The pre-training corpus (data README): the train parts only, MATH problems and GSM8K questions and
     # solutions; GSM-Plus seeds are GSM8K *test* questions, so none of them is here either.
     math_train = [{"text": r["problem"]} for r in read(files["kpc"]["train"])]
@@ -242,8 +288,10 @@ def build_task_files(directory: Path, seed: int, qam_questions: int = 500,
 
 
 def machine() -> str:
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
-            f"cuda {torch.cuda.is_available()}")
+    return (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+        f"cuda {torch.cuda.is_available()}"
+    )
 
 
 def print_tables(results: dict) -> None:
@@ -261,9 +309,12 @@ def print_tables(results: dict) -> None:
                 metrics = result[part]
                 ci = metrics.get(f"{columns[0]}_ci95")
                 size = f"{result['n_train']} x {result['epochs'] or '-'}"
-                print(f"| {row} | " + " | ".join(f"{metrics[c]:.4f}" for c in columns)
-                      + f" | {ci[0]:.4f}-{ci[1]:.4f} | {metrics['n']} | {size} | {result['train_seconds']} | "
-                      f"{result['train_examples_per_s'] or '-'} |")
+                print(
+                    f"| {row} | "
+                    + " | ".join(f"{metrics[c]:.4f}" for c in columns)
+                    + f" | {ci[0]:.4f}-{ci[1]:.4f} | {metrics['n']} | {size} | {result['train_seconds']} | "
+                    f"{result['train_examples_per_s'] or '-'} |"
+                )
 
 
 def _arguments() -> argparse.Namespace:
@@ -271,15 +322,18 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--work", default="results")
     parser.add_argument("--rows", help="default tfidf,comus,bert (--smoke: tfidf,comus)")
     parser.add_argument("--tasks", default=",".join(TASKS))
-    parser.add_argument("--epochs", default="", help="per-task epochs, e.g. kpc=3,qrc=8 (defaults: %s)" % EPOCHS)
+    parser.add_argument("--epochs", default="", help=f"per-task epochs, e.g. kpc=3,qrc=8 (defaults: {EPOCHS})")
     parser.add_argument("--qam-questions", type=int, default=500, help="GSM8K train questions for QAM (default 500)")
-    parser.add_argument("--batch-size", type=int, default=16, help="examples a step (SQR: %s lists)" % BATCH_SIZES["sqr"])
+    parser.add_argument("--batch-size", type=int, default=16, help=f"examples a step (SQR: {BATCH_SIZES['sqr']} lists)")
     parser.add_argument("--lr", type=float, default=3e-5, help="the text encoder's learning rate")
     parser.add_argument("--head-lr", type=float, default=1e-3, help="the fresh parts' learning rate")
-    parser.add_argument("--pretrained", default="default",
-                        help="the pre-trained encoder of the comus-pt row (default: the shipped one)")
-    parser.add_argument("--dapt", help="the DAPT-BERT encoder of the dapt-bert row (`mathgraph pretrain "
-                                       "--architecture bert --tasks mlm`)")
+    parser.add_argument(
+        "--pretrained", default="default", help="the pre-trained encoder of the comus-pt row (default: the shipped one)"
+    )
+    parser.add_argument(
+        "--dapt",
+        help="the DAPT-BERT encoder of the dapt-bert row (`mathgraph pretrain --architecture bert --tasks mlm`)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2, help="parser processes")
     parser.add_argument("--smoke", action="store_true", help="the smoke data, 2 steps a row: seconds (WORK/smoke)")

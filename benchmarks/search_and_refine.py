@@ -102,14 +102,19 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
     train = load_sqr(paths["train"])
     lists = load_sqr(paths[args.split])
     if args.lists:
-        lists = lists[:args.lists]
+        lists = lists[: args.lists]
     relevant = [lst.relevance for lst in lists]  # graded 0..2 per candidate
-    print(f"{len(lists)} {args.split} lists ({sum(len(l.candidates) for l in lists)} candidates), "
-          f"{len(train)} training lists", flush=True)
+    print(
+        f"{len(lists)} {args.split} lists ({sum(len(item.candidates) for item in lists)} candidates), "
+        f"{len(train)} training lists",
+        flush=True,
+    )
     results: dict = {}
 
     rng = random.Random(args.seed)
-    shuffles = [ranking_metrics([[rng.random() for _ in lst.candidates] for lst in lists], relevant) for _ in range(100)]
+    shuffles = [
+        ranking_metrics([[rng.random() for _ in lst.candidates] for lst in lists], relevant) for _ in range(100)
+    ]
     results["random order"] = {key: float(np.mean([m[key] for m in shuffles])) for key in METRICS}
     results["random order"].update(n=len(lists), seconds=0.0)
 
@@ -133,8 +138,11 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
         if args.simcse_model:
             directory = Path(args.simcse_model)
             info_path = directory / "simcse_run.json"  # written when this script trained it
-            simcse_info = {**(json.loads(info_path.read_text()) if info_path.exists() else {}),
-                           "model": args.simcse_model, "trained_here": False}
+            simcse_info = {
+                **(json.loads(info_path.read_text()) if info_path.exists() else {}),
+                "model": args.simcse_model,
+                "trained_here": False,
+            }
         else:
             directory = work / "simcse" / f"steps-{args.simcse_steps}-seed-{args.seed}"
             simcse_info = train_or_reuse_simcse(directory, train, args)
@@ -145,8 +153,15 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
         name = f"SimCSE encoder ({simcse_info.get('steps', '?')} steps, {args.mode})"
         results[name] = _timed(ranking_metrics(scores, relevant), started)
 
-    summary = {"split": args.split, "lists": len(lists), "mode": args.mode, "parse_seconds": round(parse_seconds, 1),
-               "simcse": simcse_info, "machine": _machine(), "results": results}
+    summary = {
+        "split": args.split,
+        "lists": len(lists),
+        "mode": args.mode,
+        "parse_seconds": round(parse_seconds, 1),
+        "simcse": simcse_info,
+        "machine": _machine(),
+        "results": results,
+    }
     (work / "search_results.json").write_text(json.dumps(summary, indent=1))
     _print_search_table(summary)
     return summary
@@ -163,18 +178,31 @@ def train_or_reuse_simcse(directory: Path, train: list, args: argparse.Namespace
         print(f"reusing the SimCSE encoder in {directory} ({info['steps']} steps)", flush=True)
         return {**info, "trained_here": False}
     texts = list(dict.fromkeys(t for lst in train for t in (lst.query, *lst.candidates)))
-    print(f"SimCSE: {args.simcse_steps} steps, batch {args.simcse_batch_size}, on {len(texts)} training texts", flush=True)
+    print(
+        f"SimCSE: {args.simcse_steps} steps, batch {args.simcse_batch_size}, on {len(texts)} training texts", flush=True
+    )
     started = time.perf_counter()
     # threads: the training loop sets torch's threads; keep --threads (or torch's default) for the encoding after it.
-    training = TrainingArguments(output_dir=str(directory), max_steps=args.simcse_steps,
-                                 batch_size=args.simcse_batch_size, learning_rate=args.simcse_lr, seed=args.seed,
-                                 threads=torch.get_num_threads())
+    training = TrainingArguments(
+        output_dir=str(directory),
+        max_steps=args.simcse_steps,
+        batch_size=args.simcse_batch_size,
+        learning_rate=args.simcse_lr,
+        seed=args.seed,
+        threads=torch.get_num_threads(),
+    )
     result = train_simcse(texts, training, model="default", mode=args.mode)
     history = result["history"]
-    info = {"model": str(directory), "steps": result["steps"], "texts": len(texts),
-            "batch_size": args.simcse_batch_size, "learning_rate": args.simcse_lr, "mode": args.mode,
-            "seconds": round(time.perf_counter() - started, 1),
-            "last_loss": history[-1].get("loss") if history else None}
+    info = {
+        "model": str(directory),
+        "steps": result["steps"],
+        "texts": len(texts),
+        "batch_size": args.simcse_batch_size,
+        "learning_rate": args.simcse_lr,
+        "mode": args.mode,
+        "seconds": round(time.perf_counter() - started, 1),
+        "last_loss": history[-1].get("loss") if history else None,
+    }
     info_path.write_text(json.dumps(info, indent=1))
     return {**info, "trained_here": True}
 
@@ -200,11 +228,15 @@ def _print_search_table(summary: dict) -> None:
     print(f"\n{_machine_line(summary['machine'])}")
     simcse = summary["simcse"]
     if simcse:
-        print(f"SimCSE: {simcse.get('steps')} steps, batch {simcse.get('batch_size')}, lr {simcse.get('learning_rate')}, "
-              f"{simcse.get('texts')} training texts, {simcse.get('seconds')} s to train "
-              f"({'this run' if simcse.get('trained_here') else 'trained before'}; {simcse.get('model')})")
-    print(f"SQR {summary['split']} lists: {summary['lists']}; candidates ranked by cosine with the query; "
-          "ties count against the ranker\n")
+        print(
+            f"SimCSE: {simcse.get('steps')} steps, batch {simcse.get('batch_size')}, lr {simcse.get('learning_rate')}, "
+            f"{simcse.get('texts')} training texts, {simcse.get('seconds')} s to train "
+            f"({'this run' if simcse.get('trained_here') else 'trained before'}; {simcse.get('model')})"
+        )
+    print(
+        f"SQR {summary['split']} lists: {summary['lists']}; candidates ranked by cosine with the query; "
+        "ties count against the ranker\n"
+    )
     print("| ranker | HR@1 | HR@3 | HR@5 | NDCG@3 | NDCG@5 | lists | seconds |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, m in summary["results"].items():
@@ -218,16 +250,22 @@ def refine_benchmark(work: Path, args: argparse.Namespace) -> dict:
 
     rows = _read_jsonl((SMOKE_DATA if args.smoke else DATA) / "gsm8k" / "train.jsonl")
     parts = split_by_group(rows, "question", seed=args.seed)
-    problems = [{"id": f"gsm8k-test-{i}", "question": row["question"], "answer": row["answer"]}
-                for i, row in enumerate(parts["test"][:args.problems])]
-    corpus = [{"id": f"gsm8k-train-{i}", "question": row["question"], "answer": row["answer"]}
-              for i, row in enumerate(parts["train"])]
+    problems = [
+        {"id": f"gsm8k-test-{i}", "question": row["question"], "answer": row["answer"]}
+        for i, row in enumerate(parts["test"][: args.problems])
+    ]
+    corpus = [
+        {"id": f"gsm8k-train-{i}", "question": row["question"], "answer": row["answer"]}
+        for i, row in enumerate(parts["train"])
+    ]
     if args.index_limit:
-        corpus = corpus[:args.index_limit]
+        corpus = corpus[: args.index_limit]
     problems_path = work / "refine_problems.jsonl"
     with open(problems_path, "w", encoding="utf-8") as f:
         write_jsonl(f, problems)
-    print(f"{len(problems)} GSM8K test-part problems; exemplar index over {len(corpus)} train-part problems", flush=True)
+    print(
+        f"{len(problems)} GSM8K test-part problems; exemplar index over {len(corpus)} train-part problems", flush=True
+    )
 
     index, index_seconds = gsm8k_index(work, corpus, args)
     started = time.perf_counter()
@@ -236,22 +274,36 @@ def refine_benchmark(work: Path, args: argparse.Namespace) -> dict:
     print(f"LLM {getattr(llm, 'name', args.llm)} loaded in {load_seconds:.0f} s", flush=True)
 
     records_path = work / "refine_records.jsonl"
-    summary = refine_file(problems_path, index, llm, records_path, stages=args.stages, iterations=args.iterations,
-                          exemplars=args.exemplars, max_new_tokens=args.max_new_tokens, retries=args.retries,
-                          problem_field="question", reference_field="answer", solution_field="answer",
-                          index_problem_field="question")
+    summary = refine_file(
+        problems_path,
+        index,
+        llm,
+        records_path,
+        stages=args.stages,
+        iterations=args.iterations,
+        exemplars=args.exemplars,
+        max_new_tokens=args.max_new_tokens,
+        retries=args.retries,
+        problem_field="question",
+        reference_field="answer",
+        solution_field="answer",
+        index_problem_field="question",
+    )
     records = _read_jsonl(records_path)
     steps = [step for record in records for step in record.get("steps", [])]
     judged = [r for r in records if r.get("correct") is not None]
     summary.update(
-        llm=getattr(llm, "name", args.llm), llm_load_seconds=round(load_seconds, 1),
+        llm=getattr(llm, "name", args.llm),
+        llm_load_seconds=round(load_seconds, 1),
         index={"rows": len(index), "model": args.index_model, "seconds": index_seconds},
-        steps=len(steps), failed_steps=sum(s.get("status") == "failed" for s in steps),
+        steps=len(steps),
+        failed_steps=sum(s.get("status") == "failed" for s in steps),
         skipped_steps=sum(s.get("status") == "skipped" for s in steps),
         failed_drafts=sum(r.get("draft", {}).get("status") == "failed" for r in records),
         wrong_to_right=sum(bool(r["correct"]) and not r["draft_correct"] for r in judged),
         right_to_wrong=sum(bool(r["draft_correct"]) and not r["correct"] for r in judged),
-        draft_correct=sum(bool(r["draft_correct"]) for r in judged), final_correct=sum(bool(r["correct"]) for r in judged),
+        draft_correct=sum(bool(r["draft_correct"]) for r in judged),
+        final_correct=sum(bool(r["correct"]) for r in judged),
         machine=_machine(),
     )
     (work / "refine_summary.json").write_text(json.dumps(summary, indent=1))
@@ -280,8 +332,9 @@ def gsm8k_index(work: Path, corpus: list[dict], args: argparse.Namespace):
         except (IndexFormatError, IndexMismatchError) as err:
             print(f"rebuilding {directory}: {err}", flush=True)
     started = time.perf_counter()
-    index = SearchIndex.build(corpus, load_embedder(args.index_model), text_field="question",
-                              batch_size=args.batch_size)
+    index = SearchIndex.build(
+        corpus, load_embedder(args.index_model), text_field="question", batch_size=args.batch_size
+    )
     index.save(directory)
     seconds = round(time.perf_counter() - started, 1)
     print(f"indexed {len(index)} problems in {seconds:.0f} s ({directory})", flush=True)
@@ -291,20 +344,28 @@ def gsm8k_index(work: Path, corpus: list[dict], args: argparse.Namespace):
 def _print_refine_table(s: dict) -> None:
     config = s["config"]
     print(f"\n{_machine_line(s['machine'])}")
-    print(f"LLM {s['llm']} (greedy; loaded in {s['llm_load_seconds']} s); stages {config['stages']}, "
-          f"T = {config['iterations']}, {config['exemplars']} exemplars, max {config['max_new_tokens']} new tokens "
-          f"(drafts too), {config['retries']} retries; exemplar index: {s['index']['rows']} GSM8K train-part "
-          f"problems, encoder {s['index']['model']}; drafts written by the LLM\n")
+    print(
+        f"LLM {s['llm']} (greedy; loaded in {s['llm_load_seconds']} s); stages {config['stages']}, "
+        f"T = {config['iterations']}, {config['exemplars']} exemplars, max {config['max_new_tokens']} new tokens "
+        f"(drafts too), {config['retries']} retries; exemplar index: {s['index']['rows']} GSM8K train-part "
+        f"problems, encoder {s['index']['model']}; drafts written by the LLM\n"
+    )
     n = s["with_reference"]
-    print("| problems | draft accuracy | final accuracy | wrong -> right | right -> wrong | failed steps | "
-          "failed drafts | seconds / problem |")
+    print(
+        "| problems | draft accuracy | final accuracy | wrong -> right | right -> wrong | failed steps | "
+        "failed drafts | seconds / problem |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     draft, final = _with_interval(s["draft_correct"], n), _with_interval(s["final_correct"], n)
     seconds = "n/a" if s["seconds_per_problem"] is None else f"{s['seconds_per_problem']:.1f}"
-    print(f"| {s['problems']} | {draft} | {final} | {s['wrong_to_right']} | {s['right_to_wrong']} | "
-          f"{s['failed_steps']} of {s['steps']} | {s['failed_drafts']} | {seconds} |")
-    print(f"\nstatuses: ok {s['ok']}, partial {s['partial']}, failed {s['failed']}, error {s['errors']}; "
-          f"records in {s['output']}")
+    print(
+        f"| {s['problems']} | {draft} | {final} | {s['wrong_to_right']} | {s['right_to_wrong']} | "
+        f"{s['failed_steps']} of {s['steps']} | {s['failed_drafts']} | {seconds} |"
+    )
+    print(
+        f"\nstatuses: ok {s['ok']}, partial {s['partial']}, failed {s['failed']}, error {s['errors']}; "
+        f"records in {s['output']}"
+    )
 
 
 def _with_interval(correct: int, total: int) -> str:
@@ -323,15 +384,22 @@ def _read_jsonl(path: Path) -> list[dict]:
 
 
 def _machine() -> dict:
-    return {"processor": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "torch": torch.__version__, "torch_threads": torch.get_num_threads(), "cuda": torch.cuda.is_available(),
-            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
+    return {
+        "processor": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "cuda": torch.cuda.is_available(),
+        "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+    }
 
 
 def _machine_line(machine: dict) -> str:
     gpu = f", GPU {machine['gpu']}" if machine.get("gpu") else ""
-    return (f"machine: {machine['processor']}, {machine['cores']} cores, torch {machine['torch']} "
-            f"({machine['torch_threads']} threads), cuda {machine['cuda']}{gpu}")
+    return (
+        f"machine: {machine['processor']}, {machine['cores']} cores, torch {machine['torch']} "
+        f"({machine['torch_threads']} threads), cuda {machine['cuda']}{gpu}"
+    )
 
 
 def _arguments() -> argparse.Namespace:

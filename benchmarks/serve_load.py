@@ -51,8 +51,9 @@ ENDPOINTS = {  # name -> (path, body of one problem)
 
 def start_server(index: Path) -> tuple[subprocess.Popen, str]:
     """``mathgraph serve`` on a free port of 127.0.0.1, and its URL once it answers."""
-    process = subprocess.Popen(["mathgraph", "-q", "serve", "--index", str(index), "--port", "0"],
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        ["mathgraph", "-q", "serve", "--index", str(index), "--port", "0"], stderr=subprocess.PIPE, text=True
+    )
     for line in process.stderr:
         found = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
         if found:
@@ -76,11 +77,15 @@ def load_run(url: str, path: str, bodies: list[dict], concurrency: int) -> dict:
     wall = time.perf_counter() - start
     for client in clients:
         client.close()
-    return {"requests": len(bodies), "concurrency": concurrency, "wall_s": round(wall, 2),
-            "requests_per_s": round(len(bodies) / wall, 2),
-            "p50_ms": round(1000 * float(np.percentile(latencies, 50)), 1),
-            "p95_ms": round(1000 * float(np.percentile(latencies, 95)), 1),
-            "max_ms": round(1000 * float(latencies.max()), 1)}
+    return {
+        "requests": len(bodies),
+        "concurrency": concurrency,
+        "wall_s": round(wall, 2),
+        "requests_per_s": round(len(bodies) / wall, 2),
+        "p50_ms": round(1000 * float(np.percentile(latencies, 50)), 1),
+        "p95_ms": round(1000 * float(np.percentile(latencies, 95)), 1),
+        "max_ms": round(1000 * float(latencies.max()), 1),
+    }
 
 
 def main() -> None:
@@ -100,10 +105,14 @@ def main() -> None:
 
     index, _, query = prepare(args.work, args.rows, queries, data)
     needed = (args.requests * len(args.concurrency) + 5) * len(ENDPOINTS)  # with the warm-up's
-    lines = data.read_text(encoding="utf-8").splitlines()[args.rows + queries: args.rows + queries + needed]
+    lines = data.read_text(encoding="utf-8").splitlines()[args.rows + queries : args.rows + queries + needed]
     problems = iter(json.loads(line)["problem"] for line in lines)
-    results = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, python "
-                          f"{sys.version.split()[0]}", "index_rows": args.rows, "runs": []}
+    results = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, python "
+        f"{sys.version.split()[0]}",
+        "index_rows": args.rows,
+        "runs": [],
+    }
     with tempfile.TemporaryDirectory() as cache_dir:
         os.environ["MATHGRAPH_CACHE_DIR"] = cache_dir  # the server's and the CLI's, empty at first
         started = time.perf_counter()
@@ -124,22 +133,32 @@ def main() -> None:
             process.terminate()
             process.wait(timeout=60)
         # the query's graph is in the cache now, for the CLI runs as for 4 of the 5 server requests
-        cli = wall_times({"cli": ["mathgraph", "-q", "search", "--index", str(index), "-k", "5", query]},
-                         args.repeats)["cli"]
-    results["one_query"] = {"server_ms_median_of_5": statistics.median(single),
-                            "cli_s_median": round(statistics.median(cli), 2), "cli_s_runs": [round(s, 2) for s in cli]}
+        cli = wall_times({"cli": ["mathgraph", "-q", "search", "--index", str(index), "-k", "5", query]}, args.repeats)[
+            "cli"
+        ]
+    results["one_query"] = {
+        "server_ms_median_of_5": statistics.median(single),
+        "cli_s_median": round(statistics.median(cli), 2),
+        "cli_s_runs": [round(s, 2) for s in cli],
+    }
     if args.output:
         args.output.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    print(f"server start-up (models and index loaded, first health answer): {results['server_start_s']} s; "
-          f"{results['machine']}; index of {args.rows} MATH train problems\n")
+    print(
+        f"server start-up (models and index loaded, first health answer): {results['server_start_s']} s; "
+        f"{results['machine']}; index of {args.rows} MATH train problems\n"
+    )
     print("| endpoint | client threads | requests | req/s | p50 ms | p95 ms | max ms |\n|---|---|---|---|---|---|---|")
     for run in results["runs"]:
-        print(f"| {run['endpoint']} | {run['concurrency']} | {run['requests']} | {run['requests_per_s']} | "
-              f"{run['p50_ms']} | {run['p95_ms']} | {run['max_ms']} |")
+        print(
+            f"| {run['endpoint']} | {run['concurrency']} | {run['requests']} | {run['requests_per_s']} | "
+            f"{run['p50_ms']} | {run['p95_ms']} | {run['max_ms']} |"
+        )
     one = results["one_query"]
-    print(f"\none search query: server {one['server_ms_median_of_5']} ms (median of 5 requests) against "
-          f"`mathgraph search` {one['cli_s_median']} s (whole process, median of {args.repeats}: "
-          f"{', '.join(map(str, one['cli_s_runs']))})")
+    print(
+        f"\none search query: server {one['server_ms_median_of_5']} ms (median of 5 requests) against "
+        f"`mathgraph search` {one['cli_s_median']} s (whole process, median of {args.repeats}: "
+        f"{', '.join(map(str, one['cli_s_runs']))})"
+    )
 
 
 if __name__ == "__main__":

@@ -20,10 +20,8 @@ import sys
 from models.shipped import SHIPPED_DIR
 
 LOADS = {
-    "encoder (MathEncoder.from_pretrained('default'))":
-        "from models.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('default', device='cpu')",
-    "multi-task model + TF-IDF (shipped_parts())":
-        "from tasks.release import shipped_parts; load = shipped_parts",
+    "encoder (MathEncoder.from_pretrained('default'))": "from models.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('default', device='cpu')",
+    "multi-task model + TF-IDF (shipped_parts())": "from tasks.release import shipped_parts; load = shipped_parts",
 }
 TIMER = "; import time; start = time.perf_counter(); load(); print(time.perf_counter() - start)"
 
@@ -46,8 +44,14 @@ def main() -> None:
     print(f"| **total** | **{sum(sizes.values()) / 2**20:.2f}** |\n")
     print("| load (fresh process, after imports) | median s | runs |\n|---|---:|---|")
     for name, setup in LOADS.items():
-        runs = [float(subprocess.run([sys.executable, "-c", setup + TIMER], capture_output=True, text=True,
-                                     check=True).stdout.split()[-1]) for _ in range(args.repeats)]
+        runs = [
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", setup + TIMER], capture_output=True, text=True, check=True
+                ).stdout.split()[-1]
+            )
+            for _ in range(args.repeats)
+        ]
         print(f"| {name} | {statistics.median(runs):.2f} | {', '.join(f'{r:.2f}' for r in runs)} |")
 
 

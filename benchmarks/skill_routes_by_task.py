@@ -50,8 +50,13 @@ def main() -> None:
         texts = [t[0] if isinstance(t, tuple) else t for t in firsts]  # a cross-encoder pair: its first problem
         routes = model.skill_routes(texts, task)
         draw_skill_routes(routes, axes=axes)
-        summary[task] = {"problems": len(texts), "skills": routes.skills, "mean_weights": routes.mean_weights(),
-                         "activation_rates": routes.activation_rates(), "mean_stop_gates": routes.mean_stop_gates()}
+        summary[task] = {
+            "problems": len(texts),
+            "skills": routes.skills,
+            "mean_weights": routes.mean_weights(),
+            "activation_rates": routes.activation_rates(),
+            "mean_stop_gates": routes.mean_stop_gates(),
+        }
         print(task, json.dumps({k: summary[task][k] for k in ("mean_weights", "mean_stop_gates")}), flush=True)
     figure.suptitle("mean router weight of each skill per reasoning step (stop gate after each step)", fontsize=10)
     figure.tight_layout()
@@ -65,24 +70,31 @@ def _smoke_model(work: Path) -> tuple[str, list[str]]:
     """A tiny ReasonFormer model trained for 2 steps on the smoke task files, and the ``--task`` specs of
     their test parts."""
     from results import build_task_files
+
     from tasks.finetune import TaskConfig
     from tasks.multitask import train_multitask
     from tasks.trainer import TrainingArguments
 
     files = build_task_files(work / "data", seed=0, smoke=True)
     tasks = ("kpc", "qrc", "qam", "sqr")
-    train_multitask([(TaskConfig(task, text_field="problem", label_field="subject"), files[task]["train"],
-                      files[task]["dev"]) for task in tasks],
-                    TrainingArguments(str(work / "reasonformer"), max_steps=2, batch_size=2),
-                    model=tiny_encoder(work), adapter="reasonformer")
+    train_multitask(
+        [
+            (TaskConfig(task, text_field="problem", label_field="subject"), files[task]["train"], files[task]["dev"])
+            for task in tasks
+        ],
+        TrainingArguments(str(work / "reasonformer"), max_steps=2, batch_size=2),
+        model=tiny_encoder(work),
+        adapter="reasonformer",
+    )
     return str(work / "reasonformer"), [f"{task}:{files[task]['test']}" for task in tasks]
 
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", help="a `train multitask --adapter reasonformer` directory")
-    parser.add_argument("--task", action="append", metavar="TASK:FILE",
-                        help="a task and the problems to route (repeat)")
+    parser.add_argument(
+        "--task", action="append", metavar="TASK:FILE", help="a task and the problems to route (repeat)"
+    )
     parser.add_argument("--limit", type=int, default=150, help="at most this many problems per task")
     parser.add_argument("--output", default="skills_by_task.png")
     parser.add_argument("--smoke", action="store_true", help="a tiny model trained here, seconds (WORK/smoke)")

@@ -20,8 +20,14 @@ def smoke_work(work: str | Path) -> Path:
 
 
 # A new COMUS model this small trains a step in a fraction of a second: what smoke runs train.
-TINY_MODEL = {"gat_layers": 2, "gat_heads": 2, "gat_head_dim": 8, "relation_dim": 4, "memory_views": 2,
-              "fusion_layers": 2}
+TINY_MODEL = {
+    "gat_layers": 2,
+    "gat_heads": 2,
+    "gat_head_dim": 8,
+    "relation_dim": 4,
+    "memory_views": 2,
+    "fusion_layers": 2,
+}
 
 
 def tiny_model_options(work: Path) -> dict:
@@ -43,8 +49,14 @@ def tiny_text_encoder(work: Path) -> str:
         from models.text_encoder import resolve_text_encoder
 
         tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("default"))
-        config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=6, num_attention_heads=2,
-                            intermediate_size=64, max_position_embeddings=512)
+        config = BertConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            num_hidden_layers=6,
+            num_attention_heads=2,
+            intermediate_size=64,
+            max_position_embeddings=512,
+        )
         torch.manual_seed(0)
         BertModel(config, add_pooling_layer=False).save_pretrained(directory)
         tokenizer.save_pretrained(directory)

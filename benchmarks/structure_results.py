@@ -67,8 +67,9 @@ def run_task(task: str, split: dict[str, str], models: Path, smoke: bool) -> dic
     tfidf = TfidfPredictor(task, train_tfidf(task, rows))
     tfidf_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    structure = StructureModel(task, {"max_iter": 20} if smoke else None).fit(train_inputs, train_gold,
-                                                                               show_progress=True)
+    structure = StructureModel(task, {"max_iter": 20} if smoke else None).fit(
+        train_inputs, train_gold, show_progress=True
+    )
     structure_seconds = time.perf_counter() - started
     structure.save(models / f"structure-{task}")
     parts = [p for p in split if p != "train"]
@@ -78,14 +79,17 @@ def run_task(task: str, split: dict[str, str], models: Path, smoke: bool) -> dic
         predictions[part] = (gold, tfidf.predict(inputs), structure.predict(inputs))
     gold_dev, tfidf_dev, structure_dev = predictions["dev"]
     weight, tried = choose_weight(structure_dev, tfidf_dev, task_metric(task, gold_dev))
-    record = {"tfidf": {"train_seconds": round(tfidf_seconds, 1)},
-              "structure": {"train_seconds": round(structure_seconds, 1), "n_train": len(train_inputs)},
-              "structure+tfidf": {"weight_on_tfidf": weight, "dev_by_weight": tried}}
+    record = {
+        "tfidf": {"train_seconds": round(tfidf_seconds, 1)},
+        "structure": {"train_seconds": round(structure_seconds, 1), "n_train": len(train_inputs)},
+        "structure+tfidf": {"weight_on_tfidf": weight, "dev_by_weight": tried},
+    }
     for part, (gold, sparse, dense) in predictions.items():
         record["tfidf"][part] = metrics_with_interval(task, sparse, gold)
         record["structure"][part] = metrics_with_interval(task, dense, gold)
         record["structure+tfidf"][part] = metrics_with_interval(
-            task, [fuse(d, s, weight) for d, s in zip(dense, sparse)], gold)
+            task, [fuse(d, s, weight) for d, s in zip(dense, sparse)], gold
+        )
     return record
 
 
@@ -105,9 +109,12 @@ def align_time(path: str, limit: int) -> dict:
     for a, b in graphs:
         align_problems(a, b)
     align_seconds = time.perf_counter() - started
-    return {"pairs": len(inputs), "parse_ms_per_pair": round(1000 * parse_seconds / len(inputs), 2),
-            "align_ms_per_pair": round(1000 * align_seconds / len(inputs), 2),
-            "align_to_parse_ratio": round(align_seconds / parse_seconds, 4)}
+    return {
+        "pairs": len(inputs),
+        "parse_ms_per_pair": round(1000 * parse_seconds / len(inputs), 2),
+        "align_ms_per_pair": round(1000 * align_seconds / len(inputs), 2),
+        "align_to_parse_ratio": round(align_seconds / parse_seconds, 4),
+    }
 
 
 def print_tables(results: dict) -> None:
@@ -126,8 +133,10 @@ def print_tables(results: dict) -> None:
                 print(f"| {row} | {m[metric]:.4f} | {ci[0]:.4f}-{ci[1]:.4f} | {m['n']} |")
         print(f"\nhybrid weight on TF-IDF (chosen on dev): {results[task]['structure+tfidf']['weight_on_tfidf']}")
     t = results["align_time"]
-    print(f"\nalign a pair: {t['align_ms_per_pair']} ms; parse its two problems: {t['parse_ms_per_pair']} ms "
-          f"(ratio {t['align_to_parse_ratio']}, {t['pairs']} QRC test pairs)")
+    print(
+        f"\nalign a pair: {t['align_ms_per_pair']} ms; parse its two problems: {t['parse_ms_per_pair']} ms "
+        f"(ratio {t['align_to_parse_ratio']}, {t['pairs']} QRC test pairs)"
+    )
 
 
 def _arguments() -> argparse.Namespace:

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 import sklearn
-
 from smoke import SMOKE_DATA
+
 from tasks.baselines import evaluate_tfidf, train_tfidf
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,8 +109,10 @@ def main() -> None:
         if skipped:
             print(f"tasks.data is not available: reporting KPC only ({', '.join(skipped)} skipped)\n")
 
-    print(f"machine: {_cpu_name()}, {os.cpu_count()} cores; Python {platform.python_version()}, "
-          f"scikit-learn {sklearn.__version__}; seed {args.seed}; data {data_dir}\n")
+    print(
+        f"machine: {_cpu_name()}, {os.cpu_count()} cores; Python {platform.python_version()}, "
+        f"scikit-learn {sklearn.__version__}; seed {args.seed}; data {data_dir}\n"
+    )
 
     results, split_table = {}, []
     for task in tasks:
@@ -120,8 +122,10 @@ def main() -> None:
         fit_seconds = time.perf_counter() - start
         results[task] = {name: evaluate_tfidf(task, model, splits[name]) for name in ("dev", "test")}
         source, unit = SOURCES[task]
-        sizes = [f"{len(splits[n])}" if task == "kpc" else f"{len(splits[n])} ({len({r['group'] for r in splits[n]})})"
-                 for n in SPLITS]
+        sizes = [
+            f"{len(splits[n])}" if task == "kpc" else f"{len(splits[n])} ({len({r['group'] for r in splits[n]})})"
+            for n in SPLITS
+        ]
         split_table.append((task.upper(), source, unit, *sizes, f"{fit_seconds:.1f}"))
 
     print("## Data splits (80/10/10; rows, and groups in brackets)\n")
@@ -137,8 +141,10 @@ def main() -> None:
         print("|---|---|---|---|---|---|---|")
         for task in classification:
             dev, test = results[task]["dev"], results[task]["test"]
-            print(f"| {task.upper()} | {_fmt(dev['accuracy'])} | {_fmt(dev['macro_f1'])} | "
-                  f"{_fmt(test['accuracy'])} | {_fmt(test['macro_f1'])} | {dev['n']} | {test['n']} |")
+            print(
+                f"| {task.upper()} | {_fmt(dev['accuracy'])} | {_fmt(dev['macro_f1'])} | "
+                f"{_fmt(test['accuracy'])} | {_fmt(test['macro_f1'])} | {dev['n']} | {test['n']} |"
+            )
     if "sqr" in tasks:
         print("\n## SQR: TF-IDF cosine ranking (ties counted pessimistically)\n")
         print("| split | " + " | ".join(RANKING_COLUMNS) + " | lists |")

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 
 import torch
+from smoke import SMOKE_MATH, tiny_model_options
 
 from tasks.bucketing import LengthBucketSampler
 from tasks.data import KpcExample
@@ -47,8 +48,6 @@ from tasks.features import FeatureStore
 from tasks.finetune import TaskCollator, TaskConfig, TaskModel, example_lengths, load_start_encoder
 from tasks.task_types import get_task
 from tasks.trainer import TrainingArguments, build_optimizer, configure_threads
-
-from smoke import SMOKE_MATH, tiny_model_options
 
 MATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "math" / "train.jsonl"
 # row -> (encoder kind, new-model options, frozen text layers)
@@ -82,8 +81,10 @@ def main() -> None:
             store = FeatureStore(encoder.collator, [e.text for e in examples], parser=encoder.parser)
             collate = TaskCollator(task, store, labels)
             if args.file_order:
-                order = [list(range(i, min(i + args.batch_size, len(examples))))
-                         for i in range(0, len(examples), args.batch_size)]
+                order = [
+                    list(range(i, min(i + args.batch_size, len(examples))))
+                    for i in range(0, len(examples), args.batch_size)
+                ]
             else:
                 order = list(LengthBucketSampler(example_lengths(task, examples, store), args.batch_size, seed=0))
             batches = [collate([examples[i] for i in rows]) for rows in order]
@@ -103,17 +104,19 @@ def main() -> None:
     names = list(ROWS)
     seconds = {name: [] for name in names}
     for repeat in range(args.repeats):
-        order = names[repeat % len(names):] + names[: repeat % len(names)]
+        order = names[repeat % len(names) :] + names[: repeat % len(names)]
         for batch in batches:
             for name in order:
                 seconds[name].append(step(name, batch))
 
     tokens = sum(int(b.problems.attention_mask.sum()) for b in batches)
     padded = sum(b.problems.input_ids.numel() for b in batches)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"torch.set_num_threads({threads}), torch {torch.__version__}, fp32; first {len(examples)} MATH train "
-          f"problems, {len(batches)} {'file-order' if args.file_order else 'length-bucketed'} batches of up to "
-          f"{args.batch_size} ({100 * (1 - tokens / padded):.0f} % padding), {args.repeats} repetitions\n")
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"torch.set_num_threads({threads}), torch {torch.__version__}, fp32; first {len(examples)} MATH train "
+        f"problems, {len(batches)} {'file-order' if args.file_order else 'length-bucketed'} batches of up to "
+        f"{args.batch_size} ({100 * (1 - tokens / padded):.0f} % padding), {args.repeats} repetitions\n"
+    )
     print("| model | train examples/s | median step s | time ratio to BERT-only | ratio of per-batch medians |")
     print("|---|---:|---:|---:|---:|")
     base = sum(seconds["bert"])
@@ -122,13 +125,19 @@ def main() -> None:
         total = sum(seconds[name])
         rates[name] = len(examples) * args.repeats / total
         median_ratio = _median_pass(seconds[name], len(batches)) / _median_pass(seconds["bert"], len(batches))
-        print(f"| {name} | {rates[name]:.2f} | {statistics.median(seconds[name]):.2f} | {total / base:.2f}x | "
-              f"{median_ratio:.2f}x |")
-    print(f"\ncomus-freeze4 first pass (computes and caches the frozen prefix): "
-          f"{len(examples) / first_pass['comus-freeze4']:.2f} examples/s")
+        print(
+            f"| {name} | {rates[name]:.2f} | {statistics.median(seconds[name]):.2f} | {total / base:.2f}x | "
+            f"{median_ratio:.2f}x |"
+        )
+    print(
+        f"\ncomus-freeze4 first pass (computes and caches the frozen prefix): "
+        f"{len(examples) / first_pass['comus-freeze4']:.2f} examples/s"
+    )
     if args.today_comus:
-        print(f"default COMUS vs today's {args.today_comus:.2f} examples/s: {rates['comus'] / args.today_comus:.2f}x; "
-              f"with --freeze-text-layers 4: {rates['comus-freeze4'] / args.today_comus:.2f}x")
+        print(
+            f"default COMUS vs today's {args.today_comus:.2f} examples/s: {rates['comus'] / args.today_comus:.2f}x; "
+            f"with --freeze-text-layers 4: {rates['comus-freeze4'] / args.today_comus:.2f}x"
+        )
     print(f"ratio comus/bert-only: {sum(seconds['comus']) / base:.2f}")
 
 
@@ -146,8 +155,12 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, help="torch threads (default: the cores this process may use)")
     parser.add_argument("--math", default=str(MATH))
     parser.add_argument("--file-order", action="store_true", help="batches in file order instead of length-bucketed")
-    parser.add_argument("--today-comus", type=float, metavar="EX_PER_S",
-                        help="default COMUS examples/s of the benchmark before the fast path, to print the speed-up")
+    parser.add_argument(
+        "--today-comus",
+        type=float,
+        metavar="EX_PER_S",
+        help="default COMUS examples/s of the benchmark before the fast path, to print the speed-up",
+    )
     parser.add_argument("--smoke", action="store_true", help="16 problems of the smoke data, one repetition: seconds")
     args = parser.parse_args()
     args.new_model = {}  # options of every row's new model

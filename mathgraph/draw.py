@@ -20,7 +20,7 @@ KIND_COLOURS = {"root": "#9e9e9e", "word": "#8ecae6", "math": "#ffb703", "formul
 ERROR_COLOUR = "#ef476f"
 
 
-def tree_layout(graph: "MathSyntaxGraph") -> dict[int, tuple[float, float]]:
+def tree_layout(graph: MathSyntaxGraph) -> dict[int, tuple[float, float]]:
     """Positions ``{node id: (x, y)}``: y = -depth, leaves at x = 0, 1, 2, ... in source order."""
     children: dict[int, list[int]] = {}
     for edge in graph.edges:
@@ -49,7 +49,7 @@ def tree_layout(graph: "MathSyntaxGraph") -> dict[int, tuple[float, float]]:
     return positions
 
 
-def picture_size(graph: "MathSyntaxGraph") -> tuple[float, float]:
+def picture_size(graph: MathSyntaxGraph) -> tuple[float, float]:
     """The figure size ``draw_graph`` gives ``graph``, in inches: about 0.85 per leaf column and 1.1 per
     level of ``tree_layout``, at least 6 x 3 and at most 60 x 30."""
     positions = tree_layout(graph)
@@ -63,7 +63,7 @@ def node_colour(node) -> str:
     return ERROR_COLOUR if node.opt_type == "E" else KIND_COLOURS[node.kind]
 
 
-def graph_layout(graph: "MathSyntaxGraph") -> dict:
+def graph_layout(graph: MathSyntaxGraph) -> dict:
     """The picture ``draw_graph`` draws, as JSON for an interactive viewer (``mathgraph serve``'s page):
     ``{"nodes": [{id, label, kind, colour, x, y, span?}], "edges": [{src, dst, relation}]}`` with
     ``tree_layout``'s positions (x = leaf column, y = -depth) and ``node_colour``'s fills."""
@@ -71,20 +71,29 @@ def graph_layout(graph: "MathSyntaxGraph") -> dict:
     nodes = []
     for node in graph.nodes:
         x, y = positions[node.id]
-        nodes.append({"id": node.id, "label": node.label, "kind": node.kind, "colour": node_colour(node), "x": x,
-                      "y": y, **({"span": list(node.span)} if node.span is not None else {})})
+        nodes.append(
+            {
+                "id": node.id,
+                "label": node.label,
+                "kind": node.kind,
+                "colour": node_colour(node),
+                "x": x,
+                "y": y,
+                **({"span": list(node.span)} if node.span is not None else {}),
+            }
+        )
     edges = [{"src": e.src, "dst": e.dst, "relation": e.relation} for e in graph.edges]
     return {"nodes": nodes, "edges": edges}
 
 
 def draw_graph(
-    graph: "MathSyntaxGraph",
+    graph: MathSyntaxGraph,
     path: str | PathLike | None = None,
-    ax: "matplotlib.axes.Axes | None" = None,
+    ax: matplotlib.axes.Axes | None = None,
     show_relations: bool = True,
     title: str | None = None,
     dpi: int = 150,
-) -> "matplotlib.figure.Figure":
+) -> matplotlib.figure.Figure:
     """Draw ``graph``: nodes coloured by kind (error nodes red), relation names on edges.
 
     Writes the picture to ``path`` when given (format from its suffix) and
@@ -104,24 +113,43 @@ def draw_graph(
     for edge in graph.edges:
         (x0, y0), (x1, y1) = positions[edge.src], positions[edge.dst]
         ax.annotate(
-            "", xy=(x1, y1), xytext=(x0, y0),
+            "",
+            xy=(x1, y1),
+            xytext=(x0, y0),
             arrowprops={"arrowstyle": "-|>", "color": "#555555", "lw": 0.8, "shrinkA": 9, "shrinkB": 9},
         )
         if show_relations:
             name = edge.relation.split(":", 1)[-1]
-            ax.text((x0 + x1) / 2, (y0 + y1) / 2, name, fontsize=6, color="#333333", ha="center", va="center",
-                    bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8})
+            ax.text(
+                (x0 + x1) / 2,
+                (y0 + y1) / 2,
+                name,
+                fontsize=6,
+                color="#333333",
+                ha="center",
+                va="center",
+                bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.8},
+            )
 
     for node in graph.nodes:
         x, y = positions[node.id]
-        ax.text(x, y, _short(node.label), fontsize=7, ha="center", va="center", zorder=3,
-                bbox={"boxstyle": "round,pad=0.3", "fc": node_colour(node), "ec": "#333333", "lw": 0.5})
+        ax.text(
+            x,
+            y,
+            _short(node.label),
+            fontsize=7,
+            ha="center",
+            va="center",
+            zorder=3,
+            bbox={"boxstyle": "round,pad=0.3", "fc": node_colour(node), "ec": "#333333", "lw": 0.5},
+        )
 
     ax.set_xlim(-0.8, width - 0.2)
     ax.set_ylim(-depth + 0.4, 0.6)
     ax.axis("off")
-    ax.legend(handles=[Patch(color=c, label=k) for k, c in KIND_COLOURS.items()], loc="upper right", fontsize=7,
-              frameon=False)
+    ax.legend(
+        handles=[Patch(color=c, label=k) for k, c in KIND_COLOURS.items()], loc="upper right", fontsize=7, frameon=False
+    )
     ax.set_title(title if title is not None else _short(graph.text, 120), fontsize=8)
     if path is not None:
         fig.savefig(path, dpi=dpi, bbox_inches="tight")
@@ -133,4 +161,3 @@ def _short(text: str, limit: int = 14) -> str:
     text = " ".join(text.split())
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     return text.replace("$", r"\$")
-

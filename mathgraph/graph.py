@@ -142,19 +142,30 @@ class Quantity:
     def to_dict(self) -> dict:
         """JSON-ready; the exact value as a string (``"5/2"``, ``"12"``)."""
         return {
-            "text": self.text, "span": list(self.span), "value": str(self.value), "form": self.form,
-            "node": self.node, "sentence": self.sentence, "in_question": self.in_question,
-            "unit": self.unit, "object": self.object,
+            "text": self.text,
+            "span": list(self.span),
+            "value": str(self.value),
+            "form": self.form,
+            "node": self.node,
+            "sentence": self.sentence,
+            "in_question": self.in_question,
+            "unit": self.unit,
+            "object": self.object,
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Quantity":
+    def from_dict(cls, data: Mapping[str, Any]) -> Quantity:
         """A quantity written by ``to_dict``."""
         return cls(
-            text=str(data["text"]), span=(int(data["span"][0]), int(data["span"][1])),
-            value=Fraction(str(data["value"])), form=str(data["form"]), node=int(data["node"]),
+            text=str(data["text"]),
+            span=(int(data["span"][0]), int(data["span"][1])),
+            value=Fraction(str(data["value"])),
+            form=str(data["form"]),
+            node=int(data["node"]),
             sentence=None if data.get("sentence") is None else int(data["sentence"]),
-            in_question=bool(data.get("in_question", False)), unit=data.get("unit"), object=data.get("object"),
+            in_question=bool(data.get("in_question", False)),
+            unit=data.get("unit"),
+            object=data.get("object"),
         )
 
 
@@ -195,7 +206,7 @@ class MathSyntaxGraph:
         return [e for e in self.edges if e.src == node_id]
 
     # ----------------------------------------------------------------- exports
-    def to_networkx(self) -> "networkx.DiGraph":
+    def to_networkx(self) -> networkx.DiGraph:
         """A ``networkx.DiGraph`` with node attributes from the schema and ``relation`` on edges."""
         import networkx as nx
 
@@ -206,7 +217,7 @@ class MathSyntaxGraph:
             graph.add_edge(edge.src, edge.dst, relation=edge.relation)
         return graph
 
-    def to_pyg(self, vocab: "GraphVocabulary") -> "torch_geometric.data.Data":
+    def to_pyg(self, vocab: GraphVocabulary) -> torch_geometric.data.Data:
         """Tensors for PyG with every edge in both directions.
 
         Returns ``Data`` with ``x: [num_nodes]`` label ids, ``node_kind: [num_nodes]``
@@ -249,14 +260,16 @@ class MathSyntaxGraph:
         return json.dumps(self.to_dict(), ensure_ascii=False)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "MathSyntaxGraph":
+    def from_dict(cls, data: Mapping[str, Any]) -> MathSyntaxGraph:
         """Rebuild a graph written by ``to_dict``; raises ``GraphFormatError`` on a malformed one."""
         if not isinstance(data, Mapping):
             raise GraphFormatError(f"a graph must be a JSON object, got {type(data).__name__}")
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
-            raise GraphFormatError(f"unsupported graph schema_version {version!r} (this mathgraph reads "
-                                   f"{SCHEMA_VERSION}; parse the problems again with this version)")
+            raise GraphFormatError(
+                f"unsupported graph schema_version {version!r} (this mathgraph reads "
+                f"{SCHEMA_VERSION}; parse the problems again with this version)"
+            )
         try:
             nodes = tuple(_node_from_dict(n) for n in data["nodes"])
             edges = tuple(Edge(int(e["src"]), int(e["dst"]), str(e["relation"])) for e in data["edges"])
@@ -285,7 +298,7 @@ class MathSyntaxGraph:
             raise GraphFormatError(f"malformed graph: {type(err).__name__}: {err}") from err
 
     @classmethod
-    def from_json(cls, line: str) -> "MathSyntaxGraph":
+    def from_json(cls, line: str) -> MathSyntaxGraph:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as err:
@@ -301,7 +314,9 @@ class MathSyntaxGraph:
         for i, q in enumerate(self.quantity_records):
             about = ", ".join(f"{name} {value}" for name, value in (("unit", q.unit), ("object", q.object)) if value)
             where = f"sentence {q.sentence}" + (", question" if q.in_question else "") if q.sentence is not None else ""
-            lines.append(f"quantity {i}: {q.text!r} = {q.value} [{q.form}" + "".join(f"; {x}" for x in (about, where) if x) + "]")
+            lines.append(
+                f"quantity {i}: {q.text!r} = {q.value} [{q.form}" + "".join(f"; {x}" for x in (about, where) if x) + "]"
+            )
         children: dict[int, list[Edge]] = {}
         for edge in self.edges:
             children.setdefault(edge.src, []).append(edge)
@@ -325,7 +340,7 @@ class MathSyntaxGraph:
         walk(0, "")
         return "\n".join(lines)
 
-    def draw(self, path: str | PathLike | None = None, ax: "matplotlib.axes.Axes | None" = None, **kwargs: Any):
+    def draw(self, path: str | PathLike | None = None, ax: matplotlib.axes.Axes | None = None, **kwargs: Any):
         """Draw the graph as a layered tree (see ``mathgraph.draw.draw_graph``); returns the figure."""
         from mathgraph.draw import draw_graph
 
@@ -391,7 +406,9 @@ class GraphVocabulary:
     meta: dict = field(default_factory=dict)
 
     @classmethod
-    def build(cls, graphs: Iterable[MathSyntaxGraph], min_freq: int = 2, max_labels: int | None = None) -> "GraphVocabulary":
+    def build(
+        cls, graphs: Iterable[MathSyntaxGraph], min_freq: int = 2, max_labels: int | None = None
+    ) -> GraphVocabulary:
         """Count labels and relations over ``graphs``; labels rarer than ``min_freq`` become ``[UNK]``.
 
         Relations are kept whatever their frequency (there are few of them).
@@ -419,7 +436,7 @@ class GraphVocabulary:
         self.relations.save(directory / "relation_vocab.json")
 
     @classmethod
-    def load(cls, directory: str | PathLike) -> "GraphVocabulary":
+    def load(cls, directory: str | PathLike) -> GraphVocabulary:
         directory = Path(directory)
         with open(directory / "node_vocab.json", encoding="utf-8") as f:
             data = json.load(f)
@@ -431,8 +448,9 @@ class GraphVocabulary:
 
 
 # ---------------------------------------------------------------------- graph files
-def write_graphs(path: str | PathLike, graphs: Iterable[MathSyntaxGraph],
-                 records: Iterable[TextRecord] | None = None) -> int:
+def write_graphs(
+    path: str | PathLike, graphs: Iterable[MathSyntaxGraph], records: Iterable[TextRecord] | None = None
+) -> int:
     """Write a graph file: one graph (``to_dict()``) per line, replacing ``path`` only when all are written.
 
     With ``records`` (the rows the graphs were parsed from, as ``mathgraph.jsonl.read_text_records`` gives
@@ -443,8 +461,10 @@ def write_graphs(path: str | PathLike, graphs: Iterable[MathSyntaxGraph],
     if records is None:
         lines = (graph.to_dict() for graph in graphs)
     else:
-        lines = ({**({"id": record.row["id"]} if "id" in record.row else {}), **graph.to_dict(), "line": record.line}
-                 for graph, record in zip(graphs, records))
+        lines = (
+            {**({"id": record.row["id"]} if "id" in record.row else {}), **graph.to_dict(), "line": record.line}
+            for graph, record in zip(graphs, records)
+        )
     with atomic_writer(path) as f:
         return write_jsonl(f, lines)
 
@@ -463,8 +483,9 @@ def read_graphs(path: str | PathLike) -> list[MathSyntaxGraph]:
     return graphs
 
 
-def read_problems(input_path: str | PathLike | None = None, text_field: str = "problem",
-                  graphs_path: str | PathLike | None = None) -> list[str] | list[MathSyntaxGraph]:
+def read_problems(
+    input_path: str | PathLike | None = None, text_field: str = "problem", graphs_path: str | PathLike | None = None
+) -> list[str] | list[MathSyntaxGraph]:
     """The problems of files, as an encoder takes them: the ``text_field`` texts of a JSONL file, the graphs
     of a graph file, or, given both, the graphs, checked line by line to be those texts' (so a graph file
     parsed once can stand in for its source). Mismatched files raise ``ValueError`` naming the first bad line.

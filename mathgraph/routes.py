@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -37,11 +36,16 @@ def routes_html(routes: TokenRoutes) -> str:
         )
         rows.append(f"<p><b>layer {layer}</b><br>{spans}</p>")
     experts_used = sorted({e for layer in routes.experts for e in layer})
-    legend = " ".join(f'<span style="background:{EXPERT_COLOURS[e % len(EXPERT_COLOURS)]};padding:2px 6px">'
-                      f"expert {e}</span>" for e in experts_used)
-    return (f"<!doctype html><meta charset=utf-8><title>expert routes</title><body style='font-family:monospace'>"
-            f"<p>task <b>{html.escape(routes.task)}</b>: {html.escape(routes.text)}</p><p>{legend}</p>"
-            + "".join(rows) + "</body>")
+    legend = " ".join(
+        f'<span style="background:{EXPERT_COLOURS[e % len(EXPERT_COLOURS)]};padding:2px 6px">expert {e}</span>'
+        for e in experts_used
+    )
+    return (
+        f"<!doctype html><meta charset=utf-8><title>expert routes</title><body style='font-family:monospace'>"
+        f"<p>task <b>{html.escape(routes.task)}</b>: {html.escape(routes.text)}</p><p>{legend}</p>"
+        + "".join(rows)
+        + "</body>"
+    )
 
 
 def draw_routes(routes: TokenRoutes, max_tokens_per_line: int = 16):
@@ -60,15 +64,28 @@ def draw_routes(routes: TokenRoutes, max_tokens_per_line: int = 16):
         for i, (token, expert) in enumerate(zip(routes.tokens, experts)):
             if i and i % max_tokens_per_line == 0:
                 y -= 1
-            axes.text((i % max_tokens_per_line) * 1.0, y, token.replace("$", r"\$"), va="center", fontsize=8,
-                      bbox={"facecolor": EXPERT_COLOURS[expert % len(EXPERT_COLOURS)], "edgecolor": "none",
-                            "boxstyle": "round,pad=0.2"})
+            axes.text(
+                (i % max_tokens_per_line) * 1.0,
+                y,
+                token.replace("$", r"\$"),
+                va="center",
+                fontsize=8,
+                bbox={
+                    "facecolor": EXPERT_COLOURS[expert % len(EXPERT_COLOURS)],
+                    "edgecolor": "none",
+                    "boxstyle": "round,pad=0.2",
+                },
+            )
         y -= 1.2
     axes.set_xlim(-0.5, max_tokens_per_line)
     axes.set_ylim(y, 1)
     experts = sorted({e for layer in routes.experts for e in layer})
-    axes.legend(handles=[Patch(color=EXPERT_COLOURS[e % len(EXPERT_COLOURS)], label=f"expert {e}") for e in experts],
-                loc="upper right", fontsize=8, ncol=len(experts))
+    axes.legend(
+        handles=[Patch(color=EXPERT_COLOURS[e % len(EXPERT_COLOURS)], label=f"expert {e}") for e in experts],
+        loc="upper right",
+        fontsize=8,
+        ncol=len(experts),
+    )
     axes.set_title(f"expert per token ({routes.task})", fontsize=10)
     return figure
 
@@ -80,17 +97,21 @@ def skill_routes_html(routes: SkillRoutes) -> str:
     header = "".join(f"<th>{html.escape(skill)}</th>" for skill in routes.skills)
     rows = []
     for step, (step_weights, step_rates) in enumerate(zip(weights, rates)):
-        cells = "".join(f'<td title="activated for {r:.0%} of the problems" style="background:rgba(0,114,178,{w:.2f});'
-                        f'color:{"white" if w > 0.5 else "black"}">{w:.2f}</td>'
-                        for w, r in zip(step_weights, step_rates))
+        cells = "".join(
+            f'<td title="activated for {r:.0%} of the problems" style="background:rgba(0,114,178,{w:.2f});'
+            f'color:{"white" if w > 0.5 else "black"}">{w:.2f}</td>'
+            for w, r in zip(step_weights, step_rates)
+        )
         rows.append(f"<tr><th>step {step + 1}</th>{cells}<td>{gates[step]:.2f}</td></tr>")
     problems = html.escape(routes.texts[0]) if len(routes.texts) == 1 else f"mean over {len(routes.texts)} problems"
-    return (f"<!doctype html><meta charset=utf-8><title>skill routes</title><body style='font-family:sans-serif'>"
-            f"<p>task <b>{html.escape(routes.task)}</b>: {problems}</p>"
-            f"<table style='border-collapse:collapse;text-align:center' cellpadding=6><tr><th></th>{header}"
-            f"<th>stop gate</th></tr>{''.join(rows)}</table>"
-            "<p>cells: router weight of the skill (0 where not activated); stop gate: how much of the step's "
-            "update is kept (1 = all, 0 = reasoning stops)</p></body>")
+    return (
+        f"<!doctype html><meta charset=utf-8><title>skill routes</title><body style='font-family:sans-serif'>"
+        f"<p>task <b>{html.escape(routes.task)}</b>: {problems}</p>"
+        f"<table style='border-collapse:collapse;text-align:center' cellpadding=6><tr><th></th>{header}"
+        f"<th>stop gate</th></tr>{''.join(rows)}</table>"
+        "<p>cells: router weight of the skill (0 where not activated); stop gate: how much of the step's "
+        "update is kept (1 = all, 0 = reasoning stops)</p></body>"
+    )
 
 
 def draw_skill_routes(routes: SkillRoutes, axes=None):
@@ -105,8 +126,15 @@ def draw_skill_routes(routes: SkillRoutes, axes=None):
     axes.imshow(weights, cmap="Blues", vmin=0, vmax=1, aspect="auto")
     for step, row in enumerate(weights):
         for skill, weight in enumerate(row):
-            axes.text(skill, step, f"{weight:.2f}", ha="center", va="center", fontsize=8,
-                      color="white" if weight > 0.5 else "black")
+            axes.text(
+                skill,
+                step,
+                f"{weight:.2f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if weight > 0.5 else "black",
+            )
         axes.text(len(row) - 0.4, step, f"stop {gates[step]:.2f}", va="center", fontsize=8)
     axes.set_xticks(range(len(routes.skills)), routes.skills, rotation=30, ha="right", fontsize=8)
     axes.set_yticks(range(routes.depth), [f"step {i + 1}" for i in range(routes.depth)], fontsize=8)

@@ -38,7 +38,7 @@ class Vocabulary:
         min_freq: int = 1,
         max_size: int | None = None,
         specials: Sequence[str] = (PAD, UNK),
-    ) -> "Vocabulary":
+    ) -> Vocabulary:
         """Build from a frequency mapping or an iterable of occurrences.
 
         Keeps strings seen at least ``min_freq`` times, most frequent first
@@ -84,7 +84,7 @@ class Vocabulary:
         return {"specials": list(self.specials), "tokens": list(self.tokens)}
 
     @classmethod
-    def from_dict(cls, data: Mapping) -> "Vocabulary":
+    def from_dict(cls, data: Mapping) -> Vocabulary:
         try:
             tokens, specials = data["tokens"], data["specials"]
         except (KeyError, TypeError) as err:
@@ -98,6 +98,6 @@ class Vocabulary:
             json.dump(self.to_dict(), f, ensure_ascii=False, indent=0)
 
     @classmethod
-    def load(cls, path: str | PathLike) -> "Vocabulary":
+    def load(cls, path: str | PathLike) -> Vocabulary:
         with open(path, encoding="utf-8") as f:
             return cls.from_dict(json.load(f))

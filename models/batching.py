@@ -35,9 +35,15 @@ class DeviceBatch:
     HOST_FIELDS: tuple[str, ...] = ()
 
     def _map(self, move):
-        return replace(self, **{f.name: move(value) for f in fields(self)
-                                if f.name not in self.HOST_FIELDS
-                                and isinstance(value := getattr(self, f.name), (torch.Tensor, DeviceBatch))})
+        return replace(
+            self,
+            **{
+                f.name: move(value)
+                for f in fields(self)
+                if f.name not in self.HOST_FIELDS
+                and isinstance(value := getattr(self, f.name), (torch.Tensor, DeviceBatch))
+            },
+        )
 
     def to(self, device, non_blocking: bool = False):
         return self._map(lambda value: value.to(device, non_blocking=non_blocking))
@@ -161,16 +167,21 @@ def graph_features(graph: MathSyntaxGraph, vocab: GraphVocabulary, input_ids: to
         node_labels=torch.tensor(vocab.labels.lookup(n.label for n in graph.nodes), dtype=torch.long),
         node_kinds=torch.tensor([NODE_KINDS.index(n.kind) for n in graph.nodes], dtype=torch.long),
         edge_index=torch.tensor([src + dst, dst + src], dtype=torch.long).reshape(2, -1),
-        edge_type=torch.cat([relation_ids, torch.tensor(vocab.relations.lookup(reverse_relation(r) for r in relations),
-                                                        dtype=torch.long)]),
+        edge_type=torch.cat(
+            [
+                relation_ids,
+                torch.tensor(vocab.relations.lookup(reverse_relation(r) for r in relations), dtype=torch.long),
+            ]
+        ),
         slot_heads=torch.tensor(src, dtype=torch.long),
         slot_relations=relation_ids,
         slot_tails=torch.tensor(dst, dtype=torch.long),
     )
 
 
-def collate_features(features: Sequence[ProblemFeatures], pad_id: int,
-                     problem_ids: Sequence[int] | None = None) -> ProblemBatch:
+def collate_features(
+    features: Sequence[ProblemFeatures], pad_id: int, problem_ids: Sequence[int] | None = None
+) -> ProblemBatch:
     """Pad and concatenate ``features`` into a ``ProblemBatch`` (node ids offset per problem)."""
     if not features:
         raise ValueError("cannot collate an empty list of problems")
@@ -223,8 +234,9 @@ class ProblemCollator:
 
     def token_ids(self, texts: Sequence[str]) -> list[torch.Tensor]:
         """Token ids of each text (with special tokens, truncated to ``max_length``), one tokenizer call."""
-        encoded = self.tokenizer([self.encoder_text(t) for t in texts], truncation=True, max_length=self.max_length,
-                                 verbose=False)["input_ids"]
+        encoded = self.tokenizer(
+            [self.encoder_text(t) for t in texts], truncation=True, max_length=self.max_length, verbose=False
+        )["input_ids"]
         return [torch.tensor(ids, dtype=torch.long) for ids in encoded]
 
     def features(self, graphs: Sequence[MathSyntaxGraph]) -> list[ProblemFeatures]:

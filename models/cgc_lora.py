@@ -70,7 +70,7 @@ class TaskGate(nn.Module):
             raise ValueError(f"need num_tasks >= 1 and num_common >= 0, got {num_tasks}, {num_common}")
         self.num_tasks, self.num_common = num_tasks, num_common
         self.task_embedding = nn.Embedding(num_tasks, task_dim)  # E
-        bound = task_dim ** -0.5  # nn.Linear's init; by hand, as N_C = 0 gives an empty matrix
+        bound = task_dim**-0.5  # nn.Linear's init; by hand, as N_C = 0 gives an empty matrix
         self.common = nn.Parameter(torch.empty(num_common, task_dim).uniform_(-bound, bound))  # W_T^C
         self.specific = nn.Parameter(torch.empty(1, task_dim).uniform_(-bound, bound))  # W_T^S
         self.current_task: int | torch.Tensor | None = None
@@ -195,8 +195,9 @@ class PartlyTrainableEmbedding(nn.Module):
         if not 0 < num_frozen < rows:
             raise ValueError(f"num_frozen must be in 1..{rows - 1} for {rows} rows, got {num_frozen}")
         if embedding.max_norm is not None or embedding.scale_grad_by_freq or embedding.sparse:
-            raise ValueError("PartlyTrainableEmbedding supports plain embeddings only (no max_norm, "
-                             "scale_grad_by_freq or sparse)")
+            raise ValueError(
+                "PartlyTrainableEmbedding supports plain embeddings only (no max_norm, scale_grad_by_freq or sparse)"
+            )
         weight = embedding.weight.detach()
         self.num_embeddings, self.embedding_dim, self.num_frozen = rows, embedding.embedding_dim, num_frozen
         self.padding_idx = embedding.padding_idx
@@ -221,27 +222,38 @@ class PartlyTrainableEmbedding(nn.Module):
         # One ``weight`` entry, as an nn.Embedding has: checkpoints keep their layout either way.
         destination[prefix + "weight"] = self.weight.detach()
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         key = prefix + "weight"
         if key in state_dict:
             weight = state_dict.pop(key)
             if tuple(weight.shape) != (self.num_embeddings, self.embedding_dim):
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {tuple(weight.shape)}, "
-                                  f"the current model has {(self.num_embeddings, self.embedding_dim)}")
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {tuple(weight.shape)}, "
+                    f"the current model has {(self.num_embeddings, self.embedding_dim)}"
+                )
                 return
-            state_dict[prefix + "frozen"] = weight[:self.num_frozen]
-            state_dict[prefix + "new"] = weight[self.num_frozen:]
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
+            state_dict[prefix + "frozen"] = weight[: self.num_frozen]
+            state_dict[prefix + "new"] = weight[self.num_frozen :]
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}, num_frozen={self.num_frozen}"
 
 
-def apply_cgc_lora(text_model: nn.Module, num_tasks: int, num_common: int = 2, rank: int = 8, alpha: float = 16.0,
-                   targets: Sequence[str] = ("query", "key", "value", "dense"), task_dim: int = 16,
-                   new_token_start: int | None = None) -> TaskGate:
+def apply_cgc_lora(
+    text_model: nn.Module,
+    num_tasks: int,
+    num_common: int = 2,
+    rank: int = 8,
+    alpha: float = 16.0,
+    targets: Sequence[str] = ("query", "key", "value", "dense"),
+    task_dim: int = 16,
+    new_token_start: int | None = None,
+) -> TaskGate:
     """Freeze ``text_model`` and wrap every ``nn.Linear`` named in ``targets`` inside
     ``text_model.encoder.layer`` (BERT: Q, K, V and the three dense layers) in a
     ``CGCLoRALinear``, in place. Returns the shared ``TaskGate`` (on the model's device),

@@ -76,7 +76,7 @@ class ComusConfig:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "ComusConfig":
+    def from_dict(cls, data: dict) -> ComusConfig:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known - {"weights_sha256"})
         if unknown:
@@ -114,12 +114,18 @@ class ComusModel(nn.Module):
             text_encoder = AutoModel.from_config(AutoConfig.for_model(**config.text_config), add_pooling_layer=False)
         text_layers = len(text_encoder.encoder.layer)
         if not 0 <= config.fusion_layers <= min(text_layers, config.gat_layers):
-            raise ValueError(f"fusion_layers must be in 0..{min(text_layers, config.gat_layers)}, got {config.fusion_layers}")
+            raise ValueError(
+                f"fusion_layers must be in 0..{min(text_layers, config.gat_layers)}, got {config.fusion_layers}"
+            )
         self.config = config
         self.text = text_encoder
         self.graph = GraphEncoder(
-            num_labels=config.num_labels, num_relations=config.num_relations, hidden=config.gat_hidden,
-            heads=config.gat_heads, num_layers=config.gat_layers, relation_dim=config.relation_dim,
+            num_labels=config.num_labels,
+            num_relations=config.num_relations,
+            hidden=config.gat_hidden,
+            heads=config.gat_heads,
+            num_layers=config.gat_layers,
+            relation_dim=config.relation_dim,
             dropout=config.dropout,
         )
         self.memories = nn.ModuleList(
@@ -130,7 +136,7 @@ class ComusModel(nn.Module):
     @classmethod
     def from_text_encoder(
         cls, text_model: PreTrainedModel, num_labels: int, num_relations: int, **overrides: Any
-    ) -> "ComusModel":
+    ) -> ComusModel:
         """A new COMUS model around a (pre-trained) text encoder; GAT and memory start random.
 
         ``overrides`` set ``ComusConfig`` fields (``fusion_layers``, ``gat_layers``...). Unless
@@ -141,11 +147,14 @@ class ComusModel(nn.Module):
         hidden = text_model.config.hidden_size
         if "gat_heads" not in overrides:
             if hidden % head_dim:
-                raise ValueError(f"the text encoder is {hidden} wide, not a multiple of gat_head_dim={head_dim}: "
-                                 "give gat_heads and gat_head_dim")
+                raise ValueError(
+                    f"the text encoder is {hidden} wide, not a multiple of gat_head_dim={head_dim}: "
+                    "give gat_heads and gat_head_dim"
+                )
             overrides["gat_heads"] = hidden // head_dim
-        config = ComusConfig(num_labels=num_labels, num_relations=num_relations,
-                             text_config=_json_config(text_model), **overrides)
+        config = ComusConfig(
+            num_labels=num_labels, num_relations=num_relations, text_config=_json_config(text_model), **overrides
+        )
         return cls(config, text_model)
 
     @property
@@ -183,9 +192,15 @@ class ComusModel(nn.Module):
         k = self.config.fusion_layers
         if text_start > len(self.text.encoder.layer) - k:
             raise ValueError(f"a frozen prefix of {text_start} text layers reaches into the {k} fusion layers")
-        hidden, additive_mask = self.run_text_layers(input_ids, attention_mask, token_type_ids, inputs_embeds,
-                                                     stop=len(self.text.encoder.layer) - k,
-                                                     states=text_states, start=text_start)
+        hidden, additive_mask = self.run_text_layers(
+            input_ids,
+            attention_mask,
+            token_type_ids,
+            inputs_embeds,
+            stop=len(self.text.encoder.layer) - k,
+            states=text_states,
+            start=text_start,
+        )
 
         nodes = self.graph.embed(node_labels, node_kinds)
         nodes = self.graph.run_layers(nodes, edge_index, edge_type, range(self.config.gat_layers - k))
@@ -194,13 +209,17 @@ class ComusModel(nn.Module):
         relations = self.graph.relation_embedding.weight
         for j, memory in enumerate(self.memories):
             if fuse:
-                fused = memory(hidden, attention_mask, nodes, relations, slot_heads, slot_relations, slot_tails, slot_mask)
+                fused = memory(
+                    hidden, attention_mask, nodes, relations, slot_heads, slot_relations, slot_tails, slot_mask
+                )
                 read_attentions.append(fused.read_attention)
                 hidden, nodes = fused.tokens, fused.nodes
-            hidden = _run_text_layer(self.text.encoder.layer[len(self.text.encoder.layer) - k + j], hidden,
-                                     additive_mask)
-            nodes = self.graph.run_layers(nodes, edge_index, edge_type, range(self.config.gat_layers - k + j,
-                                                                             self.config.gat_layers - k + j + 1))
+            hidden = _run_text_layer(
+                self.text.encoder.layer[len(self.text.encoder.layer) - k + j], hidden, additive_mask
+            )
+            nodes = self.graph.run_layers(
+                nodes, edge_index, edge_type, range(self.config.gat_layers - k + j, self.config.gat_layers - k + j + 1)
+            )
 
         cls = hidden[:, 0]
         mean_node = global_mean_pool(nodes, node_batch, size=input_ids.shape[0])
@@ -223,12 +242,15 @@ class ComusModel(nn.Module):
         """
         layers = self.text.encoder.layer
         if start == 0:
-            states = self.text.embeddings(input_ids=None if inputs_embeds is not None else input_ids,
-                                          token_type_ids=token_type_ids, inputs_embeds=inputs_embeds)
+            states = self.text.embeddings(
+                input_ids=None if inputs_embeds is not None else input_ids,
+                token_type_ids=token_type_ids,
+                inputs_embeds=inputs_embeds,
+            )
         elif states is None:
             raise ValueError(f"starting at text layer {start} needs the token states after layer {start}")
         additive_mask = additive_attention_mask(attention_mask, states)
-        for layer in layers[start:len(layers) if stop is None else stop]:
+        for layer in layers[start : len(layers) if stop is None else stop]:
             states = _run_text_layer(layer, states, additive_mask)
         return states, additive_mask
 
@@ -259,7 +281,7 @@ class ComusModel(nn.Module):
             json.dump({**self.config.to_dict(), **extra}, f, indent=2)
 
     @classmethod
-    def from_pretrained(cls, directory: str | PathLike, map_location: str | torch.device = "cpu") -> "ComusModel":
+    def from_pretrained(cls, directory: str | PathLike, map_location: str | torch.device = "cpu") -> ComusModel:
         """Load a model written by ``save_pretrained``; raises ``CheckpointError`` with the reason if it cannot."""
         directory = Path(directory)
         config_data = read_config(directory)
@@ -267,7 +289,7 @@ class ComusModel(nn.Module):
         return cls.from_state(config_data, state, where=directory / WEIGHTS_NAME)
 
     @classmethod
-    def from_state(cls, config_data: dict, state: dict[str, torch.Tensor], where: object = "the weights") -> "ComusModel":
+    def from_state(cls, config_data: dict, state: dict[str, torch.Tensor], where: object = "the weights") -> ComusModel:
         """A model of the config ``config_data`` holding exactly the tensors ``state`` (``CheckpointError``,
         naming ``where``, when they do not fit)."""
         model = cls(ComusConfig.from_dict(config_data))

@@ -26,8 +26,9 @@ APPENDED_ROWS = "appended_rows"
 DELTA_NAME = "weights.delta.safetensors"  # the file name of a model stored as a delta, wherever it is
 
 
-def weights_delta(weights: Mapping[str, torch.Tensor], base: Mapping[str, torch.Tensor],
-                  dtype: torch.dtype | None = None) -> tuple[dict[str, torch.Tensor], dict[str, int]]:
+def weights_delta(
+    weights: Mapping[str, torch.Tensor], base: Mapping[str, torch.Tensor], dtype: torch.dtype | None = None
+) -> tuple[dict[str, torch.Tensor], dict[str, int]]:
     """The tensors of ``weights`` that differ from ``base``, and ``{name: first_row}`` for those stored
     from a row on (equal to ``base`` in rows ``0 .. first_row - 1``). ``dtype`` casts floating tensors."""
     stored, appended = {}, {}
@@ -35,18 +36,27 @@ def weights_delta(weights: Mapping[str, torch.Tensor], base: Mapping[str, torch.
         reference = base.get(name)
         if reference is not None and reference.shape == tensor.shape and torch.equal(reference, tensor):
             continue
-        if (reference is not None and tensor.dim() >= 1 and reference.shape[1:] == tensor.shape[1:]
-                and 0 < reference.shape[0] < tensor.shape[0] and torch.equal(reference, tensor[:reference.shape[0]])):
+        if (
+            reference is not None
+            and tensor.dim() >= 1
+            and reference.shape[1:] == tensor.shape[1:]
+            and 0 < reference.shape[0] < tensor.shape[0]
+            and torch.equal(reference, tensor[: reference.shape[0]])
+        ):
             appended[name] = reference.shape[0]
-            tensor = tensor[reference.shape[0]:]
+            tensor = tensor[reference.shape[0] :]
         if dtype is not None and tensor.is_floating_point():
             tensor = tensor.to(dtype)
         stored[name] = tensor.contiguous()
     return stored, appended
 
 
-def save_delta(path: str | PathLike, weights: Mapping[str, torch.Tensor], base: Mapping[str, torch.Tensor],
-               dtype: torch.dtype | None = torch.float16) -> int:
+def save_delta(
+    path: str | PathLike,
+    weights: Mapping[str, torch.Tensor],
+    base: Mapping[str, torch.Tensor],
+    dtype: torch.dtype | None = torch.float16,
+) -> int:
     """Write ``weights_delta(weights, base, dtype)`` to ``path``; returns the number of values stored."""
     from safetensors.torch import save_file
 
@@ -73,8 +83,10 @@ def apply_delta(base: Mapping[str, torch.Tensor], path: str | PathLike) -> dict[
                     tensor = tensor.to(reference.dtype)
                 if name in appended:
                     if reference is None or reference.shape[0] != appended[name]:
-                        raise CheckpointError(f"{path}: {name} extends a base tensor of {appended[name]} rows, "
-                                              "which the base model does not have")
+                        raise CheckpointError(
+                            f"{path}: {name} extends a base tensor of {appended[name]} rows, "
+                            "which the base model does not have"
+                        )
                     tensor = torch.cat([reference, tensor])
                 weights[name] = tensor
     except CheckpointError:

@@ -21,16 +21,16 @@ import logging
 import warnings
 from collections.abc import Sequence
 from contextlib import nullcontext
-from os import PathLike
 from importlib.resources import files
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from models.batching import ProblemBatch, ProblemCollator
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
+from models.batching import ProblemBatch, ProblemCollator
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput, read_config
 from models.delta import DELTA_NAME, apply_delta
 from models.shipped import ENCODER_DIR, shipped_path, text_encoder_base
@@ -64,7 +64,7 @@ class MathEncoder:
 
     # ------------------------------------------------------------- building
     @classmethod
-    def from_pretrained(cls, path: str | PathLike = "default", device: str | torch.device | None = None) -> "MathEncoder":
+    def from_pretrained(cls, path: str | PathLike = "default", device: str | torch.device | None = None) -> MathEncoder:
         """Load a saved encoder directory, the shipped pre-trained ``"default"``, or build the ``"untrained"`` one."""
         if str(path) == SHIPPED:
             encoder = load_shipped_encoder()
@@ -92,7 +92,7 @@ class MathEncoder:
         seed: int = DEFAULT_SEED,
         split_digits: bool = False,
         **config: object,
-    ) -> "MathEncoder":
+    ) -> MathEncoder:
         """A new COMUS encoder around ``text_encoder`` with the vocabularies in ``vocab_dir``.
 
         ``vocab_dir`` holds ``node_vocab.json``, ``relation_vocab.json`` and
@@ -114,8 +114,12 @@ class MathEncoder:
                 text.resize_token_embeddings(len(tokenizer))
             config.setdefault("parser", _majority_parser(vocab))
             model = ComusModel.from_text_encoder(
-                text, len(vocab.labels), len(vocab.relations), text_encoder=text_encoder, split_digits=split_digits,
-                **config
+                text,
+                len(vocab.labels),
+                len(vocab.relations),
+                text_encoder=text_encoder,
+                split_digits=split_digits,
+                **config,
             )
         model.eval()  # as Hugging Face models come; training code switches to train()
         return cls(model, tokenizer, vocab)
@@ -132,7 +136,11 @@ class MathEncoder:
 
     def dimension(self, mode: str = "fused") -> int:
         """Length of the vectors ``encode`` returns in ``mode``."""
-        sizes = {"fused": self.model.output_dim, "text": self.model.config.text_hidden, "graph": self.model.config.gat_hidden}
+        sizes = {
+            "fused": self.model.output_dim,
+            "text": self.model.config.text_hidden,
+            "graph": self.model.config.gat_hidden,
+        }
         return sizes[_check_mode(mode)]
 
     def parse(
@@ -158,8 +166,11 @@ class MathEncoder:
             graphs[i] = graph
         foreign = sorted({g.parser for g in graphs if g is not None and g.parser != self.parser})
         if foreign:
-            warnings.warn(f"the model was built on {self.parser!r} parses but got graphs from {foreign}: "
-                          "their dependency labels differ, so expect worse vectors", stacklevel=3)
+            warnings.warn(
+                f"the model was built on {self.parser!r} parses but got graphs from {foreign}: "
+                "their dependency labels differ, so expect worse vectors",
+                stacklevel=3,
+            )
         return graphs  # type: ignore[return-value]
 
     @torch.inference_mode()
@@ -197,7 +208,7 @@ class MathEncoder:
         order = sorted(range(len(graphs)), key=lengths.__getitem__)
         vectors = np.zeros((len(graphs), self.dimension(mode)), dtype=np.float32)
         for start in tqdm(range(0, len(order), batch_size), disable=not show, desc="encoding", unit="batch"):
-            chosen = order[start:start + batch_size]
+            chosen = order[start : start + batch_size]
             output = self.forward(self.collator([graphs[i] for i in chosen]).to(device))
             selected = {"fused": output.fused, "text": output.cls, "graph": output.mean_node}[mode]
             vectors[chosen] = selected.float().cpu().numpy()

@@ -27,8 +27,15 @@ from torch_geometric.utils import softmax
 class FoldedEdgeGATConv(GATConv):
     """``GATConv`` (with ``edge_dim``) whose edge term ``(W_e e) . a_e`` is computed as ``e . (W_e^T a_e)``."""
 
-    def edge_update(self, alpha_j: torch.Tensor, alpha_i: torch.Tensor | None, edge_attr: torch.Tensor | None,
-                    index: torch.Tensor, ptr: torch.Tensor | None, dim_size: int | None) -> torch.Tensor:
+    def edge_update(
+        self,
+        alpha_j: torch.Tensor,
+        alpha_i: torch.Tensor | None,
+        edge_attr: torch.Tensor | None,
+        index: torch.Tensor,
+        ptr: torch.Tensor | None,
+        dim_size: int | None,
+    ) -> torch.Tensor:
         alpha = alpha_j if alpha_i is None else alpha_j + alpha_i
         if index.numel() == 0:
             return alpha
@@ -52,8 +59,9 @@ class GraphAttentionLayer(nn.Module):
         super().__init__()
         if hidden % heads:
             raise ValueError(f"hidden size {hidden} is not a multiple of {heads} heads")
-        self.attention = FoldedEdgeGATConv(hidden, hidden // heads, heads=heads, edge_dim=edge_dim, dropout=dropout,
-                                           add_self_loops=False)
+        self.attention = FoldedEdgeGATConv(
+            hidden, hidden // heads, heads=heads, edge_dim=edge_dim, dropout=dropout, add_self_loops=False
+        )
         self.norm = nn.LayerNorm(hidden)
         self.dropout = nn.Dropout(dropout)
 
@@ -98,22 +106,29 @@ class GraphEncoder(nn.Module):
         self.relation_embedding = nn.Embedding(num_relations, relation_dim, padding_idx=padding_idx)
         self.self_loop_embedding = nn.Parameter(torch.randn(relation_dim))
         self.embedding_norm = nn.LayerNorm(hidden)
-        self.layers = nn.ModuleList(GraphAttentionLayer(hidden, heads, relation_dim, dropout) for _ in range(num_layers))
+        self.layers = nn.ModuleList(
+            GraphAttentionLayer(hidden, heads, relation_dim, dropout) for _ in range(num_layers)
+        )
 
     def embed(self, labels: torch.Tensor, kinds: torch.Tensor) -> torch.Tensor:
         """Initial node states ``[num_nodes, hidden]`` from label and kind ids ``[num_nodes]``."""
         return self.embedding_norm(self.label_embedding(labels) + self.kind_embedding(kinds))
 
-    def run_layers(self, x: torch.Tensor, edge_index: torch.Tensor, edge_type: torch.Tensor, layers: range) -> torch.Tensor:
+    def run_layers(
+        self, x: torch.Tensor, edge_index: torch.Tensor, edge_type: torch.Tensor, layers: range
+    ) -> torch.Tensor:
         """Apply the layers numbered ``layers`` (0-based) to node states ``x``."""
         loops = torch.arange(x.shape[0], device=x.device)
         edge_index = torch.cat([edge_index, torch.stack([loops, loops])], dim=1)
-        edge_attr = torch.cat([self.relation_embedding(edge_type),
-                               self.self_loop_embedding.expand(x.shape[0], -1)], dim=0)
+        edge_attr = torch.cat(
+            [self.relation_embedding(edge_type), self.self_loop_embedding.expand(x.shape[0], -1)], dim=0
+        )
         for index in layers:
             x = self.layers[index](x, edge_index, edge_attr)
         return x
 
-    def forward(self, labels: torch.Tensor, kinds: torch.Tensor, edge_index: torch.Tensor, edge_type: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, labels: torch.Tensor, kinds: torch.Tensor, edge_index: torch.Tensor, edge_type: torch.Tensor
+    ) -> torch.Tensor:
         """Node states ``[num_nodes, hidden]`` after all layers."""
         return self.run_layers(self.embed(labels, kinds), edge_index, edge_type, range(len(self.layers)))

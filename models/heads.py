@@ -91,7 +91,9 @@ class DtcHead(nn.Module):
         return (losses * weights).sum() / weights.sum().clamp(min=1)
 
 
-def sample_negative_relations(relations: torch.Tensor, num_relations: int, generator: torch.Generator | None = None) -> torch.Tensor:
+def sample_negative_relations(
+    relations: torch.Tensor, num_relations: int, generator: torch.Generator | None = None
+) -> torch.Tensor:
     """A uniformly random relation id different from each of ``relations``."""
     if num_relations < 2:
         raise ValueError("DTC needs at least two relations to sample a negative one")
@@ -186,8 +188,9 @@ class BiEncoderScorer(nn.Module):
         self.alignment = AlignmentProjection(alignment_dim) if alignment_dim else None
         self.alignment_score = nn.Linear(ALIGNMENT_HIDDEN, 1) if alignment_dim else None
 
-    def forward(self, queries: torch.Tensor, candidates: torch.Tensor,
-                alignment: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, queries: torch.Tensor, candidates: torch.Tensor, alignment: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Scores ``[B, N]`` for ``queries: [B, d]`` and ``candidates: [B, N, d]``; with ``alignment_dim`` > 0,
         the cosine plus a score of each (query, candidate) alignment ``[B, N, F]``."""
         q = F.normalize(self.projection(queries), dim=-1)
@@ -199,7 +202,9 @@ class BiEncoderScorer(nn.Module):
             scores = scores + self.alignment_score(self.alignment(alignment)).squeeze(-1).to(scores.dtype)
         return scores
 
-    def loss(self, scores: torch.Tensor, relevant: torch.Tensor, candidate_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def loss(
+        self, scores: torch.Tensor, relevant: torch.Tensor, candidate_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """ListNet-style listwise loss with graded relevance, averaged over lists.
 
         ``scores, relevant, candidate_mask: [B, N]``; ``relevant`` holds each candidate's relevance grade

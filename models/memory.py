@@ -109,7 +109,7 @@ class SyntaxAwareMemory(nn.Module):
         # Linear maps of a slot's key or value are maps of its node and relation rows, so they run on the
         # nodes (about one per real slot) and the relation table, then are gathered into the slots.
         key_maps = self.similarity.permute(2, 0, 1).reshape(-1, num_views * self.text_dim)  # [d_key, m d_text]
-        node_keys, relation_keys = key_maps[:self.node_dim], key_maps[self.node_dim:]
+        node_keys, relation_keys = key_maps[: self.node_dim], key_maps[self.node_dim :]
         # S_i = H W_i^S K^T with K = [n_h ; r], computed as H (K W_i^S^T)^T: the slots are fewer than the tokens.
         keys_in_text = _gather(nodes @ node_keys, slot_heads) + _gather(relations @ relation_keys, slot_relations)
         values = _gather(nodes, slot_tails)  # V: [B, T, d_node]
@@ -129,8 +129,9 @@ class SyntaxAwareMemory(nn.Module):
         read_maps = self.read_out.weight.T.reshape(num_views, self.node_dim, self.text_dim)
         read_maps = read_maps.permute(1, 0, 2).reshape(self.node_dim, num_views * self.text_dim)
         values_in_text = _gather(nodes @ read_maps, slot_tails)  # V in the text space, [B, T, m d_text]
-        new_tokens = tokens + torch.bmm(read.reshape(batch, length, -1),
-                                        values_in_text.reshape(batch, slots * num_views, self.text_dim))
+        new_tokens = tokens + torch.bmm(
+            read.reshape(batch, length, -1), values_in_text.reshape(batch, slots * num_views, self.text_dim)
+        )
 
         written = torch.bmm(write.reshape(batch, length, -1).transpose(1, 2), tokens)  # [B, T m, d_text]
         candidate = self.write_out(written.reshape(batch, slots, num_views * self.text_dim))  # V~: [B, T, d_node]
@@ -148,8 +149,9 @@ def _gather(rows: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return rows.index_select(0, index.reshape(-1)).reshape(*index.shape, rows.shape[-1])
 
 
-def scatter_slot_values(nodes: torch.Tensor, values: torch.Tensor, tails: torch.Tensor,
-                        mask: torch.Tensor | None = None) -> torch.Tensor:
+def scatter_slot_values(
+    nodes: torch.Tensor, values: torch.Tensor, tails: torch.Tensor, mask: torch.Tensor | None = None
+) -> torch.Tensor:
     """Nodes with the mean of the slot values whose tail they are; other nodes unchanged.
 
     ``nodes: [num_nodes, d]``, ``values: [num_slots, d]``, ``tails: [num_slots]``; ``mask: [num_slots]``

@@ -134,9 +134,18 @@ class MoEFeedForward(nn.Module):
     dropout, residual and LayerNorm. The routing is kept in ``last_routing``.
     """
 
-    def __init__(self, dense_in: nn.Linear, activation, dense_out: nn.Linear, num_experts: int = 4,
-                 top_k: int = 1, jitter: float = DEFAULT_JITTER, balance_coef: float = DEFAULT_BALANCE_COEF,
-                 z_coef: float = DEFAULT_Z_COEF, router_init_std: float = 0.02):
+    def __init__(
+        self,
+        dense_in: nn.Linear,
+        activation,
+        dense_out: nn.Linear,
+        num_experts: int = 4,
+        top_k: int = 1,
+        jitter: float = DEFAULT_JITTER,
+        balance_coef: float = DEFAULT_BALANCE_COEF,
+        z_coef: float = DEFAULT_Z_COEF,
+        router_init_std: float = 0.02,
+    ):
         super().__init__()
         if not 1 <= top_k <= num_experts:
             raise ValueError(f"top_k must be in 1..num_experts={num_experts}, got {top_k}")
@@ -179,8 +188,9 @@ class MoEFeedForward(nn.Module):
             logits = logits * torch.empty_like(logits).uniform_(1 - self.jitter, 1 + self.jitter)
         return logits
 
-    def forward(self, hidden: torch.Tensor, token_mask: torch.Tensor | None = None,
-                task_prompt: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, hidden: torch.Tensor, token_mask: torch.Tensor | None = None, task_prompt: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """``hidden: [*, d]`` -> ``[*, d]``. ``token_mask: [*]`` (1 = real token) and
         ``task_prompt: [B, d]`` (per example, for ``hidden: [B, L, d]``) or ``[*, d]``
         default to the ``token_mask`` / ``task_prompt`` attributes set by ``moe_inputs``."""
@@ -204,9 +214,12 @@ class MoEFeedForward(nn.Module):
 
         balance_loss, z_loss, tokens_per_expert = self._aux_losses(logits, probs, expert_index, token_mask)
         self.last_routing = MoERouting(
-            expert_index=expert_index.reshape(*lead, self.top_k), probs=probs.detach().reshape(*lead, -1),
+            expert_index=expert_index.reshape(*lead, self.top_k),
+            probs=probs.detach().reshape(*lead, -1),
             token_mask=None if token_mask is None else token_mask.reshape(lead),
-            tokens_per_expert=tokens_per_expert, balance_loss=balance_loss, z_loss=z_loss,
+            tokens_per_expert=tokens_per_expert,
+            balance_loss=balance_loss,
+            z_loss=z_loss,
         )
         return output.reshape(*lead, -1)
 
@@ -218,7 +231,8 @@ class MoEFeedForward(nn.Module):
         order = choices.argsort(stable=True)
         inverse = order.argsort()
         per_expert = torch.zeros(self.num_experts, dtype=torch.long, device=choices.device).scatter_add_(
-            0, choices, torch.ones_like(choices))  # bincount, also on the meta device
+            0, choices, torch.ones_like(choices)
+        )  # bincount, also on the meta device
         counts = host_sizes(per_expert, total=choices.numel())
         copies = flat if self.top_k == 1 else flat.repeat_interleave(self.top_k, dim=0)
         blocks = _PermuteRows.apply(copies, order, inverse).split(counts)
@@ -240,7 +254,8 @@ class MoEFeedForward(nn.Module):
         real = weight.sum().clamp(min=1)
         chosen = weight[:, None].expand_as(expert_index).reshape(-1)
         tokens_per_expert = torch.zeros(self.num_experts, dtype=torch.long, device=probs.device).scatter_add_(
-            0, expert_index.reshape(-1), chosen.long())
+            0, expert_index.reshape(-1), chosen.long()
+        )
         dispatch_share = tokens_per_expert.to(probs.dtype) / (real * self.top_k)  # f_i, sums to 1
         mean_prob = (probs * weight[:, None]).sum(dim=0) / real  # s_i
         balance = self.balance_coef * self.num_experts * (dispatch_share * mean_prob).sum()
@@ -325,7 +340,7 @@ def resolve_moe_layers(spec: Sequence[int] | str, num_layers: int) -> list[int]:
         if spec in ("", "none"):
             return []
         if spec.startswith("last-"):
-            count = int(spec[len("last-"):])
+            count = int(spec[len("last-") :])
             if not 0 <= count <= num_layers:
                 raise ValueError(f"{spec!r}: the encoder has {num_layers} layers")
             return list(range(num_layers - count, num_layers))
@@ -336,8 +351,9 @@ def resolve_moe_layers(spec: Sequence[int] | str, num_layers: int) -> list[int]:
     return indices
 
 
-def add_moe_layers(text_model: nn.Module, layers: Sequence[int] | str, num_experts: int = 4, top_k: int = 1,
-                   **kwargs) -> list[MoEFeedForward]:
+def add_moe_layers(
+    text_model: nn.Module, layers: Sequence[int] | str, num_experts: int = 4, top_k: int = 1, **kwargs
+) -> list[MoEFeedForward]:
     """Swap the FFN of ``text_model.encoder.layer[i]`` for a ``MoEFeedForward``, in place.
 
     ``layers``: see ``resolve_moe_layers``; ``kwargs`` go to ``MoEFeedForward``
@@ -370,8 +386,9 @@ def moe_modules(model: nn.Module) -> list[MoEFeedForward]:
 
 
 @contextmanager
-def moe_inputs(modules: Sequence[MoEFeedForward], token_mask: torch.Tensor | None = None,
-               task_prompt: torch.Tensor | None = None) -> Iterator[None]:
+def moe_inputs(
+    modules: Sequence[MoEFeedForward], token_mask: torch.Tensor | None = None, task_prompt: torch.Tensor | None = None
+) -> Iterator[None]:
     """Within the block, every module routes with ``token_mask: [B, L]`` (padding left out of the
     statistics and auxiliary losses) and ``task_prompt: [B, d]`` (Eq. 7); both are cleared on exit
     so a later batch never sees stale ones."""
@@ -394,8 +411,11 @@ def moe_load_stats(modules: Sequence[MoEFeedForward]) -> torch.Tensor:
     """Routing choices per expert over real tokens in the last forward: ``[num_modules, K]`` (long)."""
     if not modules:
         return torch.zeros(0, 0, dtype=torch.long)
-    return torch.stack([
-        m.last_routing.tokens_per_expert if m.last_routing is not None
-        else torch.zeros(m.num_experts, dtype=torch.long, device=m.router.weight.device)
-        for m in modules
-    ])
+    return torch.stack(
+        [
+            m.last_routing.tokens_per_expert
+            if m.last_routing is not None
+            else torch.zeros(m.num_experts, dtype=torch.long, device=m.router.weight.device)
+            for m in modules
+        ]
+    )

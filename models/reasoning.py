@@ -99,8 +99,9 @@ class ReasoningConfig:
         if len(self.skills) < 1 or len(set(self.skills)) != len(self.skills):
             raise ValueError(f"need one or more distinct skills, got {list(self.skills)}")
         if self.layers < 1 or self.depth < 1 or self.adapter_dim < 1:
-            raise ValueError(f"layers, depth and adapter_dim must be >= 1, got {self.layers}, {self.depth}, "
-                             f"{self.adapter_dim}")
+            raise ValueError(
+                f"layers, depth and adapter_dim must be >= 1, got {self.layers}, {self.depth}, {self.adapter_dim}"
+            )
         if not 0 <= self.top_k <= len(self.skills):
             raise ValueError(f"top_k must be in 0..{len(self.skills)} (0 = all skills), got {self.top_k}")
         if self.sharing not in MODULE_SHARING:
@@ -211,9 +212,13 @@ def cls_through_layer(layer: nn.Module, states: torch.Tensor, additive_mask: tor
     heads, size = attention.num_attention_heads, attention.attention_head_size
     split = lambda x: x.view(batch, -1, heads, size).transpose(1, 2)  # noqa: E731
     query = split(attention.query(states[:, :1]))
-    context = F.scaled_dot_product_attention(query, split(attention.key(states)), split(attention.value(states)),
-                                             attn_mask=additive_mask.to(query.dtype),
-                                             dropout_p=attention.dropout.p if attention.training else 0.0)
+    context = F.scaled_dot_product_attention(
+        query,
+        split(attention.key(states)),
+        split(attention.value(states)),
+        attn_mask=additive_mask.to(query.dtype),
+        dropout_p=attention.dropout.p if attention.training else 0.0,
+    )
     attended = layer.attention.output(context.transpose(1, 2).reshape(batch, 1, hidden), states[:, :1])
     return layer.output(layer.intermediate(attended), attended)[:, 0]
 
@@ -244,25 +249,28 @@ class ReasoningModules(nn.Module):
         if config.sharing == "shared":
             self.skill_modules = nn.ModuleList(ReasoningModule(top_layers, depth, config.adapter_dim) for _ in range(n))
         else:
-            self.skill_modules = nn.ModuleList(ReasoningModule(top_layers, None, config.adapter_dim)
-                                          for _ in range(depth * n))
+            self.skill_modules = nn.ModuleList(
+                ReasoningModule(top_layers, None, config.adapter_dim) for _ in range(depth * n)
+            )
         self.routers = nn.ModuleList(SkillRouter(top_layers[-1], hidden, n) for _ in range(depth))
         self.stop_gates = nn.ModuleList(StopGate(hidden) for _ in range(depth))
         self.forced_stop: dict[int, float] = {}  # step -> gate value, to study depth (see ``force_stop_gate``)
         self.last_trace = ReasoningTrace()
 
     @classmethod
-    def take_top_layers(cls, text_encoder: nn.Module, config: ReasoningConfig, keep: int = 0) -> "ReasoningModules":
+    def take_top_layers(cls, text_encoder: nn.Module, config: ReasoningConfig, keep: int = 0) -> ReasoningModules:
         """Reasoning modules copied from the top ``config.layers`` layers of a Hugging Face BERT-style
         ``text_encoder``, which are removed from it; ``keep``: layers the representation module needs at
         least (COMUS's fusion layers)."""
         layers = text_encoder.encoder.layer
         if len(layers) - config.layers < max(keep, 1):
-            raise ValueError(f"the text encoder has {len(layers)} layers: {config.layers} for the reasoning "
-                             f"modules leave {len(layers) - config.layers}, fewer than the "
-                             f"{max(keep, 1)} the representation module needs")
-        top = list(layers[len(layers) - config.layers:])
-        text_encoder.encoder.layer = nn.ModuleList(layers[:len(layers) - config.layers])
+            raise ValueError(
+                f"the text encoder has {len(layers)} layers: {config.layers} for the reasoning "
+                f"modules leave {len(layers) - config.layers}, fewer than the "
+                f"{max(keep, 1)} the representation module needs"
+            )
+        top = list(layers[len(layers) - config.layers :])
+        text_encoder.encoder.layer = nn.ModuleList(layers[: len(layers) - config.layers])
         return cls(top, text_encoder.config.hidden_size, config)
 
     def module(self, step: int, skill: int) -> ReasoningModule:
@@ -295,12 +303,13 @@ class ReasoningModules(nn.Module):
         """Eq. 2: each problem's activated modules, weighted; a module runs only on the problems that chose it."""
         num_skills, batch = len(self.config.skills), states.shape[0]
         picked = torch.zeros(batch, num_skills, dtype=weights.dtype, device=weights.device).scatter_(
-            1, chosen, weights)  # [B, n]: each problem's weight for each module, 0 where not chosen
+            1, chosen, weights
+        )  # [B, n]: each problem's weight for each module, 0 where not chosen
         chose = (picked > 0).T.reshape(-1)  # [n B], module-major
         # One host sync per step, for the number of problems of each module; the (module, problem) pairs are
         # then found by a stable sort, not by a nonzero per module.
         counts = host_sizes((picked > 0).sum(0), total=chosen.numel())
-        pairs = torch.argsort((~chose).to(torch.uint8), stable=True)[:sum(counts)].split(counts)
+        pairs = torch.argsort((~chose).to(torch.uint8), stable=True)[: sum(counts)].split(counts)
         mixed = torch.zeros_like(states)
         for skill, pair in enumerate(pairs):
             if not counts[skill]:
@@ -346,11 +355,25 @@ def skill_routing_loss(probabilities: Sequence[torch.Tensor], targets: torch.Ten
     # Unlabelled rows are weighted out, not selected away (no host sync); with none labelled the loss is 0.
     labelled = (counts > 0).float()
     target = targets / counts.clamp(min=1)[:, None]
-    losses = [(-(target * p.clamp_min(1e-9).log()).sum(-1) * labelled).sum() / labelled.sum().clamp(min=1)
-              for p in probabilities]
+    losses = [
+        (-(target * p.clamp_min(1e-9).log()).sum(-1) * labelled).sum() / labelled.sum().clamp(min=1)
+        for p in probabilities
+    ]
     return torch.stack(losses).mean()
 
 
-__all__ = ["ReasoningConfig", "ReasoningModules", "ReasoningModule", "ReasoningTrace", "SkillRouter", "StopGate",
-           "StepAdapter", "AdaptedOutput", "skill_routing_loss", "SKILLS", "SKILL_SOURCES", "GENERAL_SKILL",
-           "MODULE_SHARING"]
+__all__ = [
+    "ReasoningConfig",
+    "ReasoningModules",
+    "ReasoningModule",
+    "ReasoningTrace",
+    "SkillRouter",
+    "StopGate",
+    "StepAdapter",
+    "AdaptedOutput",
+    "skill_routing_loss",
+    "SKILLS",
+    "SKILL_SOURCES",
+    "GENERAL_SKILL",
+    "MODULE_SHARING",
+]

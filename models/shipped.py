@@ -68,8 +68,9 @@ def text_encoder_base(name: str = "default") -> dict[str, torch.Tensor]:
 def _checksums(root: Path) -> dict[str, str]:
     path = root / CHECKSUMS_NAME
     if not path.is_file():
-        raise CheckpointError(f"no shipped model in {root} (no {CHECKSUMS_NAME}): reinstall mathgraph, "
-                              "or pass --model DIR")
+        raise CheckpointError(
+            f"no shipped model in {root} (no {CHECKSUMS_NAME}): reinstall mathgraph, or pass --model DIR"
+        )
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -83,8 +84,9 @@ def _check_file(root: Path, name: str, digest: str) -> None:
     if not path.is_file():
         raise CheckpointError(f"the shipped model file {name} is missing: reinstall mathgraph")
     if file_sha256(path) != digest:
-        raise CheckpointError(f"the shipped model file {name} does not match its checksum (damaged or edited): "
-                              "reinstall mathgraph")
+        raise CheckpointError(
+            f"the shipped model file {name} does not match its checksum (damaged or edited): reinstall mathgraph"
+        )
 
 
 __all__ = ["SHIPPED_DIR", "shipped_path", "release_info", "text_encoder_base"]

@@ -38,7 +38,9 @@ def load_text_encoder(name_or_path: str = DEFAULT_TEXT_ENCODER) -> tuple[PreTrai
     with quiet_transformers():
         model = AutoModel.from_pretrained(path, add_pooling_layer=False)
     if not hasattr(model, "embeddings") or not hasattr(getattr(model, "encoder", None), "layer"):
-        raise ValueError(f"{name_or_path}: mathgraph needs a BERT-like encoder (embeddings + encoder.layer), got {type(model).__name__}")
+        raise ValueError(
+            f"{name_or_path}: mathgraph needs a BERT-like encoder (embeddings + encoder.layer), got {type(model).__name__}"
+        )
     return model, AutoTokenizer.from_pretrained(path)
 
 

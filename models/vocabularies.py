@@ -21,8 +21,14 @@ from models.text_encoder import latex_commands
 from parsers.problem import parse_problems
 
 
-def build_vocabularies(texts: Sequence[str], parser: str = "auto", workers: int = 1, min_freq: int = 2,
-                       latex_min_freq: int = 5, show_progress: bool = False) -> tuple[GraphVocabulary, list[str]]:
+def build_vocabularies(
+    texts: Sequence[str],
+    parser: str = "auto",
+    workers: int = 1,
+    min_freq: int = 2,
+    latex_min_freq: int = 5,
+    show_progress: bool = False,
+) -> tuple[GraphVocabulary, list[str]]:
     """Parse ``texts`` (with ``workers`` processes) and count: node labels seen at least ``min_freq`` times
     and every relation (``GraphVocabulary.build``), and the LaTeX commands seen at least ``latex_min_freq``
     times, most frequent first (``models.text_encoder.latex_commands``)."""

@@ -40,8 +40,16 @@ from mathgraph.graph import MathSyntaxGraph, Quantity
 from parsers.quantities import ProblemSentence, parse_number, problem_sentences
 
 __all__ = [
-    "align_problems", "align_solution", "align_texts", "ProblemAlignment", "SolutionAlignment", "SentenceMatch", "QuantityMatch",
-    "FormulaMatch", "ALIGNMENT_FEATURES", "SOLUTION_FEATURES",
+    "align_problems",
+    "align_solution",
+    "align_texts",
+    "ProblemAlignment",
+    "SolutionAlignment",
+    "SentenceMatch",
+    "QuantityMatch",
+    "FormulaMatch",
+    "ALIGNMENT_FEATURES",
+    "SOLUTION_FEATURES",
 ]
 
 SENTENCE_KINDS = ("kept", "changed", "inserted", "deleted")
@@ -51,22 +59,74 @@ QUESTION_KINDS = ("same", "changed", "missing", "added", "none")
 CHANGED_SENTENCE_SIMILARITY = 0.5
 
 ALIGNMENT_FEATURES = (
-    "sentences_a", "sentences_b", "sentences_kept", "sentences_changed", "sentences_inserted", "sentences_deleted",
-    "share_sentences_kept", "inserted_with_quantities", "deleted_with_quantities", "inserted_words",
-    "quantities_a", "quantities_b", "quantities_same", "quantities_changed", "quantities_new", "quantities_removed",
-    "share_quantities_same", "same_value_other_form", "changed_same_role", "changed_power_of_ten",
-    "changed_more_digits", "changed_fewer_digits", "changed_to_decimal", "changed_to_fraction", "changed_to_percent",
-    "changed_from_non_integer", "non_integers_a", "non_integers_b", "new_in_question", "removed_from_question",
-    "new_outside_question", "removed_outside_question", "question_same", "question_changed", "question_missing",
-    "question_added", "question_similarity", "question_quantities_a", "question_quantities_b",
-    "word_overlap", "words_only_in_b", "words_only_in_a", "length_ratio", "character_similarity",
-    "formulas_a", "formulas_b", "formulas_same", "formula_label_edits", "formulas_unparsed",
+    "sentences_a",
+    "sentences_b",
+    "sentences_kept",
+    "sentences_changed",
+    "sentences_inserted",
+    "sentences_deleted",
+    "share_sentences_kept",
+    "inserted_with_quantities",
+    "deleted_with_quantities",
+    "inserted_words",
+    "quantities_a",
+    "quantities_b",
+    "quantities_same",
+    "quantities_changed",
+    "quantities_new",
+    "quantities_removed",
+    "share_quantities_same",
+    "same_value_other_form",
+    "changed_same_role",
+    "changed_power_of_ten",
+    "changed_more_digits",
+    "changed_fewer_digits",
+    "changed_to_decimal",
+    "changed_to_fraction",
+    "changed_to_percent",
+    "changed_from_non_integer",
+    "non_integers_a",
+    "non_integers_b",
+    "new_in_question",
+    "removed_from_question",
+    "new_outside_question",
+    "removed_outside_question",
+    "question_same",
+    "question_changed",
+    "question_missing",
+    "question_added",
+    "question_similarity",
+    "question_quantities_a",
+    "question_quantities_b",
+    "word_overlap",
+    "words_only_in_b",
+    "words_only_in_a",
+    "length_ratio",
+    "character_similarity",
+    "formulas_a",
+    "formulas_b",
+    "formulas_same",
+    "formula_label_edits",
+    "formulas_unparsed",
 )
 SOLUTION_FEATURES = (
-    "steps", "operands", "operands_given", "operands_derived", "operands_unexplained", "share_operands_explained",
-    "question_quantities", "question_quantities_used", "share_question_used", "final_answer_found",
-    "final_is_given", "final_from_steps", "results_matching_arithmetic", "unused_question_quantities",
-    "solution_numbers_unexplained", "question_quantities_absent", "any_operand_unexplained",
+    "steps",
+    "operands",
+    "operands_given",
+    "operands_derived",
+    "operands_unexplained",
+    "share_operands_explained",
+    "question_quantities",
+    "question_quantities_used",
+    "share_question_used",
+    "final_answer_found",
+    "final_is_given",
+    "final_from_steps",
+    "results_matching_arithmetic",
+    "unused_question_quantities",
+    "solution_numbers_unexplained",
+    "question_quantities_absent",
+    "any_operand_unexplained",
 )
 
 
@@ -91,8 +151,12 @@ class QuantityMatch:
 
     def to_dict(self) -> dict:
         """JSON-ready: the kind, both quantities (``Quantity.to_dict``) and the form change."""
-        return {"kind": self.kind, "a": None if self.a is None else self.a.to_dict(),
-                "b": None if self.b is None else self.b.to_dict(), "form_change": self.form_change}
+        return {
+            "kind": self.kind,
+            "a": None if self.a is None else self.a.to_dict(),
+            "b": None if self.b is None else self.b.to_dict(),
+            "form_change": self.form_change,
+        }
 
 
 @dataclass(frozen=True)
@@ -139,19 +203,28 @@ class ProblemAlignment:
                 lines.append(f"  + inserted: {self.sentences_b[match.b].text!r}")
             elif match.kind == "deleted":
                 lines.append(f"  - deleted: {self.sentences_a[match.a].text!r}")
-        lines.append(f"question: {self.question}" + (
-            f" (similarity {self.question_similarity:.2f})" if self.question == "changed" else ""))
+        lines.append(
+            f"question: {self.question}"
+            + (f" (similarity {self.question_similarity:.2f})" if self.question == "changed" else "")
+        )
         counts_q = Counter(m.kind for m in self.quantities)
-        lines.append("quantities: " + (", ".join(f"{counts_q[k]} {k}" for k in QUANTITY_KINDS if counts_q[k])
-                                       or "none"))
+        lines.append(
+            "quantities: " + (", ".join(f"{counts_q[k]} {k}" for k in QUANTITY_KINDS if counts_q[k]) or "none")
+        )
         for match in self.quantities:
             if match.kind == "same" and match.form_change is None:
                 continue
             a = f"{match.a.text!r} ({match.a.value})" if match.a else ""
             b = f"{match.b.text!r} ({match.b.value})" if match.b else ""
             form = f", {match.form_change}" if match.form_change else ""
-            lines.append({"same": f"  = {a} written as {b}{form}", "changed": f"  ~ {a} -> {b}{form}",
-                          "new": f"  + new quantity {b}", "removed": f"  - removed quantity {a}"}[match.kind])
+            lines.append(
+                {
+                    "same": f"  = {a} written as {b}{form}",
+                    "changed": f"  ~ {a} -> {b}{form}",
+                    "new": f"  + new quantity {b}",
+                    "removed": f"  - removed quantity {a}",
+                }[match.kind]
+            )
         edited = [m for m in self.formulas if not m.same]
         if self.formulas:
             lines.append(f"formulas: {len(self.formulas) - len(edited)} same, {len(edited)} edited")
@@ -161,15 +234,18 @@ class ProblemAlignment:
     def to_dict(self) -> dict:
         """A JSON-ready summary: matches, the question, formula edits, features and notes."""
         return {
-            "sentences": [{"kind": m.kind, "a": m.a, "b": m.b, "similarity": round(m.similarity, 4)}
-                          for m in self.sentences],
+            "sentences": [
+                {"kind": m.kind, "a": m.a, "b": m.b, "similarity": round(m.similarity, 4)} for m in self.sentences
+            ],
             "sentence_spans_a": [list(s.span) for s in self.sentences_a],
             "sentence_spans_b": [list(s.span) for s in self.sentences_b],
             "quantities": [m.to_dict() for m in self.quantities],
             "question": self.question,
             "question_similarity": round(self.question_similarity, 4),
-            "formulas": [{"a": m.a, "b": m.b, "kept": m.kept, "changed": m.changed, "added": m.added,
-                          "removed": m.removed} for m in self.formulas],
+            "formulas": [
+                {"a": m.a, "b": m.b, "kept": m.kept, "changed": m.changed, "added": m.added, "removed": m.removed}
+                for m in self.formulas
+            ],
             "features": {k: round(float(v), 6) for k, v in self.features.items()},
             "notes": list(self.notes),
             "explanation": self.explain(),
@@ -195,14 +271,35 @@ def align_problems(graph_a: MathSyntaxGraph, graph_b: MathSyntaxGraph) -> Proble
             notes.append(f"problem {name}: {unparsed} formula(s) did not parse fully; their trees are partial")
         if not sentences_a if name == "a" else not sentences_b:
             notes.append(f"problem {name} has no sentences")
-    features = _features(graph_a, graph_b, sentences_a, sentences_b, words_a, words_b, sentence_matches,
-                         quantity_matches, question, question_similarity, formula_matches)
-    return ProblemAlignment(tuple(sentences_a), tuple(sentences_b), tuple(sentence_matches), tuple(quantity_matches),
-                            question, question_similarity, tuple(formula_matches), features, tuple(notes))
+    features = _features(
+        graph_a,
+        graph_b,
+        sentences_a,
+        sentences_b,
+        words_a,
+        words_b,
+        sentence_matches,
+        quantity_matches,
+        question,
+        question_similarity,
+        formula_matches,
+    )
+    return ProblemAlignment(
+        tuple(sentences_a),
+        tuple(sentences_b),
+        tuple(sentence_matches),
+        tuple(quantity_matches),
+        question,
+        question_similarity,
+        tuple(formula_matches),
+        features,
+        tuple(notes),
+    )
 
 
-def align_texts(pairs: Sequence[tuple[str, str]], solution: bool = False,
-                show_progress: bool = False) -> list["ProblemAlignment | SolutionAlignment"]:
+def align_texts(
+    pairs: Sequence[tuple[str, str]], solution: bool = False, show_progress: bool = False
+) -> list[ProblemAlignment | SolutionAlignment]:
     """``align_problems`` of each ``(text_a, text_b)`` pair of texts, or with ``solution``, ``align_solution``
     of each (question, solution). The problems are parsed in one call through the graph cache
     (``parsers.graph_cache``), so a text in several pairs is parsed once, and a model that reads the same
@@ -246,8 +343,12 @@ def _align_sentences(words_a, words_b, sentences_a, sentences_b) -> list[Sentenc
             best[i][j] = max(pair, best[i + 1][j], best[i][j + 1])
     matches, i, j = [], 0, 0
     while i < n or j < m:
-        if i < n and j < m and sim[i][j] >= CHANGED_SENTENCE_SIMILARITY and \
-                best[i][j] == best[i + 1][j + 1] + sim[i][j]:
+        if (
+            i < n
+            and j < m
+            and sim[i][j] >= CHANGED_SENTENCE_SIMILARITY
+            and best[i][j] == best[i + 1][j + 1] + sim[i][j]
+        ):
             same = " ".join(sentences_a[i].text.split()) == " ".join(sentences_b[j].text.split())
             matches.append(SentenceMatch("kept" if same else "changed", i, j, sim[i][j]))
             i, j = i + 1, j + 1
@@ -361,7 +462,7 @@ def _align_formulas(graph_a: MathSyntaxGraph, graph_b: MathSyntaxGraph) -> list[
     latex_b = [f.latex for f in graph_b.formulas]
     labels_a, labels_b = _formula_labels(graph_a), _formula_labels(graph_b)
     matches = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, latex_a, latex_b, autojunk=False).get_opcodes():
+    for _tag, i1, i2, j1, j2 in SequenceMatcher(None, latex_a, latex_b, autojunk=False).get_opcodes():
         for offset in range(max(i2 - i1, j2 - j1)):
             i = i1 + offset if i1 + offset < i2 else None
             j = j1 + offset if j1 + offset < j2 else None
@@ -375,8 +476,19 @@ def _align_formulas(graph_a: MathSyntaxGraph, graph_b: MathSyntaxGraph) -> list[
 
 
 # ------------------------------------------------------------------- features
-def _features(graph_a, graph_b, sentences_a, sentences_b, words_a, words_b, sentence_matches, quantity_matches,
-              question, question_similarity, formula_matches) -> dict[str, float]:
+def _features(
+    graph_a,
+    graph_b,
+    sentences_a,
+    sentences_b,
+    words_a,
+    words_b,
+    sentence_matches,
+    quantity_matches,
+    question,
+    question_similarity,
+    formula_matches,
+) -> dict[str, float]:
     kinds = Counter(m.kind for m in sentence_matches)
     quantity_kinds = Counter(m.kind for m in quantity_matches)
     qa, qb = graph_a.quantities(), graph_b.quantities()
@@ -390,17 +502,24 @@ def _features(graph_a, graph_b, sentences_a, sentences_b, words_a, words_b, sent
     question_a = [q for q in qa if q.in_question]
     question_b = [q for q in qb if q.in_question]
     features = {
-        "sentences_a": len(sentences_a), "sentences_b": len(sentences_b),
-        "sentences_kept": kinds["kept"], "sentences_changed": kinds["changed"],
-        "sentences_inserted": kinds["inserted"], "sentences_deleted": kinds["deleted"],
+        "sentences_a": len(sentences_a),
+        "sentences_b": len(sentences_b),
+        "sentences_kept": kinds["kept"],
+        "sentences_changed": kinds["changed"],
+        "sentences_inserted": kinds["inserted"],
+        "sentences_deleted": kinds["deleted"],
         "share_sentences_kept": kinds["kept"] / max(len(sentences_a), 1),
         "inserted_with_quantities": sum(j in sentences_with_quantities_b for j in inserted),
-        "deleted_with_quantities": sum(m.a in sentences_with_quantities_a for m in sentence_matches
-                                       if m.kind == "deleted"),
+        "deleted_with_quantities": sum(
+            m.a in sentences_with_quantities_a for m in sentence_matches if m.kind == "deleted"
+        ),
         "inserted_words": sum(len(words_b[j]) for j in inserted),
-        "quantities_a": len(qa), "quantities_b": len(qb),
-        "quantities_same": quantity_kinds["same"], "quantities_changed": quantity_kinds["changed"],
-        "quantities_new": quantity_kinds["new"], "quantities_removed": quantity_kinds["removed"],
+        "quantities_a": len(qa),
+        "quantities_b": len(qb),
+        "quantities_same": quantity_kinds["same"],
+        "quantities_changed": quantity_kinds["changed"],
+        "quantities_new": quantity_kinds["new"],
+        "quantities_removed": quantity_kinds["removed"],
         "share_quantities_same": quantity_kinds["same"] / max(len(qa), 1),
         "same_value_other_form": sum(m.kind == "same" and m.form_change is not None for m in quantity_matches),
         "changed_same_role": sum(_same_role(m.a, m.b) for m in changed),
@@ -417,16 +536,20 @@ def _features(graph_a, graph_b, sentences_a, sentences_b, words_a, words_b, sent
         "removed_from_question": sum(m.kind == "removed" and m.a.in_question for m in quantity_matches),
         "new_outside_question": sum(m.kind == "new" and not m.b.in_question for m in quantity_matches),
         "removed_outside_question": sum(m.kind == "removed" and not m.a.in_question for m in quantity_matches),
-        "question_same": question == "same", "question_changed": question == "changed",
-        "question_missing": question == "missing", "question_added": question == "added",
+        "question_same": question == "same",
+        "question_changed": question == "changed",
+        "question_missing": question == "missing",
+        "question_added": question == "added",
         "question_similarity": question_similarity,
-        "question_quantities_a": len(question_a), "question_quantities_b": len(question_b),
+        "question_quantities_a": len(question_a),
+        "question_quantities_b": len(question_b),
         "word_overlap": common / max(total_a + total_b - common, 1),
         "words_only_in_b": sum((bag_b - bag_a).values()) / max(total_b, 1),
         "words_only_in_a": sum((bag_a - bag_b).values()) / max(total_a, 1),
         "length_ratio": len(graph_b.text) / max(len(graph_a.text), 1),
         "character_similarity": _character_similarity(graph_a.text, graph_b.text),
-        "formulas_a": len(graph_a.formulas), "formulas_b": len(graph_b.formulas),
+        "formulas_a": len(graph_a.formulas),
+        "formulas_b": len(graph_b.formulas),
         "formulas_same": sum(m.a is not None and m.b is not None and m.same for m in formula_matches),
         "formula_label_edits": sum(m.changed + m.added + m.removed for m in formula_matches),
         "formulas_unparsed": sum(f.status != "ok" for f in (*graph_a.formulas, *graph_b.formulas)),
@@ -482,22 +605,32 @@ class SolutionAlignment:
 
     def explain(self) -> str:
         """The solution's use of the question's quantities in words, one line each."""
-        lines = [f"steps: {len(self.steps)}",
-                 "uses given quantities: " + (", ".join(repr(q.text) for q in self.given_used) or "none"),
-                 "does not use: " + (", ".join(repr(q.text) for q in self.given_unused) or "nothing")]
+        lines = [
+            f"steps: {len(self.steps)}",
+            "uses given quantities: " + (", ".join(repr(q.text) for q in self.given_used) or "none"),
+            "does not use: " + (", ".join(repr(q.text) for q in self.given_unused) or "nothing"),
+        ]
         if self.unexplained_operands:
             lines.append("operands from nowhere: " + ", ".join(str(v) for v in self.unexplained_operands))
         if self.final_answer is not None:
-            lines.append(f"final answer: {self.final_answer}" + (" (a quantity the question gives)"
-                                                                 if self.final_is_given else ""))
+            lines.append(
+                f"final answer: {self.final_answer}"
+                + (" (a quantity the question gives)" if self.final_is_given else "")
+            )
         lines.extend(f"note: {note}" for note in self.notes)
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
         """A JSON-ready summary: steps, given quantities used and unused, unexplained operands, final answer."""
         return {
-            "steps": [{"expression": s.expression, "operands": [str(v) for v in s.operands],
-                       "result": None if s.result is None else str(s.result)} for s in self.steps],
+            "steps": [
+                {
+                    "expression": s.expression,
+                    "operands": [str(v) for v in s.operands],
+                    "result": None if s.result is None else str(s.result),
+                }
+                for s in self.steps
+            ],
             "given_used": [q.to_dict() for q in self.given_used],
             "given_unused": [q.to_dict() for q in self.given_unused],
             "unexplained_operands": [str(v) for v in self.unexplained_operands],
@@ -625,16 +758,24 @@ def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -
         final = steps[-1].result
     given_used = tuple(q for q in given if q.value in used_values)
     given_unused = tuple(q for q in given if q.value not in used_values)
-    all_numbers = [v for v in (_number_value(m.group()) for m in _ANY_NUMBER_RE.finditer(_CALCULATOR_RE.sub(" ", text)))
-                   if v is not None]
+    all_numbers = [
+        v
+        for v in (_number_value(m.group()) for m in _ANY_NUMBER_RE.finditer(_CALCULATOR_RE.sub(" ", text)))
+        if v is not None
+    ]
     written = set(all_numbers) | used_values.keys()
-    stray = sum(v not in given_values and v not in derived and v not in COMMON_CONSTANTS and v != final
-                for v in all_numbers)
+    stray = sum(
+        v not in given_values and v not in derived and v not in COMMON_CONSTANTS and v != final for v in all_numbers
+    )
     features = {
-        "steps": len(steps), "operands": counts["operands"], "operands_given": counts["given"],
-        "operands_derived": counts["derived"], "operands_unexplained": len(unexplained),
+        "steps": len(steps),
+        "operands": counts["operands"],
+        "operands_given": counts["given"],
+        "operands_derived": counts["derived"],
+        "operands_unexplained": len(unexplained),
         "share_operands_explained": (counts["given"] + counts["derived"]) / max(counts["operands"], 1),
-        "question_quantities": len(given), "question_quantities_used": len(given_used),
+        "question_quantities": len(given),
+        "question_quantities_used": len(given_used),
         "share_question_used": len(given_used) / max(len(given), 1),
         "final_answer_found": final is not None,
         "final_is_given": final is not None and final in given_values,
@@ -646,17 +787,29 @@ def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -
         "question_quantities_absent": sum(q.value not in written for q in given),
         "any_operand_unexplained": bool(unexplained),
     }
-    return SolutionAlignment(tuple(steps), given_used, given_unused, tuple(unexplained), final,
-                             bool(features["final_is_given"]), {k: float(features[k]) for k in SOLUTION_FEATURES},
-                             tuple(notes))
+    return SolutionAlignment(
+        tuple(steps),
+        given_used,
+        given_unused,
+        tuple(unexplained),
+        final,
+        bool(features["final_is_given"]),
+        {k: float(features[k]) for k in SOLUTION_FEATURES},
+        tuple(notes),
+    )
 
 
 def _checks_out(step: SolutionStep) -> bool:
     """Whether evaluating the step's expression gives its result (calculator annotations and plain arithmetic)."""
     expression = step.expression.split("=")[0].strip("<> ")
     expression = _FRAC_RE.sub(r"(\1/\2)", expression)
-    expression = re.sub(r"\\times|\\cdot|×|(?<=\d)\s*x\s*(?=\d)", "*", expression).replace("\\div", "/").replace(
-        "÷", "/").replace("$", "").replace(",", "")
+    expression = (
+        re.sub(r"\\times|\\cdot|×|(?<=\d)\s*x\s*(?=\d)", "*", expression)
+        .replace("\\div", "/")
+        .replace("÷", "/")
+        .replace("$", "")
+        .replace(",", "")
+    )
     expression = re.sub(r"(\d+(?:\.\d+)?)%", r"(\1/100)", expression)
     expression = re.sub(r"\b[A-Za-z]+\b", " ", expression)  # unit words after numbers ("240000 likes")
     if not re.fullmatch(r"[\d\s.+\-*/()]+", expression) or step.result is None:
@@ -665,7 +818,9 @@ def _checks_out(step: SolutionStep) -> bool:
         value = _evaluate(expression)
     except (ValueError, ZeroDivisionError, SyntaxError):
         return False
-    return value is not None and abs(float(value) - float(step.result)) <= 1e-6 * max(1.0, abs(float(step.result))) + 0.01
+    return (
+        value is not None and abs(float(value) - float(step.result)) <= 1e-6 * max(1.0, abs(float(step.result))) + 0.01
+    )
 
 
 def _evaluate(expression: str) -> Fraction | None:

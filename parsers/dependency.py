@@ -28,10 +28,11 @@ import importlib.util
 import logging
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from mathgraph.files import first_notice
 from parsers.segment import PLACEHOLDER
@@ -398,7 +399,9 @@ def load_dependency_parser(name: str = "auto", **kwargs: Any) -> DependencyParse
             logging.INFO if first_notice(notice) else logging.DEBUG,
             "Stanza's %s models were not found in %s; using spaCy (%s) for dependency parsing "
             "(said once; `mathgraph parse` output names the parser of every graph).",
-            "English" if lang == "en" else repr(lang), resources, parser.model,
+            "English" if lang == "en" else repr(lang),
+            resources,
+            parser.model,
         )
         return parser
     raise ValueError(f"unknown dependency parser {name!r}; choose one of: {', '.join(PARSER_NAMES)}")

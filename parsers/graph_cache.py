@@ -22,8 +22,8 @@ import parsers
 from mathgraph import graph as graph_module
 from mathgraph.files import cache_directory
 from mathgraph.graph import GraphFormatError, MathSyntaxGraph
-from parsers.problem import ProblemParser, _problem_parser, check_problem_text, parse_problems
 from parsers.dependency import DependencyParser
+from parsers.problem import ProblemParser, _problem_parser, check_problem_text, parse_problems
 
 logger = logging.getLogger("mathgraph")
 
@@ -36,14 +36,16 @@ LOCK_TIMEOUT_S = 60.0  # a second process writing the same cache waits rather th
 def parser_identity(problem_parser: ProblemParser) -> str:
     """A string that changes whenever ``problem_parser`` could build different graphs."""
     backend = problem_parser.dependency_parser
-    return "|".join([
-        f"backend={backend.name}",
-        f"model={backend.model}",
-        f"library={_library_version(backend.name)}",
-        f"parsers={parsers.PARSER_VERSION}",
-        f"schema={graph_module.SCHEMA_VERSION}",
-        f"bare_arithmetic={bool(problem_parser.bare_arithmetic)}",
-    ])
+    return "|".join(
+        [
+            f"backend={backend.name}",
+            f"model={backend.model}",
+            f"library={_library_version(backend.name)}",
+            f"parsers={parsers.PARSER_VERSION}",
+            f"schema={graph_module.SCHEMA_VERSION}",
+            f"bare_arithmetic={bool(problem_parser.bare_arithmetic)}",
+        ]
+    )
 
 
 def _library_version(name: str) -> str:
@@ -56,7 +58,7 @@ def _library_version(name: str) -> str:
 def graph_key(text: str, identity: str) -> str:
     """The cache key of ``text`` parsed by a parser of ``identity``: a sha256 hex digest."""
     # NUL cannot occur in an identity, so no (identity, text) pair collides with another.
-    return hashlib.sha256(f"{identity}\0{text}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{identity}\0{text}".encode()).hexdigest()
 
 
 def default_cache_path() -> Path:
@@ -88,7 +90,7 @@ class GraphCache:
         keys = list(dict.fromkeys(keys))
         found: dict[str, MathSyntaxGraph] = {}
         for start in range(0, len(keys), SQLITE_MAX_VARIABLES):
-            chunk = keys[start:start + SQLITE_MAX_VARIABLES]
+            chunk = keys[start : start + SQLITE_MAX_VARIABLES]
             marks = ",".join("?" * len(chunk))
             for key, text in self._db.execute(f"SELECT key, graph FROM graphs WHERE key IN ({marks})", chunk):
                 try:
@@ -114,7 +116,7 @@ class GraphCache:
         """Close the database connection."""
         self._db.close()
 
-    def __enter__(self) -> "GraphCache":
+    def __enter__(self) -> GraphCache:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -153,8 +155,13 @@ def parse_cached(
     try:
         graphs = store.get_many(text_of) if store is not None else {}
         misses = [key for key in text_of if key not in graphs]
-        parsed = parse_problems([text_of[key] for key in misses], parser=parser, n_process=n_process,
-                                bare_arithmetic=bare_arithmetic, show_progress=show_progress)
+        parsed = parse_problems(
+            [text_of[key] for key in misses],
+            parser=parser,
+            n_process=n_process,
+            bare_arithmetic=bare_arithmetic,
+            show_progress=show_progress,
+        )
         for key, graph in zip(misses, parsed):
             graphs[key] = pending[key] = graph
             if store is not None and len(pending) >= STORE_EVERY:

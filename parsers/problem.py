@@ -127,7 +127,9 @@ def _parse_numbered(problem_parser: ProblemParser, numbered: tuple[int, list[str
     return problem_parser.parse_batch(texts, start)
 
 
-def _with_progress(results: Iterable[list[MathSyntaxGraph]], total: int | None, show: bool) -> Iterator[MathSyntaxGraph]:
+def _with_progress(
+    results: Iterable[list[MathSyntaxGraph]], total: int | None, show: bool
+) -> Iterator[MathSyntaxGraph]:
     from tqdm import tqdm
 
     # A batch counts when it is parsed, before its graphs are handed out: a consumer may stop taking them

@@ -35,35 +35,196 @@ _STARTS_WITH_DIGITS_RE = re.compile(r"-?\.?\d")
 _CURRENCY = {"$", "€", "£", "¥"}
 _PERCENT = {"%", "percent", "per cent", "percents"}
 _SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
-_UNITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-          "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-          "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
-         "ninety": 90}
+_UNITS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 # Words that are a number on their own (not part of a run of number words).
-_SINGLE_WORDS = {"half": Fraction(1, 2), "twice": Fraction(2), "double": Fraction(2), "triple": Fraction(3),
-                 "thrice": Fraction(3), "dozen": Fraction(12), "quarter": Fraction(1, 4)}
+_SINGLE_WORDS = {
+    "half": Fraction(1, 2),
+    "twice": Fraction(2),
+    "double": Fraction(2),
+    "triple": Fraction(3),
+    "thrice": Fraction(3),
+    "dozen": Fraction(12),
+    "quarter": Fraction(1, 4),
+}
 # Denominators written as ordinals: "two thirds", "a fifth of".
-_ORDINAL_DENOMINATORS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "fourth": 4, "fourths": 4, "quarter": 4,
-                         "quarters": 4, "fifth": 5, "fifths": 5, "sixth": 6, "sixths": 6, "seventh": 7,
-                         "sevenths": 7, "eighth": 8, "eighths": 8, "ninth": 9, "ninths": 9, "tenth": 10,
-                         "tenths": 10, "hundredth": 100, "hundredths": 100}
-_MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
-           "dec"}
+_ORDINAL_DENOMINATORS = {
+    "half": 2,
+    "halves": 2,
+    "third": 3,
+    "thirds": 3,
+    "fourth": 4,
+    "fourths": 4,
+    "quarter": 4,
+    "quarters": 4,
+    "fifth": 5,
+    "fifths": 5,
+    "sixth": 6,
+    "sixths": 6,
+    "seventh": 7,
+    "sevenths": 7,
+    "eighth": 8,
+    "eighths": 8,
+    "ninth": 9,
+    "ninths": 9,
+    "tenth": 10,
+    "tenths": 10,
+    "hundredth": 100,
+    "hundredths": 100,
+}
+_MONTHS = {
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+}
 _YEAR_CUES = {"in", "since", "until", "till", "by", "from", "year", "during", "before", "after", "of", "between"}
 # Nouns that measure rather than count: "3 hours", "5 inch heels" (other nouns are the counted object).
 _MEASURES = {
-    "inch", "foot", "feet", "yard", "mile", "meter", "metre", "centimeter", "centimetre", "millimeter", "kilometer",
-    "cm", "mm", "km", "m", "kg", "g", "gram", "kilogram", "pound", "lb", "ounce", "oz", "ton", "liter", "litre",
-    "ml", "gallon", "quart", "pint", "cup", "tablespoon", "teaspoon", "second", "minute", "hour", "day", "week",
-    "month", "year", "dollar", "cent", "penny", "euro", "%", "percent", "degree", "mph", "acre", "dozen",
-    "page", "time", "calorie", "piece", "slice", "box", "bag", "pack", "skein", "unit", "meal", "serving", "batch",
-    "bottle", "can", "jar", "carton", "bunch", "pair", "set", "row", "lap", "step", "square", "cubic",
+    "inch",
+    "foot",
+    "feet",
+    "yard",
+    "mile",
+    "meter",
+    "metre",
+    "centimeter",
+    "centimetre",
+    "millimeter",
+    "kilometer",
+    "cm",
+    "mm",
+    "km",
+    "m",
+    "kg",
+    "g",
+    "gram",
+    "kilogram",
+    "pound",
+    "lb",
+    "ounce",
+    "oz",
+    "ton",
+    "liter",
+    "litre",
+    "ml",
+    "gallon",
+    "quart",
+    "pint",
+    "cup",
+    "tablespoon",
+    "teaspoon",
+    "second",
+    "minute",
+    "hour",
+    "day",
+    "week",
+    "month",
+    "year",
+    "dollar",
+    "cent",
+    "penny",
+    "euro",
+    "%",
+    "percent",
+    "degree",
+    "mph",
+    "acre",
+    "dozen",
+    "page",
+    "time",
+    "calorie",
+    "piece",
+    "slice",
+    "box",
+    "bag",
+    "pack",
+    "skein",
+    "unit",
+    "meal",
+    "serving",
+    "batch",
+    "bottle",
+    "can",
+    "jar",
+    "carton",
+    "bunch",
+    "pair",
+    "set",
+    "row",
+    "lap",
+    "step",
+    "square",
+    "cubic",
 }
-_QUESTION_STARTS = {"find", "compute", "calculate", "determine", "evaluate", "what", "how", "which", "who", "when",
-                    "where", "express", "simplify", "solve", "show", "prove", "give", "write", "list", "enter",
-                    "estimate", "factor", "expand", "rationalize", "convert"}
+_QUESTION_STARTS = {
+    "find",
+    "compute",
+    "calculate",
+    "determine",
+    "evaluate",
+    "what",
+    "how",
+    "which",
+    "who",
+    "when",
+    "where",
+    "express",
+    "simplify",
+    "solve",
+    "show",
+    "prove",
+    "give",
+    "write",
+    "list",
+    "enter",
+    "estimate",
+    "factor",
+    "expand",
+    "rationalize",
+    "convert",
+}
 
 
 @dataclass(frozen=True)
@@ -95,7 +256,7 @@ def problem_sentences(graph: MathSyntaxGraph) -> list[ProblemSentence]:
                 first_word[node.sentence] = (node.lemma or node.label).lower()
         bounds[1] = max(bounds[1], node.span[1])
     order = sorted(spans)
-    texts = {i: graph.text[spans[i][0]:spans[i][1]] for i in order}
+    texts = {i: graph.text[spans[i][0] : spans[i][1]] for i in order}
     asking = [i for i in order if "?" in texts[i]] or [i for i in order if first_word.get(i) in _QUESTION_STARTS]
     question = asking[-1] if asking else None
     return [ProblemSentence(i, (spans[i][0], spans[i][1]), texts[i], i == question) for i in order]
@@ -225,8 +386,15 @@ class _TokenScanner:
             found.append(quantity)
         return found
 
-    def make(self, first: int, last: int, value: Fraction, form: str, unit: str | None = None,
-             number_tokens: tuple[int, int] | None = None) -> Quantity:
+    def make(
+        self,
+        first: int,
+        last: int,
+        value: Fraction,
+        form: str,
+        unit: str | None = None,
+        number_tokens: tuple[int, int] | None = None,
+    ) -> Quantity:
         start, end = self.tokens[first].span[0], self.tokens[last].span[1]
         lo, hi = number_tokens or (first, last)
         found_unit, counted = self.reader.unit_and_object([self.tokens[k].id for k in range(lo, hi + 1)])
@@ -244,9 +412,15 @@ class _TokenScanner:
             counted = of_noun.label if of_noun is not None else None
         sentence = self.tokens[first].sentence
         return Quantity(
-            text=self.graph.text[start:end], span=(start, end), value=value, form=form, node=self.tokens[lo].id,
-            sentence=sentence, in_question=sentence is not None and sentence == self.question,
-            unit=unit or found_unit, object=counted,
+            text=self.graph.text[start:end],
+            span=(start, end),
+            value=value,
+            form=form,
+            node=self.tokens[lo].id,
+            sentence=sentence,
+            in_question=sentence is not None and sentence == self.question,
+            unit=unit or found_unit,
+            object=counted,
         )
 
     def digits_at(self, i: int) -> tuple[Quantity, int] | None:
@@ -286,8 +460,13 @@ class _TokenScanner:
         """``Route 66``, ``Level 5``: a capitalised noun right before the number, which names rather than counts."""
         before = self.tokens[i - 1] if i > 0 else None
         parent, _ = self.reader.parent(self.tokens[i].id)
-        return (before is not None and parent is not None and parent.id == before.id
-                and before.upos in ("NOUN", "PROPN") and self.graph.text[before.span[0]].isupper())
+        return (
+            before is not None
+            and parent is not None
+            and parent.id == before.id
+            and before.upos in ("NOUN", "PROPN")
+            and self.graph.text[before.span[0]].isupper()
+        )
 
     def words_at(self, i: int) -> tuple[Quantity, int] | None:
         word = self.text_of(i)
@@ -331,9 +510,13 @@ class _TokenScanner:
                 current = max(current, 1) * 100
             elif word in _SCALES:
                 total, current = total + max(current, 1) * _SCALES[word], 0
-            elif word in ("-", "and") and j + 1 < len(self.tokens) and j > i and \
-                    (self.text_of(j + 1) in _UNITS or self.text_of(j + 1) in _TENS) and \
-                    (word == "-" or self.text_of(j - 1) == "hundred"):
+            elif (
+                word in ("-", "and")
+                and j + 1 < len(self.tokens)
+                and j > i
+                and (self.text_of(j + 1) in _UNITS or self.text_of(j + 1) in _TENS)
+                and (word == "-" or self.text_of(j - 1) == "hundred")
+            ):
                 j += 1
                 continue
             else:
@@ -364,10 +547,17 @@ def _formula_quantities(graph: MathSyntaxGraph, reader: _TreeReader, question: i
         if parsed is None:
             continue
         sentence = sentence_of_formula.get(node.formula)
-        written = graph.text[node.span[0]:node.span[1]]
+        written = graph.text[node.span[0] : node.span[1]]
         # a bare-arithmetic formula joined around a calculator annotation has spans that do not spell the literal
-        found.append(Quantity(
-            text=written if parse_number(written) == parsed else node.label, span=node.span, value=parsed[0], form="formula",
-            node=node.id, sentence=sentence, in_question=sentence is not None and sentence == question,
-        ))
+        found.append(
+            Quantity(
+                text=written if parse_number(written) == parsed else node.label,
+                span=node.span,
+                value=parsed[0],
+                form="formula",
+                node=node.id,
+                sentence=sentence,
+                in_question=sentence is not None and sentence == question,
+            )
+        )
     return found

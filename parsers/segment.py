@@ -512,13 +512,7 @@ _OP = r"[-+*/^×·÷−]|x"
 _SIMPLE = r"(?:" + _ATOM + r")(?:[ \t]*(?:" + _OP + r"|=)[ \t]*(?:" + _ATOM + r"))*"
 _OPERAND = r"(?:" + _ATOM + r"|\([ \t]*" + _SIMPLE + r"[ \t]*\))"
 _BARE_RE = re.compile(
-    r"(?<![\w.$\\:])(?:"
-    + _OPERAND
-    + r")(?:[ \t]*(?:"
-    + _OP
-    + r"|=)[ \t]*(?:"
-    + _OPERAND
-    + r"))+(?![\w:]|[.,]\d)"
+    r"(?<![\w.$\\:])(?:" + _OPERAND + r")(?:[ \t]*(?:" + _OP + r"|=)[ \t]*(?:" + _OPERAND + r"))+(?![\w:]|[.,]\d)"
 )
 _BARE_TOKEN_RE = re.compile(_NUM + r"|[ \t]+|.", re.S)
 _ARITH_OPS = set("+-*/^×·÷−x")
@@ -535,8 +529,16 @@ def _bare_latex(expr: str) -> str | None:
         return None  # a range such as 5-10
     if all(o == "/" for o in ops) and "=" not in toks and len(ops) > 1:
         return None  # a date such as 12/25/2020
-    repl = {"x": r"\times", "*": r"\times", "×": r"\times", "·": r"\times", "÷": r"\div",
-            "−": "-", "$": r"\$", "%": r"\%"}
+    repl = {
+        "x": r"\times",
+        "*": r"\times",
+        "×": r"\times",
+        "·": r"\times",
+        "÷": r"\div",
+        "−": "-",
+        "$": r"\$",
+        "%": r"\%",
+    }
     parts = []
     for t in toks:
         r = repl.get(t, t)
@@ -687,7 +689,7 @@ def without_excluded_blocks(text: str) -> str:
     """
     pieces, position = [], 0
     for block in segment(text).excluded:
-        pieces.append(text[position:block.span[0]])
+        pieces.append(text[position : block.span[0]])
         position = block.span[1]
     pieces.append(text[position:])
     return "".join(pieces)

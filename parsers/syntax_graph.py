@@ -47,9 +47,12 @@ def build_syntax_graph(
         for opt in tree.nodes:
             nodes.append(
                 Node(
-                    base + opt.id, "formula", opt.label,
+                    base + opt.id,
+                    "formula",
+                    opt.label,
                     span=(offset + opt.span[0], offset + opt.span[1]),
-                    opt_type=opt.type, formula=index,
+                    opt_type=opt.type,
+                    formula=index,
                 )
             )
         edges.append(Edge(math_id, base + tree.root, "math"))
@@ -65,11 +68,29 @@ def build_syntax_graph(
             span = segmentation.to_source_span(token.start, token.end)
             formula_index = _placeholder_at(segmentation, token.start, token.end, placed)
             if formula_index is None:
-                nodes.append(Node(node_id, "word", token.text.lower(), span=span, lemma=token.lemma,
-                                  upos=token.upos, sentence=sentence_index))
+                nodes.append(
+                    Node(
+                        node_id,
+                        "word",
+                        token.text.lower(),
+                        span=span,
+                        lemma=token.lemma,
+                        upos=token.upos,
+                        sentence=sentence_index,
+                    )
+                )
             else:
-                nodes.append(Node(node_id, "math", MATH_LABEL, span=span, upos=token.upos,
-                                  sentence=sentence_index, formula=formula_index))
+                nodes.append(
+                    Node(
+                        node_id,
+                        "math",
+                        MATH_LABEL,
+                        span=span,
+                        upos=token.upos,
+                        sentence=sentence_index,
+                        formula=formula_index,
+                    )
+                )
                 placed.add(formula_index)
                 pending_formulas.append((node_id, formula_index))
         for token, node_id in zip(sentence.tokens, token_ids):
@@ -83,8 +104,11 @@ def build_syntax_graph(
 
     for index, formula in enumerate(segmentation.formulas):
         if index not in placed:
-            logger.warning("formula %d (%r) has no placeholder token in the parse; attaching it to [ROOT]",
-                           index, formula.latex[:40])
+            logger.warning(
+                "formula %d (%r) has no placeholder token in the parse; attaching it to [ROOT]",
+                index,
+                formula.latex[:40],
+            )
             math_id = len(nodes)
             nodes.append(Node(math_id, "math", MATH_LABEL, span=formula.span, formula=index))
             edges.append(Edge(0, math_id, "root"))
@@ -95,8 +119,12 @@ def build_syntax_graph(
         for f, t in zip(segmentation.formulas, trees)
     )
     graph = MathSyntaxGraph(
-        text=segmentation.source, nodes=tuple(nodes), edges=tuple(edges), formulas=records,
-        parser=parser, parser_model=parser_model,
+        text=segmentation.source,
+        nodes=tuple(nodes),
+        edges=tuple(edges),
+        formulas=records,
+        parser=parser,
+        parser_model=parser_model,
     )
     return replace(graph, quantity_records=find_quantities(graph))
 

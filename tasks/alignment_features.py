@@ -25,8 +25,9 @@ def feature_names(task: str) -> tuple[str, ...]:
     return SOLUTION_FEATURES if task == "qam" else ALIGNMENT_FEATURES
 
 
-def alignment_features(task: str, pairs: Sequence[tuple[str, str]], parse: Callable | None = None,
-                       show_progress: bool = False) -> np.ndarray:
+def alignment_features(
+    task: str, pairs: Sequence[tuple[str, str]], parse: Callable | None = None, show_progress: bool = False
+) -> np.ndarray:
     """``[n, F]`` float64 features of ``(text_a, text_b)`` pairs (module docstring).
 
     ``parse`` maps a list of texts to graphs (default: ``parsers.graph_cache.parse_cached``). A pair that

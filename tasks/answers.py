@@ -95,7 +95,7 @@ def _last_boxed(text: str) -> str | None:
         elif text[j] == "}" and text[j - 1] != "\\":
             depth -= 1
             if depth == 0:
-                return text[i + 1:j]
+                return text[i + 1 : j]
     return None  # unbalanced: no usable answer in the box
 
 
@@ -206,13 +206,20 @@ def _structures_equal(a: str, b: str) -> bool:
         return len(union_a) == len(union_b) and all(_structures_equal(x, y) for x, y in zip(union_a, union_b))
     matrix_a, matrix_b = _matrix(a), _matrix(b)
     if matrix_a is not None or matrix_b is not None:
-        return (matrix_a is not None and matrix_b is not None and len(matrix_a) == len(matrix_b)
-                and all(len(r) == len(s) and all(map(_values_equal, r, s)) for r, s in zip(matrix_a, matrix_b)))
+        return (
+            matrix_a is not None
+            and matrix_b is not None
+            and len(matrix_a) == len(matrix_b)
+            and all(len(r) == len(s) and all(map(_values_equal, r, s)) for r, s in zip(matrix_a, matrix_b))
+        )
     bracket_a, bracket_b = _bracketed(a), _bracketed(b)
     if bracket_a is not None and bracket_b is not None:
         (open_a, items_a, close_a), (open_b, items_b, close_b) = bracket_a, bracket_b
-        return (open_a, close_a) == (open_b, close_b) and len(items_a) == len(items_b) and all(
-            map(_values_equal, items_a, items_b))
+        return (
+            (open_a, close_a) == (open_b, close_b)
+            and len(items_a) == len(items_b)
+            and all(map(_values_equal, items_a, items_b))
+        )
     list_a, list_b = _split_top(a, ","), _split_top(b, ",")
     if len(list_a) > 1 or len(list_b) > 1:
         return len(list_a) == len(list_b) and _multiset_equal(list_a, list_b)

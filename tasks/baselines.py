@@ -42,8 +42,14 @@ TFIDF_MODELS = ("tfidf_classifier", "tfidf_ranker")
 # operators and one-letter variables carry as much of the topic as the words do.
 MATH_TOKEN_PATTERN = r"\\[A-Za-z]+|[A-Za-z]+|\d+|[^\w\s]"
 
-VECTORIZER_DEFAULTS = {"ngram_range": (1, 2), "min_df": 1, "max_features": 200_000, "sublinear_tf": True,
-                       "lowercase": True, "token_pattern": MATH_TOKEN_PATTERN}
+VECTORIZER_DEFAULTS = {
+    "ngram_range": (1, 2),
+    "min_df": 1,
+    "max_features": 200_000,
+    "sublinear_tf": True,
+    "lowercase": True,
+    "token_pattern": MATH_TOKEN_PATTERN,
+}
 LOGREG_DEFAULTS = {"C": 10.0, "max_iter": 2000}
 
 # Rows each model kind reads (a task's ``tfidf_kind``, tasks.task_types):
@@ -157,8 +163,10 @@ class TfidfClassifier:
         if len(inputs) != len(labels):
             raise ValueError(f"{len(inputs)} inputs but {len(labels)} labels")
         if len(set(labels)) < 2:
-            raise ValueError(f"every example has the label {sorted(set(map(str, labels)))}; a classifier needs two "
-                             "or more (is the file sorted by label? shuffle it before taking a part)")
+            raise ValueError(
+                f"every example has the label {sorted(set(map(str, labels)))}; a classifier needs two "
+                "or more (is the file sorted by label? shuffle it before taking a part)"
+            )
         self.pipeline.fit(inputs, labels)
         return self
 
@@ -172,8 +180,14 @@ class TfidfClassifier:
     def save(self, directory) -> Path:
         logreg = self.pipeline.named_steps["logreg"]
         terms, idf = _vectorizer_state(self.vectorizer)
-        config = {"model": "tfidf_classifier", "kind": self.kind, "vectorizer": self.vectorizer_params,
-                  "logreg": self.logreg_params, "classes": self.classes_, "terms": terms}
+        config = {
+            "model": "tfidf_classifier",
+            "kind": self.kind,
+            "vectorizer": self.vectorizer_params,
+            "logreg": self.logreg_params,
+            "classes": self.classes_,
+            "terms": terms,
+        }
         return _write(directory, config, {"idf": idf, "coef": logreg.coef_, "intercept": logreg.intercept_})
 
     @classmethod
@@ -280,8 +294,15 @@ def _ranking_data(rows) -> tuple[list[dict], list[tuple[int, ...]]]:
     return rows, relevance
 
 
-def train_tfidf(task: str, train_rows, *, text_field: str = "problem", label_field: str = "subject",
-                vectorizer: dict | None = None, logreg: dict | None = None) -> TfidfClassifier | TfidfRanker:
+def train_tfidf(
+    task: str,
+    train_rows,
+    *,
+    text_field: str = "problem",
+    label_field: str = "subject",
+    vectorizer: dict | None = None,
+    logreg: dict | None = None,
+) -> TfidfClassifier | TfidfRanker:
     """Fit the TF-IDF baseline of `task` ("kpc", "qrc", "qam" or "sqr") on its training rows.
 
     `text_field` / `label_field` name the KPC fields (MATH by default); the other tasks use their fixed fields.
@@ -298,15 +319,23 @@ def train_tfidf(task: str, train_rows, *, text_field: str = "problem", label_fie
 def train_tfidf_file(config, train_path: str, output_dir: str, skip_bad: bool = False) -> TfidfClassifier | TfidfRanker:
     """Fit the TF-IDF baseline of a ``tasks.finetune.TaskConfig``'s task on a task file (its fields as the
     config names them) and save it to ``output_dir``, where ``tasks.loading.load_model`` finds it."""
-    rows = [config.task_type.tfidf_row(e, config.text_field, config.label_field)
-            for e in config.load(train_path, skip_bad)]
+    rows = [
+        config.task_type.tfidf_row(e, config.text_field, config.label_field) for e in config.load(train_path, skip_bad)
+    ]
     model = train_tfidf(config.task, rows, text_field=config.text_field, label_field=config.label_field)
     model.save(output_dir)
     return model
 
 
-def evaluate_tfidf(task: str, model: TfidfClassifier | TfidfRanker, rows, *, text_field: str = "problem",
-                   label_field: str = "subject", ks=(1, 3, 5)) -> dict:
+def evaluate_tfidf(
+    task: str,
+    model: TfidfClassifier | TfidfRanker,
+    rows,
+    *,
+    text_field: str = "problem",
+    label_field: str = "subject",
+    ks=(1, 3, 5),
+) -> dict:
     """Metrics of `model` on `rows`: `classification_metrics` for KPC/QRC/QAM, `ranking_metrics` for SQR
     (graded `relevance` per candidate: HR@k, NDCG@k for each k in `ks`, MAP)."""
     kind = _check_task(task)

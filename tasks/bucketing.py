@@ -19,8 +19,13 @@ import torch
 POOL_BATCHES = 50  # batches sorted together: larger pools pad less but mix lengths less across batches
 
 
-def bucketed_batches(indices: Sequence[int], lengths: Sequence[int], batch_size: int, rng: random.Random,
-                     pool_batches: int = POOL_BATCHES) -> list[list[int]]:
+def bucketed_batches(
+    indices: Sequence[int],
+    lengths: Sequence[int],
+    batch_size: int,
+    rng: random.Random,
+    pool_batches: int = POOL_BATCHES,
+) -> list[list[int]]:
     """``indices`` in batches of ``batch_size`` of similar ``lengths[i]``, in shuffled order (one pass, ``rng``)."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -29,8 +34,8 @@ def bucketed_batches(indices: Sequence[int], lengths: Sequence[int], batch_size:
     pool = batch_size * pool_batches
     batches = []
     for start in range(0, len(order), pool):
-        chunk = sorted(order[start:start + pool], key=lengths.__getitem__)
-        batches.extend(chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size))
+        chunk = sorted(order[start : start + pool], key=lengths.__getitem__)
+        batches.extend(chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size))
     rng.shuffle(batches)
     return batches
 
@@ -43,8 +48,14 @@ class LengthBucketSampler(torch.utils.data.Sampler):
     one short batch (for in-batch negatives, which need full batches).
     """
 
-    def __init__(self, lengths: Sequence[int], batch_size: int, seed: int = 0, pool_batches: int = POOL_BATCHES,
-                 drop_last: bool = False):
+    def __init__(
+        self,
+        lengths: Sequence[int],
+        batch_size: int,
+        seed: int = 0,
+        pool_batches: int = POOL_BATCHES,
+        drop_last: bool = False,
+    ):
         if not lengths:
             raise ValueError("no examples to sample batches from")
         self.lengths, self.batch_size, self.seed, self.pool_batches = list(lengths), batch_size, seed, pool_batches
@@ -69,4 +80,4 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]

@@ -85,8 +85,9 @@ SPLITS = ("train", "dev", "test")
 # ---------------------------------------------------------------- reading
 
 
-def _valid_rows(path: str | PathLike, fields: Sequence[str], skip_bad: bool = False,
-                check: Callable[[dict], None] | None = None) -> tuple[list[dict], list[JsonlError]]:
+def _valid_rows(
+    path: str | PathLike, fields: Sequence[str], skip_bad: bool = False, check: Callable[[dict], None] | None = None
+) -> tuple[list[dict], list[JsonlError]]:
     """``mathgraph.jsonl.read_rows`` without the line numbers."""
     numbered, bad = read_rows(path, fields, skip_bad, check)
     return [row for _, row in numbered], bad
@@ -266,15 +267,23 @@ def build_qrc_pairs(seeds: Sequence[Seed], seed: int = 0, irrelevant_per_seed: i
     pairs = []
     for s in seeds:
         for k, (kind, question) in enumerate(s.variants):
-            pairs.append({"id": f"qrc-{s.group}-v{k}", "group": s.group, "text_a": s.question,
-                          "text_b": question, "label": kind})
+            pairs.append(
+                {"id": f"qrc-{s.group}-v{k}", "group": s.group, "text_a": s.question, "text_b": question, "label": kind}
+            )
         others = [q for o in seeds if o.group != s.group for q in (o.question, *(v for _, v in o.variants))]
         others = [q for q in dict.fromkeys(others) if q != s.question and q not in {v for _, v in s.variants}]
         if irrelevant_per_seed > len(others):
             raise ValueError(f"{irrelevant_per_seed} irrelevant pairs per seed, but only {len(others)} other questions")
         for k, question in enumerate(rng.sample(others, irrelevant_per_seed)):
-            pairs.append({"id": f"qrc-{s.group}-i{k}", "group": s.group, "text_a": s.question,
-                          "text_b": question, "label": IRRELEVANT})
+            pairs.append(
+                {
+                    "id": f"qrc-{s.group}-i{k}",
+                    "group": s.group,
+                    "text_a": s.question,
+                    "text_b": question,
+                    "label": IRRELEVANT,
+                }
+            )
     return pairs
 
 
@@ -282,8 +291,11 @@ QAM_NEGATIVES = ("hard", "random")
 
 
 def build_qam_pairs(
-    rows: Sequence[dict], seed: int = 0, negatives: str = "hard",
-    question_field: str = "question", solution_field: str = "answer",
+    rows: Sequence[dict],
+    seed: int = 0,
+    negatives: str = "hard",
+    question_field: str = "question",
+    solution_field: str = "answer",
 ) -> list[dict]:
     """Each question with its own solution (1) and one other question's solution (0); group ``q-NNNNN``.
 
@@ -297,14 +309,16 @@ def build_qam_pairs(
     questions = [row[question_field] for row in rows]
     solutions = [row[solution_field] for row in rows]
     if len(set(solutions)) < 2:
-        raise ValueError(f"{len(rows)} questions with {len(set(solutions))} distinct solutions; "
-                         "QAM negatives need at least 2")
+        raise ValueError(
+            f"{len(rows)} questions with {len(set(solutions))} distinct solutions; QAM negatives need at least 2"
+        )
     if negatives == "hard":
         partners = _most_similar_others(questions, solutions)
     else:
         rng = random.Random(seed)
         partners = []
         for i in range(len(rows)):
+
             def allowed(j: int, i: int = i) -> bool:
                 return solutions[j] != solutions[i] and questions[j] != questions[i]
 
@@ -320,8 +334,9 @@ def build_qam_pairs(
     for i, (question, solution) in enumerate(zip(questions, solutions)):
         group = f"q-{i:05d}"
         pairs.append({"id": f"qam-{i:05d}-pos", "group": group, "text_a": question, "text_b": solution, "label": 1})
-        pairs.append({"id": f"qam-{i:05d}-neg", "group": group, "text_a": question,
-                      "text_b": solutions[partners[i]], "label": 0})
+        pairs.append(
+            {"id": f"qam-{i:05d}-neg", "group": group, "text_a": question, "text_b": solutions[partners[i]], "label": 0}
+        )
     return pairs
 
 
@@ -338,8 +353,9 @@ def _most_similar_others(questions: Sequence[str], solutions: Sequence[str], chu
     for start in range(0, len(questions), chunk):
         stop = min(start + chunk, len(questions))
         similarity = (vectors[start:stop] @ vectors.T).toarray()
-        excluded = ((solution_ids[start:stop, None] == solution_ids[None, :])
-                    | (question_ids[start:stop, None] == question_ids[None, :]))
+        excluded = (solution_ids[start:stop, None] == solution_ids[None, :]) | (
+            question_ids[start:stop, None] == question_ids[None, :]
+        )
         similarity[excluded] = -np.inf
         best = similarity.argmax(axis=1)
         for offset, j in enumerate(best):
@@ -377,20 +393,42 @@ def build_qam_number_swap(variant_rows: Iterable[dict], types: Sequence[str] = Q
     for seed_question, members in by_seed.items():
         group = groups[seed_question]
         seed_solution = members[0][1]["seed_solution"]
-        usable = [(k, r) for k, r in members if r["perturbation_type"] in kinds
-                  and r["solution"] != r["seed_solution"] and r["question"] != seed_question]
+        usable = [
+            (k, r)
+            for k, r in members
+            if r["perturbation_type"] in kinds
+            and r["solution"] != r["seed_solution"]
+            and r["question"] != seed_question
+        ]
         if not usable:
             continue
-        pairs.append({"id": f"qam-{group}-pos", "group": group, "text_a": seed_question,
-                      "text_b": seed_solution, "label": 1})
+        pairs.append(
+            {"id": f"qam-{group}-pos", "group": group, "text_a": seed_question, "text_b": seed_solution, "label": 1}
+        )
         for k, row in usable:
             prefix = f"qam-{group}-v{k}"
             pairs += [
-                {"id": f"{prefix}-pos", "group": group, "text_a": row["question"], "text_b": row["solution"], "label": 1},
-                {"id": f"{prefix}-neg-seed-solution", "group": group, "text_a": row["question"],
-                 "text_b": row["seed_solution"], "label": 0},
-                {"id": f"{prefix}-neg-seed-question", "group": group, "text_a": seed_question,
-                 "text_b": row["solution"], "label": 0},
+                {
+                    "id": f"{prefix}-pos",
+                    "group": group,
+                    "text_a": row["question"],
+                    "text_b": row["solution"],
+                    "label": 1,
+                },
+                {
+                    "id": f"{prefix}-neg-seed-solution",
+                    "group": group,
+                    "text_a": row["question"],
+                    "text_b": row["seed_solution"],
+                    "label": 0,
+                },
+                {
+                    "id": f"{prefix}-neg-seed-question",
+                    "group": group,
+                    "text_a": seed_question,
+                    "text_b": row["solution"],
+                    "label": 0,
+                },
             ]
     if not pairs:
         raise ValueError(f"no variants of types {sorted(kinds)} with their own solution text")
@@ -398,7 +436,9 @@ def build_qam_number_swap(variant_rows: Iterable[dict], types: Sequence[str] = Q
 
 
 def build_sqr_lists(
-    seeds: Sequence[Seed], seed: int = 0, other_seeds: int = SQR_OTHER_SEEDS,
+    seeds: Sequence[Seed],
+    seed: int = 0,
+    other_seeds: int = SQR_OTHER_SEEDS,
     relevance: dict[str, int] = SQR_RELEVANCE,
 ) -> list[dict]:
     """One graded candidate list per seed problem (the query), the README's SQR definition.
@@ -438,11 +478,20 @@ def build_sqr_lists(
             raise ValueError(f"{s.group}: {len(distractors)} variants of other seeds, {other_seeds} needed")
         candidates = list(own.items()) + [(q, 0) for q in distractors]
         if not SQR_MIN_CANDIDATES <= len(candidates) <= SQR_MAX_CANDIDATES:
-            raise ValueError(f"{s.group}: {len(candidates)} candidates; a list needs "
-                             f"{SQR_MIN_CANDIDATES} to {SQR_MAX_CANDIDATES} (change --other-seeds)")
+            raise ValueError(
+                f"{s.group}: {len(candidates)} candidates; a list needs "
+                f"{SQR_MIN_CANDIDATES} to {SQR_MAX_CANDIDATES} (change --other-seeds)"
+            )
         rng.shuffle(candidates)
-        lists.append({"id": f"sqr-{s.group}", "group": s.group, "query": s.question,
-                      "candidates": [q for q, _ in candidates], "relevance": [r for _, r in candidates]})
+        lists.append(
+            {
+                "id": f"sqr-{s.group}",
+                "group": s.group,
+                "query": s.question,
+                "candidates": [q for q, _ in candidates],
+                "relevance": [r for _, r in candidates],
+            }
+        )
     return lists
 
 
@@ -463,7 +512,7 @@ def split_by_group(
     if groups and n_test + n_dev >= len(groups):
         raise ValueError(f"{len(groups)} groups are too few for dev={dev} and test={test}")
     part = {g: "test" for g in groups[:n_test]}
-    part.update({g: "dev" for g in groups[n_test:n_test + n_dev]})
+    part.update({g: "dev" for g in groups[n_test : n_test + n_dev]})
     splits: dict[str, list[dict]] = {name: [] for name in SPLITS}
     for row in rows:
         splits[part.get(row[group_field], "train")].append(row)
@@ -486,7 +535,9 @@ def split_rows(
     dev_part: list[int] = []
     if dev > 0:
         rest_labels = [rows[i][stratify_field] for i in indices] if stratify_field else None
-        indices, dev_part = train_test_split(indices, test_size=dev / (1 - test), random_state=seed, stratify=rest_labels)
+        indices, dev_part = train_test_split(
+            indices, test_size=dev / (1 - test), random_state=seed, stratify=rest_labels
+        )
     return {name: [rows[i] for i in sorted(part)] for name, part in zip(SPLITS, (indices, dev_part, test_part))}
 
 
@@ -496,8 +547,14 @@ def _check_fractions(dev: float, test: float) -> None:
 
 
 def split_file(
-    path: str | PathLike, dev: float = 0.1, test: float = 0.1, seed: int = 0, group_field: str | None = None,
-    stratify_field: str | None = None, output_dir: str | PathLike | None = None, skip_bad: bool = False,
+    path: str | PathLike,
+    dev: float = 0.1,
+    test: float = 0.1,
+    seed: int = 0,
+    group_field: str | None = None,
+    stratify_field: str | None = None,
+    output_dir: str | PathLike | None = None,
+    skip_bad: bool = False,
 ) -> tuple[dict[str, Path], dict[str, list[dict]], list[JsonlError]]:
     """Split a JSONL file into ``STEM.train.jsonl``, ``STEM.dev.jsonl`` and ``STEM.test.jsonl``
     (next to it, or in ``output_dir``); returns the paths, the splits and the skipped rows."""

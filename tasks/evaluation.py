@@ -31,8 +31,14 @@ def load_task_model(task: str, model_dir: str, device: str | None = None):
     return model
 
 
-def evaluate_directory(task: str, model_dir: str, data_path: str, text_field: str | None = None,
-                       label_field: str | None = None, batch_size: int = 32) -> dict:
+def evaluate_directory(
+    task: str,
+    model_dir: str,
+    data_path: str,
+    text_field: str | None = None,
+    label_field: str | None = None,
+    batch_size: int = 32,
+) -> dict:
     """Metrics of a trained model directory on a task file (its graphs come from the graph cache).
 
     Gold labels the model never saw in training cannot be predicted: they are counted in
@@ -55,8 +61,11 @@ def evaluate_directory(task: str, model_dir: str, data_path: str, text_field: st
         unseen = Counter(str(e.label) for e in examples if str(e.label) not in {str(k) for k in known})
         if unseen:
             metrics["unseen_labels"] = dict(sorted(unseen.items()))
-            warnings.warn(f"{data_path}: {sum(unseen.values())} examples have labels the model never saw in "
-                          f"training, so it cannot get them right: {dict(sorted(unseen.items()))}", stacklevel=2)
+            warnings.warn(
+                f"{data_path}: {sum(unseen.values())} examples have labels the model never saw in "
+                f"training, so it cannot get them right: {dict(sorted(unseen.items()))}",
+                stacklevel=2,
+            )
     return metrics
 
 

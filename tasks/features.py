@@ -47,8 +47,16 @@ class FeatureStore:
         show_progress: a parsing bar; None (the default) shows one for more than ``PROGRESS_MIN_TEXTS``.
     """
 
-    def __init__(self, collator: ProblemCollator, texts: Iterable[str], parser: str = "auto",
-                 with_graphs: bool = True, graph_cache=True, parse_workers: int = 1, show_progress: bool | None = None):
+    def __init__(
+        self,
+        collator: ProblemCollator,
+        texts: Iterable[str],
+        parser: str = "auto",
+        with_graphs: bool = True,
+        graph_cache=True,
+        parse_workers: int = 1,
+        show_progress: bool | None = None,
+    ):
         self.collator, self.parser, self.with_graphs = collator, parser, with_graphs
         self.graph_cache, self.parse_workers = graph_cache, parse_workers
         self.index: dict[str | tuple[str, str], int] = {}
@@ -56,12 +64,19 @@ class FeatureStore:
         self.add(texts, show_progress)
 
     @classmethod
-    def for_run(cls, encoder: "MathEncoder", texts: Iterable[str], args: "TrainingArguments",
-                with_graphs: bool = True) -> "FeatureStore":
+    def for_run(
+        cls, encoder: MathEncoder, texts: Iterable[str], args: TrainingArguments, with_graphs: bool = True
+    ) -> FeatureStore:
         """The store of a training run: ``encoder``'s collator and parser, the run's graph cache and
         parser processes (``args.graph_cache``, ``args.parse_workers``)."""
-        return cls(encoder.collator, texts, parser=encoder.parser, with_graphs=with_graphs,
-                   graph_cache=graph_cache_option(args.graph_cache), parse_workers=args.parse_workers)
+        return cls(
+            encoder.collator,
+            texts,
+            parser=encoder.parser,
+            with_graphs=with_graphs,
+            graph_cache=graph_cache_option(args.graph_cache),
+            parse_workers=args.parse_workers,
+        )
 
     def add(self, texts: Iterable[str | tuple[str, str]], show_progress: bool | None = False) -> None:
         """Build the features of the texts (and pairs) not stored yet."""
@@ -70,8 +85,9 @@ class FeatureStore:
         texts_needed = [t for t in new if isinstance(t, str)] + [x for pair in pairs for x in pair]
         self._add_texts([t for t in dict.fromkeys(texts_needed) if t not in self.index], show_progress)
         self.index.update((pair, len(self.features) + i) for i, pair in enumerate(pairs))
-        self.features.extend(pair_features(self.features[self.index[a]], self.features[self.index[b]])
-                             for a, b in pairs)
+        self.features.extend(
+            pair_features(self.features[self.index[a]], self.features[self.index[b]]) for a, b in pairs
+        )
 
     def _add_texts(self, new: list[str], show_progress: bool | None) -> None:
         if not new:
@@ -79,8 +95,13 @@ class FeatureStore:
         if show_progress is None:  # a bar for the parsing of a training set, not for a handful of inputs
             show_progress = len(new) > PROGRESS_MIN_TEXTS
         if self.with_graphs:
-            graphs = parse_cached(new, parser=self.parser, cache=self.graph_cache, n_process=self.parse_workers,
-                                  show_progress=show_progress)
+            graphs = parse_cached(
+                new,
+                parser=self.parser,
+                cache=self.graph_cache,
+                n_process=self.parse_workers,
+                show_progress=show_progress,
+            )
             built = self.collator.features(graphs)
         else:
             built = self.collator.text_features(new)

@@ -27,9 +27,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from mathgraph.files import apply_umask
 from models.batching import DeviceBatch, ProblemBatch
 from models.encoder import MathEncoder
-from mathgraph.files import apply_umask
 from tasks.bucketing import LengthBucketSampler, length_sorted_batches
 from tasks.features import FeatureStore
 from tasks.frozen_prefix import FrozenTextPrefix
@@ -135,15 +135,19 @@ class TaskModel(nn.Module):
         self.encoder, self.config = encoder, config
         self.backbone = encoder.model  # registered, so its weights train and save with the head
         self.head = config.task_type.make_head(vector_dim(self.backbone, config.architecture), len(config.labels))
-        self.vector_norm = FusedVectorNorm(self.backbone.config.text_hidden, self.backbone.config.gat_hidden) \
-            if config.vector_norm and config.architecture != "bert" else nn.Identity()
+        self.vector_norm = (
+            FusedVectorNorm(self.backbone.config.text_hidden, self.backbone.config.gat_hidden)
+            if config.vector_norm and config.architecture != "bert"
+            else nn.Identity()
+        )
         self.frozen_prefix: FrozenTextPrefix | None = None
 
     def freeze_text_layers(self, num_layers: int) -> None:
         """Freeze the embeddings and first ``num_layers`` text layers; cache their outputs per problem."""
         # COMUS and BERT+GAT run their last k text layers one by one beside the GAT: those must train.
         max_layers = len(self.backbone.text.encoder.layer) - (
-            1 if self.config.architecture == "bert" else self.backbone.config.fusion_layers)
+            1 if self.config.architecture == "bert" else self.backbone.config.fusion_layers
+        )
         self.frozen_prefix = FrozenTextPrefix(self.backbone, num_layers, max_layers)
 
     def vectors(self, problems: ProblemBatch) -> torch.Tensor:
@@ -168,14 +172,17 @@ class TaskModel(nn.Module):
 
         directory = Path(directory)
         self.encoder.save_pretrained(directory)
-        weights = {**self.head.state_dict(), **{f"{NORM_PREFIX}{k}": v for k, v in self.vector_norm.state_dict().items()}}
+        weights = {
+            **self.head.state_dict(),
+            **{f"{NORM_PREFIX}{k}": v for k, v in self.vector_norm.state_dict().items()},
+        }
         save_file({k: v.detach().cpu().contiguous() for k, v in weights.items()}, str(directory / HEAD_NAME))
         apply_umask(directory / HEAD_NAME)
         with open(directory / TASK_CONFIG_NAME, "w", encoding="utf-8") as f:
             json.dump({"model_type": TASK_MODEL_TYPE, **asdict(self.config)}, f, indent=1)
 
     @classmethod
-    def from_pretrained(cls, directory: str | Path, device: str | None = None) -> "TaskModel":
+    def from_pretrained(cls, directory: str | Path, device: str | None = None) -> TaskModel:
         """Load a directory written by ``save_pretrained`` (safetensors only)."""
         from safetensors.torch import load_file
 
@@ -197,8 +204,9 @@ class TaskModel(nn.Module):
         model = cls(MathEncoder.from_pretrained(directory, device="cpu"), config)
         try:
             weights = load_file(str(directory / HEAD_NAME))
-            model.vector_norm.load_state_dict({k[len(NORM_PREFIX):]: v for k, v in weights.items()
-                                               if k.startswith(NORM_PREFIX)})
+            model.vector_norm.load_state_dict(
+                {k[len(NORM_PREFIX) :]: v for k, v in weights.items() if k.startswith(NORM_PREFIX)}
+            )
             model.head.load_state_dict({k: v for k, v in weights.items() if not k.startswith(NORM_PREFIX)})
         except Exception as err:  # safetensors and shape errors alike
             raise CheckpointError(f"cannot load {directory / HEAD_NAME}: {err}") from err
@@ -215,7 +223,7 @@ class FusedVectorNorm(nn.Module):
         self.text_norm, self.graph_norm = nn.LayerNorm(text_dim), nn.LayerNorm(graph_dim)
 
     def forward(self, vectors: torch.Tensor) -> torch.Tensor:
-        text, graph = vectors[:, :self.text_dim], vectors[:, self.text_dim:]
+        text, graph = vectors[:, : self.text_dim], vectors[:, self.text_dim :]
         return torch.cat([self.text_norm(text), self.graph_norm(graph)], dim=-1)
 
 
@@ -232,8 +240,9 @@ def pool_tokens(states: torch.Tensor, attention_mask: torch.Tensor, pooling: str
     return (states * mask).sum(1) / mask.sum(1).clamp(min=1)
 
 
-def problem_vectors(backbone: nn.Module, architecture: str, inputs: dict, pooling: str = "cls",
-                    reasoning: nn.Module | None = None) -> torch.Tensor:
+def problem_vectors(
+    backbone: nn.Module, architecture: str, inputs: dict, pooling: str = "cls", reasoning: nn.Module | None = None
+) -> torch.Tensor:
     """One vector per problem ``[N, dim]`` from ``ProblemBatch.as_model_inputs()`` (``inputs_embeds``
     may replace ``input_ids``; ``text_states``/``text_start`` a frozen prefix): the pooled text
     states (``pool_tokens``) of the text encoder alone (``bert``), or ``text ; mean node`` with
@@ -241,9 +250,14 @@ def problem_vectors(backbone: nn.Module, architecture: str, inputs: dict, poolin
     runs on the token states before they are pooled."""
     mask = inputs["attention_mask"]
     if architecture == "bert":
-        states, _ = backbone.run_text_layers(inputs["input_ids"], mask, inputs.get("token_type_ids"),
-                                             inputs.get("inputs_embeds"), states=inputs.get("text_states"),
-                                             start=inputs.get("text_start", 0))
+        states, _ = backbone.run_text_layers(
+            inputs["input_ids"],
+            mask,
+            inputs.get("token_type_ids"),
+            inputs.get("inputs_embeds"),
+            states=inputs.get("text_states"),
+            start=inputs.get("text_start", 0),
+        )
         return pool_tokens(states if reasoning is None else reasoning(states, mask), mask, pooling)
     output = backbone(**inputs, fuse=architecture == "comus")
     states = output.token_states if reasoning is None else reasoning(output.token_states, mask)
@@ -273,8 +287,9 @@ def predict_inputs(model, inputs: Iterable, batch_size: int = 32, store=None) ->
 
 
 @torch.no_grad()  # evaluation during training too: without it every batch kept its autograd graph
-def predict(model, examples: Sequence, store: FeatureStore | None = None, batch_size: int = 32,
-            raw: bool = False) -> list:
+def predict(
+    model, examples: Sequence, store: FeatureStore | None = None, batch_size: int = 32, raw: bool = False
+) -> list:
     """Predicted labels (KPC/QRC/QAM; QAM labels as ints) or score lists (SQR), in example order.
 
     Batches are formed from examples of similar length; ``store`` holds their
@@ -315,8 +330,10 @@ def require_two_labels(task: Task, labels: Sequence, train_path: str) -> None:
     """A classifier trained on one label learns nothing (loss 0, accuracy 1 on the same label): refuse it,
     naming the label (a sorted file cut short often holds a single one)."""
     if task.classifies and len(labels) < 2:
-        raise ValueError(f"{train_path}: every example has the label {list(labels)}; a classifier needs two or more "
-                         "(is the file sorted by label? shuffle it before taking a part)")
+        raise ValueError(
+            f"{train_path}: every example has the label {list(labels)}; a classifier needs two or more "
+            "(is the file sorted by label? shuffle it before taking a part)"
+        )
 
 
 def load_start_encoder(model: str = "default", **new_model_options) -> MathEncoder:
@@ -334,8 +351,14 @@ def load_start_encoder(model: str = "default", **new_model_options) -> MathEncod
     return encoder
 
 
-def train_task(config: TaskConfig, train_path: str, args: TrainingArguments, dev_path: str | None = None,
-               model: str = "default", **new_model_options) -> dict:
+def train_task(
+    config: TaskConfig,
+    train_path: str,
+    args: TrainingArguments,
+    dev_path: str | None = None,
+    model: str = "default",
+    **new_model_options,
+) -> dict:
     """Fine-tune ``model`` on a task file and save the best (by dev metric) model to ``args.output_dir``.
 
     The dev metric is the task's (accuracy; NDCG@3 for SQR); without a dev file
@@ -355,18 +378,41 @@ def train_task(config: TaskConfig, train_path: str, args: TrainingArguments, dev
     if args.freeze_text_layers:
         task_model.freeze_text_layers(args.freeze_text_layers)
     store = feature_store(task_model, [t for e in [*train, *dev] for t in task.example_texts(e)], args)
-    data = TrainingData(train, LengthBucketSampler(example_lengths(task, train, store), args.batch_size, args.seed),
-                        TaskCollator(task, store, config.labels))
+    data = TrainingData(
+        train,
+        LengthBucketSampler(example_lengths(task, train, store), args.batch_size, args.seed),
+        TaskCollator(task, store, config.labels),
+    )
     state = fit(
-        task_model, data, args,
+        task_model,
+        data,
+        args,
         evaluate=(lambda m: evaluate_examples(m, dev, store, args.eval_batch_size)) if dev else None,
-        metric_name=task.metric, save=lambda m, directory: m.save_pretrained(directory),
-        epoch_log=(lambda m: {"prefix_cache_mib": round(m.frozen_prefix.cached_mib, 1)}) if args.freeze_text_layers
+        metric_name=task.metric,
+        save=lambda m, directory: m.save_pretrained(directory),
+        epoch_log=(lambda m: {"prefix_cache_mib": round(m.frozen_prefix.cached_mib, 1)})
+        if args.freeze_text_layers
         else None,
     )
     return {"history": state.history, "best_dev": state.best_metric, "metric": task.metric}
 
 
-__all__ = ["TaskConfig", "TaskModel", "TaskCollator", "TaskBatch", "predict", "evaluate_examples", "train_task",
-           "feature_store", "load_start_encoder", "example_lengths", "vector_dim", "problem_vectors", "TASKS",
-           "ARCHITECTURES", "POOLINGS", "FusedVectorNorm", "pool_tokens"]
+__all__ = [
+    "TaskConfig",
+    "TaskModel",
+    "TaskCollator",
+    "TaskBatch",
+    "predict",
+    "evaluate_examples",
+    "train_task",
+    "feature_store",
+    "load_start_encoder",
+    "example_lengths",
+    "vector_dim",
+    "problem_vectors",
+    "TASKS",
+    "ARCHITECTURES",
+    "POOLINGS",
+    "FusedVectorNorm",
+    "pool_tokens",
+]

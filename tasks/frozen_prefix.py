@@ -41,8 +41,10 @@ class FrozenTextPrefix:
 
     def __init__(self, backbone: nn.Module, num_layers: int, max_layers: int, max_mib: float = 4096.0):
         if not 1 <= num_layers <= max_layers:
-            raise ValueError(f"--freeze-text-layers must be in 1..{max_layers} for this model "
-                             f"(the layers above must train), got {num_layers}")
+            raise ValueError(
+                f"--freeze-text-layers must be in 1..{max_layers} for this model "
+                f"(the layers above must train), got {num_layers}"
+            )
         self.backbone, self.num_layers = backbone, num_layers
         self.frozen = [backbone.text.embeddings, *backbone.text.encoder.layer[:num_layers]]
         for module in self.frozen:
@@ -65,14 +67,15 @@ class FrozenTextPrefix:
         missing = [row for row, problem in enumerate(ids) if problem not in self.cache]
         computed = self._compute(problems, missing, ids) if missing else {}
         device = problems.input_ids.device
-        host = torch.zeros(*problems.input_ids.shape, self.backbone.config.text_hidden,
-                           pin_memory=device.type == "cuda")  # pinned: the copy below runs asynchronously
+        host = torch.zeros(
+            *problems.input_ids.shape, self.backbone.config.text_hidden, pin_memory=device.type == "cuda"
+        )  # pinned: the copy below runs asynchronously
         for row, problem in enumerate(ids):
             if row not in computed:
-                host[row, :len(self.cache[problem])] = self.cache[problem]
+                host[row, : len(self.cache[problem])] = self.cache[problem]
         out = host.to(device, non_blocking=True)
         for row, states in computed.items():  # already on the device
-            out[row, :len(states)] = states
+            out[row, : len(states)] = states
         return out
 
     @torch.no_grad()
@@ -88,14 +91,17 @@ class FrozenTextPrefix:
             module.eval()  # no dropout: the cached states are the deterministic ones
         try:
             states, _ = self.backbone.run_text_layers(
-                problems.input_ids[select, :width], problems.attention_mask[select, :width],
-                problems.token_type_ids[select, :width], stop=self.num_layers)
+                problems.input_ids[select, :width],
+                problems.attention_mask[select, :width],
+                problems.token_type_ids[select, :width],
+                stop=self.num_layers,
+            )
         finally:
             for module, mode in zip(self.frozen, modes):
                 module.train(mode)
         computed = {}
         for i, row in enumerate(rows):
-            computed[row] = states[i, :lengths[row]].float()
+            computed[row] = states[i, : lengths[row]].float()
             size = computed[row].numel() * 4
             if ids[row] not in self.cache and self._cached_bytes + size <= self.max_mib * 2**20:
                 self.cache[ids[row]] = computed[row].to("cpu", copy=True)

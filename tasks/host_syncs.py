@@ -27,8 +27,23 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 # Calls whose result the host must wait for, whatever their arguments.
-_ALWAYS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__", "nonzero", "argwhere",
-                     "masked_select", "unique", "unique_consecutive", "numpy", "cpu"})
+_ALWAYS = frozenset(
+    {
+        "item",
+        "tolist",
+        "__bool__",
+        "__int__",
+        "__float__",
+        "__index__",
+        "nonzero",
+        "argwhere",
+        "masked_select",
+        "unique",
+        "unique_consecutive",
+        "numpy",
+        "cpu",
+    }
+)
 _INDEXING = frozenset({"__getitem__", "__setitem__", "index_put", "index_put_"})
 
 
@@ -49,8 +64,12 @@ def _syncs(name: str, args: tuple, kwargs: dict) -> bool:
         return isinstance(repeats, torch.Tensor) and repeats.numel() > 1 and kwargs.get("output_size") is None
     if name == "to":
         target = args[1] if len(args) > 1 else kwargs.get("device")
-        return (isinstance(target, (str, torch.device)) and torch.device(target).type == "cpu"
-                and isinstance(args[0], torch.Tensor) and args[0].device.type != "cpu")
+        return (
+            isinstance(target, (str, torch.device))
+            and torch.device(target).type == "cpu"
+            and isinstance(args[0], torch.Tensor)
+            and args[0].device.type != "cpu"
+        )
     return False
 
 

@@ -28,8 +28,10 @@ _FLOOR = 1e-12  # probabilities of 0 (a label a TF-IDF model never saw) stay fin
 
 def fuse_probabilities(neural: dict[object, float], sparse: dict[object, float], weight: float) -> dict:
     """``{"label", "probabilities"}`` from two label -> probability maps (the neural model's labels)."""
-    log_p = {label: (1 - weight) * math.log(max(p, _FLOOR)) + weight * math.log(max(sparse.get(label, 0.0), _FLOOR))
-             for label, p in neural.items()}
+    log_p = {
+        label: (1 - weight) * math.log(max(p, _FLOOR)) + weight * math.log(max(sparse.get(label, 0.0), _FLOOR))
+        for label, p in neural.items()
+    }
     top = max(log_p.values())
     unnormalised = {label: math.exp(value - top) for label, value in log_p.items()}
     total = sum(unnormalised.values())
@@ -76,8 +78,12 @@ class HybridPredictor:
         return [fuse(n, s, self.weight) for n, s in zip(neural, sparse, strict=True)]
 
 
-def choose_weight(neural: Sequence[dict], sparse: Sequence[dict], metric: Callable[[list[dict]], float],
-                  weights: Sequence[float] = WEIGHTS) -> tuple[float, dict[float, float]]:
+def choose_weight(
+    neural: Sequence[dict],
+    sparse: Sequence[dict],
+    metric: Callable[[list[dict]], float],
+    weights: Sequence[float] = WEIGHTS,
+) -> tuple[float, dict[float, float]]:
     """The weight with the best ``metric`` of the fused dev results (the smallest among equals), and the
     metric of every weight tried. ``neural`` and ``sparse`` are the two models' results on the same inputs."""
     scores = {w: metric([fuse(n, s, w) for n, s in zip(neural, sparse, strict=True)]) for w in weights}
@@ -97,5 +103,14 @@ def ndcg_metric(relevance: Sequence[Sequence[int]], k: int = 3) -> Callable[[lis
     return lambda results: ranking_metrics([r["scores"] for r in results], relevance, ks=(k,))[f"ndcg@{k}"]
 
 
-__all__ = ["WEIGHTS", "fuse_probabilities", "standardise", "fuse_scores", "fuse", "HybridPredictor",
-           "choose_weight", "accuracy_metric", "ndcg_metric"]
+__all__ = [
+    "WEIGHTS",
+    "fuse_probabilities",
+    "standardise",
+    "fuse_scores",
+    "fuse",
+    "HybridPredictor",
+    "choose_weight",
+    "accuracy_metric",
+    "ndcg_metric",
+]

@@ -41,8 +41,9 @@ class TfidfPredictor:
         self.model = model
         kind = "ranker" if isinstance(model, TfidfRanker) else model.kind
         if kind != self.task.tfidf_kind:
-            raise ValueError(f"a TF-IDF {kind} model cannot predict {self.task.name} "
-                             f"(that needs a {self.task.tfidf_kind} model)")
+            raise ValueError(
+                f"a TF-IDF {kind} model cannot predict {self.task.name} (that needs a {self.task.tfidf_kind} model)"
+            )
 
     def predict(self, inputs: Iterable, batch_size: int = 32) -> list[dict]:
         """Results of ``inputs`` in the format of ``TaskModel.predict`` (``batch_size`` is not used)."""
@@ -53,8 +54,10 @@ class TfidfPredictor:
             return [ranking_result(self.model.score(query, list(candidates)).tolist()) for query, candidates in checked]
         texts = [text for (text,) in checked] if self.task.tfidf_kind == "single" else checked
         classes = self.model.classes_
-        return [{"label": classes[int(row.argmax())], "probabilities": dict(zip(classes, row.tolist()))}
-                for row in self.model.predict_proba(texts)]
+        return [
+            {"label": classes[int(row.argmax())], "probabilities": dict(zip(classes, row.tolist()))}
+            for row in self.model.predict_proba(texts)
+        ]
 
 
 def load_predictor(task: str, directory: str | PathLike, device: str | torch.device | None = None):
@@ -76,8 +79,9 @@ def load_predictor(task: str, directory: str | PathLike, device: str | torch.dev
 
 
 # ---------------------------------------------------------------- files and printing
-def read_inputs(task: str | Task, path: str | PathLike, text_field: str = "problem",
-                skip_bad: bool = False) -> tuple[list[tuple[int, dict]], list, list[JsonlError]]:
+def read_inputs(
+    task: str | Task, path: str | PathLike, text_field: str = "problem", skip_bad: bool = False
+) -> tuple[list[tuple[int, dict]], list, list[JsonlError]]:
     """``(line, row)`` of the good rows of a JSONL file in the task's format (see the module docstring),
     their inputs, and the bad rows (raised as ``JsonlError`` unless ``skip_bad``)."""
     task = get_task(task) if isinstance(task, str) else task
@@ -87,8 +91,11 @@ def read_inputs(task: str | Task, path: str | PathLike, text_field: str = "probl
     def check(row: dict) -> None:
         if kind == "ranker":
             candidates = row.get("candidates")
-            if not isinstance(candidates, list) or not candidates or \
-                    not all(isinstance(c, str) and c.strip() for c in candidates):
+            if (
+                not isinstance(candidates, list)
+                or not candidates
+                or not all(isinstance(c, str) and c.strip() for c in candidates)
+            ):
                 raise ValueError("field 'candidates' must be a non-empty list of non-empty strings")
 
     rows, bad = read_rows(path, fields, skip_bad, check)
@@ -105,9 +112,16 @@ def row_input(kind: str, row: dict, text_field: str = "problem") -> object:
     return row["query"], row["candidates"]
 
 
-def predict_file(predictor, task: str, input_path: str | PathLike, output_path: str | PathLike | None = None,
-                 text_field: str = "problem", batch_size: int = 32, skip_bad: bool = False,
-                 out: IO[str] | None = None) -> tuple[int, list[JsonlError]]:
+def predict_file(
+    predictor,
+    task: str,
+    input_path: str | PathLike,
+    output_path: str | PathLike | None = None,
+    text_field: str = "problem",
+    batch_size: int = 32,
+    skip_bad: bool = False,
+    out: IO[str] | None = None,
+) -> tuple[int, list[JsonlError]]:
     """Predict every row of a JSONL file and write the results as JSONL (see the module docstring) to
     ``output_path`` (atomically) or ``out`` (default: stdout); returns the lines written and the bad rows."""
     rows, inputs, bad = read_inputs(task, input_path, text_field, skip_bad)
@@ -134,12 +148,21 @@ def format_prediction(item, result: dict, top: int = 5) -> str:
             text = " ".join(str(candidates[j]).split())
             lines.append(f"{rank:3d}. {result['scores'][j]:8.4f}  [{j}] {text[:100]}")
         return "\n".join(lines)
-    best = sorted(result["probabilities"].items(), key=lambda kv: -kv[1])[:max(top, 1)]
+    best = sorted(result["probabilities"].items(), key=lambda kv: -kv[1])[: max(top, 1)]
     width = max(len(str(label)) for label, _ in best)
     lines = [f"label: {result['label']}", f"probabilities (top {len(best)}):"]
     lines.extend(f"  {label!s:<{width}}  {p:.4f}" for label, p in best)
     return "\n".join(lines)
 
 
-__all__ = ["TfidfPredictor", "load_predictor", "read_inputs", "predict_file", "format_prediction", "output_record",
-           "row_input", "input_from_texts", "InputError"]
+__all__ = [
+    "TfidfPredictor",
+    "load_predictor",
+    "read_inputs",
+    "predict_file",
+    "format_prediction",
+    "output_record",
+    "row_input",
+    "input_from_texts",
+    "InputError",
+]

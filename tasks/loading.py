@@ -45,8 +45,11 @@ MODEL_TYPES = {
 }
 # Config files that name a kind more specific than the encoder config.json beside them, with the kind
 # a directory written before ``model_type`` existed has.
-_SPECIFIC_CONFIGS = ((TASK_CONFIG_NAME, TASK_MODEL), (MULTITASK_CONFIG_NAME, MULTITASK_MODEL),
-                     (MANIFEST_FILE, SEARCH_INDEX))
+_SPECIFIC_CONFIGS = (
+    (TASK_CONFIG_NAME, TASK_MODEL),
+    (MULTITASK_CONFIG_NAME, MULTITASK_MODEL),
+    (MANIFEST_FILE, SEARCH_INDEX),
+)
 
 
 def known_kinds() -> str:
@@ -87,11 +90,13 @@ def load_model(directory: str | PathLike, device: str | None = None):
     kind = model_type(directory)
     if kind is None:
         reason = "it does not exist" if not Path(directory).is_dir() else "no config file of a known kind in it"
-        raise CheckpointError(f"{directory} is not a model directory mathgraph can load ({reason}); "
-                              f"it loads: {known_kinds()}")
+        raise CheckpointError(
+            f"{directory} is not a model directory mathgraph can load ({reason}); it loads: {known_kinds()}"
+        )
     if kind not in _LOADERS:
-        raise CheckpointError(f"{directory} holds a model of type {kind!r}, which mathgraph does not load; "
-                              f"it loads: {known_kinds()}")
+        raise CheckpointError(
+            f"{directory} holds a model of type {kind!r}, which mathgraph does not load; it loads: {known_kinds()}"
+        )
     return _LOADERS[kind](directory, device or "cpu")
 
 
@@ -148,8 +153,25 @@ def _load_search_index(directory, device):
     return SearchIndex.load(directory)
 
 
-_LOADERS = {ENCODER: _load_encoder, TASK_MODEL: _load_task_model, MULTITASK_MODEL: _load_multitask_model,
-            TFIDF: _load_tfidf, SEARCH_INDEX: _load_search_index, STRUCTURE: _load_structure}
+_LOADERS = {
+    ENCODER: _load_encoder,
+    TASK_MODEL: _load_task_model,
+    MULTITASK_MODEL: _load_multitask_model,
+    TFIDF: _load_tfidf,
+    SEARCH_INDEX: _load_search_index,
+    STRUCTURE: _load_structure,
+}
 
-__all__ = ["load_model", "model_type", "describe", "known_kinds", "MODEL_TYPES", "ENCODER", "TASK_MODEL",
-           "MULTITASK_MODEL", "TFIDF", "SEARCH_INDEX", "STRUCTURE"]
+__all__ = [
+    "load_model",
+    "model_type",
+    "describe",
+    "known_kinds",
+    "MODEL_TYPES",
+    "ENCODER",
+    "TASK_MODEL",
+    "MULTITASK_MODEL",
+    "TFIDF",
+    "SEARCH_INDEX",
+    "STRUCTURE",
+]

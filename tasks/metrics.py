@@ -84,7 +84,7 @@ def _hit(ranked: np.ndarray, k: int) -> float:
 
 
 def _ndcg(ranked: np.ndarray, k: int) -> float:
-    gains = 2.0 ** ranked - 1
+    gains = 2.0**ranked - 1
     discounts = 1.0 / np.log2(np.arange(2, min(k, ranked.size) + 2))
     dcg = float((gains[:k] * discounts).sum())
     ideal = float((np.sort(gains)[::-1][:k] * discounts).sum())

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-TASK_NAMES = {"kpc": "KPC (MATH subject, 7 classes)", "qrc": "QRC (GSM-Plus relation, 9 classes)",
-              "qam": "QAM (GSM-Plus number-swap pairs)", "sqr": "SQR (graded GSM-Plus lists)"}
+TASK_NAMES = {
+    "kpc": "KPC (MATH subject, 7 classes)",
+    "qrc": "QRC (GSM-Plus relation, 9 classes)",
+    "qam": "QAM (GSM-Plus number-swap pairs)",
+    "sqr": "SQR (graded GSM-Plus lists)",
+}
 
 
 def model_card(release: dict) -> str:
@@ -13,7 +17,7 @@ def model_card(release: dict) -> str:
     lines = [
         "# mathgraph shipped model",
         "",
-        "Loaded offline by `MathEncoder.from_pretrained(\"default\")` (the encoder) and by `mathgraph predict`,",
+        'Loaded offline by `MathEncoder.from_pretrained("default")` (the encoder) and by `mathgraph predict`,',
         "`search` and `index build` when no `--model` is given (the multi-task model). Every file is checked",
         "against `checksums.json` when it is loaded.",
         "",
@@ -59,40 +63,66 @@ def model_card(release: dict) -> str:
         hybrid = record["hybrid"]
         for part in (p for p in record if p not in ("hybrid", "structure")):
             figures = record[part]
-            lines.append(f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {_cell(figures['neural'])} | "
-                         f"{_cell(figures['tfidf'])} | {_cell(figures['hybrid'])} ({hybrid['weight']}, "
-                         f"{'on' if hybrid['default'] else 'off'}) |")
+            lines.append(
+                f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {_cell(figures['neural'])} | "
+                f"{_cell(figures['tfidf'])} | {_cell(figures['hybrid'])} ({hybrid['weight']}, "
+                f"{'on' if hybrid['default'] else 'off'}) |"
+            )
     structured = {task: record for task, record in release["tasks"].items() if "structure" in record}
     if structured:
-        lines += ["", "With the structure model: the result above (hybrid where on) fused with the structure model's",
-                  "(`shipped` is what `mathgraph predict` gives by default):", "",
-                  "| task | part | n | structure alone | neural + TF-IDF + structure (weight, default) | shipped |",
-                  "|---|---|---:|---|---|---|"]
+        lines += [
+            "",
+            "With the structure model: the result above (hybrid where on) fused with the structure model's",
+            "(`shipped` is what `mathgraph predict` gives by default):",
+            "",
+            "| task | part | n | structure alone | neural + TF-IDF + structure (weight, default) | shipped |",
+            "|---|---|---:|---|---|---|",
+        ]
         for task, record in structured.items():
             setting = record["structure"]
             for part in (p for p in record if p not in ("hybrid", "structure")):
                 figures = record[part]
-                lines.append(f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {_cell(figures['structure'])} | "
-                             f"{_cell(figures['with_structure'])} ({setting['weight']}, "
-                             f"{'on' if setting['default'] else 'off'}) | {_cell(figures['shipped'])} |")
+                lines.append(
+                    f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {_cell(figures['structure'])} | "
+                    f"{_cell(figures['with_structure'])} ({setting['weight']}, "
+                    f"{'on' if setting['default'] else 'off'}) | {_cell(figures['shipped'])} |"
+                )
     search = release.get("search", {})
     if "dev" in search:
-        lines += ["", "Similar-problem search on the graded SQR lists (cosine of each model's vectors; NDCG@3):", "",
-                  "| part | " + " | ".join(name for name in search["dev"] if name != "n") + " |",
-                  "|---|" + "---|" * (len(search["dev"]) - 1)]
+        lines += [
+            "",
+            "Similar-problem search on the graded SQR lists (cosine of each model's vectors; NDCG@3):",
+            "",
+            "| part | " + " | ".join(name for name in search["dev"] if name != "n") + " |",
+            "|---|" + "---|" * (len(search["dev"]) - 1),
+        ]
         for part in ("dev", "test"):
-            lines.append(f"| {part} (n={search[part]['n']}) | "
-                         + " | ".join(_cell(v) for k, v in search[part].items() if k != "n") + " |")
-        lines.append(f"\n`mathgraph search --hybrid` weight: {search['hybrid']['weight']} "
-                     f"({'on' if search['hybrid']['default'] else 'off'} by default).")
+            lines.append(
+                f"| {part} (n={search[part]['n']}) | "
+                + " | ".join(_cell(v) for k, v in search[part].items() if k != "n")
+                + " |"
+            )
+        lines.append(
+            f"\n`mathgraph search --hybrid` weight: {search['hybrid']['weight']} "
+            f"({'on' if search['hybrid']['default'] else 'off'} by default)."
+        )
         if "structure" in search:
-            lines.append(f"The structure signal (the SQR structure model re-scoring the first stage): weight "
-                         f"{search['structure']['weight']} ({'on' if search['structure']['default'] else 'off'} "
-                         "by default).")
+            lines.append(
+                f"The structure signal (the SQR structure model re-scoring the first stage): weight "
+                f"{search['structure']['weight']} ({'on' if search['structure']['default'] else 'off'} "
+                "by default)."
+            )
     if "sample" in release:
-        lines += ["", "On the dev sample bundled in `sample/` (checked by the tests; shipped = hybrid where on):", "",
-                  "| task | n | neural | shipped |", "|---|---:|---|---|"]
-        lines += [f"| {task} | {f['n']} | {f['neural']:.4f} | {f['shipped']:.4f} |" for task, f in release["sample"].items()]
+        lines += [
+            "",
+            "On the dev sample bundled in `sample/` (checked by the tests; shipped = hybrid where on):",
+            "",
+            "| task | n | neural | shipped |",
+            "|---|---:|---|---|",
+        ]
+        lines += [
+            f"| {task} | {f['n']} | {f['neural']:.4f} | {f['shipped']:.4f} |" for task, f in release["sample"].items()
+        ]
     lines += [
         "",
         "## Limits",
@@ -126,13 +156,17 @@ def _release_notes(release: dict) -> list[str]:
     for task, record in release["tasks"].items():
         hybrid = record["hybrid"]
         if hybrid["default"] and hybrid["weight"] == 1.0:
-            notes.append(f"- {task.upper()}: dev chose weight 1.0, so `mathgraph predict {task}` gives the TF-IDF "
-                         f"baseline's answer by default; `--no-hybrid` gives the neural model's.")
+            notes.append(
+                f"- {task.upper()}: dev chose weight 1.0, so `mathgraph predict {task}` gives the TF-IDF "
+                f"baseline's answer by default; `--no-hybrid` gives the neural model's."
+            )
     sqr, search = release["tasks"].get("sqr"), release.get("search", {})
     if sqr and "test" in search and search["test"]["shipped encoder"]["value"] > sqr["test"]["neural"]["value"]:
-        notes.append(f"- SQR: the multi-task model's ranking head (test NDCG@3 {sqr['test']['neural']['value']:.4f}) "
-                     f"ranks worse than the plain cosine of the encoder's vectors that `mathgraph search` uses "
-                     f"({search['test']['shipped encoder']['value']:.4f}).")
+        notes.append(
+            f"- SQR: the multi-task model's ranking head (test NDCG@3 {sqr['test']['neural']['value']:.4f}) "
+            f"ranks worse than the plain cosine of the encoder's vectors that `mathgraph search` uses "
+            f"({search['test']['shipped encoder']['value']:.4f})."
+        )
     return notes
 
 

@@ -57,21 +57,29 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from models.batching import ProblemBatch
-from models.encoder import MathEncoder
 from mathgraph.files import apply_umask
-from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
+from models.batching import ProblemBatch
 from models.cgc_lora import apply_cgc_lora, merge_cgc_lora, unmerge_cgc_lora
+from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
 from models.delta import DELTA_NAME, apply_delta, save_delta
+from models.encoder import MathEncoder
 from models.heads import PairClassificationHead
 from models.moe import add_moe_layers
 from models.reasoning import SKILLS, ReasoningConfig, ReasoningModules
 from models.text_encoder import first_added_latex_row
 from tasks.features import FeatureStore
 from tasks.finetune import (
-    TaskBatch, TaskCollator, TaskConfig, evaluate_examples, example_lengths, current_keys, load_start_encoder, predict_inputs,
+    TaskBatch,
+    TaskCollator,
+    TaskConfig,
+    current_keys,
+    evaluate_examples,
+    example_lengths,
+    load_start_encoder,
+    predict_inputs,
     problem_vectors,
-    require_two_labels, vector_dim,
+    require_two_labels,
+    vector_dim,
 )
 from tasks.reasoning_pretraining import pretrain_skills
 from tasks.task_mixing import SAMPLING, MultiTaskBatch, MultiTaskCollator, TaskMixingSampler
@@ -122,19 +130,28 @@ class MultiTaskConfig:
             raise ValueError(f"need one or more distinct tasks, got {names}")
         for task in self.task_configs:
             if task.architecture != self.architecture:
-                raise ValueError(f"task {task.task} uses architecture {task.architecture}, the model {self.architecture}")
+                raise ValueError(
+                    f"task {task.task} uses architecture {task.architecture}, the model {self.architecture}"
+                )
             if task.alignment and self.label_space == "unified":
-                raise ValueError("the unified label space has one classifier for every task, which reads no "
-                                 "alignment features: use per-task heads with --alignment")
+                raise ValueError(
+                    "the unified label space has one classifier for every task, which reads no "
+                    "alignment features: use per-task heads with --alignment"
+                )
         self.skills = list(self.skills)
         if self.adapter == "reasonformer":
             self.reasoning_config()  # checks the reasoning fields
 
     def reasoning_config(self) -> ReasoningConfig:
         """The ``models.reasoning`` layout of a ``reasonformer`` model."""
-        return ReasoningConfig(skills=tuple(self.skills), layers=self.reasoning_layers, depth=self.reasoning_depth,
-                               top_k=self.reasoning_top_k, sharing=self.reasoning_modules,
-                               checkpointing=self.reasoning_checkpointing)
+        return ReasoningConfig(
+            skills=tuple(self.skills),
+            layers=self.reasoning_layers,
+            depth=self.reasoning_depth,
+            top_k=self.reasoning_top_k,
+            sharing=self.reasoning_modules,
+            checkpointing=self.reasoning_checkpointing,
+        )
 
     @property
     def task_configs(self) -> list[TaskConfig]:
@@ -206,19 +223,35 @@ class MultiTaskModel(nn.Module):
         self.encoder, self.config = encoder, config
         self.backbone = encoder.model
         text = self.backbone.text
-        self.moe = add_moe_layers(text, config.moe_layers, config.moe_experts, config.moe_top_k) \
-            if config.adapter == "moe" else []
+        self.moe = (
+            add_moe_layers(text, config.moe_layers, config.moe_experts, config.moe_top_k)
+            if config.adapter == "moe"
+            else []
+        )
         # The frozen encoder keeps the embeddings of the LaTeX tokens added after pre-training trainable.
-        self.task_gate = apply_cgc_lora(text, len(config.tasks), config.lora_common, config.lora_rank,
-                                        new_token_start=first_added_latex_row(encoder.tokenizer)) \
-            if config.adapter == "cgc-lora" else None
+        self.task_gate = (
+            apply_cgc_lora(
+                text,
+                len(config.tasks),
+                config.lora_common,
+                config.lora_rank,
+                new_token_start=first_added_latex_row(encoder.tokenizer),
+            )
+            if config.adapter == "cgc-lora"
+            else None
+        )
         # The top text layers become the reasoning modules; the representation keeps COMUS's fusion layers.
-        self.reasoning = ReasoningModules.take_top_layers(text, config.reasoning_config(),
-                                                          keep=self.backbone.config.fusion_layers) \
-            if config.adapter == "reasonformer" else None
+        self.reasoning = (
+            ReasoningModules.take_top_layers(text, config.reasoning_config(), keep=self.backbone.config.fusion_layers)
+            if config.adapter == "reasonformer"
+            else None
+        )
         if config.freeze_embeddings:
-            for embedding in (text.embeddings.word_embeddings, text.embeddings.position_embeddings,
-                              self.backbone.graph.label_embedding):
+            for embedding in (
+                text.embeddings.word_embeddings,
+                text.embeddings.position_embeddings,
+                self.backbone.graph.label_embedding,
+            ):
                 embedding.weight.requires_grad_(False)
         hidden = self.backbone.config.text_hidden
         self.task_prompts = nn.Embedding(len(config.tasks), hidden) if config.task_prompts else None
@@ -226,16 +259,21 @@ class MultiTaskModel(nn.Module):
             nn.init.normal_(self.task_prompts.weight, std=text.config.initializer_range)
         dim = vector_dim(self.backbone, config.architecture)
         self.label_offsets = config.label_offsets() if config.label_space == "unified" else {}
-        self.unified_head = PairClassificationHead(dim, max(end for _, end in self.label_offsets.values())) \
-            if self.label_offsets else None
+        self.unified_head = (
+            PairClassificationHead(dim, max(end for _, end in self.label_offsets.values()))
+            if self.label_offsets
+            else None
+        )
         # Classification tasks of the unified label space have no head of their own (an empty placeholder
         # keeps ``heads[task_id]`` aligned with the tasks).
         self.heads = nn.ModuleList(
             nn.Identity() if task_id in self.label_offsets else t.task_type.make_head(dim, len(t.labels))
-            for task_id, t in enumerate(config.task_configs))
+            for task_id, t in enumerate(config.task_configs)
+        )
         # Tokens routed to each expert, per task, since the last ``take_expert_load()`` (for the training log).
-        self.expert_load = torch.zeros(len(config.tasks), len(self.moe), config.moe_experts, dtype=torch.long) \
-            if self.moe else None
+        self.expert_load = (
+            torch.zeros(len(config.tasks), len(self.moe), config.moe_experts, dtype=torch.long) if self.moe else None
+        )
 
     def vectors(self, task_id: int, problems: ProblemBatch) -> torch.Tensor:
         """Problem vectors ``[N, dim]`` with the adapters set for task ``task_id``."""
@@ -273,8 +311,9 @@ class MultiTaskModel(nn.Module):
             outputs["loss"] = outputs["loss"] + aux
         return outputs
 
-    def _unified_outputs(self, task: Task, offsets: tuple[int, int], vectors: torch.Tensor,
-                         batch: TaskBatch) -> dict[str, torch.Tensor]:
+    def _unified_outputs(
+        self, task: Task, offsets: tuple[int, int], vectors: torch.Tensor, batch: TaskBatch
+    ) -> dict[str, torch.Tensor]:
         """Loss over the whole unified label space and ``logits`` over the task's own labels."""
         half = len(batch.labels)
         u, v = task.pair_vectors(vectors, batch)
@@ -286,7 +325,7 @@ class MultiTaskModel(nn.Module):
         loss = nn.functional.binary_cross_entropy_with_logits(logits, targets, reduction="sum") / half
         return {"loss": loss, "logits": logits[:, start:end]}
 
-    def for_task(self, task: str) -> "TaskView":
+    def for_task(self, task: str) -> TaskView:
         """This model as a single-task model of ``task`` (what ``predict`` and ``evaluate`` take)."""
         if task not in self.config.task_names:
             raise ValueError(f"this multi-task model has no {task} head (tasks: {self.config.task_names})")
@@ -330,7 +369,7 @@ class MultiTaskModel(nn.Module):
         device = next(self.parameters()).device
         weights, stop_gates = [], []
         for start in range(0, len(texts), batch_size):
-            chunk = texts[start:start + batch_size]
+            chunk = texts[start : start + batch_size]
             self.vectors(view.task_id, self.encoder.collator(self.encoder.parse(chunk)).to(device))
             trace = self.reasoning.last_trace
             dense = torch.zeros(len(chunk), len(trace.chosen), len(self.config.skills))
@@ -374,11 +413,13 @@ class MultiTaskModel(nn.Module):
         self.encoder.tokenizer.save_pretrained(directory / TOKENIZER_DIR)
         self.encoder.vocab.save(directory)
         (directory / MULTITASK_CONFIG_NAME).write_text(
-            json.dumps({"model_type": MULTITASK_MODEL_TYPE, **asdict(self.config)}, indent=1), encoding="utf-8")
+            json.dumps({"model_type": MULTITASK_MODEL_TYPE, **asdict(self.config)}, indent=1), encoding="utf-8"
+        )
 
     @classmethod
-    def from_pretrained(cls, directory: str | Path, device: str | None = None,
-                        base: MathEncoder | None = None) -> "MultiTaskModel":
+    def from_pretrained(
+        cls, directory: str | Path, device: str | None = None, base: MathEncoder | None = None
+    ) -> MultiTaskModel:
         """Load a directory written by ``save_pretrained`` (safetensors only; ``CheckpointError`` if it cannot).
 
         With ``base`` (the encoder it was fine-tuned from), the directory holds only what differs from
@@ -396,8 +437,9 @@ class MultiTaskModel(nn.Module):
             config = MultiTaskConfig(**current_keys(data))
             if base is None:
                 backbone = ComusModel(ComusConfig.from_dict(read_config(directory)))
-                encoder = MathEncoder(backbone, AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR),
-                                      GraphVocabulary.load(directory))
+                encoder = MathEncoder(
+                    backbone, AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR), GraphVocabulary.load(directory)
+                )
             else:
                 encoder = base
         except (OSError, ValueError, TypeError, json.JSONDecodeError) as err:
@@ -425,8 +467,9 @@ class MultiTaskModel(nn.Module):
         state = apply_delta(_backbone_state(self.encoder), path)
         missing, unexpected = self.load_state_dict(state, strict=False)
         if missing or unexpected:
-            raise CheckpointError(f"{path} does not fit the model: missing {sorted(missing)[:5]}, "
-                                  f"unexpected {sorted(unexpected)[:5]}")
+            raise CheckpointError(
+                f"{path} does not fit the model: missing {sorted(missing)[:5]}, unexpected {sorted(unexpected)[:5]}"
+            )
 
 
 def _state(module: nn.Module) -> dict[str, torch.Tensor]:
@@ -500,8 +543,10 @@ def train_multitask(
     if not task_files:
         raise ValueError("give at least one task")
     if args.freeze_text_layers:
-        raise ValueError("--freeze-text-layers is for single-task training: task prompts and adapters change "
-                         "what the text layers compute per task")
+        raise ValueError(
+            "--freeze-text-layers is for single-task training: task prompts and adapters change "
+            "what the text layers compute per task"
+        )
     if skill_pretraining_steps and adapter != "reasonformer":
         raise ValueError("skill pre-training is for --adapter reasonformer")
     train, dev = [], []
@@ -514,8 +559,9 @@ def train_multitask(
         require_two_labels(task_config.task_type, task_config.labels, train_path)
         train.append(examples)
         dev.append(task_config.load(dev_path, args.skip_bad) if dev_path else [])
-    config = MultiTaskConfig([asdict(t) for t, _, _ in task_files], architecture=architecture, adapter=adapter,
-                             **config_options)
+    config = MultiTaskConfig(
+        [asdict(t) for t, _, _ in task_files], architecture=architecture, adapter=adapter, **config_options
+    )
     math_encoder = load_start_encoder(model)
     tasks = [t.task_type for t in config.task_configs]
     texts = [t for task, examples in zip(tasks * 2, [*train, *dev]) for e in examples for t in task.example_texts(e)]
@@ -525,26 +571,32 @@ def train_multitask(
         multitask = MultiTaskModel(math_encoder, config)
     flat = [(task_id, example) for task_id, examples in enumerate(train) for example in examples]
     lengths = [n for task, examples in zip(tasks, train) for n in example_lengths(task, examples, store)]
-    sampler = TaskMixingSampler([len(e) for e in train], args.batch_size, config.sampling, config.temperature,
-                                args.seed, lengths)
+    sampler = TaskMixingSampler(
+        [len(e) for e in train], args.batch_size, config.sampling, config.temperature, args.seed, lengths
+    )
     collate = MultiTaskCollator([TaskCollator(task, store, t.labels) for task, t in zip(tasks, config.task_configs)])
     result = {}
     # A resumed run whose adaptation has a checkpoint already has the skill pre-training in its weights.
     if skill_pretraining_steps and not (args.resume and (Path(args.output_dir) / LAST_CHECKPOINT).is_dir()):
-        result["skill_pretraining"] = pretrain_skills(multitask, train, store, args, skill_pretraining_steps,
-                                                      routing_weight)
+        result["skill_pretraining"] = pretrain_skills(
+            multitask, train, store, args, skill_pretraining_steps, routing_weight
+        )
         args = replace(args, resume=False)
     state = fit(
-        multitask, TrainingData(flat, sampler, collate), args,
+        multitask,
+        TrainingData(flat, sampler, collate),
+        args,
         evaluate=(lambda m: evaluate_tasks(m, dev, store, args.eval_batch_size)) if any(dev) else None,
-        metric_name="mean", save=lambda m, directory: m.save_pretrained(directory),
+        metric_name="mean",
+        save=lambda m, directory: m.save_pretrained(directory),
         epoch_log=lambda m: {"expert_load": m.take_expert_load()} if m.moe else {},
     )
     return {"history": state.history, "best_dev": state.best_metric, **result}
 
 
-def evaluate_tasks(model: MultiTaskModel, dev: Sequence[Sequence], store: FeatureStore | None = None,
-                   batch_size: int = 32) -> dict:
+def evaluate_tasks(
+    model: MultiTaskModel, dev: Sequence[Sequence], store: FeatureStore | None = None, batch_size: int = 32
+) -> dict:
     """Dev metrics of every task with dev examples (``kpc_accuracy``, ``sqr_ndcg@3``...) and their ``mean``
     (of each task's own metric: accuracy, or NDCG@3 for SQR)."""
     metrics: dict = {}
@@ -568,6 +620,20 @@ def parse_task_spec(spec: str) -> tuple[str, str, str | None]:
     return parts[0], parts[1], parts[2] if len(parts) == 3 else None
 
 
-__all__ = ["MultiTaskConfig", "MultiTaskModel", "MultiTaskBatch", "TaskView", "TokenRoutes", "SkillRoutes", "TaskMixingSampler",
-           "MultiTaskCollator", "train_multitask", "evaluate_tasks", "is_multitask_directory", "parse_task_spec",
-           "ADAPTERS", "LABEL_SPACES", "SAMPLING"]
+__all__ = [
+    "MultiTaskConfig",
+    "MultiTaskModel",
+    "MultiTaskBatch",
+    "TaskView",
+    "TokenRoutes",
+    "SkillRoutes",
+    "TaskMixingSampler",
+    "MultiTaskCollator",
+    "train_multitask",
+    "evaluate_tasks",
+    "is_multitask_directory",
+    "parse_task_spec",
+    "ADAPTERS",
+    "LABEL_SPACES",
+    "SAMPLING",
+]

@@ -70,8 +70,13 @@ class PretrainingCollator:
     itself, on parsed graphs; training passes ``FeatureStore.batch``, on texts).
     """
 
-    def __init__(self, collator: ProblemCollator, seed: int = 0, mask_probability: float = 0.15,
-                 to_batch: Callable[[Sequence], ProblemBatch] | None = None):
+    def __init__(
+        self,
+        collator: ProblemCollator,
+        seed: int = 0,
+        mask_probability: float = 0.15,
+        to_batch: Callable[[Sequence], ProblemBatch] | None = None,
+    ):
         tokenizer = collator.tokenizer
         if tokenizer.mask_token_id is None:
             raise ValueError("the tokenizer has no [MASK] token, so it cannot be used for MLM")
@@ -83,8 +88,9 @@ class PretrainingCollator:
     def __call__(self, items: Sequence) -> PretrainingBatch:
         batch = self.to_batch(items)
         special = torch.isin(batch.input_ids, self.special_ids) | ~batch.attention_mask.bool()
-        batch.input_ids, labels = mask_tokens(batch.input_ids, special, self.mask_id, self.vocab_size,
-                                              self.generator, self.mask_probability)
+        batch.input_ids, labels = mask_tokens(
+            batch.input_ids, special, self.mask_id, self.vocab_size, self.generator, self.mask_probability
+        )
         return PretrainingBatch(batch, labels)
 
 
@@ -136,9 +142,13 @@ class DependencyTripletCompletion(Objective):
         batch, nodes = item.batch, output.node_states
         if nodes.shape[0] == 0:  # no graph in the batch
             return nodes.sum() * 0.0
-        return head(nodes[batch.slot_heads.flatten()], batch.slot_relations.flatten(),
-                    nodes[batch.slot_tails.flatten()], model.graph.relation_embedding.weight,
-                    weights=batch.slot_mask.flatten())
+        return head(
+            nodes[batch.slot_heads.flatten()],
+            batch.slot_relations.flatten(),
+            nodes[batch.slot_tails.flatten()],
+            model.graph.relation_embedding.weight,
+            weights=batch.slot_mask.flatten(),
+        )
 
 
 class TextGraphContrastive(Objective):
@@ -153,8 +163,9 @@ class TextGraphContrastive(Objective):
         return head(output.cls, output.mean_node)
 
 
-OBJECTIVES: dict[str, Objective] = {o.name: o for o in (
-    MaskedLanguageModelling(), DependencyTripletCompletion(), TextGraphContrastive())}
+OBJECTIVES: dict[str, Objective] = {
+    o.name: o for o in (MaskedLanguageModelling(), DependencyTripletCompletion(), TextGraphContrastive())
+}
 PRETRAINING_TASKS = tuple(OBJECTIVES)
 
 
@@ -186,7 +197,9 @@ class ComusPretrainer(nn.Module):
     that need the graph are refused.
     """
 
-    def __init__(self, model: ComusModel, weights: PretrainingWeights, architecture: str = "comus", dtc_margin: float = 1.0):
+    def __init__(
+        self, model: ComusModel, weights: PretrainingWeights, architecture: str = "comus", dtc_margin: float = 1.0
+    ):
         super().__init__()
         check_pretraining_setup(weights.enabled, architecture)
         self.model, self.weights, self.architecture = model, weights, architecture
@@ -219,9 +232,15 @@ def freeze_pretrained_vocabulary(model: ComusModel, tokenizer) -> None:
         embeddings.word_embeddings = PartlyTrainableEmbedding(embeddings.word_embeddings, start)
 
 
-def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = "untrained",
-                    tasks: Sequence[str] = PRETRAINING_TASKS, architecture: str = "comus",
-                    split_digits: bool | None = None, freeze_vocabulary: bool = False) -> dict:
+def run_pretraining(
+    texts: Sequence[str],
+    args: TrainingArguments,
+    model: str = "untrained",
+    tasks: Sequence[str] = PRETRAINING_TASKS,
+    architecture: str = "comus",
+    split_digits: bool | None = None,
+    freeze_vocabulary: bool = False,
+) -> dict:
     """Pre-train the encoder ``model`` on ``texts`` for ``args.max_steps`` steps; save it to ``args.output_dir``.
 
     Graphs come from the graph cache (none are parsed for ``architecture="bert"``);
@@ -249,11 +268,18 @@ def run_pretraining(texts: Sequence[str], args: TrainingArguments, model: str = 
     store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=architecture != "bert")
     if freeze_vocabulary:
         freeze_pretrained_vocabulary(math_encoder.model, math_encoder.tokenizer)
-    pretrainer = ComusPretrainer(math_encoder.model, PretrainingWeights(enabled=tuple(tasks)), architecture=architecture)
+    pretrainer = ComusPretrainer(
+        math_encoder.model, PretrainingWeights(enabled=tuple(tasks)), architecture=architecture
+    )
     # In-batch negatives (TGCL) need two or more problems per batch: a short last batch is dropped.
-    sampler = LengthBucketSampler([store.length(t) for t in texts], args.batch_size, args.seed,
-                                  drop_last=len(texts) > args.batch_size)
+    sampler = LengthBucketSampler(
+        [store.length(t) for t in texts], args.batch_size, args.seed, drop_last=len(texts) > args.batch_size
+    )
     collate = PretrainingCollator(math_encoder.collator, seed=args.seed, to_batch=store.batch)
-    state = fit(pretrainer, TrainingData(texts, sampler, collate), args,
-                save=lambda module, directory: math_encoder.save_pretrained(directory))
+    state = fit(
+        pretrainer,
+        TrainingData(texts, sampler, collate),
+        args,
+        save=lambda module, directory: math_encoder.save_pretrained(directory),
+    )
     return asdict(state)

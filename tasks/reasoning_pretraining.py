@@ -73,8 +73,7 @@ class SkillPretrainer(nn.Module):
         reasoning = self.model.reasoning
         targets = reasoning.skill_targets([batch.skill] * len(batch))
         routing = skill_routing_loss(reasoning.last_trace.probabilities, targets)
-        return {"loss": objective + self.routing_weight * routing, "objective_loss": objective,
-                "routing_loss": routing}
+        return {"loss": objective + self.routing_weight * routing, "objective_loss": objective, "routing_loss": routing}
 
     def _objective_loss(self, name: str, item: PretrainingBatch) -> torch.Tensor:
         """``name``'s loss with the token states after the reasoning modules (the graph side as COMUS has it)."""
@@ -125,19 +124,32 @@ def skill_sources(model: MultiTaskModel) -> list[tuple[str, str]]:
     return sources
 
 
-def pretrain_skills(model: MultiTaskModel, train: Sequence[Sequence], store: FeatureStore,
-                    args: TrainingArguments, steps: int, routing_weight: float = 1.0) -> dict:
+def pretrain_skills(
+    model: MultiTaskModel,
+    train: Sequence[Sequence],
+    store: FeatureStore,
+    args: TrainingArguments,
+    steps: int,
+    routing_weight: float = 1.0,
+) -> dict:
     """Train ``model``'s skills for ``steps`` batches (module docstring); ``train[task_id]`` are the training
     examples of each task. Checkpoints go to ``args.output_dir/skill-pretraining``. Returns the history."""
     if steps < 1:
         raise ValueError(f"skill pre-training needs steps >= 1, got {steps}")
     sources = skill_sources(model)
     if not sources:
-        raise ValueError(f"none of the skills {model.config.skills} has data in this run: skills are taught by "
-                         f"{SKILL_SOURCES}")
+        raise ValueError(
+            f"none of the skills {model.config.skills} has data in this run: skills are taught by {SKILL_SOURCES}"
+        )
     tasks = model.config.task_names
-    texts = list(dict.fromkeys(t for task, examples in zip(model.config.task_configs, train)
-                               for e in examples for t in task.task_type.example_texts(e)))
+    texts = list(
+        dict.fromkeys(
+            t
+            for task, examples in zip(model.config.task_configs, train)
+            for e in examples
+            for t in task.task_type.example_texts(e)
+        )
+    )
     items, sizes, lengths = [], [], []
     for source_id, (_, source) in enumerate(sources):
         if source in tasks:
@@ -152,12 +164,22 @@ def pretrain_skills(model: MultiTaskModel, train: Sequence[Sequence], store: Fea
     sampler = TaskMixingSampler(sizes, args.batch_size, "uniform", seed=args.seed, lengths=lengths)
     objectives = [source for _, source in sources if source in OBJECTIVES]
     directory = Path(args.output_dir) / SKILL_PRETRAINING_DIR
-    stage_args = replace(args, output_dir=str(directory), max_steps=steps,
-                         resume=args.resume and (directory / LAST_CHECKPOINT).is_dir())
-    state = fit(SkillPretrainer(model, objectives, routing_weight),
-                TrainingData(items, sampler, SkillCollator(sources, model, store, args.seed)), stage_args)
+    stage_args = replace(
+        args, output_dir=str(directory), max_steps=steps, resume=args.resume and (directory / LAST_CHECKPOINT).is_dir()
+    )
+    state = fit(
+        SkillPretrainer(model, objectives, routing_weight),
+        TrainingData(items, sampler, SkillCollator(sources, model, store, args.seed)),
+        stage_args,
+    )
     return {"history": state.history, "skills": dict(sources)}
 
 
-__all__ = ["SkillBatch", "SkillPretrainer", "SkillCollator", "skill_sources", "pretrain_skills",
-           "SKILL_PRETRAINING_DIR"]
+__all__ = [
+    "SkillBatch",
+    "SkillPretrainer",
+    "SkillCollator",
+    "skill_sources",
+    "pretrain_skills",
+    "SKILL_PRETRAINING_DIR",
+]

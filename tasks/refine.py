@@ -47,22 +47,35 @@ class Stage:
 
 # Table 9 of JiuZhang 2.0, quoted from the paper (English, and the original Chinese).
 STAGES = (
-    Stage(1, "overall logic", "problem",
-          "According to similar problems above, choose the correct idea to solve this problem and fix mistakes in "
-          "the reference solution.",
-          "根据上文中相似的题目, 选取正确的解题思路, 修改本题参考解答中的错误。"),
-    Stage(2, "deduction process", "problem+draft",
-          "According to similar problems above, correct the reasoning errors and logical errors in the reference "
-          "solution, determine the reasoning logic of this question and get the correct solution.",
-          "根据上文中相似的题目, 修改本题的参考解答中的推理错误和逻辑错误, 确定本题的答题逻辑, 得到正确解答。"),
-    Stage(3, "language and calculation", "draft",
-          "According to similar problems above, correct the calculation errors and transcription errors in the "
-          "reference solution, determine the final answer and get the correct solution.",
-          "根据上文中相似的题目, 修改本题的参考解答中的计算错误和抄写错误, 确定本题的正确答案, 得到正确解答。"),
+    Stage(
+        1,
+        "overall logic",
+        "problem",
+        "According to similar problems above, choose the correct idea to solve this problem and fix mistakes in "
+        "the reference solution.",
+        "根据上文中相似的题目, 选取正确的解题思路, 修改本题参考解答中的错误。",
+    ),
+    Stage(
+        2,
+        "deduction process",
+        "problem+draft",
+        "According to similar problems above, correct the reasoning errors and logical errors in the reference "
+        "solution, determine the reasoning logic of this question and get the correct solution.",
+        "根据上文中相似的题目, 修改本题的参考解答中的推理错误和逻辑错误, 确定本题的答题逻辑, 得到正确解答。",
+    ),
+    Stage(
+        3,
+        "language and calculation",
+        "draft",
+        "According to similar problems above, correct the calculation errors and transcription errors in the "
+        "reference solution, determine the final answer and get the correct solution.",
+        "根据上文中相似的题目, 修改本题的参考解答中的计算错误和抄写错误, 确定本题的正确答案, 得到正确解答。",
+    ),
 )
 
-SOLVE_TEMPLATE = ("Solve the following math problem step by step. End with \"The answer is X\".\n\n"
-                  "Problem: {problem}\n\nSolution:")
+SOLVE_TEMPLATE = (
+    'Solve the following math problem step by step. End with "The answer is X".\n\nProblem: {problem}\n\nSolution:'
+)
 PROBLEM_FIELDS = ("problem", "question")
 ID_FIELDS = ("id", "unique_id")
 REFERENCE_FIELDS = ("answer", "solution")
@@ -96,8 +109,12 @@ class RefineConfig:
             numbers = list(self.stages)
             if not numbers or any(n not in (1, 2, 3) for n in numbers) or numbers != sorted(set(numbers)):
                 raise ValueError(f"stages must be increasing stage numbers from 1-3, got {self.stages!r}")
-        for name, value, low in (("iterations", self.iterations, 1), ("exemplars", self.exemplars, 0),
-                                 ("max_new_tokens", self.max_new_tokens, 1), ("retries", self.retries, 0)):
+        for name, value, low in (
+            ("iterations", self.iterations, 1),
+            ("exemplars", self.exemplars, 0),
+            ("max_new_tokens", self.max_new_tokens, 1),
+            ("retries", self.retries, 0),
+        ):
             if not isinstance(value, int) or value < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
         if self.language not in ("en", "zh"):
@@ -122,13 +139,21 @@ def stage_query(stage: Stage, problem: str, draft: str) -> str:
     return {"problem": problem, "problem+draft": f"{problem}\n{draft}", "draft": draft}[stage.query]
 
 
-def build_prompt(problem: str, draft: str, exemplars: Sequence[Mapping], instruction: str,
-                 problem_field: str = "problem", solution_field: str = "solution") -> str:
+def build_prompt(
+    problem: str,
+    draft: str,
+    exemplars: Sequence[Mapping],
+    instruction: str,
+    problem_field: str = "problem",
+    solution_field: str = "solution",
+) -> str:
     """Eq. 8: ``[q; a_hat; C; I]``: the problem, the draft ("reference solution"), the exemplars, the instruction."""
     parts = [f"Problem: {problem}", f"Reference solution: {draft}"]
     if exemplars:
-        shown = [f"Similar problem {i}: {row[problem_field]}\nSolution {i}: {row[solution_field]}"
-                 for i, row in enumerate(exemplars, start=1)]
+        shown = [
+            f"Similar problem {i}: {row[problem_field]}\nSolution {i}: {row[solution_field]}"
+            for i, row in enumerate(exemplars, start=1)
+        ]
         parts.append("Similar problems:\n\n" + "\n\n".join(shown))
     parts.append(instruction)
     parts.append("Corrected solution:")  # where the reply starts; chat models ignore it, base models need it
@@ -152,23 +177,34 @@ def call_llm(llm, prompt: str, max_new_tokens: int, retries: int = 2, retry_wait
     return CallResult("failed", None, retries + 1, errors, time.perf_counter() - start)
 
 
-def retrieve_exemplars(index, query: str, count: int, problem: str, problem_id: object = None,
-                       problem_field: str = "problem") -> list:
+def retrieve_exemplars(
+    index, query: str, count: int, problem: str, problem_id: object = None, problem_field: str = "problem"
+) -> list:
     """The ``count`` best hits for ``query``, leaving out the problem itself (same text or same id): the
     paper uses only the training problems' solutions, never the target's."""
     if count == 0:
         return []
     own_text = " ".join(problem.split())
     hits = index.search(query, k=min(count + 3, len(index)))
-    kept = [h for h in hits
-            if " ".join(str(h.row.get(problem_field, "")).split()) != own_text
-            and (problem_id is None or _row_id(h.row) != problem_id)]
+    kept = [
+        h
+        for h in hits
+        if " ".join(str(h.row.get(problem_field, "")).split()) != own_text
+        and (problem_id is None or _row_id(h.row) != problem_id)
+    ]
     return kept[:count]
 
 
 # --------------------------------------------------------------------------- one problem
-def refine_solution(problem: str, draft: str | None, index, llm, config: RefineConfig = RefineConfig(),
-                    reference: str | None = None, problem_id: object = None) -> dict:
+def refine_solution(
+    problem: str,
+    draft: str | None,
+    index,
+    llm,
+    config: RefineConfig = RefineConfig(),
+    reference: str | None = None,
+    problem_id: object = None,
+) -> dict:
     """Refine ``draft`` (or, when it is None, a draft the LLM writes first) through the configured stages.
 
     Returns a JSON-able record: the draft and its source, one entry per step (stage, iteration, query,
@@ -182,10 +218,21 @@ def refine_solution(problem: str, draft: str | None, index, llm, config: RefineC
     start = time.perf_counter()
     record: dict = {"id": problem_id, "problem": problem, "reference": reference}
     if draft is None:
-        result = call_llm(llm, SOLVE_TEMPLATE.format(problem=problem),
-                          config.draft_max_new_tokens or config.max_new_tokens, config.retries, config.retry_wait)
-        record["draft"] = {"source": "llm", "text": result.output, "status": result.status,
-                           "attempts": result.attempts, "errors": result.errors, "seconds": round(result.seconds, 3)}
+        result = call_llm(
+            llm,
+            SOLVE_TEMPLATE.format(problem=problem),
+            config.draft_max_new_tokens or config.max_new_tokens,
+            config.retries,
+            config.retry_wait,
+        )
+        record["draft"] = {
+            "source": "llm",
+            "text": result.output,
+            "status": result.status,
+            "attempts": result.attempts,
+            "errors": result.errors,
+            "seconds": round(result.seconds, 3),
+        }
         draft = result.output
     else:
         record["draft"] = {"source": "given", "text": draft, "status": "ok"}
@@ -201,13 +248,22 @@ def refine_solution(problem: str, draft: str | None, index, llm, config: RefineC
             step_start = time.perf_counter()
             query = stage_query(stage, problem, draft)
             hits = retrieve_exemplars(index, query, config.exemplars, problem, problem_id, config.problem_field)
-            prompt = build_prompt(problem, draft, [h.row for h in hits], instruction,
-                                  config.problem_field, config.solution_field)
+            prompt = build_prompt(
+                problem, draft, [h.row for h in hits], instruction, config.problem_field, config.solution_field
+            )
             result = call_llm(llm, prompt, config.max_new_tokens, config.retries, config.retry_wait)
-            step.update(query=query, exemplar_ids=[_exemplar_id(h) for h in hits],
-                        exemplar_scores=[round(h.score, 6) for h in hits], prompt=prompt, input_draft=draft,
-                        output=result.output, status=result.status, attempts=result.attempts, errors=result.errors,
-                        seconds=round(time.perf_counter() - step_start, 3))
+            step.update(
+                query=query,
+                exemplar_ids=[_exemplar_id(h) for h in hits],
+                exemplar_scores=[round(h.score, 6) for h in hits],
+                prompt=prompt,
+                input_draft=draft,
+                output=result.output,
+                status=result.status,
+                attempts=result.attempts,
+                errors=result.errors,
+                seconds=round(time.perf_counter() - step_start, 3),
+            )
             if result.status == "ok":
                 draft = result.output  # the refined solution is the next step's draft
     record["steps"] = steps
@@ -224,12 +280,28 @@ def refine_solution(problem: str, draft: str | None, index, llm, config: RefineC
 
 
 # --------------------------------------------------------------------------- files
-def refine_file(problems_path: str | PathLike, index, llm, output_path: str | PathLike, *,
-                drafts_path: str | PathLike | None = None, stages: int | tuple[int, ...] = 3, iterations: int = 1,
-                exemplars: int = 8, max_new_tokens: int = 256, retries: int = 2, retry_wait: float = 1.0,
-                problem_field: str | None = None, reference_field: str | None = None, draft_field: str | None = None,
-                solution_field: str = "solution", index_problem_field: str | None = None, language: str = "en",
-                limit: int | None = None, show_progress: bool = True) -> dict:
+def refine_file(
+    problems_path: str | PathLike,
+    index,
+    llm,
+    output_path: str | PathLike,
+    *,
+    drafts_path: str | PathLike | None = None,
+    stages: int | tuple[int, ...] = 3,
+    iterations: int = 1,
+    exemplars: int = 8,
+    max_new_tokens: int = 256,
+    retries: int = 2,
+    retry_wait: float = 1.0,
+    problem_field: str | None = None,
+    reference_field: str | None = None,
+    draft_field: str | None = None,
+    solution_field: str = "solution",
+    index_problem_field: str | None = None,
+    language: str = "en",
+    limit: int | None = None,
+    show_progress: bool = True,
+) -> dict:
     """Refine every problem of a JSONL file and write one record per problem to ``output_path`` (JSONL).
 
     Records are written to ``OUTPUT.partial`` as problems finish, and the file is
@@ -249,12 +321,20 @@ def refine_file(problems_path: str | PathLike, index, llm, output_path: str | Pa
         raise ValueError(f"{problems_path}: no problems")
     problem_field = problem_field or _pick_field(rows[0], PROBLEM_FIELDS, problems_path, "problem")
     reference_field = reference_field or next((f for f in REFERENCE_FIELDS if f in rows[0]), None)
-    rows = [row for _, row in read_rows(problems_path, (problem_field,))[0]][:len(rows)]  # now validated
+    rows = [row for _, row in read_rows(problems_path, (problem_field,))[0]][: len(rows)]  # now validated
     drafts = _read_drafts(drafts_path, rows, draft_field) if drafts_path is not None else [None] * len(rows)
     index_field = index_problem_field or getattr(index, "text_field", None) or "problem"
-    config = RefineConfig(stages=stages, iterations=iterations, exemplars=exemplars, max_new_tokens=max_new_tokens,
-                          retries=retries, retry_wait=retry_wait, problem_field=index_field,
-                          solution_field=solution_field, language=language)
+    config = RefineConfig(
+        stages=stages,
+        iterations=iterations,
+        exemplars=exemplars,
+        max_new_tokens=max_new_tokens,
+        retries=retries,
+        retry_wait=retry_wait,
+        problem_field=index_field,
+        solution_field=solution_field,
+        language=language,
+    )
     config.stage_list()  # bad settings fail before any work
     _check_index_fields(index, config)
 
@@ -265,19 +345,33 @@ def refine_file(problems_path: str | PathLike, index, llm, output_path: str | Pa
     # run keeps the problems it refined (an atomic temporary file would lose them all).
     partial = Path(f"{output_path}.partial")
     with open(partial, "w", encoding="utf-8") as f:
-        for position, (row, draft) in enumerate(tqdm(list(zip(rows, drafts)), desc="refining", unit="problem",
-                                                     disable=not show_progress)):
+        for position, (row, draft) in enumerate(
+            tqdm(list(zip(rows, drafts)), desc="refining", unit="problem", disable=not show_progress)
+        ):
             problem_id = _row_id(row)
             reference = row.get(reference_field) if reference_field else None
             start = time.perf_counter()
             try:
-                record = refine_solution(row[problem_field], draft, index, llm, config,
-                                         reference=None if reference is None else str(reference), problem_id=problem_id)
+                record = refine_solution(
+                    row[problem_field],
+                    draft,
+                    index,
+                    llm,
+                    config,
+                    reference=None if reference is None else str(reference),
+                    problem_id=problem_id,
+                )
             except Exception as err:  # noqa: BLE001 - one bad problem must not stop the others
                 judged = False if reference is not None else None  # an error counts as a wrong answer
-                record = {"id": problem_id, "problem": row[problem_field], "status": "error",
-                          "error": f"{type(err).__name__}: {err}", "draft_correct": judged, "correct": judged,
-                          "seconds": round(time.perf_counter() - start, 3)}
+                record = {
+                    "id": problem_id,
+                    "problem": row[problem_field],
+                    "status": "error",
+                    "error": f"{type(err).__name__}: {err}",
+                    "draft_correct": judged,
+                    "correct": judged,
+                    "seconds": round(time.perf_counter() - start, 3),
+                }
             record["line"] = position + 1
             record["llm"] = getattr(llm, "name", type(llm).__name__)
             write_jsonl(f, [record])
@@ -304,16 +398,19 @@ def _check_index_fields(index, config: RefineConfig) -> None:
     row = index.rows[0]
     for name in (config.problem_field, config.solution_field):
         if name not in row:
-            raise ValueError(f"the index rows have no field {name!r} for exemplars (fields: "
-                             f"{', '.join(sorted(map(str, row)))}); set problem_field/solution_field")
+            raise ValueError(
+                f"the index rows have no field {name!r} for exemplars (fields: "
+                f"{', '.join(sorted(map(str, row)))}); set problem_field/solution_field"
+            )
 
 
 def _pick_field(row: Mapping, candidates: Sequence[str], path: object, what: str) -> str:
     for name in candidates:
         if name in row:
             return name
-    raise ValueError(f"{path}: no {what} field; expected one of {', '.join(candidates)} "
-                     f"(fields: {', '.join(sorted(map(str, row)))})")
+    raise ValueError(
+        f"{path}: no {what} field; expected one of {', '.join(candidates)} (fields: {', '.join(sorted(map(str, row)))})"
+    )
 
 
 def _read_drafts(path: str | PathLike, problems: list[dict], draft_field: str | None) -> list[str]:
@@ -331,9 +428,11 @@ def _read_drafts(path: str | PathLike, problems: list[dict], draft_field: str | 
             raise ValueError(f"{path}: no draft for {len(missing)} problem(s), e.g. id {missing[0]!r}")
         return [by_id[pid] for pid in problem_ids]
     if len(rows) < len(problems):
-        raise ValueError(f"{path}: {len(rows)} drafts for {len(problems)} problems; without ids they are matched "
-                         "line by line, so there must be one per problem")
-    return [row[draft_field] for row in rows[:len(problems)]]
+        raise ValueError(
+            f"{path}: {len(rows)} drafts for {len(problems)} problems; without ids they are matched "
+            "line by line, so there must be one per problem"
+        )
+    return [row[draft_field] for row in rows[: len(problems)]]
 
 
 def _overall_status(record: dict) -> str:
@@ -349,8 +448,10 @@ def _summary(records: list[dict], seconds: float, output_path: object, config: R
     return {
         "output": str(output_path),
         "problems": len(records),
-        "ok": statuses.count("ok"), "partial": statuses.count("partial"),
-        "failed": statuses.count("failed"), "errors": statuses.count("error"),
+        "ok": statuses.count("ok"),
+        "partial": statuses.count("partial"),
+        "failed": statuses.count("failed"),
+        "errors": statuses.count("error"),
         "with_reference": len(judged),
         "draft_accuracy": sum(bool(r["draft_correct"]) for r in judged) / len(judged) if judged else None,
         "final_accuracy": sum(bool(r["correct"]) for r in judged) / len(judged) if judged else None,

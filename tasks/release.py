@@ -19,12 +19,20 @@ import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
-from models.shipped import (
-    CHECKSUMS_NAME, ENCODER_DIR, MULTITASK_DIR, RELEASE_NAME, STRUCTURE_DIR, TFIDF_DIR, forget_checksums,
-    release_info, shipped_path, text_encoder_base,
-)
 from models.comus import TOKENIZER_DIR
 from models.delta import DELTA_NAME, save_delta
+from models.shipped import (
+    CHECKSUMS_NAME,
+    ENCODER_DIR,
+    MULTITASK_DIR,
+    RELEASE_NAME,
+    STRUCTURE_DIR,
+    TFIDF_DIR,
+    forget_checksums,
+    release_info,
+    shipped_path,
+    text_encoder_base,
+)
 
 CARD_NAME = "MODEL_CARD.md"
 
@@ -148,11 +156,21 @@ def _copy_tfidf(source: Path, target: Path) -> None:
 
     shutil.copytree(source, target)
     arrays = load_file(str(source / ARRAYS_FILE))
-    save_file({name: np.ascontiguousarray(a.astype(np.float32)) for name, a in arrays.items()},
-              str(target / ARRAYS_FILE))
+    save_file(
+        {name: np.ascontiguousarray(a.astype(np.float32)) for name, a in arrays.items()}, str(target / ARRAYS_FILE)
+    )
     apply_umask(target / ARRAYS_FILE)
 
 
-__all__ = ["write_package", "finish_package", "write_checksums", "shipped_tfidf", "shipped_structure", "shipped_parts",
-           "shipped_predictor",
-           "labelled_inputs", "task_metric", "CARD_NAME"]
+__all__ = [
+    "write_package",
+    "finish_package",
+    "write_checksums",
+    "shipped_tfidf",
+    "shipped_structure",
+    "shipped_parts",
+    "shipped_predictor",
+    "labelled_inputs",
+    "task_metric",
+    "CARD_NAME",
+]

@@ -70,6 +70,7 @@ IDENTITY_KEYS = ("kind", "weights_sha256", "mode", "dimension", "split_digits")
 # and aligns each, so it reads a short list, not the whole index.
 STRUCTURE_RERANK = 50
 
+
 class IndexFormatError(ValueError):
     """An index directory that is missing files, corrupted, or of an unknown format."""
 
@@ -110,10 +111,15 @@ class MathEncoderEmbedder:
         """Kind, weights hash (of the tensors, so it holds for unsaved models too), mode, dimension, parser
         (and ``split_digits`` when the model's tokenizer splits numbers into digits)."""
         if self._identity is None:  # hashing ~100 MB of weights once is enough
-            self._identity = {"kind": "mathgraph.MathEncoder", "weights_sha256": state_dict_sha256(self.encoder.model),
-                              "mode": self.mode, "dimension": self.encoder.dimension(self.mode),
-                              "parser": self.encoder.parser, "vocab_size": len(self.encoder.tokenizer),
-                              "source": self.source}
+            self._identity = {
+                "kind": "mathgraph.MathEncoder",
+                "weights_sha256": state_dict_sha256(self.encoder.model),
+                "mode": self.mode,
+                "dimension": self.encoder.dimension(self.mode),
+                "parser": self.encoder.parser,
+                "vocab_size": len(self.encoder.tokenizer),
+                "source": self.source,
+            }
             if self.encoder.model.config.split_digits:  # same weights, other tokens: other vectors
                 self._identity["split_digits"] = True
         return self._identity
@@ -149,8 +155,13 @@ class TextEmbedder:
         out = []
         with torch.inference_mode():
             for start in range(0, len(texts), batch_size):
-                batch = self.tokenizer(list(texts[start:start + batch_size]), padding=True, truncation=True,
-                                       max_length=self.max_length, return_tensors="pt").to(self.device)
+                batch = self.tokenizer(
+                    list(texts[start : start + batch_size]),
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
                 hidden = self.model(**batch).last_hidden_state
                 mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 out.append(((hidden * mask).sum(1) / mask.sum(1).clamp(min=1)).float().cpu().numpy())
@@ -161,9 +172,14 @@ class TextEmbedder:
         AutoModel adds layers the checkpoint lacks (BERT's pooler) with new random weights at every load."""
         if self._identity is None:
             weights = files_sha256(self.directory) if self.directory is not None else state_dict_sha256(self.model)
-            self._identity = {"kind": "transformers.AutoModel", "weights_sha256": weights,
-                              "mode": "mean", "dimension": int(self.model.config.hidden_size),
-                              "vocab_size": len(self.tokenizer), "source": self.source}
+            self._identity = {
+                "kind": "transformers.AutoModel",
+                "weights_sha256": weights,
+                "mode": "mean",
+                "dimension": int(self.model.config.hidden_size),
+                "vocab_size": len(self.tokenizer),
+                "source": self.source,
+            }
         return self._identity
 
 
@@ -176,8 +192,10 @@ def as_embedder(encoder, mode: str | None = None) -> Embedder:
         if mode is not None:
             raise ValueError(f"mode={mode!r} applies to a MathEncoder only, not to {type(encoder).__name__}")
         return encoder
-    raise TypeError(f"{type(encoder).__name__} is not an encoder: it needs encode(texts, batch_size=...) and "
-                    "identity() (wrap a MathEncoder with as_embedder)")
+    raise TypeError(
+        f"{type(encoder).__name__} is not an encoder: it needs encode(texts, batch_size=...) and "
+        "identity() (wrap a MathEncoder with as_embedder)"
+    )
 
 
 def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device: str | None = None) -> Embedder:
@@ -186,7 +204,7 @@ def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device:
     The spec is kept as the identity's ``source``, so that ``load_index`` can find the model again."""
     spec = str(spec)
     if spec.startswith("text:"):
-        return TextEmbedder(spec[len("text:"):], device=device)
+        return TextEmbedder(spec[len("text:") :], device=device)
     from models.encoder import NAMED_MODELS
 
     config = Path(spec) / "config.json"
@@ -209,8 +227,11 @@ def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device:
 def files_sha256(directory: Path) -> str:
     """sha256 over a checkpoint directory's config and weight files (names and bytes), in name order."""
     digest = hashlib.sha256()
-    names = sorted(p.name for p in directory.iterdir()
-                   if p.is_file() and (p.name == "config.json" or p.suffix in (".safetensors", ".bin")))
+    names = sorted(
+        p.name
+        for p in directory.iterdir()
+        if p.is_file() and (p.name == "config.json" or p.suffix in (".safetensors", ".bin"))
+    )
     for name in names:
         digest.update(f"{name}|{file_sha256(directory / name)}|".encode())
     return digest.hexdigest()
@@ -245,8 +266,14 @@ class Hit:
 class SearchIndex:
     """L2-normalised vectors of a corpus with its rows, searched by cosine similarity."""
 
-    def __init__(self, embeddings: np.ndarray, rows: Sequence[dict], text_field: str, identity: dict,
-                 embedder: Embedder | None = None):
+    def __init__(
+        self,
+        embeddings: np.ndarray,
+        rows: Sequence[dict],
+        text_field: str,
+        identity: dict,
+        embedder: Embedder | None = None,
+    ):
         embeddings = np.asarray(embeddings, dtype=np.float32)
         if embeddings.ndim != 2 or len(embeddings) != len(rows):
             raise ValueError(f"embeddings must be [rows, dimension]; got shape {embeddings.shape} for {len(rows)} rows")
@@ -268,8 +295,14 @@ class SearchIndex:
 
     # ------------------------------------------------------------- building
     @classmethod
-    def build(cls, texts_or_rows: Sequence[str] | Sequence[Mapping], encoder, text_field: str = "problem",
-              batch_size: int = 32, mode: str | None = None) -> SearchIndex:
+    def build(
+        cls,
+        texts_or_rows: Sequence[str] | Sequence[Mapping],
+        encoder,
+        text_field: str = "problem",
+        batch_size: int = 32,
+        mode: str | None = None,
+    ) -> SearchIndex:
         """Embed a corpus: a list of strings (stored as rows ``{text_field: text}``) or of dict rows whose
         ``text_field`` holds the text. ``encoder``: a ``MathEncoder`` (``mode`` picks its vector) or an ``Embedder``."""
         embedder = as_embedder(encoder, mode)
@@ -284,9 +317,16 @@ class SearchIndex:
         return cls(l2_normalize(vectors), rows, text_field, embedder.identity(), embedder)
 
     # ------------------------------------------------------------- searching
-    def search(self, query_or_queries: str | Sequence[str], k: int = 5, approximate: bool | None = None,
-               approximate_kind: str = "hnsw", batch_size: int = 32,
-               sparse_weight: float = 0.0, structure_weight: float = 0.0) -> list[Hit] | list[list[Hit]]:
+    def search(
+        self,
+        query_or_queries: str | Sequence[str],
+        k: int = 5,
+        approximate: bool | None = None,
+        approximate_kind: str = "hnsw",
+        batch_size: int = 32,
+        sparse_weight: float = 0.0,
+        structure_weight: float = 0.0,
+    ) -> list[Hit] | list[list[Hit]]:
         """The ``k`` most similar rows, best first: a list of hits for one query string, a list of such lists
         for a list of queries. ``approximate``: None -> faiss above ``APPROXIMATE_THRESHOLD`` rows.
 
@@ -299,8 +339,10 @@ class SearchIndex:
         similar problem, from the alignment of its graph with the query's; ``self.structure``, by default the
         shipped one) and the two scores fused the same way (``fuse_scores``)."""
         if self.embedder is None:
-            raise ValueError("this index has no encoder to embed queries: load it with SearchIndex.load(dir, encoder=...)"
-                             " or use search_vectors")
+            raise ValueError(
+                "this index has no encoder to embed queries: load it with SearchIndex.load(dir, encoder=...)"
+                " or use search_vectors"
+            )
         single = isinstance(query_or_queries, str)
         queries = [query_or_queries] if single else list(query_or_queries)
         if not queries:
@@ -331,8 +373,9 @@ class SearchIndex:
 
             self.structure = StructureModel.load(shipped_path(STRUCTURE_DIR, "sqr"))
         # one call for every query: their problems are parsed together
-        ranked = self.structure.predict([(query, [str(hit.row[self.text_field]) for hit in query_hits])
-                                         for query, query_hits in zip(queries, hits)])
+        ranked = self.structure.predict(
+            [(query, [str(hit.row[self.text_field]) for hit in query_hits]) for query, query_hits in zip(queries, hits)]
+        )
         reranked = []
         for query_hits, result in zip(hits, ranked):
             fused = fuse_scores([hit.score for hit in query_hits], result["scores"], weight)
@@ -361,8 +404,9 @@ class SearchIndex:
             hits.append([Hit(int(i), float(fused[i]), self.rows[int(i)]) for i in best])
         return hits
 
-    def search_vectors(self, vectors: np.ndarray, k: int = 5, approximate: bool | None = None,
-                       approximate_kind: str = "hnsw") -> list[list[Hit]]:
+    def search_vectors(
+        self, vectors: np.ndarray, k: int = 5, approximate: bool | None = None, approximate_kind: str = "hnsw"
+    ) -> list[list[Hit]]:
         """Hits for query vectors ``[queries, dimension]`` (normalised here); exact unless approximate."""
         _check_k(k)
         vectors = np.asarray(vectors, dtype=np.float32)
@@ -376,8 +420,10 @@ class SearchIndex:
             indices, scores = self._faiss_search(vectors, k, approximate_kind)
         else:
             indices, scores = exact_top_k(vectors, self.embeddings, k)
-        return [[Hit(int(i), float(s), self.rows[int(i)]) for i, s in zip(row_i, row_s) if i >= 0]
-                for row_i, row_s in zip(indices, scores)]
+        return [
+            [Hit(int(i), float(s), self.rows[int(i)]) for i, s in zip(row_i, row_s) if i >= 0]
+            for row_i, row_s in zip(indices, scores)
+        ]
 
     def _use_faiss(self, approximate: bool | None) -> bool:
         if approximate is not None:
@@ -387,7 +433,9 @@ class SearchIndex:
         try:
             import faiss  # noqa: F401
         except ImportError:
-            warnings.warn(f"{len(self)} rows: install faiss-cpu for approximate search; searching exactly", stacklevel=3)
+            warnings.warn(
+                f"{len(self)} rows: install faiss-cpu for approximate search; searching exactly", stacklevel=3
+            )
             return False
         return True
 
@@ -429,10 +477,19 @@ class SearchIndex:
         apply_umask(directory / EMBEDDINGS_FILE)
         with atomic_writer(directory / ROWS_FILE) as f:
             write_jsonl(f, self.rows)
-        manifest = {"format": FORMAT, "model_type": MODEL_TYPE, "version": FORMAT_VERSION, "count": len(self),
-                    "dimension": self.dimension, "text_field": self.text_field, "encoder": self.identity,
-                    "sha256": {EMBEDDINGS_FILE: file_sha256(directory / EMBEDDINGS_FILE),
-                               ROWS_FILE: file_sha256(directory / ROWS_FILE)}}
+        manifest = {
+            "format": FORMAT,
+            "model_type": MODEL_TYPE,
+            "version": FORMAT_VERSION,
+            "count": len(self),
+            "dimension": self.dimension,
+            "text_field": self.text_field,
+            "encoder": self.identity,
+            "sha256": {
+                EMBEDDINGS_FILE: file_sha256(directory / EMBEDDINGS_FILE),
+                ROWS_FILE: file_sha256(directory / ROWS_FILE),
+            },
+        }
         with atomic_writer(directory / MANIFEST_FILE) as f:
             json.dump(manifest, f, indent=2, ensure_ascii=False)
 
@@ -449,7 +506,9 @@ class SearchIndex:
         except JsonlError as err:
             raise IndexFormatError(f"{directory}: {err}") from err
         if len(rows) != manifest["count"]:
-            raise IndexFormatError(f"{directory / ROWS_FILE} has {len(rows)} rows, the manifest says {manifest['count']}")
+            raise IndexFormatError(
+                f"{directory / ROWS_FILE} has {len(rows)} rows, the manifest says {manifest['count']}"
+            )
         embedder = None
         if encoder is not None:
             if _is_math_encoder(encoder) and mode is None:
@@ -464,9 +523,16 @@ class SearchIndex:
 
 
 # --------------------------------------------------------------------------- files and the CLI
-def build_index_from_file(input_path: str | PathLike, model: str | PathLike = "default", text_field: str = "problem",
-                          output: str | PathLike | None = None, mode: str = "fused", batch_size: int = 32,
-                          device: str | None = None, skip_bad: bool = False) -> SearchIndex:
+def build_index_from_file(
+    input_path: str | PathLike,
+    model: str | PathLike = "default",
+    text_field: str = "problem",
+    output: str | PathLike | None = None,
+    mode: str = "fused",
+    batch_size: int = 32,
+    device: str | None = None,
+    skip_bad: bool = False,
+) -> SearchIndex:
     """``mathgraph index build``: embed the ``text_field`` of every row of a JSONL corpus with the model ``model``
     (see ``load_embedder``) and, with ``output``, save the index there. A bad row raises ``JsonlError`` naming
     file and line, or with ``skip_bad`` is left out (and counted in a warning)."""
@@ -475,14 +541,20 @@ def build_index_from_file(input_path: str | PathLike, model: str | PathLike = "d
         warnings.warn(f"{input_path}: skipped {len(bad)} bad rows, the first: {bad[0]}", stacklevel=2)
     if not numbered:
         raise ValueError(f"{input_path}: no rows with a {text_field!r} field to index")
-    index = SearchIndex.build([row for _, row in numbered], load_embedder(model, mode=mode, device=device),
-                              text_field=text_field, batch_size=batch_size)
+    index = SearchIndex.build(
+        [row for _, row in numbered],
+        load_embedder(model, mode=mode, device=device),
+        text_field=text_field,
+        batch_size=batch_size,
+    )
     if output is not None:
         index.save(output)
     return index
 
 
-def load_index(directory: str | PathLike, model: str | PathLike | None = None, device: str | None = None) -> SearchIndex:
+def load_index(
+    directory: str | PathLike, model: str | PathLike | None = None, device: str | None = None
+) -> SearchIndex:
     """``mathgraph search``: an index with its encoder ready for queries. ``model`` defaults to the one recorded
     at build time (the identity's ``source``); either way it must be the model that built the index."""
     index = SearchIndex.load(directory)  # damaged files are reported before the model's seconds of loading
@@ -525,21 +597,36 @@ def structure_search_weight(hybrid: bool | None = None) -> float:
     return float(setting["weight"]) if hybrid or setting["default"] else 0.0
 
 
-def search_records(index: SearchIndex, records: Iterable[TextRecord], k: int = 5, batch_size: int = 32,
-                   approximate: bool | None = None, sparse_weight: float = 0.0,
-                   structure_weight: float = 0.0) -> Iterator[dict]:
+def search_records(
+    index: SearchIndex,
+    records: Iterable[TextRecord],
+    k: int = 5,
+    batch_size: int = 32,
+    approximate: bool | None = None,
+    sparse_weight: float = 0.0,
+    structure_weight: float = 0.0,
+) -> Iterator[dict]:
     """``mathgraph search --queries FILE``: for each query (a ``mathgraph.jsonl.TextRecord``, as
     ``read_text_lines`` gives them), in order, ``{"query", "id" (when its row has one), "line", "hits"}`` with
     hits ``{"rank", "index", "score", "row"}``, best first. Queries are embedded ``batch_size`` at a time and
     searched ``QUERY_CHUNK`` at a time, so a long file streams with the model and index loaded once."""
     iterator = iter(records)
     while chunk := list(islice(iterator, QUERY_CHUNK)):
-        hits = index.search([r.text for r in chunk], k=k, approximate=approximate, batch_size=batch_size,
-                            sparse_weight=sparse_weight, structure_weight=structure_weight)
+        hits = index.search(
+            [r.text for r in chunk],
+            k=k,
+            approximate=approximate,
+            batch_size=batch_size,
+            sparse_weight=sparse_weight,
+            structure_weight=structure_weight,
+        )
         for record, query_hits in zip(chunk, hits):
-            yield {"query": record.text, **({"id": record.row["id"]} if "id" in record.row else {}),
-                   "line": record.line,
-                   "hits": [{"rank": rank, **hit.to_dict()} for rank, hit in enumerate(query_hits, start=1)]}
+            yield {
+                "query": record.text,
+                **({"id": record.row["id"]} if "id" in record.row else {}),
+                "line": record.line,
+                "hits": [{"rank": rank, **hit.to_dict()} for rank, hit in enumerate(query_hits, start=1)],
+            }
 
 
 # --------------------------------------------------------------------------- helpers
@@ -575,8 +662,10 @@ def read_manifest(directory: Path) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise IndexFormatError(f"{path} is not a {FORMAT} manifest")
     if manifest.get("version") != FORMAT_VERSION:
-        raise IndexFormatError(f"{path}: index format version {manifest.get('version')!r}, this mathgraph reads "
-                               f"{FORMAT_VERSION}: rebuild the index")
+        raise IndexFormatError(
+            f"{path}: index format version {manifest.get('version')!r}, this mathgraph reads "
+            f"{FORMAT_VERSION}: rebuild the index"
+        )
     for key, kind in (("count", int), ("dimension", int), ("text_field", str), ("encoder", dict), ("sha256", dict)):
         if not isinstance(manifest.get(key), kind):
             raise IndexFormatError(f"{path}: field {key!r} is missing or not a {kind.__name__}")
@@ -585,12 +674,17 @@ def read_manifest(directory: Path) -> dict:
 
 def check_identity(expected: dict, actual: dict, where: object = "the index") -> None:
     """Raise ``IndexMismatchError`` naming the fields where an encoder differs from the one that built an index."""
-    differences = [f"{key}: index {expected.get(key)!r}, encoder {actual.get(key)!r}"
-                   for key in IDENTITY_KEYS if expected.get(key) != actual.get(key)]
+    differences = [
+        f"{key}: index {expected.get(key)!r}, encoder {actual.get(key)!r}"
+        for key in IDENTITY_KEYS
+        if expected.get(key) != actual.get(key)
+    ]
     if differences:
-        raise IndexMismatchError(f"{where} was built with another encoder; its vectors cannot be compared with this "
-                                 f"one's ({'; '.join(differences)}). Load the index with the encoder that built it, "
-                                 "or rebuild the index with this one.")
+        raise IndexMismatchError(
+            f"{where} was built with another encoder; its vectors cannot be compared with this "
+            f"one's ({'; '.join(differences)}). Load the index with the encoder that built it, "
+            "or rebuild the index with this one."
+        )
 
 
 def _read_embeddings(directory: Path, manifest: dict) -> np.ndarray:
@@ -602,16 +696,20 @@ def _read_embeddings(directory: Path, manifest: dict) -> np.ndarray:
         if not path.is_file():
             raise IndexFormatError(f"{directory} has no {name}")
         if file_sha256(path) != manifest["sha256"].get(name):
-            raise IndexFormatError(f"{path} does not match the checksum in {MANIFEST_FILE}: "
-                                   "the file was truncated or changed after saving; rebuild the index")
+            raise IndexFormatError(
+                f"{path} does not match the checksum in {MANIFEST_FILE}: "
+                "the file was truncated or changed after saving; rebuild the index"
+            )
     try:
         embeddings = load_file(str(directory / EMBEDDINGS_FILE)).get("embeddings")
     except (SafetensorError, OSError, ValueError) as err:
         raise IndexFormatError(f"cannot read {directory / EMBEDDINGS_FILE}: {err}") from err
     expected = (manifest["count"], manifest["dimension"])
     if embeddings is None or embeddings.shape != expected or embeddings.dtype != np.float32:
-        raise IndexFormatError(f"{directory / EMBEDDINGS_FILE}: expected float32 {expected}, got "
-                               f"{None if embeddings is None else (embeddings.dtype, embeddings.shape)}")
+        raise IndexFormatError(
+            f"{directory / EMBEDDINGS_FILE}: expected float32 {expected}, got "
+            f"{None if embeddings is None else (embeddings.dtype, embeddings.shape)}"
+        )
     return embeddings
 
 
@@ -625,14 +723,18 @@ def _as_row(item: object, text_field: str, position: int) -> dict:
     text = row.get(text_field)
     if not isinstance(text, str) or not text.strip():
         fields = ", ".join(sorted(map(str, row))) or "none"
-        raise ValueError(f"corpus row {position}: field {text_field!r} is missing, empty or not a string (fields: {fields})")
+        raise ValueError(
+            f"corpus row {position}: field {text_field!r} is missing, empty or not a string (fields: {fields})"
+        )
     return row
 
 
 def _encode(embedder: Embedder, texts: list[str], batch_size: int) -> np.ndarray:
     vectors = np.asarray(embedder.encode(texts, batch_size=batch_size), dtype=np.float32)
     if vectors.ndim != 2 or len(vectors) != len(texts):
-        raise ValueError(f"the encoder returned shape {vectors.shape} for {len(texts)} texts; expected [texts, dimension]")
+        raise ValueError(
+            f"the encoder returned shape {vectors.shape} for {len(texts)} texts; expected [texts, dimension]"
+        )
     return vectors
 
 
@@ -651,6 +753,7 @@ def _import_faiss():
     try:
         import faiss
     except ImportError as err:
-        raise ImportError("approximate search needs faiss: pip install faiss-cpu "
-                          "(or search exactly with approximate=False)") from err
+        raise ImportError(
+            "approximate search needs faiss: pip install faiss-cpu (or search exactly with approximate=False)"
+        ) from err
     return faiss

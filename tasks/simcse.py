@@ -47,8 +47,13 @@ class SimCSEModel(nn.Module):
         return {"loss": info_nce(first, second, self.temperature)}
 
 
-def train_simcse(texts: Sequence[str], args: TrainingArguments, model: str = "default", mode: str = "fused",
-                 temperature: float = SIMCSE_TEMPERATURE) -> dict:
+def train_simcse(
+    texts: Sequence[str],
+    args: TrainingArguments,
+    model: str = "default",
+    mode: str = "fused",
+    temperature: float = SIMCSE_TEMPERATURE,
+) -> dict:
     """Train ``model`` (an encoder directory or ``"default"``) with SimCSE on ``texts`` for
     ``args.max_steps`` steps and save the encoder to ``args.output_dir``. Returns the training history.
 
@@ -65,14 +70,21 @@ def train_simcse(texts: Sequence[str], args: TrainingArguments, model: str = "de
     if args.batch_size < 2:
         raise ValueError(f"batch_size must be >= 2 (in-batch negatives), got {args.batch_size}")
     if args.freeze_text_layers:
-        raise ValueError("--freeze-text-layers does not apply to SimCSE: its two views come from dropout in every layer")
+        raise ValueError(
+            "--freeze-text-layers does not apply to SimCSE: its two views come from dropout in every layer"
+        )
     math_encoder = load_start_encoder(model)
     simcse = SimCSEModel(math_encoder.model, mode, temperature)
     store = FeatureStore.for_run(math_encoder, texts, args)
-    sampler = LengthBucketSampler([store.length(t) for t in texts], args.batch_size, args.seed,
-                                  drop_last=len(texts) > args.batch_size)  # no batch of 1
-    state = fit(simcse, TrainingData(texts, sampler, store.batch), args,
-                save=lambda module, directory: math_encoder.save_pretrained(directory))
+    sampler = LengthBucketSampler(
+        [store.length(t) for t in texts], args.batch_size, args.seed, drop_last=len(texts) > args.batch_size
+    )  # no batch of 1
+    state = fit(
+        simcse,
+        TrainingData(texts, sampler, store.batch),
+        args,
+        save=lambda module, directory: math_encoder.save_pretrained(directory),
+    )
     math_encoder.model.eval()
     return {"history": state.history, "steps": state.step}
 

@@ -35,8 +35,14 @@ CONFIG_FILE = "config.json"
 ARRAYS_FILE = "arrays.safetensors"
 FORMAT_VERSION = 1
 STRUCTURE_TASKS = ("qrc", "qam", "sqr")
-DEFAULT_PARAMS = {"max_iter": 300, "learning_rate": 0.05, "max_leaf_nodes": 15, "min_samples_leaf": 5,
-                  "l2_regularization": 1.0, "random_state": 0}
+DEFAULT_PARAMS = {
+    "max_iter": 300,
+    "learning_rate": 0.05,
+    "max_leaf_nodes": 15,
+    "min_samples_leaf": 5,
+    "l2_regularization": 1.0,
+    "random_state": 0,
+}
 _NODE_FIELDS = ("value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf")
 
 
@@ -73,7 +79,7 @@ class StructureModel:
             sizes.append(len(item[1]))
         return pairs, sizes
 
-    def fit(self, inputs, labels, show_progress: bool = False) -> "StructureModel":
+    def fit(self, inputs, labels, show_progress: bool = False) -> StructureModel:
         """Fit on ``inputs`` and their ``labels`` (SQR: a relevance list per input list).
 
         SQR also learns that a problem is its own most similar problem: each query paired with itself
@@ -113,16 +119,23 @@ class StructureModel:
         """Results of ``inputs`` in input order (``batch_size`` is accepted for the predictor interface)."""
         inputs = list(inputs)
         pairs, sizes = self._pairs(inputs)
-        probabilities = self.predict_proba(alignment_features(self.task, pairs, self.parse)) if pairs else \
-            np.zeros((0, len(self.labels)))
+        probabilities = (
+            self.predict_proba(alignment_features(self.task, pairs, self.parse))
+            if pairs
+            else np.zeros((0, len(self.labels)))
+        )
         if self.task != "sqr":
-            return [{"label": self.labels[int(row.argmax())],
-                     "probabilities": {label: float(p) for label, p in zip(self.labels, row)}}
-                    for row in probabilities]
+            return [
+                {
+                    "label": self.labels[int(row.argmax())],
+                    "probabilities": {label: float(p) for label, p in zip(self.labels, row)},
+                }
+                for row in probabilities
+            ]
         gains = probabilities @ np.array([2.0 ** int(label) - 1 for label in self.labels])
         results, start = [], 0
         for size in sizes:
-            results.append(ranking_result(gains[start:start + size].tolist()))
+            results.append(ranking_result(gains[start : start + size].tolist()))
             start += size
         return results
 
@@ -131,15 +144,21 @@ class StructureModel:
         """Write ``config.json`` and ``arrays.safetensors`` into ``directory`` (no pickle)."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        config = {"model_type": MODEL_TYPE, "format_version": FORMAT_VERSION, "task": self.task,
-                  "labels": self.labels, "features": list(feature_names(self.task)), "params": self.params}
+        config = {
+            "model_type": MODEL_TYPE,
+            "format_version": FORMAT_VERSION,
+            "task": self.task,
+            "labels": self.labels,
+            "features": list(feature_names(self.task)),
+            "params": self.params,
+        }
         (directory / CONFIG_FILE).write_text(json.dumps(config, indent=1))
         save_file({k: np.ascontiguousarray(v) for k, v in self.trees.items()}, str(directory / ARRAYS_FILE))
         apply_umask(directory / ARRAYS_FILE)
         return directory
 
     @classmethod
-    def load(cls, directory) -> "StructureModel":
+    def load(cls, directory) -> StructureModel:
         """A model written by ``save``; a config of another kind or other features is a clear error."""
         directory = Path(directory)
         try:
@@ -148,12 +167,15 @@ class StructureModel:
         except Exception as error:  # a missing or truncated file: OSError, JSONDecodeError, safetensors' own errors
             raise ValueError(f"{directory} holds no readable structure model: {error}") from None
         if config.get("model_type") != MODEL_TYPE or config.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{directory} holds a {config.get('model_type')!r} model, not a structure model "
-                             f"of format {FORMAT_VERSION}")
+            raise ValueError(
+                f"{directory} holds a {config.get('model_type')!r} model, not a structure model "
+                f"of format {FORMAT_VERSION}"
+            )
         model = cls(config["task"], config["params"])
         if config["features"] != list(feature_names(model.task)):
-            raise ValueError(f"{directory} was trained on other alignment features than this mathgraph computes; "
-                             "train it again")
+            raise ValueError(
+                f"{directory} was trained on other alignment features than this mathgraph computes; train it again"
+            )
         model.labels, model.trees = config["labels"], dict(arrays)
         return model
 
@@ -201,13 +223,13 @@ def _tree_sums(trees: dict[str, np.ndarray], features: np.ndarray) -> np.ndarray
             if leaf.all():
                 break
             value = features[rows, trees["feature_idx"][node]]
-            go_left = np.where(np.isnan(value), trees["missing_go_to_left"][node].astype(bool),
-                               value <= trees["num_threshold"][node])
+            go_left = np.where(
+                np.isnan(value), trees["missing_go_to_left"][node].astype(bool), value <= trees["num_threshold"][node]
+            )
             child = start + np.where(go_left, trees["left"][node], trees["right"][node])
             node = np.where(leaf, node, child)
         sums[:, trees["tree_class"][tree]] += trees["value"][node]
     return sums
 
 
-__all__ = ["StructureModel", "STRUCTURE_TASKS",
-           "MODEL_TYPE"]
+__all__ = ["StructureModel", "STRUCTURE_TASKS", "MODEL_TYPE"]

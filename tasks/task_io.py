@@ -66,11 +66,15 @@ def build_examples(task: Task, inputs: Iterable) -> list:
         return [KpcExample(text=text, label="") for (text,) in checked]
     if task.tfidf_kind == "pair":
         pair_type, label = (QamPair, 0) if task.name == "qam" else (QrcPair, "")
-        return [pair_type(id=f"input-{i}", group="", text_a=a, text_b=b, label=label)
-                for i, (a, b) in enumerate(checked)]
-    return [SqrList(id=f"input-{i}", group="", query=query, candidates=candidates,
-                    relevance=(1,) + (0,) * (len(candidates) - 1))
-            for i, (query, candidates) in enumerate(checked)]
+        return [
+            pair_type(id=f"input-{i}", group="", text_a=a, text_b=b, label=label) for i, (a, b) in enumerate(checked)
+        ]
+    return [
+        SqrList(
+            id=f"input-{i}", group="", query=query, candidates=candidates, relevance=(1,) + (0,) * (len(candidates) - 1)
+        )
+        for i, (query, candidates) in enumerate(checked)
+    ]
 
 
 def input_from_texts(task: str | Task, texts: Sequence[str]) -> object:
@@ -119,5 +123,13 @@ def _describe(value) -> str:
     return f"a {type(value).__name__}"
 
 
-__all__ = ["SHAPES", "InputError", "check_input", "build_examples", "input_from_texts", "label_values",
-           "classification_result", "ranking_result"]
+__all__ = [
+    "SHAPES",
+    "InputError",
+    "check_input",
+    "build_examples",
+    "input_from_texts",
+    "label_values",
+    "classification_result",
+    "ranking_result",
+]

@@ -43,8 +43,15 @@ class TaskMixingSampler(torch.utils.data.Sampler):
     (``set_epoch``); its length is the number of batches of one pass over every task.
     """
 
-    def __init__(self, sizes: Sequence[int], batch_size: int, sampling: str = "proportional",
-                 temperature: float = 2.0, seed: int = 0, lengths: Sequence[int] | None = None):
+    def __init__(
+        self,
+        sizes: Sequence[int],
+        batch_size: int,
+        sampling: str = "proportional",
+        temperature: float = 2.0,
+        seed: int = 0,
+        lengths: Sequence[int] | None = None,
+    ):
         if sampling not in SAMPLING:
             raise ValueError(f"unknown sampling {sampling!r}; choose one of {SAMPLING}")
         if batch_size < 1 or min(sizes) < 1:
@@ -53,8 +60,8 @@ class TaskMixingSampler(torch.utils.data.Sampler):
         self.lengths = list(lengths) if lengths is not None else [0] * sum(self.sizes)
         self.offsets = [sum(self.sizes[:i]) for i in range(len(self.sizes))]
         power = {"proportional": 1.0, "uniform": 0.0, "temperature": 1.0 / temperature}[sampling]
-        total = sum(n ** power for n in self.sizes)
-        self.task_probabilities = [n ** power / total for n in self.sizes]
+        total = sum(n**power for n in self.sizes)
+        self.task_probabilities = [n**power / total for n in self.sizes]
         self.epoch = 0
 
     def set_epoch(self, epoch: int) -> None:

@@ -39,17 +39,18 @@ class Task(ABC):
     alignment: bool = False  # the head also reads the alignment features of each pair (tasks.alignment_features)
 
     @abstractmethod
-    def load(self, path: str, text_field: str = "problem", label_field: str = "subject",
-             skip_bad: bool = False) -> list:
+    def load(
+        self, path: str, text_field: str = "problem", label_field: str = "subject", skip_bad: bool = False
+    ) -> list:
         """The validated examples of a JSONL file (formats in ``tasks.data``); fields are KPC's."""
 
-    def with_pair_mode(self, mode: str | None) -> "Task":
+    def with_pair_mode(self, mode: str | None) -> Task:
         """This task reading its pairs as ``mode`` (``PAIR_MODES``); only pair tasks take one."""
         if mode is not None:
             raise ValueError(f"{self.name} reads one problem per example: --pair-mode is for qrc and qam")
         return self
 
-    def with_alignment(self, alignment: bool) -> "Task":
+    def with_alignment(self, alignment: bool) -> Task:
         """This task with heads that read each pair's alignment features too; only pair and ranking tasks."""
         if not alignment:
             return self
@@ -83,8 +84,11 @@ class Task(ABC):
     def targets(self, examples: Sequence, label_ids: dict[str, int] | None) -> dict[str, torch.Tensor]:
         """Gold tensors of a batch (``label_ids=None`` when predicting: zeros stand in for labels), and
         ``alignment: [B, F]`` when the head reads alignment features."""
-        labels = torch.zeros(len(examples), dtype=torch.long) if label_ids is None else \
-            torch.tensor([_label_id(label_ids, e.label) for e in examples])
+        labels = (
+            torch.zeros(len(examples), dtype=torch.long)
+            if label_ids is None
+            else torch.tensor([_label_id(label_ids, e.label) for e in examples])
+        )
         return {"labels": labels, **self.alignment_targets(examples)}
 
     def alignment_targets(self, examples: Sequence) -> dict[str, torch.Tensor]:
@@ -278,10 +282,15 @@ class SimilarQuestionRecommendation(Task):
         return row
 
 
-TASKS: dict[str, Task] = {task.name: task for task in (
-    KnowledgePointClassification(), QuestionRelationClassification(), QuestionAnswerMatching(),
-    SimilarQuestionRecommendation(),
-)}
+TASKS: dict[str, Task] = {
+    task.name: task
+    for task in (
+        KnowledgePointClassification(),
+        QuestionRelationClassification(),
+        QuestionAnswerMatching(),
+        SimilarQuestionRecommendation(),
+    )
+}
 
 
 def get_task(name: str) -> Task:
@@ -298,5 +307,14 @@ def _label_id(label_ids: dict[str, int], label) -> int:
     return label_ids[key]
 
 
-__all__ = ["Task", "TASKS", "get_task", "PAIR_MODES", "KnowledgePointClassification", "QuestionRelationClassification",
-           "QuestionAnswerMatching", "SimilarQuestionRecommendation", "PairClassification"]
+__all__ = [
+    "Task",
+    "TASKS",
+    "get_task",
+    "PAIR_MODES",
+    "KnowledgePointClassification",
+    "QuestionRelationClassification",
+    "QuestionAnswerMatching",
+    "SimilarQuestionRecommendation",
+    "PairClassification",
+]

@@ -103,7 +103,7 @@ class TrainingArguments:
             raise ValueError(f"mixed_precision must be no, fp16 or bf16, got {self.mixed_precision!r}")
 
     @classmethod
-    def from_namespace(cls, namespace, **overrides) -> "TrainingArguments":
+    def from_namespace(cls, namespace, **overrides) -> TrainingArguments:
         """The arguments from an ``argparse.Namespace`` holding (some of) these fields, plus ``overrides``."""
         values = {f.name: getattr(namespace, f.name) for f in fields(cls) if hasattr(namespace, f.name)}
         return cls(**{**values, **overrides})
@@ -115,10 +115,14 @@ def check_mixed_precision(mixed_precision: str, device: torch.device) -> None:
     if device.type != "cpu" or mixed_precision == "no":
         return
     if mixed_precision == "fp16":
-        raise ValueError("--mixed-precision fp16 needs a GPU: on the CPU it would silently train in fp32; "
-                         "leave it out (or use bf16)")
-    warnings.warn("--mixed-precision bf16 on the CPU: autocast runs, but most CPUs have no bf16 units, so expect "
-                  "no speed-up (and bf16-rounded numbers)", stacklevel=3)
+        raise ValueError(
+            "--mixed-precision fp16 needs a GPU: on the CPU it would silently train in fp32; leave it out (or use bf16)"
+        )
+    warnings.warn(
+        "--mixed-precision bf16 on the CPU: autocast runs, but most CPUs have no bf16 units, so expect "
+        "no speed-up (and bf16-rounded numbers)",
+        stacklevel=3,
+    )
 
 
 @dataclass
@@ -173,8 +177,10 @@ def parameter_groups(model: nn.Module, args: TrainingArguments) -> list[dict]:
     for name, parameter in model.named_parameters():
         if parameter.requires_grad:
             (pretrained if is_pretrained_parameter(name) else fresh).append(parameter)
-    groups = [{"params": pretrained, "lr": args.learning_rate, "name": "pretrained"},
-              {"params": fresh, "lr": fresh_rate, "name": "fresh"}]
+    groups = [
+        {"params": pretrained, "lr": args.learning_rate, "name": "pretrained"},
+        {"params": fresh, "lr": fresh_rate, "name": "fresh"},
+    ]
     return [group for group in groups if group["params"]]
 
 
@@ -198,7 +204,7 @@ def fit(
     metric_name: str = "accuracy",
     save: Callable[[nn.Module, Path], None] | None = None,
     epoch_log: Callable[[nn.Module], dict] | None = None,
-) -> "TrainerState":
+) -> TrainerState:
     """Train ``model`` on ``data`` with ``args``; returns the final ``TrainerState``.
 
     ``evaluate(model) -> dict`` runs after each epoch; its ``metric_name`` entry
@@ -209,12 +215,23 @@ def fit(
     """
     configure_threads(args.threads)
     loader = torch.utils.data.DataLoader(
-        data.examples, batch_sampler=data.batch_sampler, collate_fn=data.collate, num_workers=args.loader_workers,
+        data.examples,
+        batch_sampler=data.batch_sampler,
+        collate_fn=data.collate,
+        num_workers=args.loader_workers,
         persistent_workers=args.loader_workers > 0,
         pin_memory=_training_device(args).type == "cuda",  # pinned batches copy to the GPU asynchronously
     )
-    trainer = Trainer(model, loader, args, save=save, evaluate=evaluate, metric_name=metric_name,
-                      epoch_log=epoch_log, batch_sampler=data.batch_sampler)
+    trainer = Trainer(
+        model,
+        loader,
+        args,
+        save=save,
+        evaluate=evaluate,
+        metric_name=metric_name,
+        epoch_log=epoch_log,
+        batch_sampler=data.batch_sampler,
+    )
     state = trainer.train(resume=args.resume)
     trainer.finish()
     return state
@@ -275,7 +292,9 @@ class Trainer:
         warmup = int(args.warmup_ratio * self.total_steps)
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer,
-            lambda step: min((step + 1) / max(1, warmup), max(0.0, (self.total_steps - step) / max(1, self.total_steps - warmup))),
+            lambda step: min(
+                (step + 1) / max(1, warmup), max(0.0, (self.total_steps - step) / max(1, self.total_steps - warmup))
+            ),
         )
         self.model, self.optimizer, self.train_loader, self.scheduler = self.accelerator.prepare(
             model, optimizer, train_loader, scheduler
@@ -292,8 +311,13 @@ class Trainer:
 
         if resume:
             self._resume()
-        bar = tqdm(total=self.total_steps, initial=self.state.step, desc="training", unit="step",
-                   disable=not self.accelerator.is_main_process)
+        bar = tqdm(
+            total=self.total_steps,
+            initial=self.state.step,
+            desc="training",
+            unit="step",
+            disable=not self.accelerator.is_main_process,
+        )
         while self.state.step < self.total_steps and self.state.epoch < self.epochs:
             self.model.train()
             # Accelerate's loader sets its sampler's epoch from a counter of its own, which restarts at 0 on
@@ -357,7 +381,8 @@ class Trainer:
             where = f"step {self.state.step}" if first >= self.state.step else f"one of steps {first}-{self.state.step}"
             raise NonFiniteLossError(
                 f"the loss became {means['loss']} at {where} (epoch {self.state.epoch}); "
-                "lower the learning rate or check the data; the last good checkpoint is kept")
+                "lower the learning rate or check the data; the last good checkpoint is kept"
+            )
         self._finite_through = self.state.step
         return means
 
@@ -365,16 +390,24 @@ class Trainer:
         """Append the mean loss terms since the last line to ``training_log.jsonl`` (main process)."""
         if not self.accelerator.is_main_process:
             return
-        record = {"step": self.state.step, "epoch": self.state.epoch, "lr": self.scheduler.get_last_lr()[0],
-                  "examples_per_s": round(examples_per_second, 2),
-                  **{name: round(value, 5) for name, value in means.items()}}
+        record = {
+            "step": self.state.step,
+            "epoch": self.state.epoch,
+            "lr": self.scheduler.get_last_lr()[0],
+            "examples_per_s": round(examples_per_second, 2),
+            **{name: round(value, 5) for name, value in means.items()},
+        }
         self.output_dir.mkdir(parents=True, exist_ok=True)
         with open(self.output_dir / TRAINING_LOG, "a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 
     def _end_of_epoch(self, mean_loss: float, examples_per_second: float) -> None:
-        record = {"epoch": self.state.epoch, "step": self.state.step, "loss": mean_loss,
-                  "train_examples_per_s": round(examples_per_second, 2)}
+        record = {
+            "epoch": self.state.epoch,
+            "step": self.state.step,
+            "loss": mean_loss,
+            "train_examples_per_s": round(examples_per_second, 2),
+        }
         if self.epoch_log is not None:
             record.update(self.epoch_log(self.accelerator.unwrap_model(self.model)))
         improved = False
@@ -470,8 +503,9 @@ class Trainer:
         if not self.accelerator.is_main_process or not path.is_file():
             return
         lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-        path.write_text("".join(line for line in lines if json.loads(line)["step"] <= self.state.step),
-                        encoding="utf-8")
+        path.write_text(
+            "".join(line for line in lines if json.loads(line)["step"] <= self.state.step), encoding="utf-8"
+        )
 
 
 def _training_device(args: TrainingArguments) -> torch.device:

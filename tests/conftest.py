@@ -12,8 +12,8 @@ def _graph_cache_in_tmp(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="session")
 def sample_graphs():
-    from parsers.problem import ProblemParser
     from mathgraph.samples import sample_problems
+    from parsers.problem import ProblemParser
 
     parser = ProblemParser("spacy")
     return [parser.parse(row["problem"]) for row in sample_problems()]
@@ -35,8 +35,14 @@ def tiny_text_dir(tmp_path_factory):
     from models.text_encoder import resolve_text_encoder
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("default"))
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=3, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=512)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+    )
     torch.manual_seed(0)
     directory = tmp_path_factory.mktemp("tiny-bert")
     BertModel(config, add_pooling_layer=False).save_pretrained(directory)
@@ -49,8 +55,17 @@ def tiny_encoder(tiny_text_dir, tiny_vocab_dir):
     """A tiny COMUS ``MathEncoder`` (3 BERT layers of 32, 3 GAT layers of 2 x 8, k = 2) in eval mode."""
     from models.encoder import MathEncoder
 
-    encoder = MathEncoder.build(tiny_vocab_dir, text_encoder=str(tiny_text_dir), gat_layers=3, gat_heads=2,
-                                gat_head_dim=8, relation_dim=4, memory_views=2, fusion_layers=2, dropout=0.0)
+    encoder = MathEncoder.build(
+        tiny_vocab_dir,
+        text_encoder=str(tiny_text_dir),
+        gat_layers=3,
+        gat_heads=2,
+        gat_head_dim=8,
+        relation_dim=4,
+        memory_views=2,
+        fusion_layers=2,
+        dropout=0.0,
+    )
     encoder.model.eval()
     return encoder
 

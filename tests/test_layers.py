@@ -6,10 +6,10 @@ its own layer or those below, and no package has import cycles (type-checking im
 do not count).
 """
 
-import tomllib
 from pathlib import Path
 
 import grimp
+import tomllib
 from importlinter.cli import lint_imports
 
 PYPROJECT = Path(__file__).parents[1] / "pyproject.toml"
@@ -30,8 +30,8 @@ def test_every_module_belongs_to_a_layer():
     graph = grimp.build_graph(*config["root_packages"])
     # the mathgraph package itself only re-exports names lazily (no imports grimp can see)
     homeless = sorted(
-        module for module in graph.modules
+        module
+        for module in graph.modules
         if module != "mathgraph" and not any(module == m or module.startswith(m + ".") for m in members)
     )
     assert homeless == [], f"give these modules a layer in pyproject.toml: {homeless}"
-

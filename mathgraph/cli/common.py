@@ -20,8 +20,13 @@ def report_skipped(bad: list, limit: int = 20) -> None:
 
 def add_corpus_argument(parser: argparse.ArgumentParser, help: str) -> None:
     """``--corpus FILE[:FIELD]``, repeatable and required: the corpora ``corpus_texts`` reads."""
-    parser.add_argument("--corpus", action="append", required=True, metavar="FILE[:FIELD]",
-                        help=f"{help} (default field: problem); repeatable")
+    parser.add_argument(
+        "--corpus",
+        action="append",
+        required=True,
+        metavar="FILE[:FIELD]",
+        help=f"{help} (default field: problem); repeatable",
+    )
 
 
 def corpus_texts(specs: list[str]) -> list[str]:

@@ -15,29 +15,43 @@ PAIR_FIELDS = ("text_a", "text_b")
 def register(commands) -> None:
     """Add ``compare`` to the ``mathgraph`` commands."""
     compare = commands.add_parser(
-        "compare", help="what changed between two problems, and the QRC relation the model predicts",
+        "compare",
+        help="what changed between two problems, and the QRC relation the model predicts",
         description="Align problem B with problem A (sentences kept, changed, inserted or deleted; quantities "
         "the same, changed, new or removed; the question; formulas) and print the differences in words, then "
         "the QRC relation the model predicts for the pair with its probability. With --solution, B is a "
         "solution of question A: print which of A's quantities its steps use. --input FILE reads the pairs "
         "of a JSONL file (fields text_a, text_b) and writes one JSON line per pair: the row's id and line, "
-        "the alignment and the relation.")
+        "the alignment and the relation.",
+    )
     compare.__class__ = IntermixedArgumentParser  # the TEXTs may follow the options
     compare.add_argument("texts", nargs="*", metavar="TEXT", help="problem A, then problem B (or its solution)")
-    compare.add_argument("--solution", action="store_true",
-                         help="read B as a solution of question A: the quantities its steps use (no relation)")
-    compare.add_argument("--model", metavar="DIR",
-                         help="the QRC model: a task model, a multi-task model with a QRC head or a TF-IDF "
-                              "baseline (default: the shipped multi-task model, as `mathgraph predict qrc`)")
-    compare.add_argument("--no-model", action="store_true",
-                         help="the alignment only: no QRC prediction, and no model loaded")
-    compare.add_argument("--format", choices=("text", "json"), default="text",
-                         help="how to print one pair: the differences in words, or one JSON object "
-                              "{alignment, relation} (--input always writes JSONL)")
+    compare.add_argument(
+        "--solution",
+        action="store_true",
+        help="read B as a solution of question A: the quantities its steps use (no relation)",
+    )
+    compare.add_argument(
+        "--model",
+        metavar="DIR",
+        help="the QRC model: a task model, a multi-task model with a QRC head or a TF-IDF "
+        "baseline (default: the shipped multi-task model, as `mathgraph predict qrc`)",
+    )
+    compare.add_argument(
+        "--no-model", action="store_true", help="the alignment only: no QRC prediction, and no model loaded"
+    )
+    compare.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="how to print one pair: the differences in words, or one JSON object "
+        "{alignment, relation} (--input always writes JSONL)",
+    )
     compare.add_argument("--input", metavar="FILE", help="JSONL file of pairs (fields text_a, text_b)")
     compare.add_argument("--output", metavar="FILE", help="JSONL results, one per good input line (default: stdout)")
-    compare.add_argument("--skip-bad", action="store_true",
-                         help="skip bad input lines, count and report them, instead of stopping")
+    compare.add_argument(
+        "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
+    )
     compare.add_argument("--batch-size", type=int, default=32, help="pairs per model batch (default: 32)")
     compare.add_argument("--device", help="cpu, cuda, cuda:1 ... for --model (default: cuda when available)")
     compare.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
@@ -52,8 +66,13 @@ def run_compare(args: argparse.Namespace) -> int:
     with_model = not (args.solution or args.no_model)
     predictor = _load_predictor(args) if with_model else None
     pairs = [(row["text_a"], row["text_b"]) for _, row in rows]
-    records = compare_pairs(pairs, solution=args.solution, predictor=predictor, batch_size=args.batch_size,
-                            show_progress=bool(args.input) and not args.quiet)
+    records = compare_pairs(
+        pairs,
+        solution=args.solution,
+        predictor=predictor,
+        batch_size=args.batch_size,
+        show_progress=bool(args.input) and not args.quiet,
+    )
     if not args.input:
         [record] = records
         print(_format_text(record) if args.format == "text" else json.dumps(record, ensure_ascii=False))
@@ -61,8 +80,10 @@ def run_compare(args: argparse.Namespace) -> int:
     from mathgraph.jsonl import atomic_writer, write_jsonl
 
     # the row's id and line first, as `mathgraph predict --input` writes them
-    lines = [{**({"id": row["id"]} if "id" in row else {}), "line": line, **record}
-             for (line, row), record in zip(rows, records)]
+    lines = [
+        {**({"id": row["id"]} if "id" in row else {}), "line": line, **record}
+        for (line, row), record in zip(rows, records)
+    ]
     if args.output:
         with atomic_writer(args.output) as f:
             written = write_jsonl(f, lines)
@@ -73,8 +94,13 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def compare_pairs(pairs: list[tuple[str, str]], solution: bool = False, predictor=None, batch_size: int = 32,
-                  show_progress: bool = False) -> list[dict]:
+def compare_pairs(
+    pairs: list[tuple[str, str]],
+    solution: bool = False,
+    predictor=None,
+    batch_size: int = 32,
+    show_progress: bool = False,
+) -> list[dict]:
     """``{"alignment", "relation"}`` of each ``(text_a, text_b)`` pair: ``align_problems(a, b).to_dict()``
     and ``predictor``'s ``{label, probabilities}`` (None without a predictor), or, with ``solution``,
     ``align_solution(a, b).to_dict()`` and no relation.
@@ -107,8 +133,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
         what = "the question A, then its solution B" if args.solution else "problem A, then problem B"
         raise ValueError(f"give two TEXTs ({what}), or --input FILE; got {len(args.texts)}")
     if args.model is not None and (args.no_model or args.solution):
-        raise ValueError("--model is the QRC model of problem pairs: leave it out with "
-                         f"{'--no-model' if args.no_model else '--solution'}")
+        raise ValueError(
+            "--model is the QRC model of problem pairs: leave it out with "
+            f"{'--no-model' if args.no_model else '--solution'}"
+        )
 
 
 def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:

@@ -10,15 +10,22 @@ from mathgraph.cli.common import report_skipped
 
 def register(commands) -> None:
     """Add ``data qrc-pairs | sqr-lists | qam-pairs | split`` to the ``mathgraph`` commands."""
-    data = commands.add_parser("data", help="build and split task data (QRC pairs, SQR lists, QAM pairs)",
-                               description="Build task files from GSM-Plus / GSM8K JSONL and split them without leaks.")
+    data = commands.add_parser(
+        "data",
+        help="build and split task data (QRC pairs, SQR lists, QAM pairs)",
+        description="Build task files from GSM-Plus / GSM8K JSONL and split them without leaks.",
+    )
     actions = data.add_subparsers(dest="data_command", required=True, metavar="ACTION")
     specs = {
         "qrc-pairs": ("question relation pairs from GSM-Plus variants (9 labels)", run_data_qrc),
-        "sqr-lists": ("graded similar-question candidate lists from GSM-Plus variants (relevance 0..2)",
-                      run_data_sqr),
-        "qam-pairs": (("question/solution matching pairs from GSM8K rows (hard or random negatives) or "
-                       "GSM-Plus variants (number-swap pairs)"), run_data_qam),
+        "sqr-lists": ("graded similar-question candidate lists from GSM-Plus variants (relevance 0..2)", run_data_sqr),
+        "qam-pairs": (
+            (
+                "question/solution matching pairs from GSM8K rows (hard or random negatives) or "
+                "GSM-Plus variants (number-swap pairs)"
+            ),
+            run_data_qam,
+        ),
         "split": ("split a JSONL file into train/dev/test by group, or by row (stratified)", run_data_split),
     }
     parsers = {}
@@ -30,19 +37,36 @@ def register(commands) -> None:
         if name != "split":
             sub.add_argument("--output", required=True, metavar="FILE")
         sub.set_defaults(run=run)
-    parsers["qrc-pairs"].add_argument("--irrelevant-per-seed", type=int, default=1, metavar="N",
-                                      help="pairs of a seed with another seed's question (default: 1)")
+    parsers["qrc-pairs"].add_argument(
+        "--irrelevant-per-seed",
+        type=int,
+        default=1,
+        metavar="N",
+        help="pairs of a seed with another seed's question (default: 1)",
+    )
     sqr = parsers["sqr-lists"]
-    sqr.add_argument("--other-seeds", type=int, default=4, metavar="N",
-                     help="variants of other seeds per list, the N most TF-IDF-similar to the query, relevance 0 "
-                          "(default: 4; with a seed's 8 variants a list has 12 candidates)")
+    sqr.add_argument(
+        "--other-seeds",
+        type=int,
+        default=4,
+        metavar="N",
+        help="variants of other seeds per list, the N most TF-IDF-similar to the query, relevance 0 "
+        "(default: 4; with a seed's 8 variants a list has 12 candidates)",
+    )
     qam = parsers["qam-pairs"]
-    qam.add_argument("--source", choices=("gsm8k", "gsmplus"), default="gsm8k",
-                     help="gsm8k: question/solution rows, one negative per question; gsmplus: GSM-Plus variants, "
-                          "number-swap pairs grouped by seed (default: gsm8k)")
-    qam.add_argument("--negatives", choices=("hard", "random"),
-                     help="gsm8k only: the solution of the most TF-IDF-similar other question (hard, the default) "
-                          "or of a random other question")
+    qam.add_argument(
+        "--source",
+        choices=("gsm8k", "gsmplus"),
+        default="gsm8k",
+        help="gsm8k: question/solution rows, one negative per question; gsmplus: GSM-Plus variants, "
+        "number-swap pairs grouped by seed (default: gsm8k)",
+    )
+    qam.add_argument(
+        "--negatives",
+        choices=("hard", "random"),
+        help="gsm8k only: the solution of the most TF-IDF-similar other question (hard, the default) "
+        "or of a random other question",
+    )
     qam.add_argument("--limit", type=int, metavar="N", help="use the first N input rows only")
     qam.add_argument("--question-field", help="gsm8k only: the question field (default: question)")
     qam.add_argument("--solution-field", help="gsm8k only: the solution field (default: answer)")
@@ -51,7 +75,9 @@ def register(commands) -> None:
     split.add_argument("--stratify-field", help="without --group-field: stratify rows by this label")
     split.add_argument("--dev", type=float, default=0.1, help="fraction for dev (default: 0.1)")
     split.add_argument("--test", type=float, default=0.1, help="fraction for test (default: 0.1)")
-    split.add_argument("--output-dir", metavar="DIR", help="where to write STEM.{train,dev,test}.jsonl (default: next to input)")
+    split.add_argument(
+        "--output-dir", metavar="DIR", help="where to write STEM.{train,dev,test}.jsonl (default: next to input)"
+    )
 
 
 def _write_data(rows: list, output: str, summary: str, bad: list) -> None:
@@ -80,11 +106,18 @@ def run_data_sqr(args: argparse.Namespace) -> int:
 
     seeds, bad = read_seeds(args.input, args.skip_bad)
     lists = build_sqr_lists(seeds, args.seed, args.other_seeds)
-    shapes = Counter(f"{len(r['candidates'])} candidates, relevance 2/1/0: "
-                     + "/".join(str(r["relevance"].count(grade)) for grade in (2, 1, 0)) for r in lists)
+    shapes = Counter(
+        f"{len(r['candidates'])} candidates, relevance 2/1/0: "
+        + "/".join(str(r["relevance"].count(grade)) for grade in (2, 1, 0))
+        for r in lists
+    )
     grades = Counter(grade for r in lists for grade in r["relevance"])
-    summary = (f"{len(seeds)} seeds; lists of " + ", ".join(f"{k}: {n}" for k, n in shapes.most_common())
-               + "; candidates of relevance " + ", ".join(f"{g}: {grades[g]}" for g in (2, 1, 0)))
+    summary = (
+        f"{len(seeds)} seeds; lists of "
+        + ", ".join(f"{k}: {n}" for k, n in shapes.most_common())
+        + "; candidates of relevance "
+        + ", ".join(f"{g}: {grades[g]}" for g in (2, 1, 0))
+    )
     _write_data(lists, args.output, summary, bad)
     return 0
 
@@ -96,8 +129,15 @@ def run_data_qam(args: argparse.Namespace) -> int:
     from tasks.data import QAM_SWAP_FIELDS, build_qam_number_swap, build_qam_pairs, count_summary
 
     if args.source == "gsmplus":
-        given = [flag for flag, value in (("--negatives", args.negatives), ("--question-field", args.question_field),
-                                          ("--solution-field", args.solution_field)) if value is not None]
+        given = [
+            flag
+            for flag, value in (
+                ("--negatives", args.negatives),
+                ("--question-field", args.question_field),
+                ("--solution-field", args.solution_field),
+            )
+            if value is not None
+        ]
         if given:
             raise ValueError(f"{', '.join(given)} apply to --source gsm8k only")
         numbered, bad = read_rows(args.input, QAM_SWAP_FIELDS, args.skip_bad)
@@ -111,8 +151,9 @@ def run_data_qam(args: argparse.Namespace) -> int:
     numbered, bad = read_rows(args.input, (question_field, solution_field), args.skip_bad)
     rows = [row for _, row in numbered][: args.limit]
     pairs = build_qam_pairs(rows, args.seed, negatives, question_field, solution_field)
-    _write_data(pairs, args.output, f"{len(rows)} questions, {negatives} negatives; label "
-                                    f"{count_summary(pairs, 'label')}", bad)
+    _write_data(
+        pairs, args.output, f"{len(rows)} questions, {negatives} negatives; label {count_summary(pairs, 'label')}", bad
+    )
     return 0
 
 
@@ -120,8 +161,16 @@ def run_data_split(args: argparse.Namespace) -> int:
     """``data split``: train/dev/test files by group or stratified (``tasks.data.split_file``)."""
     from tasks.data import split_file
 
-    paths, splits, bad = split_file(args.input, args.dev, args.test, args.seed, args.group_field,
-                                    args.stratify_field, args.output_dir, args.skip_bad)
+    paths, splits, bad = split_file(
+        args.input,
+        args.dev,
+        args.test,
+        args.seed,
+        args.group_field,
+        args.stratify_field,
+        args.output_dir,
+        args.skip_bad,
+    )
     for name, rows in splits.items():
         groups = f", {len({r[args.group_field] for r in rows})} groups" if args.group_field else ""
         print(f"{name}: {len(rows)} rows{groups} -> {paths[name]}", file=sys.stderr)

@@ -18,8 +18,9 @@ def register(commands) -> None:
     encode.add_argument("--text-field", default="problem")
     encode.add_argument("--graphs", metavar="FILE", help="graphs of the same problems from `mathgraph parse --output`")
     encode.add_argument("--output", required=True, metavar="EMB.npy")
-    encode.add_argument("--model", default="default",
-                        help="model directory, 'default' (the shipped pre-trained COMUS) or 'untrained'")
+    encode.add_argument(
+        "--model", default="default", help="model directory, 'default' (the shipped pre-trained COMUS) or 'untrained'"
+    )
     encode.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
     encode.add_argument("--batch-size", type=int, default=32)
     encode.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
@@ -37,8 +38,9 @@ def run_encode(args: argparse.Namespace) -> int:
         raise ValueError("give --input FILE, --graphs FILE, or both")
     problems = read_problems(args.input, args.text_field, args.graphs)  # before the model's seconds of loading
     encoder = MathEncoder.from_pretrained(args.model, device=args.device)
-    vectors = encoder.encode(problems, batch_size=args.batch_size, mode=args.mode, device=args.device,
-                             show_progress=not args.quiet)
+    vectors = encoder.encode(
+        problems, batch_size=args.batch_size, mode=args.mode, device=args.device, show_progress=not args.quiet
+    )
     with open(args.output, "wb") as f:
         np.save(f, vectors)
     print(f"wrote {vectors.shape[0]} x {vectors.shape[1]} float32 vectors to {args.output}", file=sys.stderr)

@@ -18,17 +18,27 @@ def register(commands) -> None:
         description="Parse one problem (TEXT or --sample) and show its graph, or a JSONL file into one graph per line.",
     )
     parse.add_argument("text", nargs="?", help="the problem text, with LaTeX formulas between $...$")
-    parse.add_argument("--sample", metavar="N", help="parse bundled sample problem N (index or id; see `mathgraph samples`)")
-    parse.add_argument("--format", choices=("text", "json"), default="text", help="how to print one graph (default: text)")
+    parse.add_argument(
+        "--sample", metavar="N", help="parse bundled sample problem N (index or id; see `mathgraph samples`)"
+    )
+    parse.add_argument(
+        "--format", choices=("text", "json"), default="text", help="how to print one graph (default: text)"
+    )
     parse.add_argument("--draw", metavar="PNG", help="also draw the graph to this picture (png, svg, pdf)")
     parse.add_argument("--input", metavar="FILE", help="JSONL file of problems")
     parse.add_argument("--text-field", default="problem", help="field holding the problem text (default: problem)")
     parse.add_argument("--output", metavar="FILE", help="JSONL file of graphs, one per good input line, in input order")
     parse.add_argument("--workers", type=int, default=1, help="worker processes for --input (default: 1)")
     parse.add_argument("--batch-size", type=int, default=64, help="problems per parser batch (default: 64)")
-    parse.add_argument("--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping")
-    parse.add_argument("--parser", choices=PARSER_NAMES, default="auto", help="dependency parser back end (default: auto)")
-    parse.add_argument("--bare-arithmetic", action="store_true", help="treat arithmetic in plain text (48/2 = 24) as formulas")
+    parse.add_argument(
+        "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
+    )
+    parse.add_argument(
+        "--parser", choices=PARSER_NAMES, default="auto", help="dependency parser back end (default: auto)"
+    )
+    parse.add_argument(
+        "--bare-arithmetic", action="store_true", help="treat arithmetic in plain text (48/2 = 24) as formulas"
+    )
     parse.set_defaults(run=run_parse)
 
     vocab = commands.add_parser(
@@ -40,7 +50,9 @@ def register(commands) -> None:
     add_corpus_argument(vocab, "JSONL corpus and its text field")
     vocab.add_argument("--output", required=True, metavar="DIR")
     vocab.add_argument("--min-freq", type=int, default=2, help="keep node labels seen this often (default: 2)")
-    vocab.add_argument("--latex-min-freq", type=int, default=5, help="add LaTeX commands seen this often as tokens (default: 5)")
+    vocab.add_argument(
+        "--latex-min-freq", type=int, default=5, help="add LaTeX commands seen this often as tokens (default: 5)"
+    )
     vocab.add_argument("--workers", type=int, default=1)
     vocab.add_argument("--parser", choices=PARSER_NAMES, default="auto")
     vocab.set_defaults(run=run_vocab)
@@ -78,9 +90,15 @@ def _parse_file(args: argparse.Namespace) -> int:
     from parsers.problem import parse_problems
 
     records, bad = read_text_records(args.input, args.text_field, skip_bad=args.skip_bad)
-    graphs = parse_problems((r.text for r in records), parser=args.parser, batch_size=args.batch_size,
-                            n_process=args.workers, bare_arithmetic=args.bare_arithmetic,
-                            show_progress=not args.quiet, total=len(records))
+    graphs = parse_problems(
+        (r.text for r in records),
+        parser=args.parser,
+        batch_size=args.batch_size,
+        n_process=args.workers,
+        bare_arithmetic=args.bare_arithmetic,
+        show_progress=not args.quiet,
+        total=len(records),
+    )
     written = write_graphs(args.output, graphs, records)
     print(f"wrote {written} graphs to {args.output}", file=sys.stderr)
     report_skipped(bad)
@@ -102,11 +120,19 @@ def run_vocab(args: argparse.Namespace) -> int:
     from models.vocabularies import build_vocabularies, save_vocabularies
 
     graph_vocabulary, latex_tokens = build_vocabularies(
-        corpus_texts(args.corpus), parser=args.parser, workers=args.workers, min_freq=args.min_freq,
-        latex_min_freq=args.latex_min_freq, show_progress=not args.quiet)
+        corpus_texts(args.corpus),
+        parser=args.parser,
+        workers=args.workers,
+        min_freq=args.min_freq,
+        latex_min_freq=args.latex_min_freq,
+        show_progress=not args.quiet,
+    )
     save_vocabularies(args.output, graph_vocabulary, latex_tokens)
-    print(f"wrote {len(graph_vocabulary.labels)} node labels, {len(graph_vocabulary.relations)} relations and "
-          f"{len(latex_tokens)} LaTeX tokens to {args.output}", file=sys.stderr)
+    print(
+        f"wrote {len(graph_vocabulary.labels)} node labels, {len(graph_vocabulary.relations)} relations and "
+        f"{len(latex_tokens)} LaTeX tokens to {args.output}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -12,27 +12,38 @@ from mathgraph.cli.common import IntermixedArgumentParser, report_skipped
 def register(commands) -> None:
     """Add ``predict`` to the ``mathgraph`` commands."""
     predict = commands.add_parser(
-        "predict", help="predict from text with a trained model (a task or multi-task model, or TF-IDF)",
+        "predict",
+        help="predict from text with a trained model (a task or multi-task model, or TF-IDF)",
         description="Predict one input given as TEXT arguments (KPC: the problem; QRC/QAM: text_a text_b; SQR: "
         "the query, then its candidates) and print it, or every row of a JSONL file (KPC: --text-field; "
         "QRC/QAM: text_a, text_b; SQR: query, candidates) as JSONL: the row's id and line, then the label "
-        "and its probabilities, or the scores and ranking of the candidates.")
+        "and its probabilities, or the scores and ranking of the candidates.",
+    )
     predict.__class__ = IntermixedArgumentParser  # TEXTs may follow the options
     predict.add_argument("task", choices=("kpc", "qrc", "qam", "sqr"))
     predict.add_argument("texts", nargs="*", metavar="TEXT")
-    predict.add_argument("--model", metavar="DIR",
-                         help="a task model, a multi-task model (TASK picks the head) or a TF-IDF baseline "
-                              "(default: the shipped multi-task model)")
-    predict.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=None,
-                         help="fuse the shipped model with its TF-IDF baseline and, for qrc, qam and sqr, its "
-                              "structure model (graph alignment); weights chosen on dev; default: each on for the "
-                              "tasks where dev said it helps; shipped model only")
+    predict.add_argument(
+        "--model",
+        metavar="DIR",
+        help="a task model, a multi-task model (TASK picks the head) or a TF-IDF baseline "
+        "(default: the shipped multi-task model)",
+    )
+    predict.add_argument(
+        "--hybrid",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="fuse the shipped model with its TF-IDF baseline and, for qrc, qam and sqr, its "
+        "structure model (graph alignment); weights chosen on dev; default: each on for the "
+        "tasks where dev said it helps; shipped model only",
+    )
     predict.add_argument("--input", metavar="FILE", help="JSONL file of inputs")
-    predict.add_argument("--output", metavar="FILE",
-                         help="JSONL predictions, one per good input line (default: stdout)")
+    predict.add_argument(
+        "--output", metavar="FILE", help="JSONL predictions, one per good input line (default: stdout)"
+    )
     predict.add_argument("--text-field", default="problem", help="KPC text field of --input rows (default: problem)")
-    predict.add_argument("--skip-bad", action="store_true",
-                         help="skip bad input lines, count and report them, instead of stopping")
+    predict.add_argument(
+        "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
+    )
     predict.add_argument("--format", choices=("text", "json"), default="text", help="how to print one prediction")
     predict.add_argument("--top", type=int, default=5, help="probabilities printed for one TEXT input (default: 5)")
     predict.add_argument("--batch-size", type=int, default=32)
@@ -68,8 +79,15 @@ def run_predict(args: argparse.Namespace) -> int:
         [result] = predictor.predict([item], batch_size=args.batch_size)
         print(format_prediction(item, result, args.top) if args.format == "text" else json.dumps(result))
         return 0
-    written, bad = predict_file(predictor, args.task, args.input, args.output, text_field=args.text_field,
-                                batch_size=args.batch_size, skip_bad=args.skip_bad)
+    written, bad = predict_file(
+        predictor,
+        args.task,
+        args.input,
+        args.output,
+        text_field=args.text_field,
+        batch_size=args.batch_size,
+        skip_bad=args.skip_bad,
+    )
     print(f"wrote {written} predictions to {args.output or 'stdout'}", file=sys.stderr)
     report_skipped(bad)
     return 0

@@ -9,15 +9,21 @@ import sys
 
 def register(commands) -> None:
     """Add ``routes`` to the ``mathgraph`` commands."""
-    routes = commands.add_parser("routes", help="draw a MoE model's expert per token, or a ReasonFormer model's "
-                                 "skills per reasoning step (HTML or PNG)",
-                                 description="Route problems through a multi-task model and draw it: with MoE, per "
-                                 "MoE layer, each token coloured by its expert (JiuZhang 2.0, Table 6; one problem); "
-                                 "with ReasonFormer, the weight of each skill at each reasoning step and the stop "
-                                 "gate after it (the mean over the problems given).")
+    routes = commands.add_parser(
+        "routes",
+        help="draw a MoE model's expert per token, or a ReasonFormer model's skills per reasoning step (HTML or PNG)",
+        description="Route problems through a multi-task model and draw it: with MoE, per "
+        "MoE layer, each token coloured by its expert (JiuZhang 2.0, Table 6; one problem); "
+        "with ReasonFormer, the weight of each skill at each reasoning step and the stop "
+        "gate after it (the mean over the problems given).",
+    )
     routes.add_argument("texts", nargs="+", metavar="TEXT", help="the problem (ReasonFormer: one or more)")
-    routes.add_argument("--model", required=True, metavar="DIR",
-                        help="a `train multitask --adapter moe` or `--adapter reasonformer` directory")
+    routes.add_argument(
+        "--model",
+        required=True,
+        metavar="DIR",
+        help="a `train multitask --adapter moe` or `--adapter reasonformer` directory",
+    )
     routes.add_argument("--task", help="whose task prompt and routing to use (default: the model's first task)")
     routes.add_argument("--output", default="routes.html", metavar="FILE.html|FILE.png")
     routes.set_defaults(run=run_routes)

@@ -19,14 +19,20 @@ def register(commands) -> None:
 def _register_index(commands) -> None:
     index = commands.add_parser("index", help="build a similar-problem search index")
     actions = index.add_subparsers(dest="index_command", required=True, metavar="ACTION")
-    build = actions.add_parser("build", help="embed a JSONL corpus and save the index",
-                               description="Embed every row's text with a model and save vectors, rows and the "
-                               "model's identity; `mathgraph search` then needs no --model.")
+    build = actions.add_parser(
+        "build",
+        help="embed a JSONL corpus and save the index",
+        description="Embed every row's text with a model and save vectors, rows and the "
+        "model's identity; `mathgraph search` then needs no --model.",
+    )
     build.add_argument("--input", required=True, metavar="CORPUS.jsonl")
     build.add_argument("--text-field", default="problem")
-    build.add_argument("--model", default="default",
-                       help="mathgraph encoder directory, 'default' (the shipped pre-trained encoder), 'untrained', "
-                            "or text:PATH for a text-only encoder")
+    build.add_argument(
+        "--model",
+        default="default",
+        help="mathgraph encoder directory, 'default' (the shipped pre-trained encoder), 'untrained', "
+        "or text:PATH for a text-only encoder",
+    )
     build.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
     build.add_argument("--batch-size", type=int, default=32)
     build.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
@@ -36,42 +42,64 @@ def _register_index(commands) -> None:
 
 def _register_search(commands) -> None:
     search = commands.add_parser(
-        "search", help="the problems of an index most similar to a query, or to each query of a file",
+        "search",
+        help="the problems of an index most similar to a query, or to each query of a file",
         description="Print the k rows of an index most similar to QUERY, or, with --queries FILE, write one JSONL "
         "line per query of the file, in input order: {query, id (when the row has one), line, hits: [{rank, "
-        "index, score, row}]}. The model and index load once and the queries are embedded in batches.")
+        "index, score, row}]}. The model and index load once and the queries are embedded in batches.",
+    )
     search.add_argument("query", metavar="QUERY", nargs="?", help="the query (or --queries FILE)")
     search.add_argument("--index", required=True, metavar="INDEX")
     search.add_argument("-k", type=int, default=5)
     search.add_argument("--model", help="the model that built the index (default: the one it records)")
     search.add_argument("--approximate", action="store_true", help="faiss HNSW instead of exact cosine")
-    search.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=None,
-                        help="fuse cosine with TF-IDF scores over the index's texts, then re-score the best 50 with "
-                             "the shipped structure model (graph alignment), each with the shipped model's search "
-                             "weight (chosen on dev; default: each on only if dev said it helps)")
-    search.add_argument("--format", choices=("text", "json"), default="text",
-                        help="how the hits of one QUERY are printed (--queries always writes JSONL)")
+    search.add_argument(
+        "--hybrid",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="fuse cosine with TF-IDF scores over the index's texts, then re-score the best 50 with "
+        "the shipped structure model (graph alignment), each with the shipped model's search "
+        "weight (chosen on dev; default: each on only if dev said it helps)",
+    )
+    search.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="how the hits of one QUERY are printed (--queries always writes JSONL)",
+    )
     queries = search.add_argument_group("many queries")
-    queries.add_argument("--queries", metavar="FILE",
-                         help="queries, one a line: the --text-field of each row of a .jsonl file (or .ndjson), "
-                              "otherwise the lines of a plain text file; blank lines are skipped")
-    queries.add_argument("--text-field", default="problem", help="the query field of --queries JSONL rows "
-                                                                 "(default: problem)")
+    queries.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="queries, one a line: the --text-field of each row of a .jsonl file (or .ndjson), "
+        "otherwise the lines of a plain text file; blank lines are skipped",
+    )
+    queries.add_argument(
+        "--text-field", default="problem", help="the query field of --queries JSONL rows (default: problem)"
+    )
     queries.add_argument("--output", metavar="FILE", help="the JSONL results (default: stdout)")
-    queries.add_argument("--skip-bad", action="store_true",
-                         help="skip bad --queries lines, count and report them, instead of stopping")
+    queries.add_argument(
+        "--skip-bad", action="store_true", help="skip bad --queries lines, count and report them, instead of stopping"
+    )
     queries.add_argument("--batch-size", type=int, default=32, help="queries embedded at a time (default: 32)")
     search.set_defaults(run=run_search)
 
 
 def _register_refine(commands) -> None:
-    refine = commands.add_parser("refine", help="refine solutions with retrieved exemplars and an LLM",
-                                 description="JiuZhang 2.0 iterative refinement: three stages (logic, deduction, "
-                                 "language and calculation), each retrieving its exemplars and asking an LLM.")
+    refine = commands.add_parser(
+        "refine",
+        help="refine solutions with retrieved exemplars and an LLM",
+        description="JiuZhang 2.0 iterative refinement: three stages (logic, deduction, "
+        "language and calculation), each retrieving its exemplars and asking an LLM.",
+    )
     refine.add_argument("--problems", required=True, metavar="F.jsonl")
     refine.add_argument("--index", required=True, metavar="INDEX", help="exemplars: rows with problem and solution")
-    refine.add_argument("--llm", required=True, metavar="PATH|URL|smollm2",
-                        help="a local Hugging Face causal LM, an OpenAI-compatible URL, or the packaged smollm2")
+    refine.add_argument(
+        "--llm",
+        required=True,
+        metavar="PATH|URL|smollm2",
+        help="a local Hugging Face causal LM, an OpenAI-compatible URL, or the packaged smollm2",
+    )
     refine.add_argument("--llm-model", help="model name for an OpenAI-compatible endpoint")
     refine.add_argument("--drafts", metavar="F.jsonl", help="draft solutions (default: the LLM writes them)")
     refine.add_argument("--stages", type=int, choices=(1, 2, 3), default=3)
@@ -89,8 +117,15 @@ def run_index_build(args: argparse.Namespace) -> int:
     """``index build``: embed a JSONL corpus and save it as a search index."""
     from tasks.retrieval import build_index_from_file
 
-    index = build_index_from_file(args.input, model=args.model, text_field=args.text_field, output=args.output,
-                                  mode=args.mode, batch_size=args.batch_size, skip_bad=args.skip_bad)
+    index = build_index_from_file(
+        args.input,
+        model=args.model,
+        text_field=args.text_field,
+        output=args.output,
+        mode=args.mode,
+        batch_size=args.batch_size,
+        skip_bad=args.skip_bad,
+    )
     print(f"indexed {len(index)} rows ({index.dimension}-dimensional) in {args.output}", file=sys.stderr)
     return 0
 
@@ -114,8 +149,9 @@ def run_search(args: argparse.Namespace) -> int:
     approximate = args.approximate or None
     if args.queries is not None:
         return _search_file(index, records, bad, args, approximate, weight, structure_weight)
-    hits = index.search(args.query, k=args.k, approximate=approximate, sparse_weight=weight,
-                        structure_weight=structure_weight)
+    hits = index.search(
+        args.query, k=args.k, approximate=approximate, sparse_weight=weight, structure_weight=structure_weight
+    )
     if args.format == "json":
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False))
     else:
@@ -125,13 +161,27 @@ def run_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search_file(index, records: list, bad: list, args: argparse.Namespace, approximate: bool | None,
-                 weight: float, structure_weight: float) -> int:
+def _search_file(
+    index,
+    records: list,
+    bad: list,
+    args: argparse.Namespace,
+    approximate: bool | None,
+    weight: float,
+    structure_weight: float,
+) -> int:
     from mathgraph.jsonl import atomic_writer, write_jsonl
     from tasks.retrieval import search_records
 
-    results = search_records(index, records, k=args.k, batch_size=args.batch_size, approximate=approximate,
-                             sparse_weight=weight, structure_weight=structure_weight)
+    results = search_records(
+        index,
+        records,
+        k=args.k,
+        batch_size=args.batch_size,
+        approximate=approximate,
+        sparse_weight=weight,
+        structure_weight=structure_weight,
+    )
     if args.output:
         with atomic_writer(args.output) as out:
             written = write_jsonl(out, results)
@@ -148,10 +198,20 @@ def run_refine(args: argparse.Namespace) -> int:
     from tasks.refine import refine_file
     from tasks.retrieval import load_index
 
-    summary = refine_file(args.problems, load_index(args.index), load_llm(args.llm, model=args.llm_model), args.output,
-                          drafts_path=args.drafts, stages=args.stages, iterations=args.iterations,
-                          exemplars=args.exemplars, max_new_tokens=args.max_new_tokens, retries=args.retries,
-                          solution_field=args.solution_field, limit=args.limit)
+    summary = refine_file(
+        args.problems,
+        load_index(args.index),
+        load_llm(args.llm, model=args.llm_model),
+        args.output,
+        drafts_path=args.drafts,
+        stages=args.stages,
+        iterations=args.iterations,
+        exemplars=args.exemplars,
+        max_new_tokens=args.max_new_tokens,
+        retries=args.retries,
+        solution_field=args.solution_field,
+        limit=args.limit,
+    )
     print(json.dumps(summary, default=str))
     print(f"wrote {args.output}", file=sys.stderr)
     return 0

@@ -17,33 +17,69 @@ def register(commands) -> None:
     """Add ``serve`` to the ``mathgraph`` commands."""
     defaults = Limits()
     serve = commands.add_parser(
-        "serve", help="serve parse, draw, encode, predict and search over HTTP, with a page to explore problems",
+        "serve",
+        help="serve parse, draw, encode, predict and search over HTTP, with a page to explore problems",
         description="Load the models once and serve JSON endpoints under /api (health, parse, draw, encode, "
         "predict/TASK, search; the OpenAPI schema at /api/openapi.json) and, at /, a page that draws a problem's "
-        "graph, its predictions and its most similar problems. Needs the serve extra: pip install 'mathgraph[serve]'.")
-    serve.add_argument("--model", metavar="DIR", help="a task or multi-task model whose tasks /api/predict serves "
-                                                      "(default: the shipped multi-task model)")
-    serve.add_argument("--hybrid", action=argparse.BooleanOptionalAction, default=None,
-                       help="fuse the shipped model with its TF-IDF baselines (default: for the tasks where dev "
-                            "said it helps; shipped model only)")
-    serve.add_argument("--encoder", default="default", metavar="DIR",
-                       help="the encoder of /api/encode, as `mathgraph encode --model` (default: the shipped one)")
-    serve.add_argument("--index", metavar="DIR", help="a search index (`mathgraph index build`) for /api/search "
-                                                      "(default: none, and no similar problems on the page)")
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this "
-                                                           "machine only; the service has no authentication)")
+        "graph, its predictions and its most similar problems. Needs the serve extra: pip install 'mathgraph[serve]'.",
+    )
+    serve.add_argument(
+        "--model",
+        metavar="DIR",
+        help="a task or multi-task model whose tasks /api/predict serves (default: the shipped multi-task model)",
+    )
+    serve.add_argument(
+        "--hybrid",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="fuse the shipped model with its TF-IDF baselines (default: for the tasks where dev "
+        "said it helps; shipped model only)",
+    )
+    serve.add_argument(
+        "--encoder",
+        default="default",
+        metavar="DIR",
+        help="the encoder of /api/encode, as `mathgraph encode --model` (default: the shipped one)",
+    )
+    serve.add_argument(
+        "--index",
+        metavar="DIR",
+        help="a search index (`mathgraph index build`) for /api/search "
+        "(default: none, and no similar problems on the page)",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default: 127.0.0.1, this machine only; the service has no authentication)",
+    )
     serve.add_argument("--port", type=int, default=8000, help="port (default: 8000; 0 picks a free one)")
     limits = serve.add_argument_group("limits (a request over one gets a 413)")
-    limits.add_argument("--max-text-chars", type=int, default=defaults.max_text_chars,
-                        help=f"characters in one text (default: {defaults.max_text_chars})")
-    limits.add_argument("--max-batch", type=int, default=defaults.max_batch,
-                        help=f"texts, inputs or queries in one request (default: {defaults.max_batch})")
-    limits.add_argument("--max-request-bytes", type=int, default=defaults.max_request_bytes,
-                        help=f"bytes in a request body (default: {defaults.max_request_bytes})")
-    limits.add_argument("--max-k", type=int, default=defaults.max_k,
-                        help=f"search results per query (default: {defaults.max_k})")
-    serve.add_argument("--device", help="cpu, cuda, cuda:1 ... for --model, --encoder and the index's encoder "
-                                        "(default: the CPU; the shipped model runs on the CPU)")
+    limits.add_argument(
+        "--max-text-chars",
+        type=int,
+        default=defaults.max_text_chars,
+        help=f"characters in one text (default: {defaults.max_text_chars})",
+    )
+    limits.add_argument(
+        "--max-batch",
+        type=int,
+        default=defaults.max_batch,
+        help=f"texts, inputs or queries in one request (default: {defaults.max_batch})",
+    )
+    limits.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=defaults.max_request_bytes,
+        help=f"bytes in a request body (default: {defaults.max_request_bytes})",
+    )
+    limits.add_argument(
+        "--max-k", type=int, default=defaults.max_k, help=f"search results per query (default: {defaults.max_k})"
+    )
+    serve.add_argument(
+        "--device",
+        help="cpu, cuda, cuda:1 ... for --model, --encoder and the index's encoder "
+        "(default: the CPU; the shipped model runs on the CPU)",
+    )
     serve.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
     serve.set_defaults(run=run_serve)
 
@@ -55,23 +91,32 @@ def run_serve(args: argparse.Namespace) -> int:
 
         from mathgraph.serve.app import create_app
     except ImportError as err:
-        raise ValueError(f"mathgraph serve needs the serve extra ({err.name} is missing): "
-                         "pip install 'mathgraph[serve]'") from None
+        raise ValueError(
+            f"mathgraph serve needs the serve extra ({err.name} is missing): pip install 'mathgraph[serve]'"
+        ) from None
     from mathgraph.serve.service import Service
     from tasks.trainer import configure_threads
 
     limits = Limits(args.max_text_chars, args.max_batch, args.max_request_bytes, args.max_k)
     listener = bind(args.host, args.port)  # a taken port is reported before the models' seconds of loading
     if args.host not in LOOPBACK:
-        print(f"warning: listening on {args.host}: anyone who can reach it can use this server "
-              "(it has no authentication)", file=sys.stderr)
+        print(
+            f"warning: listening on {args.host}: anyone who can reach it can use this server "
+            "(it has no authentication)",
+            file=sys.stderr,
+        )
     configure_threads(args.threads)
-    service = Service.load(model=args.model, encoder=args.encoder, index=args.index, hybrid=args.hybrid,
-                           device=args.device)
+    service = Service.load(
+        model=args.model, encoder=args.encoder, index=args.index, hybrid=args.hybrid, device=args.device
+    )
     logging.getLogger("mathgraph").setLevel(logging.WARNING)  # not a graph-cache note per request in the log
     host, port = listener.getsockname()[:2]
-    print(f"mathgraph serving {service.model_name} model ({', '.join(service.predictors)}) at "
-          f"http://{'[' + host + ']' if ':' in host else host}:{port}/", file=sys.stderr, flush=True)
+    print(
+        f"mathgraph serving {service.model_name} model ({', '.join(service.predictors)}) at "
+        f"http://{'[' + host + ']' if ':' in host else host}:{port}/",
+        file=sys.stderr,
+        flush=True,
+    )
     config = uvicorn.Config(create_app(service, limits), log_level="warning" if args.quiet else "info")
     uvicorn.Server(config).run(sockets=[listener])
     return 0

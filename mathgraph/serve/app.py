@@ -27,8 +27,15 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from mathgraph import __version__
-from mathgraph.serve.schemas import (CompareRequest, DrawRequest, EncodeRequest, PairInput, ParseRequest,
-                                     PredictRequest, SearchRequest)
+from mathgraph.serve.schemas import (
+    CompareRequest,
+    DrawRequest,
+    EncodeRequest,
+    PairInput,
+    ParseRequest,
+    PredictRequest,
+    SearchRequest,
+)
 from mathgraph.serve.service import Limits, Service
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -37,9 +44,14 @@ STATIC_DIR = Path(__file__).parent / "static"
 def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
     """The application serving ``service``'s loaded models under ``limits`` (default ``Limits()``)."""
     limits = limits or Limits()
-    app = FastAPI(title="mathgraph", version=__version__, openapi_url="/api/openapi.json",
-                  docs_url=None, redoc_url=None,  # both load their scripts from a CDN; the schema is enough
-                  description="Math syntax graphs, encodings, task predictions and similar-problem search.")
+    app = FastAPI(
+        title="mathgraph",
+        version=__version__,
+        openapi_url="/api/openapi.json",
+        docs_url=None,
+        redoc_url=None,  # both load their scripts from a CDN; the schema is enough
+        description="Math syntax graphs, encodings, task predictions and similar-problem search.",
+    )
     app.add_middleware(RequestSizeLimit, max_bytes=limits.max_request_bytes)
 
     @app.exception_handler(ValueError)
@@ -88,8 +100,11 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
         _check_texts(limits, [text for item in inputs for text in _texts_of(item)], batch=len(inputs))
         for item in inputs:
             if isinstance(item, tuple) and isinstance(item[1], list) and len(item[1]) > limits.max_batch:
-                raise HTTPException(413, f"{len(item[1])} candidates in one input; this server takes at most "
-                                         f"{limits.max_batch} (--max-batch)")
+                raise HTTPException(
+                    413,
+                    f"{len(item[1])} candidates in one input; this server takes at most "
+                    f"{limits.max_batch} (--max-batch)",
+                )
         return {"task": task, "results": service.predict(task, inputs)}
 
     @app.post("/api/search")
@@ -101,9 +116,12 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
         if request.k > limits.max_k:
             raise HTTPException(413, f"k={request.k}; this server returns at most {limits.max_k} results a query")
         hits = service.search(request.queries, k=request.k, hybrid=request.hybrid)
-        return {"results": [{"query": query, "hits": [{"rank": rank, **hit.to_dict()}
-                                                      for rank, hit in enumerate(query_hits, 1)]}
-                            for query, query_hits in zip(request.queries, hits)]}
+        return {
+            "results": [
+                {"query": query, "hits": [{"rank": rank, **hit.to_dict()} for rank, hit in enumerate(query_hits, 1)]}
+                for query, query_hits in zip(request.queries, hits)
+            ]
+        }
 
     @app.post("/api/compare")
     def compare(request: CompareRequest) -> dict:
@@ -143,12 +161,16 @@ def _check_texts(limits: Limits, texts: list[str], batch: int | None = None) -> 
     """413 for a batch of more than ``max_batch`` items or a text over ``max_text_chars``."""
     batch = len(texts) if batch is None else batch
     if batch > limits.max_batch:
-        raise HTTPException(413, f"{batch} items in one request; this server takes at most {limits.max_batch} "
-                                 "(--max-batch)")
+        raise HTTPException(
+            413, f"{batch} items in one request; this server takes at most {limits.max_batch} (--max-batch)"
+        )
     for i, text in enumerate(texts):
         if len(text) > limits.max_text_chars:
-            raise HTTPException(413, f"text {i} has {len(text)} characters; this server takes at most "
-                                     f"{limits.max_text_chars} (--max-text-chars)")
+            raise HTTPException(
+                413,
+                f"text {i} has {len(text)} characters; this server takes at most "
+                f"{limits.max_text_chars} (--max-text-chars)",
+            )
 
 
 class RequestSizeLimit:
@@ -190,6 +212,8 @@ class RequestSizeLimit:
         await self.app(scope, replay, send)
 
     async def _refuse(self, scope, receive, send) -> None:
-        response = JSONResponse({"detail": f"the request body is over this server's limit of {self.max_bytes} "
-                                           "bytes (--max-request-bytes)"}, status_code=413)
+        response = JSONResponse(
+            {"detail": f"the request body is over this server's limit of {self.max_bytes} bytes (--max-request-bytes)"},
+            status_code=413,
+        )
         await response(scope, receive, send)

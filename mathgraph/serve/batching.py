@@ -61,4 +61,4 @@ class ModelLock:
             return
         start = 0
         for request in batch:
-            request.results, start = results[start:start + len(request.items)], start + len(request.items)
+            request.results, start = results[start : start + len(request.items)], start + len(request.items)

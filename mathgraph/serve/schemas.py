@@ -32,8 +32,11 @@ class Body(BaseModel):
 
 class ParseRequest(Body):
     texts: Texts = Field(description="problems, with LaTeX formulas between $...$")
-    layout: bool = Field(False, description="also return each graph's drawing layout (node positions and "
-                                            "colours, as `mathgraph.draw.graph_layout`)")
+    layout: bool = Field(
+        False,
+        description="also return each graph's drawing layout (node positions and "
+        "colours, as `mathgraph.draw.graph_layout`)",
+    )
     bare_arithmetic: bool = Field(False, description="treat arithmetic in plain text (48/2 = 24) as formulas")
 
 
@@ -70,25 +73,33 @@ def _input_kind(value) -> str | None:
     return None  # pydantic: "Unable to extract tag using discriminator"
 
 
-TaskInput = Annotated[Annotated[Text, Tag("text")] | Annotated[PairInput, Tag("pair")]
-                      | Annotated[RankingInput, Tag("ranking")], Discriminator(_input_kind)]
+TaskInput = Annotated[
+    Annotated[Text, Tag("text")] | Annotated[PairInput, Tag("pair")] | Annotated[RankingInput, Tag("ranking")],
+    Discriminator(_input_kind),
+]
 
 
 class PredictRequest(Body):
     inputs: Annotated[list[TaskInput], Field(min_length=1)] = Field(
-        description="KPC: problem texts; QRC and QAM: {text_a, text_b}; SQR: {query, candidates}")
+        description="KPC: problem texts; QRC and QAM: {text_a, text_b}; SQR: {query, candidates}"
+    )
 
 
 class CompareRequest(Body):
     pairs: Annotated[list[PairInput], Field(min_length=1)] = Field(
         description="problem pairs {text_a, text_b}: problem b aligned with problem a (with solution: "
-                    "text_a a question, text_b its solution)")
-    solution: bool = Field(False, description="read text_b as a solution of question text_a: which of its "
-                                              "quantities the solution's steps use (no relation then)")
+        "text_a a question, text_b its solution)"
+    )
+    solution: bool = Field(
+        False,
+        description="read text_b as a solution of question text_a: which of its "
+        "quantities the solution's steps use (no relation then)",
+    )
 
 
 class SearchRequest(Body):
     queries: Texts
     k: int = Field(5, ge=1, description="results per query (at most the server's max_k)")
-    hybrid: bool | None = Field(None, description="fuse cosine with TF-IDF scores (None: as dev chose for the "
-                                                  "shipped model)")
+    hybrid: bool | None = Field(
+        None, description="fuse cosine with TF-IDF scores (None: as dev chose for the shipped model)"
+    )

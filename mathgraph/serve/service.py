@@ -50,8 +50,15 @@ class Service:
     (a ``SearchIndex`` with its encoder). Every method's model work runs under ``self.model_lock`` (see the
     module docstring)."""
 
-    def __init__(self, predictors: dict, encoder, index=None, model_name: str = SHIPPED_MODEL,
-                 index_path: str | None = None, hybrid: dict[str, bool] | None = None):
+    def __init__(
+        self,
+        predictors: dict,
+        encoder,
+        index=None,
+        model_name: str = SHIPPED_MODEL,
+        index_path: str | None = None,
+        hybrid: dict[str, bool] | None = None,
+    ):
         self.predictors, self.encoder, self.index = dict(predictors), encoder, index
         self.model_name, self.index_path = model_name, index_path
         self.hybrid = dict(hybrid or {})
@@ -59,8 +66,14 @@ class Service:
 
     # ------------------------------------------------------------- loading
     @classmethod
-    def load(cls, model: str | PathLike | None = None, encoder: str | PathLike = "default",
-             index: str | PathLike | None = None, hybrid: bool | None = None, device: str | None = None) -> Service:
+    def load(
+        cls,
+        model: str | PathLike | None = None,
+        encoder: str | PathLike = "default",
+        index: str | PathLike | None = None,
+        hybrid: bool | None = None,
+        device: str | None = None,
+    ) -> Service:
         """Load everything once: the task models of ``model`` (a task or multi-task model directory; None:
         the shipped multi-task model, fused with TF-IDF as ``mathgraph predict`` does, per ``hybrid``), the
         ``encoder`` of ``encode`` (as ``mathgraph encode --model``) and the ``index`` (as ``mathgraph search``)."""
@@ -76,8 +89,14 @@ class Service:
             math_encoder = embedder.encoder  # the index was built with this encoder: one copy in memory
         else:
             math_encoder = MathEncoder.from_pretrained(encoder, device=device)
-        return cls(predictors, math_encoder, loaded_index, model_name=SHIPPED_MODEL if model is None else str(model),
-                   index_path=None if index is None else str(index), hybrid=fused)
+        return cls(
+            predictors,
+            math_encoder,
+            loaded_index,
+            model_name=SHIPPED_MODEL if model is None else str(model),
+            index_path=None if index is None else str(index),
+            hybrid=fused,
+        )
 
     # ------------------------------------------------------------- the endpoints' work
     def parse(self, texts: Sequence[str], bare_arithmetic: bool = False) -> list:
@@ -103,7 +122,7 @@ class Service:
             figure.savefig(buffer, format="svg", bbox_inches="tight")
         return buffer.getvalue()
 
-    def encode(self, texts: Sequence[str], mode: str = "fused") -> "np.ndarray":
+    def encode(self, texts: Sequence[str], mode: str = "fused") -> np.ndarray:
         """Vectors of ``texts`` from the encoder (as ``mathgraph encode``), one row per text."""
         import numpy as np
 
@@ -129,8 +148,10 @@ class Service:
             raise LookupError("no search index: start the server with --index DIR")
         weight, structure_weight = hybrid_search_weight(hybrid), structure_search_weight(hybrid)
         return self.model_lock.run_batched(
-            ("search", k, weight, structure_weight), queries,
-            lambda batch: self.index.search(batch, k=k, sparse_weight=weight, structure_weight=structure_weight))
+            ("search", k, weight, structure_weight),
+            queries,
+            lambda batch: self.index.search(batch, k=k, sparse_weight=weight, structure_weight=structure_weight),
+        )
 
     def compare(self, pairs: Sequence[tuple[str, str]], solution: bool = False) -> list[dict]:
         """``{alignment, relation}`` of each ``(text_a, text_b)`` pair, as ``mathgraph compare --format json``:
@@ -143,20 +164,31 @@ class Service:
             alignments = [a.to_dict() for a in align_texts(pairs, solution=solution)]
         relations = [None] * len(pairs)
         if not solution and "qrc" in self.predictors:
-            relations = [{"label": result["label"], "probabilities": result["probabilities"]}
-                         for result in self.predict("qrc", pairs)]  # batched with waiting QRC predictions
+            relations = [
+                {"label": result["label"], "probabilities": result["probabilities"]}
+                for result in self.predict("qrc", pairs)
+            ]  # batched with waiting QRC predictions
         return [{"alignment": alignment, "relation": relation} for alignment, relation in zip(alignments, relations)]
 
     def describe(self) -> dict:
         """What is loaded, for the health endpoint and the page."""
         from tasks.task_types import get_task
 
-        index = None if self.index is None else {"path": self.index_path, "rows": len(self.index),
-                                                 "text_field": self.index.text_field}
-        tasks = [{"name": task, "input": get_task(task).tfidf_kind, "hybrid": self.hybrid.get(task, False)}
-                 for task in self.predictors]
-        return {"model": self.model_name, "tasks": tasks, "encoder_dimension": self.encoder.dimension("fused"),
-                "index": index}
+        index = (
+            None
+            if self.index is None
+            else {"path": self.index_path, "rows": len(self.index), "text_field": self.index.text_field}
+        )
+        tasks = [
+            {"name": task, "input": get_task(task).tfidf_kind, "hybrid": self.hybrid.get(task, False)}
+            for task in self.predictors
+        ]
+        return {
+            "model": self.model_name,
+            "tasks": tasks,
+            "encoder_dimension": self.encoder.dimension("fused"),
+            "index": index,
+        }
 
 
 def _shipped_predictors(hybrid: bool | None) -> tuple[dict, dict[str, bool]]:
@@ -177,8 +209,10 @@ def _directory_predictors(directory: str | PathLike, device: str | None) -> dict
 
     kind = model_type(directory)
     if kind not in (TASK_MODEL, MULTITASK_MODEL):
-        raise CheckpointError(f"{directory} holds {describe(kind)}; --model takes a task model or a multi-task "
-                              "model (an encoder goes to --encoder, an index to --index)")
+        raise CheckpointError(
+            f"{directory} holds {describe(kind)}; --model takes a task model or a multi-task "
+            "model (an encoder goes to --encoder, an index to --index)"
+        )
     model = load_model(directory, device=device)
     if kind == TASK_MODEL:
         return {model.config.task: model}

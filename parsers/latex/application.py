@@ -163,8 +163,13 @@ class ApplicationMixin:
         if rest[0].kind == "CHAR" and rest[0].text == "_":
             if len(rest) == 2 and rest[1].kind in ("LET", "DIG"):
                 return True
-            if len(rest) >= 3 and rest[1].kind == "CHAR" and rest[1].text == "{" and rest[-1].text == "}" \
-                    and all(t.kind in ("LET", "DIG") or (t.kind == "CHAR" and t.text in "+-") for t in rest[2:-1]):
+            if (
+                len(rest) >= 3
+                and rest[1].kind == "CHAR"
+                and rest[1].text == "{"
+                and rest[-1].text == "}"
+                and all(t.kind in ("LET", "DIG") or (t.kind == "CHAR" and t.text in "+-") for t in rest[2:-1])
+            ):
                 return True
         return False
 
@@ -174,7 +179,8 @@ class ApplicationMixin:
             t = toks[j]
             if t.kind in ("LET", "CMD") and t.text == letter:
                 nxt = toks[j + 1] if j + 1 < hi else None
-                if nxt is None or not ((nxt.kind == "CHAR" and nxt.text in "(_^'") or
-                                       (nxt.kind == "OPEN" and nxt.text == "(")):
+                if nxt is None or not (
+                    (nxt.kind == "CHAR" and nxt.text in "(_^'") or (nxt.kind == "OPEN" and nxt.text == "(")
+                ):
                     return True
         return False

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from .state import _N, _args, _node
 from .symbols import (
-    _ACCENTS, _BIG_OPS, _CLOSERS, _CONSTANTS, _CUSTOM_OPS, _FONTS, _FUNC_NAMES, _GEOMETRY, _GREEK, _IMPL, _MUL,
-    _OPENER_CMDS, _TEXT_FONTS, _UNARY, _WRAPPERS, _is_operator,
+    _ACCENTS,
+    _BIG_OPS,
+    _CLOSERS,
+    _CONSTANTS,
+    _CUSTOM_OPS,
+    _FONTS,
+    _FUNC_NAMES,
+    _GEOMETRY,
+    _GREEK,
+    _IMPL,
+    _MUL,
+    _OPENER_CMDS,
+    _TEXT_FONTS,
+    _UNARY,
+    _WRAPPERS,
+    _is_operator,
 )
-from .tokenizer import _Tok, _is_greek, _is_paren
+from .tokenizer import _is_greek, _is_paren, _Tok
 
 
 class CommandMixin:
@@ -71,8 +85,12 @@ class CommandMixin:
         # unknown command: F over the braced groups that follow, else a symbol
         self.pos += 1
         args = []
-        while self.pos < self.end and self.toks[self.pos].kind == "CHAR" and self.toks[self.pos].text == "{" \
-                and self.closing(self.pos) > 0:
+        while (
+            self.pos < self.end
+            and self.toks[self.pos].kind == "CHAR"
+            and self.toks[self.pos].text == "{"
+            and self.closing(self.pos) > 0
+        ):
             args.append(self.brace_group())
         if args:
             return _node("F", t, _args(args), tok.start, tok.end)
@@ -86,8 +104,15 @@ class CommandMixin:
         nxt = self.peek()
         if nxt is not None and nxt.kind == "CHAR" and nxt.text == "[":
             _, close_tok, elems, err = self.delim_content("opt", "]")
-            idx = elems[0] if len(elems) == 1 else (_node("O", "list", _args(elems)) if elems else
-                                                    self.error("", nxt.end, nxt.end, r"empty \sqrt index"))
+            idx = (
+                elems[0]
+                if len(elems) == 1
+                else (
+                    _node("O", "list", _args(elems))
+                    if elems
+                    else self.error("", nxt.end, nxt.end, r"empty \sqrt index")
+                )
+            )
             if err is not None:
                 idx = self.error("[", nxt.start, nxt.end, err, [("arg0", idx)])
             kids.append(("index", idx))
@@ -98,9 +123,12 @@ class CommandMixin:
         """An accent (``\\overline``, ``\\vec``...) over its argument, or alone over a blank."""
         t = tok.text
         self.pos += 1
-        close = self.closing(self.pos) if self.pos < self.end and self.toks[self.pos].kind == "CHAR" \
-            and self.toks[self.pos].text == "{" else -1
-        if close > 0 and all(self._separator(x) for x in self.toks[self.pos + 1:close]):
+        close = (
+            self.closing(self.pos)
+            if self.pos < self.end and self.toks[self.pos].kind == "CHAR" and self.toks[self.pos].text == "{"
+            else -1
+        )
+        if close > 0 and all(self._separator(x) for x in self.toks[self.pos + 1 : close]):
             self.pos = close + 1
             return _N("O", t, tok.start, self.toks[close].end)  # a blank to fill in: ``\\underline{\\hspace{1cm}}``
         return _node("O", t, [("arg0", self.macro_arg(f"missing argument of {t}"))], tok.start, tok.end)
@@ -115,8 +143,9 @@ class CommandMixin:
             open_tok = tok
             _, close_tok, elems, err = self.delim_content(kind, closer)
             end = close_tok.end if close_tok is not None else open_tok.end
-            return self._finish_group(open_tok, close_tok, err, _node("O", r"\langle", _args(elems),
-                                                                      open_tok.start, end))
+            return self._finish_group(
+                open_tok, close_tok, err, _node("O", r"\langle", _args(elems), open_tok.start, end)
+            )
         label = {"floor": "floor", "ceil": "ceil", "lvert": "abs", "lVert": "norm"}[kind]
         return self.fence(kind, closer, label)
 
@@ -167,8 +196,11 @@ class CommandMixin:
             for i, e in enumerate(elems):
                 f.add(f"arg{n0 + i}", e)
             f.end = max(f.end, close_tok.end if close_tok is not None else self.here())
-            special = self._special_sup() if self.pos < self.end and self.toks[self.pos].text == "^" \
-                and self.toks[self.pos].kind == "CHAR" else None
+            special = (
+                self._special_sup()
+                if self.pos < self.end and self.toks[self.pos].text == "^" and self.toks[self.pos].kind == "CHAR"
+                else None
+            )
             if special is not None and special[0] == r"\degree" and len(elems) == 1 and err is None:
                 # ``\sin(2k-1)^\circ``: the degree sign belongs to the argument
                 self.pos = special[2]
@@ -235,8 +267,8 @@ class CommandMixin:
         if not atoms:
             nxt = self.peek()
             close = self.closing(self.pos) if nxt is not None and nxt.kind == "CHAR" and nxt.text == "{" else -1
-            if close > 0 and all(x.kind == "LET" for x in self.toks[self.pos + 1:close]):
-                atoms = [_N("V", x.text, x.start, x.end) for x in self.toks[self.pos + 1:close]]
+            if close > 0 and all(x.kind == "LET" for x in self.toks[self.pos + 1 : close]):
+                atoms = [_N("V", x.text, x.start, x.end) for x in self.toks[self.pos + 1 : close]]
                 self.pos = close + 1
             elif close > 0:
                 atoms.append(self.brace_group())
@@ -270,7 +302,7 @@ class CommandMixin:
         inner: list[_Tok]
         if nxt.kind == "CHAR" and nxt.text == "{" and self.closing(self.pos) > 0:
             close = self.closing(self.pos)
-            inner = self.toks[self.pos + 1:close]
+            inner = self.toks[self.pos + 1 : close]
             end_idx = close + 1
         else:
             inner = [nxt]

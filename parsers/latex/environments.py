@@ -56,8 +56,9 @@ class EnvironmentMixin:
         if end_tok is None:
             return self.error(self.raw(tok), tok.start, tok.end, f"unclosed \\begin{{{name}}}", [("arg0", node)])
         if end_tok.text != name:
-            return self.error(self.raw(end_tok), end_tok.start, end_tok.end,
-                              "environment name mismatch", [("arg0", node)])
+            return self.error(
+                self.raw(end_tok), end_tok.start, end_tok.end, "environment name mismatch", [("arg0", node)]
+            )
         return node
 
     def _continues(self, i: int) -> bool:

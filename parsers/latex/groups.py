@@ -80,8 +80,9 @@ class GroupMixin:
             return self.error(self.raw(open_tok), open_tok.start, open_tok.end, err, [("arg0", node)])
         return node
 
-    def _grouped(self, open_tok: _Tok, close_tok: _Tok | None, err: str | None, elems: list[_N], label: str,
-                 type_: str = "O") -> _N:
+    def _grouped(
+        self, open_tok: _Tok, close_tok: _Tok | None, err: str | None, elems: list[_N], label: str, type_: str = "O"
+    ) -> _N:
         """Brackets: one element is grouping only, several make a node labelled ``label``."""
         if len(elems) == 1 and label in ("()", "[]", "(]", "[)", "list"):
             node = elems[0]
@@ -109,8 +110,9 @@ class GroupMixin:
         if len(elems) > 1:
             inner = _node("O", "list", _args(elems), flat="list")
             elems = [inner]
-        node = _node("O", label, [("arg0", elems[0])], open_tok.start,
-                     close_tok.end if close_tok is not None else open_tok.end)
+        node = _node(
+            "O", label, [("arg0", elems[0])], open_tok.start, close_tok.end if close_tok is not None else open_tok.end
+        )
         return self._finish_group(open_tok, close_tok, err, node)
 
     def set_group(self) -> _N:
@@ -121,8 +123,9 @@ class GroupMixin:
     def _set_node(self, open_tok, close_tok, err, elems) -> _N:
         end = close_tok.end if close_tok is not None else open_tok.end
         if len(elems) == 1 and elems[0].type == "O" and elems[0].label == r"\mid" and len(elems[0].kids) == 2:
-            node = _node("O", "{|}", [("arg0", elems[0].kids[0][1]), ("arg1", elems[0].kids[1][1])],
-                         open_tok.start, end)
+            node = _node(
+                "O", "{|}", [("arg0", elems[0].kids[0][1]), ("arg1", elems[0].kids[1][1])], open_tok.start, end
+            )
         else:
             node = _node("U", "{}", _args(elems), open_tok.start, end)
         return self._finish_group(open_tok, close_tok, err, node)
@@ -135,8 +138,11 @@ class GroupMixin:
         if o == "." or c == ".":
             if not elems:
                 p = open_tok.end
-                return self.error("", p, p, "empty group") if err is None else \
-                    self.error(self.raw(open_tok), open_tok.start, open_tok.end, err)
+                return (
+                    self.error("", p, p, "empty group")
+                    if err is None
+                    else self.error(self.raw(open_tok), open_tok.start, open_tok.end, err)
+                )
             return self._grouped(open_tok, close_tok, err, elems, "list")
         if o == r"\{":
             return self._set_node(open_tok, close_tok, err, elems)
@@ -146,12 +152,14 @@ class GroupMixin:
                 elems = [self.error("", open_tok.end, open_tok.end, f"empty {labels[o]}")]
             inner = elems[0] if len(elems) == 1 else _node("O", "list", _args(elems), flat="list")
             end = close_tok.end if close_tok is not None else open_tok.end
-            return self._finish_group(open_tok, close_tok, err, _node("O", labels[o], [("arg0", inner)],
-                                                                      open_tok.start, end))
+            return self._finish_group(
+                open_tok, close_tok, err, _node("O", labels[o], [("arg0", inner)], open_tok.start, end)
+            )
         if o == r"\langle":
             end = close_tok.end if close_tok is not None else open_tok.end
-            return self._finish_group(open_tok, close_tok, err, _node("O", r"\langle", _args(elems),
-                                                                      open_tok.start, end))
+            return self._finish_group(
+                open_tok, close_tok, err, _node("O", r"\langle", _args(elems), open_tok.start, end)
+            )
         if o in "([" and c in ")]":
             return self._grouped(open_tok, close_tok, err, elems, o + c)
         if not elems:

@@ -12,8 +12,9 @@ from .state import _N, _ParserState
 from .tree import OperatorTree, OptEdge, OptNode
 
 
-class _Parser(PrecedenceMixin, ApplicationMixin, PostfixMixin, GroupMixin, CommandMixin, EnvironmentMixin,
-              _ParserState):
+class _Parser(
+    PrecedenceMixin, ApplicationMixin, PostfixMixin, GroupMixin, CommandMixin, EnvironmentMixin, _ParserState
+):
     """Tokeniser plus Pratt parser over one formula (``s[lo:hi]``); see the mixins for the parts."""
 
 

@@ -33,8 +33,12 @@ class PostfixMixin:
                     continue
                 self.pos += 1
                 sups = [self.script_arg("^")]
-                while self.pos < self.end and self.toks[self.pos].kind == "CHAR" and self.toks[self.pos].text == "^" \
-                        and self._special_sup() is None:
+                while (
+                    self.pos < self.end
+                    and self.toks[self.pos].kind == "CHAR"
+                    and self.toks[self.pos].text == "^"
+                    and self._special_sup() is None
+                ):
                     self.pos += 1
                     sups.append(self.script_arg("^"))
                 sup = sups[-1]
@@ -47,9 +51,10 @@ class PostfixMixin:
             elif (k == "CHAR" and t == "'") or (k == "CMD" and t == r"\prime"):
                 n = 0
                 end = tok.end
-                while self.pos < self.end and ((self.toks[self.pos].kind == "CHAR" and self.toks[self.pos].text == "'")
-                                               or (self.toks[self.pos].kind == "CMD"
-                                                   and self.toks[self.pos].text == r"\prime")):
+                while self.pos < self.end and (
+                    (self.toks[self.pos].kind == "CHAR" and self.toks[self.pos].text == "'")
+                    or (self.toks[self.pos].kind == "CMD" and self.toks[self.pos].text == r"\prime")
+                ):
                     end = self.toks[self.pos].end
                     n += 1
                     self.pos += 1
@@ -89,7 +94,7 @@ class PostfixMixin:
             return "'", t.end, p + 1
         close = self.closing(p) if t.kind == "CHAR" and t.text == "{" else -1
         if close > p:
-            inner = toks[p + 1:close]
+            inner = toks[p + 1 : close]
             if len(inner) == 1 and inner[0].kind == "CMD" and inner[0].text in (r"\circ", r"\degree"):
                 return r"\degree", toks[close].end, close + 1
             if inner and all(x.kind == "CMD" and x.text == r"\prime" for x in inner):
@@ -141,8 +146,26 @@ class PostfixMixin:
 
     @staticmethod
     def _cmd_is_operand(t: str) -> bool:
-        if t in (r"\circ", r"\cdot", r"\times", r"\star", r"\ast", r"\bullet", r"\dagger", r"\prime",
-                 r"\%", r"\#", r"\$"):
+        if t in (
+            r"\circ",
+            r"\cdot",
+            r"\times",
+            r"\star",
+            r"\ast",
+            r"\bullet",
+            r"\dagger",
+            r"\prime",
+            r"\%",
+            r"\#",
+            r"\$",
+        ):
             return True
-        return not (t in _ADD_OPS or t in _MUL_OPS or t in _RELATIONS or t in _LOGIC or t in _CLOSERS
-                    or t.startswith(r"\not") or t in (r"\mid", r"\colon", r"\pmod", r"\choose", r"\over", r"\atop"))
+        return not (
+            t in _ADD_OPS
+            or t in _MUL_OPS
+            or t in _RELATIONS
+            or t in _LOGIC
+            or t in _CLOSERS
+            or t.startswith(r"\not")
+            or t in (r"\mid", r"\colon", r"\pmod", r"\choose", r"\over", r"\atop")
+        )

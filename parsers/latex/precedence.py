@@ -6,8 +6,30 @@ import re
 
 from .state import _N, _args, _node
 from .symbols import (
-    _ADD, _ADD_OPS, _BIG_OPS, _CHOICE_RE, _CLOSERS, _CONNECTIVES, _CUSTOM_OPS, _FUNC_NAMES, _IMPL, _LIST, _LOGIC,
-    _LOGICBP, _MID, _MUL, _MUL_OPS, _OVER, _PMOD, _RATIO, _REL, _RELATIONS, _SEQ, _STRAY, _TRAILING_PUNCT, _UNARY,
+    _ADD,
+    _ADD_OPS,
+    _BIG_OPS,
+    _CHOICE_RE,
+    _CLOSERS,
+    _CONNECTIVES,
+    _CUSTOM_OPS,
+    _FUNC_NAMES,
+    _IMPL,
+    _LIST,
+    _LOGIC,
+    _LOGICBP,
+    _MID,
+    _MUL,
+    _MUL_OPS,
+    _OVER,
+    _PMOD,
+    _RATIO,
+    _REL,
+    _RELATIONS,
+    _SEQ,
+    _STRAY,
+    _TRAILING_PUNCT,
+    _UNARY,
     _is_operator,
 )
 from .tokenizer import _Tok
@@ -29,8 +51,10 @@ class PrecedenceMixin:
         (``the $x-$coordinate``)."""
         saved = (self.pos, self.end, self.scope)
         if trim:
-            while hi - lo > 1 and (self._trailing(self.toks[hi - 1]) or (
-                    hyphen and self.toks[hi - 1].kind == "CHAR" and self.toks[hi - 1].text == "-")):
+            while hi - lo > 1 and (
+                self._trailing(self.toks[hi - 1])
+                or (hyphen and self.toks[hi - 1].kind == "CHAR" and self.toks[hi - 1].text == "-")
+            ):
                 hi -= 1
         self.pos, self.end, self.scope = lo, hi, []
         try:
@@ -80,8 +104,9 @@ class PrecedenceMixin:
                 left = self.infix(kind, bp, tok, left, no_func)
                 if self.pos == before:
                     self.pos += 1
-                    left = self.error(self.raw(tok), tok.start, tok.end, f"unexpected '{self.raw(tok)}'",
-                                      [("arg0", left)])
+                    left = self.error(
+                        self.raw(tok), tok.start, tok.end, f"unexpected '{self.raw(tok)}'", [("arg0", left)]
+                    )
             return left
         finally:
             self.depth -= 1
@@ -289,10 +314,15 @@ class PrecedenceMixin:
         t = tok.text
         if t in (r"\pm", r"\mp", r"\neg"):
             return True
-        return not (t in _ADD_OPS or t in _MUL_OPS or t in _RELATIONS or t in _LOGIC
-                    or t in _CLOSERS or t.startswith(r"\not") or t in (r"\mid", r"\colon", r"\pmod", r"\%",
-                                                                       r"\prime", r"\choose", r"\over",
-                                                                       r"\atop", r"\degree"))
+        return not (
+            t in _ADD_OPS
+            or t in _MUL_OPS
+            or t in _RELATIONS
+            or t in _LOGIC
+            or t in _CLOSERS
+            or t.startswith(r"\not")
+            or t in (r"\mid", r"\colon", r"\pmod", r"\%", r"\prime", r"\choose", r"\over", r"\atop", r"\degree")
+        )
 
     def nary(self, type_: str, label: str, left: _N, rhs: _N) -> _N:
         if left.flat == label and left.type == type_:
@@ -427,8 +457,11 @@ class PrecedenceMixin:
         return tok.kind == "CHAR" and tok.text == "{" and self.closing(self.pos) == self.pos + 1
 
     def _dot_number(self) -> bool:
-        return self.pos + 1 < self.end and self.toks[self.pos + 1].kind == "DIG" \
+        return (
+            self.pos + 1 < self.end
+            and self.toks[self.pos + 1].kind == "DIG"
             and self.toks[self.pos + 1].start == self.toks[self.pos].end
+        )
 
     def parse_primary(self, no_func: bool = False) -> _N:
         self.depth += 1
@@ -454,8 +487,11 @@ class PrecedenceMixin:
                 return self.bracket_group()
             if t == "{":
                 close = self.closing(self.pos)
-                if close == self.pos + 2 and self.toks[self.pos + 1].kind == "CMD" \
-                        and self.toks[self.pos + 1].text in _BIG_OPS:
+                if (
+                    close == self.pos + 2
+                    and self.toks[self.pos + 1].kind == "CMD"
+                    and self.toks[self.pos + 1].text in _BIG_OPS
+                ):
                     op = self.toks[self.pos + 1]
                     self.pos = close + 1
                     return self.big_op(op)  # ``{\prod}_{j=1}^{12}``
@@ -498,8 +534,12 @@ class PrecedenceMixin:
 
     def _dot_overline(self) -> bool:
         p = self.pos + 1
-        return p < self.end and self.toks[p].kind == "CMD" and self.toks[p].text == r"\overline" \
+        return (
+            p < self.end
+            and self.toks[p].kind == "CMD"
+            and self.toks[p].text == r"\overline"
             and self.toks[p].start == self.toks[self.pos].end
+        )
 
     def baseless_script(self, tok: _Tok) -> _N:
         """``^\\circ`` or ``{}^{14}`` with nothing before: a script node without a base."""
@@ -536,15 +576,21 @@ class PrecedenceMixin:
         node = _N("N", "".join(parts), start_tok.start, last_end)
         # repeating decimal: 0.\overline{3}, 0.1\overline{6}
         nxt = self.peek()
-        if nxt is not None and nxt.kind == "CHAR" and nxt.text == "." and nxt.start == last_end \
-                and self.pos + 1 < self.end and toks[self.pos + 1].kind == "CMD" \
-                and toks[self.pos + 1].text == r"\overline" and not seen_dot:
+        if (
+            nxt is not None
+            and nxt.kind == "CHAR"
+            and nxt.text == "."
+            and nxt.start == last_end
+            and self.pos + 1 < self.end
+            and toks[self.pos + 1].kind == "CMD"
+            and toks[self.pos + 1].text == r"\overline"
+            and not seen_dot
+        ):
             self.pos += 1
             node = _N("N", node.label + ".", node.start, nxt.end)
             seen_dot = True
             nxt = self.peek()
-        if seen_dot and nxt is not None and nxt.kind == "CMD" and nxt.text == r"\overline" \
-                and nxt.start == node.end:
+        if seen_dot and nxt is not None and nxt.kind == "CMD" and nxt.text == r"\overline" and nxt.start == node.end:
             self.pos += 1
             rep = self.macro_arg(r"missing argument of \overline")
             return _node("O", "repeat", [("arg0", node), ("arg1", rep)])

@@ -31,13 +31,13 @@ class _N:
     def hi(self) -> int:
         return self.end if self.outer is None else max(self.end, self.outer[1])
 
-    def group(self, start: int, end: int) -> "_N":
+    def group(self, start: int, end: int) -> _N:
         """Mark this node as written inside delimiters spanning ``start:end``."""
         self.flat = None
         self.outer = (min(start, self.lo()), max(end, self.hi()))
         return self
 
-    def add(self, role: str, node: "_N") -> None:
+    def add(self, role: str, node: _N) -> None:
         self.kids.append((role, node))
         if node.lo() < self.start:
             self.start = node.lo()
@@ -45,8 +45,14 @@ class _N:
             self.end = node.hi()
 
 
-def _node(type_: str, label: str, kids: list[tuple[str, _N]], start: int | None = None, end: int | None = None,
-          flat: str | None = None) -> _N:
+def _node(
+    type_: str,
+    label: str,
+    kids: list[tuple[str, _N]],
+    start: int | None = None,
+    end: int | None = None,
+    flat: str | None = None,
+) -> _N:
     lo = start if start is not None else min((k.lo() for _, k in kids), default=0)
     hi = end if end is not None else max((k.hi() for _, k in kids), default=lo)
     for _, k in kids:
@@ -135,7 +141,7 @@ class _ParserState:
         return self.error("", p, p, msg)
 
     def raw(self, tok: _Tok) -> str:
-        return self.s[tok.start:tok.end]
+        return self.s[tok.start : tok.end]
 
     def accepts(self, tok: _Tok) -> bool:
         """Is ``tok`` a closer that some open group of the current scope waits for?"""

@@ -85,7 +85,7 @@ def _tokenize(s: str, lo: int, hi: int) -> list[_Tok]:
             if _is_ascii_letter(s[j]):
                 while j < hi and _is_ascii_letter(s[j]):
                     j += 1
-                name = s[i + 1:j]
+                name = s[i + 1 : j]
             else:
                 name = s[j]
                 j += 1
@@ -104,8 +104,15 @@ def _tokenize(s: str, lo: int, hi: int) -> list[_Tok]:
                 add(_Tok("THSEP", ",", i, i + 3))
             i += 3
             continue
-        if c == "," and s.startswith("\\!", i + 1) and toks and toks[-1].kind == "DIG" and toks[-1].end == i \
-                and i + 3 < hi and "0" <= s[i + 3] <= "9":
+        if (
+            c == ","
+            and s.startswith("\\!", i + 1)
+            and toks
+            and toks[-1].kind == "DIG"
+            and toks[-1].end == i
+            and i + 3 < hi
+            and "0" <= s[i + 3] <= "9"
+        ):
             add(_Tok("THSEP", ",", i, i + 3))
             i += 3
             continue

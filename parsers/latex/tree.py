@@ -5,9 +5,9 @@ The format is specified in ``docs/latex_operator_trees.md``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
-import json
 
 NODE_TYPES = ("V", "N", "O", "U", "F", "C", "T", "E")
 
@@ -84,11 +84,12 @@ class OperatorTree:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "OperatorTree":
+    def from_dict(cls, d: dict) -> OperatorTree:
         return cls(
             latex=d["latex"],
-            nodes=tuple(OptNode(int(n["id"]), n["type"], n["label"], (int(n["span"][0]), int(n["span"][1])))
-                        for n in d["nodes"]),
+            nodes=tuple(
+                OptNode(int(n["id"]), n["type"], n["label"], (int(n["span"][0]), int(n["span"][1]))) for n in d["nodes"]
+            ),
             edges=tuple(OptEdge(int(e["src"]), int(e["dst"]), e["role"]) for e in d["edges"]),
             status=d["status"],
             errors=tuple(d.get("errors", ())),

@@ -14,5 +14,5 @@ def test_gold_file_is_consistent():
     assert len(quantities) >= 100
     for problem in problems:
         for q in problem["quantities"]:
-            assert problem["text"][q["start"]:q["end"]] == q["text"]
+            assert problem["text"][q["start"] : q["end"]] == q["text"]
             Fraction(q["value"])

@@ -16,11 +16,20 @@ TMP = "{tmp}"  # replaced by the test's temporary directory
 # or train are marked slow (still run in CI)
 SCRIPTS = {
     "cli_startup": (["--work", TMP], ["| mathgraph search, 1 query |", "3 queries / 1 query:"]),
-    "encode_benchmark": ([], ["| COMUS k=2 |", "| **total COMUS k=2** |", "| MiniLM alone |",
-                              "## GSM-Plus sanity figure (default model): 3 seeds, 24 variants"]),
+    "encode_benchmark": (
+        [],
+        [
+            "| COMUS k=2 |",
+            "| **total COMUS k=2** |",
+            "| MiniLM alone |",
+            "## GSM-Plus sanity figure (default model): 3 seeds, 24 variants",
+        ],
+    ),
     "host_syncs": ([], ["| trainer loop (comus) |", "| multitask reasonformer |"]),
-    "kpc_study": (["--work", TMP], ["| dapt-bert |", "| comus-pt@seed1 |", "| tfidf@40% |", "| comus@step1 |",
-                                    "Headline (test):"]),
+    "kpc_study": (
+        ["--work", TMP],
+        ["| dapt-bert |", "| comus-pt@seed1 |", "| tfidf@40% |", "| comus@step1 |", "Headline (test):"],
+    ),
     "latex_coverage": ([], ["| ours (`parsers.latex`) | 40 |", "| SymPy `parse_latex`"]),
     "make_kpc_sample": (["--output", f"{TMP}/kpc_sample.jsonl"], ["wrote 21 rows to", "{'train': 14, 'dev': 7}"]),
     "moe_step_time": ([], ["| MoE all |", "tokens per expert in the last step"]),
@@ -31,8 +40,10 @@ SCRIPTS = {
     "reasoning_step_time": (["--work", TMP], ["| dense |", "| ReasonFormer shared, top-2, checkpointing |"]),
     "release_model": (["--work", TMP], ['search {"dev": {"TF-IDF"', 'search {"dev": {"structure"', "sample {"]),
     "results": (["--work", TMP], ["### KPC test", "### SQR test", "| comus |", "| tfidf |"]),
-    "search_and_refine": (["--work", TMP], ["| SimCSE encoder (2 steps, fused) |",
-                                           "| problems | draft accuracy | final accuracy |"]),
+    "search_and_refine": (
+        ["--work", TMP],
+        ["| SimCSE encoder (2 steps, fused) |", "| problems | draft accuracy | final accuracy |"],
+    ),
     "serve_load": (["--work", TMP], ["| search k=5 | 2 | 3 |", "one search query: server"]),
     "shipped_model": ([], ["| **total** |", "| multi-task model + TF-IDF (shipped_parts()) |"]),
     "skill_routes_by_task": (["--work", TMP], ["sqr {", "skills_by_task.png"]),
@@ -51,8 +62,9 @@ def test_every_benchmark_has_a_smoke_test():
     assert set(SCRIPTS) <= scripts, f"no such scripts: {sorted(set(SCRIPTS) - scripts)}"
 
 
-@pytest.mark.parametrize("script", [name if name in FAST else pytest.param(name, marks=pytest.mark.slow)
-                                    for name in sorted(SCRIPTS)])
+@pytest.mark.parametrize(
+    "script", [name if name in FAST else pytest.param(name, marks=pytest.mark.slow) for name in sorted(SCRIPTS)]
+)
 def test_smoke_run(script, tmp_path):
     arguments, expected = SCRIPTS[script]
     before = _snapshot()
@@ -60,7 +72,13 @@ def test_smoke_run(script, tmp_path):
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     result = subprocess.run(
         [sys.executable, f"benchmarks/{script}.py", "--smoke", *(a.replace(TMP, str(tmp_path)) for a in arguments)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=600, preexec_fn=_one_core)
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=_one_core,
+    )
     assert result.returncode == 0, result.stderr[-4000:]
     for line in expected:
         assert line in result.stdout, f"{line!r} not in the output of {script}:\n{result.stdout[-4000:]}"
@@ -77,6 +95,7 @@ def _one_core() -> None:
 
 def _snapshot() -> dict:
     """Size and modification time of every file under ``GUARDED``, and the names at the repository's top."""
-    files = {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for d in GUARDED for p in (REPO / d).rglob("*")
-             if p.is_file()}
+    files = {
+        str(p): (p.stat().st_size, p.stat().st_mtime_ns) for d in GUARDED for p in (REPO / d).rglob("*") if p.is_file()
+    }
     return {"files": files, "top": sorted(p.name for p in REPO.iterdir())}

@@ -23,7 +23,10 @@ def read_graphs(path):
 def test_file_graphs_keep_input_order_with_two_workers(tmp_path):
     source = write_lines(tmp_path / "in.jsonl", [json.dumps({"problem": p, "n": i}) for i, p in enumerate(PROBLEMS)])
     output = tmp_path / "out.jsonl"
-    assert main(["-q", "parse", "--input", str(source), "--output", str(output), "--workers", "2", "--batch-size", "2"]) == 0
+    assert (
+        main(["-q", "parse", "--input", str(source), "--output", str(output), "--workers", "2", "--batch-size", "2"])
+        == 0
+    )
     graphs = read_graphs(output)
     assert [g["text"] for g in graphs] == PROBLEMS
     assert [g["line"] for g in graphs] == list(range(1, len(PROBLEMS) + 1))
@@ -36,15 +39,18 @@ def test_file_graphs_keep_input_order_with_two_workers(tmp_path):
 
 
 def test_file_graphs_keep_the_input_rows_id(tmp_path):
-    source = write_lines(tmp_path / "in.jsonl", [json.dumps({"id": f"q{i}", "problem": p})
-                                                 for i, p in enumerate(PROBLEMS[:2])])
+    source = write_lines(
+        tmp_path / "in.jsonl", [json.dumps({"id": f"q{i}", "problem": p}) for i, p in enumerate(PROBLEMS[:2])]
+    )
     output = tmp_path / "out.jsonl"
     assert main(["-q", "parse", "--input", str(source), "--output", str(output)]) == 0
     assert [(g["id"], g["line"]) for g in read_graphs(output)] == [("q0", 1), ("q1", 2)]
 
 
 def test_bad_line_stops_with_file_and_line_and_writes_nothing(tmp_path, capsys):
-    source = write_lines(tmp_path / "in.jsonl", [json.dumps({"problem": PROBLEMS[0]}), "{not json", json.dumps({"problem": "x"})])
+    source = write_lines(
+        tmp_path / "in.jsonl", [json.dumps({"problem": PROBLEMS[0]}), "{not json", json.dumps({"problem": "x"})]
+    )
     output = tmp_path / "out.jsonl"
     assert main(["-q", "parse", "--input", str(source), "--output", str(output)]) == 2
     assert f"{source}:2: not valid JSON" in capsys.readouterr().err
@@ -120,7 +126,10 @@ def test_encode_from_texts_and_from_parsed_graphs(tmp_path, tiny_encoder, capsys
     from_texts, from_graphs = tmp_path / "a.npy", tmp_path / "b.npy"
     common = ["--model", str(model), "--text-field", "question", "--batch-size", "3"]
     assert main(["-q", "encode", "--input", str(source), "--output", str(from_texts), *common]) == 0
-    assert main(["-q", "encode", "--input", str(source), "--graphs", str(graphs), "--output", str(from_graphs), *common]) == 0
+    assert (
+        main(["-q", "encode", "--input", str(source), "--graphs", str(graphs), "--output", str(from_graphs), *common])
+        == 0
+    )
     vectors = np.load(from_texts)
     assert vectors.shape == (4, 48) and vectors.dtype == np.float32
     assert np.allclose(np.load(from_graphs), vectors, atol=1e-5)
@@ -129,7 +138,10 @@ def test_encode_from_texts_and_from_parsed_graphs(tmp_path, tiny_encoder, capsys
 
     # Graphs of other problems, or a corrupt graph line, are named.
     other = write_lines(tmp_path / "other.jsonl", [json.dumps({"question": p}) for p in PROBLEMS[4:8]])
-    assert main(["-q", "encode", "--input", str(other), "--graphs", str(graphs), "--output", str(from_graphs), *common]) == 2
+    assert (
+        main(["-q", "encode", "--input", str(other), "--graphs", str(graphs), "--output", str(from_graphs), *common])
+        == 2
+    )
     assert f"{other}:1: its graph in {graphs} is of another text" in capsys.readouterr().err
     broken = write_lines(tmp_path / "broken.jsonl", [graphs.read_text().splitlines()[0], '{"schema_version": 2}'])
     assert main(["-q", "encode", "--graphs", str(broken), "--output", str(from_graphs), "--model", str(model)]) == 2
@@ -143,12 +155,48 @@ def test_pretrain_command_writes_an_encoder(tmp_path, tiny_encoder, capsys):
     tiny_encoder.save_pretrained(start)
     corpus = write_lines(tmp_path / "corpus.jsonl", [json.dumps({"question": p}) for p in PROBLEMS])
     output = tmp_path / "pretrained"
-    assert main(["-q", "pretrain", "--corpus", f"{corpus}:question", "--output", str(output), "--model", str(start),
-                 "--steps", "2", "--batch-size", "4", "--tasks", "mlm,dtc"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "pretrain",
+                "--corpus",
+                f"{corpus}:question",
+                "--output",
+                str(output),
+                "--model",
+                str(start),
+                "--steps",
+                "2",
+                "--batch-size",
+                "4",
+                "--tasks",
+                "mlm,dtc",
+            ]
+        )
+        == 0
+    )
     assert "pre-trained 2 steps" in capsys.readouterr().err
     assert MathEncoder.from_pretrained(output).encode(PROBLEMS[:2]).shape == (2, 48)
-    assert main(["-q", "pretrain", "--corpus", str(corpus), "--output", str(output), "--model", str(start),
-                 "--architecture", "bert", "--tasks", "mlm,tgcl"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "pretrain",
+                "--corpus",
+                str(corpus),
+                "--output",
+                str(output),
+                "--model",
+                str(start),
+                "--architecture",
+                "bert",
+                "--tasks",
+                "mlm,tgcl",
+            ]
+        )
+        == 2
+    )
     assert "only the mlm task applies" in capsys.readouterr().err
 
 
@@ -171,8 +219,30 @@ def test_train_and_evaluate_commands(tmp_path, qrc_pairs_and_start, capsys):
     pairs, start = qrc_pairs_and_start
     for encoder in ("tfidf", "comus"):
         output = tmp_path / encoder
-        assert main(["-q", "train", "qrc", "--train", str(pairs), "--dev", str(pairs), "--output", str(output),
-                     "--model", str(start), "--architecture", encoder, "--epochs", "1", "--batch-size", "9"]) == 0
+        assert (
+            main(
+                [
+                    "-q",
+                    "train",
+                    "qrc",
+                    "--train",
+                    str(pairs),
+                    "--dev",
+                    str(pairs),
+                    "--output",
+                    str(output),
+                    "--model",
+                    str(start),
+                    "--architecture",
+                    encoder,
+                    "--epochs",
+                    "1",
+                    "--batch-size",
+                    "9",
+                ]
+            )
+            == 0
+        )
         capsys.readouterr()
         assert main(["-q", "evaluate", "qrc", "--model", str(output), "--data", str(pairs)]) == 0
         metrics = json.loads(capsys.readouterr().out)
@@ -187,10 +257,36 @@ def test_training_flags_reach_the_training_arguments(tmp_path, qrc_pairs_and_sta
     capsys.readouterr()
     threads = torch.get_num_threads()
     try:
-        assert main(["-q", "train", "qrc", "--train", str(pairs), "--dev", str(pairs), "--output",
-                     str(tmp_path / "out"), "--model", str(start), "--epochs", "2", "--batch-size", "9",
-                     "--freeze-text-layers", "1", "--threads", "1", "--graph-cache", str(cache),
-                     "--warmup-ratio", "0"]) == 0
+        assert (
+            main(
+                [
+                    "-q",
+                    "train",
+                    "qrc",
+                    "--train",
+                    str(pairs),
+                    "--dev",
+                    str(pairs),
+                    "--output",
+                    str(tmp_path / "out"),
+                    "--model",
+                    str(start),
+                    "--epochs",
+                    "2",
+                    "--batch-size",
+                    "9",
+                    "--freeze-text-layers",
+                    "1",
+                    "--threads",
+                    "1",
+                    "--graph-cache",
+                    str(cache),
+                    "--warmup-ratio",
+                    "0",
+                ]
+            )
+            == 0
+        )
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(threads)
@@ -203,12 +299,44 @@ def test_training_flags_reach_the_training_arguments(tmp_path, qrc_pairs_and_sta
     saved = json.loads((tmp_path / "out" / "checkpoint-last" / "trainer_state.json").read_text())["arguments"]
     assert saved["threads"] == 1 and saved["warmup_ratio"] == 0 and saved["batch_size"] == 9
     # a new model's GAT width applies to --model untrained only
-    assert main(["-q", "train", "qrc", "--train", str(pairs), "--output", str(tmp_path / "x"), "--model", str(start),
-                 "--gat-heads", "12"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                "qrc",
+                "--train",
+                str(pairs),
+                "--output",
+                str(tmp_path / "x"),
+                "--model",
+                str(start),
+                "--gat-heads",
+                "12",
+            ]
+        )
+        == 2
+    )
     assert "apply to --model untrained" in capsys.readouterr().err
     # a prefix that reaches into the fusion layers is refused before training
-    assert main(["-q", "train", "qrc", "--train", str(pairs), "--output", str(tmp_path / "y"), "--model", str(start),
-                 "--freeze-text-layers", "2"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                "qrc",
+                "--train",
+                str(pairs),
+                "--output",
+                str(tmp_path / "y"),
+                "--model",
+                str(start),
+                "--freeze-text-layers",
+                "2",
+            ]
+        )
+        == 2
+    )
     assert "--freeze-text-layers must be in 1..1" in capsys.readouterr().err
 
 
@@ -220,14 +348,43 @@ def test_train_multitask_command_and_evaluate(tmp_path, tiny_encoder, capsys):
     sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
     pairs, qam = tmp_path / "pairs.jsonl", tmp_path / "qam.jsonl"
     assert main(["-q", "data", "qrc-pairs", "--input", str(sample), "--output", str(pairs)]) == 0
-    assert main(["-q", "data", "qam-pairs", "--input", str(sample), "--output", str(qam),
-                 "--solution-field", "solution"]) == 0
+    assert (
+        main(["-q", "data", "qam-pairs", "--input", str(sample), "--output", str(qam), "--solution-field", "solution"])
+        == 0
+    )
     start, output = tmp_path / "start", tmp_path / "multi"
     tiny_encoder.save_pretrained(start)
-    assert main(["-q", "train", "multitask", "--task", f"qrc:{pairs}:{pairs}", "--task", f"qam:{qam}",
-                 "--output", str(output), "--model", str(start), "--adapter", "moe", "--moe-experts", "2",
-                 "--task-prompts", "--sampling", "uniform", "--label-space", "unified", "--epochs", "1",
-                 "--batch-size", "8"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                "multitask",
+                "--task",
+                f"qrc:{pairs}:{pairs}",
+                "--task",
+                f"qam:{qam}",
+                "--output",
+                str(output),
+                "--model",
+                str(start),
+                "--adapter",
+                "moe",
+                "--moe-experts",
+                "2",
+                "--task-prompts",
+                "--sampling",
+                "uniform",
+                "--label-space",
+                "unified",
+                "--epochs",
+                "1",
+                "--batch-size",
+                "8",
+            ]
+        )
+        == 0
+    )
     assert json.loads((output / "multitask_config.json").read_text())["label_space"] == "unified"
     capsys.readouterr()
     assert main(["-q", "evaluate", "qam", "--model", str(output), "--data", str(qam)]) == 0
@@ -274,11 +431,45 @@ def test_simcse_index_search_and_refine_commands(tmp_path, tiny_encoder, capsys)
     sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
     start, tuned, index = tmp_path / "start", tmp_path / "simcse", tmp_path / "index"
     tiny_encoder.save_pretrained(start)
-    assert main(["-q", "train", "simcse", "--corpus", f"{sample}:question", "--output", str(tuned),
-                 "--model", str(start), "--steps", "2", "--batch-size", "8"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                "simcse",
+                "--corpus",
+                f"{sample}:question",
+                "--output",
+                str(tuned),
+                "--model",
+                str(start),
+                "--steps",
+                "2",
+                "--batch-size",
+                "8",
+            ]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["steps"] == 2
-    assert main(["-q", "index", "build", "--input", str(sample), "--text-field", "question", "--model", str(tuned),
-                 "--output", str(index)]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "index",
+                "build",
+                "--input",
+                str(sample),
+                "--text-field",
+                "question",
+                "--model",
+                str(tuned),
+                "--output",
+                str(index),
+            ]
+        )
+        == 0
+    )
     question = json.loads(sample.read_text().splitlines()[3])["question"]
     capsys.readouterr()
     assert main(["-q", "search", "--index", str(index), question, "-k", "3", "--format", "json", "--no-hybrid"]) == 0
@@ -298,12 +489,35 @@ def test_simcse_index_search_and_refine_commands(tmp_path, tiny_encoder, capsys)
     httpd = HTTPServer(("127.0.0.1", 0), FakeLLM)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     problems, output = tmp_path / "problems.jsonl", tmp_path / "refined.jsonl"
-    write_lines(problems, [json.dumps({"question": "Tom has 40 apples and buys 2. How many?", "answer": "#### 42"}),
-                           json.dumps({"question": "What is 6 times 7 plus 1?", "answer": "#### 43"})])
+    write_lines(
+        problems,
+        [
+            json.dumps({"question": "Tom has 40 apples and buys 2. How many?", "answer": "#### 42"}),
+            json.dumps({"question": "What is 6 times 7 plus 1?", "answer": "#### 43"}),
+        ],
+    )
     try:
-        assert main(["-q", "refine", "--problems", str(problems), "--index", str(index),
-                     "--llm", f"http://127.0.0.1:{httpd.server_port}/v1", "--llm-model", "fake", "--exemplars", "2",
-                     "--output", str(output)]) == 0
+        assert (
+            main(
+                [
+                    "-q",
+                    "refine",
+                    "--problems",
+                    str(problems),
+                    "--index",
+                    str(index),
+                    "--llm",
+                    f"http://127.0.0.1:{httpd.server_port}/v1",
+                    "--llm-model",
+                    "fake",
+                    "--exemplars",
+                    "2",
+                    "--output",
+                    str(output),
+                ]
+            )
+            == 0
+        )
     finally:
         httpd.shutdown()
     summary = json.loads(capsys.readouterr().out.splitlines()[-1])
@@ -320,8 +534,10 @@ def test_routes_need_a_moe_model_and_a_text(tiny_encoder):
     dense = MultiTaskModel(tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}]))
     with pytest.raises(ValueError, match="no MoE layers"):
         dense.token_routes("Find $x$.")
-    moe = MultiTaskModel(tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}], adapter="moe",
-                                                       moe_layers="all", moe_experts=2))
+    moe = MultiTaskModel(
+        tiny_encoder,
+        MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}], adapter="moe", moe_layers="all", moe_experts=2),
+    )
     with pytest.raises(ValueError, match="non-empty"):
         moe.token_routes("   ")
     routes = moe.token_routes("Find $x$ if $2x = 6$.")
@@ -338,8 +554,10 @@ def test_quiet_silences_the_libraries_and_the_progress_bars(tmp_path, capsys, mo
     verbosity = transformers_logging.get_verbosity()
     try:
         # the untrained architecture resizes MiniLM's vocabulary: transformers' notice on it used to print
-        assert main(["-q", "encode", "--model", "untrained", "--input", str(source), "--output",
-                     str(tmp_path / "e.npy")]) == 0
+        assert (
+            main(["-q", "encode", "--model", "untrained", "--input", str(source), "--output", str(tmp_path / "e.npy")])
+            == 0
+        )
     finally:
         transformers_logging.set_verbosity(verbosity)
         transformers_logging.enable_progress_bar()
@@ -358,10 +576,36 @@ def test_train_multitask_reasonformer_command_and_skill_routes(tmp_path, tiny_en
     assert main(["-q", "data", "qrc-pairs", "--input", str(sample), "--output", str(pairs)]) == 0
     start, output = tmp_path / "start", tmp_path / "reasonformer"
     tiny_encoder.save_pretrained(start)
-    assert main(["-q", "train", "multitask", "--task", f"qrc:{pairs}:{pairs}", "--output", str(output),
-                 "--model", str(start), "--adapter", "reasonformer", "--skills", "general,language,relation",
-                 "--reasoning-depth", "2", "--reasoning-top-k", "2", "--skill-pretraining-steps", "2",
-                 "--epochs", "1", "--batch-size", "8"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                "multitask",
+                "--task",
+                f"qrc:{pairs}:{pairs}",
+                "--output",
+                str(output),
+                "--model",
+                str(start),
+                "--adapter",
+                "reasonformer",
+                "--skills",
+                "general,language,relation",
+                "--reasoning-depth",
+                "2",
+                "--reasoning-top-k",
+                "2",
+                "--skill-pretraining-steps",
+                "2",
+                "--epochs",
+                "1",
+                "--batch-size",
+                "8",
+            ]
+        )
+        == 0
+    )
     config = json.loads((output / "multitask_config.json").read_text())
     assert config["adapter"] == "reasonformer" and config["skills"] == ["general", "language", "relation"]
     assert config["reasoning_depth"] == 2
@@ -378,6 +622,22 @@ def test_train_multitask_reasonformer_command_and_skill_routes(tmp_path, tiny_en
     assert "mean over 2 problems" in page and "<th>relation</th>" in page and "step 2" in page
     assert main(["-q", "routes", "--model", str(output), texts[0], "--output", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
-    assert main(["-q", "train", "multitask", "--task", f"qrc:{pairs}", "--output", str(tmp_path / "x"),
-                 "--adapter", "reasonformer", "--skills", "general,logic"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "train",
+                "multitask",
+                "--task",
+                f"qrc:{pairs}",
+                "--output",
+                str(tmp_path / "x"),
+                "--adapter",
+                "reasonformer",
+                "--skills",
+                "general,logic",
+            ]
+        )
+        == 2
+    )
     assert "skills must be some of" in capsys.readouterr().err

@@ -50,17 +50,21 @@ def test_options_of_another_kind_are_usage_errors(capsys):
 
 
 def test_building_the_parser_imports_no_model_code():
-    code = ("import sys; from mathgraph.cli import build_argument_parser, main; build_argument_parser(); "
-            "main(['samples']); print(sorted(m for m in %r if m in sys.modules))" % (HEAVY,))
+    code = (
+        "import sys; from mathgraph.cli import build_argument_parser, main; build_argument_parser(); "
+        f"main(['samples']); print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
 
 
 def test_parsing_one_problem_imports_no_model_code():
     # spaCy itself imports torch (thinc looks for it); the CLI adds neither transformers nor the models
-    code = ("import sys; from mathgraph.cli import main; main(['-q', 'parse', 'Find $x$ if $2x+3=7$.']); "
-            "print(sorted(m for m in ('transformers', 'torch_geometric', 'models.encoder', 'tasks.retrieval') "
-            "if m in sys.modules))")
+    code = (
+        "import sys; from mathgraph.cli import main; main(['-q', 'parse', 'Find $x$ if $2x+3=7$.']); "
+        "print(sorted(m for m in ('transformers', 'torch_geometric', 'models.encoder', 'tasks.retrieval') "
+        "if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
 
@@ -68,8 +72,25 @@ def test_parsing_one_problem_imports_no_model_code():
 def test_every_command_is_registered():
     parser = build_argument_parser()
     commands = next(a for a in parser._actions if a.dest == "command").choices
-    assert sorted(commands) == sorted(["parse", "vocab", "samples", "encode", "data", "pretrain", "train",
-                                       "evaluate", "predict", "index", "search", "refine", "routes", "serve", "compare"])
+    assert sorted(commands) == sorted(
+        [
+            "parse",
+            "vocab",
+            "samples",
+            "encode",
+            "data",
+            "pretrain",
+            "train",
+            "evaluate",
+            "predict",
+            "index",
+            "search",
+            "refine",
+            "routes",
+            "serve",
+            "compare",
+        ]
+    )
     train = next(a for a in commands["train"]._actions if a.dest == "task").choices
     assert list(train) == ["kpc", "qrc", "qam", "sqr", "multitask", "simcse"]
 

@@ -12,8 +12,10 @@ from parsers.compare import align_problems, align_solution
 from parsers.problem import parse_problem
 
 A = "Tom has 3 apples. He buys 5 more apples. How many apples does he have now?"
-B = ("Tom has three apples. He buys 12 more apples at the shop. His sister has 4 pears. "
-     "How many apples does he have now?")
+B = (
+    "Tom has three apples. He buys 12 more apples at the shop. His sister has 4 pears. "
+    "How many apples does he have now?"
+)
 SOLUTION = "He has 3 + 5 = 8 apples.\n#### 8"
 
 
@@ -35,9 +37,16 @@ class RecordingQrc:
 
     def predict(self, inputs, batch_size=32):
         self.calls.append(list(inputs))
-        return [{"label": "longer" if len(b) > len(a) else "not longer", "probabilities": {"longer": 0.75,
-                 "not longer": 0.25} if len(b) > len(a) else {"longer": 0.25, "not longer": 0.75}, "extra": 1}
-                for a, b in inputs]
+        return [
+            {
+                "label": "longer" if len(b) > len(a) else "not longer",
+                "probabilities": {"longer": 0.75, "not longer": 0.25}
+                if len(b) > len(a)
+                else {"longer": 0.25, "not longer": 0.75},
+                "extra": 1,
+            }
+            for a, b in inputs
+        ]
 
 
 @pytest.fixture
@@ -80,8 +89,10 @@ def test_the_relation_follows_the_differences(recording_qrc, capsys):
     assert printed[-1] == "QRC relation: longer (0.7500)"
     assert "\n".join(printed[:-1]) == align_problems(parse_problem(A), parse_problem(B)).explain()
     assert main(["-q", "compare", "--format", "json", A, B]) == 0
-    assert json.loads(capsys.readouterr().out)["relation"] == {"label": "longer",
-                                                               "probabilities": {"longer": 0.75, "not longer": 0.25}}
+    assert json.loads(capsys.readouterr().out)["relation"] == {
+        "label": "longer",
+        "probabilities": {"longer": 0.75, "not longer": 0.25},
+    }
     assert recording_qrc.calls == [[(A, B)], [(A, B)]]
     assert main(["-q", "compare", "--solution", A, SOLUTION]) == 0  # no relation for a solution
     assert "QRC relation" not in capsys.readouterr().out and len(recording_qrc.calls) == 2
@@ -106,16 +117,25 @@ def test_a_file_of_pairs_to_jsonl_with_one_model_call(recording_qrc, tmp_path, c
     solutions = write_lines(tmp_path / "solutions.jsonl", [json.dumps({"text_a": A, "text_b": SOLUTION})])
     assert main(["-q", "compare", "--solution", "--input", str(solutions)]) == 0
     [record] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert record == {"line": 1, "alignment": as_json(align_solution(parse_problem(A), SOLUTION).to_dict()),
-                      "relation": None}
+    assert record == {
+        "line": 1,
+        "alignment": as_json(align_solution(parse_problem(A), SOLUTION).to_dict()),
+        "relation": None,
+    }
     assert len(recording_qrc.calls) == 1
 
 
 def test_bad_lines_stop_or_are_skipped_as_predict_does(tmp_path, capsys):
-    source = write_lines(tmp_path / "pairs.jsonl", [json.dumps({"id": "a", "text_a": A, "text_b": B}), "{oops",
-                                                    json.dumps({"id": "c", "text_a": A, "text_b": "  "}),
-                                                    json.dumps({"id": "d", "text_a": A}),
-                                                    json.dumps({"id": "e", "text_a": B, "text_b": A})])
+    source = write_lines(
+        tmp_path / "pairs.jsonl",
+        [
+            json.dumps({"id": "a", "text_a": A, "text_b": B}),
+            "{oops",
+            json.dumps({"id": "c", "text_a": A, "text_b": "  "}),
+            json.dumps({"id": "d", "text_a": A}),
+            json.dumps({"id": "e", "text_a": B, "text_b": A}),
+        ],
+    )
     output = tmp_path / "out.jsonl"
     assert main(["-q", "compare", "--no-model", "--input", str(source), "--output", str(output)]) == 2
     assert f"mathgraph: error: {source}:2: not valid JSON" in capsys.readouterr().err and not output.exists()
@@ -126,18 +146,21 @@ def test_bad_lines_stop_or_are_skipped_as_predict_does(tmp_path, capsys):
     assert [json.loads(line)["id"] for line in output.read_text().splitlines()] == ["a", "e"]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--no-model", "   ", B], "problem A is empty (or only whitespace)"),
-    (["--no-model", A, ""], "problem B is empty (or only whitespace)"),
-    (["--solution", A, " \n"], "the solution B is empty (or only whitespace)"),
-    ([A], "give two TEXTs (problem A, then problem B), or --input FILE; got 1"),
-    ([A, B, A], "got 3"),
-    (["--input", "pairs.jsonl", A, B], "give two TEXTs or --input FILE, not both"),
-    ([A, B, "--output", "out.jsonl"], "--output and --skip-bad apply to --input files only"),
-    (["--model", "somewhere", "--no-model", A, B], "leave it out with --no-model"),
-    (["--model", "somewhere", "--solution", A, B], "leave it out with --solution"),
-    (["--input", "{tmp}/missing.jsonl"], "missing.jsonl"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--no-model", "   ", B], "problem A is empty (or only whitespace)"),
+        (["--no-model", A, ""], "problem B is empty (or only whitespace)"),
+        (["--solution", A, " \n"], "the solution B is empty (or only whitespace)"),
+        ([A], "give two TEXTs (problem A, then problem B), or --input FILE; got 1"),
+        ([A, B, A], "got 3"),
+        (["--input", "pairs.jsonl", A, B], "give two TEXTs or --input FILE, not both"),
+        ([A, B, "--output", "out.jsonl"], "--output and --skip-bad apply to --input files only"),
+        (["--model", "somewhere", "--no-model", A, B], "leave it out with --no-model"),
+        (["--model", "somewhere", "--solution", A, B], "leave it out with --solution"),
+        (["--input", "{tmp}/missing.jsonl"], "missing.jsonl"),
+    ],
+)
 def test_usage_and_input_errors_come_before_any_model(monkeypatch, tmp_path, capsys, argv, message):
     import mathgraph.cli.compare
 
@@ -158,9 +181,11 @@ def test_a_directory_without_a_model_is_named(tmp_path, capsys):
 
 def test_comparing_without_a_model_imports_no_model_code():
     # spaCy imports torch itself (thinc looks for it); --no-model adds neither transformers nor the models
-    code = ("import sys; from mathgraph.cli import main; main(['-q', 'compare', '--no-model', %r, %r]); "
-            "print(sorted(m for m in ('transformers', 'torch_geometric', 'models.encoder', 'tasks.release', "
-            "'tasks.inference') if m in sys.modules))" % (A, B))
+    code = (
+        f"import sys; from mathgraph.cli import main; main(['-q', 'compare', '--no-model', {A!r}, {B!r}]); "
+        "print(sorted(m for m in ('transformers', 'torch_geometric', 'models.encoder', 'tasks.release', "
+        "'tasks.inference') if m in sys.modules))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
     assert done.stdout.startswith("sentences: ")

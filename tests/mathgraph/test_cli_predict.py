@@ -29,12 +29,12 @@ def write_lines(path, lines):
 def test_one_text_prints_the_label_and_top_probabilities(kpc_dir, capsys):
     assert main(["-q", "predict", "kpc", "--model", str(kpc_dir), "--device", "cpu", "--top", "2", PROBLEMS[0]]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0].startswith("label: ") and printed[0][len("label: "):] in LABELS
+    assert printed[0].startswith("label: ") and printed[0][len("label: ") :] in LABELS
     assert printed[1] == "probabilities (top 2):" and len(printed) == 4
     assert main(["-q", "predict", "kpc", "--model", str(kpc_dir), "--format", "json", PROBLEMS[0]]) == 0
     result = json.loads(capsys.readouterr().out)
     assert set(result["probabilities"]) == set(LABELS) and sum(result["probabilities"].values()) == pytest.approx(1)
-    assert result["label"] == printed[0][len("label: "):]
+    assert result["label"] == printed[0][len("label: ") :]
 
 
 def test_jsonl_file_round_trip_keeps_order_and_ids(kpc_dir, tmp_path, capsys):
@@ -44,8 +44,24 @@ def test_jsonl_file_round_trip_keeps_order_and_ids(kpc_dir, tmp_path, capsys):
     rows = [json.dumps({"id": f"p{i}", "problem": t}) for i, t in enumerate(texts)]
     source = write_lines(tmp_path / "in.jsonl", rows)
     output = tmp_path / "out.jsonl"
-    assert main(["-q", "predict", "kpc", "--model", str(kpc_dir), "--input", str(source), "--output", str(output),
-                 "--batch-size", "2"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "predict",
+                "kpc",
+                "--model",
+                str(kpc_dir),
+                "--input",
+                str(source),
+                "--output",
+                str(output),
+                "--batch-size",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert "wrote 5 predictions" in capsys.readouterr().err
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["id"] for r in records] == [f"p{i}" for i in range(5)] and [r["line"] for r in records] == [1, 2, 3, 4, 5]
@@ -62,14 +78,35 @@ def test_jsonl_file_round_trip_keeps_order_and_ids(kpc_dir, tmp_path, capsys):
 
 
 def test_bad_lines_stop_or_are_skipped_as_parse_does(kpc_dir, tmp_path, capsys):
-    source = write_lines(tmp_path / "in.jsonl", [json.dumps({"id": "a", "problem": PROBLEMS[0]}), "{oops",
-                                                 json.dumps({"id": "c", "problem": ""}),
-                                                 json.dumps({"id": "d", "problem": PROBLEMS[1]})])
+    source = write_lines(
+        tmp_path / "in.jsonl",
+        [
+            json.dumps({"id": "a", "problem": PROBLEMS[0]}),
+            "{oops",
+            json.dumps({"id": "c", "problem": ""}),
+            json.dumps({"id": "d", "problem": PROBLEMS[1]}),
+        ],
+    )
     output = tmp_path / "out.jsonl"
     assert main(["-q", "predict", "kpc", "--model", str(kpc_dir), "--input", str(source), "--output", str(output)]) == 2
     assert f"{source}:2: not valid JSON" in capsys.readouterr().err and not output.exists()
-    assert main(["-q", "predict", "kpc", "--model", str(kpc_dir), "--input", str(source), "--output", str(output),
-                 "--skip-bad"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "predict",
+                "kpc",
+                "--model",
+                str(kpc_dir),
+                "--input",
+                str(source),
+                "--output",
+                str(output),
+                "--skip-bad",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "skipped 2 bad lines" in err and f"{source}:3: field 'problem' is empty" in err
     records = [json.loads(line) for line in output.read_text().splitlines()]
@@ -89,8 +126,12 @@ def test_pairs_rankings_and_other_model_kinds(tmp_path, tiny_encoder, capsys):
     pairs = build_qrc_pairs(group_seeds(gsmplus), seed=0)
     tfidf = tmp_path / "tfidf"
     train_tfidf("qrc", pairs).save(tfidf)
-    assert main(["-q", "predict", "qrc", "--model", str(tfidf), "--format", "json", pairs[0]["text_a"],
-                 pairs[0]["text_b"]]) == 0
+    assert (
+        main(
+            ["-q", "predict", "qrc", "--model", str(tfidf), "--format", "json", pairs[0]["text_a"], pairs[0]["text_b"]]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["label"] in {p["label"] for p in pairs} and sum(result["probabilities"].values()) == pytest.approx(1)
     source = write_lines(tmp_path / "pairs.jsonl", [json.dumps(p) for p in pairs[:3]])
@@ -100,13 +141,16 @@ def test_pairs_rankings_and_other_model_kinds(tmp_path, tiny_encoder, capsys):
     assert "qrc takes two TEXTs" in capsys.readouterr().err
 
     multi = tmp_path / "multi"
-    MultiTaskModel(tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": list(LABELS)},
-                                                  {"task": "sqr", "labels": []}])).save_pretrained(multi)
+    MultiTaskModel(
+        tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": list(LABELS)}, {"task": "sqr", "labels": []}])
+    ).save_pretrained(multi)
     assert main(["-q", "predict", "sqr", "--model", str(multi), PROBLEMS[0], PROBLEMS[1], PROBLEMS[2]]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "ranking (best first):" and len(printed) == 3
-    rows = [json.dumps({"id": "s1", "query": PROBLEMS[0], "candidates": PROBLEMS[1:4]}),
-            json.dumps({"id": "s2", "query": PROBLEMS[4], "candidates": "no"})]
+    rows = [
+        json.dumps({"id": "s1", "query": PROBLEMS[0], "candidates": PROBLEMS[1:4]}),
+        json.dumps({"id": "s2", "query": PROBLEMS[4], "candidates": "no"}),
+    ]
     lists = write_lines(tmp_path / "sqr.jsonl", rows)
     assert main(["-q", "predict", "sqr", "--model", str(multi), "--input", str(lists), "--skip-bad"]) == 0
     captured = capsys.readouterr()

@@ -60,8 +60,15 @@ def test_dict_round_trip_is_exact_and_json_safe():
     data = json.loads(json.dumps(graph.to_dict()))
     assert data["schema_version"] == SCHEMA_VERSION
     assert data["formulas"] == [{"latex": "x+1=2", "span": [6, 13], "status": "ok", "delimiter": "$", "errors": []}]
-    assert data["nodes"][2] == {"id": 2, "kind": "math", "label": "[MATH]", "span": [6, 13], "upos": "NOUN",
-                                "sentence": 0, "formula": 0}
+    assert data["nodes"][2] == {
+        "id": 2,
+        "kind": "math",
+        "label": "[MATH]",
+        "span": [6, 13],
+        "upos": "NOUN",
+        "sentence": 0,
+        "formula": 0,
+    }
     assert MathSyntaxGraph.from_dict(data) == graph
     assert MathSyntaxGraph.from_json(graph.to_json()) == graph
 
@@ -149,12 +156,17 @@ def test_graph_layout_is_the_drawing_as_json():
     layout = graph_layout(graph)
     positions = tree_layout(graph)
     assert [(n["id"], n["x"], n["y"]) for n in layout["nodes"]] == [(i, *positions[i]) for i in range(9)]
-    assert [n["colour"] for n in layout["nodes"][:5]] == [KIND_COLOURS[k] for k in
-                                                          ("root", "word", "math", "word", "formula")]
+    assert [n["colour"] for n in layout["nodes"][:5]] == [
+        KIND_COLOURS[k] for k in ("root", "word", "math", "word", "formula")
+    ]
     assert "span" not in layout["nodes"][0] and layout["nodes"][2]["span"] == [6, 13]
     assert layout["edges"][1] == {"src": 1, "dst": 2, "relation": "dep:dobj"}
-    broken = MathSyntaxGraph(TEXT, graph.nodes[:8] + (Node(8, "formula", "?", span=(11, 12), opt_type="E", formula=0),),
-                             graph.edges, graph.formulas)
+    broken = MathSyntaxGraph(
+        TEXT,
+        graph.nodes[:8] + (Node(8, "formula", "?", span=(11, 12), opt_type="E", formula=0),),
+        graph.edges,
+        graph.formulas,
+    )
     assert graph_layout(broken)["nodes"][8]["colour"] == ERROR_COLOUR
 
 

@@ -74,7 +74,9 @@ def test_corpora_with_and_without_a_field(tmp_path):
     assert corpus_spec(str(first)) == (str(first), "problem")
     assert corpus_spec(str(second)) == (str(second), "problem")  # an existing file's colon is part of its name
     corpora = read_corpora([f"{first}:question", str(second)])
-    assert [(c.path, c.field, c.texts) for c in corpora] == [(str(first), "question", ["one", "two"]),
-                                                            (str(second), "problem", ["three"])]
+    assert [(c.path, c.field, c.texts) for c in corpora] == [
+        (str(first), "question", ["one", "two"]),
+        (str(second), "problem", ["three"]),
+    ]
     with pytest.raises(JsonlError, match=r"a.jsonl:1: no field 'problem'"):
         read_corpora([str(first)])

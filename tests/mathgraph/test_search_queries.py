@@ -19,8 +19,24 @@ def tiny_index(tmp_path, tiny_encoder):
     """An index of the bundled GSM-Plus sample's questions, built by `mathgraph index build` with the tiny model."""
     start, index = tmp_path / "start", tmp_path / "index"
     tiny_encoder.save_pretrained(start)
-    assert main(["-q", "index", "build", "--input", str(SAMPLE), "--text-field", "question", "--model", str(start),
-                 "--output", str(index)]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "index",
+                "build",
+                "--input",
+                str(SAMPLE),
+                "--text-field",
+                "question",
+                "--model",
+                str(start),
+                "--output",
+                str(index),
+            ]
+        )
+        == 0
+    )
     return index
 
 
@@ -39,20 +55,65 @@ def test_a_text_file_and_a_jsonl_file_give_the_single_searches(tmp_path, tiny_in
     text_file = tmp_path / "queries.txt"
     text_file.write_text(f"{queries[0]}\n\n{queries[1]}\n{queries[2]}\n", encoding="utf-8")  # a blank line is skipped
     jsonl_file = tmp_path / "queries.jsonl"
-    jsonl_file.write_text("".join(json.dumps(row) + "\n" for row in (
-        {"id": "a", "question": queries[0]}, {"question": queries[1]}, {"id": 7, "question": queries[2]})),
-        encoding="utf-8")
+    jsonl_file.write_text(
+        "".join(
+            json.dumps(row) + "\n"
+            for row in (
+                {"id": "a", "question": queries[0]},
+                {"question": queries[1]},
+                {"id": 7, "question": queries[2]},
+            )
+        ),
+        encoding="utf-8",
+    )
     from_text, from_jsonl = tmp_path / "text-hits.jsonl", tmp_path / "jsonl-hits.jsonl"
-    assert main(["-q", "search", "--index", str(tiny_index), "--queries", str(text_file), "-k", "3",
-                 "--output", str(from_text), "--batch-size", "2"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "search",
+                "--index",
+                str(tiny_index),
+                "--queries",
+                str(text_file),
+                "-k",
+                "3",
+                "--output",
+                str(from_text),
+                "--batch-size",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert "searched 3 queries" in capsys.readouterr().err
-    assert main(["-q", "search", "--index", str(tiny_index), "--queries", str(jsonl_file), "--text-field", "question",
-                 "-k", "3", "--output", str(from_jsonl)]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "search",
+                "--index",
+                str(tiny_index),
+                "--queries",
+                str(jsonl_file),
+                "--text-field",
+                "question",
+                "-k",
+                "3",
+                "--output",
+                str(from_jsonl),
+            ]
+        )
+        == 0
+    )
 
     text_results, jsonl_results = read_results(from_text), read_results(from_jsonl)
     assert [(r["query"], r["line"]) for r in text_results] == [(queries[0], 1), (queries[1], 3), (queries[2], 4)]
-    assert [list(r) for r in jsonl_results] == [["query", "id", "line", "hits"], ["query", "line", "hits"],
-                                                ["query", "id", "line", "hits"]]
+    assert [list(r) for r in jsonl_results] == [
+        ["query", "id", "line", "hits"],
+        ["query", "line", "hits"],
+        ["query", "id", "line", "hits"],
+    ]
     assert [r.get("id") for r in jsonl_results] == ["a", None, 7] and [r["line"] for r in jsonl_results] == [1, 2, 3]
     for query, from_text_file, from_jsonl_file in zip(queries, text_results, jsonl_results):
         alone = single_search(capsys, tiny_index, query)
@@ -74,15 +135,39 @@ def test_results_go_to_stdout_without_output(tmp_path, tiny_index, capsys):
 
 def test_a_bad_line_is_named_or_skipped(tmp_path, tiny_index, capsys):
     source = tmp_path / "queries.jsonl"
-    source.write_text("\n".join([json.dumps({"problem": QUESTIONS[0]}), "{not json", json.dumps({"problem": "  "}),
-                                 json.dumps({"question": "no problem field"}), json.dumps({"problem": QUESTIONS[1]})])
-                      + "\n", encoding="utf-8")
+    source.write_text(
+        "\n".join(
+            [
+                json.dumps({"problem": QUESTIONS[0]}),
+                "{not json",
+                json.dumps({"problem": "  "}),
+                json.dumps({"question": "no problem field"}),
+                json.dumps({"problem": QUESTIONS[1]}),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     output = tmp_path / "hits.jsonl"
     assert main(["-q", "search", "--index", str(tiny_index), "--queries", str(source), "--output", str(output)]) == 2
     assert f"{source}:2: not valid JSON" in capsys.readouterr().err
     assert not output.exists()
-    assert main(["-q", "search", "--index", str(tiny_index), "--queries", str(source), "--output", str(output),
-                 "--skip-bad"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "search",
+                "--index",
+                str(tiny_index),
+                "--queries",
+                str(source),
+                "--output",
+                str(output),
+                "--skip-bad",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "skipped 3 bad lines" in err and f"{source}:3: field 'problem' is empty" in err
     assert f"{source}:4: no field 'problem'" in err

@@ -10,10 +10,9 @@ import sys
 import pytest
 import torch
 
-from models.encoder import MathEncoder
-from models.encoder import load_shipped_encoder
-from models.shipped import SHIPPED_DIR, release_info
 from models.comus import CheckpointError
+from models.encoder import MathEncoder, load_shipped_encoder
+from models.shipped import SHIPPED_DIR, release_info
 from tasks.hybrid import HybridPredictor
 from tasks.release import labelled_inputs, shipped_parts, shipped_predictor, task_metric
 
@@ -48,9 +47,23 @@ def test_the_bundled_sample_gives_the_model_card_figures(parts):
 
 def test_predict_without_a_model_works_offline(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MATHGRAPH_CACHE_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "mathgraph.cli", "-q", "predict", "kpc", "--format", "json",
-                           "Find the area of a circle of radius $3$."], capture_output=True, text=True, env=env,
-                          timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mathgraph.cli",
+            "-q",
+            "predict",
+            "kpc",
+            "--format",
+            "json",
+            "Find the area of a circle of radius $3$.",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["label"] in result["probabilities"] and len(result["probabilities"]) == 7

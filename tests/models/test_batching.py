@@ -6,8 +6,14 @@ from torch_geometric.data import Batch
 
 def reference_batch(collator, graphs):
     """The batch built the way the collator did before features: tokenizer with padding, PyG batching."""
-    tokens = collator.tokenizer([collator.encoder_text(g.text) for g in graphs], padding=True, truncation=True,
-                                max_length=collator.max_length, return_tensors="pt", return_token_type_ids=True)
+    tokens = collator.tokenizer(
+        [collator.encoder_text(g.text) for g in graphs],
+        padding=True,
+        truncation=True,
+        max_length=collator.max_length,
+        return_tensors="pt",
+        return_token_type_ids=True,
+    )
     pyg = Batch.from_data_list([g.to_pyg(collator.vocab) for g in graphs])
     return tokens, pyg
 
@@ -58,8 +64,9 @@ def test_a_pair_reads_as_one_sequence_with_both_graphs_under_one_root(tiny_encod
     pair = pair_features(a, b)
     tokenizer = collator.tokenizer
     # [CLS] a [SEP] b [SEP], segment 0 then 1: what the tokenizer gives for a text pair
-    reference = tokenizer(collator.encoder_text(sample_graphs[0].text), collator.encoder_text(sample_graphs[1].text),
-                          truncation=False)
+    reference = tokenizer(
+        collator.encoder_text(sample_graphs[0].text), collator.encoder_text(sample_graphs[1].text), truncation=False
+    )
     a_len = len(a.input_ids)
     assert pair.input_ids.tolist() == a.input_ids.tolist() + b.input_ids[1:].tolist()
     assert pair.token_type_ids.tolist() == [0] * a_len + [1] * (len(b.input_ids) - 1)
@@ -73,10 +80,12 @@ def test_a_pair_reads_as_one_sequence_with_both_graphs_under_one_root(tiny_encod
     assert torch.equal(pair.node_labels[na:], b.node_labels[1:])
     # memory slots from both: a's triplets unchanged, b's with its root moved to 0 and other nodes after a's
     assert len(pair.slot_heads) == len(a.slot_heads) + len(b.slot_heads)
-    assert torch.equal(pair.slot_heads[:len(a.slot_heads)], a.slot_heads)
+    assert torch.equal(pair.slot_heads[: len(a.slot_heads)], a.slot_heads)
     moved = [0 if h == 0 else h + na - 1 for h in b.slot_heads.tolist()]
-    assert pair.slot_heads[len(a.slot_heads):].tolist() == moved
-    assert (pair.slot_heads[len(a.slot_heads):] == 0).sum() == (b.slot_heads == 0).sum() > 0  # b's sentences under ROOT
+    assert pair.slot_heads[len(a.slot_heads) :].tolist() == moved
+    assert (
+        (pair.slot_heads[len(a.slot_heads) :] == 0).sum() == (b.slot_heads == 0).sum() > 0
+    )  # b's sentences under ROOT
     assert pair.edge_index.shape[1] == a.edge_index.shape[1] + b.edge_index.shape[1]
     assert int(pair.edge_index.max()) == na + nb - 2
     # the graph is still a tree: every node but the root has exactly one parent

@@ -62,7 +62,7 @@ def test_mixed_task_batch_equals_one_task_at_a_time():
     mixed = layer(x)
     for b, task in enumerate(tasks):
         gate.current_task = task
-        assert torch.allclose(mixed[b], layer(x[b:b + 1])[0], atol=1e-6)
+        assert torch.allclose(mixed[b], layer(x[b : b + 1])[0], atol=1e-6)
 
 
 def test_merge_matches_the_unmerged_forward_and_unmerge_restores():
@@ -102,8 +102,15 @@ def test_no_common_expert_and_one_task_is_plain_lora():
 
 
 def test_apply_cgc_lora_wraps_a_bert_and_merges_per_task():
-    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    config = BertConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     torch.manual_seed(0)
     original = BertModel(config, add_pooling_layer=False).eval()
     model = copy.deepcopy(original)
@@ -111,8 +118,9 @@ def test_apply_cgc_lora_wraps_a_bert_and_merges_per_task():
     layers = cgc_lora_layers(model)
     assert len(layers) == 2 * 6  # query, key, value, attention output dense, intermediate dense, output dense
     trainable = {name for name, p in model.named_parameters() if p.requires_grad}
-    assert trainable and all(name.rsplit(".", 1)[-1] in ("common_A", "common_B", "specific_A", "specific_B")
-                             for name in trainable)
+    assert trainable and all(
+        name.rsplit(".", 1)[-1] in ("common_A", "common_B", "specific_A", "specific_B") for name in trainable
+    )
     assert not any(name.startswith("_gate") or ".gate." in name for name in model.state_dict())
 
     ids = torch.randint(0, 50, (2, 5))
@@ -130,8 +138,15 @@ def test_apply_cgc_lora_wraps_a_bert_and_merges_per_task():
 
 
 def tiny_bert():
-    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    config = BertConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     torch.manual_seed(0)
     return BertModel(config, add_pooling_layer=False).eval()
 

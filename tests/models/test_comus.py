@@ -23,8 +23,9 @@ def forward(encoder, graphs):
 
 def plain_bert_cls(encoder, graphs):
     batch = encoder.collator(graphs)
-    return encoder.model.text(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                              token_type_ids=batch.token_type_ids).last_hidden_state[:, 0]
+    return encoder.model.text(
+        input_ids=batch.input_ids, attention_mask=batch.attention_mask, token_type_ids=batch.token_type_ids
+    ).last_hidden_state[:, 0]
 
 
 def root_only(text):
@@ -54,8 +55,16 @@ def test_without_triplets_the_text_path_is_plain_bert(tiny_encoder, sample_graph
 def test_k0_keeps_text_and_graph_apart(tiny_text_dir, tiny_vocab_dir, sample_graphs):
     from models.encoder import MathEncoder
 
-    encoder = MathEncoder.build(tiny_vocab_dir, text_encoder=str(tiny_text_dir), gat_layers=2, gat_heads=2,
-                                gat_head_dim=8, relation_dim=4, fusion_layers=0, dropout=0.0)
+    encoder = MathEncoder.build(
+        tiny_vocab_dir,
+        text_encoder=str(tiny_text_dir),
+        gat_layers=2,
+        gat_heads=2,
+        gat_head_dim=8,
+        relation_dim=4,
+        fusion_layers=0,
+        dropout=0.0,
+    )
     encoder.model.eval()
     with torch.no_grad():
         out = forward(encoder, sample_graphs[:2])
@@ -100,8 +109,13 @@ def test_eval_mode_is_deterministic(tiny_encoder, sample_graphs):
 def test_save_and_load_give_identical_outputs(tiny_encoder, sample_graphs, tmp_path):
     randomise_read_out(tiny_encoder.model)
     tiny_encoder.save_pretrained(tmp_path)
-    assert {"config.json", "model.safetensors", "node_vocab.json", "relation_vocab.json",
-            "tokenizer/tokenizer.json"} <= {str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")}
+    assert {
+        "config.json",
+        "model.safetensors",
+        "node_vocab.json",
+        "relation_vocab.json",
+        "tokenizer/tokenizer.json",
+    } <= {str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")}
     loaded = ComusModel.from_pretrained(tmp_path).eval()
     batch = tiny_encoder.collator(sample_graphs).as_model_inputs()
     with torch.no_grad():
@@ -154,8 +168,15 @@ def test_mismatched_or_missing_files_are_reported(saved, tmp_path_factory):
 def test_fusion_layers_beyond_the_encoders_are_refused(tiny_text_dir, sample_vocab):
     text = AutoModel.from_pretrained(tiny_text_dir)
     with pytest.raises(ValueError, match="fusion_layers must be in 0..2"):
-        ComusModel.from_text_encoder(text, len(sample_vocab.labels), len(sample_vocab.relations),
-                                     gat_layers=2, gat_heads=2, gat_head_dim=8, fusion_layers=3)
+        ComusModel.from_text_encoder(
+            text,
+            len(sample_vocab.labels),
+            len(sample_vocab.relations),
+            gat_layers=2,
+            gat_heads=2,
+            gat_head_dim=8,
+            fusion_layers=3,
+        )
 
 
 def test_padding_mask_stays_finite_in_half_precision():

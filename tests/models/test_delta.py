@@ -8,14 +8,21 @@ from models.delta import apply_delta, save_delta, weights_delta
 
 
 def _base():
-    return {"same": torch.arange(6.0).reshape(2, 3), "changed": torch.ones(2, 2),
-            "vocab": torch.arange(12.0).reshape(4, 3)}
+    return {
+        "same": torch.arange(6.0).reshape(2, 3),
+        "changed": torch.ones(2, 2),
+        "vocab": torch.arange(12.0).reshape(4, 3),
+    }
 
 
 def test_only_what_differs_is_stored_and_appended_rows_keep_their_suffix():
     base = _base()
-    weights = {"same": base["same"].clone(), "changed": torch.full((2, 2), 3.0),
-               "vocab": torch.cat([base["vocab"], torch.full((2, 3), 7.0)]), "fresh": torch.zeros(5)}
+    weights = {
+        "same": base["same"].clone(),
+        "changed": torch.full((2, 2), 3.0),
+        "vocab": torch.cat([base["vocab"], torch.full((2, 3), 7.0)]),
+        "fresh": torch.zeros(5),
+    }
     stored, appended = weights_delta(weights, base)
     assert sorted(stored) == ["changed", "fresh", "vocab"]
     assert appended == {"vocab": 4}
@@ -24,8 +31,12 @@ def test_only_what_differs_is_stored_and_appended_rows_keep_their_suffix():
 
 def test_round_trip_through_a_file_in_fp16(tmp_path):
     base = _base()
-    weights = {"same": base["same"].clone(), "changed": torch.tensor([[0.1, 0.2], [0.3, 0.4]]),
-               "vocab": torch.cat([base["vocab"], torch.tensor([[1.5, 2.5, 3.5]])]), "step": torch.tensor(3)}
+    weights = {
+        "same": base["same"].clone(),
+        "changed": torch.tensor([[0.1, 0.2], [0.3, 0.4]]),
+        "vocab": torch.cat([base["vocab"], torch.tensor([[1.5, 2.5, 3.5]])]),
+        "step": torch.tensor(3),
+    }
     values = save_delta(tmp_path / "d.safetensors", weights, base)
     assert values == 4 + 3 + 1  # changed, one appended row, the int tensor
     restored = apply_delta(base, tmp_path / "d.safetensors")

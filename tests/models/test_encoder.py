@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from models.encoder import MathEncoder
 from mathgraph.graph import MathSyntaxGraph, Node
 from mathgraph.samples import sample_problems
 from models.comus import CheckpointError
+from models.encoder import MathEncoder
 
 TEXTS = [row["problem"] for row in sample_problems()]
 
@@ -34,8 +34,17 @@ def test_encode_rejects_bad_arguments(tiny_encoder):
 
 
 def test_builds_are_reproducible_and_round_trip(tiny_text_dir, tiny_vocab_dir, tiny_encoder, tmp_path):
-    again = MathEncoder.build(tiny_vocab_dir, text_encoder=str(tiny_text_dir), gat_layers=3, gat_heads=2,
-                              gat_head_dim=8, relation_dim=4, memory_views=2, fusion_layers=2, dropout=0.0)
+    again = MathEncoder.build(
+        tiny_vocab_dir,
+        text_encoder=str(tiny_text_dir),
+        gat_layers=3,
+        gat_heads=2,
+        gat_head_dim=8,
+        relation_dim=4,
+        memory_views=2,
+        fusion_layers=2,
+        dropout=0.0,
+    )
     expected = tiny_encoder.encode(TEXTS[:3])
     assert np.array_equal(again.encode(TEXTS[:3]), expected)
     tiny_encoder.save_pretrained(tmp_path)
@@ -78,8 +87,15 @@ def test_untrained_architecture_with_the_packaged_minilm():
     assert vectors.shape == (len(TEXTS), 384 + 384) and np.isfinite(vectors).all()
     assert np.array_equal(MathEncoder.from_pretrained("untrained", device="cpu").encode(TEXTS[:2]), vectors[:2])
     # Untrained, but [CLS] is MiniLM's: a paraphrase is closer than an unrelated problem.
-    text = encoder.encode(TEXTS[:1] + ["Let $f$ be the function with $f(x) = -2 \\sin(\\pi x)$. How many $x$ with "
-                                       "$-2 \\le x \\le 2$ satisfy $f(f(f(x))) = f(x)$?", TEXTS[7]], mode="text")
+    text = encoder.encode(
+        TEXTS[:1]
+        + [
+            "Let $f$ be the function with $f(x) = -2 \\sin(\\pi x)$. How many $x$ with "
+            "$-2 \\le x \\le 2$ satisfy $f(f(f(x))) = f(x)$?",
+            TEXTS[7],
+        ],
+        mode="text",
+    )
     text = text / np.linalg.norm(text, axis=1, keepdims=True)
     assert text[0] @ text[1] > text[0] @ text[2]
     assert torch.get_default_dtype() == torch.float32

@@ -15,8 +15,9 @@ def path_graph():
 
 def encoder(layers=2):
     torch.manual_seed(0)
-    return GraphEncoder(num_labels=10, num_relations=4, hidden=8, heads=2, num_layers=layers, relation_dim=3,
-                        dropout=0.0).eval()
+    return GraphEncoder(
+        num_labels=10, num_relations=4, hidden=8, heads=2, num_layers=layers, relation_dim=3, dropout=0.0
+    ).eval()
 
 
 def test_node_states_have_the_hidden_size_and_are_layer_normed():
@@ -51,7 +52,9 @@ def test_run_layers_composes_to_forward():
     model = encoder(layers=3)
     labels, kinds = torch.tensor([2, 3, 4]), torch.tensor([0, 1, 1])
     x = model.embed(labels, kinds)
-    stepwise = model.run_layers(model.run_layers(x, edge_index, edge_type, range(2)), edge_index, edge_type, range(2, 3))
+    stepwise = model.run_layers(
+        model.run_layers(x, edge_index, edge_type, range(2)), edge_index, edge_type, range(2, 3)
+    )
     assert torch.allclose(stepwise, model(labels, kinds, edge_index, edge_type))
 
 

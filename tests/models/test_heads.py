@@ -30,7 +30,9 @@ def test_dtc_is_the_transe_margin_loss():
     assert loss.item() == 0.0
     head.margin = 3.0
     expected = (max(3 + 0 - math.sqrt(10), 0) + max(3 + 0.5 - 3, 0)) / 2
-    assert head(heads, torch.tensor([0, 2]), tails, table, negatives=torch.tensor([1, 1])).item() == pytest.approx(expected)
+    assert head(heads, torch.tensor([0, 2]), tails, table, negatives=torch.tensor([1, 1])).item() == pytest.approx(
+        expected
+    )
 
 
 def test_negative_relations_are_uniform_and_never_the_true_one():
@@ -74,8 +76,10 @@ def test_mlm_head_and_loss_only_count_masked_positions():
     logits = head(torch.randn(2, 3, 4))
     assert logits.shape == (2, 3, 10)
     labels = torch.tensor([[-100, 3, -100], [-100, -100, 7]])
-    expected = (torch.nn.functional.cross_entropy(logits[0, 1:2], labels[0, 1:2])
-                + torch.nn.functional.cross_entropy(logits[1, 2:3], labels[1, 2:3])) / 2
+    expected = (
+        torch.nn.functional.cross_entropy(logits[0, 1:2], labels[0, 1:2])
+        + torch.nn.functional.cross_entropy(logits[1, 2:3], labels[1, 2:3])
+    ) / 2
     assert mlm_loss(logits, labels).item() == pytest.approx(expected.item(), rel=1e-6)
 
 

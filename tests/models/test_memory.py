@@ -43,23 +43,28 @@ def test_read_and_write_match_a_hand_computation():
     R = [[0.0], [1.0], [-1.0]]  # relation embeddings
     slots = [(0, 1, 1), (0, 2, 2)]  # (head, relation, tail): node 0 -r1-> node 1, node 0 -r2-> node 2
     out = memory(
-        torch.tensor([H]), torch.tensor([[True, True]]), torch.tensor(N), torch.tensor(R),
-        torch.tensor([[h for h, _, _ in slots]]), torch.tensor([[r for _, r, _ in slots]]),
-        torch.tensor([[t for _, _, t in slots]]), torch.tensor([[True, True]]),
+        torch.tensor([H]),
+        torch.tensor([[True, True]]),
+        torch.tensor(N),
+        torch.tensor(R),
+        torch.tensor([[h for h, _, _ in slots]]),
+        torch.tensor([[r for _, r, _ in slots]]),
+        torch.tensor([[t for _, _, t in slots]]),
+        torch.tensor([[True, True]]),
     )
 
     WS = [[1.0, 0.0, 0.5], [0.0, 1.0, -0.5]]
     K = [N[h] + R[r] for h, r, _ in slots]  # [n_h ; r]
     V = [N[t] for _, _, t in slots]
-    S = [[sum(matvec(WS, H[l])[k] * K[t][k] for k in range(3)) for t in range(2)] for l in range(2)]
-    alpha = [softmax(S[l]) for l in range(2)]  # over slots
-    beta_columns = [softmax([S[l][t] for l in range(2)]) for t in range(2)]  # over tokens
+    S = [[sum(matvec(WS, H[i])[k] * K[t][k] for k in range(3)) for t in range(2)] for i in range(2)]
+    alpha = [softmax(S[i]) for i in range(2)]  # over slots
+    beta_columns = [softmax([S[i][t] for i in range(2)]) for t in range(2)]  # over tokens
     WO = [[1.0, 0.0], [0.0, 2.0]]  # in x out (the transpose of the Linear weight, symmetric here)
     expected_tokens = [
-        [H[l][j] + matvec(WO, [sum(alpha[l][t] * V[t][d] for t in range(2)) for d in range(2)])[j] for j in range(2)]
-        for l in range(2)
+        [H[i][j] + matvec(WO, [sum(alpha[i][t] * V[t][d] for t in range(2)) for d in range(2)])[j] for j in range(2)]
+        for i in range(2)
     ]
-    written = [[sum(beta_columns[t][l] * H[l][d] for l in range(2)) for d in range(2)] for t in range(2)]
+    written = [[sum(beta_columns[t][i] * H[i][d] for i in range(2)) for d in range(2)] for t in range(2)]
     candidate = [[0.5 * w for w in row] for row in written]  # W^V = 0.5 I
     gate = [[sigmoid(candidate[t][0] + V[t][1] + 0.1), sigmoid(candidate[t][1] + V[t][0] - 0.1)] for t in range(2)]
     new_values = [[gate[t][d] * candidate[t][d] + (1 - gate[t][d]) * V[t][d] for d in range(2)] for t in range(2)]
@@ -79,8 +84,15 @@ def test_views_are_concatenated_before_the_output_maps():
     memory = SyntaxAwareMemory(text_dim=3, node_dim=2, relation_dim=2, num_views=2)
     torch.nn.init.normal_(memory.read_out.weight)
     tokens, nodes, relations = torch.randn(1, 4, 3), torch.randn(3, 2), torch.randn(2, 2)
-    args = (torch.ones(1, 4, dtype=torch.bool), nodes, relations, torch.tensor([[0, 0]]), torch.tensor([[0, 1]]),
-            torch.tensor([[1, 2]]), torch.ones(1, 2, dtype=torch.bool))
+    args = (
+        torch.ones(1, 4, dtype=torch.bool),
+        nodes,
+        relations,
+        torch.tensor([[0, 0]]),
+        torch.tensor([[0, 1]]),
+        torch.tensor([[1, 2]]),
+        torch.ones(1, 2, dtype=torch.bool),
+    )
     out = memory(tokens, *args)
     values = nodes[[1, 2]]
     per_view = [out.read_attention[0, i] @ values for i in range(2)]  # [L, d_node] each
@@ -135,7 +147,7 @@ def test_padded_tokens_and_slots_change_nothing():
         nodes = slice(node_offset, node_offset + len(case["nodes"]))
         assert torch.allclose(batch.nodes[nodes], alone.nodes, atol=1e-5)
         assert batch.read_attention[i, :, n:].abs().sum() == 0  # padded tokens read nothing
-        assert batch.read_attention[i, :, :, len(case["heads"]):].abs().sum() == 0  # padded slots are never read
+        assert batch.read_attention[i, :, :, len(case["heads"]) :].abs().sum() == 0  # padded slots are never read
         node_offset += len(case["nodes"])
 
 
@@ -144,16 +156,32 @@ def test_a_graph_without_slots_leaves_tokens_and_nodes_unchanged():
     torch.nn.init.normal_(memory.read_out.weight)
     tokens, nodes = torch.randn(1, 4, 6), torch.randn(2, 5)
     no_slot = torch.zeros(1, 1, dtype=torch.long)
-    out = memory(tokens, torch.ones(1, 4, dtype=torch.bool), nodes, torch.randn(3, 4), no_slot, no_slot, no_slot,
-                 torch.zeros(1, 1, dtype=torch.bool))
+    out = memory(
+        tokens,
+        torch.ones(1, 4, dtype=torch.bool),
+        nodes,
+        torch.randn(3, 4),
+        no_slot,
+        no_slot,
+        no_slot,
+        torch.zeros(1, 1, dtype=torch.bool),
+    )
     assert torch.equal(out.tokens, tokens) and torch.equal(out.nodes, nodes)
 
 
 def test_a_fresh_memory_is_the_identity_on_tokens_but_still_learns():
     memory = SyntaxAwareMemory(text_dim=6, node_dim=5, relation_dim=4)
     tokens = torch.randn(1, 3, 6)
-    out = memory(tokens, torch.ones(1, 3, dtype=torch.bool), torch.randn(2, 5), torch.randn(3, 4),
-                 torch.tensor([[0]]), torch.tensor([[1]]), torch.tensor([[1]]), torch.ones(1, 1, dtype=torch.bool))
+    out = memory(
+        tokens,
+        torch.ones(1, 3, dtype=torch.bool),
+        torch.randn(2, 5),
+        torch.randn(3, 4),
+        torch.tensor([[0]]),
+        torch.tensor([[1]]),
+        torch.tensor([[1]]),
+        torch.ones(1, 1, dtype=torch.bool),
+    )
     assert torch.equal(out.tokens, tokens)  # W^O starts at zero
     out.tokens.sum().backward()
     assert memory.read_out.weight.grad.abs().sum() > 0

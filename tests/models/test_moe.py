@@ -22,8 +22,15 @@ from models.moe import (
 
 
 def tiny_bert(layers=2):
-    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
-                        intermediate_size=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    config = BertConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     torch.manual_seed(0)
     return BertModel(config, add_pooling_layer=False).eval()
 
@@ -86,8 +93,9 @@ def test_straight_through_gate_forward_is_renormalised_backward_is_the_raw_proba
 
 def test_top2_output_is_the_renormalised_mix_of_the_chosen_experts():
     torch.manual_seed(2)
-    moe = MoEFeedForward(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8), num_experts=4, top_k=2,
-                         router_init_std=1.0).eval()
+    moe = MoEFeedForward(
+        nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8), num_experts=4, top_k=2, router_init_std=1.0
+    ).eval()
     with torch.no_grad():  # make the experts differ, as after training
         for expert in moe.experts:
             expert.dense_out.weight.add_(torch.randn_like(expert.dense_out.weight))
@@ -96,9 +104,9 @@ def test_top2_output_is_the_renormalised_mix_of_the_chosen_experts():
     routing = moe.last_routing
     chosen = routing.probs.gather(-1, routing.expert_index)
     weights = chosen / chosen.sum(-1, keepdim=True)
-    expected = torch.stack([
-        sum(weights[n, j] * moe.experts[int(routing.expert_index[n, j])](h[n]) for j in range(2)) for n in range(10)
-    ])
+    expected = torch.stack(
+        [sum(weights[n, j] * moe.experts[int(routing.expert_index[n, j])](h[n]) for j in range(2)) for n in range(10)]
+    )
     assert torch.allclose(out, expected, atol=1e-5)
 
 
@@ -119,8 +127,9 @@ def test_router_gets_a_gradient_from_the_task_loss_alone(top_k):
 @pytest.mark.parametrize("top_k", [1, 2])
 def test_each_expert_runs_only_on_its_own_tokens(top_k):
     torch.manual_seed(1)
-    moe = MoEFeedForward(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8), num_experts=4, top_k=top_k,
-                         router_init_std=1.0).eval()
+    moe = MoEFeedForward(
+        nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 8), num_experts=4, top_k=top_k, router_init_std=1.0
+    ).eval()
     seen = {}
     for e, expert in enumerate(moe.experts):
         expert.register_forward_hook(lambda module, args, out, e=e: seen.__setitem__(e, args[0].detach()))

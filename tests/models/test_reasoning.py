@@ -16,8 +16,15 @@ from models.reasoning import (
 
 
 def tiny_bert(layers=3):
-    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
-                        intermediate_size=64, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    config = BertConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     torch.manual_seed(0)
     return BertModel(config, add_pooling_layer=False).eval()
 
@@ -82,7 +89,8 @@ def test_top_k_runs_exactly_the_chosen_modules_on_their_problems():
     calls = {}
     for skill in range(4):
         modules.module(0, skill).register_forward_hook(
-            lambda module, args, output, skill=skill: calls.__setitem__(skill, args[0].shape[0]))
+            lambda module, args, output, skill=skill: calls.__setitem__(skill, args[0].shape[0])
+        )
     hidden, mask = states()
     modules(hidden, mask)
     chosen = modules.last_trace.chosen[0]
@@ -100,8 +108,10 @@ def test_output_is_the_weighted_mix_of_module_outputs_through_the_stop_gate():
     trace = modules.last_trace
     additive = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
     for b in range(4):
-        mix = sum(w * modules.module(0, int(j))(hidden[b:b + 1], additive[b:b + 1], 0)[0]
-                  for j, w in zip(trace.chosen[0][b], trace.weights[0][b]))
+        mix = sum(
+            w * modules.module(0, int(j))(hidden[b : b + 1], additive[b : b + 1], 0)[0]
+            for j, w in zip(trace.chosen[0][b], trace.weights[0][b])
+        )
         g = trace.stop_gates[0][b]
         assert torch.allclose(out[b], hidden[b] + g * (mix - hidden[b]), atol=1e-5)
 
@@ -115,9 +125,13 @@ def test_stop_gate_forced_to_zero_after_step_one_gives_the_depth_one_output():
     out_deep = deep(hidden, mask)
     # The same weights, cut to one step.
     _, shallow = reasoning(depth=1, top_k=2)
-    shallow_state = {k: v for k, v in deep.state_dict().items()
-                     if not any(f"{name}.{i}." in k for name in ("routers", "stop_gates") for i in (1, 2))
-                     and ".adapters.1." not in k and ".adapters.2." not in k}
+    shallow_state = {
+        k: v
+        for k, v in deep.state_dict().items()
+        if not any(f"{name}.{i}." in k for name in ("routers", "stop_gates") for i in (1, 2))
+        and ".adapters.1." not in k
+        and ".adapters.2." not in k
+    }
     shallow.load_state_dict(shallow_state)
     assert torch.allclose(out_deep, shallow(hidden, mask), atol=1e-6)
     deep.force_stop_gate(1, None)
@@ -162,8 +176,9 @@ def test_private_modules_are_one_per_skill_and_step_without_adapters():
     # A fresh adapter is the identity: at init a shared module computes what its private twin computes.
     hidden, mask = states()
     additive = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
-    assert torch.allclose(shared.module(1, 0)(hidden, additive, 1), private.module(1, 0)(hidden, additive, 1),
-                          atol=1e-6)
+    assert torch.allclose(
+        shared.module(1, 0)(hidden, additive, 1), private.module(1, 0)(hidden, additive, 1), atol=1e-6
+    )
 
 
 def test_skill_routing_loss_against_hand_computation():
@@ -205,10 +220,15 @@ def test_routing_loss_trains_the_router_to_the_target_skills():
         assert {frozenset(row.tolist()) for row in chosen} == {frozenset({0, 3})}  # general and knowledge
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"top_k": 5}, "top_k must be in 0..4"), ({"depth": 0}, "must be >= 1"), ({"sharing": "both"}, "unknown module"),
-    ({"skills": ("a", "a")}, "distinct skills"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"top_k": 5}, "top_k must be in 0..4"),
+        ({"depth": 0}, "must be >= 1"),
+        ({"sharing": "both"}, "unknown module"),
+        ({"skills": ("a", "a")}, "distinct skills"),
+    ],
+)
 def test_bad_configs_are_refused(bad, message):
     options = {"skills": ("general", "language", "alignment", "knowledge"), **bad}
     with pytest.raises(ValueError, match=message):

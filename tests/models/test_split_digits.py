@@ -10,14 +10,21 @@ import re
 import numpy as np
 import pytest
 
-from models.encoder import MathEncoder
 from mathgraph.samples import sample_problems
 from models.comus import CONFIG_NAME, TOKENIZER_DIR
+from models.encoder import MathEncoder
 from models.text_encoder import set_split_digits, splits_digits
 
 TEXTS = [row["problem"] for row in sample_problems()]
-TINY = {"gat_layers": 3, "gat_heads": 2, "gat_head_dim": 8, "relation_dim": 4, "memory_views": 2, "fusion_layers": 2,
-        "dropout": 0.0}
+TINY = {
+    "gat_layers": 3,
+    "gat_heads": 2,
+    "gat_head_dim": 8,
+    "relation_dim": 4,
+    "memory_views": 2,
+    "fusion_layers": 2,
+    "dropout": 0.0,
+}
 _NUMBER = re.compile(r"^(##)?\d+$")
 
 
@@ -70,8 +77,9 @@ def test_feature_store_and_encode_use_digit_tokens(split_encoder, tiny_encoder):
     store = FeatureStore(split_encoder.collator, TEXTS[7:8], with_graphs=False, show_progress=False)
     ids = store.features[0].input_ids.tolist()
     assert split_encoder.tokenizer.convert_ids_to_tokens(ids)[1:-1] == _tokens(split_encoder, TEXTS[7])
-    assert store.length(TEXTS[7]) > FeatureStore(tiny_encoder.collator, TEXTS[7:8], with_graphs=False,
-                                                 show_progress=False).length(TEXTS[7])
+    assert store.length(TEXTS[7]) > FeatureStore(
+        tiny_encoder.collator, TEXTS[7:8], with_graphs=False, show_progress=False
+    ).length(TEXTS[7])
     # same weights (same seed), other tokens: other vectors
     assert not np.allclose(split_encoder.encode(TEXTS[7:8], mode="text"), tiny_encoder.encode(TEXTS[7:8], mode="text"))
 
@@ -112,8 +120,10 @@ def test_set_split_digits_is_idempotent_and_reversible(tiny_encoder):
     set_split_digits(tokenizer, True)
     set_split_digits(tokenizer, True)
     state = json.loads(tokenizer.backend_tokenizer.pre_tokenizer.__getstate__())
-    assert state == {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True},
-                                                            json.loads(original)]}
+    assert state == {
+        "type": "Sequence",
+        "pretokenizers": [{"type": "Digits", "individual_digits": True}, json.loads(original)],
+    }
     assert tokenizer.tokenize("x2 = 2024") == ["x", "2", "=", "2", "0", "2", "4"]
     set_split_digits(tokenizer, False)
     assert tokenizer.backend_tokenizer.pre_tokenizer.__getstate__() == original
@@ -149,8 +159,9 @@ def test_cli_passes_split_digits_to_new_models(tmp_path, monkeypatch, capsys):
 
     seen = {}
     monkeypatch.setattr(tasks.finetune, "train_task", lambda *a, **kw: seen.setdefault("train", kw) and {})
-    monkeypatch.setattr(tasks.pretrain, "run_pretraining", lambda *a, **kw: seen.setdefault("pretrain", kw)
-                        and {"step": 0})
+    monkeypatch.setattr(
+        tasks.pretrain, "run_pretraining", lambda *a, **kw: seen.setdefault("pretrain", kw) and {"step": 0}
+    )
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({"problem": TEXTS[0]}) + "\n")
     out = str(tmp_path / "out")

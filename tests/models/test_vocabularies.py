@@ -19,6 +19,13 @@ def test_build_and_save_vocabularies_that_an_encoder_is_built_with(tmp_path, sam
     save_vocabularies(tmp_path / "vocab", graph_vocabulary, latex_tokens)
     assert json.loads((tmp_path / "vocab" / LATEX_TOKENS_NAME).read_text()) == latex_tokens
     assert GraphVocabulary.load(tmp_path / "vocab").relations.to_dict() == graph_vocabulary.relations.to_dict()
-    encoder = MathEncoder.build(tmp_path / "vocab", text_encoder=str(tiny_text_dir), gat_layers=1, gat_heads=2,
-                                gat_head_dim=8, relation_dim=4, fusion_layers=1)
+    encoder = MathEncoder.build(
+        tmp_path / "vocab",
+        text_encoder=str(tiny_text_dir),
+        gat_layers=1,
+        gat_heads=2,
+        gat_head_dim=8,
+        relation_dim=4,
+        fusion_layers=1,
+    )
     assert set(latex_tokens) <= set(encoder.tokenizer.get_added_vocab())

@@ -46,8 +46,11 @@ def test_digit_expansion_and_decimal_conversion_are_named():
 
 
 def test_distraction_inserts_a_sentence_with_a_new_quantity():
-    alignment = align(SEED, "Tom has 12 apples. His sister has 7 pears. He buys 3 bags with 4 apples each. "
-                            "How many apples does he have now?")
+    alignment = align(
+        SEED,
+        "Tom has 12 apples. His sister has 7 pears. He buys 3 bags with 4 apples each. "
+        "How many apples does he have now?",
+    )
     assert kinds(alignment, "sentences") == ["kept", "inserted", "kept", "kept"]
     assert [m.b.value for m in alignment.quantities if m.kind == "new"] == [7]
     assert alignment.features["inserted_with_quantities"] == 1
@@ -57,8 +60,11 @@ def test_distraction_inserts_a_sentence_with_a_new_quantity():
 def test_critical_thinking_removes_a_quantity_and_reversal_changes_the_question():
     missing = align(SEED, "Tom has some apples. He buys 3 bags with 4 apples each. How many apples does he have now?")
     assert [m.a.value for m in missing.quantities if m.kind == "removed"] == [12]
-    reversed_ = align(SEED, "Tom has some apples. He buys 3 bags with 4 apples each. Now he has 24 apples. "
-                            "How many apples did he have at first?")
+    reversed_ = align(
+        SEED,
+        "Tom has some apples. He buys 3 bags with 4 apples each. Now he has 24 apples. "
+        "How many apples did he have at first?",
+    )
     assert reversed_.question == "changed"
     assert reversed_.features["sentences_inserted"] == 1
 
@@ -107,7 +113,8 @@ def test_solution_steps_in_three_notations():
     assert [(s.operands, s.result) for s in solution_steps("He pays 4 * 5 = 20 dollars.")] == [((4, 5), 20)]
     assert [(s.operands, s.result) for s in solution_steps("<<4*5=20>>20 and so")] == [((4, 5), 20)]
     assert [(s.operands, s.result) for s in solution_steps("$\\frac{3}{4} \\times 8 = 6$")] == [
-        ((Fraction(3, 4), 8), 6)]
+        ((Fraction(3, 4), 8), 6)
+    ]
 
 
 def test_solution_alignment_tells_own_from_other_numbers():
@@ -125,8 +132,10 @@ def test_solution_alignment_tells_own_from_other_numbers():
 
 
 def test_adding_operation_changes_the_question_with_a_new_quantity():
-    alignment = align(SEED, "Tom has 12 apples. He buys 3 bags with 4 apples each. "
-                            "How many apples does he have now if he eats 5 of them?")
+    alignment = align(
+        SEED,
+        "Tom has 12 apples. He buys 3 bags with 4 apples each. How many apples does he have now if he eats 5 of them?",
+    )
     assert alignment.question == "changed"
     assert [(m.b.value, m.b.in_question) for m in alignment.quantities if m.kind == "new"] == [(5, True)]
     assert alignment.features["new_in_question"] == 1 and alignment.features["quantities_same"] == 3

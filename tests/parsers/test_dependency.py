@@ -318,8 +318,12 @@ def test_stanza_parse_many_batches_in_order(conll):
 
         def bulk_process(self, texts):
             self.calls.append(list(texts))
-            return [conll.conll2doc(input_str=SUPPOSE_CONLLU) if t == SUPPOSE_MASKED else conll.conll2doc(
-                input_str="1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\tstart_char=0|end_char=2\n\n") for t in texts]
+            return [
+                conll.conll2doc(input_str=SUPPOSE_CONLLU)
+                if t == SUPPOSE_MASKED
+                else conll.conll2doc(input_str="1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\tstart_char=0|end_char=2\n\n")
+                for t in texts
+            ]
 
         def __call__(self, text):
             return self.bulk_process([text])[0]
@@ -348,8 +352,9 @@ def test_stanza_models_available_checks_the_folder(tmp_path, monkeypatch):
     assert stanza_models_available("en", root) is False
 
 
-def test_auto_falls_back_to_spacy_with_one_log_line_the_first_time_only(no_stanza_models, caplog, tmp_path,
-                                                                          monkeypatch):
+def test_auto_falls_back_to_spacy_with_one_log_line_the_first_time_only(
+    no_stanza_models, caplog, tmp_path, monkeypatch
+):
     monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path))  # a user who has not seen the notice yet
     caplog.set_level(logging.INFO, logger="mathgraph.parsers")
     parser = load_dependency_parser("auto")

@@ -5,8 +5,8 @@ import sqlite3
 
 import pytest
 
-import parsers.graph_cache as graph_cache
 import parsers
+import parsers.graph_cache as graph_cache
 from parsers.graph_cache import GraphCache, default_cache_path, graph_key, parse_cached, parser_identity
 from parsers.problem import _problem_parser, parse_problem
 

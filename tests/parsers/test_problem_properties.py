@@ -5,13 +5,41 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mathgraph import GraphVocabulary, MathSyntaxGraph, parse_problem, parse_problems
-from parsers.problem import ProblemParser
 from mathgraph.samples import sample_problems
+from parsers.problem import ProblemParser
 
 PARSER = ProblemParser("spacy")
 PROBLEMS = [row["problem"] for row in sample_problems()]
-PIECES = ["$", "$$", "\\$", "\\(", "\\)", "\\[", "\\]", "\\frac", "{", "}", "^", "_", "x", "2", " ", ".", "The",
-          "[asy]", "[/asy]", "<<", ">>", "\\begin{tabular}", "\\end{tabular}", "\\left(", "|", "&", "\\\\", "\n"]
+PIECES = [
+    "$",
+    "$$",
+    "\\$",
+    "\\(",
+    "\\)",
+    "\\[",
+    "\\]",
+    "\\frac",
+    "{",
+    "}",
+    "^",
+    "_",
+    "x",
+    "2",
+    " ",
+    ".",
+    "The",
+    "[asy]",
+    "[/asy]",
+    "<<",
+    ">>",
+    "\\begin{tabular}",
+    "\\end{tabular}",
+    "\\left(",
+    "|",
+    "&",
+    "\\\\",
+    "\n",
+]
 
 
 def assert_well_formed(graph: MathSyntaxGraph, text: str) -> None:
@@ -30,11 +58,11 @@ def mutate(text: str, data) -> str:
         position = data.draw(st.integers(0, len(text)))
         action = data.draw(st.sampled_from(["delete", "insert", "duplicate"]))
         if action == "delete":
-            text = text[:position] + text[position + 1:]
+            text = text[:position] + text[position + 1 :]
         elif action == "insert":
             text = text[:position] + data.draw(st.sampled_from(PIECES)) + text[position:]
         else:
-            text = text[:position] + text[position:position + 5] + text[position:]
+            text = text[:position] + text[position : position + 5] + text[position:]
     return text
 
 

@@ -15,13 +15,16 @@ def quantities(text: str) -> list[tuple[str, Fraction, str]]:
     return [(q.text, q.value, q.form) for q in PARSER.parse(text).quantities()]
 
 
-@pytest.mark.parametrize("written, value, form", [
-    ("12", Fraction(12), "integer"),
-    ("1,000.5", Fraction(2001, 2), "decimal"),
-    (".5", Fraction(1, 2), "decimal"),
-    ("3/4", Fraction(3, 4), "fraction"),
-    ("-7", Fraction(-7), "integer"),
-])
+@pytest.mark.parametrize(
+    "written, value, form",
+    [
+        ("12", Fraction(12), "integer"),
+        ("1,000.5", Fraction(2001, 2), "decimal"),
+        (".5", Fraction(1, 2), "decimal"),
+        ("3/4", Fraction(3, 4), "fraction"),
+        ("-7", Fraction(-7), "integer"),
+    ],
+)
 def test_parse_number(written, value, form):
     assert parse_number(written) == (value, form)
 
@@ -48,8 +51,10 @@ def test_digits_separators_decimals_fractions_percent_and_money():
 
 
 def test_number_words():
-    text = ("Tom has three dogs and twenty-five cats. He reads half of a book, twice a day, "
-            "and eats a dozen eggs and two thirds of a pie.")
+    text = (
+        "Tom has three dogs and twenty-five cats. He reads half of a book, twice a day, "
+        "and eats a dozen eggs and two thirds of a pie."
+    )
     assert quantities(text) == [
         ("three", Fraction(3), "word"),
         ("twenty-five", Fraction(25), "word"),
@@ -74,14 +79,20 @@ def test_unit_and_object_from_the_dependency_tree():
 def test_sentence_and_question():
     graph = PARSER.parse("A box holds 12 pens. Ben buys 3 boxes. How many pens does he have if he loses 2?")
     assert [(q.text, q.sentence, q.in_question) for q in graph.quantities()] == [
-        ("12", 0, False), ("3", 1, False), ("2", 2, True)]
+        ("12", 0, False),
+        ("3", 1, False),
+        ("2", 2, True),
+    ]
     assert [s.is_question for s in problem_sentences(graph)] == [False, False, True]
 
 
 def test_formula_literals_are_quantities_in_their_sentence():
     graph = PARSER.parse("Let $f(x)=x^2+1.5$. Find $f(10)$.")
     assert [(q.text, q.value, q.form, q.sentence, q.in_question) for q in graph.quantities()] == [
-        ("2", 2, "formula", 0, False), ("1.5", Fraction(3, 2), "formula", 0, False), ("10", 10, "formula", 1, True)]
+        ("2", 2, "formula", 0, False),
+        ("1.5", Fraction(3, 2), "formula", 0, False),
+        ("10", 10, "formula", 1, True),
+    ]
 
 
 def test_problem_with_no_quantities_and_malformed_latex():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -205,13 +206,20 @@ def test_real_math_money_inside_formulas():
     [
         # real MATH problems whose formulas start with a digit or contain letters
         ("The polynomial $2x^3 + bx + 7$ has a factor", ["2x^3 + bx + 7"]),
-        ("There are two values of $a$ for which the equation $4x^2 + ax + 8x + 9 = 0$ has only one solution",
-         ["a", "4x^2 + ax + 8x + 9 = 0"]),
+        (
+            "There are two values of $a$ for which the equation $4x^2 + ax + 8x + 9 = 0$ has only one solution",
+            ["a", "4x^2 + ax + 8x + 9 = 0"],
+        ),
         ("Find the greatest whole number that will satisfy this inequality: $4x-3 < 2 - x $.", ["4x-3 < 2 - x "]),
-        ("Determine the number of pairs $(a,b)$ of real numbers such that $10, a, b, ab$ is an arithmetic "
-         "progression.", ["(a,b)", "10, a, b, ab"]),
-        ("Define $a$ $\\$$ $b$ to be $a(b + 1) + ab$. What is the value of $(-2)$ $\\$$ $3$?",
-         ["a", "\\$", "b", "a(b + 1) + ab", "(-2)", "\\$", "3"]),
+        (
+            "Determine the number of pairs $(a,b)$ of real numbers such that $10, a, b, ab$ is an arithmetic "
+            "progression.",
+            ["(a,b)", "10, a, b, ab"],
+        ),
+        (
+            "Define $a$ $\\$$ $b$ to be $a(b + 1) + ab$. What is the value of $(-2)$ $\\$$ $3$?",
+            ["a", "\\$", "b", "a(b + 1) + ab", "(-2)", "\\$", "3"],
+        ),
         ("A storm in Sydney, Australia, caused $\\$$30 million in damage.", ["\\$"]),
         ("It is $5 \\text{ cm}$ long and $10\\%$ wider.", ["5 \\text{ cm}", "10\\%"]),
         ("It is $5 cm$ long, not $5 apples$.", ["5 cm"]),
@@ -327,8 +335,8 @@ def test_glued_placeholders_are_separated(text, masked):
 def test_asy_excluded_with_its_labels():
     text = (
         "In triangle $ABC$, $AB = 5$, $BC = 4$, and $CA = 3$.\n\n[asy]\ndefaultpen(1);\n\npair C=(0,0), "
-        "A = (0,3), B = (4,0);\ndraw(A--B--C--cycle);\n\nlabel(\"\\(A\\)\",A,N);\nlabel(\"\\(B\\)\",B,E);\n"
-        "label(\"\\(C\\)\",C,SW);\n[/asy]\n\nPoint $P$ is randomly selected inside triangle $ABC$.  What is the "
+        'A = (0,3), B = (4,0);\ndraw(A--B--C--cycle);\n\nlabel("\\(A\\)",A,N);\nlabel("\\(B\\)",B,E);\n'
+        'label("\\(C\\)",C,SW);\n[/asy]\n\nPoint $P$ is randomly selected inside triangle $ABC$.  What is the '
         "probability that $P$ is closer to $C$ than it is to either $A$ or $B$?"
     )
     seg = segment(text)
@@ -496,7 +504,7 @@ def test_empty_and_type():
 
 def test_dataclasses_are_frozen():
     f = Formula("x", (0, 3), (1, 2), "$", False)
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         f.latex = "y"  # type: ignore[misc]
 
 

@@ -7,14 +7,14 @@ the packaged spaCy model's (ClearNLP labels), every formula hangs from its
 
 import pytest
 
-from parsers.problem import ProblemParser
 from mathgraph.samples import sample_problems
+from parsers.problem import ProblemParser
 
 SAMPLES = {row["id"]: row for row in sample_problems()}
 PARSER = ProblemParser("spacy")
 
 EXPECTED = {
-    'math-1': r"""
+    "math-1": r"""
 formula 0: '\\triangle PQR' [ok]
 formula 1: '\\angle P' [ok]
 formula 2: '\\angle Q' [ok]
@@ -54,7 +54,7 @@ quantity 0: '60' = 60 [formula; sentence 0]
    │           └─opt:arg0→ R (V)
    └─dep:punct→ ? (PUNCT)
 """,
-    'math-2': r"""
+    "math-2": r"""
 formula 0: '\\{1, 2, 3, \\ldots, 24\\}' [ok]
 formula 1: '4!' [ok]
 quantity 0: '1' = 1 [formula; sentence 0]
@@ -109,7 +109,7 @@ quantity 4: '4' = 4 [formula; sentence 1, question]
    │        └─dep:amod→ common (ADJ)
    └─dep:punct→ . (PUNCT)
 """,
-    'math-3': r"""
+    "math-3": r"""
 formula 0: 'y \\in [0,\\pi]' [ok]
 formula 1: '\\sin(x+y)\\leq \\sin(x)+\\sin(y)' [ok]
 formula 2: 'x' [ok]
@@ -153,7 +153,7 @@ quantity 1: '0' = 0 [formula; sentence 0, question]
    │              └─dep:conj→ inclusive (NOUN)
    └─dep:punct→ . (PUNCT)
 """,
-    'gsm8k-1': r"""
+    "gsm8k-1": r"""
 quantity 0: '$12' = 12 [integer; unit $; sentence 0]
 quantity 1: '50' = 50 [integer; unit minutes, object babysitting; sentence 1]
 [ROOT]
@@ -183,7 +183,7 @@ quantity 1: '50' = 50 [integer; unit minutes, object babysitting; sentence 1]
    ├─dep:nsubj→ she (PRON)
    └─dep:punct→ ? (PUNCT)
 """,
-    'gsm8k-0 solution, first line': r"""
+    "gsm8k-0 solution, first line": r"""
 formula 0: '48/2 = 24' [ok]
 quantity 0: '48' = 48 [formula; sentence 0]
 quantity 1: '2' = 2 [formula; sentence 0]
@@ -222,12 +222,12 @@ def test_real_problem_graph_node_by_node(name):
 def test_spans_point_back_into_the_source():
     text = TEXTS["math-3"]
     graph = PARSER.parse(text)
-    covered = {text[n.span[0]:n.span[1]] for n in graph.nodes if n.kind == "word"}
+    covered = {text[n.span[0] : n.span[1]] for n in graph.nodes if n.kind == "word"}
     assert {"Find", "all", "which", "every", "between", "inclusive"} <= covered
-    math_spans = [text[n.span[0]:n.span[1]] for n in graph.nodes if n.kind == "math"]
+    math_spans = [text[n.span[0] : n.span[1]] for n in graph.nodes if n.kind == "math"]
     assert math_spans[:2] == ["$y \\in [0,\\pi]$", "\\[\\sin(x+y)\\leq \\sin(x)+\\sin(y)\\]"]
     interval = next(n for n in graph.nodes if n.label == "[]")
-    assert text[interval.span[0]:interval.span[1]] == "[0,\\pi]"
+    assert text[interval.span[0] : interval.span[1]] == "[0,\\pi]"
     assert [f.delimiter for f in graph.formulas] == ["$", "\\[", "$", "$", "$"]
 
 
@@ -254,8 +254,13 @@ class DroppingParser:
 def test_formula_without_a_placeholder_token_hangs_from_root(caplog):
     graph = ProblemParser(DroppingParser()).parse("Solve $x+1=2$ now.")
     assert [(n.kind, n.label) for n in graph.nodes] == [
-        ("root", "[ROOT]"), ("math", "[MATH]"), ("formula", "="), ("formula", "+"),
-        ("formula", "x"), ("formula", "1"), ("formula", "2"),
+        ("root", "[ROOT]"),
+        ("math", "[MATH]"),
+        ("formula", "="),
+        ("formula", "+"),
+        ("formula", "x"),
+        ("formula", "1"),
+        ("formula", "2"),
     ]
     assert graph.triplets()[:2] == [(0, "root", 1), (1, "math", 2)]
     assert graph.parser == "fake"

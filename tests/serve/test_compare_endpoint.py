@@ -14,8 +14,10 @@ from parsers.compare import align_problems, align_solution
 from parsers.problem import parse_problem
 
 A = "Tom has 3 apples. He buys 5 more apples. How many apples does he have now?"
-B = ("Tom has three apples. He buys 12 more apples at the shop. His sister has 4 pears. "
-     "How many apples does he have now?")
+B = (
+    "Tom has three apples. He buys 12 more apples at the shop. His sister has 4 pears. "
+    "How many apples does he have now?"
+)
 SOLUTION = "He has 3 + 5 = 8 apples.\n#### 8"
 
 
@@ -32,8 +34,12 @@ class FakeQrc:
 
     def predict(self, inputs, batch_size=32):
         self.calls.append(list(inputs))
-        return [{"label": "longer", "probabilities": {"longer": 0.75, "not longer": 0.25}} if len(b) > len(a) else
-                {"label": "not longer", "probabilities": {"longer": 0.25, "not longer": 0.75}} for a, b in inputs]
+        return [
+            {"label": "longer", "probabilities": {"longer": 0.75, "not longer": 0.25}}
+            if len(b) > len(a)
+            else {"label": "not longer", "probabilities": {"longer": 0.25, "not longer": 0.75}}
+            for a, b in inputs
+        ]
 
 
 @pytest.fixture
@@ -62,7 +68,8 @@ def test_compare_gives_the_alignments_and_relations_of_mathgraph_compare(client,
     assert results[0]["alignment"] == as_json(expected)
     assert [r["relation"] for r in results] == [
         {"label": "longer", "probabilities": {"longer": 0.75, "not longer": 0.25}},
-        {"label": "not longer", "probabilities": {"longer": 0.25, "not longer": 0.75}}]
+        {"label": "not longer", "probabilities": {"longer": 0.25, "not longer": 0.75}},
+    ]
     assert qrc.calls == [[(A, B), (B, A)]] and fake_service.model_lock.batches == 1  # one call, through the lock
     # the CLI's answer (`mathgraph compare --format json`, one line per pair of an --input file)
     assert results == as_json(compare_pairs([(A, B), (B, A)], predictor=FakeQrc()))
@@ -70,8 +77,9 @@ def test_compare_gives_the_alignments_and_relations_of_mathgraph_compare(client,
 
 def test_a_solution_is_aligned_with_its_question_and_has_no_relation(client, qrc):
     answer = client.post("/api/compare", json={"pairs": [{"text_a": A, "text_b": SOLUTION}], "solution": True}).json()
-    assert answer == {"results": [{"alignment": as_json(align_solution(parse_problem(A), SOLUTION).to_dict()),
-                                   "relation": None}]}
+    assert answer == {
+        "results": [{"alignment": as_json(align_solution(parse_problem(A), SOLUTION).to_dict()), "relation": None}]
+    }
     assert qrc.calls == []
 
 
@@ -82,18 +90,25 @@ def test_a_model_without_qrc_gives_no_relation():
     assert result["relation"] is None and result["alignment"]["question"] == "same"
 
 
-@pytest.mark.parametrize("body, status, message", [
-    ({"pairs": [{"text_a": "  ", "text_b": B}]}, 422, "the text is empty"),
-    ({"pairs": [{"text_a": A, "text_b": ""}]}, 422, "the text is empty"),
-    ({"pairs": []}, 422, "at least 1 item"),
-    ({"pairs": [{"text_a": A}]}, 422, "Field required"),
-    ({"pairs": [A]}, 422, "valid dictionary"),
-    ({"pairs": [{"text_a": A, "text_b": B, "label": "x"}]}, 422, "Extra inputs are not permitted"),
-    ({"pairs": [{"text_a": A, "text_b": B}], "model": "x"}, 422, "Extra inputs are not permitted"),
-    ({"pairs": [{"text_a": A, "text_b": B}], "solution": "maybe"}, 422, "valid boolean"),
-    ({"pairs": [{"text_a": A, "text_b": B}] * 3}, 413, "3 items in one request; this server takes at most 2"),
-    ({"pairs": [{"text_a": A, "text_b": "x" * 501}]}, 413, "text 1 has 501 characters; this server takes at most 500"),
-])
+@pytest.mark.parametrize(
+    "body, status, message",
+    [
+        ({"pairs": [{"text_a": "  ", "text_b": B}]}, 422, "the text is empty"),
+        ({"pairs": [{"text_a": A, "text_b": ""}]}, 422, "the text is empty"),
+        ({"pairs": []}, 422, "at least 1 item"),
+        ({"pairs": [{"text_a": A}]}, 422, "Field required"),
+        ({"pairs": [A]}, 422, "valid dictionary"),
+        ({"pairs": [{"text_a": A, "text_b": B, "label": "x"}]}, 422, "Extra inputs are not permitted"),
+        ({"pairs": [{"text_a": A, "text_b": B}], "model": "x"}, 422, "Extra inputs are not permitted"),
+        ({"pairs": [{"text_a": A, "text_b": B}], "solution": "maybe"}, 422, "valid boolean"),
+        ({"pairs": [{"text_a": A, "text_b": B}] * 3}, 413, "3 items in one request; this server takes at most 2"),
+        (
+            {"pairs": [{"text_a": A, "text_b": "x" * 501}]},
+            413,
+            "text 1 has 501 characters; this server takes at most 500",
+        ),
+    ],
+)
 def test_bad_requests_get_clear_errors(client, qrc, body, status, message):
     response = client.post("/api/compare", json=body)
     assert response.status_code == status

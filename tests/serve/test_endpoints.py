@@ -21,8 +21,9 @@ OTHER = "A shop sells 3 pens for $2. How much do 12 pens cost?"
 
 @pytest.fixture(scope="module")
 def client(service):
-    with TestClient(create_app(service, Limits(max_text_chars=500, max_batch=4, max_request_bytes=20_000,
-                                               max_k=10))) as client:
+    with TestClient(
+        create_app(service, Limits(max_text_chars=500, max_batch=4, max_request_bytes=20_000, max_k=10))
+    ) as client:
         yield client
 
 
@@ -85,22 +86,25 @@ def test_search_gives_the_index_hits(client, service):
         assert result["hits"][0]["row"] == hits[0].row
 
 
-@pytest.mark.parametrize("path, body, status, message", [
-    ("/api/parse", {"texts": ["   "]}, 422, "the text is empty"),
-    ("/api/parse", {"texts": []}, 422, "at least 1 item"),
-    ("/api/parse", {"text": PROBLEM}, 422, "Field required"),
-    ("/api/parse", {"texts": [PROBLEM], "colour": "red"}, 422, "Extra inputs are not permitted"),
-    ("/api/encode", {"texts": [PROBLEM], "mode": "sparse"}, 422, "'fused', 'text' or 'graph'"),
-    ("/api/predict/kpc", {"inputs": [""]}, 422, "the text is empty"),
-    ("/api/predict/qrc", {"inputs": [PROBLEM]}, 422, "qrc takes a pair (text_a, text_b) per input, got a str"),
-    ("/api/predict/kpc", {"inputs": [{"text_a": PROBLEM}]}, 422, "Field required"),
-    ("/api/predict/srq", {"inputs": [PROBLEM]}, 404, "no task 'srq': this model predicts kpc, qrc, qam, sqr"),
-    ("/api/parse", {"texts": ["x" * 501]}, 413, "text 0 has 501 characters; this server takes at most 500"),
-    ("/api/parse", {"texts": [PROBLEM] * 5}, 413, "5 items in one request; this server takes at most 4"),
-    ("/api/predict/sqr", {"inputs": [{"query": PROBLEM, "candidates": [OTHER] * 5}]}, 413, "5 candidates"),
-    ("/api/search", {"queries": [PROBLEM], "k": 11}, 413, "at most 10 results"),
-    ("/api/search", {"queries": [PROBLEM], "k": 0}, 422, "greater than or equal to 1"),
-])
+@pytest.mark.parametrize(
+    "path, body, status, message",
+    [
+        ("/api/parse", {"texts": ["   "]}, 422, "the text is empty"),
+        ("/api/parse", {"texts": []}, 422, "at least 1 item"),
+        ("/api/parse", {"text": PROBLEM}, 422, "Field required"),
+        ("/api/parse", {"texts": [PROBLEM], "colour": "red"}, 422, "Extra inputs are not permitted"),
+        ("/api/encode", {"texts": [PROBLEM], "mode": "sparse"}, 422, "'fused', 'text' or 'graph'"),
+        ("/api/predict/kpc", {"inputs": [""]}, 422, "the text is empty"),
+        ("/api/predict/qrc", {"inputs": [PROBLEM]}, 422, "qrc takes a pair (text_a, text_b) per input, got a str"),
+        ("/api/predict/kpc", {"inputs": [{"text_a": PROBLEM}]}, 422, "Field required"),
+        ("/api/predict/srq", {"inputs": [PROBLEM]}, 404, "no task 'srq': this model predicts kpc, qrc, qam, sqr"),
+        ("/api/parse", {"texts": ["x" * 501]}, 413, "text 0 has 501 characters; this server takes at most 500"),
+        ("/api/parse", {"texts": [PROBLEM] * 5}, 413, "5 items in one request; this server takes at most 4"),
+        ("/api/predict/sqr", {"inputs": [{"query": PROBLEM, "candidates": [OTHER] * 5}]}, 413, "5 candidates"),
+        ("/api/search", {"queries": [PROBLEM], "k": 11}, 413, "at most 10 results"),
+        ("/api/search", {"queries": [PROBLEM], "k": 0}, 422, "greater than or equal to 1"),
+    ],
+)
 def test_bad_requests_get_clear_errors(client, path, body, status, message):
     response = client.post(path, json=body)
     assert response.status_code == status
@@ -126,10 +130,14 @@ def test_malformed_json_is_a_422(client):
 
 
 def test_parallel_requests_get_the_serial_answers(client):
-    requests = [("/api/parse", {"texts": [PROBLEM]}), ("/api/predict/kpc", {"inputs": [OTHER]}),
-                ("/api/search", {"queries": [PROBLEM], "k": 2}), ("/api/encode", {"texts": [OTHER]}),
-                ("/api/predict/qam", {"inputs": [{"text_a": PROBLEM, "text_b": "5"}]}),
-                ("/api/parse", {"texts": [OTHER]})] * 2
+    requests = [
+        ("/api/parse", {"texts": [PROBLEM]}),
+        ("/api/predict/kpc", {"inputs": [OTHER]}),
+        ("/api/search", {"queries": [PROBLEM], "k": 2}),
+        ("/api/encode", {"texts": [OTHER]}),
+        ("/api/predict/qam", {"inputs": [{"text_a": PROBLEM, "text_b": "5"}]}),
+        ("/api/parse", {"texts": [OTHER]}),
+    ] * 2
     serial = [client.post(path, json=body).json() for path, body in requests]
     with ThreadPoolExecutor(max_workers=6) as pool:
         parallel = list(pool.map(lambda request: client.post(request[0], json=request[1]), requests))
@@ -156,16 +164,20 @@ def assert_close(got, expected, tolerance=1e-5):
 
 def test_the_openapi_schema_lists_every_endpoint(client):
     schema = client.get("/api/openapi.json").json()
-    assert {"/api/health", "/api/parse", "/api/draw", "/api/encode", "/api/predict/{task}", "/api/search"} <= \
-        set(schema["paths"])
+    assert {"/api/health", "/api/parse", "/api/draw", "/api/encode", "/api/predict/{task}", "/api/search"} <= set(
+        schema["paths"]
+    )
     assert "ParseRequest" in schema["components"]["schemas"]
 
 
 def test_the_page_and_its_shipped_script_are_served(client):
     page = client.get("/")
     assert page.status_code == 200 and "/static/vendor/cytoscape.min.js" in page.text
-    assert re.findall(r'(?:src|href)="([^"]*)"', page.text) == ["/static/style.css", "/static/vendor/cytoscape.min.js",
-                                                               "/static/app.js"]  # nothing from elsewhere
+    assert re.findall(r'(?:src|href)="([^"]*)"', page.text) == [
+        "/static/style.css",
+        "/static/vendor/cytoscape.min.js",
+        "/static/app.js",
+    ]  # nothing from elsewhere
     script = client.get("/static/vendor/cytoscape.min.js")
     assert script.status_code == 200 and "Cytoscape Consortium" in script.text[:300]
     assert "Permission is hereby granted" in client.get("/static/vendor/cytoscape.LICENSE").text

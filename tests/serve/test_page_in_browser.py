@@ -26,12 +26,21 @@ pytestmark = pytest.mark.slow
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 CHROMEDRIVER = shutil.which("chromedriver")
 PROBLEM = "What is the sum of the roots of $x^2-5x+6=0$?"
-MATH_SUBJECTS = {"Algebra", "Counting & Probability", "Geometry", "Intermediate Algebra", "Number Theory",
-                 "Prealgebra", "Precalculus"}
+MATH_SUBJECTS = {
+    "Algebra",
+    "Counting & Probability",
+    "Geometry",
+    "Intermediate Algebra",
+    "Number Theory",
+    "Prealgebra",
+    "Precalculus",
+}
 START_TIMEOUT_S = 180
 COMPARE_A = "Tom has 3 apples. He buys 5 more apples. How many apples does he have now?"
-COMPARE_B = ("Tom has three apples. He buys 12 more apples at the shop. His sister has 4 pears. "
-             "How many apples does he have now?")
+COMPARE_B = (
+    "Tom has three apples. He buys 12 more apples at the shop. His sister has 4 pears. "
+    "How many apples does he have now?"
+)
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +48,11 @@ def server_url(index_dir, tmp_path_factory):
     """``mathgraph serve --port 0`` (a free port, read from the line it prints once the models are loaded)."""
     log_path = tmp_path_factory.mktemp("server") / "serve.log"
     with open(log_path, "w") as log:
-        process = subprocess.Popen([sys.executable, "-m", "mathgraph.cli", "serve", "--index", str(index_dir),
-                                    "--port", "0"], stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "mathgraph.cli", "serve", "--index", str(index_dir), "--port", "0"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         url = _wait_for_url(process, log_path)
         yield url
@@ -78,10 +90,18 @@ def browser(tmp_path_factory):
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     # headless as root in a container; no background connections (this machine's network is closed)
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run", "--window-size=1400,1250",
-                 f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1400,1250",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=DriverService(CHROMEDRIVER), options=options)
     yield driver
@@ -115,7 +135,7 @@ def test_the_page_draws_the_graph_predictions_and_similar_problems(server_url, b
 
     math = next(node for node in expected.nodes if node.kind == "math")
     browser.execute_script(f"window.mathgraphPage.cy.$id('{math.id}').emit('mouseover');")
-    assert browser.find_element(By.CSS_SELECTOR, "#source mark").text == PROBLEM[math.span[0]:math.span[1]]
+    assert browser.find_element(By.CSS_SELECTOR, "#source mark").text == PROBLEM[math.span[0] : math.span[1]]
     browser.execute_script(f"window.mathgraphPage.cy.$id('{math.id}').emit('mouseout');")
     assert not browser.find_elements(By.CSS_SELECTOR, "#source mark")
 
@@ -163,33 +183,43 @@ def test_the_compare_view_marks_the_alignment_and_shows_the_relation(server_url,
         assert browser.find_element(By.ID, f"aligned-{side}").text == text
         kinds = {getattr(m, side): m.kind for m in expected.sentences if getattr(m, side) is not None}
         shown = browser.find_elements(By.CSS_SELECTOR, f"#aligned-{side} .sentence")
-        assert [(s.text, s.get_attribute("data-kind")) for s in shown] == \
-            [(sentence.text, kinds[i]) for i, sentence in enumerate(sentences)]
-        matches = sorted((m for m in expected.quantities if getattr(m, side) is not None),
-                         key=lambda m: getattr(m, side).span[0])
+        assert [(s.text, s.get_attribute("data-kind")) for s in shown] == [
+            (sentence.text, kinds[i]) for i, sentence in enumerate(sentences)
+        ]
+        matches = sorted(
+            (m for m in expected.quantities if getattr(m, side) is not None), key=lambda m: getattr(m, side).span[0]
+        )
         shown = browser.find_elements(By.CSS_SELECTOR, f"#aligned-{side} mark.quantity")
-        assert [(q.text, q.get_attribute("data-kind")) for q in shown] == \
-            [(getattr(m, side).text, m.kind) for m in matches]
-    assert {q.get_attribute("data-kind") for q in browser.find_elements(By.CSS_SELECTOR, "#aligned-b mark")} == \
-        {"same", "changed", "new"}
+        assert [(q.text, q.get_attribute("data-kind")) for q in shown] == [
+            (getattr(m, side).text, m.kind) for m in matches
+        ]
+    assert {q.get_attribute("data-kind") for q in browser.find_elements(By.CSS_SELECTOR, "#aligned-b mark")} == {
+        "same",
+        "changed",
+        "new",
+    }
     assert browser.find_element(By.ID, "differences").text == expected.explain()
 
     # hovering a changed quantity says its value and its match, and marks the match in the other problem
     changed = next(m for m in expected.quantities if m.kind == "changed")
     mark = browser.find_element(By.CSS_SELECTOR, "#aligned-b mark.q-changed")
-    assert mark.get_attribute("title") == (f"changed: {changed.b.text} = {changed.b.value}; "
-                                           f"matched with {changed.a.text} = {changed.a.value} in A")
+    assert mark.get_attribute("title") == (
+        f"changed: {changed.b.text} = {changed.b.value}; matched with {changed.a.text} = {changed.a.value} in A"
+    )
     ActionChains(browser).move_to_element(mark).perform()
     assert [m.text for m in browser.find_elements(By.CSS_SELECTOR, "mark.partner")] == [changed.a.text, changed.b.text]
 
     # the relation is the one /api/compare gives, its probability beside it and the top five as bars
     body = json.dumps({"pairs": [{"text_a": COMPARE_A, "text_b": COMPARE_B}]}).encode()
-    request = urllib.request.Request(server_url + "api/compare", data=body,
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        server_url + "api/compare", data=body, headers={"Content-Type": "application/json"}
+    )
     relation = json.loads(urllib.request.urlopen(request, timeout=60).read())["results"][0]["relation"]
     assert label.text == relation["label"]
-    assert f"({relation['probabilities'][relation['label']]:.3f})" in \
-        browser.find_element(By.CSS_SELECTOR, "#relation h3").text
+    assert (
+        f"({relation['probabilities'][relation['label']]:.3f})"
+        in browser.find_element(By.CSS_SELECTOR, "#relation h3").text
+    )
     bars = browser.find_elements(By.CSS_SELECTOR, "#relation .bar .value")
     assert len(bars) == 5 and all(0.0 <= float(bar.text) <= 1.0 for bar in bars)
     assert browser.find_element(By.ID, "compare-error").get_attribute("hidden") is not None  # no error shown

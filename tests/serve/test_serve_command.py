@@ -9,12 +9,15 @@ from mathgraph.cli.serve import bind
 from mathgraph.serve.service import Limits
 
 
-
 def test_the_limit_options_default_to_the_library_limits(capsys):
     assert main(["serve", "--help"]) == 0
     shown = capsys.readouterr().out
-    for option, value in (("--max-text-chars", Limits.max_text_chars), ("--max-batch", Limits.max_batch),
-                          ("--max-request-bytes", Limits.max_request_bytes), ("--max-k", Limits.max_k)):
+    for option, value in (
+        ("--max-text-chars", Limits.max_text_chars),
+        ("--max-batch", Limits.max_batch),
+        ("--max-request-bytes", Limits.max_request_bytes),
+        ("--max-k", Limits.max_k),
+    ):
         assert option in shown and f"(default: {value})" in shown
     assert "--index" in shown and "--model" in shown and "127.0.0.1" in shown
 
@@ -35,12 +38,15 @@ def test_port_zero_picks_a_free_port_on_a_tcp_listener():
         assert listener.proto == socket.IPPROTO_TCP
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--max-batch", "0"], "max_batch must be >= 1, got 0"),
-    (["--model", "{empty}"], "holds nothing mathgraph can load; --model takes a task model or a multi-task model"),
-    (["--model", "{empty}", "--hybrid"], "--hybrid fuses the shipped model with its TF-IDF baseline"),
-    (["--index", "{empty}"], "index"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--max-batch", "0"], "max_batch must be >= 1, got 0"),
+        (["--model", "{empty}"], "holds nothing mathgraph can load; --model takes a task model or a multi-task model"),
+        (["--model", "{empty}", "--hybrid"], "--hybrid fuses the shipped model with its TF-IDF baseline"),
+        (["--index", "{empty}"], "index"),
+    ],
+)
 def test_bad_setups_stop_with_a_message_and_status_2(tmp_path, capsys, argv, message):
     argv = [arg.replace("{empty}", str(tmp_path)) for arg in argv]
     assert main(["serve", "--port", "0", *argv]) == 2

@@ -18,9 +18,11 @@ def gsmplus():
 @pytest.fixture(scope="session")
 def write():
     """``write(path, rows)``: the rows as a JSONL file; returns the path as a string."""
+
     def write_rows(path, rows):
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
         return str(path)
+
     return write_rows
 
 
@@ -40,8 +42,10 @@ def task_files(tmp_path, gsmplus, write):
     from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
     from tasks.finetune import TaskConfig
 
-    kpc = write(tmp_path / "kpc.jsonl", [{"problem": r["problem"], "subject": r.get("subject", "Word problem")}
-                                         for r in sample_problems()])
+    kpc = write(
+        tmp_path / "kpc.jsonl",
+        [{"problem": r["problem"], "subject": r.get("subject", "Word problem")} for r in sample_problems()],
+    )
     qrc = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
     sqr = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), seed=0))
     return [(TaskConfig("kpc"), kpc, kpc), (TaskConfig("qrc"), qrc, qrc), (TaskConfig("sqr"), sqr, sqr)]

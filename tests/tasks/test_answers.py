@@ -10,31 +10,40 @@ from tasks.answers import (
 )
 
 # Real GSM8K training solutions.
-GSM8K_NATALIA = ("Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips "
-                 "altogether in April and May.\n#### 72")
-GSM8K_ADAM = ("The amount of money deducted from Adam's daily pay is $40 / 10 = $<<40/10=4>>4.\nSo after deducting 10%, "
-              "Adam\u2019s daily pay is $40 \u2013 $4 = $<<40-4=36>>36.\nThis means that in 30 days he earns "
-              "$36 * 30 = $<<36*30=1080>>1080.\n#### 1,080")
+GSM8K_NATALIA = (
+    "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips "
+    "altogether in April and May.\n#### 72"
+)
+GSM8K_ADAM = (
+    "The amount of money deducted from Adam's daily pay is $40 / 10 = $<<40/10=4>>4.\nSo after deducting 10%, "
+    "Adam\u2019s daily pay is $40 \u2013 $4 = $<<40-4=36>>36.\nThis means that in 30 days he earns "
+    "$36 * 30 = $<<36*30=1080>>1080.\n#### 1,080"
+)
 
 
-@pytest.mark.parametrize("text, expected", [
-    (GSM8K_NATALIA, "72"),
-    (GSM8K_ADAM, "1,080"),
-    ("Multiply: $\\frac{1}{2}\\cdot\\frac14$, so the answer is $\\boxed{\\frac{1}{8}}$.", "\\frac{1}{8}"),
-    ("First $\\boxed{3}$, corrected: $\\boxed{\\left( \\frac{3}{16}, \\frac{11}{16} \\right)}$.",
-     "\\left( \\frac{3}{16}, \\frac{11}{16} \\right)"),
-    ("So $x = \\boxed 5$.", "5"),
-    ("Adding them, we get 30 + 42 = 72. The answer is 72.", "72"),
-    ("The answer is \nCorrected solution: 5 apples", "5"),  # an empty answer line does not take the next line
-    ("The answer is $\\frac{3}{4}$. We double-check 2 + 2 = 4.", "\\frac{3}{4}"),
-    ("Final answer: 18 dollars", "18 dollars"),
-    ("**Answer:** 42", "42"),
-    ("She has 3 apples and then 4.5 more", "4.5"),
-    ("Total is 1,250 people", "1,250"),
-    ("no digits here at all", None),
-    ("", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (GSM8K_NATALIA, "72"),
+        (GSM8K_ADAM, "1,080"),
+        ("Multiply: $\\frac{1}{2}\\cdot\\frac14$, so the answer is $\\boxed{\\frac{1}{8}}$.", "\\frac{1}{8}"),
+        (
+            "First $\\boxed{3}$, corrected: $\\boxed{\\left( \\frac{3}{16}, \\frac{11}{16} \\right)}$.",
+            "\\left( \\frac{3}{16}, \\frac{11}{16} \\right)",
+        ),
+        ("So $x = \\boxed 5$.", "5"),
+        ("Adding them, we get 30 + 42 = 72. The answer is 72.", "72"),
+        ("The answer is \nCorrected solution: 5 apples", "5"),  # an empty answer line does not take the next line
+        ("The answer is $\\frac{3}{4}$. We double-check 2 + 2 = 4.", "\\frac{3}{4}"),
+        ("Final answer: 18 dollars", "18 dollars"),
+        ("**Answer:** 42", "42"),
+        ("She has 3 apples and then 4.5 more", "4.5"),
+        ("Total is 1,250 people", "1,250"),
+        ("no digits here at all", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_extract_answer(text, expected):
     assert extract_answer(text) == expected
 
@@ -136,8 +145,23 @@ def test_bare_lists_compare_as_multisets():
     assert not answers_equal("1, 2", "1, 2, 2")
 
 
-@pytest.mark.parametrize("garbage", [None, "", "}}{{", "\\sqrt{", "\\frac{1}{", "((((", "\\begin{pmatrix}",
-                                     "import os", "__import__('os').system('true')", "x" * 5000, 3.5, object()])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        None,
+        "",
+        "}}{{",
+        "\\sqrt{",
+        "\\frac{1}{",
+        "((((",
+        "\\begin{pmatrix}",
+        "import os",
+        "__import__('os').system('true')",
+        "x" * 5000,
+        3.5,
+        object(),
+    ],
+)
 def test_garbage_never_raises(garbage):
     assert answers_equal(garbage, "1") is False
     assert answers_equal("1", garbage) is False
@@ -150,7 +174,9 @@ def test_plain_numbers_as_numbers():
 
 def test_gsm8k_extracted_answers_match_their_reference():
     assert answers_equal(extract_answer(GSM8K_ADAM), "1080")
-    assert answers_equal(extract_answer("So Adam earns $1080 in total. The answer is $1,080."), reference_answer(GSM8K_ADAM))
+    assert answers_equal(
+        extract_answer("So Adam earns $1080 in total. The answer is $1,080."), reference_answer(GSM8K_ADAM)
+    )
 
 
 def test_normalize_answer_removes_notation():

@@ -55,7 +55,10 @@ def test_pair_classifier_learns_same_vs_different():
     model = train_tfidf("qam", same_or_different_pairs(200, seed=0))
     metrics = evaluate_tfidf("qam", model, same_or_different_pairs(60, seed=1))
     assert metrics["accuracy"] >= 0.95
-    assert model.predict([("prime divisor gcd", "gcd prime divisor"), ("prime divisor gcd", "circle angle area")]) == [1, 0]
+    assert model.predict([("prime divisor gcd", "gcd prime divisor"), ("prime divisor gcd", "circle angle area")]) == [
+        1,
+        0,
+    ]
 
 
 def test_ranker_puts_lexically_identical_candidate_first():
@@ -73,8 +76,15 @@ def test_sqr_train_and_evaluate():
     for i, topic in enumerate(TOPICS):
         others = [t for t in TOPICS if t != topic]
         candidates = [topic_text(rng, topic) for _ in range(2)] + [topic_text(rng, t) for t in others for _ in range(2)]
-        rows.append({"id": str(i), "group": str(i), "query": topic_text(rng, topic), "candidates": candidates,
-                     "relevance": [2, 2, 0, 0, 0, 0]})
+        rows.append(
+            {
+                "id": str(i),
+                "group": str(i),
+                "query": topic_text(rng, topic),
+                "candidates": candidates,
+                "relevance": [2, 2, 0, 0, 0, 0],
+            }
+        )
     model = train_tfidf("sqr", rows)
     metrics = evaluate_tfidf("sqr", model, rows, ks=(1, 3))
     assert set(metrics) == {"hr@1", "ndcg@1", "hr@3", "ndcg@3", "map", "n"}
@@ -154,4 +164,3 @@ def test_errors():
         train_tfidf("qrc", [{"text_b": "x", "label": 1}])
     with pytest.raises(ValueError, match="pair"):
         TfidfClassifier("pair").fit([("a", "b", "c"), ("a", "b", "c")], [0, 1])
-

@@ -33,7 +33,7 @@ def test_batches_hold_similar_lengths():
     bucketed = bucketed_batches(range(800), lengths, 16, random.Random(0))
     shuffled = list(range(800))
     random.Random(0).shuffle(shuffled)
-    plain = [shuffled[i:i + 16] for i in range(0, 800, 16)]
+    plain = [shuffled[i : i + 16] for i in range(0, 800, 16)]
 
     def padding(batches):  # padded tokens: each batch is as long as its longest example
         return sum(max(lengths[i] for i in b) * len(b) - sum(lengths[i] for i in b) for b in batches)

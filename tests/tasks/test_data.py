@@ -32,41 +32,69 @@ from tasks.data import (
 SAMPLE = Path(__file__).resolve().parents[2] / "mathgraph" / "data" / "gsmplus_sample.jsonl"
 VARIANTS = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
 SEED_QUESTIONS = list(dict.fromkeys(row["seed_question"] for row in VARIANTS))
-VARIANTS_OF = {q: {r["question"]: r["perturbation_type"] for r in VARIANTS if r["seed_question"] == q} for q in SEED_QUESTIONS}
+VARIANTS_OF = {
+    q: {r["question"]: r["perturbation_type"] for r in VARIANTS if r["seed_question"] == q} for q in SEED_QUESTIONS
+}
 SEED_OF = {r["question"]: r["seed_question"] for r in VARIANTS}
 GSM8K_ROWS = [
-    {"question": f"Tom has {n} apples and buys {n + 2} more. How many apples does he have?",
-     "answer": f"He has {n} + {n + 2} = <<{n}+{n + 2}={2 * n + 2}>>{2 * n + 2} apples.\n#### {2 * n + 2}"}
+    {
+        "question": f"Tom has {n} apples and buys {n + 2} more. How many apples does he have?",
+        "answer": f"He has {n} + {n + 2} = <<{n}+{n + 2}={2 * n + 2}>>{2 * n + 2} apples.\n#### {2 * n + 2}",
+    }
     for n in range(1, 9)
 ]
 # Pairs of near-identical questions on three topics; the third apples question is a rewording of the first
 # with the very same solution text, so it must never give the first its negative.
 SIMILAR_QAM_ROWS = [
-    {"question": "Tom has 3 red apples and buys 5 green apples at the market. How many apples does Tom have?",
-     "answer": "3 + 5 = 8 apples.\n#### 8"},
-    {"question": "Tom has 4 red apples and buys 6 green apples at the market. How many apples does Tom have?",
-     "answer": "4 + 6 = 10 apples.\n#### 10"},
-    {"question": "A train travels 60 miles in 2 hours on the railway. What is the speed of the train?",
-     "answer": "60 / 2 = 30 miles per hour.\n#### 30"},
-    {"question": "A train travels 90 miles in 3 hours on the railway. What is the speed of the train?",
-     "answer": "90 / 3 = 30 miles per hour, as 90 / 3 = 30.\n#### 30"},
-    {"question": "Paint costs $7 per can and Lisa paints 4 walls, one can per wall. How much does the paint cost?",
-     "answer": "7 * 4 = $28.\n#### 28"},
-    {"question": "Paint costs $9 per can and Lisa paints 2 walls, one can per wall. How much does the paint cost?",
-     "answer": "9 * 2 = $18.\n#### 18"},
-    {"question": "Tom has 3 red apples and then buys 5 green apples at the market. How many apples does Tom have?",
-     "answer": "3 + 5 = 8 apples.\n#### 8"},
+    {
+        "question": "Tom has 3 red apples and buys 5 green apples at the market. How many apples does Tom have?",
+        "answer": "3 + 5 = 8 apples.\n#### 8",
+    },
+    {
+        "question": "Tom has 4 red apples and buys 6 green apples at the market. How many apples does Tom have?",
+        "answer": "4 + 6 = 10 apples.\n#### 10",
+    },
+    {
+        "question": "A train travels 60 miles in 2 hours on the railway. What is the speed of the train?",
+        "answer": "60 / 2 = 30 miles per hour.\n#### 30",
+    },
+    {
+        "question": "A train travels 90 miles in 3 hours on the railway. What is the speed of the train?",
+        "answer": "90 / 3 = 30 miles per hour, as 90 / 3 = 30.\n#### 30",
+    },
+    {
+        "question": "Paint costs $7 per can and Lisa paints 4 walls, one can per wall. How much does the paint cost?",
+        "answer": "7 * 4 = $28.\n#### 28",
+    },
+    {
+        "question": "Paint costs $9 per can and Lisa paints 2 walls, one can per wall. How much does the paint cost?",
+        "answer": "9 * 2 = $18.\n#### 18",
+    },
+    {
+        "question": "Tom has 3 red apples and then buys 5 green apples at the market. How many apples does Tom have?",
+        "answer": "3 + 5 = 8 apples.\n#### 8",
+    },
 ]
 # Two GSM-Plus seeds, solutions named after their question so labels can be checked by name.
 SWAP_VARIANTS = [
-    {"seed_question": f"S{s}", "seed_solution": f"sol S{s}", "question": f"S{s} {kind}",
-     "solution": f"sol S{s}" if kind in ("problem understanding", "distraction insertion") else f"sol S{s} {kind}",
-     "perturbation_type": kind}
-    for s in (0, 1) for kind in PERTURBATION_TYPES
+    {
+        "seed_question": f"S{s}",
+        "seed_solution": f"sol S{s}",
+        "question": f"S{s} {kind}",
+        "solution": f"sol S{s}" if kind in ("problem understanding", "distraction insertion") else f"sol S{s} {kind}",
+        "perturbation_type": kind,
+    }
+    for s in (0, 1)
+    for kind in PERTURBATION_TYPES
 ] + [
     # a number-changing variant that kept the seed's solution text: its crossed pairs would be correct
-    {"seed_question": "S1", "seed_solution": "sol S1", "question": "S1 same solution", "solution": "sol S1",
-     "perturbation_type": "digit expansion"},
+    {
+        "seed_question": "S1",
+        "seed_solution": "sol S1",
+        "question": "S1 same solution",
+        "solution": "sol S1",
+        "perturbation_type": "digit expansion",
+    },
 ]
 
 
@@ -115,9 +143,16 @@ def test_qrc_pairs_are_deterministic_per_seed_and_differ_across_seeds(seeds):
 
 
 # README definition: 2 keeps the solution steps, 1 changes them, 0 critical thinking (and other seeds).
-GRADE = {"numerical substitution": 2, "digit expansion": 2, "integer-decimal-fraction conversion": 2,
-         "problem understanding": 2, "distraction insertion": 2, "adding operation": 1, "reversing operation": 1,
-         "critical thinking": 0}
+GRADE = {
+    "numerical substitution": 2,
+    "digit expansion": 2,
+    "integer-decimal-fraction conversion": 2,
+    "problem understanding": 2,
+    "distraction insertion": 2,
+    "adding operation": 1,
+    "reversing operation": 1,
+    "critical thinking": 0,
+}
 
 
 def test_sqr_lists_grade_own_variants_by_type_and_other_seeds_zero(seeds):
@@ -144,8 +179,9 @@ def test_sqr_other_seed_candidates_are_the_most_tfidf_similar(seeds):
     vectorizer = TfidfVectorizer(sublinear_tf=True).fit(SEED_QUESTIONS + [r["question"] for r in VARIANTS])
     for row in build_sqr_lists(seeds, seed=0):
         others = [r["question"] for r in VARIANTS if r["seed_question"] != row["query"]]
-        similarity = dict(zip(others, cosine_similarity(vectorizer.transform([row["query"]]),
-                                                        vectorizer.transform(others))[0]))
+        similarity = dict(
+            zip(others, cosine_similarity(vectorizer.transform([row["query"]]), vectorizer.transform(others))[0])
+        )
         chosen = [c for c in row["candidates"] if c in similarity]
         assert len(chosen) == 4
         assert min(similarity[c] for c in chosen) >= max(v for c, v in similarity.items() if c not in chosen)
@@ -204,17 +240,28 @@ def test_qam_number_swap_pairs_are_labelled_by_whose_numbers_they_hold():
         # a question "S0 digit expansion" is solved by "sol S0 digit expansion", the seed "S0" by "sol S0"
         assert pair["label"] == int(pair["text_b"] == f"sol {pair['text_a']}"), pair
         assert pair["group"] == f"seed-00{pair['text_a'][1]}"
-    swap = ("numerical substitution", "digit expansion", "integer-decimal-fraction conversion",
-            "adding operation", "reversing operation")
+    swap = (
+        "numerical substitution",
+        "digit expansion",
+        "integer-decimal-fraction conversion",
+        "adding operation",
+        "reversing operation",
+    )
     for s in (0, 1):
         members = [p for p in pairs if p["group"] == f"seed-00{s}"]
         assert len(members) == 1 + 3 * len(swap)  # the same-solution variant of S1 is skipped
         assert sum(p["text_a"] == f"S{s}" and p["label"] == 1 for p in members) == 1
         for kind in swap:
             assert {(p["text_a"], p["text_b"], p["label"]) for p in members if kind in p["text_a"] + p["text_b"]} == {
-                (f"S{s} {kind}", f"sol S{s} {kind}", 1), (f"S{s} {kind}", f"sol S{s}", 0), (f"S{s}", f"sol S{s} {kind}", 0)}
-        assert not any(kind in p["text_a"] + p["text_b"] for p in members
-                       for kind in ("problem understanding", "distraction insertion", "critical thinking"))
+                (f"S{s} {kind}", f"sol S{s} {kind}", 1),
+                (f"S{s} {kind}", f"sol S{s}", 0),
+                (f"S{s}", f"sol S{s} {kind}", 0),
+            }
+        assert not any(
+            kind in p["text_a"] + p["text_b"]
+            for p in members
+            for kind in ("problem understanding", "distraction insertion", "critical thinking")
+        )
     assert Counter(p["label"] for p in pairs) == {1: 12, 0: 20} and len({p["id"] for p in pairs}) == 32
     assert {p["group"] for p in pairs} == {s.group for s in group_seeds(SWAP_VARIANTS)}
     with pytest.raises(ValueError, match="seed_solution"):
@@ -230,7 +277,11 @@ def test_group_split_keeps_groups_whole_adds_up_and_is_deterministic():
     rows = [{"group": f"g{g}", "n": i} for g in range(40) for i in range(3)]
     splits = split_by_group(rows, "group", dev=0.1, test=0.2, seed=5)
     groups = {name: {r["group"] for r in part} for name, part in splits.items()}
-    assert not (groups["train"] & groups["dev"]) and not (groups["train"] & groups["test"]) and not (groups["dev"] & groups["test"])
+    assert (
+        not (groups["train"] & groups["dev"])
+        and not (groups["train"] & groups["test"])
+        and not (groups["dev"] & groups["test"])
+    )
     assert (len(groups["train"]), len(groups["dev"]), len(groups["test"])) == (28, 4, 8)
     assert sum(len(part) for part in splits.values()) == len(rows)
     assert sorted(id(r) for part in splits.values() for r in part) == sorted(id(r) for r in rows)
@@ -261,19 +312,25 @@ def test_stratified_row_split_keeps_label_proportions():
 
 
 def test_read_rows_names_file_and_line_or_skips_and_counts(tmp_path):
-    path = write_lines(tmp_path / "in.jsonl", [
-        json.dumps({"problem": "x", "subject": "Algebra"}),
-        "",
-        json.dumps({"problem": "y"}),
-        "[1, 2]",
-        json.dumps({"problem": "z", "subject": " "}),
-    ])
+    path = write_lines(
+        tmp_path / "in.jsonl",
+        [
+            json.dumps({"problem": "x", "subject": "Algebra"}),
+            "",
+            json.dumps({"problem": "y"}),
+            "[1, 2]",
+            json.dumps({"problem": "z", "subject": " "}),
+        ],
+    )
     with pytest.raises(JsonlError, match=f"^{path}:3: no field 'subject'"):
         read_rows(path, ("problem", "subject"))
     rows, bad = read_rows(path, ("problem", "subject"), skip_bad=True)
     assert rows == [(1, {"problem": "x", "subject": "Algebra"})]
     assert [(e.line, e.reason.split(" (")[0]) for e in bad] == [
-        (3, "no field 'subject'"), (4, "expected a JSON object, got list"), (5, "field 'subject' is empty")]
+        (3, "no field 'subject'"),
+        (4, "expected a JSON object, got list"),
+        (5, "field 'subject' is empty"),
+    ]
     assert load_kpc(path, skip_bad=True)[0].label == "Algebra"
 
 
@@ -287,7 +344,8 @@ def test_loaders_round_trip_builders_and_reject_bad_structure(tmp_path, seeds):
     sqr = write_lines(tmp_path / "sqr.jsonl", [json.dumps(r) for r in sqr_rows])
     loaded = load_sqr(sqr)
     assert [(lst.candidates, lst.relevance) for lst in loaded] == [
-        (tuple(r["candidates"]), tuple(r["relevance"])) for r in sqr_rows]
+        (tuple(r["candidates"]), tuple(r["relevance"])) for r in sqr_rows
+    ]
     assert all(type(g) is int for g in loaded[0].relevance)
 
     good = sqr_rows[0]
@@ -325,8 +383,26 @@ def test_cli_qrc_pairs_then_group_split(tmp_path, capsys):
     assert main(["-q", "data", "qrc-pairs", "--input", str(SAMPLE), "--output", str(output), "--seed", "4"]) == 0
     assert read_jsonl(output) == build_qrc_pairs(read_seeds(SAMPLE)[0], seed=4)
     assert "irrelevant: 3" in capsys.readouterr().err
-    assert main(["-q", "data", "split", "--input", str(output), "--group-field", "group",
-                 "--dev", "0.34", "--test", "0.34", "--output-dir", str(tmp_path / "splits")]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "data",
+                "split",
+                "--input",
+                str(output),
+                "--group-field",
+                "group",
+                "--dev",
+                "0.34",
+                "--test",
+                "0.34",
+                "--output-dir",
+                str(tmp_path / "splits"),
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     parts = {name: read_jsonl(tmp_path / "splits" / f"pairs.{name}.jsonl") for name in ("train", "dev", "test")}
     assert [len(rows) for rows in parts.values()] == [9, 9, 9] and "train: 9 rows, 1 groups" in err
@@ -348,8 +424,26 @@ def test_cli_sqr_lists_and_qam_pairs(tmp_path, capsys):
     assert main(["-q", "data", "qam-pairs", "--input", str(source), "--output", str(qam)]) == 0
     assert read_jsonl(qam) == build_qam_pairs(SIMILAR_QAM_ROWS, negatives="hard")
     assert "7 questions, hard negatives; label 0: 7, 1: 7" in capsys.readouterr().err
-    assert main(["-q", "data", "qam-pairs", "--input", str(source), "--output", str(qam), "--limit", "5",
-                 "--negatives", "random", "--seed", "3"]) == 0
+    assert (
+        main(
+            [
+                "-q",
+                "data",
+                "qam-pairs",
+                "--input",
+                str(source),
+                "--output",
+                str(qam),
+                "--limit",
+                "5",
+                "--negatives",
+                "random",
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
     assert read_jsonl(qam) == build_qam_pairs(SIMILAR_QAM_ROWS[:5], seed=3, negatives="random")
     assert Counter(p.label for p in load_qam(qam)) == {1: 5, 0: 5}
     assert "5 questions, random negatives; label 0: 5, 1: 5" in capsys.readouterr().err
@@ -361,15 +455,50 @@ def test_cli_sqr_lists_and_qam_pairs(tmp_path, capsys):
     assert {p.group for p in loaded} == {"seed-000", "seed-001", "seed-002"}
     counts = Counter(p.label for p in loaded)
     assert f"3 seeds, number-swap pairs; label 0: {counts[0]}, 1: {counts[1]}" in capsys.readouterr().err
-    assert main(["-q", "data", "qam-pairs", "--source", "gsmplus", "--input", str(SAMPLE), "--output", str(swap),
-                 "--negatives", "random"]) == 2
+    assert (
+        main(
+            [
+                "-q",
+                "data",
+                "qam-pairs",
+                "--source",
+                "gsmplus",
+                "--input",
+                str(SAMPLE),
+                "--output",
+                str(swap),
+                "--negatives",
+                "random",
+            ]
+        )
+        == 2
+    )
     assert "--negatives apply to --source gsm8k only" in capsys.readouterr().err
 
 
 def test_cli_stratified_split_next_to_input(tmp_path, capsys):
-    source = write_lines(tmp_path / "math.jsonl", [
-        json.dumps({"problem": f"p{i}", "subject": ["Algebra", "Geometry"][i % 2]}) for i in range(40)])
-    assert main(["-q", "data", "split", "--input", str(source), "--stratify-field", "subject", "--dev", "0.1", "--test", "0.1"]) == 0
+    source = write_lines(
+        tmp_path / "math.jsonl",
+        [json.dumps({"problem": f"p{i}", "subject": ["Algebra", "Geometry"][i % 2]}) for i in range(40)],
+    )
+    assert (
+        main(
+            [
+                "-q",
+                "data",
+                "split",
+                "--input",
+                str(source),
+                "--stratify-field",
+                "subject",
+                "--dev",
+                "0.1",
+                "--test",
+                "0.1",
+            ]
+        )
+        == 0
+    )
     test_rows = read_jsonl(tmp_path / "math.test.jsonl")
     assert Counter(r["subject"] for r in test_rows) == {"Algebra": 2, "Geometry": 2}
     assert sum(len(read_jsonl(tmp_path / f"math.{n}.jsonl")) for n in ("train", "dev", "test")) == 40
@@ -395,4 +524,5 @@ def test_a_json_error_names_its_column_on_the_line(tmp_path):
     # the first line ends after column 15 (the missing "}" would be column 16); the second lacks its ":" at 12
     assert [(e.line, e.reason) for e in bad] == [
         (1, "not valid JSON (Expecting ',' delimiter at column 16)"),
-        (2, "not valid JSON (Expecting ':' delimiter at column 12)")]
+        (2, "not valid JSON (Expecting ':' delimiter at column 12)"),
+    ]

@@ -10,16 +10,21 @@ from tasks.trainer import TrainingArguments
 
 
 def args(output, epochs=1, batch_size=8, learning_rate=3e-5, **extra):
-    return TrainingArguments(output_dir=str(output), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-                             **extra)
+    return TrainingArguments(
+        output_dir=str(output), epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, **extra
+    )
 
 
 def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, write):
     rows = [{"q": r["problem"], "topic": r.get("subject", "Word problem")} for r in sample_problems()]
     train = write(tmp_path / "kpc.jsonl", rows)
-    result = train_task(TaskConfig("kpc", text_field="q", label_field="topic"), train,
-                        args(tmp_path / "kpc", epochs=12, batch_size=3, learning_rate=3e-3), dev_path=train,
-                        model=start_model)
+    result = train_task(
+        TaskConfig("kpc", text_field="q", label_field="topic"),
+        train,
+        args(tmp_path / "kpc", epochs=12, batch_size=3, learning_rate=3e-3),
+        dev_path=train,
+        model=start_model,
+    )
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"]
     assert result["best_dev"] >= 0.8 and result["metric"] == "accuracy"
@@ -31,12 +36,18 @@ def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, writ
         evaluate_directory("qrc", str(tmp_path / "kpc"), train)
 
 
-@pytest.mark.parametrize("architecture,pair_mode", [("comus", "cross"), ("comus", "bi"), ("bert", "cross"),
-                                               ("bert+gat", "bi")])
+@pytest.mark.parametrize(
+    "architecture,pair_mode", [("comus", "cross"), ("comus", "bi"), ("bert", "cross"), ("bert+gat", "bi")]
+)
 def test_qrc_trains_with_each_architecture(start_model, tmp_path, architecture, pair_mode, gsmplus, write):
     pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
-    result = train_task(TaskConfig("qrc", architecture=architecture, pair_mode=pair_mode), pairs,
-                        args(tmp_path / architecture, batch_size=9), dev_path=pairs, model=start_model)
+    result = train_task(
+        TaskConfig("qrc", architecture=architecture, pair_mode=pair_mode),
+        pairs,
+        args(tmp_path / architecture, batch_size=9),
+        dev_path=pairs,
+        model=start_model,
+    )
     assert result["history"][0]["dev_n"] == 27
     metrics = evaluate_directory("qrc", str(tmp_path / architecture), pairs)
     assert set(metrics) >= {"accuracy", "macro_f1", "n"} and metrics["n"] == 27
@@ -83,8 +94,8 @@ def test_mean_pooling_and_the_fused_halves_at_one_scale():
     text, graph = torch.randn(5, 6), 3 * torch.randn(5, 4) + 1  # the node half 3x larger, as from a fresh GAT
     normed = FusedVectorNorm(6, 4)(torch.cat([text, graph], dim=-1))
     # each half: zero mean and unit variance per problem, so norms sqrt(6) and sqrt(4)
-    assert torch.allclose(normed[:, :6].norm(dim=-1), torch.full((5,), 6 ** 0.5), atol=1e-3)
-    assert torch.allclose(normed[:, 6:].norm(dim=-1), torch.full((5,), 4 ** 0.5), atol=1e-3)
+    assert torch.allclose(normed[:, :6].norm(dim=-1), torch.full((5,), 6**0.5), atol=1e-3)
+    assert torch.allclose(normed[:, 6:].norm(dim=-1), torch.full((5,), 4**0.5), atol=1e-3)
 
 
 def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
@@ -93,8 +104,13 @@ def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
     assert evaluate_directory("qam", str(tmp_path / "qam"), qam)["n"] == 16
 
     lists = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), seed=0))
-    result = train_task(TaskConfig("sqr"), lists, args(tmp_path / "sqr", epochs=2, batch_size=3, learning_rate=1e-3),
-                        dev_path=lists, model=start_model)
+    result = train_task(
+        TaskConfig("sqr"),
+        lists,
+        args(tmp_path / "sqr", epochs=2, batch_size=3, learning_rate=1e-3),
+        dev_path=lists,
+        model=start_model,
+    )
     assert result["metric"] == "ndcg@3"
     metrics = evaluate_directory("sqr", str(tmp_path / "sqr"), lists)
     assert {"hr@1", "hr@3", "ndcg@3", "hr@5", "ndcg@5"} <= set(metrics) and metrics["n"] == 3
@@ -116,8 +132,9 @@ def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
     assert metrics["unseen_labels"] == {"irrelevant": 3}
 
 
-def test_text_only_training_parses_nothing_and_graph_training_parses_once(start_model, tmp_path, gsmplus, write,
-                                                                          monkeypatch):
+def test_text_only_training_parses_nothing_and_graph_training_parses_once(
+    start_model, tmp_path, gsmplus, write, monkeypatch
+):
     import tasks.features
 
     pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
@@ -129,8 +146,13 @@ def test_text_only_training_parses_nothing_and_graph_training_parses_once(start_
 
     real_parse = tasks.features.parse_cached
     monkeypatch.setattr(tasks.features, "parse_cached", counting_parse)
-    train_task(TaskConfig("qrc", architecture="bert"), pairs, args(tmp_path / "bert", batch_size=9), dev_path=pairs,
-               model=start_model)
+    train_task(
+        TaskConfig("qrc", architecture="bert"),
+        pairs,
+        args(tmp_path / "bert", batch_size=9),
+        dev_path=pairs,
+        model=start_model,
+    )
     assert parsed == []  # --architecture bert: no graph is parsed or collated
     train_task(TaskConfig("qrc"), pairs, args(tmp_path / "comus", batch_size=9), dev_path=pairs, model=start_model)
     assert len(parsed) == 1  # every distinct text of train and dev in one go, reused by training and evaluation
@@ -154,19 +176,28 @@ def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_pat
     from tasks.data import build_qam_number_swap
 
     seeds = group_seeds(gsmplus)
-    rows = {"qrc": lambda: build_qrc_pairs(seeds, seed=0), "qam": lambda: build_qam_number_swap(gsmplus),
-            "sqr": lambda: build_sqr_lists(seeds, seed=0, other_seeds=2)}[task]()
+    rows = {
+        "qrc": lambda: build_qrc_pairs(seeds, seed=0),
+        "qam": lambda: build_qam_number_swap(gsmplus),
+        "sqr": lambda: build_sqr_lists(seeds, seed=0, other_seeds=2),
+    }[task]()
     path = write(tmp_path / f"{task}.jsonl", rows)
     config = TaskConfig(task, pair_mode=pair_mode, alignment=True)
-    result = train_task(config, path, args(tmp_path / task, epochs=3, batch_size=4, learning_rate=1e-3),
-                        dev_path=path, model=start_model)
+    result = train_task(
+        config,
+        path,
+        args(tmp_path / task, epochs=3, batch_size=4, learning_rate=1e-3),
+        dev_path=path,
+        model=start_model,
+    )
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"]
     loaded = TaskModel.from_pretrained(tmp_path / task)
     assert loaded.config.alignment and loaded.head.state_dict()
     projection = {name: p.shape for name, p in loaded.head.named_parameters() if "alignment." in name}
-    assert [shape[-1] for name, shape in projection.items() if name.endswith("linear.weight")] == \
-        [len(feature_names(task))]
+    assert [shape[-1] for name, shape in projection.items() if name.endswith("linear.weight")] == [
+        len(feature_names(task))
+    ]
     # the reloaded model predicts what the trained one measured on dev
     metrics = evaluate_directory(task, str(tmp_path / task), path)
     assert metrics[result["metric"]] == pytest.approx(result["best_dev"])

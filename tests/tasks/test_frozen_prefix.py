@@ -63,8 +63,9 @@ def test_the_cache_stays_within_its_bound_and_states_stay_right(tiny_encoder):
         expected = reference.vectors(store.batch(TEXTS))
         one = frozen.vectors(store.batch(TEXTS[:1]))
     room = frozen.frozen_prefix.cached_mib
-    assert room > 0 and all(t.device.type == "cpu" and t.dtype == torch.float32
-                            for t in frozen.frozen_prefix.cache.values())
+    assert room > 0 and all(
+        t.device.type == "cpu" and t.dtype == torch.float32 for t in frozen.frozen_prefix.cache.values()
+    )
     frozen, _ = models(tiny_encoder)
     frozen.frozen_prefix.max_mib = room  # room for the first problem only
     with torch.no_grad():

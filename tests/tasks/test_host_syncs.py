@@ -23,6 +23,13 @@ def test_counts_reads_value_dependent_shapes_and_nothing_else():
         x.repeat_interleave(2)
         torch.repeat_interleave(x, torch.tensor([1, 2, 1]), output_size=4)
         x.to("cpu")  # already there
-    assert dict(syncs.calls) == {"item": 1, "tolist": 1, "__bool__": 1, "__getitem__": 1, "__setitem__": 1,
-                                 "repeat_interleave": 1, "nonzero": 1}
+    assert dict(syncs.calls) == {
+        "item": 1,
+        "tolist": 1,
+        "__bool__": 1,
+        "__getitem__": 1,
+        "__setitem__": 1,
+        "repeat_interleave": 1,
+        "nonzero": 1,
+    }
     assert syncs.total == 7

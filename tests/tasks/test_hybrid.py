@@ -15,7 +15,9 @@ def test_probabilities_are_a_weighted_product_renormalised():
     assert sum(result["probabilities"].values()) == pytest.approx(1.0)
     assert result["label"] == "a"
     # the ends are each model alone
-    assert fuse_probabilities({"a": 0.8, "b": 0.2}, {"a": 0.4, "b": 0.6}, 0.0)["probabilities"]["a"] == pytest.approx(0.8)
+    assert fuse_probabilities({"a": 0.8, "b": 0.2}, {"a": 0.4, "b": 0.6}, 0.0)["probabilities"]["a"] == pytest.approx(
+        0.8
+    )
     assert fuse_probabilities({"a": 0.8, "b": 0.2}, {"a": 0.4, "b": 0.6}, 1.0)["label"] == "b"
 
 

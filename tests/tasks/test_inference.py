@@ -26,8 +26,11 @@ def test_predict_keeps_input_order_across_length_sorted_batches(kpc_model):
     texts = by_length(PROBLEMS[:6])  # longest first: the length sort reverses them
     task = kpc_model.config.task_type
     examples = build_examples(task, texts)
-    order = [i for batch in length_sorted_batches(example_lengths(task, examples, feature_store(kpc_model, texts)), 2)
-             for i in batch]
+    order = [
+        i
+        for batch in length_sorted_batches(example_lengths(task, examples, feature_store(kpc_model, texts)), 2)
+        for i in batch
+    ]
     assert order != list(range(len(texts)))
 
     results = kpc_model.predict(texts, batch_size=2)
@@ -83,19 +86,22 @@ def test_multitask_view_predicts_like_a_task_model(tiny_encoder):
     assert len(sqr["scores"]) == 2 and sorted(sqr["ranking"]) == [0, 1]
 
 
-@pytest.mark.parametrize("task,item,message", [
-    ("kpc", "", "input 0: the text is empty"),
-    ("kpc", "   \n", "the text is empty"),
-    ("kpc", ("a", "b"), "kpc takes one text"),
-    ("qrc", "just one text", "qrc takes a pair"),
-    ("qam", ("only one",), "qam takes a pair"),
-    ("qrc", ("a", ""), "text_b: the text is empty"),
-    ("qrc", ("a", 3), "text_b: expected a text"),
-    ("sqr", ("query", "not a list"), "sqr takes"),
-    ("sqr", ("query", []), "no candidates"),
-    ("sqr", ("query", ["good", " "]), "candidate 1: the text is empty"),
-    ("sqr", "query alone", "sqr takes"),
-])
+@pytest.mark.parametrize(
+    "task,item,message",
+    [
+        ("kpc", "", "input 0: the text is empty"),
+        ("kpc", "   \n", "the text is empty"),
+        ("kpc", ("a", "b"), "kpc takes one text"),
+        ("qrc", "just one text", "qrc takes a pair"),
+        ("qam", ("only one",), "qam takes a pair"),
+        ("qrc", ("a", ""), "text_b: the text is empty"),
+        ("qrc", ("a", 3), "text_b: expected a text"),
+        ("sqr", ("query", "not a list"), "sqr takes"),
+        ("sqr", ("query", []), "no candidates"),
+        ("sqr", ("query", ["good", " "]), "candidate 1: the text is empty"),
+        ("sqr", "query alone", "sqr takes"),
+    ],
+)
 def test_bad_inputs_are_refused_clearly(task, item, message):
     with pytest.raises(InputError, match=message):
         build_examples(get_task(task), [item])

@@ -75,8 +75,12 @@ def test_openai_compatible_request_and_reply(server):
     method, path, headers, body = server.requests[-1]
     assert (method, path) == ("POST", "/v1/chat/completions")
     assert headers["Authorization"] == "Bearer secret-key"
-    assert body == {"model": "m1", "messages": [{"role": "user", "content": "What is 2 + 3?"}],
-                    "max_tokens": 17, "temperature": 0.0}
+    assert body == {
+        "model": "m1",
+        "messages": [{"role": "user", "content": "What is 2 + 3?"}],
+        "max_tokens": 17,
+        "temperature": 0.0,
+    }
 
 
 def test_openai_model_defaults_to_the_first_served(server, monkeypatch):
@@ -87,8 +91,9 @@ def test_openai_model_defaults_to_the_first_served(server, monkeypatch):
     assert "Authorization" not in server.requests[-1][2]  # no key, no header
 
 
-@pytest.mark.parametrize("mode, message", [("error", "HTTP 500.*overloaded"), ("not-json", "not JSON"),
-                                           ("no-choices", "unexpected reply")])
+@pytest.mark.parametrize(
+    "mode, message", [("error", "HTTP 500.*overloaded"), ("not-json", "not JSON"), ("no-choices", "unexpected reply")]
+)
 def test_openai_failures_are_llm_errors(server, mode, message):
     server.mode = mode
     llm = OpenAICompatibleLLM(base_url(server), model="m", timeout=5)
@@ -143,12 +148,22 @@ def tiny_causal_lm(tmp_path_factory):
     from models.text_encoder import resolve_text_encoder
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("default"))
-    tokenizer.chat_template = ("{% for m in messages %}[{{ m.role }}] {{ m.content }} {% endfor %}"
-                               "{% if add_generation_prompt %}[assistant]{% endif %}")
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.sep_token_id,
-                         bos_token_id=tokenizer.cls_token_id)
+    tokenizer.chat_template = (
+        "{% for m in messages %}[{{ m.role }}] {{ m.content }} {% endfor %}"
+        "{% if add_generation_prompt %}[assistant]{% endif %}"
+    )
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+    )
     torch.manual_seed(0)
     directory = tmp_path_factory.mktemp("tiny-llama")
     LlamaForCausalLM(config).save_pretrained(directory)

@@ -10,8 +10,13 @@ from models.comus import CheckpointError
 from tasks.loading import MODEL_TYPES, load_model, model_type
 
 # The file of each kind that names its model_type.
-CONFIG_FILES = {"comus": "config.json", "task-model": "task_config.json", "multi-task-model": "multitask_config.json",
-                "tfidf": "config.json", "search-index": "manifest.json"}
+CONFIG_FILES = {
+    "comus": "config.json",
+    "task-model": "task_config.json",
+    "multi-task-model": "multitask_config.json",
+    "tfidf": "config.json",
+    "search-index": "manifest.json",
+}
 
 
 class TinyEmbedder:
@@ -37,12 +42,14 @@ def directories(tmp_path, tiny_encoder, gsmplus):
     from tasks.multitask import MultiTaskConfig, MultiTaskModel
     from tasks.retrieval import SearchIndex
 
-    paths = {kind: tmp_path / kind for kind in ("encoder", "task", "multitask", "tfidf-classifier", "tfidf-ranker",
-                                                "index")}
+    paths = {
+        kind: tmp_path / kind for kind in ("encoder", "task", "multitask", "tfidf-classifier", "tfidf-ranker", "index")
+    }
     tiny_encoder.save_pretrained(paths["encoder"])
     TaskModel(tiny_encoder, TaskConfig("kpc", labels=["a", "b"])).save_pretrained(paths["task"])
-    MultiTaskModel(tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}, {"task": "sqr", "labels": []}])
-                   ).save_pretrained(paths["multitask"])
+    MultiTaskModel(
+        tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}, {"task": "sqr", "labels": []}])
+    ).save_pretrained(paths["multitask"])
     seeds = group_seeds(gsmplus)
     train_tfidf("qrc", build_qrc_pairs(seeds, seed=0)).save(paths["tfidf-classifier"])
     train_tfidf("sqr", build_sqr_lists(seeds, seed=0)).save(paths["tfidf-ranker"])
@@ -50,9 +57,14 @@ def directories(tmp_path, tiny_encoder, gsmplus):
     return paths
 
 
-EXPECTED = {"encoder": ("comus", "MathEncoder"), "task": ("task-model", "TaskModel"),
-            "multitask": ("multi-task-model", "MultiTaskModel"), "tfidf-classifier": ("tfidf", "TfidfClassifier"),
-            "tfidf-ranker": ("tfidf", "TfidfRanker"), "index": ("search-index", "SearchIndex")}
+EXPECTED = {
+    "encoder": ("comus", "MathEncoder"),
+    "task": ("task-model", "TaskModel"),
+    "multitask": ("multi-task-model", "MultiTaskModel"),
+    "tfidf-classifier": ("tfidf", "TfidfClassifier"),
+    "tfidf-ranker": ("tfidf", "TfidfRanker"),
+    "index": ("search-index", "SearchIndex"),
+}
 
 
 def test_every_kind_declares_its_model_type_and_loads(directories):

@@ -40,8 +40,12 @@ def tensors(value, skip_host=True) -> list[torch.Tensor]:
         return [value]
     if dataclasses.is_dataclass(value):
         host = value.HOST_FIELDS if skip_host and isinstance(value, DeviceBatch) else ()
-        return [t for f in dataclasses.fields(value) if f.name not in host
-                for t in tensors(getattr(value, f.name), skip_host)]
+        return [
+            t
+            for f in dataclasses.fields(value)
+            if f.name not in host
+            for t in tensors(getattr(value, f.name), skip_host)
+        ]
     return []
 
 
@@ -68,8 +72,9 @@ def assert_meta_loss(outputs):
 @pytest.mark.parametrize("architecture", ["comus", "bert"])
 def test_task_batches_and_forward_on_meta(tiny_encoder, task, architecture):
     alignment = task != "kpc" and architecture == "comus"
-    model = TaskModel(tiny_encoder, TaskConfig(task, architecture=architecture, labels=LABELS[task],
-                                               alignment=alignment))
+    model = TaskModel(
+        tiny_encoder, TaskConfig(task, architecture=architecture, labels=LABELS[task], alignment=alignment)
+    )
     batch = task_batch(model, task, alignment)
     assert (batch.alignment is not None) == alignment
     model, moved = on_meta(model, batch)
@@ -79,8 +84,9 @@ def test_task_batches_and_forward_on_meta(tiny_encoder, task, architecture):
 @pytest.mark.parametrize("adapter", ["none", "moe", "cgc-lora", "reasonformer"])
 def test_multitask_batches_and_forward_on_meta(tiny_encoder, adapter):
     options = {"moe_layers": "all", "moe_experts": 2} if adapter == "moe" else {}
-    config = MultiTaskConfig([{"task": t, "labels": LABELS[t]} for t in ("kpc", "qrc", "sqr")], adapter=adapter,
-                             **options)
+    config = MultiTaskConfig(
+        [{"task": t, "labels": LABELS[t]} for t in ("kpc", "qrc", "sqr")], adapter=adapter, **options
+    )
     model = MultiTaskModel(tiny_encoder, config)
     batches = [MultiTaskBatch(i, task_batch(model.for_task(t), t)) for i, t in enumerate(("kpc", "qrc", "sqr"))]
     model = model.to("meta").train()
@@ -96,9 +102,9 @@ def test_skill_batches_and_forward_on_meta(tiny_encoder):
     texts = [A, B, C, D]
     sources = skill_sources(model)
     collate = SkillCollator(sources, model, feature_store(model.for_task("kpc"), texts), seed=0)
-    batches = [collate([(i, text) for text in texts]) for i, (_, source) in enumerate(sources)
-               if source != "kpc"] + [collate([(sources.index(s), e) for e in EXAMPLES["kpc"]])
-                                      for s in sources if s[1] == "kpc"]
+    batches = [collate([(i, text) for text in texts]) for i, (_, source) in enumerate(sources) if source != "kpc"] + [
+        collate([(sources.index(s), e) for e in EXAMPLES["kpc"]]) for s in sources if s[1] == "kpc"
+    ]
     pretrainer = SkillPretrainer(model, objectives=["mlm", "dtc", "tgcl"])
     pretrainer = pretrainer.to("meta").train()
     for batch in batches:
@@ -130,21 +136,33 @@ def test_frozen_prefix_batches_keep_their_ids_on_the_host_and_run_on_meta(tiny_e
 def test_training_steps_make_no_host_sync_but_routing_sizes(tiny_encoder):
     for adapter, most in (("none", 0), ("moe", 3), ("reasonformer", 3)):  # one per MoE layer, per reasoning step
         options = {"moe_layers": "all", "moe_experts": 2} if adapter == "moe" else {}
-        model = MultiTaskModel(copy.deepcopy(tiny_encoder), MultiTaskConfig(  # adapters change the encoder
-            [{"task": "qrc", "labels": LABELS["qrc"]}], adapter=adapter, **options)).train()
+        model = MultiTaskModel(
+            copy.deepcopy(tiny_encoder),
+            MultiTaskConfig(  # adapters change the encoder
+                [{"task": "qrc", "labels": LABELS["qrc"]}], adapter=adapter, **options
+            ),
+        ).train()
         batch = MultiTaskBatch(0, task_batch(model.for_task("qrc"), "qrc"))
         with count_host_syncs() as syncs:
             model(batch)["loss"].backward()
         assert syncs.total <= most and set(syncs.calls) <= {"tolist"}, (adapter, syncs.calls)
 
 
-@pytest.mark.parametrize("architecture,adapter", [("comus", "none"), ("bert", "none"), ("bert+gat", "none"),
-                                                  ("comus", "moe"), ("comus", "reasonformer")])
+@pytest.mark.parametrize(
+    "architecture,adapter",
+    [("comus", "none"), ("bert", "none"), ("bert+gat", "none"), ("comus", "moe"), ("comus", "reasonformer")],
+)
 def test_bf16_autocast_on_the_cpu_gives_finite_losses(tiny_encoder, architecture, adapter):
     options = {"moe_layers": "all", "moe_experts": 2} if adapter == "moe" else {}
-    model = MultiTaskModel(tiny_encoder, MultiTaskConfig(
-        [{"task": t, "labels": LABELS[t], "architecture": architecture} for t in ("kpc", "sqr")], adapter=adapter,
-        architecture=architecture, **options)).train()
+    model = MultiTaskModel(
+        tiny_encoder,
+        MultiTaskConfig(
+            [{"task": t, "labels": LABELS[t], "architecture": architecture} for t in ("kpc", "sqr")],
+            adapter=adapter,
+            architecture=architecture,
+            **options,
+        ),
+    ).train()
     for task_id, task in enumerate(("kpc", "sqr")):
         batch = MultiTaskBatch(task_id, task_batch(model.for_task(task), task))
         with torch.autocast("cpu", dtype=torch.bfloat16):

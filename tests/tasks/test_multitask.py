@@ -7,11 +7,15 @@ import torch
 
 from tasks.evaluation import evaluate_directory
 from tasks.finetune import TaskConfig
+from tasks.multitask import (
+    MultiTaskConfig,
+    MultiTaskModel,
+    TaskMixingSampler,
+    parse_task_spec,
+    train_multitask,
+)
 from tasks.task_types import get_task
 from tasks.trainer import TrainingArguments
-from tasks.multitask import (
-    MultiTaskConfig, MultiTaskModel, TaskMixingSampler, parse_task_spec, train_multitask,
-)
 
 
 def test_proportional_sampling_visits_every_example_once_per_epoch():
@@ -46,13 +50,15 @@ def test_task_spec_parsing():
 
 
 def test_task_prompt_is_inserted_after_cls(tiny_encoder):
-    config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}, {"task": "qam", "labels": ["0", "1"]}],
-                             task_prompts=True)
+    config = MultiTaskConfig(
+        [{"task": "kpc", "labels": ["a", "b"]}, {"task": "qam", "labels": ["0", "1"]}], task_prompts=True
+    )
     model = MultiTaskModel(tiny_encoder, config).eval()
     batch = tiny_encoder.collator(tiny_encoder.parse(["Find $x$ if $x+1=2$.", "Two apples."]))
     seen = {}
     handle = model.backbone.text.embeddings.register_forward_hook(
-        lambda module, args, kwargs, out: seen.update(kwargs), with_kwargs=True)
+        lambda module, args, kwargs, out: seen.update(kwargs), with_kwargs=True
+    )
     model.vectors(1, batch)
     handle.remove()
     embeds = seen["inputs_embeds"]
@@ -63,17 +69,25 @@ def test_task_prompt_is_inserted_after_cls(tiny_encoder):
     assert not torch.allclose(model.vectors(0, batch), model.vectors(1, batch))
 
 
-@pytest.mark.parametrize("adapter,prompts,label_space", [
-    ("none", False, "per-task"), ("moe", True, "per-task"), ("cgc-lora", False, "per-task"), ("none", False, "unified"),
-    ("reasonformer", True, "per-task"),
-])
-def test_multitask_training_lowers_the_loss_and_round_trips(start_model, task_files, tmp_path, adapter, prompts,
-                                                            label_space):
+@pytest.mark.parametrize(
+    "adapter,prompts,label_space",
+    [
+        ("none", False, "per-task"),
+        ("moe", True, "per-task"),
+        ("cgc-lora", False, "per-task"),
+        ("none", False, "unified"),
+        ("reasonformer", True, "per-task"),
+    ],
+)
+def test_multitask_training_lowers_the_loss_and_round_trips(
+    start_model, task_files, tmp_path, adapter, prompts, label_space
+):
     output = tmp_path / f"multi-{adapter}"
     options = {"moe_layers": "all", "moe_experts": 2} if adapter == "moe" else {}
     args = TrainingArguments(output_dir=str(output), epochs=3, batch_size=4, learning_rate=3e-3)
-    result = train_multitask(task_files, args, model=start_model, adapter=adapter, task_prompts=prompts,
-                             label_space=label_space, **options)
+    result = train_multitask(
+        task_files, args, model=start_model, adapter=adapter, task_prompts=prompts, label_space=label_space, **options
+    )
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"] or history[-1]["dev_mean"] > history[0]["dev_mean"]
     assert {"dev_kpc_accuracy", "dev_qrc_accuracy", "dev_sqr_ndcg@3", "dev_mean"} <= set(history[0])
@@ -98,8 +112,9 @@ def test_cgc_lora_trains_only_adapters_and_the_graph_side(tiny_encoder):
     trainable = {name for name, p in model.named_parameters() if p.requires_grad}
     lora = {"common_A", "common_B", "specific_A", "specific_B"}
     new_rows = "backbone.text.embeddings.word_embeddings.new"  # the added LaTeX tokens' embeddings
-    assert not any(name.startswith("backbone.text.") and name.split(".")[-1] not in lora and name != new_rows
-                   for name in trainable)
+    assert not any(
+        name.startswith("backbone.text.") and name.split(".")[-1] not in lora and name != new_rows for name in trainable
+    )
     assert any(name.split(".")[-1] in lora for name in trainable) and "task_gate.task_embedding.weight" in trainable
     assert new_rows in trainable
     assert any(name.startswith("backbone.graph.") for name in trainable)
@@ -109,8 +124,9 @@ def test_a_cgc_lora_task_predicts_with_its_update_merged_and_the_weights_come_ba
     import tasks.multitask as multitask
     from models.cgc_lora import cgc_lora_layers
 
-    config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}, {"task": "qrc", "labels": ["x", "y"]}],
-                             adapter="cgc-lora")
+    config = MultiTaskConfig(
+        [{"task": "kpc", "labels": ["a", "b"]}, {"task": "qrc", "labels": ["x", "y"]}], adapter="cgc-lora"
+    )
     model = MultiTaskModel(tiny_encoder, config).eval()
     torch.manual_seed(0)
     for layer in cgc_lora_layers(model):  # B starts at zero: give the adapters an update to merge
@@ -160,14 +176,20 @@ def test_cgc_lora_trains_the_new_latex_token_embeddings_and_keeps_the_pretrained
     after = words.weight.detach()
     assert not torch.equal(after[frac], before[frac])
     assert torch.equal(after[apples], before[apples])
-    assert torch.equal(after[:words.num_frozen], before[:words.num_frozen])  # every pre-trained row
+    assert torch.equal(after[: words.num_frozen], before[: words.num_frozen])  # every pre-trained row
 
 
 def test_unified_label_space_loss_and_logits_by_hand(tiny_encoder):
     from types import SimpleNamespace
 
-    config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b", "c"]}, {"task": "sqr", "labels": []},
-                              {"task": "qam", "labels": ["0", "1"]}], label_space="unified")
+    config = MultiTaskConfig(
+        [
+            {"task": "kpc", "labels": ["a", "b", "c"]},
+            {"task": "sqr", "labels": []},
+            {"task": "qam", "labels": ["0", "1"]},
+        ],
+        label_space="unified",
+    )
     assert config.label_offsets() == {0: (0, 3), 2: (3, 5)}
     model = MultiTaskModel(tiny_encoder, config).eval()
     assert isinstance(model.heads[0], torch.nn.Identity) and isinstance(model.heads[2], torch.nn.Identity)
@@ -180,7 +202,9 @@ def test_unified_label_space_loss_and_logits_by_hand(tiny_encoder):
     u, v = torch.randn(2, dim), torch.randn(2, dim)
 
     def by_hand(left, right, positives):
-        logits = torch.cat([left, right, (left - right).abs(), left * right], -1) @ classifier.weight.T + classifier.bias
+        logits = (
+            torch.cat([left, right, (left - right).abs(), left * right], -1) @ classifier.weight.T + classifier.bias
+        )
         targets = torch.zeros_like(logits)
         targets[torch.arange(len(positives)), positives] = 1
         per_label = -(targets * torch.log(torch.sigmoid(logits)) + (1 - targets) * torch.log(1 - torch.sigmoid(logits)))
@@ -192,7 +216,9 @@ def test_unified_label_space_loss_and_logits_by_hand(tiny_encoder):
         assert torch.allclose(kpc["logits"], logits[:, 0:3], atol=1e-5)
         assert kpc["loss"].item() == pytest.approx(loss.item(), rel=1e-5)
 
-        qam = model._unified_outputs(get_task("qam"), (3, 5), torch.cat([u, v]), SimpleNamespace(labels=torch.tensor([1, 0])))
+        qam = model._unified_outputs(
+            get_task("qam"), (3, 5), torch.cat([u, v]), SimpleNamespace(labels=torch.tensor([1, 0]))
+        )
         logits, loss = by_hand(u, v, [3 + 1, 3 + 0])  # QAM's labels sit after KPC's three
         assert torch.allclose(qam["logits"], logits[:, 3:5], atol=1e-5)
         assert qam["loss"].item() == pytest.approx(loss.item(), rel=1e-5)
@@ -210,8 +236,11 @@ def test_frozen_embeddings_stay_as_the_start_encoder_has_them(start_model, task_
     args = TrainingArguments(output_dir=str(output), epochs=1, batch_size=4, learning_rate=3e-3)
     train_multitask(task_files, args, model=start_model, freeze_embeddings=True)
     start, trained = MathEncoder.from_pretrained(start_model).model, MultiTaskModel.from_pretrained(output).backbone
-    for name in ("text.embeddings.word_embeddings.weight", "text.embeddings.position_embeddings.weight",
-                 "graph.label_embedding.weight"):
+    for name in (
+        "text.embeddings.word_embeddings.weight",
+        "text.embeddings.position_embeddings.weight",
+        "graph.label_embedding.weight",
+    ):
         assert torch.equal(start.state_dict()[name], trained.state_dict()[name]), name
     layer = "text.encoder.layer.0.attention.self.query.weight"
     assert not torch.equal(start.state_dict()[layer], trained.state_dict()[layer])
@@ -222,8 +251,9 @@ def test_a_task_file_with_one_label_is_refused_naming_it(start_model, tmp_path):
     import json
 
     one = tmp_path / "one.jsonl"
-    one.write_text("".join(json.dumps({"problem": f"Find $x$ if $x+{i}=5$.", "subject": "Prealgebra"}) + "\n"
-                           for i in range(4)))
+    one.write_text(
+        "".join(json.dumps({"problem": f"Find $x$ if $x+{i}=5$.", "subject": "Prealgebra"}) + "\n" for i in range(4))
+    )
     args = TrainingArguments(output_dir=str(tmp_path / "out"), epochs=1, batch_size=4)
     with pytest.raises(ValueError, match=r"every example has the label \['Prealgebra'\]"):
         train_multitask([(TaskConfig("kpc"), str(one), None)], args, model=start_model)
@@ -241,6 +271,7 @@ def test_multitask_heads_that_read_the_alignment(start_model, task_files, tmp_pa
     assert [t.alignment for t in loaded.config.task_configs] == [False, True, True]
     best = max(result["history"], key=lambda r: r["dev_mean"])
     assert evaluate_directory("qrc", str(output), task_files[1][1])["accuracy"] == pytest.approx(
-        best["dev_qrc_accuracy"])
+        best["dev_qrc_accuracy"]
+    )
     with pytest.raises(ValueError, match="unified label space"):
         train_multitask(aligned, args, model=start_model, label_space="unified")

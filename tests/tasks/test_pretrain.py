@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from tasks.pretrain import ComusPretrainer, PretrainingCollator, PretrainingWeights, mask_tokens
 from tasks.bucketing import LengthBucketSampler
+from tasks.pretrain import ComusPretrainer, PretrainingCollator, PretrainingWeights, mask_tokens
 from tasks.trainer import TrainingArguments, TrainingData, fit
 
 
@@ -32,16 +32,23 @@ def test_every_objective_contributes_and_the_loss_falls(tiny_encoder, sample_gra
     losses = pretrainer(item)
     assert set(losses) == {"mlm", "dtc", "tgcl", "loss"}
     assert losses["loss"].item() == pytest.approx(
-        (losses["mlm"] + 0.5 * losses["dtc"] + 0.2 * losses["tgcl"]).item(), rel=1e-6)
+        (losses["mlm"] + 0.5 * losses["dtc"] + 0.2 * losses["tgcl"]).item(), rel=1e-6
+    )
 
-    data = TrainingData(sample_graphs[:8], LengthBucketSampler([1] * 8, batch_size=4),
-                        PretrainingCollator(tiny_encoder.collator))
+    data = TrainingData(
+        sample_graphs[:8], LengthBucketSampler([1] * 8, batch_size=4), PretrainingCollator(tiny_encoder.collator)
+    )
     fixed = PretrainingCollator(tiny_encoder.collator, seed=1)(sample_graphs[:8])
     pretrainer.eval()
     with torch.no_grad():
         before = pretrainer(fixed)
-    fit(pretrainer, data, TrainingArguments(output_dir=str(tmp_path), epochs=15, batch_size=4, learning_rate=3e-3,
-                                            warmup_ratio=0.0, cpu=True))
+    fit(
+        pretrainer,
+        data,
+        TrainingArguments(
+            output_dir=str(tmp_path), epochs=15, batch_size=4, learning_rate=3e-3, warmup_ratio=0.0, cpu=True
+        ),
+    )
     pretrainer.eval()
     with torch.no_grad():
         after = pretrainer(fixed)
@@ -64,20 +71,23 @@ def test_dapt_bert_is_mlm_on_the_text_encoder_alone(tiny_encoder, sample_graphs)
 def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_path):
     import json
 
-    from models.encoder import MathEncoder
     from mathgraph.samples import sample_problems
+    from models.encoder import MathEncoder
     from tasks.pretrain import run_pretraining
 
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)
     texts = [row["problem"] for row in sample_problems()]
-    args = TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=3, batch_size=4, learning_rate=5e-5,
-                             log_every=1)
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "out"), max_steps=3, batch_size=4, learning_rate=5e-5, log_every=1
+    )
     state = run_pretraining(texts, args, model=str(start))
     assert state["step"] == 3
     trained = MathEncoder.from_pretrained(tmp_path / "out")
-    assert not torch.equal(trained.model.text.encoder.layer[0].output.dense.weight,
-                           tiny_encoder.model.text.encoder.layer[0].output.dense.weight)
+    assert not torch.equal(
+        trained.model.text.encoder.layer[0].output.dense.weight,
+        tiny_encoder.model.text.encoder.layer[0].output.dense.weight,
+    )
     # a line written after the checkpoint (a run killed mid-epoch) is dropped on resume: those steps run again
     log = tmp_path / "out" / "training_log.jsonl"
     with open(log, "a", encoding="utf-8") as f:
@@ -96,8 +106,9 @@ def test_mlm_decodes_only_the_masked_positions_to_the_same_loss(tiny_encoder, sa
     item = PretrainingCollator(tiny_encoder.collator, seed=0)(sample_graphs[:3])
     with torch.no_grad():
         loss = pretrainer(item)["mlm"]
-        states, _ = tiny_encoder.model.run_text_layers(item.batch.input_ids, item.batch.attention_mask,
-                                                       item.batch.token_type_ids)
+        states, _ = tiny_encoder.model.run_text_layers(
+            item.batch.input_ids, item.batch.attention_mask, item.batch.token_type_ids
+        )
         every_position = mlm_loss(pretrainer.heads["mlm"](states), item.mlm_labels)  # [B, L, vocab] logits
     assert loss.item() == pytest.approx(every_position.item(), rel=1e-5)
 
@@ -105,16 +116,17 @@ def test_mlm_decodes_only_the_masked_positions_to_the_same_loss(tiny_encoder, sa
 def test_a_frozen_vocabulary_keeps_the_pretrained_rows_and_the_loss_curve_is_logged(tiny_encoder, tmp_path):
     import json
 
-    from models.encoder import MathEncoder
     from mathgraph.samples import sample_problems
+    from models.encoder import MathEncoder
     from models.text_encoder import first_added_latex_row
     from tasks.pretrain import run_pretraining
 
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)
     texts = [row["problem"] for row in sample_problems()]
-    args = TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=4, batch_size=4, learning_rate=1e-2,
-                             log_every=2, warmup_ratio=0.0)
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "out"), max_steps=4, batch_size=4, learning_rate=1e-2, log_every=2, warmup_ratio=0.0
+    )
     run_pretraining(texts, args, model=str(start), freeze_vocabulary=True)
     trained = MathEncoder.from_pretrained(tmp_path / "out").model.text.embeddings.word_embeddings.weight
     before = tiny_encoder.model.text.embeddings.word_embeddings.weight

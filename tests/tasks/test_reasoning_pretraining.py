@@ -14,8 +14,11 @@ TEXTS = ["Find $x$ if $2x+1=5$.", "Tom has 3 apples and buys 4 more. How many ap
 
 
 def reasonformer(encoder, **options):
-    config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}, {"task": "qrc", "labels": ["0", "1"]}],
-                             adapter="reasonformer", **options)
+    config = MultiTaskConfig(
+        [{"task": "kpc", "labels": ["a", "b"]}, {"task": "qrc", "labels": ["0", "1"]}],
+        adapter="reasonformer",
+        **options,
+    )
     return MultiTaskModel(encoder, config).eval()
 
 
@@ -36,8 +39,12 @@ def test_reasonformer_takes_the_top_text_layer_and_keeps_the_fusion_layers(tiny_
 
 def test_skills_are_taught_by_the_objectives_and_tasks_the_run_has(tiny_encoder):
     model = reasonformer(tiny_encoder)
-    assert skill_sources(model) == [("language", "mlm"), ("alignment", "tgcl"), ("knowledge", "kpc"),
-                                    ("relation", "qrc")]
+    assert skill_sources(model) == [
+        ("language", "mlm"),
+        ("alignment", "tgcl"),
+        ("knowledge", "kpc"),
+        ("relation", "qrc"),
+    ]
     with pytest.raises(ValueError, match="unknown adapter"):
         MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}], adapter="reasoner")
     with pytest.raises(ValueError, match="top_k must be in 0..5"):
@@ -59,14 +66,18 @@ def test_skill_routes_weights_and_stop_gates(tiny_encoder):
         model.skill_routes(["  "])
 
 
-def test_skill_pretraining_lowers_the_routing_loss_then_adaptation_trains_the_tasks(start_model, task_files,
-                                                                                     tmp_path):
+def test_skill_pretraining_lowers_the_routing_loss_then_adaptation_trains_the_tasks(start_model, task_files, tmp_path):
     output = tmp_path / "reasonformer"
     args = TrainingArguments(output_dir=str(output), epochs=1, batch_size=4, learning_rate=3e-3, log_every=1)
-    result = train_multitask(task_files, args, model=start_model, adapter="reasonformer", skill_pretraining_steps=24,
-                             reasoning_depth=2)
-    assert result["skill_pretraining"]["skills"] == {"language": "mlm", "alignment": "tgcl", "knowledge": "kpc",
-                                                     "relation": "qrc"}
+    result = train_multitask(
+        task_files, args, model=start_model, adapter="reasonformer", skill_pretraining_steps=24, reasoning_depth=2
+    )
+    assert result["skill_pretraining"]["skills"] == {
+        "language": "mlm",
+        "alignment": "tgcl",
+        "knowledge": "kpc",
+        "relation": "qrc",
+    }
     log = [json.loads(line) for line in (output / SKILL_PRETRAINING_DIR / TRAINING_LOG).read_text().splitlines()]
     assert len(log) == 24 and {"routing_loss", "objective_loss"} <= set(log[0])
     first, last = sum(r["routing_loss"] for r in log[:4]), sum(r["routing_loss"] for r in log[-4:])
@@ -92,8 +103,9 @@ def test_after_skill_pretraining_the_router_picks_each_batch_s_skill_and_general
         optimizer.step()
     routes = model.skill_routes(TEXTS, task="kpc")
     skills = routes.skills
-    assert {frozenset(skills[j] for j, w in enumerate(step) if w > 0) for problem in routes.weights for step in problem} \
-        == {frozenset({"general", "knowledge"})}
+    assert {
+        frozenset(skills[j] for j, w in enumerate(step) if w > 0) for problem in routes.weights for step in problem
+    } == {frozenset({"general", "knowledge"})}
 
 
 def test_a_saved_reasonformer_gives_the_same_vectors_and_routes(tiny_encoder, tmp_path):
@@ -107,7 +119,9 @@ def test_a_saved_reasonformer_gives_the_same_vectors_and_routes(tiny_encoder, tm
     assert loaded.config.reasoning_modules == "private" and loaded.config.skills == ["general", "knowledge"]
     batch = tiny_encoder.collator(tiny_encoder.parse(TEXTS))
     assert torch.allclose(loaded.vectors(1, batch), model.vectors(1, batch), atol=1e-6)
-    assert torch.allclose(torch.tensor(loaded.skill_routes(TEXTS).weights), torch.tensor(model.skill_routes(TEXTS).weights))
+    assert torch.allclose(
+        torch.tensor(loaded.skill_routes(TEXTS).weights), torch.tensor(model.skill_routes(TEXTS).weights)
+    )
 
 
 def test_a_reasonformer_stored_as_a_delta_from_its_start_encoder_loads_the_same(tiny_encoder, start_model, tmp_path):
@@ -126,9 +140,13 @@ def test_a_reasonformer_stored_as_a_delta_from_its_start_encoder_loads_the_same(
 def test_skill_routes_summaries_against_hand_computation():
     from tasks.multitask import SkillRoutes
 
-    routes = SkillRoutes("kpc", ["a", "b"], ["general", "knowledge", "relation"],
-                         weights=[[[0.75, 0.25, 0.0], [0.5, 0.0, 0.5]], [[0.25, 0.75, 0.0], [1.0, 0.0, 0.0]]],
-                         stop_gates=[[0.2, 0.6], [0.4, 0.0]])
+    routes = SkillRoutes(
+        "kpc",
+        ["a", "b"],
+        ["general", "knowledge", "relation"],
+        weights=[[[0.75, 0.25, 0.0], [0.5, 0.0, 0.5]], [[0.25, 0.75, 0.0], [1.0, 0.0, 0.0]]],
+        stop_gates=[[0.2, 0.6], [0.4, 0.0]],
+    )
     assert routes.depth == 2
     assert torch.allclose(torch.tensor(routes.mean_weights()), torch.tensor([[0.5, 0.5, 0.0], [0.75, 0.0, 0.25]]))
     assert routes.activation_rates() == [[1.0, 1.0, 0.0], [1.0, 0.0, 0.5]]

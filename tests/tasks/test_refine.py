@@ -53,28 +53,45 @@ class RecordingLLM:
 
 # Real GSM8K training problems and solutions.
 CORPUS = [
-    {"id": "g1", "problem": "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips "
-                            "in May. How many clips did Natalia sell altogether in April and May?",
-     "solution": "Natalia sold 48/2 = 24 clips in May.\nNatalia sold 48+24 = 72 clips altogether.\n#### 72"},
-    {"id": "g2", "problem": "Weng earns $12 an hour for babysitting. Yesterday, she just did 50 minutes of "
-                            "babysitting. How much did she earn?",
-     "solution": "Weng earns 12/60 = $0.2 per minute.\nWorking 50 minutes, she earned 0.2 x 50 = $10.\n#### 10"},
-    {"id": "g3", "problem": "Betty is saving money for a new wallet which costs $100. Betty has only half of the "
-                            "money she needs. Her parents decided to give her $15 for that purpose, and her "
-                            "grandparents twice as much as her parents. How much more money does Betty need to "
-                            "buy the wallet?",
-     "solution": "Betty has 100 / 2 = $50. Her grandparents give 15 * 2 = $30. She needs 100 - 50 - 30 - 15 = $5.\n"
-                 "#### 5"},
-    {"id": "g4", "problem": "James writes a 3-page letter to 2 different friends twice a week. How many pages does "
-                            "he write a year?",
-     "solution": "He writes 3*2 = 6 pages each time, so 6*2 = 12 pages a week, and 12*52 = 624 pages a year.\n"
-                 "#### 624"},
-    {"id": "g5", "problem": "Albert buys 2 large pizzas and 2 small pizzas. A large pizza has 16 slices and a small "
-                            "pizza has 8 slices. If he eats it all, how many pieces does he eat that day?",
-     "solution": "He eats 2*16 = 32 large slices and 2*8 = 16 small slices, 32+16 = 48 pieces.\n#### 48"},
+    {
+        "id": "g1",
+        "problem": "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips "
+        "in May. How many clips did Natalia sell altogether in April and May?",
+        "solution": "Natalia sold 48/2 = 24 clips in May.\nNatalia sold 48+24 = 72 clips altogether.\n#### 72",
+    },
+    {
+        "id": "g2",
+        "problem": "Weng earns $12 an hour for babysitting. Yesterday, she just did 50 minutes of "
+        "babysitting. How much did she earn?",
+        "solution": "Weng earns 12/60 = $0.2 per minute.\nWorking 50 minutes, she earned 0.2 x 50 = $10.\n#### 10",
+    },
+    {
+        "id": "g3",
+        "problem": "Betty is saving money for a new wallet which costs $100. Betty has only half of the "
+        "money she needs. Her parents decided to give her $15 for that purpose, and her "
+        "grandparents twice as much as her parents. How much more money does Betty need to "
+        "buy the wallet?",
+        "solution": "Betty has 100 / 2 = $50. Her grandparents give 15 * 2 = $30. She needs 100 - 50 - 30 - 15 = $5.\n"
+        "#### 5",
+    },
+    {
+        "id": "g4",
+        "problem": "James writes a 3-page letter to 2 different friends twice a week. How many pages does "
+        "he write a year?",
+        "solution": "He writes 3*2 = 6 pages each time, so 6*2 = 12 pages a week, and 12*52 = 624 pages a year.\n"
+        "#### 624",
+    },
+    {
+        "id": "g5",
+        "problem": "Albert buys 2 large pizzas and 2 small pizzas. A large pizza has 16 slices and a small "
+        "pizza has 8 slices. If he eats it all, how many pieces does he eat that day?",
+        "solution": "He eats 2*16 = 32 large slices and 2*8 = 16 small slices, 32+16 = 48 pieces.\n#### 48",
+    },
 ]
-PROBLEM = ("Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
-           "How many clips did Natalia sell altogether in April and May?")
+PROBLEM = (
+    "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
+    "How many clips did Natalia sell altogether in April and May?"
+)
 DRAFT = "Natalia sold 48/2 = 24 clips in May. Natalia sold 48+24 = 70 clips. The answer is 70."
 
 FAST = {"retry_wait": 0.0}
@@ -105,8 +122,12 @@ def test_stage_order_queries_exemplars_and_instructions(index):
         assert "g1" not in step["exemplar_ids"]  # the problem itself is never its own exemplar
         assert prompt.count("Similar problem ") == 2
         # [q; a_hat; C; I]: in this order.
-        positions = [prompt.index(PROBLEM), prompt.index(step["input_draft"]), prompt.index("Similar problems:"),
-                     prompt.index(stage.instruction)]
+        positions = [
+            prompt.index(PROBLEM),
+            prompt.index(step["input_draft"]),
+            prompt.index("Similar problems:"),
+            prompt.index(stage.instruction),
+        ]
         assert positions == sorted(positions)
         others = [s.instruction for s in STAGES if s is not stage]
         assert not any(other in prompt for other in others)
@@ -116,14 +137,20 @@ def test_stage_order_queries_exemplars_and_instructions(index):
 
 
 def test_instructions_are_table_9():
-    assert STAGES[0].instruction == ("According to similar problems above, choose the correct idea to solve this "
-                                     "problem and fix mistakes in the reference solution.")
-    assert STAGES[1].instruction == ("According to similar problems above, correct the reasoning errors and logical "
-                                     "errors in the reference solution, determine the reasoning logic of this "
-                                     "question and get the correct solution.")
-    assert STAGES[2].instruction == ("According to similar problems above, correct the calculation errors and "
-                                     "transcription errors in the reference solution, determine the final answer "
-                                     "and get the correct solution.")
+    assert STAGES[0].instruction == (
+        "According to similar problems above, choose the correct idea to solve this "
+        "problem and fix mistakes in the reference solution."
+    )
+    assert STAGES[1].instruction == (
+        "According to similar problems above, correct the reasoning errors and logical "
+        "errors in the reference solution, determine the reasoning logic of this "
+        "question and get the correct solution."
+    )
+    assert STAGES[2].instruction == (
+        "According to similar problems above, correct the calculation errors and "
+        "transcription errors in the reference solution, determine the final answer "
+        "and get the correct solution."
+    )
     assert [s.query for s in STAGES] == ["problem", "problem+draft", "draft"]
 
 
@@ -140,7 +167,8 @@ def test_t_iterations_per_stage(index, iterations):
     record = refine_solution(PROBLEM, DRAFT, index, llm, RefineConfig(iterations=iterations, exemplars=1, **FAST))
     assert len(llm.prompts) == 3 * iterations
     assert [(s["stage"], s["iteration"]) for s in record["steps"]] == [
-        (stage, t) for stage in (1, 2, 3) for t in range(1, iterations + 1)]
+        (stage, t) for stage in (1, 2, 3) for t in range(1, iterations + 1)
+    ]
     assert [s["step"] for s in record["steps"]] == list(range(1, 3 * iterations + 1))
 
 
@@ -208,8 +236,10 @@ def test_bad_settings_are_named(index):
 
 def test_build_prompt_layout():
     prompt = build_prompt("Q?", "draft A", [{"problem": "P1", "solution": "S1"}], "Fix it.")
-    assert prompt == ("Problem: Q?\n\nReference solution: draft A\n\nSimilar problems:\n\n"
-                      "Similar problem 1: P1\nSolution 1: S1\n\nFix it.\n\nCorrected solution:")
+    assert prompt == (
+        "Problem: Q?\n\nReference solution: draft A\n\nSimilar problems:\n\n"
+        "Similar problem 1: P1\nSolution 1: S1\n\nFix it.\n\nCorrected solution:"
+    )
 
 
 PROBLEMS = [
@@ -221,12 +251,26 @@ PROBLEMS = [
 
 def test_refine_file_keeps_every_problem(index, tmp_path, write):
     problems = write(tmp_path / "problems.jsonl", PROBLEMS)
-    drafts = write(tmp_path / "drafts.jsonl", [{"id": "c", "draft": "3*2*2*52 = 624. The answer is 624."},
-                                                     {"id": "b", "draft": "The answer is 3."},
-                                                     {"id": "a", "draft": DRAFT}])
+    drafts = write(
+        tmp_path / "drafts.jsonl",
+        [
+            {"id": "c", "draft": "3*2*2*52 = 624. The answer is 624."},
+            {"id": "b", "draft": "The answer is 3."},
+            {"id": "a", "draft": DRAFT},
+        ],
+    )
     llm = RecordingLLM(fail_when="times out")
-    summary = refine_file(problems, index, llm, tmp_path / "out.jsonl", drafts_path=drafts, exemplars=2,
-                          retries=1, retry_wait=0, show_progress=False)
+    summary = refine_file(
+        problems,
+        index,
+        llm,
+        tmp_path / "out.jsonl",
+        drafts_path=drafts,
+        exemplars=2,
+        retries=1,
+        retry_wait=0,
+        show_progress=False,
+    )
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [r["id"] for r in records] == ["a", "b", "c"] and [r["line"] for r in records] == [1, 2, 3]
     assert [r["status"] for r in records] == ["ok", "failed", "ok"]
@@ -256,8 +300,9 @@ def test_an_exception_outside_the_llm_does_not_stop_the_others(index, tmp_path, 
             return index.search(query, k=k)
 
     problems = write(tmp_path / "problems.jsonl", PROBLEMS)
-    summary = refine_file(problems, BrokenIndex(), RecordingLLM(), tmp_path / "out.jsonl", exemplars=1,
-                          retry_wait=0, show_progress=False)
+    summary = refine_file(
+        problems, BrokenIndex(), RecordingLLM(), tmp_path / "out.jsonl", exemplars=1, retry_wait=0, show_progress=False
+    )
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [r["status"] for r in records] == ["ok", "error", "ok"]
     assert "RuntimeError: encoder crashed" in records[1]["error"] and records[1]["correct"] is False
@@ -285,8 +330,17 @@ def test_drafts_by_line_and_missing_drafts(index, tmp_path, write):
     problems = write(tmp_path / "problems.jsonl", rows)
     drafts = write(tmp_path / "drafts.jsonl", [{"draft": f"draft {i}"} for i in range(3)])
     llm = RecordingLLM()
-    refine_file(problems, index, llm, tmp_path / "out.jsonl", drafts_path=drafts, stages=1, exemplars=0,
-                retry_wait=0, show_progress=False)
+    refine_file(
+        problems,
+        index,
+        llm,
+        tmp_path / "out.jsonl",
+        drafts_path=drafts,
+        stages=1,
+        exemplars=0,
+        retry_wait=0,
+        show_progress=False,
+    )
     assert "Reference solution: draft 0" in llm.prompts[0] and "Reference solution: draft 2" in llm.prompts[2]
     short = write(tmp_path / "short.jsonl", [{"draft": "only one"}])
     with pytest.raises(ValueError, match="1 drafts for 3 problems"):
@@ -328,16 +382,36 @@ def test_real_run_with_the_packaged_smollm2(index, tmp_path, one_torch_thread, w
     start = time.perf_counter()
     llm = load_llm("smollm2", device="cpu")  # fails (not skips) when the packaged model cannot be loaded
     loaded = time.perf_counter() - start
-    problems = write(tmp_path / "problems.jsonl", [
-        {"id": "t1", "question": "Tom has 3 apples and buys 4 more. How many apples does he have?", "answer": "#### 7"},
-        {"id": "t2", "question": "A pen costs $2. How much do 5 pens cost?", "answer": "#### 10"},
-    ])
-    drafts = write(tmp_path / "drafts.jsonl", [
-        {"id": "t1", "draft": "Tom has 3 + 4 = 7 apples. The answer is 7."},
-        {"id": "t2", "draft": "5 pens cost 5 + 2 = 7 dollars. The answer is 7."},
-    ])
-    summary = refine_file(problems, index, llm, tmp_path / "out.jsonl", drafts_path=drafts, exemplars=1,
-                          max_new_tokens=32, retries=0, retry_wait=0, show_progress=False)
+    problems = write(
+        tmp_path / "problems.jsonl",
+        [
+            {
+                "id": "t1",
+                "question": "Tom has 3 apples and buys 4 more. How many apples does he have?",
+                "answer": "#### 7",
+            },
+            {"id": "t2", "question": "A pen costs $2. How much do 5 pens cost?", "answer": "#### 10"},
+        ],
+    )
+    drafts = write(
+        tmp_path / "drafts.jsonl",
+        [
+            {"id": "t1", "draft": "Tom has 3 + 4 = 7 apples. The answer is 7."},
+            {"id": "t2", "draft": "5 pens cost 5 + 2 = 7 dollars. The answer is 7."},
+        ],
+    )
+    summary = refine_file(
+        problems,
+        index,
+        llm,
+        tmp_path / "out.jsonl",
+        drafts_path=drafts,
+        exemplars=1,
+        max_new_tokens=32,
+        retries=0,
+        retry_wait=0,
+        show_progress=False,
+    )
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert len(records) == 2 and summary["problems"] == 2 and summary["errors"] == 0
     assert [r["draft_correct"] for r in records] == [True, False]
@@ -345,5 +419,7 @@ def test_real_run_with_the_packaged_smollm2(index, tmp_path, one_torch_thread, w
         assert [s["stage"] for s in record["steps"]] == [1, 2, 3]
         assert all(s["status"] == "ok" and s["output"] for s in record["steps"]), record["steps"]
         assert isinstance(record["correct"], bool) and record["final_solution"] == record["steps"][-1]["output"]
-    print(f"\nSmolLM2: load {loaded:.1f} s, {summary['seconds_per_problem']:.1f} s per problem (3 calls of <= 32 "
-          f"tokens), draft accuracy {summary['draft_accuracy']}, final accuracy {summary['final_accuracy']}")
+    print(
+        f"\nSmolLM2: load {loaded:.1f} s, {summary['seconds_per_problem']:.1f} s per problem (3 calls of <= 32 "
+        f"tokens), draft accuracy {summary['draft_accuracy']}, final accuracy {summary['final_accuracy']}"
+    )

@@ -7,19 +7,22 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from models.encoder import load_shipped_encoder
-from models.delta import DELTA_NAME
-from models.shipped import release_info, shipped_path
 from models.comus import CheckpointError
+from models.delta import DELTA_NAME
+from models.encoder import load_shipped_encoder
+from models.shipped import release_info, shipped_path
 from tasks.baselines import train_tfidf
 from tasks.finetune import TaskConfig
 from tasks.hybrid import HybridPredictor
 from tasks.multitask import MultiTaskConfig, MultiTaskModel
 from tasks.release import finish_package, load_shipped_multitask, shipped_predictor, write_package
 
-PROBLEMS = [("Find $x$ if $2x+3=7$.", "Algebra"), ("Solve $\\frac{x}{2}=5$ for $x$.", "Algebra"),
-            ("What is the area of a circle of radius $3$?", "Geometry"),
-            ("A triangle has angles $30^\\circ$ and $60^\\circ$. Find the third.", "Geometry")]
+PROBLEMS = [
+    ("Find $x$ if $2x+3=7$.", "Algebra"),
+    ("Solve $\\frac{x}{2}=5$ for $x$.", "Algebra"),
+    ("What is the area of a circle of radius $3$?", "Geometry"),
+    ("A triangle has angles $30^\\circ$ and $60^\\circ$. Find the third.", "Geometry"),
+]
 
 
 def _figure(value):
@@ -38,12 +41,21 @@ def package(tiny_encoder, tmp_path):
     train_tfidf("kpc", [{"problem": p, "subject": s} for p, s in PROBLEMS]).save(tfidf_dir)
     root = tmp_path / "shipped"
     stored = write_package(root, tiny_encoder, model, {"kpc": tfidf_dir})
-    record = {"dev": {"n": 4, "neural": _figure(0.5), "tfidf": _figure(0.75), "hybrid": _figure(1.0)},
-              "hybrid": {"weight": 0.3, "default": True, "dev_by_weight": {}}}
+    record = {
+        "dev": {"n": 4, "neural": _figure(0.5), "tfidf": _figure(0.75), "hybrid": _figure(1.0)},
+        "hybrid": {"weight": 0.3, "default": True, "dev_by_weight": {}},
+    }
     search = {part: {"n": 2, "shipped encoder": _figure(0.6), "TF-IDF": _figure(0.4)} for part in ("dev", "test")}
-    finish_package(root, {"machine": "test", "tasks": {"kpc": record}, "training": {"machine": "test"},
-                          "search": {**search, "hybrid": {"weight": 0.2, "default": False}},
-                          "sample": {"kpc": {"n": 4, "neural": 0.5, "shipped": 0.75}}})
+    finish_package(
+        root,
+        {
+            "machine": "test",
+            "tasks": {"kpc": record},
+            "training": {"machine": "test"},
+            "search": {**search, "hybrid": {"weight": 0.2, "default": False}},
+            "sample": {"kpc": {"n": 4, "neural": 0.5, "shipped": 0.75}},
+        },
+    )
     return root, tiny_encoder, model, stored
 
 

@@ -40,8 +40,12 @@ class HashingEncoder:
         return out
 
     def identity(self):
-        return {"kind": "test.HashingEncoder", "weights_sha256": f"seed-{self.seed}", "mode": "bow",
-                "dimension": self.dimension}
+        return {
+            "kind": "test.HashingEncoder",
+            "weights_sha256": f"seed-{self.seed}",
+            "mode": "bow",
+            "dimension": self.dimension,
+        }
 
 
 CORPUS = [
@@ -190,8 +194,10 @@ def test_faiss_gives_the_exact_top_k():
     faiss = pytest.importorskip("faiss")
     assert faiss is not None
     rng = np.random.default_rng(1)
-    texts = [" ".join(rng.choice(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"], size=6)) + f" w{i}"
-             for i in range(300)]
+    texts = [
+        " ".join(rng.choice(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"], size=6)) + f" w{i}"
+        for i in range(300)
+    ]
     index = SearchIndex.build(texts, HashingEncoder(dimension=32), text_field="text")
     queries = texts[:20]
     exact = index.search(queries, k=5, approximate=False)
@@ -225,8 +231,11 @@ def test_the_fake_encoder_is_an_embedder():
 
 
 def test_with_a_tiny_math_encoder(tiny_encoder, tmp_path):
-    problems = ["Find $x$ if $2x+3=7$.", "What is the area of a circle of radius $r=2$?",
-                "How many primes lie between $20$ and $30$?"]
+    problems = [
+        "Find $x$ if $2x+3=7$.",
+        "What is the area of a circle of radius $r=2$?",
+        "How many primes lie between $20$ and $30$?",
+    ]
     index = SearchIndex.build(problems, tiny_encoder, text_field="problem", mode="fused")
     assert index.identity["kind"] == "mathgraph.MathEncoder" and index.identity["mode"] == "fused"
     assert index.dimension == tiny_encoder.dimension("fused")
@@ -246,8 +255,18 @@ def test_index_files_with_a_saved_math_encoder(tiny_encoder, tmp_path):
     model_dir = tmp_path / "model"
     tiny_encoder.save_pretrained(model_dir)
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"id": i, "problem": p}) + "\n" for i, p in enumerate(
-        ["Find $x$ if $2x+3=7$.", "What is $\\frac{1}{2}+\\frac{1}{3}$?", "A circle has radius $3$. Find its area."])))
+    corpus.write_text(
+        "".join(
+            json.dumps({"id": i, "problem": p}) + "\n"
+            for i, p in enumerate(
+                [
+                    "Find $x$ if $2x+3=7$.",
+                    "What is $\\frac{1}{2}+\\frac{1}{3}$?",
+                    "A circle has radius $3$. Find its area.",
+                ]
+            )
+        )
+    )
     built = build_index_from_file(corpus, model=model_dir, text_field="problem", output=tmp_path / "idx")
     assert built.identity["source"] == str(model_dir.resolve())
     index = load_index(tmp_path / "idx")  # the model is found from the manifest
@@ -305,9 +324,8 @@ def test_hybrid_search_fuses_standardised_dense_and_tfidf_scores(index):
 
 
 def test_search_records_streams_in_chunks(monkeypatch):
-    from mathgraph.jsonl import TextRecord
-
     import tasks.retrieval
+    from mathgraph.jsonl import TextRecord
     from tasks.retrieval import SearchIndex, search_records
 
     class Axes:
@@ -329,8 +347,13 @@ def test_search_records_streams_in_chunks(monkeypatch):
     records = [TextRecord(line, f"{line % 3} query", {"id": f"q{line}"} if line % 2 else {}) for line in range(5)]
     results = list(search_records(index, records, k=2))
     assert embedder.calls == [2, 2, 1]  # the model sees the queries a chunk at a time
-    assert [r["line"] for r in results] == [0, 1, 2, 3, 4] and [r.get("id") for r in results] == [None, "q1", None,
-                                                                                                  "q3", None]
+    assert [r["line"] for r in results] == [0, 1, 2, 3, 4] and [r.get("id") for r in results] == [
+        None,
+        "q1",
+        None,
+        "q3",
+        None,
+    ]
     assert [r["hits"][0]["index"] for r in results] == [0, 1, 2, 0, 1]
     assert results[1]["hits"][0] == {"rank": 1, "index": 1, "score": pytest.approx(1.0), "row": {"t": "1 row"}}
     assert [h["rank"] for h in results[0]["hits"]] == [1, 2]

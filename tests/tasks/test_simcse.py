@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from models.encoder import MathEncoder
 from mathgraph.samples import sample_problems
+from models.encoder import MathEncoder
 from models.heads import info_nce
 from tasks.simcse import SimCSEModel, train_simcse
 from tasks.trainer import TrainingArguments
@@ -30,8 +30,9 @@ def test_two_views_differ_only_through_dropout(tiny_encoder):
 def test_simcse_lowers_the_loss_and_saves_an_encoder(tiny_encoder, tmp_path):
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)
-    args = TrainingArguments(output_dir=str(tmp_path / "simcse"), max_steps=12, batch_size=len(TEXTS),
-                             learning_rate=1e-3)
+    args = TrainingArguments(
+        output_dir=str(tmp_path / "simcse"), max_steps=12, batch_size=len(TEXTS), learning_rate=1e-3
+    )
     result = train_simcse(TEXTS, args, model=str(start))
     losses = [record["loss"] for record in result["history"]]
     assert result["steps"] == 12 and len(losses) == 12

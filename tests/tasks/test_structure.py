@@ -30,8 +30,10 @@ def test_tree_walker_gives_sklearn_probabilities(classes):
 SEED = "Tom has 12 apples. He buys 3 bags with 4 apples each. How many apples does he have now?"
 VARIANTS = {
     "numerical substitution": "Tom has 15 apples. He buys 2 bags with 4 apples each. How many apples does he have now?",
-    "distraction insertion": ("Tom has 12 apples. His sister has 7 pears. He buys 3 bags with 4 apples each. "
-                              "How many apples does he have now?"),
+    "distraction insertion": (
+        "Tom has 12 apples. His sister has 7 pears. He buys 3 bags with 4 apples each. "
+        "How many apples does he have now?"
+    ),
     "irrelevant": "A train travels 60 miles in 2 hours. What is its speed?",
 }
 
@@ -62,8 +64,13 @@ def test_learns_relations_and_round_trips(tmp_path):
 
 
 def test_sqr_ranks_by_expected_gain():
-    lists = [(SEED.replace("12", str(12 + k)), [VARIANTS["irrelevant"], VARIANTS["numerical substitution"],
-                                                 VARIANTS["distraction insertion"]]) for k in range(6)]
+    lists = [
+        (
+            SEED.replace("12", str(12 + k)),
+            [VARIANTS["irrelevant"], VARIANTS["numerical substitution"], VARIANTS["distraction insertion"]],
+        )
+        for k in range(6)
+    ]
     model = StructureModel("sqr", {"max_iter": 30, "min_samples_leaf": 2})
     model.parse = parse
     model.fit(lists, [[0, 2, 1]] * 6)

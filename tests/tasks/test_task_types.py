@@ -46,7 +46,9 @@ def test_pair_tasks_read_a_then_b_and_qam_decodes_ints():
     batch = SimpleNamespace(labels=torch.tensor([0, 1]))
     out = qrc.outputs(head, vectors, batch)
     assert out["logits"].tolist() == [[2.0, 1.0], [3.0, 2.0]]
-    expected = (-math.log(math.exp(2) / (math.exp(2) + math.e)) - math.log(math.exp(2) / (math.exp(3) + math.exp(2)))) / 2
+    expected = (
+        -math.log(math.exp(2) / (math.exp(2) + math.e)) - math.log(math.exp(2) / (math.exp(3) + math.exp(2)))
+    ) / 2
     assert out["loss"].item() == pytest.approx(expected, rel=1e-6)
     qam_pairs = [QamPair("1", "g", "q", "s", 1), QamPair("2", "g", "q", "t", 0)]
     assert qam.label_names(qam_pairs) == ["0", "1"]

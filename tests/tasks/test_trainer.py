@@ -12,8 +12,15 @@ from torch import nn
 
 from tasks.bucketing import LengthBucketSampler
 from tasks.trainer import (
-    BEST_CHECKPOINT, LAST_CHECKPOINT, NonFiniteLossError, TrainingArguments, TrainingData, build_optimizer,
-    configure_threads, fit, is_pretrained_parameter,
+    BEST_CHECKPOINT,
+    LAST_CHECKPOINT,
+    NonFiniteLossError,
+    TrainingArguments,
+    TrainingData,
+    build_optimizer,
+    configure_threads,
+    fit,
+    is_pretrained_parameter,
 )
 
 
@@ -33,22 +40,39 @@ def regression_data(n=64, batch_size=8, seed=0):
     x = torch.randn(n, 3, generator=generator)
     y = x @ torch.tensor([1.0, -2.0, 0.5]) + 0.3
     examples = list(zip(x, y))
-    return TrainingData(examples, LengthBucketSampler([1] * n, batch_size, seed=seed),
-                        lambda items: (torch.stack([a for a, _ in items]), torch.stack([b for _, b in items])))
+    return TrainingData(
+        examples,
+        LengthBucketSampler([1] * n, batch_size, seed=seed),
+        lambda items: (torch.stack([a for a, _ in items]), torch.stack([b for _, b in items])),
+    )
 
 
 def arguments(tmp_path, epochs=3, lr=0.3, seed=0, **extra):
-    return TrainingArguments(output_dir=str(tmp_path), epochs=epochs, batch_size=8, learning_rate=lr,
-                             head_learning_rate=None, warmup_ratio=0.0, weight_decay=0.0, seed=seed, cpu=True,
-                             **extra)
+    return TrainingArguments(
+        output_dir=str(tmp_path),
+        epochs=epochs,
+        batch_size=8,
+        learning_rate=lr,
+        head_learning_rate=None,
+        warmup_ratio=0.0,
+        weight_decay=0.0,
+        seed=seed,
+        cpu=True,
+        **extra,
+    )
 
 
 def train(tmp_path, epochs=3, evaluate=None, data=None, **extra):
     torch.manual_seed(0)
     model = Regression()
-    state = fit(model, data or regression_data(), arguments(tmp_path, epochs, **extra), evaluate=evaluate,
-                metric_name="score", save=lambda m, directory: (directory / "saved.txt").write_text(
-                    json.dumps(m.linear.weight.tolist())))
+    state = fit(
+        model,
+        data or regression_data(),
+        arguments(tmp_path, epochs, **extra),
+        evaluate=evaluate,
+        metric_name="score",
+        save=lambda m, directory: (directory / "saved.txt").write_text(json.dumps(m.linear.weight.tolist())),
+    )
     return model, state
 
 
@@ -104,11 +128,14 @@ def test_seeded_runs_are_reproducible(tmp_path):
 
 
 def crash_in_epoch(epoch):
-    def evaluate(model, seen=[]):
+    seen = []
+
+    def evaluate(model):
         seen.append(1)
         if len(seen) == epoch:
             raise KeyboardInterrupt("the machine went away")
         return {"score": 0.0}
+
     return evaluate
 
 
@@ -145,7 +172,7 @@ def test_bad_arguments_are_refused_and_threads_are_set():
         torch.set_num_threads(before)
 
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import json, sys, torch
     sys.path.insert(0, {tests!r})
     from accelerate import PartialState
@@ -161,7 +188,7 @@ SCRIPT = textwrap.dedent('''
     # one file per process: two processes printing to one pipe can interleave their lines
     with open({out!r} + f"-rank{{state.process_index}}.json", "w") as f:
         json.dump({{"world": state.num_processes, "weight": model.linear.weight.tolist()}}, f)
-''')
+""")
 
 
 @pytest.mark.slow
@@ -170,7 +197,9 @@ def test_two_cpu_processes_stay_in_sync(tmp_path):
     script.write_text(SCRIPT.format(tests=os.path.dirname(__file__), out=str(tmp_path / "out")))
     result = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_port=29517", str(script)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     ranks = [json.loads((tmp_path / f"out-rank{rank}.json").read_text()) for rank in (0, 1)]
@@ -220,8 +249,9 @@ def test_pretrained_text_encoder_and_fresh_parts_get_their_own_learning_rates():
 def test_linear_warm_up_then_linear_decay_for_every_group(tmp_path):
     # 4 examples / batch 1 = 4 steps per epoch, 5 epochs = 20 steps, 10% warm-up = 2 steps.
     model = TextAndHead()
-    data = TrainingData([torch.zeros(2)] * 4, torch.utils.data.BatchSampler(range(4), 1, False),
-                        lambda xs: torch.stack(xs))
+    data = TrainingData(
+        [torch.zeros(2)] * 4, torch.utils.data.BatchSampler(range(4), 1, False), lambda xs: torch.stack(xs)
+    )
     seen = []
 
     class Probe(nn.Module):
@@ -233,8 +263,15 @@ def test_linear_warm_up_then_linear_decay_for_every_group(tmp_path):
             return {"loss": (self.inner.head(self.inner.graph(self.inner.text["layer"](x))) ** 2).sum()}
 
     probe = Probe()
-    args = TrainingArguments(output_dir=str(tmp_path), epochs=5, batch_size=1, learning_rate=1e-4,
-                             head_learning_rate=1e-2, warmup_ratio=0.1, cpu=True)
+    args = TrainingArguments(
+        output_dir=str(tmp_path),
+        epochs=5,
+        batch_size=1,
+        learning_rate=1e-4,
+        head_learning_rate=1e-2,
+        warmup_ratio=0.1,
+        cpu=True,
+    )
     from tasks.trainer import Trainer
 
     loader = torch.utils.data.DataLoader(data.examples, batch_sampler=data.batch_sampler, collate_fn=data.collate)
@@ -271,7 +308,7 @@ def test_the_fp16_loss_scale_survives_a_resume(tmp_path):
         loader = torch.utils.data.DataLoader(data.examples, batch_sampler=data.batch_sampler, collate_fn=data.collate)
         made = Trainer(Regression(), loader, arguments(tmp_path, epochs=1))
         # fp16 on a GPU gives the Accelerator a GradScaler; on the CPU (fp16 refused) one stands in for it
-        made.accelerator.scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 16)
+        made.accelerator.scaler = torch.amp.GradScaler("cpu", init_scale=2.0**16)
         return made
 
     first = trainer()
@@ -279,7 +316,7 @@ def test_the_fp16_loss_scale_survives_a_resume(tmp_path):
     first.accelerator.scaler.update(new_scale=512.0)  # what overflowing steps leave behind
     first._checkpoint(LAST_CHECKPOINT)
     second = trainer()
-    assert second.accelerator.scaler.get_scale() == 2.0 ** 16
+    assert second.accelerator.scaler.get_scale() == 2.0**16
     second._resume()
     assert second.accelerator.scaler.get_scale() == 512.0
 
