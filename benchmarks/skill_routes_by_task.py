@@ -26,7 +26,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from mathgraph.routes import draw_skill_routes  # noqa: E402
+from mathgraph.routing_pictures import draw_skill_routes  # noqa: E402
 from tasks.multitask import MultiTaskModel, parse_task_spec  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

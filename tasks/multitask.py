@@ -174,7 +174,7 @@ class MultiTaskConfig:
 @dataclass
 class TokenRoutes:
     """``tokens[i]`` went to expert ``experts[layer][i]`` with router probability ``probabilities[layer][i]``
-    (top-1 choice); ``layers`` are the encoder layer indices of the MoE layers (``mathgraph.routes`` draws them)."""
+    (top-1 choice); ``layers`` are the encoder layer indices of the MoE layers (``mathgraph.routing_pictures`` draws them)."""
 
     text: str
     task: str
@@ -189,7 +189,7 @@ class SkillRoutes:
     """Which skills a ``reasonformer`` model's routers activated at each reasoning step, for ``texts`` read as
     ``task``: ``weights[b][i][j]`` is the weight of skill ``skills[j]`` at step ``i`` for problem ``b`` (0 where
     the skill was not activated; a problem's activated weights sum to one) and ``stop_gates[b][i]`` the stop
-    gate after step ``i`` (``mathgraph.routes`` draws them)."""
+    gate after step ``i`` (``mathgraph.routing_pictures`` draws them)."""
 
     task: str
     texts: list[str]

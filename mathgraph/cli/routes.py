@@ -31,7 +31,7 @@ def register(commands) -> None:
 
 def run_routes(args: argparse.Namespace) -> int:
     """``routes``: a picture of the model's routing (``MultiTaskModel.token_routes`` or ``skill_routes``)."""
-    from mathgraph.routes import save_routes
+    from mathgraph.routing_pictures import save_routes
     from tasks.multitask import MultiTaskModel, is_multitask_directory
 
     if not is_multitask_directory(args.model):

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from os import PathLike
 from typing import TYPE_CHECKING
 
-from mathgraph.serve.batching import ModelLock
+from mathgraph.serve.model_lock import ModelLock
 
 if TYPE_CHECKING:
     import numpy as np

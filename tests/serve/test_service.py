@@ -61,7 +61,7 @@ def test_parallel_requests_run_the_model_one_call_at_a_time(client, recorder):
 
 
 def test_a_batch_of_requests_hands_each_its_own_results_and_errors():
-    from mathgraph.serve.batching import ModelLock
+    from mathgraph.serve.model_lock import ModelLock
 
     lock = ModelLock()
     assert lock.run_batched("double", [1, 2, 3], lambda items: [2 * x for x in items]) == [2, 4, 6]
