@@ -26,7 +26,7 @@ from pathlib import Path
 
 from smoke import SMOKE_MATH, smoke_work
 
-from tasks.retrieval import MANIFEST_FILE
+from tasks.search_index import MANIFEST_FILE
 
 MATH_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "math" / "train.jsonl"
 PARSE_TEXT = "Find $x$ if $2x+3=7$."

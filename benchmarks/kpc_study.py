@@ -149,7 +149,7 @@ def run_row(row: str, files: dict, work: Path, study: dict, args) -> dict:
 
         started = time.perf_counter()
         rows = [json.loads(line) for line in open(train, encoding="utf-8")]
-        train_tfidf("kpc", rows, **FIELDS).save(output)
+        train_tfidf("kpc", rows, **FIELDS).save_pretrained(output)
     else:
         from tasks.finetune import TaskConfig, train_task
         from tasks.trainer import TrainingArguments

@@ -41,7 +41,7 @@ from smoke import smoke_work, tiny_encoder  # noqa: E402
 
 from tasks.baselines import train_tfidf_file  # noqa: E402
 from tasks.finetune import TaskConfig, train_task  # noqa: E402
-from tasks.multitask import MultiTaskModel, train_multitask  # noqa: E402
+from tasks.multitask import train_multitask  # noqa: E402
 from tasks.trainer import TrainingArguments  # noqa: E402
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
@@ -168,14 +168,9 @@ def _kept_epoch(history: list[dict], metric: str, prefix: str) -> dict:
 
 def _trainable(directory: Path) -> int:
     """Trainable parameters of the model saved in ``directory`` (frozen CGC-LoRA bases not counted)."""
-    from tasks.finetune import TaskModel
-    from tasks.multitask import is_multitask_directory
+    from tasks.loading import load_model
 
-    model = (
-        MultiTaskModel.from_pretrained(directory)
-        if is_multitask_directory(directory)
-        else TaskModel.from_pretrained(directory)
-    )
+    model = load_model(directory)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 

@@ -154,7 +154,7 @@ def package(files: dict, work: Path, args) -> None:
         tfidf_dirs[task] = work / "tfidf" / task
         if not (tfidf_dirs[task] / "config.json").exists():
             rows = [json.loads(line) for line in open(files[task]["train"], encoding="utf-8")]
-            train_tfidf(task, rows, text_field="problem", label_field="subject").save(tfidf_dirs[task])
+            train_tfidf(task, rows, text_field="problem", label_field="subject").save_pretrained(tfidf_dirs[task])
     encoder = MathEncoder.from_pretrained(work / "pretrain", device="cpu")
     model = MultiTaskModel.from_pretrained(work / "multitask")
     stored = write_package(output, encoder, model, tfidf_dirs)
@@ -200,7 +200,7 @@ def structure(files: dict, work: Path, args) -> None:
             train_inputs, train_gold, show_progress=True
         )
         seconds = time.perf_counter() - started
-        model.save(output / STRUCTURE_DIR / task)
+        model.save_pretrained(output / STRUCTURE_DIR / task)
         before = shipped_predictor(task, root=output, parts=parts)
         outputs = {}
         for part, path in files[task].items():
@@ -245,7 +245,7 @@ def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
     from models.shipped import STRUCTURE_DIR
     from tasks.hybrid import choose_weight, fuse
     from tasks.release import shipped_tfidf
-    from tasks.retrieval import l2_normalize
+    from tasks.search_index import l2_normalize
     from tasks.structure import StructureModel
     from tasks.task_io import ranking_result
 
@@ -254,7 +254,7 @@ def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
             search[part].pop(name, None)
     search.pop("structure", None)
     encoder, tfidf = load_shipped_encoder(root), shipped_tfidf("sqr", root)
-    model = StructureModel.load(root / STRUCTURE_DIR / "sqr")
+    model = StructureModel.from_pretrained(root / STRUCTURE_DIR / "sqr")
     outputs = {}
     for part in ("dev", "test"):
         inputs, gold = task_inputs("sqr", files["sqr"][part])
@@ -355,9 +355,10 @@ def measure_search(files: dict, root: Path) -> dict:
     untrained architecture, all-MiniLM-L6-v2 alone (mean-pooled text vectors) and TF-IDF, and the hybrid of
     the shipped encoder with TF-IDF (weight chosen on dev): what ``mathgraph search --hybrid`` uses."""
     from models.encoder import MathEncoder, load_shipped_encoder
+    from tasks.embedders import TextEmbedder
     from tasks.hybrid import WEIGHTS, choose_weight, fuse
     from tasks.release import shipped_tfidf
-    from tasks.retrieval import TextEmbedder, l2_normalize
+    from tasks.search_index import l2_normalize
     from tasks.task_io import ranking_result
 
     tfidf = shipped_tfidf("sqr", root)

@@ -146,7 +146,7 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
         return record
     if ROWS[row] is None:
         train_rows = [json.loads(line) for line in open(split["train"], encoding="utf-8")]
-        train_tfidf(task, train_rows, **FIELDS).save(output)
+        train_tfidf(task, train_rows, **FIELDS).save_pretrained(output)
         record.update(epochs=None, train_examples_per_s=None)
     else:
         architecture, options, new_model = ROWS[row]

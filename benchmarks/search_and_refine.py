@@ -65,7 +65,7 @@ from smoke import SMOKE_DATA, smoke_work
 from mathgraph.jsonl import read_rows, write_jsonl
 from tasks.data import load_sqr, split_by_group
 from tasks.metrics import ranking_metrics
-from tasks.retrieval import l2_normalize
+from tasks.search_index import l2_normalize
 
 METRICS = ("hr@1", "hr@3", "hr@5", "ndcg@3", "ndcg@5")
 
@@ -313,19 +313,14 @@ def refine_benchmark(work: Path, args: argparse.Namespace) -> dict:
 
 def gsm8k_index(work: Path, corpus: list[dict], args: argparse.Namespace):
     """The exemplar index over ``corpus`` (question -> answer), built once per model and size, then reused."""
-    from tasks.retrieval import (
-        IndexFormatError,
-        IndexMismatchError,
-        SearchIndex,
-        load_embedder,
-        load_index,
-    )
+    from tasks.embedders import load_embedder
+    from tasks.search_index import IndexFormatError, IndexMismatchError, SearchIndex
 
     tag = "default" if args.index_model == "default" else Path(args.index_model).resolve().name
     directory = work / "refine_index" / f"{tag}-{len(corpus)}"
     if (directory / "manifest.json").exists():
         try:
-            index = load_index(directory, model=args.index_model)
+            index = SearchIndex.from_pretrained(directory, encoder=args.index_model)
             if len(index) == len(corpus):
                 print(f"reusing the exemplar index in {directory}", flush=True)
                 return index, 0.0
@@ -335,7 +330,7 @@ def gsm8k_index(work: Path, corpus: list[dict], args: argparse.Namespace):
     index = SearchIndex.build(
         corpus, load_embedder(args.index_model), text_field="question", batch_size=args.batch_size
     )
-    index.save(directory)
+    index.save_pretrained(directory)
     seconds = round(time.perf_counter() - started, 1)
     print(f"indexed {len(index)} problems in {seconds:.0f} s ({directory})", flush=True)
     return index, seconds

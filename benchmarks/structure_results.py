@@ -71,7 +71,7 @@ def run_task(task: str, split: dict[str, str], models: Path, smoke: bool) -> dic
         train_inputs, train_gold, show_progress=True
     )
     structure_seconds = time.perf_counter() - started
-    structure.save(models / f"structure-{task}")
+    structure.save_pretrained(models / f"structure-{task}")
     parts = [p for p in split if p != "train"]
     predictions = {}
     for part in parts:

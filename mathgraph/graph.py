@@ -427,7 +427,7 @@ class GraphVocabulary:
             meta={"parsers": dict(sorted(parsers.items())), "min_freq": min_freq},
         )
 
-    def save(self, directory: str | PathLike) -> None:
+    def save_pretrained(self, directory: str | PathLike) -> None:
         """Write ``node_vocab.json`` and ``relation_vocab.json`` into ``directory``."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
@@ -436,7 +436,7 @@ class GraphVocabulary:
         self.relations.save(directory / "relation_vocab.json")
 
     @classmethod
-    def load(cls, directory: str | PathLike) -> GraphVocabulary:
+    def from_pretrained(cls, directory: str | PathLike) -> GraphVocabulary:
         directory = Path(directory)
         with open(directory / "node_vocab.json", encoding="utf-8") as f:
             data = json.load(f)

@@ -272,7 +272,7 @@ class ComusModel(nn.Module):
             # try (and warn about failing) to infer the tokenizer class from that config.
             tokenizer.save_pretrained(directory / TOKENIZER_DIR)
         if vocab is not None:
-            vocab.save(directory)
+            vocab.save_pretrained(directory)
 
     def save_config(self, directory: str | PathLike, **extra: Any) -> None:
         """Write ``config.json`` (with ``extra`` fields, e.g. the weights' checksum) to ``directory``."""

@@ -77,7 +77,7 @@ class MathEncoder:
 
             try:
                 tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
-                vocab = GraphVocabulary.load(directory)
+                vocab = GraphVocabulary.from_pretrained(directory)
             except (OSError, ValueError, json.JSONDecodeError) as err:
                 raise CheckpointError(f"{directory}: cannot load the tokenizer or graph vocabularies: {err}") from err
             encoder = cls(model, tokenizer, vocab)
@@ -103,7 +103,7 @@ class MathEncoder:
         ``ComusConfig`` fields (``fusion_layers=0``...).
         """
         vocab_dir = Path(vocab_dir)
-        vocab = GraphVocabulary.load(vocab_dir)
+        vocab = GraphVocabulary.from_pretrained(vocab_dir)
         with open(vocab_dir / LATEX_TOKENS_NAME, encoding="utf-8") as f:
             latex_tokens = json.load(f)
         text, tokenizer = load_text_encoder(text_encoder)
@@ -229,7 +229,7 @@ def load_shipped_encoder(root: Path | None = None):
     state = apply_delta(text_encoder_base(config.get("text_encoder", "default")), directory / DELTA_NAME)
     model = ComusModel.from_state(config, state, where=directory / DELTA_NAME)
     tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
-    return MathEncoder(model.eval(), tokenizer, GraphVocabulary.load(directory))
+    return MathEncoder(model.eval(), tokenizer, GraphVocabulary.from_pretrained(directory))
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:

@@ -40,6 +40,6 @@ def save_vocabularies(directory: str | PathLike, graph_vocabulary: GraphVocabula
     """Write the files ``MathEncoder.build(directory)`` reads: ``node_vocab.json``, ``relation_vocab.json``
     and ``LATEX_TOKENS_NAME``."""
     directory = Path(directory)
-    graph_vocabulary.save(directory)  # creates the directory
+    graph_vocabulary.save_pretrained(directory)  # creates the directory
     with open(directory / LATEX_TOKENS_NAME, "w", encoding="utf-8") as f:
         json.dump(latex_tokens, f, indent=0)

@@ -177,7 +177,7 @@ class TfidfClassifier:
         """Class probabilities, columns in the order of `classes_`."""
         return self.pipeline.predict_proba(self._check_inputs(inputs))
 
-    def save(self, directory) -> Path:
+    def save_pretrained(self, directory) -> Path:
         logreg = self.pipeline.named_steps["logreg"]
         terms, idf = _vectorizer_state(self.vectorizer)
         config = {
@@ -191,7 +191,7 @@ class TfidfClassifier:
         return _write(directory, config, {"idf": idf, "coef": logreg.coef_, "intercept": logreg.intercept_})
 
     @classmethod
-    def load(cls, directory) -> TfidfClassifier:
+    def from_pretrained(cls, directory) -> TfidfClassifier:
         config, arrays = _read(directory, "tfidf_classifier")
         model = cls(config["kind"], config["vectorizer"], config["logreg"])
         model.pipeline = model._build(_rebuild_vectorizer(config["vectorizer"], config["terms"], arrays["idf"]))
@@ -227,35 +227,17 @@ class TfidfRanker:
         """Candidate indices, best first; equal scores keep the candidate order."""
         return np.argsort(-self.score(query, candidates), kind="stable").tolist()
 
-    def save(self, directory) -> Path:
+    def save_pretrained(self, directory) -> Path:
         terms, idf = _vectorizer_state(self.vectorizer)
         config = {"model": "tfidf_ranker", "vectorizer": self.vectorizer_params, "terms": terms}
         return _write(directory, config, {"idf": idf})
 
     @classmethod
-    def load(cls, directory) -> TfidfRanker:
+    def from_pretrained(cls, directory) -> TfidfRanker:
         config, arrays = _read(directory, "tfidf_ranker")
         model = cls(config["vectorizer"])
         model.vectorizer = _rebuild_vectorizer(config["vectorizer"], config["terms"], arrays["idf"])
         return model
-
-
-def is_tfidf_directory(directory) -> bool:
-    """Whether ``directory`` holds a TF-IDF model (its ``config.json`` names one; neural models have their own)."""
-    path = Path(directory) / CONFIG_FILE
-    try:
-        return path.is_file() and json.loads(path.read_text()).get("model") in TFIDF_MODELS
-    except (OSError, json.JSONDecodeError, AttributeError):
-        return False
-
-
-def load_tfidf(directory) -> TfidfClassifier | TfidfRanker:
-    """Load whichever TF-IDF model `directory` holds."""
-    model = json.loads((Path(directory) / CONFIG_FILE).read_text()).get("model")
-    loaders = {"tfidf_classifier": TfidfClassifier.load, "tfidf_ranker": TfidfRanker.load}
-    if model not in loaders:
-        raise ValueError(f"{directory} does not hold a TF-IDF model (model={model!r})")
-    return loaders[model](directory)
 
 
 def _check_task(task: str) -> str:
@@ -323,7 +305,7 @@ def train_tfidf_file(config, train_path: str, output_dir: str, skip_bad: bool = 
         config.task_type.tfidf_row(e, config.text_field, config.label_field) for e in config.load(train_path, skip_bad)
     ]
     model = train_tfidf(config.task, rows, text_field=config.text_field, label_field=config.label_field)
-    model.save(output_dir)
+    model.save_pretrained(output_dir)
     return model
 
 

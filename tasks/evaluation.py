@@ -10,9 +10,9 @@ import warnings
 from collections import Counter
 
 from models.comus import CheckpointError
-from tasks.baselines import evaluate_tfidf, is_tfidf_directory, load_tfidf
+from tasks.baselines import evaluate_tfidf
 from tasks.finetune import TaskConfig, evaluate_examples
-from tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
+from tasks.loading import MULTITASK_MODEL, TASK_MODEL, TFIDF, describe, load_model, model_type
 from tasks.multitask import MultiTaskModel
 from tasks.task_types import get_task
 
@@ -43,11 +43,11 @@ def evaluate_directory(
 
     Gold labels the model never saw in training cannot be predicted: they are counted in
     ``unseen_labels`` (``{label: examples}``) and warned about, never passed over in silence."""
-    if is_tfidf_directory(model_dir):
+    if model_type(model_dir) == TFIDF:
         config = TaskConfig(task, text_field=text_field or "problem", label_field=label_field or "subject")
         examples = config.load(data_path)
         rows = [config.task_type.tfidf_row(e, config.text_field, config.label_field) for e in examples]
-        model = load_tfidf(model_dir)
+        model = load_model(model_dir)
         metrics = evaluate_tfidf(task, model, rows, text_field=config.text_field, label_field=config.label_field)
         known = getattr(model, "classes_", None)
     else:

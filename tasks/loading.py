@@ -6,7 +6,7 @@ Each directory names its kind in a ``model_type`` field of its own config file:
 - task model, ``task-model``: ``task_config.json`` (``tasks.finetune``) -> ``TaskModel``;
 - multi-task model, ``multi-task-model``: ``multitask_config.json`` (``tasks.multitask``) -> ``MultiTaskModel``;
 - TF-IDF baseline, ``tfidf``: ``config.json`` (``tasks.baselines``) -> ``TfidfClassifier`` or ``TfidfRanker``;
-- search index, ``search-index``: ``manifest.json`` (``tasks.retrieval``) -> ``SearchIndex``.
+- search index, ``search-index``: ``manifest.json`` (``tasks.search_index``) -> ``SearchIndex``.
 
 A task or multi-task model directory also holds its encoder's ``config.json``
 (``model_type`` ``comus``), so the more specific config files are looked at
@@ -28,9 +28,9 @@ from tasks.finetune import TASK_CONFIG_NAME
 from tasks.finetune import TASK_MODEL_TYPE as TASK_MODEL
 from tasks.multitask import MULTITASK_CONFIG_NAME
 from tasks.multitask import MULTITASK_MODEL_TYPE as MULTITASK_MODEL
-from tasks.retrieval import FORMAT as INDEX_FORMAT
-from tasks.retrieval import MANIFEST_FILE
-from tasks.retrieval import MODEL_TYPE as SEARCH_INDEX
+from tasks.search_index import FORMAT as INDEX_FORMAT
+from tasks.search_index import MANIFEST_FILE
+from tasks.search_index import MODEL_TYPE as SEARCH_INDEX
 from tasks.structure import MODEL_TYPE as STRUCTURE
 
 ENCODER = "comus"
@@ -82,10 +82,9 @@ def load_model(directory: str | PathLike, device: str | None = None):
     """The model saved in ``directory``, whatever its kind (see the module docstring): a ``MathEncoder``,
     ``TaskModel``, ``MultiTaskModel``, ``TfidfClassifier`` / ``TfidfRanker``, ``StructureModel`` or ``SearchIndex``.
 
-    Neural models go to ``device`` (default: the CPU) in eval mode. A search index is loaded without its
-    encoder (``SearchIndex.search_vectors`` works; ``tasks.retrieval.load_index`` also loads the encoder
-    for text queries). A directory of none of these kinds raises ``CheckpointError`` (a ``ValueError``)
-    naming it and the kinds known.
+    Neural models go to ``device`` (default: the CPU) in eval mode. A search index comes with the encoder
+    that built it, ready for text queries (``SearchIndex.from_pretrained``). A directory of none of these
+    kinds raises ``CheckpointError`` (a ``ValueError``) naming it and the kinds known.
     """
     kind = model_type(directory)
     if kind is None:
@@ -136,21 +135,22 @@ def _load_multitask_model(directory, device):
 
 
 def _load_tfidf(directory, device):
-    from tasks.baselines import load_tfidf
+    from tasks.baselines import TfidfClassifier, TfidfRanker
 
-    return load_tfidf(directory)
+    model = _read_json(Path(directory) / CONFIG_NAME).get("model")  # model_type said TF-IDF: which of the two
+    return (TfidfRanker if model == "tfidf_ranker" else TfidfClassifier).from_pretrained(directory)
 
 
 def _load_structure(directory, device):
     from tasks.structure import StructureModel
 
-    return StructureModel.load(directory)
+    return StructureModel.from_pretrained(directory)
 
 
 def _load_search_index(directory, device):
-    from tasks.retrieval import SearchIndex
+    from tasks.search_index import SearchIndex
 
-    return SearchIndex.load(directory)
+    return SearchIndex.from_pretrained(directory, device=device)
 
 
 _LOADERS = {

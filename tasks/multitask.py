@@ -411,7 +411,7 @@ class MultiTaskModel(nn.Module):
         apply_umask(directory / MULTITASK_WEIGHTS_NAME)
         self.backbone.save_config(directory)
         self.encoder.tokenizer.save_pretrained(directory / TOKENIZER_DIR)
-        self.encoder.vocab.save(directory)
+        self.encoder.vocab.save_pretrained(directory)
         (directory / MULTITASK_CONFIG_NAME).write_text(
             json.dumps({"model_type": MULTITASK_MODEL_TYPE, **asdict(self.config)}, indent=1), encoding="utf-8"
         )
@@ -438,7 +438,9 @@ class MultiTaskModel(nn.Module):
             if base is None:
                 backbone = ComusModel(ComusConfig.from_dict(read_config(directory)))
                 encoder = MathEncoder(
-                    backbone, AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR), GraphVocabulary.load(directory)
+                    backbone,
+                    AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR),
+                    GraphVocabulary.from_pretrained(directory),
                 )
             else:
                 encoder = base
@@ -498,11 +500,6 @@ class TaskView(nn.Module):
         a CGC-LoRA model predicts with the task's update merged into its weights."""
         with self.model.merged_for(self.task_id):
             return predict_inputs(self, inputs, batch_size)
-
-
-def is_multitask_directory(directory: str | Path) -> bool:
-    """Whether ``directory`` holds a model written by ``MultiTaskModel.save_pretrained``."""
-    return (Path(directory) / MULTITASK_CONFIG_NAME).is_file()
 
 
 def _insert_after_cls(text_model: nn.Module, inputs: dict, prompt: torch.Tensor) -> dict:
@@ -631,7 +628,6 @@ __all__ = [
     "MultiTaskCollator",
     "train_multitask",
     "evaluate_tasks",
-    "is_multitask_directory",
     "parse_task_spec",
     "ADAPTERS",
     "LABEL_SPACES",

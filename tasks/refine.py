@@ -185,7 +185,7 @@ def retrieve_exemplars(
     if count == 0:
         return []
     own_text = " ".join(problem.split())
-    hits = index.search(query, k=min(count + 3, len(index)))
+    (hits,) = index.search([query], k=min(count + 3, len(index)))
     kept = [
         h
         for h in hits

@@ -56,7 +56,7 @@ def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path])
     encoder_dir.mkdir(parents=True)
     encoder.model.save_config(encoder_dir)
     encoder.tokenizer.save_pretrained(encoder_dir / TOKENIZER_DIR)
-    encoder.vocab.save(encoder_dir)
+    encoder.vocab.save_pretrained(encoder_dir)
     state = {name: tensor.detach().cpu() for name, tensor in encoder.model.state_dict().items()}
     base = text_encoder_base(encoder.model.config.text_encoder)
     stored = {"encoder": save_delta(encoder_dir / DELTA_NAME, state, base)}
@@ -99,7 +99,7 @@ def shipped_structure(task: str, root: Path | None = None):
     from tasks.structure import StructureModel
 
     info = release_info(root)["tasks"][task]
-    return StructureModel.load(shipped_path(STRUCTURE_DIR, task, root=root)) if "structure" in info else None
+    return StructureModel.from_pretrained(shipped_path(STRUCTURE_DIR, task, root=root)) if "structure" in info else None
 
 
 def shipped_parts(root: Path | None = None):

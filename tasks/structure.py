@@ -140,7 +140,7 @@ class StructureModel:
         return results
 
     # ------------------------------------------------------------------ save / load
-    def save(self, directory) -> Path:
+    def save_pretrained(self, directory) -> Path:
         """Write ``config.json`` and ``arrays.safetensors`` into ``directory`` (no pickle)."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
@@ -158,7 +158,7 @@ class StructureModel:
         return directory
 
     @classmethod
-    def load(cls, directory) -> StructureModel:
+    def from_pretrained(cls, directory) -> StructureModel:
         """A model written by ``save``; a config of another kind or other features is a clear error."""
         directory = Path(directory)
         try:

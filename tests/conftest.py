@@ -75,6 +75,6 @@ def tiny_vocab_dir(tmp_path, sample_vocab):
     """Vocabularies of the sample problems plus two LaTeX tokens, as `mathgraph vocab` writes them."""
     import json
 
-    sample_vocab.save(tmp_path)
+    sample_vocab.save_pretrained(tmp_path)
     (tmp_path / "latex_tokens.json").write_text(json.dumps(["\\frac", "\\in", "\\angle"]))
     return tmp_path

@@ -32,9 +32,10 @@ def register(commands) -> None:
 def run_routes(args: argparse.Namespace) -> int:
     """``routes``: a picture of the model's routing (``MultiTaskModel.token_routes`` or ``skill_routes``)."""
     from mathgraph.routing_pictures import save_routes
-    from tasks.multitask import MultiTaskModel, is_multitask_directory
+    from tasks.loading import MULTITASK_MODEL, model_type
+    from tasks.multitask import MultiTaskModel
 
-    if not is_multitask_directory(args.model):
+    if model_type(args.model) != MULTITASK_MODEL:
         raise ValueError(f"{args.model} is not a multi-task model directory (train one with `train multitask`)")
     model = MultiTaskModel.from_pretrained(args.model)
     if model.reasoning is not None:

@@ -115,7 +115,7 @@ def _register_refine(commands) -> None:
 
 def run_index_build(args: argparse.Namespace) -> int:
     """``index build``: embed a JSONL corpus and save it as a search index."""
-    from tasks.retrieval import build_index_from_file
+    from tasks.search_commands import build_index_from_file
 
     index = build_index_from_file(
         args.input,
@@ -133,7 +133,8 @@ def run_index_build(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     """``search``: the index rows nearest one query, or JSONL results for every query of ``--queries FILE``."""
     from mathgraph.jsonl import read_text_lines
-    from tasks.retrieval import hybrid_search_weight, load_index, structure_search_weight
+    from tasks.search_commands import hybrid_search_weight, structure_search_weight
+    from tasks.search_index import SearchIndex
 
     if (args.query is None) == (args.queries is None):
         raise ValueError("give one QUERY or --queries FILE")
@@ -145,12 +146,12 @@ def run_search(args: argparse.Namespace) -> int:
     structure_weight = structure_search_weight(args.hybrid)
     if weight > 0 and args.approximate:
         raise ValueError("--hybrid searches exactly: leave out --approximate (or pass --no-hybrid)")
-    index = load_index(args.index, model=args.model)
+    index = SearchIndex.from_pretrained(args.index, encoder=args.model or "auto")
     approximate = args.approximate or None
     if args.queries is not None:
         return _search_file(index, records, bad, args, approximate, weight, structure_weight)
-    hits = index.search(
-        args.query, k=args.k, approximate=approximate, sparse_weight=weight, structure_weight=structure_weight
+    (hits,) = index.search(
+        [args.query], k=args.k, approximate=approximate, sparse_weight=weight, structure_weight=structure_weight
     )
     if args.format == "json":
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False))
@@ -171,7 +172,7 @@ def _search_file(
     structure_weight: float,
 ) -> int:
     from mathgraph.jsonl import atomic_writer, write_jsonl
-    from tasks.retrieval import search_records
+    from tasks.search_commands import search_records
 
     results = search_records(
         index,
@@ -196,11 +197,11 @@ def run_refine(args: argparse.Namespace) -> int:
     """``refine``: solutions refined with retrieved exemplars and an LLM (``tasks.refine``)."""
     from tasks.llm import load_llm
     from tasks.refine import refine_file
-    from tasks.retrieval import load_index
+    from tasks.search_index import SearchIndex
 
     summary = refine_file(
         args.problems,
-        load_index(args.index),
+        SearchIndex.from_pretrained(args.index),
         load_llm(args.llm, model=args.llm_model),
         args.output,
         drafts_path=args.drafts,

@@ -78,11 +78,13 @@ class Service:
         the shipped multi-task model, fused with TF-IDF as ``mathgraph predict`` does, per ``hybrid``), the
         ``encoder`` of ``encode`` (as ``mathgraph encode --model``) and the ``index`` (as ``mathgraph search``)."""
         from models.encoder import MathEncoder
-        from tasks.retrieval import MathEncoderEmbedder, load_index
+        from tasks.embedders import MathEncoderEmbedder
+        from tasks.search_index import SearchIndex
 
         if model is not None and hybrid:
             raise ValueError("--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model")
-        loaded_index = load_index(index, device=device) if index is not None else None  # damaged files first
+        # damaged index files are reported before any model is loaded
+        loaded_index = SearchIndex.from_pretrained(index, device=device) if index is not None else None
         predictors, fused = _shipped_predictors(hybrid) if model is None else (_directory_predictors(model, device), {})
         embedder = loaded_index.embedder if loaded_index is not None else None
         if isinstance(embedder, MathEncoderEmbedder) and embedder.source == str(encoder):
@@ -142,7 +144,7 @@ class Service:
 
     def search(self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None) -> list[list]:
         """The ``k`` index rows nearest each query, best first (as ``mathgraph search``)."""
-        from tasks.retrieval import hybrid_search_weight, structure_search_weight
+        from tasks.search_commands import hybrid_search_weight, structure_search_weight
 
         if self.index is None:
             raise LookupError("no search index: start the server with --index DIR")

@@ -62,7 +62,7 @@ def test_parsing_one_problem_imports_no_model_code():
     # spaCy itself imports torch (thinc looks for it); the CLI adds neither transformers nor the models
     code = (
         "import sys; from mathgraph.cli import main; main(['-q', 'parse', 'Find $x$ if $2x+3=7$.']); "
-        "print(sorted(m for m in ('transformers', 'torch_geometric', 'models.encoder', 'tasks.retrieval') "
+        "print(sorted(m for m in ('transformers', 'torch_geometric', 'models.encoder', 'tasks.search_index') "
         "if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

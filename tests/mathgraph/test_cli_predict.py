@@ -125,7 +125,7 @@ def test_pairs_rankings_and_other_model_kinds(tmp_path, tiny_encoder, capsys):
     gsmplus = [json.loads(line) for line in sample.read_text().splitlines()]
     pairs = build_qrc_pairs(group_seeds(gsmplus), seed=0)
     tfidf = tmp_path / "tfidf"
-    train_tfidf("qrc", pairs).save(tfidf)
+    train_tfidf("qrc", pairs).save_pretrained(tfidf)
     assert (
         main(
             ["-q", "predict", "qrc", "--model", str(tfidf), "--format", "json", pairs[0]["text_a"], pairs[0]["text_b"]]

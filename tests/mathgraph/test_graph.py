@@ -116,8 +116,8 @@ def test_vocabulary_ids_are_deterministic_and_cut_by_frequency():
 def test_graph_vocabulary_round_trip(tmp_path):
     vocab = GraphVocabulary.build([hand_graph(), hand_graph()], min_freq=1)
     assert vocab.relations.tokens[2:6] == ("opt:arg0", "rev:opt:arg0", "opt:arg1", "rev:opt:arg1")
-    vocab.save(tmp_path)
-    assert GraphVocabulary.load(tmp_path) == vocab
+    vocab.save_pretrained(tmp_path)
+    assert GraphVocabulary.from_pretrained(tmp_path) == vocab
     # Labels seen once per graph are dropped by a cut-off of 3.
     assert "solve" not in GraphVocabulary.build([hand_graph(), hand_graph()], min_freq=3).labels
 

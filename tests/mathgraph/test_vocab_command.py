@@ -35,7 +35,7 @@ def test_vocab_command(tmp_path, capsys):
     )
     err = capsys.readouterr().err
     assert f"{corpus}: {len(PROBLEMS)} texts from field 'question'" in err
-    vocab = GraphVocabulary.load(output)
+    vocab = GraphVocabulary.from_pretrained(output)
     latex = json.loads((output / LATEX_TOKENS_NAME).read_text())
     assert (
         f"wrote {len(vocab.labels)} node labels, {len(vocab.relations)} relations and {len(latex)} LaTeX tokens" in err

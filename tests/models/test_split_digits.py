@@ -143,7 +143,8 @@ def test_split_digits_is_a_new_model_option(split_encoder, tmp_path):
 
 
 def test_index_identity_tells_split_models_apart(split_encoder, tiny_encoder):
-    from tasks.retrieval import IndexMismatchError, MathEncoderEmbedder, check_identity
+    from tasks.embedders import MathEncoderEmbedder
+    from tasks.search_index import IndexMismatchError, check_identity
 
     split, plain = MathEncoderEmbedder(split_encoder).identity(), MathEncoderEmbedder(tiny_encoder).identity()
     assert split["weights_sha256"] == plain["weights_sha256"]  # same seed, same weights

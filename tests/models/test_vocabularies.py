@@ -18,7 +18,9 @@ def test_build_and_save_vocabularies_that_an_encoder_is_built_with(tmp_path, sam
     assert build_vocabularies(PROBLEMS, parser="spacy", latex_min_freq=1000)[1] == []
     save_vocabularies(tmp_path / "vocab", graph_vocabulary, latex_tokens)
     assert json.loads((tmp_path / "vocab" / LATEX_TOKENS_NAME).read_text()) == latex_tokens
-    assert GraphVocabulary.load(tmp_path / "vocab").relations.to_dict() == graph_vocabulary.relations.to_dict()
+    assert (
+        GraphVocabulary.from_pretrained(tmp_path / "vocab").relations.to_dict() == graph_vocabulary.relations.to_dict()
+    )
     encoder = MathEncoder.build(
         tmp_path / "vocab",
         text_encoder=str(tiny_text_dir),

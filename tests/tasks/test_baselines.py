@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from tasks.baselines import TfidfClassifier, TfidfRanker, evaluate_tfidf, load_tfidf, train_tfidf
+from tasks.baselines import TfidfClassifier, TfidfRanker, evaluate_tfidf, train_tfidf
+from tasks.loading import load_model
 
 TOPICS = {
     "geometry": ["triangle", "circle", "radius", "angle", "polygon", "area", "perimeter", "hypotenuse"],
@@ -106,14 +107,14 @@ def assert_no_pickle(directory):
 
 
 def test_classifier_save_load_identical_predictions(kpc_model, tmp_path):
-    kpc_model.save(tmp_path / "kpc")
+    kpc_model.save_pretrained(tmp_path / "kpc")
     assert sorted(p.name for p in (tmp_path / "kpc").iterdir()) == ["arrays.safetensors", "config.json"]
     assert_no_pickle(tmp_path)
-    loaded = TfidfClassifier.load(tmp_path / "kpc")
+    loaded = TfidfClassifier.from_pretrained(tmp_path / "kpc")
     texts = [row["problem"] for row in kpc_rows(10, seed=2)] + ["an unseen sentence with no topic words"]
     assert loaded.predict(texts) == kpc_model.predict(texts)
     assert loaded.predict_proba(texts) == pytest.approx(kpc_model.predict_proba(texts), abs=1e-12)
-    assert isinstance(load_tfidf(tmp_path / "kpc"), TfidfClassifier)
+    assert isinstance(load_model(tmp_path / "kpc"), TfidfClassifier)
 
 
 def test_pair_classifier_with_string_labels_save_load(tmp_path):
@@ -121,9 +122,9 @@ def test_pair_classifier_with_string_labels_save_load(tmp_path):
     for row in rows:
         row["label"] = "same" if row["label"] else "irrelevant"
     model = train_tfidf("qrc", rows)
-    model.save(tmp_path / "qrc")
+    model.save_pretrained(tmp_path / "qrc")
     assert_no_pickle(tmp_path)
-    loaded = load_tfidf(tmp_path / "qrc")
+    loaded = load_model(tmp_path / "qrc")
     pairs = [(row["text_a"], row["text_b"]) for row in same_or_different_pairs(20, seed=3)]
     assert loaded.kind == "pair"
     assert loaded.predict(pairs) == model.predict(pairs)
@@ -133,17 +134,17 @@ def test_pair_classifier_with_string_labels_save_load(tmp_path):
 def test_ranker_save_load_identical_scores(tmp_path):
     texts = [row["problem"] for row in kpc_rows(5, seed=0)]
     ranker = TfidfRanker().fit(texts)
-    ranker.save(tmp_path / "sqr")
+    ranker.save_pretrained(tmp_path / "sqr")
     assert_no_pickle(tmp_path)
-    loaded = load_tfidf(tmp_path / "sqr")
+    loaded = load_model(tmp_path / "sqr")
     assert isinstance(loaded, TfidfRanker)
     assert loaded.score(texts[0], texts[1:]) == pytest.approx(ranker.score(texts[0], texts[1:]), abs=1e-12)
     with pytest.raises(ValueError, match="tfidf_ranker"):
-        TfidfClassifier.load(tmp_path / "sqr")
+        TfidfClassifier.from_pretrained(tmp_path / "sqr")
 
 
 def test_config_is_plain_json(kpc_model, tmp_path):
-    kpc_model.save(tmp_path)
+    kpc_model.save_pretrained(tmp_path)
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["model"] == "tfidf_classifier" and config["kind"] == "single"
     assert len(config["terms"]) == len(kpc_model.vectorizer.vocabulary_)

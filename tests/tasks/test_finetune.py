@@ -121,12 +121,14 @@ def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
 
     pairs_rows = build_qrc_pairs(group_seeds(gsmplus), seed=0)
     pairs = write(tmp_path / "qrc.jsonl", pairs_rows)
-    train_tfidf("qrc", pairs_rows).save(tmp_path / "tfidf")
+    train_tfidf("qrc", pairs_rows).save_pretrained(tmp_path / "tfidf")
     metrics = evaluate_directory("qrc", str(tmp_path / "tfidf"), pairs)
     assert metrics["n"] == 27 and metrics["accuracy"] > 0.5
     assert "unseen_labels" not in metrics
     # test labels the model never saw in training are counted and warned about
-    train_tfidf("qrc", [r for r in pairs_rows if r["label"] != "irrelevant"]).save(tmp_path / "no-irrelevant")
+    train_tfidf("qrc", [r for r in pairs_rows if r["label"] != "irrelevant"]).save_pretrained(
+        tmp_path / "no-irrelevant"
+    )
     with pytest.warns(UserWarning, match="3 examples have labels the model never saw"):
         metrics = evaluate_directory("qrc", str(tmp_path / "no-irrelevant"), pairs)
     assert metrics["unseen_labels"] == {"irrelevant": 3}

@@ -40,7 +40,7 @@ def directories(tmp_path, tiny_encoder, gsmplus):
     from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
     from tasks.finetune import TaskConfig, TaskModel
     from tasks.multitask import MultiTaskConfig, MultiTaskModel
-    from tasks.retrieval import SearchIndex
+    from tasks.search_index import SearchIndex
 
     paths = {
         kind: tmp_path / kind for kind in ("encoder", "task", "multitask", "tfidf-classifier", "tfidf-ranker", "index")
@@ -51,9 +51,9 @@ def directories(tmp_path, tiny_encoder, gsmplus):
         tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}, {"task": "sqr", "labels": []}])
     ).save_pretrained(paths["multitask"])
     seeds = group_seeds(gsmplus)
-    train_tfidf("qrc", build_qrc_pairs(seeds, seed=0)).save(paths["tfidf-classifier"])
-    train_tfidf("sqr", build_sqr_lists(seeds, seed=0)).save(paths["tfidf-ranker"])
-    SearchIndex.build(["one two", "three four", "five"], TinyEmbedder(), text_field="text").save(paths["index"])
+    train_tfidf("qrc", build_qrc_pairs(seeds, seed=0)).save_pretrained(paths["tfidf-classifier"])
+    train_tfidf("sqr", build_sqr_lists(seeds, seed=0)).save_pretrained(paths["tfidf-ranker"])
+    SearchIndex.build(["one two", "three four", "five"], TinyEmbedder(), text_field="text").save_pretrained(paths["index"])
     return paths
 
 

@@ -16,7 +16,7 @@ from tasks.refine import (
     refine_file,
     refine_solution,
 )
-from tasks.retrieval import SearchIndex
+from tasks.search_index import SearchIndex
 
 
 class HashingEncoder:
@@ -294,10 +294,10 @@ def test_an_exception_outside_the_llm_does_not_stop_the_others(index, tmp_path, 
         def __len__(self):
             return len(index)
 
-        def search(self, query, k=5):
-            if "slow problem" in query:
+        def search(self, queries, k=5):
+            if "slow problem" in queries[0]:
                 raise RuntimeError("encoder crashed")
-            return index.search(query, k=k)
+            return index.search(queries, k=k)
 
     problems = write(tmp_path / "problems.jsonl", PROBLEMS)
     summary = refine_file(

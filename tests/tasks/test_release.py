@@ -38,7 +38,7 @@ def package(tiny_encoder, tmp_path):
     torch.manual_seed(0)
     model = MultiTaskModel(tiny_encoder, config).eval()
     tfidf_dir = tmp_path / "tfidf-kpc"
-    train_tfidf("kpc", [{"problem": p, "subject": s} for p, s in PROBLEMS]).save(tfidf_dir)
+    train_tfidf("kpc", [{"problem": p, "subject": s} for p, s in PROBLEMS]).save_pretrained(tfidf_dir)
     root = tmp_path / "shipped"
     stored = write_package(root, tiny_encoder, model, {"kpc": tfidf_dir})
     record = {

@@ -55,7 +55,7 @@ def test_learns_relations_and_round_trips(tmp_path):
     model.fit(inputs, labels)
     predicted = [r["label"] for r in model.predict(inputs)]
     assert predicted == labels
-    model.save(tmp_path / "m")
+    model.save_pretrained(tmp_path / "m")
     assert model_type(tmp_path / "m") == STRUCTURE
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["arrays.safetensors", "config.json"]
     again = load_model(tmp_path / "m")
@@ -94,8 +94,8 @@ def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
         StructureModel("kpc")
     inputs, labels = qrc_data(3)
     model.fit(inputs, labels)
-    model.save(tmp_path / "m")
+    model.save_pretrained(tmp_path / "m")
     arrays = tmp_path / "m" / "arrays.safetensors"
     arrays.write_bytes(arrays.read_bytes()[:100])  # a truncated checkpoint
     with pytest.raises(ValueError, match="no readable structure model"):
-        StructureModel.load(tmp_path / "m")
+        StructureModel.from_pretrained(tmp_path / "m")

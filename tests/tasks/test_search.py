@@ -6,21 +6,17 @@ import json
 import numpy as np
 import pytest
 
-from tasks.retrieval import (
+from tasks.embedders import Embedder, TextEmbedder, as_embedder, load_embedder
+from tasks.search_commands import build_index_from_file
+from tasks.search_index import (
     EMBEDDINGS_FILE,
     MANIFEST_FILE,
     ROWS_FILE,
-    Embedder,
     Hit,
     IndexFormatError,
     IndexMismatchError,
     SearchIndex,
-    TextEmbedder,
-    as_embedder,
-    build_index_from_file,
     exact_top_k,
-    load_embedder,
-    load_index,
 )
 
 
@@ -103,7 +99,7 @@ def test_random_vectors_match_brute_force():
 
 
 def test_single_query_gives_one_list(index):
-    hits = index.search("area of a triangle", k=2)
+    hits = index.search(["area of a triangle"], k=2)[0]
     assert isinstance(hits, list) and all(isinstance(h, Hit) for h in hits)
     assert hits[0].row["id"] == "p0"
     assert hits[0].score >= hits[1].score
@@ -116,30 +112,32 @@ def test_plain_strings_become_rows():
 
 
 def test_round_trip(index, tmp_path):
-    index.save(tmp_path / "idx")
+    index.save_pretrained(tmp_path / "idx")
     assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == sorted([MANIFEST_FILE, EMBEDDINGS_FILE, ROWS_FILE])
     manifest = json.loads((tmp_path / "idx" / MANIFEST_FILE).read_text())
     assert manifest["encoder"] == HashingEncoder().identity() and manifest["count"] == 8
-    loaded = SearchIndex.load(tmp_path / "idx", encoder=HashingEncoder())
+    loaded = SearchIndex.from_pretrained(tmp_path / "idx", encoder=HashingEncoder())
     assert np.array_equal(loaded.embeddings, index.embeddings)
     assert loaded.rows == index.rows and loaded.text_field == "problem"
-    assert loaded.search("coin probability", k=3) == index.search("coin probability", k=3)
+    assert loaded.search(["coin probability"], k=3)[0] == index.search(["coin probability"], k=3)[0]
 
 
 def test_load_without_encoder_searches_vectors_only(index, tmp_path):
-    index.save(tmp_path)
-    loaded = SearchIndex.load(tmp_path)
+    index.save_pretrained(tmp_path)
+    # HashingEncoder names no model to load again: "auto" loads the vectors alone, as encoder=None does
+    assert SearchIndex.from_pretrained(tmp_path).embedder is None
+    loaded = SearchIndex.from_pretrained(tmp_path, encoder=None)
     with pytest.raises(ValueError, match="no encoder"):
-        loaded.search("triangle")
+        loaded.search(["triangle"])[0]
     assert loaded.search_vectors(index.embeddings[2], k=1)[0][0].index == 2
 
 
 def test_other_model_is_a_mismatch(index, tmp_path):
-    index.save(tmp_path)
+    index.save_pretrained(tmp_path)
     with pytest.raises(IndexMismatchError, match="weights_sha256"):
-        SearchIndex.load(tmp_path, encoder=HashingEncoder(seed=1))
+        SearchIndex.from_pretrained(tmp_path, encoder=HashingEncoder(seed=1))
     with pytest.raises(IndexMismatchError, match="dimension"):
-        SearchIndex.load(tmp_path, encoder=HashingEncoder(dimension=8))
+        SearchIndex.from_pretrained(tmp_path, encoder=HashingEncoder(dimension=8))
 
 
 def test_empty_corpus_and_bad_k(index):
@@ -147,9 +145,11 @@ def test_empty_corpus_and_bad_k(index):
         SearchIndex.build([], HashingEncoder())
     for k in (0, -1, 1.5, True):
         with pytest.raises(ValueError, match="k must be"):
-            index.search("triangle", k=k)
+            index.search(["triangle"], k=k)[0]
     with pytest.raises(ValueError, match="query 1 is empty"):
         index.search(["triangle", "  "])
+    with pytest.raises(TypeError, match="wrap a single query in a list"):
+        index.search("triangle")  # a lone string is refused, as MathEncoder.encode refuses one
 
 
 def test_bad_rows_and_encoders_are_named():
@@ -168,7 +168,7 @@ def test_bad_rows_and_encoders_are_named():
 
 @pytest.mark.parametrize("damage", ["truncate_embeddings", "edit_rows", "bad_manifest", "no_manifest", "new_version"])
 def test_damaged_files_are_clear_errors(index, tmp_path, damage):
-    index.save(tmp_path)
+    index.save_pretrained(tmp_path)
     if damage == "truncate_embeddings":
         data = (tmp_path / EMBEDDINGS_FILE).read_bytes()
         (tmp_path / EMBEDDINGS_FILE).write_bytes(data[: len(data) // 2])
@@ -187,7 +187,7 @@ def test_damaged_files_are_clear_errors(index, tmp_path, damage):
         (tmp_path / MANIFEST_FILE).write_text(json.dumps({**manifest, "version": 99}))
         message = "rebuild"
     with pytest.raises(IndexFormatError, match=message):
-        SearchIndex.load(tmp_path, encoder=HashingEncoder())
+        SearchIndex.from_pretrained(tmp_path, encoder=HashingEncoder())
 
 
 def test_faiss_gives_the_exact_top_k():
@@ -221,8 +221,8 @@ def test_missing_faiss_is_a_clear_error(index, monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_faiss)
     with pytest.raises(ImportError, match="pip install faiss-cpu"):
-        index.search("triangle", approximate=True)
-    assert index.search("triangle", k=1)  # the default stays exact and works
+        index.search(["triangle"], approximate=True)[0]
+    assert index.search(["triangle"], k=1)[0]  # the default stays exact and works
 
 
 def test_the_fake_encoder_is_an_embedder():
@@ -239,15 +239,15 @@ def test_with_a_tiny_math_encoder(tiny_encoder, tmp_path):
     index = SearchIndex.build(problems, tiny_encoder, text_field="problem", mode="fused")
     assert index.identity["kind"] == "mathgraph.MathEncoder" and index.identity["mode"] == "fused"
     assert index.dimension == tiny_encoder.dimension("fused")
-    hits = index.search(problems[1], k=3)
+    hits = index.search([problems[1]], k=3)[0]
     assert hits[0].index == 1 and hits[0].score == pytest.approx(1.0, abs=1e-4)
-    index.save(tmp_path)
-    loaded = SearchIndex.load(tmp_path, encoder=tiny_encoder)
-    assert [h.index for h in loaded.search(problems[1], k=3)] == [h.index for h in hits]
+    index.save_pretrained(tmp_path)
+    loaded = SearchIndex.from_pretrained(tmp_path, encoder=tiny_encoder)
+    assert [h.index for h in loaded.search([problems[1]], k=3)[0]] == [h.index for h in hits]
     with pytest.raises(IndexMismatchError, match="mode"):
-        SearchIndex.load(tmp_path, encoder=tiny_encoder, mode="text")
+        SearchIndex.from_pretrained(tmp_path, encoder=tiny_encoder, mode="text")
     with pytest.raises(IndexMismatchError):
-        SearchIndex.load(tmp_path, encoder=HashingEncoder(dimension=index.dimension))
+        SearchIndex.from_pretrained(tmp_path, encoder=HashingEncoder(dimension=index.dimension))
 
 
 def test_index_files_with_a_saved_math_encoder(tiny_encoder, tmp_path):
@@ -269,8 +269,8 @@ def test_index_files_with_a_saved_math_encoder(tiny_encoder, tmp_path):
     )
     built = build_index_from_file(corpus, model=model_dir, text_field="problem", output=tmp_path / "idx")
     assert built.identity["source"] == str(model_dir.resolve())
-    index = load_index(tmp_path / "idx")  # the model is found from the manifest
-    hits = index.search("A circle has radius $3$. Find its area.", k=2)
+    index = SearchIndex.from_pretrained(tmp_path / "idx")  # the model is found from the manifest
+    hits = index.search(["A circle has radius $3$. Find its area."], k=2)[0]
     assert hits[0].row["id"] == 2 and len(hits) == 2
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({"problem": "ok"}) + "\n" + json.dumps({"question": "no problem field"}) + "\n")
@@ -279,14 +279,14 @@ def test_index_files_with_a_saved_math_encoder(tiny_encoder, tmp_path):
 
 
 def test_a_damaged_index_is_reported_before_its_model_loads(tmp_path, monkeypatch):
-    import tasks.retrieval
+    import tasks.search_index
 
-    SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem").save(tmp_path)
+    SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem").save_pretrained(tmp_path)
     weights = tmp_path / EMBEDDINGS_FILE
     weights.write_bytes(weights.read_bytes()[:40])
-    monkeypatch.setattr(tasks.retrieval, "load_embedder", lambda *a, **kw: pytest.fail("the model was loaded first"))
+    monkeypatch.setattr(tasks.search_index, "load_embedder", lambda *a, **kw: pytest.fail("the model was loaded first"))
     with pytest.raises(IndexFormatError):
-        load_index(tmp_path, model="any")
+        SearchIndex.from_pretrained(tmp_path, encoder="any")
 
 
 def test_text_only_encoder(tiny_text_dir, tmp_path):
@@ -295,9 +295,9 @@ def test_text_only_encoder(tiny_text_dir, tmp_path):
     texts = ["the area of a circle", "the remainder of a division", "probability of two heads"]
     index = SearchIndex.build(texts, embedder, text_field="text")
     assert index.identity["kind"] == "transformers.AutoModel" and index.dimension == 32
-    assert index.search(texts[1], k=1)[0].index == 1
-    index.save(tmp_path)
-    assert load_index(tmp_path).search(texts[2], k=1)[0].index == 2
+    assert index.search([texts[1]], k=1)[0][0].index == 1
+    index.save_pretrained(tmp_path)
+    assert SearchIndex.from_pretrained(tmp_path).search([texts[2]], k=1)[0][0].index == 2
 
 
 def test_hybrid_search_fuses_standardised_dense_and_tfidf_scores(index):
@@ -307,9 +307,9 @@ def test_hybrid_search_fuses_standardised_dense_and_tfidf_scores(index):
     from tasks.hybrid import fuse_scores
 
     query = "find the area of a right triangle"
-    dense_only = index.search(query, k=8)
-    assert [h.index for h in index.search(query, k=8, sparse_weight=0.0)] == [h.index for h in dense_only]
-    hits = index.search(query, k=3, sparse_weight=0.4)
+    dense_only = index.search([query], k=8)[0]
+    assert [h.index for h in index.search([query], k=8, sparse_weight=0.0)[0]] == [h.index for h in dense_only]
+    hits = index.search([query], k=3, sparse_weight=0.4)[0]
     # by hand: every row's cosine and TF-IDF cosine (TF-IDF fitted on the index's texts), fused
     vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit([row["problem"] for row in CORPUS])
     sparse = (vectorizer.transform([query]) @ vectorizer.transform([row["problem"] for row in CORPUS]).T).toarray()[0]
@@ -320,13 +320,14 @@ def test_hybrid_search_fuses_standardised_dense_and_tfidf_scores(index):
     assert [h.index for h in hits] == list(expected)
     assert [h.score for h in hits] == pytest.approx(list(fused[expected]), abs=1e-5)
     with pytest.raises(ValueError, match=r"sparse_weight must be in \[0, 1\]"):
-        index.search(query, sparse_weight=1.5)
+        index.search([query], sparse_weight=1.5)[0]
 
 
 def test_search_records_streams_in_chunks(monkeypatch):
-    import tasks.retrieval
+    import tasks.search_commands
     from mathgraph.jsonl import TextRecord
-    from tasks.retrieval import SearchIndex, search_records
+    from tasks.search_commands import search_records
+    from tasks.search_index import SearchIndex
 
     class Axes:
         """Vectors along the axis named by the text's first word."""
@@ -343,7 +344,7 @@ def test_search_records_streams_in_chunks(monkeypatch):
     embedder = Axes()
     index = SearchIndex.build([f"{i} row" for i in range(3)], embedder, text_field="t")
     embedder.calls.clear()
-    monkeypatch.setattr(tasks.retrieval, "QUERY_CHUNK", 2)
+    monkeypatch.setattr(tasks.search_commands, "QUERY_CHUNK", 2)
     records = [TextRecord(line, f"{line % 3} query", {"id": f"q{line}"} if line % 2 else {}) for line in range(5)]
     results = list(search_records(index, records, k=2))
     assert embedder.calls == [2, 2, 1]  # the model sees the queries a chunk at a time
@@ -374,20 +375,20 @@ class FixedStructure:
 
 def test_structure_signal_rescores_the_first_stage(index):
     query = "find the area of a circle"
-    first = index.search(query, k=len(CORPUS))
+    first = index.search([query], k=len(CORPUS))[0]
     boosted = first[-1].row["problem"]  # the row the first stage ranks last
     index.structure = FixedStructure(lambda text: 10.0 if text == boosted else 0.0)
-    assert index.search(query, k=2, structure_weight=0.0)[0].index == first[0].index  # weight 0: no structure
+    assert index.search([query], k=2, structure_weight=0.0)[0][0].index == first[0].index  # weight 0: no structure
     assert index.structure.calls == []
-    hits = index.search(query, k=2, structure_weight=1.0)
+    hits = index.search([query], k=2, structure_weight=1.0)[0]
     assert hits[0].row["problem"] == boosted
     (call,) = index.structure.calls
     assert call[0][0] == query and len(call[0][1]) == len(CORPUS)  # every first-stage row up to STRUCTURE_RERANK
     # halfway, the fused score is the mean of the two standardised scores (tasks.hybrid.fuse_scores)
     from tasks.hybrid import fuse_scores
 
-    half = index.search(query, k=len(CORPUS), structure_weight=0.5)
+    half = index.search([query], k=len(CORPUS), structure_weight=0.5)[0]
     expected = fuse_scores([h.score for h in first], [10.0 if h.row["problem"] == boosted else 0.0 for h in first], 0.5)
     assert sorted(round(h.score, 5) for h in half) == sorted(round(float(v), 5) for v in expected)
     with pytest.raises(ValueError, match="structure_weight"):
-        index.search(query, structure_weight=1.5)
+        index.search([query], structure_weight=1.5)[0]

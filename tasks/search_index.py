@@ -1,53 +1,43 @@
 """Similar-problem search: embed a corpus once, save it, find the nearest problems by cosine similarity.
 
-    index = SearchIndex.build(rows, MathEncoder.from_pretrained(DIR), text_field="problem")
-    index.save("INDEX")
-    index = SearchIndex.load("INDEX", encoder=MathEncoder.from_pretrained(DIR))
-    for hit in index.search("Find $x$ if $2x+3=7$.", k=5):
+    index = SearchIndex.build(rows, MathEncoder.from_pretrained("shipped"), text_field="problem")
+    index.save_pretrained("INDEX")
+    index = SearchIndex.from_pretrained("INDEX")        # with the encoder that built it, for text queries
+    for hit in index.search(["Find $x$ if $2x+3=7$."], k=5)[0]:
         print(hit.score, hit.row["problem"])
 
 An index directory holds ``embeddings.safetensors`` (the L2-normalised vectors,
 float32; never pickle), ``rows.jsonl`` (the source rows, in index order) and
 ``manifest.json`` (format, ``model_type`` "search-index", format version, count,
 dimension, text field, checksums of the two files and the identity of the
-encoder: its kind, the sha256 of its weights, the mode, the dimension).
-Loading with an encoder whose identity differs raises ``IndexMismatchError``:
-vectors of two models are not comparable.
+encoder: its kind, the sha256 of its weights, the mode, the dimension, the model
+it was loaded from). Querying with an encoder whose identity differs raises
+``IndexMismatchError``: vectors of two models are not comparable.
 
 Search is exact (one matrix product, ``argpartition``) unless asked for
 ``approximate=True`` or the corpus has more than ``APPROXIMATE_THRESHOLD`` rows;
 the approximate index is faiss (``pip install faiss-cpu``): HNSW by default,
 ``IndexFlatIP`` (exact, but faiss's speed) with ``approximate_kind="flat"``. It is
 built in memory on first use, not saved: building it is quick next to embedding.
-
-For the command line: ``build_index_from_file`` (``mathgraph index build``),
-``load_index`` (``mathgraph search``), which finds the model from the manifest,
-``hybrid_search_weight`` and ``structure_search_weight`` (``--hybrid``) and ``search_records`` (``--queries FILE``:
-many queries against one loaded model and index, embedded in batches).
-
-The encoder is an ``Embedder``: anything with ``encode(texts, batch_size=...)``
-and ``identity()``. ``as_embedder`` wraps a ``MathEncoder`` (``MathEncoderEmbedder``);
-``TextEmbedder`` is a text-only Hugging Face encoder (mean pooling) for comparison.
+Encoders are ``tasks.embedders.Embedder``s; the commands' helpers are in
+``tasks.search_commands``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sys
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from os import PathLike
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
-from mathgraph.jsonl import JsonlError, TextRecord, atomic_writer, read_rows, write_jsonl
+from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
+from tasks.embedders import Embedder, _is_math_encoder, as_embedder, load_embedder
 
 FORMAT = "mathgraph-search-index"
 FORMAT_VERSION = 1
@@ -58,8 +48,6 @@ ROWS_FILE = "rows.jsonl"
 # Above this many rows a search uses faiss when it is installed: exact search costs n * d per query.
 APPROXIMATE_THRESHOLD = 100_000
 APPROXIMATE_KINDS = ("hnsw", "flat")
-# Queries of a file searched at once by search_records: enough to keep every batch full, few enough to bound memory.
-QUERY_CHUNK = 1024
 HNSW_NEIGHBOURS = 32
 # The identity fields that must agree between an index and the encoder that queries it
 # (split_digits only appears for models that split numbers into digits, so older indexes still match).
@@ -77,176 +65,6 @@ class IndexFormatError(ValueError):
 
 class IndexMismatchError(ValueError):
     """The encoder given to an index is not the one that built it."""
-
-
-# --------------------------------------------------------------------------- embedders
-@runtime_checkable
-class Embedder(Protocol):
-    """What an index needs from an encoder: vectors for texts, and a stable identity (a JSON-able dict
-    with at least ``kind``, ``weights_sha256``, ``mode`` and ``dimension``)."""
-
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Vectors ``[len(texts), dimension]``, one per text, in order."""
-
-    def identity(self) -> dict:
-        """Who made the vectors: changes whenever the vectors would."""
-
-
-class MathEncoderEmbedder:
-    """A ``models.encoder.MathEncoder`` as an ``Embedder``, with ``mode`` ``"fused"``, ``"text"`` or ``"graph"``."""
-
-    def __init__(self, encoder, mode: str = "fused", source: str | None = None):
-        from models.encoder import MODES
-
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        self.encoder, self.mode, self.source = encoder, mode, source
-        self._identity: dict | None = None
-
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Vectors of the problems ``texts`` (parsed into graphs on the way)."""
-        return self.encoder.encode(list(texts), batch_size=batch_size, mode=self.mode)
-
-    def identity(self) -> dict:
-        """Kind, weights hash (of the tensors, so it holds for unsaved models too), mode, dimension, parser
-        (and ``split_digits`` when the model's tokenizer splits numbers into digits)."""
-        if self._identity is None:  # hashing ~100 MB of weights once is enough
-            self._identity = {
-                "kind": "mathgraph.MathEncoder",
-                "weights_sha256": state_dict_sha256(self.encoder.model),
-                "mode": self.mode,
-                "dimension": self.encoder.dimension(self.mode),
-                "parser": self.encoder.parser,
-                "vocab_size": len(self.encoder.tokenizer),
-                "source": self.source,
-            }
-            if self.encoder.model.config.split_digits:  # same weights, other tokens: other vectors
-                self._identity["split_digits"] = True
-        return self._identity
-
-
-class TextEmbedder:
-    """A text-only Hugging Face encoder (``AutoModel``), mean-pooled over tokens: ``"default"`` is the packaged
-    all-MiniLM-L6-v2. Formulas are read as plain text; useful as a baseline next to ``MathEncoder``."""
-
-    def __init__(self, path: str | PathLike = "default", max_length: int = 256, device: str | None = None):
-        import torch
-        from transformers import AutoModel, AutoTokenizer
-
-        from models.text_encoder import resolve_text_encoder
-
-        resolved = resolve_text_encoder(str(path))
-        self.directory = Path(resolved) if Path(resolved).is_dir() else None
-        self.tokenizer = AutoTokenizer.from_pretrained(resolved)
-        self.model = AutoModel.from_pretrained(resolved).eval()
-        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-        self.model.to(self.device)
-        local = Path(path)
-        self.max_length = max_length
-        self.source = f"text:{local.resolve() if str(path) != 'default' and local.exists() else path}"
-        self._identity: dict | None = None
-
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Mean of the last hidden states over the non-padding tokens, float32."""
-        import torch
-
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        out = []
-        with torch.inference_mode():
-            for start in range(0, len(texts), batch_size):
-                batch = self.tokenizer(
-                    list(texts[start : start + batch_size]),
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                ).to(self.device)
-                hidden = self.model(**batch).last_hidden_state
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                out.append(((hidden * mask).sum(1) / mask.sum(1).clamp(min=1)).float().cpu().numpy())
-        return np.concatenate(out) if out else np.zeros((0, self.model.config.hidden_size), dtype=np.float32)
-
-    def identity(self) -> dict:
-        """Kind, weights hash, pooling, dimension. The hash is of the checkpoint files, not of the loaded tensors:
-        AutoModel adds layers the checkpoint lacks (BERT's pooler) with new random weights at every load."""
-        if self._identity is None:
-            weights = files_sha256(self.directory) if self.directory is not None else state_dict_sha256(self.model)
-            self._identity = {
-                "kind": "transformers.AutoModel",
-                "weights_sha256": weights,
-                "mode": "mean",
-                "dimension": int(self.model.config.hidden_size),
-                "vocab_size": len(self.tokenizer),
-                "source": self.source,
-            }
-        return self._identity
-
-
-def as_embedder(encoder, mode: str | None = None) -> Embedder:
-    """``encoder`` as an ``Embedder``: a ``MathEncoder`` is wrapped (``mode`` defaults to ``"fused"``); an object that
-    already has ``encode`` and ``identity`` is returned as it is."""
-    if _is_math_encoder(encoder):
-        return MathEncoderEmbedder(encoder, mode or "fused")
-    if isinstance(encoder, Embedder):
-        if mode is not None:
-            raise ValueError(f"mode={mode!r} applies to a MathEncoder only, not to {type(encoder).__name__}")
-        return encoder
-    raise TypeError(
-        f"{type(encoder).__name__} is not an encoder: it needs encode(texts, batch_size=...) and "
-        "identity() (wrap a MathEncoder with as_embedder)"
-    )
-
-
-def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device: str | None = None) -> Embedder:
-    """An embedder from the command line: ``"default"`` or a mathgraph model directory -> ``MathEncoder``;
-    ``"text:PATH"`` (``"text:default"`` for MiniLM) or any other Hugging Face directory -> ``TextEmbedder``.
-    The spec is kept as the identity's ``source``, so that ``load_index`` can find the model again."""
-    spec = str(spec)
-    if spec.startswith("text:"):
-        return TextEmbedder(spec[len("text:") :], device=device)
-    from models.encoder import NAMED_MODELS
-
-    config = Path(spec) / "config.json"
-    is_mathgraph = spec in NAMED_MODELS  # the shipped encoder, or the architecture before training
-    if not is_mathgraph and config.is_file():
-        try:
-            is_mathgraph = json.loads(config.read_text(encoding="utf-8")).get("model_type") == "comus"
-        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError) as err:
-            raise ValueError(f"{config} is not a valid model config: {err}") from err
-    elif not is_mathgraph:
-        raise FileNotFoundError(f"{spec}: no such model directory (expected a config.json in it)")
-    if is_mathgraph:
-        from models.encoder import MathEncoder
-
-        source = spec if spec in NAMED_MODELS else str(Path(spec).resolve())
-        return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=source)
-    return TextEmbedder(str(Path(spec).resolve()), device=device)
-
-
-def files_sha256(directory: Path) -> str:
-    """sha256 over a checkpoint directory's config and weight files (names and bytes), in name order."""
-    digest = hashlib.sha256()
-    names = sorted(
-        p.name
-        for p in directory.iterdir()
-        if p.is_file() and (p.name == "config.json" or p.suffix in (".safetensors", ".bin"))
-    )
-    for name in names:
-        digest.update(f"{name}|{file_sha256(directory / name)}|".encode())
-    return digest.hexdigest()
-
-
-def state_dict_sha256(model) -> str:
-    """sha256 over a torch module's tensors (names, dtypes, shapes, bytes) in name order."""
-    import torch
-
-    digest = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        tensor = tensor.detach().cpu().contiguous()
-        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
-        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())  # raw bytes: works for bf16 too
-    return digest.hexdigest()
 
 
 # --------------------------------------------------------------------------- the index
@@ -319,16 +137,16 @@ class SearchIndex:
     # ------------------------------------------------------------- searching
     def search(
         self,
-        query_or_queries: str | Sequence[str],
+        queries: Sequence[str],
         k: int = 5,
         approximate: bool | None = None,
         approximate_kind: str = "hnsw",
         batch_size: int = 32,
         sparse_weight: float = 0.0,
         structure_weight: float = 0.0,
-    ) -> list[Hit] | list[list[Hit]]:
-        """The ``k`` most similar rows, best first: a list of hits for one query string, a list of such lists
-        for a list of queries. ``approximate``: None -> faiss above ``APPROXIMATE_THRESHOLD`` rows.
+    ) -> list[list[Hit]]:
+        """The ``k`` most similar rows of each query, best first: one list of hits per query (a lone string is
+        refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate``: None -> faiss above ``APPROXIMATE_THRESHOLD`` rows.
 
         ``sparse_weight`` > 0 is hybrid search (``tasks.hybrid.fuse_scores``): every row's cosine is fused
         with its TF-IDF cosine to the query (a TF-IDF model fitted on the index's texts on first use), exactly;
@@ -340,11 +158,12 @@ class SearchIndex:
         shipped one) and the two scores fused the same way (``fuse_scores``)."""
         if self.embedder is None:
             raise ValueError(
-                "this index has no encoder to embed queries: load it with SearchIndex.load(dir, encoder=...)"
-                " or use search_vectors"
+                "this index has no encoder to embed queries: load it with SearchIndex.from_pretrained(dir) "
+                "(the encoder that built it) or pass encoder=..., or use search_vectors"
             )
-        single = isinstance(query_or_queries, str)
-        queries = [query_or_queries] if single else list(query_or_queries)
+        if isinstance(queries, str):
+            raise TypeError("search takes a list of queries; wrap a single query in a list")
+        queries = list(queries)
         if not queries:
             return []
         for i, query in enumerate(queries):
@@ -362,7 +181,7 @@ class SearchIndex:
             hits = self.search_vectors(vectors, first, approximate, approximate_kind)
         if structure_weight > 0:
             hits = self._structure_rerank(queries, hits, k, structure_weight)
-        return hits[0] if single else hits
+        return hits
 
     def _structure_rerank(self, queries: list[str], hits: list[list[Hit]], k: int, weight: float) -> list[list[Hit]]:
         from tasks.hybrid import fuse_scores
@@ -371,7 +190,7 @@ class SearchIndex:
             from models.shipped import STRUCTURE_DIR, shipped_path
             from tasks.structure import StructureModel
 
-            self.structure = StructureModel.load(shipped_path(STRUCTURE_DIR, "sqr"))
+            self.structure = StructureModel.from_pretrained(shipped_path(STRUCTURE_DIR, "sqr"))
         # one call for every query: their problems are parsed together
         ranked = self.structure.predict(
             [(query, [str(hit.row[self.text_field]) for hit in query_hits]) for query, query_hits in zip(queries, hits)]
@@ -461,7 +280,7 @@ class SearchIndex:
         return index
 
     # ------------------------------------------------------------- saving
-    def save(self, directory: str | PathLike) -> None:
+    def save_pretrained(self, directory: str | PathLike) -> None:
         """Write the embeddings, rows and manifest (last, so a half-written index has no manifest)."""
         from safetensors.numpy import save_file
 
@@ -494,10 +313,18 @@ class SearchIndex:
             json.dump(manifest, f, indent=2, ensure_ascii=False)
 
     @classmethod
-    def load(cls, directory: str | PathLike, encoder=None, mode: str | None = None) -> SearchIndex:
-        """Read an index written by ``save``. With ``encoder`` (a ``MathEncoder`` or ``Embedder``) it can embed
-        queries; an encoder that is not the index's raises ``IndexMismatchError``. Damaged files raise
-        ``IndexFormatError``."""
+    def from_pretrained(
+        cls, directory: str | PathLike, encoder="auto", mode: str | None = None, device: str | None = None
+    ) -> SearchIndex:
+        """Read an index written by ``save_pretrained``, ready for text queries with ``encoder``:
+
+        - ``"auto"`` (the default): the model that built it, as its manifest records it (an index built with an
+          encoder object that names no model, such as a custom ``Embedder``, loads without one);
+        - a ``MathEncoder`` or ``Embedder`` already loaded, or a model spec (``tasks.embedders.load_embedder``);
+        - ``None``: no encoder (``search_vectors`` only; nothing is loaded but the index).
+
+        An encoder that is not the index's raises ``IndexMismatchError``; damaged files raise
+        ``IndexFormatError`` (checked before any model is loaded)."""
         directory = Path(directory)
         manifest = read_manifest(directory)
         embeddings = _read_embeddings(directory, manifest)
@@ -509,124 +336,25 @@ class SearchIndex:
             raise IndexFormatError(
                 f"{directory / ROWS_FILE} has {len(rows)} rows, the manifest says {manifest['count']}"
             )
-        embedder = None
-        if encoder is not None:
-            if _is_math_encoder(encoder) and mode is None:
-                from models.encoder import MODES
+        index = cls(embeddings, rows, manifest["text_field"], manifest["encoder"])
+        if encoder is None:
+            return index
+        if mode is None:
+            from models.encoder import MODES
 
-                # Query with the vector the index was built from; an index of another kind fails the check below.
-                built_mode = manifest["encoder"].get("mode")
-                mode = built_mode if built_mode in MODES else "fused"
-            embedder = as_embedder(encoder, mode)
-            check_identity(manifest["encoder"], embedder.identity(), directory)
-        return cls(embeddings, rows, manifest["text_field"], manifest["encoder"], embedder)
-
-
-# --------------------------------------------------------------------------- files and the CLI
-def build_index_from_file(
-    input_path: str | PathLike,
-    model: str | PathLike = "default",
-    text_field: str = "problem",
-    output: str | PathLike | None = None,
-    mode: str = "fused",
-    batch_size: int = 32,
-    device: str | None = None,
-    skip_bad: bool = False,
-) -> SearchIndex:
-    """``mathgraph index build``: embed the ``text_field`` of every row of a JSONL corpus with the model ``model``
-    (see ``load_embedder``) and, with ``output``, save the index there. A bad row raises ``JsonlError`` naming
-    file and line, or with ``skip_bad`` is left out (and counted in a warning)."""
-    numbered, bad = read_rows(input_path, (text_field,), skip_bad=skip_bad)
-    if bad:
-        warnings.warn(f"{input_path}: skipped {len(bad)} bad rows, the first: {bad[0]}", stacklevel=2)
-    if not numbered:
-        raise ValueError(f"{input_path}: no rows with a {text_field!r} field to index")
-    index = SearchIndex.build(
-        [row for _, row in numbered],
-        load_embedder(model, mode=mode, device=device),
-        text_field=text_field,
-        batch_size=batch_size,
-    )
-    if output is not None:
-        index.save(output)
-    return index
-
-
-def load_index(
-    directory: str | PathLike, model: str | PathLike | None = None, device: str | None = None
-) -> SearchIndex:
-    """``mathgraph search``: an index with its encoder ready for queries. ``model`` defaults to the one recorded
-    at build time (the identity's ``source``); either way it must be the model that built the index."""
-    index = SearchIndex.load(directory)  # damaged files are reported before the model's seconds of loading
-    identity = index.identity
-    spec = model if model is not None else identity.get("source")
-    if spec is None:
-        raise ValueError(f"{directory}: the index does not record which model built it; pass the model explicitly")
-    from models.encoder import MODES
-
-    mode = identity.get("mode") if identity.get("mode") in MODES else "fused"
-    embedder = load_embedder(spec, mode=mode, device=device)
-    check_identity(identity, embedder.identity(), directory)
-    index.embedder = embedder
-    return index
-
-
-def hybrid_search_weight(hybrid: bool | None = None) -> float:
-    """The ``sparse_weight`` of ``SearchIndex.search`` for ``mathgraph search [--hybrid|--no-hybrid]``: the
-    shipped model's TF-IDF weight, chosen on dev, when ``hybrid`` is True, or when it is None and dev said
-    hybrid search helps; 0 (dense cosine only) otherwise."""
-    if hybrid is False:
-        return 0.0
-    from models.shipped import release_info
-
-    setting = release_info()["search"]["hybrid"]
-    return float(setting["weight"]) if hybrid or setting["default"] else 0.0
-
-
-def structure_search_weight(hybrid: bool | None = None) -> float:
-    """The ``structure_weight`` of ``SearchIndex.search`` for ``mathgraph search [--hybrid|--no-hybrid]``: the
-    shipped structure model's weight, chosen on dev, when ``hybrid`` is True, or when it is None and dev said it
-    helps; 0 otherwise (and for a package without a structure model)."""
-    if hybrid is False:
-        return 0.0
-    from models.shipped import release_info
-
-    setting = release_info()["search"].get("structure")
-    if setting is None:
-        return 0.0
-    return float(setting["weight"]) if hybrid or setting["default"] else 0.0
-
-
-def search_records(
-    index: SearchIndex,
-    records: Iterable[TextRecord],
-    k: int = 5,
-    batch_size: int = 32,
-    approximate: bool | None = None,
-    sparse_weight: float = 0.0,
-    structure_weight: float = 0.0,
-) -> Iterator[dict]:
-    """``mathgraph search --queries FILE``: for each query (a ``mathgraph.jsonl.TextRecord``, as
-    ``read_text_lines`` gives them), in order, ``{"query", "id" (when its row has one), "line", "hits"}`` with
-    hits ``{"rank", "index", "score", "row"}``, best first. Queries are embedded ``batch_size`` at a time and
-    searched ``QUERY_CHUNK`` at a time, so a long file streams with the model and index loaded once."""
-    iterator = iter(records)
-    while chunk := list(islice(iterator, QUERY_CHUNK)):
-        hits = index.search(
-            [r.text for r in chunk],
-            k=k,
-            approximate=approximate,
-            batch_size=batch_size,
-            sparse_weight=sparse_weight,
-            structure_weight=structure_weight,
-        )
-        for record, query_hits in zip(chunk, hits):
-            yield {
-                "query": record.text,
-                **({"id": record.row["id"]} if "id" in record.row else {}),
-                "line": record.line,
-                "hits": [{"rank": rank, **hit.to_dict()} for rank, hit in enumerate(query_hits, start=1)],
-            }
+            # Query with the vector the index was built from; an index of another kind fails the check below.
+            built_mode = manifest["encoder"].get("mode")
+            mode = built_mode if built_mode in MODES else "fused"
+        if isinstance(encoder, (str, PathLike)):
+            spec = manifest["encoder"].get("source") if str(encoder) == "auto" else encoder
+            if spec is None:  # search() says how to give it one
+                return index
+            embedder = load_embedder(spec, mode=mode, device=device)
+        else:
+            embedder = as_embedder(encoder, mode if _is_math_encoder(encoder) else None)
+        check_identity(manifest["encoder"], embedder.identity(), directory)
+        index.embedder = embedder
+        return index
 
 
 # --------------------------------------------------------------------------- helpers
@@ -743,12 +471,6 @@ def _check_k(k: int) -> None:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
 
 
-def _is_math_encoder(encoder) -> bool:
-    # Without importing models.encoder (torch, PyG): if it was never imported, nothing is a MathEncoder.
-    module = sys.modules.get("models.encoder")
-    return module is not None and isinstance(encoder, module.MathEncoder)
-
-
 def _import_faiss():
     try:
         import faiss
@@ -757,3 +479,15 @@ def _import_faiss():
             "approximate search needs faiss: pip install faiss-cpu (or search exactly with approximate=False)"
         ) from err
     return faiss
+
+
+__all__ = [
+    "SearchIndex",
+    "Hit",
+    "IndexFormatError",
+    "IndexMismatchError",
+    "exact_top_k",
+    "l2_normalize",
+    "read_manifest",
+    "check_identity",
+]

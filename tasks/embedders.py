@@ -1,0 +1,201 @@
+"""Encoders as a search index sees them: ``Embedder``, anything with ``encode(texts, batch_size=...)`` and
+``identity()`` (what made the vectors: an index refuses queries from another encoder).
+
+``as_embedder`` wraps a ``MathEncoder`` (``MathEncoderEmbedder``); ``TextEmbedder`` is a text-only Hugging
+Face encoder (mean pooling) for comparison; ``load_embedder`` makes either from a command-line spec.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from os import PathLike
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from mathgraph.checksums import file_sha256
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What an index needs from an encoder: vectors for texts, and a stable identity (a JSON-able dict
+    with at least ``kind``, ``weights_sha256``, ``mode`` and ``dimension``)."""
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Vectors ``[len(texts), dimension]``, one per text, in order."""
+
+    def identity(self) -> dict:
+        """Who made the vectors: changes whenever the vectors would."""
+
+
+class MathEncoderEmbedder:
+    """A ``models.encoder.MathEncoder`` as an ``Embedder``, with ``mode`` ``"fused"``, ``"text"`` or ``"graph"``."""
+
+    def __init__(self, encoder, mode: str = "fused", source: str | None = None):
+        from models.encoder import MODES
+
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.encoder, self.mode, self.source = encoder, mode, source
+        self._identity: dict | None = None
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Vectors of the problems ``texts`` (parsed into graphs on the way)."""
+        return self.encoder.encode(list(texts), batch_size=batch_size, mode=self.mode)
+
+    def identity(self) -> dict:
+        """Kind, weights hash (of the tensors, so it holds for unsaved models too), mode, dimension, parser
+        (and ``split_digits`` when the model's tokenizer splits numbers into digits)."""
+        if self._identity is None:  # hashing ~100 MB of weights once is enough
+            self._identity = {
+                "kind": "mathgraph.MathEncoder",
+                "weights_sha256": state_dict_sha256(self.encoder.model),
+                "mode": self.mode,
+                "dimension": self.encoder.dimension(self.mode),
+                "parser": self.encoder.parser,
+                "vocab_size": len(self.encoder.tokenizer),
+                "source": self.source,
+            }
+            if self.encoder.model.config.split_digits:  # same weights, other tokens: other vectors
+                self._identity["split_digits"] = True
+        return self._identity
+
+
+class TextEmbedder:
+    """A text-only Hugging Face encoder (``AutoModel``), mean-pooled over tokens: ``"default"`` is the packaged
+    all-MiniLM-L6-v2. Formulas are read as plain text; useful as a baseline next to ``MathEncoder``."""
+
+    def __init__(self, path: str | PathLike = "default", max_length: int = 256, device: str | None = None):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        from models.text_encoder import resolve_text_encoder
+
+        resolved = resolve_text_encoder(str(path))
+        self.directory = Path(resolved) if Path(resolved).is_dir() else None
+        self.tokenizer = AutoTokenizer.from_pretrained(resolved)
+        self.model = AutoModel.from_pretrained(resolved).eval()
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        self.model.to(self.device)
+        local = Path(path)
+        self.max_length = max_length
+        self.source = f"text:{local.resolve() if str(path) != 'default' and local.exists() else path}"
+        self._identity: dict | None = None
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Mean of the last hidden states over the non-padding tokens, float32."""
+        import torch
+
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        out = []
+        with torch.inference_mode():
+            for start in range(0, len(texts), batch_size):
+                batch = self.tokenizer(
+                    list(texts[start : start + batch_size]),
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_length,
+                    return_tensors="pt",
+                ).to(self.device)
+                hidden = self.model(**batch).last_hidden_state
+                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                out.append(((hidden * mask).sum(1) / mask.sum(1).clamp(min=1)).float().cpu().numpy())
+        return np.concatenate(out) if out else np.zeros((0, self.model.config.hidden_size), dtype=np.float32)
+
+    def identity(self) -> dict:
+        """Kind, weights hash, pooling, dimension. The hash is of the checkpoint files, not of the loaded tensors:
+        AutoModel adds layers the checkpoint lacks (BERT's pooler) with new random weights at every load."""
+        if self._identity is None:
+            weights = files_sha256(self.directory) if self.directory is not None else state_dict_sha256(self.model)
+            self._identity = {
+                "kind": "transformers.AutoModel",
+                "weights_sha256": weights,
+                "mode": "mean",
+                "dimension": int(self.model.config.hidden_size),
+                "vocab_size": len(self.tokenizer),
+                "source": self.source,
+            }
+        return self._identity
+
+
+def as_embedder(encoder, mode: str | None = None) -> Embedder:
+    """``encoder`` as an ``Embedder``: a ``MathEncoder`` is wrapped (``mode`` defaults to ``"fused"``); an object that
+    already has ``encode`` and ``identity`` is returned as it is."""
+    if _is_math_encoder(encoder):
+        return MathEncoderEmbedder(encoder, mode or "fused")
+    if isinstance(encoder, Embedder):
+        if mode is not None:
+            raise ValueError(f"mode={mode!r} applies to a MathEncoder only, not to {type(encoder).__name__}")
+        return encoder
+    raise TypeError(
+        f"{type(encoder).__name__} is not an encoder: it needs encode(texts, batch_size=...) and "
+        "identity() (wrap a MathEncoder with as_embedder)"
+    )
+
+
+def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device: str | None = None) -> Embedder:
+    """An embedder from the command line: ``"default"`` or a mathgraph model directory -> ``MathEncoder``;
+    ``"text:PATH"`` (``"text:default"`` for MiniLM) or any other Hugging Face directory -> ``TextEmbedder``.
+    The spec is kept as the identity's ``source``, so that ``SearchIndex.from_pretrained`` can find the model again."""
+    spec = str(spec)
+    if spec.startswith("text:"):
+        return TextEmbedder(spec[len("text:") :], device=device)
+    from models.encoder import NAMED_MODELS, MathEncoder
+    from tasks.loading import ENCODER, MODEL_TYPES, MULTITASK_MODEL, TASK_MODEL, describe, model_type
+
+    if spec in NAMED_MODELS:  # the shipped encoder, or the architecture before training
+        return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=spec)
+    if not Path(spec).is_dir():
+        raise FileNotFoundError(f"{spec}: no such model directory")
+    kind = model_type(spec)  # a config that is not JSON raises CheckpointError naming it
+    if kind in (ENCODER, TASK_MODEL, MULTITASK_MODEL):  # the latter two hold their encoder's files too
+        source = str(Path(spec).resolve())
+        return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=source)
+    if kind is None or kind in MODEL_TYPES:
+        raise ValueError(f"{spec} holds {describe(kind)}, not an encoder")
+    return TextEmbedder(str(Path(spec).resolve()), device=device)  # another Hugging Face model (its config.json)
+
+
+def files_sha256(directory: Path) -> str:
+    """sha256 over a checkpoint directory's config and weight files (names and bytes), in name order."""
+    digest = hashlib.sha256()
+    names = sorted(
+        p.name
+        for p in directory.iterdir()
+        if p.is_file() and (p.name == "config.json" or p.suffix in (".safetensors", ".bin"))
+    )
+    for name in names:
+        digest.update(f"{name}|{file_sha256(directory / name)}|".encode())
+    return digest.hexdigest()
+
+
+def state_dict_sha256(model) -> str:
+    """sha256 over a torch module's tensors (names, dtypes, shapes, bytes) in name order."""
+    import torch
+
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        tensor = tensor.detach().cpu().contiguous()
+        digest.update(f"{name}|{tensor.dtype}|{tuple(tensor.shape)}|".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())  # raw bytes: works for bf16 too
+    return digest.hexdigest()
+
+
+def _is_math_encoder(encoder) -> bool:
+    # Without importing models.encoder (torch, PyG): if it was never imported, nothing is a MathEncoder.
+    module = sys.modules.get("models.encoder")
+    return module is not None and isinstance(encoder, module.MathEncoder)
+
+
+__all__ = [
+    "Embedder",
+    "MathEncoderEmbedder",
+    "TextEmbedder",
+    "as_embedder",
+    "load_embedder",
+    "files_sha256",
+    "state_dict_sha256",
+]
