@@ -190,8 +190,8 @@ def evaluate(directory: Path, path: str) -> dict:
     """Accuracy with its Wilson interval, macro-F1, and each problem's correctness (for paired intervals)."""
     from sklearn.metrics import f1_score
 
+    from tasks.evaluation import labelled_inputs
     from tasks.inference import load_predictor
-    from tasks.release import labelled_inputs
 
     inputs, gold = labelled_inputs("kpc", path)
     predicted = [r["label"] for r in load_predictor("kpc", directory).predict(inputs)]

@@ -55,8 +55,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import REPO, build_task_files, machine, metrics_with_interval  # noqa: E402
 from smoke import smoke_work, tiny_encoder  # noqa: E402
 
-from tasks.release import labelled_inputs as task_inputs  # noqa: E402
-from tasks.release import task_metric  # noqa: E402
+from tasks.evaluation import labelled_inputs as task_inputs  # noqa: E402
+from tasks.evaluation import task_metric  # noqa: E402
 from tasks.trainer import TrainingArguments  # noqa: E402
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
@@ -179,7 +179,8 @@ def structure(files: dict, work: Path, args) -> None:
     """Stage 4: structure models in the package, fused with its results where dev says so."""
     from models.shipped import RELEASE_NAME, STRUCTURE_DIR
     from tasks.hybrid import choose_weight, fuse
-    from tasks.release import finish_package, shipped_parts, shipped_predictor
+    from tasks.release import finish_package
+    from tasks.shipped import shipped_parts, shipped_predictor
     from tasks.structure import StructureModel
 
     output = Path(args.output)
@@ -244,8 +245,8 @@ def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
     from models.encoder import load_shipped_encoder
     from models.shipped import STRUCTURE_DIR
     from tasks.hybrid import choose_weight, fuse
-    from tasks.release import shipped_tfidf
     from tasks.search_index import l2_normalize
+    from tasks.shipped import shipped_tfidf
     from tasks.structure import StructureModel
     from tasks.task_io import ranking_result
 
@@ -297,7 +298,7 @@ def measure_package(files: dict, root: Path) -> dict:
     """Neural, TF-IDF and hybrid figures of the package at ``root`` on every dev and test part; the hybrid
     weight of each task chosen on its dev part."""
     from tasks.hybrid import WEIGHTS, choose_weight, fuse
-    from tasks.release import shipped_parts
+    from tasks.shipped import shipped_parts
 
     multitask, tfidf = shipped_parts(root)
     release: dict = {"machine": machine(), "tasks": {}}
@@ -357,8 +358,8 @@ def measure_search(files: dict, root: Path) -> dict:
     from models.encoder import MathEncoder, load_shipped_encoder
     from tasks.embedders import TextEmbedder
     from tasks.hybrid import WEIGHTS, choose_weight, fuse
-    from tasks.release import shipped_tfidf
     from tasks.search_index import l2_normalize
+    from tasks.shipped import shipped_tfidf
     from tasks.task_io import ranking_result
 
     tfidf = shipped_tfidf("sqr", root)
@@ -407,7 +408,7 @@ SAMPLE_SIZES = {"kpc": 40, "qrc": 18, "qam": 16, "sqr": 4}
 def write_sample(files: dict, root: Path) -> dict:
     """Dev rows of each task (seeded) into ``root/sample/TASK.jsonl`` and the package's figures on them
     (neural and as shipped, hybrid where on by default)."""
-    from tasks.release import shipped_parts, shipped_predictor
+    from tasks.shipped import shipped_parts, shipped_predictor
 
     parts = shipped_parts(root)
     figures = {}

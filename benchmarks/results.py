@@ -137,7 +137,7 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
     started = time.perf_counter()
     record: dict = {"n_train": sum(1 for _ in open(split["train"], encoding="utf-8"))}
     if ROWS[row] == "shipped":
-        from tasks.release import shipped_predictor
+        from tasks.shipped import shipped_predictor
 
         predictor = shipped_predictor(task, hybrid=row == "released-hybrid")
         record.update(epochs=None, train_examples_per_s=None, train_seconds=None)
@@ -195,7 +195,7 @@ def evaluate_with_interval(task: str, directory: Path, path: str) -> dict:
 
 def evaluate_predictor(task: str, predictor, path: str) -> dict:
     """The metrics of ``predictor.predict`` on a task file, with 95% intervals (``metrics_with_interval``)."""
-    from tasks.release import labelled_inputs
+    from tasks.evaluation import labelled_inputs
 
     inputs, gold = labelled_inputs(task, path)
     return metrics_with_interval(task, predictor.predict(inputs), gold)

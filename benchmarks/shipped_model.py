@@ -21,7 +21,7 @@ from models.shipped import SHIPPED_DIR
 
 LOADS = {
     "encoder (MathEncoder.from_pretrained('default'))": "from models.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('default', device='cpu')",
-    "multi-task model + TF-IDF (shipped_parts())": "from tasks.release import shipped_parts; load = shipped_parts",
+    "multi-task model + TF-IDF (shipped_parts())": "from tasks.shipped import shipped_parts; load = shipped_parts",
 }
 TIMER = "; import time; start = time.perf_counter(); load(); print(time.perf_counter() - start)"
 

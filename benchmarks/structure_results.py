@@ -32,9 +32,9 @@ from results import build_task_files, machine, metrics_with_interval  # noqa: E4
 from smoke import smoke_work  # noqa: E402
 
 from tasks.baselines import train_tfidf  # noqa: E402
+from tasks.evaluation import labelled_inputs, task_metric  # noqa: E402
 from tasks.hybrid import choose_weight, fuse  # noqa: E402
 from tasks.inference import TfidfPredictor  # noqa: E402
-from tasks.release import labelled_inputs, task_metric  # noqa: E402
 from tasks.structure import StructureModel  # noqa: E402
 
 TASKS = ("qrc", "qam", "sqr")

@@ -1,7 +1,9 @@
 """mathgraph: math problem understanding that reads the words and the formulas together.
 
-Everyday names are importable from here; they load lazily so that
-``import mathgraph`` stays fast and does not pull in spaCy or torch.
+The public API (README, "Python API"): ``load`` any model mathgraph writes, a
+``Predictor`` for a task, the encoder, the search index, and the parse, compare
+and draw functions. Names load lazily, so ``import mathgraph`` stays fast and
+pulls in neither spaCy nor torch until a name is used.
 """
 
 from importlib import import_module
@@ -9,22 +11,26 @@ from importlib import import_module
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    # load models and predict (mathgraph.api)
+    "load": "mathgraph.api",
+    "Predictor": "mathgraph.api",
+    "MathEncoder": "models.encoder",
+    "SearchIndex": "tasks.search_index",
+    # parse, compare and draw problems
     "parse_problem": "parsers.problem",
     "parse_problems": "parsers.problem",
     "ProblemParser": "parsers.problem",
-    "MathSyntaxGraph": "mathgraph.graph",
-    "GraphVocabulary": "mathgraph.graph",
-    "GraphFormatError": "mathgraph.graph",
-    "Vocabulary": "mathgraph.vocab",
-    "draw_graph": "mathgraph.draw",
-    "MathEncoder": "models.encoder",
-    "ProblemCollator": "models.batching",
-    "sample_problems": "mathgraph.samples",
     "parse_latex": "parsers.latex",
     "segment": "parsers.segment",
-    "Quantity": "mathgraph.graph",
     "align_problems": "parsers.compare",
     "align_solution": "parsers.compare",
+    "draw_graph": "mathgraph.draw",
+    "sample_problems": "mathgraph.samples",
+    # the data model and the errors a caller may catch
+    "MathSyntaxGraph": "mathgraph.graph",
+    "Quantity": "mathgraph.graph",
+    "CheckpointError": "models.comus",
+    "InputError": "tasks.task_io",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -103,6 +103,9 @@ class CGCLoRALinear(nn.Module):
     (example ``b`` uses task ``current_task[b]``).
     """
 
+    # starts fresh inside the pre-trained text encoder (tasks.trainer.parameter_groups)
+    FRESH_PARAMETERS = ("common_A", "common_B", "specific_A", "specific_B")
+
     def __init__(self, base: nn.Linear, gate: TaskGate, rank: int = 8, alpha: float = 16.0):
         super().__init__()
         num_experts = gate.num_common + gate.num_tasks
@@ -188,6 +191,9 @@ class PartlyTrainableEmbedding(nn.Module):
     cannot move it) and ``new``; ``weight`` is their concatenation, read-only, and is
     also what the state dict holds, under the plain embedding's ``weight`` key.
     """
+
+    # starts fresh inside the pre-trained text encoder (tasks.trainer.parameter_groups)
+    FRESH_PARAMETERS = ("new",)
 
     def __init__(self, embedding: nn.Embedding, num_frozen: int):
         super().__init__()

@@ -1,9 +1,9 @@
 """``MathEncoder``: math problems in, vectors out (COMUS text + graph encoder).
 
-    encoder = MathEncoder.from_pretrained("default")        # or a directory from save_pretrained
+    encoder = MathEncoder.from_pretrained("shipped")        # or a directory from save_pretrained, or "org/name"
     vectors = encoder.encode(["Find $x$ if $2x+3=7$.", ...], batch_size=32)
 
-``"default"`` is the shipped COMUS encoder: the packaged all-MiniLM-L6-v2 with the
+``"shipped"`` (alias ``"default"``) is the shipped COMUS encoder: the packaged all-MiniLM-L6-v2 with the
 LaTeX commands of MATH and GSM8K added as tokens, continually pre-trained (MLM, DTC,
 TGCL) on MATH and GSM8K train texts (``models.shipped``, its model card in
 ``mathgraph/data/shipped_model/MODEL_CARD.md``).
@@ -45,8 +45,9 @@ DEFAULT_MODEL_DIR = Path(str(files("mathgraph") / "data" / "default_model"))
 LATEX_TOKENS_NAME = "latex_tokens.json"
 MODES = ("fused", "text", "graph")
 DEFAULT_SEED = 0
-SHIPPED, UNTRAINED = "default", "untrained"  # the names from_pretrained takes besides a directory
-NAMED_MODELS = (SHIPPED, UNTRAINED)
+SHIPPED, UNTRAINED = "shipped", "untrained"  # the names from_pretrained takes besides a directory
+SHIPPED_ALIASES = (SHIPPED, "default")  # "default": the name the shipped encoder had first, kept as an alias
+NAMED_MODELS = (*SHIPPED_ALIASES, UNTRAINED)
 
 
 class MathEncoder:
@@ -64,14 +65,17 @@ class MathEncoder:
 
     # ------------------------------------------------------------- building
     @classmethod
-    def from_pretrained(cls, path: str | PathLike = "default", device: str | torch.device | None = None) -> MathEncoder:
-        """Load a saved encoder directory, the shipped pre-trained ``"default"``, or build the ``"untrained"`` one."""
-        if str(path) == SHIPPED:
+    def from_pretrained(cls, path: str | PathLike = SHIPPED, device: str | torch.device | None = None) -> MathEncoder:
+        """Load the shipped pre-trained ``"shipped"`` (alias ``"default"``), build the ``"untrained"`` one, or load
+        a saved encoder directory: a local one or a Hugging Face Hub id (``mathgraph.hub``)."""
+        if str(path) in SHIPPED_ALIASES:
             encoder = load_shipped_encoder()
         elif str(path) == UNTRAINED:
             encoder = cls.build(DEFAULT_MODEL_DIR)
         else:
-            directory = Path(path)
+            from mathgraph.hub import local_directory
+
+            directory = local_directory(path)
             model = ComusModel.from_pretrained(directory)
             from transformers import AutoTokenizer
 
@@ -221,10 +225,13 @@ class MathEncoder:
 
 
 def load_shipped_encoder(root: Path | None = None):
-    """The shipped pre-trained COMUS encoder as a ``MathEncoder`` (CPU, eval mode)."""
+    """The shipped pre-trained COMUS encoder as a ``MathEncoder`` (CPU, eval mode); ``root``: another package
+    directory of the same layout (its encoder stored as a delta, or with full weights)."""
     from transformers import AutoTokenizer
 
     directory = shipped_path(ENCODER_DIR, root=root)
+    if not (directory / DELTA_NAME).is_file():  # a self-contained export (tasks.release.export_package)
+        return MathEncoder.from_pretrained(directory, device="cpu")
     config = read_config(directory)
     state = apply_delta(text_encoder_base(config.get("text_encoder", "default")), directory / DELTA_NAME)
     model = ComusModel.from_state(config, state, where=directory / DELTA_NAME)

@@ -134,6 +134,9 @@ class MoEFeedForward(nn.Module):
     dropout, residual and LayerNorm. The routing is kept in ``last_routing``.
     """
 
+    # starts fresh inside the pre-trained text encoder: trained at the head rate (tasks.trainer.parameter_groups)
+    FRESH_PARAMETERS = ("router",)
+
     def __init__(
         self,
         dense_in: nn.Linear,

@@ -65,10 +65,9 @@ GENERAL_SKILL = "general"
 SKILL_SOURCES = {"language": "mlm", "alignment": "tgcl", "knowledge": "kpc", "relation": "qrc"}
 SKILLS = (GENERAL_SKILL, *SKILL_SOURCES)
 MODULE_SHARING = ("shared", "private")
-# Names of the submodules that start as copies of pre-trained layers (tasks.trainer trains them at the
-# pre-trained learning rate) and of the adapters inside them (fresh weights, at the fresh rate).
+# The name of the submodules that start as copies of pre-trained layers (tasks.trainer trains them at the
+# pre-trained learning rate; the step adapters inside them declare themselves fresh: FRESH_PARAMETERS).
 PRETRAINED_LAYERS_NAME = "pretrained_layers"
-ADAPTERS_NAME = "adapters"
 
 
 @dataclass
@@ -147,6 +146,9 @@ class AdaptedOutput(nn.Module):
     """A BERT layer's FFN output block, ``LayerNorm(dropout(dense(x)) + h)``, with the adapter of the current
     step after the FFN: ``LayerNorm(adapter_step(dropout(dense(x))) + h)``. Keeps the original ``dense``,
     ``dropout`` and ``LayerNorm`` modules, so a shared module's steps share them; ``step`` picks the adapter."""
+
+    # the step adapters start fresh inside copied pre-trained layers (tasks.trainer.parameter_groups)
+    FRESH_PARAMETERS = ("adapters",)
 
     def __init__(self, output: nn.Module, depth: int, bottleneck: int):
         super().__init__()

@@ -3,7 +3,7 @@
     encoder/     the pre-trained COMUS encoder: MathEncoder.from_pretrained("default")
                  (``models.encoder.load_shipped_encoder``)
     multitask/   the multi-task model fine-tuned from it (KPC, QRC, QAM, SQR): `mathgraph predict TASK`
-                 (``tasks.release.load_shipped_multitask``)
+                 (``tasks.shipped.load_shipped_multitask``)
     tfidf/TASK/  the TF-IDF baselines the hybrid predictions fuse with
     release.json the hybrid weights chosen on dev, and the figures of the model card
     MODEL_CARD.md
@@ -39,7 +39,9 @@ def shipped_path(*parts: str, root: Path | None = None) -> Path:
     root = SHIPPED_DIR if root is None else root
     path = root.joinpath(*parts)
     expected = _checksums(root)
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    files = (
+        [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and p != root / CHECKSUMS_NAME)
+    )
     for file in files:
         name = file.relative_to(root).as_posix()
         if name not in expected:

@@ -30,6 +30,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
 from mathgraph.files import apply_umask
+from mathgraph.hub import local_directory
 from tasks.metrics import classification_metrics, ranking_metrics
 
 CONFIG_FILE = "config.json"
@@ -89,7 +90,7 @@ def _write(directory, config: dict, arrays: dict[str, np.ndarray]) -> Path:
 
 
 def _read(directory, expected_model: str) -> tuple[dict, dict[str, np.ndarray]]:
-    directory = Path(directory)
+    directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
     config = json.loads((directory / CONFIG_FILE).read_text())
     if config.get("model") != expected_model:
         raise ValueError(f"{directory} holds a {config.get('model')!r} model, not a {expected_model!r}")

@@ -144,7 +144,7 @@ def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device:
     if spec.startswith("text:"):
         return TextEmbedder(spec[len("text:") :], device=device)
     from models.encoder import NAMED_MODELS, MathEncoder
-    from tasks.loading import ENCODER, MODEL_TYPES, MULTITASK_MODEL, TASK_MODEL, describe, model_type
+    from tasks.model_types import ENCODER, MODEL_TYPES, MULTITASK_MODEL, TASK_MODEL, describe, model_type
 
     if spec in NAMED_MODELS:  # the shipped encoder, or the architecture before training
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=spec)

@@ -8,27 +8,13 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
+from pathlib import Path
 
-from models.comus import CheckpointError
 from tasks.baselines import evaluate_tfidf
 from tasks.finetune import TaskConfig, evaluate_examples
-from tasks.loading import MULTITASK_MODEL, TASK_MODEL, TFIDF, describe, load_model, model_type
-from tasks.multitask import MultiTaskModel
+from tasks.inference import load_task_model
+from tasks.loading import TFIDF, load_model, model_type
 from tasks.task_types import get_task
-
-
-def load_task_model(task: str, model_dir: str, device: str | None = None):
-    """The model of ``task`` in ``model_dir``: a ``TaskModel``, or the task's view of a multi-task model
-    (loaded by ``tasks.loading.load_model``, on ``device``, default the CPU)."""
-    kind = model_type(model_dir)
-    if kind not in (TASK_MODEL, MULTITASK_MODEL):
-        raise CheckpointError(f"{model_dir} is not a trained task model: it holds {describe(kind)}")
-    model = load_model(model_dir, device=device)
-    if isinstance(model, MultiTaskModel):
-        return model.for_task(task)
-    if model.config.task != task:
-        raise ValueError(f"{model_dir} was trained for {model.config.task}, not {task}")
-    return model
 
 
 def evaluate_directory(
@@ -69,4 +55,23 @@ def evaluate_directory(
     return metrics
 
 
-__all__ = ["evaluate_directory", "load_task_model"]
+def labelled_inputs(task: str, path: str | Path) -> tuple[list, list]:
+    """The prediction inputs of a task file and their gold: labels (KPC's ``subject``, QRC's and QAM's
+    ``label``), or SQR's graded relevance lists."""
+    from tasks.data import sqr_relevance
+    from tasks.inference import read_inputs
+
+    rows, inputs, _ = read_inputs(task, path)
+    if task == "sqr":
+        return inputs, [list(sqr_relevance(row)) for _, row in rows]
+    return inputs, [row["subject"] if task == "kpc" else row["label"] for _, row in rows]
+
+
+def task_metric(task: str, gold: list):
+    """``metric(results) -> float`` of a task against ``gold``: NDCG@3 for SQR, accuracy otherwise."""
+    from tasks.hybrid import accuracy_metric, ndcg_metric
+
+    return ndcg_metric(gold) if task == "sqr" else accuracy_metric(gold)
+
+
+__all__ = ["evaluate_directory", "labelled_inputs", "task_metric"]

@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from mathgraph.files import apply_umask
+from mathgraph.hub import local_directory
 from models.batching import DeviceBatch, ProblemBatch
 from models.encoder import MathEncoder
 from tasks.bucketing import LengthBucketSampler, length_sorted_batches
@@ -188,7 +189,7 @@ class TaskModel(nn.Module):
 
         from models.comus import CheckpointError
 
-        directory = Path(directory)
+        directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
         try:
             data = json.loads((directory / TASK_CONFIG_NAME).read_text(encoding="utf-8"))
             if isinstance(data, dict):

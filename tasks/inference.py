@@ -60,11 +60,27 @@ class TfidfPredictor:
         ]
 
 
+def load_task_model(task: str, model_dir: str, device: str | None = None):
+    """The model of ``task`` in ``model_dir``: a ``TaskModel``, or the task's view of a multi-task model
+    (loaded by ``tasks.loading.load_model``, on ``device``, default the CPU)."""
+    from models.comus import CheckpointError
+    from tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
+
+    kind = model_type(model_dir)
+    if kind not in (TASK_MODEL, MULTITASK_MODEL):
+        raise CheckpointError(f"{model_dir} is not a trained task model: it holds {describe(kind)}")
+    model = load_model(model_dir, device=device)
+    if kind == MULTITASK_MODEL:
+        return model.for_task(task)
+    if model.config.task != task:
+        raise ValueError(f"{model_dir} was trained for {model.config.task}, not {task}")
+    return model
+
+
 def load_predictor(task: str, directory: str | PathLike, device: str | torch.device | None = None):
     """What predicts ``task`` from the model directory ``directory``: a ``TaskModel`` (trained for ``task``),
     the ``task`` view of a multi-task model, a ``TfidfPredictor`` or a ``StructureModel`` (trained for ``task``);
     each has ``predict(inputs, batch_size)``."""
-    from tasks.evaluation import load_task_model
     from tasks.loading import STRUCTURE, TFIDF, load_model, model_type
 
     kind = model_type(directory)
@@ -158,6 +174,7 @@ def format_prediction(item, result: dict, top: int = 5) -> str:
 __all__ = [
     "TfidfPredictor",
     "load_predictor",
+    "load_task_model",
     "read_inputs",
     "predict_file",
     "format_prediction",

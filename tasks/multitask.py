@@ -58,6 +58,7 @@ import torch
 from torch import nn
 
 from mathgraph.files import apply_umask
+from mathgraph.hub import local_directory
 from models.batching import ProblemBatch
 from models.cgc_lora import apply_cgc_lora, merge_cgc_lora, unmerge_cgc_lora
 from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
@@ -429,7 +430,7 @@ class MultiTaskModel(nn.Module):
 
         from mathgraph.graph import GraphVocabulary
 
-        directory = Path(directory)
+        directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
         try:
             data = json.loads((directory / MULTITASK_CONFIG_NAME).read_text(encoding="utf-8"))
             if isinstance(data, dict):

@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import torch
 from torch import nn
 
 from models.batching import DeviceBatch
 from models.comus import ComusOutput
+from models.encoder import MathEncoder
 from models.reasoning import SKILL_SOURCES, skill_routing_loss
 from tasks.features import FeatureStore
 from tasks.finetune import TaskCollator, example_lengths
@@ -36,8 +37,16 @@ from tasks.pretrain import OBJECTIVES, PretrainingBatch, PretrainingCollator
 from tasks.task_mixing import MultiTaskBatch, TaskMixingSampler
 from tasks.trainer import LAST_CHECKPOINT, TrainingArguments, TrainingData, fit
 
-if TYPE_CHECKING:
-    from tasks.multitask import MultiTaskModel
+
+class ReasoningModel(Protocol):
+    """What skill pre-training needs of a ``reasonformer`` ``tasks.multitask.MultiTaskModel``, named here so
+    that this module does not import the one that imports it (``MultiTaskModel`` runs ``pretrain_skills``)."""
+
+    encoder: MathEncoder
+    backbone: nn.Module
+    reasoning: nn.Module | None
+    config: Any  # a MultiTaskConfig: architecture, skills, task_names, task_configs
+
 
 SKILL_PRETRAINING_DIR = "skill-pretraining"
 
@@ -55,10 +64,10 @@ class SkillBatch(DeviceBatch):
 
 
 class SkillPretrainer(nn.Module):
-    """A ``reasonformer`` ``MultiTaskModel`` with the heads of the pre-training objectives it uses;
+    """A ``reasonformer`` ``ReasoningModel`` with the heads of the pre-training objectives it uses;
     ``forward(SkillBatch)`` gives ``loss = objective + routing_weight * routing_loss`` and both terms."""
 
-    def __init__(self, model: MultiTaskModel, objectives: Sequence[str], routing_weight: float = 1.0):
+    def __init__(self, model: ReasoningModel, objectives: Sequence[str], routing_weight: float = 1.0):
         super().__init__()
         if model.reasoning is None:
             raise ValueError("skill pre-training needs a model with reasoning modules (--adapter reasonformer)")
@@ -94,7 +103,7 @@ class SkillCollator:
     """A list of ``(source_id, item)`` of one source -> ``SkillBatch`` (objective items are texts, masked
     for MLM as ``tasks.pretrain`` does; task items are examples)."""
 
-    def __init__(self, sources: Sequence[tuple[str, str]], model: MultiTaskModel, store: FeatureStore, seed: int):
+    def __init__(self, sources: Sequence[tuple[str, str]], model: ReasoningModel, store: FeatureStore, seed: int):
         self.sources = list(sources)  # (skill, objective or task name)
         self.pretraining = PretrainingCollator(model.encoder.collator, seed=seed, to_batch=store.batch)
         self.tasks = {}  # task name -> (task_id, its collator)
@@ -111,7 +120,7 @@ class SkillCollator:
         return SkillBatch(skill, source, self.pretraining(payload))
 
 
-def skill_sources(model: MultiTaskModel) -> list[tuple[str, str]]:
+def skill_sources(model: ReasoningModel) -> list[tuple[str, str]]:
     """``(skill, source)`` for every skill of ``model`` that has data in this run: an objective the
     architecture can compute, or a task the model has."""
     sources = []
@@ -125,7 +134,7 @@ def skill_sources(model: MultiTaskModel) -> list[tuple[str, str]]:
 
 
 def pretrain_skills(
-    model: MultiTaskModel,
+    model: ReasoningModel,
     train: Sequence[Sequence],
     store: FeatureStore,
     args: TrainingArguments,

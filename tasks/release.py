@@ -1,12 +1,13 @@
-"""Writing the shipped model (``models.shipped`` reads it) and predicting with it.
+"""Writing the shipped model (``models.shipped`` reads it; ``tasks.shipped`` predicts with it).
 
 ``write_package`` stores a pre-trained encoder and a multi-task model fine-tuned
 from it as fp16 deltas (``models.delta``: the encoder against the packaged
 all-MiniLM-L6-v2, the multi-task model against the encoder) with the TF-IDF
 baselines (their arrays as float32); ``finish_package`` adds ``release.json``
 (hybrid weights and measured figures), the model card and ``checksums.json``.
-``shipped_predictor(task)`` is what ``mathgraph predict TASK`` uses without
-``--model``: the multi-task model's head, fused with TF-IDF where dev said so.
+``export_package`` writes the shipped model as a self-contained directory (full
+weights, no deltas: nothing to resolve against the packaged MiniLM), the form to
+publish on the Hugging Face Hub.
 """
 
 from __future__ import annotations
@@ -29,22 +30,11 @@ from models.shipped import (
     STRUCTURE_DIR,
     TFIDF_DIR,
     forget_checksums,
-    release_info,
     shipped_path,
     text_encoder_base,
 )
 
 CARD_NAME = "MODEL_CARD.md"
-
-
-def load_shipped_multitask(root: Path | None = None):
-    """The shipped multi-task model (KPC, QRC, QAM, SQR heads) as a ``MultiTaskModel`` (CPU, eval mode)."""
-    from models.encoder import load_shipped_encoder
-    from tasks.multitask import MultiTaskModel
-
-    directory = shipped_path(MULTITASK_DIR, root=root)
-    encoder = load_shipped_encoder(root)
-    return MultiTaskModel.from_pretrained(directory, base=encoder)
 
 
 def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path]) -> dict[str, int]:
@@ -85,66 +75,27 @@ def write_checksums(output: Path) -> None:
     forget_checksums()
 
 
-def shipped_tfidf(task: str, root: Path | None = None):
-    """The shipped TF-IDF baseline of ``task`` as a ``TfidfPredictor`` (checksums checked)."""
-    from tasks.inference import TfidfPredictor
-    from tasks.loading import load_model
+def export_package(output: str | Path, root: Path | None = None) -> Path:
+    """The shipped model (or the package at ``root``) as a self-contained directory at ``output``: the encoder
+    and the multi-task model with their full weights (``save_pretrained``; no deltas), the TF-IDF and structure
+    models, ``release.json``, the model card and new checksums. ``mathgraph.load(output)`` and
+    ``mathgraph.Predictor.from_pretrained(output, task=...)`` read it as they read the shipped model."""
+    from tasks.shipped import load_shipped_multitask
 
-    return TfidfPredictor(task, load_model(shipped_path(TFIDF_DIR, task, root=root)))
-
-
-def shipped_structure(task: str, root: Path | None = None):
-    """The shipped structure model of ``task`` (``tasks.structure``; checksums checked), or ``None`` when the
-    package has none for it."""
-    from tasks.structure import StructureModel
-
-    info = release_info(root)["tasks"][task]
-    return StructureModel.from_pretrained(shipped_path(STRUCTURE_DIR, task, root=root)) if "structure" in info else None
-
-
-def shipped_parts(root: Path | None = None):
-    """The shipped multi-task model and its TF-IDF predictors ``{task: TfidfPredictor}``, loaded once."""
+    output = Path(output)
+    if output.exists() and any(output.iterdir()):
+        raise FileExistsError(f"{output} exists and is not empty: export to a new directory")
     multitask = load_shipped_multitask(root)
-    return multitask, {task: shipped_tfidf(task, root) for task in multitask.config.task_names}
-
-
-def shipped_predictor(task: str, hybrid: bool | None = None, root: Path | None = None, parts=None):
-    """What ``mathgraph predict TASK`` uses without ``--model``: the shipped multi-task model's ``task`` head,
-    fused with the shipped TF-IDF model and then with the shipped structure model (``tasks.hybrid``,
-    ``tasks.structure``; pair tasks only) when ``hybrid`` is True, or, with ``None``, each where dev said it
-    helps (``release.json``); ``hybrid=False`` is the neural head alone. ``parts`` (from ``shipped_parts``)
-    reuses models already loaded."""
-    from tasks.hybrid import HybridPredictor
-
-    info = release_info(root)["tasks"][task]
-    multitask = parts[0] if parts is not None else load_shipped_multitask(root)
-    predictor = multitask.for_task(task)
-    if info["hybrid"]["default"] if hybrid is None else hybrid:
-        sparse = parts[1][task] if parts is not None else shipped_tfidf(task, root)
-        predictor = HybridPredictor(predictor, sparse, info["hybrid"]["weight"])
-    structure = info.get("structure")
-    if structure is not None and (structure["default"] if hybrid is None else hybrid):
-        predictor = HybridPredictor(predictor, shipped_structure(task, root), structure["weight"])
-    return predictor
-
-
-def labelled_inputs(task: str, path: str | Path) -> tuple[list, list]:
-    """The prediction inputs of a task file and their gold: labels (KPC's ``subject``, QRC's and QAM's
-    ``label``), or SQR's graded relevance lists."""
-    from tasks.data import sqr_relevance
-    from tasks.inference import read_inputs
-
-    rows, inputs, _ = read_inputs(task, path)
-    if task == "sqr":
-        return inputs, [list(sqr_relevance(row)) for _, row in rows]
-    return inputs, [row["subject"] if task == "kpc" else row["label"] for _, row in rows]
-
-
-def task_metric(task: str, gold: list):
-    """``metric(results) -> float`` of a task against ``gold``: NDCG@3 for SQR, accuracy otherwise."""
-    from tasks.hybrid import accuracy_metric, ndcg_metric
-
-    return ndcg_metric(gold) if task == "sqr" else accuracy_metric(gold)
+    multitask.encoder.save_pretrained(output / ENCODER_DIR)
+    multitask.save_pretrained(output / MULTITASK_DIR)
+    source = shipped_path(root=root)  # every file checked against its checksum
+    for folder in (TFIDF_DIR, STRUCTURE_DIR):
+        if (source / folder).is_dir():
+            shutil.copytree(source / folder, output / folder)
+    for name in (RELEASE_NAME, CARD_NAME):
+        shutil.copy2(source / name, output / name)
+    write_checksums(output)
+    return output
 
 
 def _copy_tfidf(source: Path, target: Path) -> None:
@@ -162,15 +113,4 @@ def _copy_tfidf(source: Path, target: Path) -> None:
     apply_umask(target / ARRAYS_FILE)
 
 
-__all__ = [
-    "write_package",
-    "finish_package",
-    "write_checksums",
-    "shipped_tfidf",
-    "shipped_structure",
-    "shipped_parts",
-    "shipped_predictor",
-    "labelled_inputs",
-    "task_metric",
-    "CARD_NAME",
-]
+__all__ = ["write_package", "finish_package", "write_checksums", "export_package", "CARD_NAME"]

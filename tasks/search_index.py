@@ -36,13 +36,11 @@ import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
+from mathgraph.hub import local_directory
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
 from tasks.embedders import Embedder, _is_math_encoder, as_embedder, load_embedder
+from tasks.index_format import FORMAT, FORMAT_VERSION, MANIFEST_FILE, MODEL_TYPE
 
-FORMAT = "mathgraph-search-index"
-FORMAT_VERSION = 1
-MODEL_TYPE = "search-index"  # the manifest's model_type (tasks.loading)
-MANIFEST_FILE = "manifest.json"
 EMBEDDINGS_FILE = "embeddings.safetensors"
 ROWS_FILE = "rows.jsonl"
 # Above this many rows a search uses faiss when it is installed: exact search costs n * d per query.
@@ -325,7 +323,7 @@ class SearchIndex:
 
         An encoder that is not the index's raises ``IndexMismatchError``; damaged files raise
         ``IndexFormatError`` (checked before any model is loaded)."""
-        directory = Path(directory)
+        directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
         manifest = read_manifest(directory)
         embeddings = _read_embeddings(directory, manifest)
         try:

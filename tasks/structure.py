@@ -27,6 +27,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from mathgraph.files import apply_umask
+from mathgraph.hub import local_directory
 from tasks.alignment_features import alignment_features, feature_names
 from tasks.task_io import ranking_result
 
@@ -160,7 +161,7 @@ class StructureModel:
     @classmethod
     def from_pretrained(cls, directory) -> StructureModel:
         """A model written by ``save``; a config of another kind or other features is a clear error."""
-        directory = Path(directory)
+        directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
         try:
             config = json.loads((directory / CONFIG_FILE).read_text())
             arrays = load_file(str(directory / ARRAYS_FILE))

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 from mathgraph.files import apply_umask
-from models.reasoning import ADAPTERS_NAME, PRETRAINED_LAYERS_NAME
+from models.reasoning import PRETRAINED_LAYERS_NAME
 
 LAST_CHECKPOINT = "checkpoint-last"
 # The loss curve: every ``log_every`` steps, the mean of each loss term since the last line.
@@ -150,22 +150,29 @@ def configure_threads(threads: int | None) -> int:
     return wanted
 
 
-# Parts inside the text encoder that do not come with it: MoE routers, CGC-LoRA experts, ReasonFormer's
-# step adapters, and the rows of the LaTeX tokens added to the vocabulary where they are a parameter of
-# their own (``models.cgc_lora.PartlyTrainableEmbedding.new``).
-FRESH_MODULE_NAMES = frozenset({"router", "common_A", "common_B", "specific_A", "specific_B", "new", ADAPTERS_NAME})
 # Modules outside the text encoder that start as copies of its layers (ReasonFormer's reasoning modules and
 # router layers, ``models.reasoning``): pre-trained weights, trained at the pre-trained rate.
 PRETRAINED_MODULE_NAMES = frozenset({"text", PRETRAINED_LAYERS_NAME})
 
 
-def is_pretrained_parameter(name: str) -> bool:
+def fresh_parameters(model: nn.Module) -> set[str]:
+    """Names (as in ``named_parameters``) of the parameters that start fresh inside pre-trained modules: each
+    adapter class declares its own in ``FRESH_PARAMETERS`` (MoE routers, CGC-LoRA experts, new LaTeX token
+    rows, ReasonFormer's step adapters), so a new adapter needs no change here."""
+    stems = [
+        f"{prefix}.{name}" if prefix else name
+        for prefix, module in model.named_modules()
+        for name in getattr(module, "FRESH_PARAMETERS", ())
+    ]
+    return {n for n, _ in model.named_parameters() if any(n == s or n.startswith(s + ".") for s in stems)}
+
+
+def is_pretrained_parameter(name: str, fresh: set[str] = frozenset()) -> bool:
     """Whether the parameter called ``name`` (as in ``named_parameters``) belongs to the pre-trained
     text encoder (a module named ``text``, or a copy of its layers), not to a part that starts fresh:
-    heads, the GAT and the memory, or MoE routers, LoRA experts, reasoning adapters and new LaTeX token
-    rows added inside the text encoder."""
-    parts = set(name.split("."))
-    return bool(PRETRAINED_MODULE_NAMES & parts) and not FRESH_MODULE_NAMES & parts
+    heads, the GAT and the memory, or one of ``fresh`` (``fresh_parameters``: adapters inside the text
+    encoder)."""
+    return bool(PRETRAINED_MODULE_NAMES & set(name.split("."))) and name not in fresh
 
 
 def parameter_groups(model: nn.Module, args: TrainingArguments) -> list[dict]:
@@ -173,10 +180,10 @@ def parameter_groups(model: nn.Module, args: TrainingArguments) -> list[dict]:
     ``head_learning_rate`` (fresh weights need a rate ~30x larger to move in a fine-tuning budget:
     a head at 5e-5 stays at chance on QRC). Empty groups are left out."""
     fresh_rate = args.head_learning_rate if args.head_learning_rate is not None else args.learning_rate
-    pretrained, fresh = [], []
+    pretrained, fresh, starts_fresh = [], [], fresh_parameters(model)
     for name, parameter in model.named_parameters():
         if parameter.requires_grad:
-            (pretrained if is_pretrained_parameter(name) else fresh).append(parameter)
+            (pretrained if is_pretrained_parameter(name, starts_fresh) else fresh).append(parameter)
     groups = [
         {"params": pretrained, "lr": args.learning_rate, "name": "pretrained"},
         {"params": fresh, "lr": fresh_rate, "name": "fresh"},

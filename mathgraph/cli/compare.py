@@ -159,7 +159,7 @@ def _load_predictor(args: argparse.Namespace):
 
     configure_threads(args.threads)
     if args.model is None:
-        from tasks.release import shipped_predictor
+        from tasks.shipped import shipped_predictor
 
         return shipped_predictor("qrc")
     from models.encoder import resolve_device

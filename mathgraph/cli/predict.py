@@ -70,7 +70,7 @@ def run_predict(args: argparse.Namespace) -> int:
         raise ValueError("--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model")
     configure_threads(args.threads)
     if args.model is None:
-        from tasks.release import shipped_predictor
+        from tasks.shipped import shipped_predictor
 
         predictor = shipped_predictor(args.task, hybrid=args.hybrid)
     else:

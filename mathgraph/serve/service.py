@@ -197,7 +197,7 @@ def _shipped_predictors(hybrid: bool | None) -> tuple[dict, dict[str, bool]]:
     """The shipped multi-task model's heads, each fused with its TF-IDF baseline where ``hybrid`` (or, for
     None, dev) says so, and which are fused."""
     from tasks.hybrid import HybridPredictor
-    from tasks.release import shipped_parts, shipped_predictor
+    from tasks.shipped import shipped_parts, shipped_predictor
 
     parts = shipped_parts()
     predictors = {task: shipped_predictor(task, hybrid=hybrid, parts=parts) for task in parts[0].config.task_names}

@@ -13,8 +13,9 @@ import torch
 from models.comus import CheckpointError
 from models.encoder import MathEncoder, load_shipped_encoder
 from models.shipped import SHIPPED_DIR, release_info
+from tasks.evaluation import labelled_inputs, task_metric
 from tasks.hybrid import HybridPredictor
-from tasks.release import labelled_inputs, shipped_parts, shipped_predictor, task_metric
+from tasks.shipped import shipped_parts, shipped_predictor
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mathgraph import GraphVocabulary, MathSyntaxGraph, parse_problem, parse_problems
+from mathgraph import MathSyntaxGraph, parse_problem, parse_problems
+from mathgraph.graph import GraphVocabulary
 from mathgraph.samples import sample_problems
 from parsers.problem import ProblemParser
 

@@ -53,7 +53,9 @@ def directories(tmp_path, tiny_encoder, gsmplus):
     seeds = group_seeds(gsmplus)
     train_tfidf("qrc", build_qrc_pairs(seeds, seed=0)).save_pretrained(paths["tfidf-classifier"])
     train_tfidf("sqr", build_sqr_lists(seeds, seed=0)).save_pretrained(paths["tfidf-ranker"])
-    SearchIndex.build(["one two", "three four", "five"], TinyEmbedder(), text_field="text").save_pretrained(paths["index"])
+    SearchIndex.build(["one two", "three four", "five"], TinyEmbedder(), text_field="text").save_pretrained(
+        paths["index"]
+    )
     return paths
 
 
@@ -120,7 +122,7 @@ def test_a_directory_of_no_known_kind_is_a_clear_error(tmp_path):
 
 
 def test_load_task_model_says_what_a_directory_holds_instead(directories):
-    from tasks.evaluation import load_task_model
+    from tasks.inference import load_task_model
 
     with pytest.raises(CheckpointError, match="not a trained task model: it holds an encoder"):
         load_task_model("kpc", str(directories["encoder"]))

@@ -15,7 +15,8 @@ from tasks.baselines import train_tfidf
 from tasks.finetune import TaskConfig
 from tasks.hybrid import HybridPredictor
 from tasks.multitask import MultiTaskConfig, MultiTaskModel
-from tasks.release import finish_package, load_shipped_multitask, shipped_predictor, write_package
+from tasks.release import finish_package, write_package
+from tasks.shipped import load_shipped_multitask, shipped_predictor
 
 PROBLEMS = [
     ("Find $x$ if $2x+3=7$.", "Algebra"),

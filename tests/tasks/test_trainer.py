@@ -20,6 +20,7 @@ from tasks.trainer import (
     build_optimizer,
     configure_threads,
     fit,
+    fresh_parameters,
     is_pretrained_parameter,
 )
 
@@ -216,12 +217,18 @@ def test_the_optimizer_holds_only_trained_parameters_with_their_settings():
     assert group["lr"] == 0.25 and group["weight_decay"] == 0.5 and group["fused"]  # the fused kernel on a CPU
 
 
+class Router(nn.Linear):
+    """An adapter part inside the pre-trained text encoder, declared fresh as models' adapters declare theirs."""
+
+    FRESH_PARAMETERS = ("weight",)
+
+
 class TextAndHead(nn.Module):
     """The layout of a task model: a pre-trained ``text`` encoder (with a fresh MoE router inside), a head."""
 
     def __init__(self):
         super().__init__()
-        self.text = nn.ModuleDict({"layer": nn.Linear(2, 2), "router": nn.Linear(2, 2)})
+        self.text = nn.ModuleDict({"layer": nn.Linear(2, 2), "router": Router(2, 2, bias=False)})
         self.graph, self.head = nn.Linear(2, 2), nn.Linear(2, 1)
 
 
@@ -235,15 +242,33 @@ def test_pretrained_text_encoder_and_fresh_parts_get_their_own_learning_rates():
     assert by_group["fresh"] == {id(p) for p in fresh}
     assert groups["pretrained"]["lr"] == 3e-5 and groups["fresh"]["lr"] == 1e-3
     assert is_pretrained_parameter("backbone.text.encoder.layer.0.attention.self.query.weight")
-    assert not is_pretrained_parameter("backbone.text.encoder.layer.5.intermediate.router.weight")
     assert not is_pretrained_parameter("backbone.graph.layers.0.lin.weight")
-    assert not is_pretrained_parameter("backbone.text.embeddings.word_embeddings.new")  # CGC-LoRA's LaTeX rows
-    # ReasonFormer: copies of the top text layers train as pre-trained weights, their adapters as fresh ones.
+    # ReasonFormer: copies of the top text layers train as pre-trained weights
     assert is_pretrained_parameter("reasoning.skill_modules.2.pretrained_layers.0.attention.self.query.weight")
-    assert is_pretrained_parameter("reasoning.routers.1.pretrained_layers.intermediate.dense.weight")
-    assert not is_pretrained_parameter("reasoning.skill_modules.2.pretrained_layers.0.output.adapters.1.up.weight")
-    assert not is_pretrained_parameter("reasoning.routers.1.scores.0.weight")
     assert not is_pretrained_parameter("reasoning.stop_gates.0.ffn.0.weight")
+
+
+def test_the_adapters_of_the_models_declare_their_fresh_parameters():
+    from models.cgc_lora import CGCLoRALinear, PartlyTrainableEmbedding
+    from models.moe import MoEFeedForward
+    from models.reasoning import AdaptedOutput
+
+    declared = {cls: set(cls.FRESH_PARAMETERS) for cls in (CGCLoRALinear, PartlyTrainableEmbedding, MoEFeedForward)}
+    assert declared == {
+        CGCLoRALinear: {"common_A", "common_B", "specific_A", "specific_B"},
+        PartlyTrainableEmbedding: {"new"},
+        MoEFeedForward: {"router"},
+    }
+    # a ReasonFormer output block inside a copied layer: its adapters are fresh, the copied dense is not
+    output = nn.Module()
+    output.dense, output.dropout, output.LayerNorm = nn.Linear(4, 4), nn.Dropout(0.0), nn.LayerNorm(4)
+    model = nn.Module()
+    model.pretrained_layers = nn.ModuleList([AdaptedOutput(output, depth=2, bottleneck=2)])
+    fresh = fresh_parameters(model)
+    assert fresh and all(".adapters." in name for name in fresh)
+    assert "pretrained_layers.0.dense.weight" not in fresh
+    assert not is_pretrained_parameter("pretrained_layers.0.adapters.1.up.weight", fresh)
+    assert is_pretrained_parameter("pretrained_layers.0.dense.weight", fresh)
 
 
 def test_linear_warm_up_then_linear_decay_for_every_group(tmp_path):
