@@ -12,7 +12,7 @@ Prints markdown tables (nothing here asserts a speed):
    order (or, with ``--sort-by-length``, by text length as ``MathEncoder.encode``
    batches them). On those same batches, under ``torch.inference_mode()`` in fp32 and
    eval mode, three models take turns batch by batch after a warm-up pass:
-   COMUS with k=2 (``MathEncoder.from_pretrained("default")``), COMUS with k=0
+   COMUS with k=2 (``MathEncoder.from_pretrained("shipped")``), COMUS with k=0
    (``MathEncoder.build(fusion_layers=0)``: MiniLM and the GAT side by side,
    no memory) and the packaged MiniLM alone (``load_text_encoder("default")``
    run on the batches' ``input_ids``/``attention_mask``/``token_type_ids``).
@@ -54,7 +54,7 @@ from smoke import SMOKE_MATH
 
 from mathgraph.graph import MathSyntaxGraph
 from models.batching import ProblemBatch, ProblemCollator, graph_features
-from models.encoder import DEFAULT_MODEL_DIR, LATEX_TOKENS_NAME, MathEncoder
+from models.encoder import LATEX_TOKENS_NAME, UNTRAINED_MODEL_DIR, MathEncoder
 from models.text_encoder import add_latex_tokens, load_text_encoder
 from parsers.graph_cache import parse_cached
 
@@ -382,7 +382,7 @@ def _measure_forward_memory(which: str, batch_file: str, threads: int) -> tuple[
     batch = ProblemBatch(**load_file(batch_file))
     if which == "MiniLM alone":
         model, tokenizer = load_text_encoder("default")
-        with open(DEFAULT_MODEL_DIR / LATEX_TOKENS_NAME, encoding="utf-8") as f:
+        with open(UNTRAINED_MODEL_DIR / LATEX_TOKENS_NAME, encoding="utf-8") as f:
             add_latex_tokens(tokenizer, json.load(f))  # as MathEncoder.build does
         model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
         model.eval()

@@ -124,7 +124,7 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
     results["TF-IDF (fitted on the training lists)"] = _timed(ranking_metrics(scores, relevant), started)
 
     texts = list(dict.fromkeys(t for lst in lists for t in (lst.query, *lst.candidates)))
-    default = MathEncoder.from_pretrained("default")
+    default = MathEncoder.from_pretrained("shipped")
     started = time.perf_counter()
     graphs = dict(zip(texts, default.parse(texts, show_progress=True)))
     parse_seconds = time.perf_counter() - started

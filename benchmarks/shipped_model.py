@@ -4,7 +4,7 @@
 
 Prints a markdown table. Load time is measured inside a new Python process after
 its imports (so it is the model's cost, not the interpreter's): the encoder
-(``MathEncoder.from_pretrained("default")``: checksums, the packaged MiniLM, the
+(``MathEncoder.from_pretrained("shipped")``: checksums, the packaged MiniLM, the
 fp16 delta) and the multi-task model with its TF-IDF baselines (``shipped_parts``).
 Encode throughput against MiniLM alone is ``benchmarks/encode_benchmark.py``'s. ``--smoke``: one
 load of each (seconds).
@@ -20,7 +20,7 @@ import sys
 from models.shipped import SHIPPED_DIR
 
 LOADS = {
-    "encoder (MathEncoder.from_pretrained('default'))": "from models.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('default', device='cpu')",
+    "encoder (MathEncoder.from_pretrained('shipped'))": "from models.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('shipped', device='cpu')",
     "multi-task model + TF-IDF (shipped_parts())": "from tasks.shipped import shipped_parts; load = shipped_parts",
 }
 TIMER = "; import time; start = time.perf_counter(); load(); print(time.perf_counter() - start)"

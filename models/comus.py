@@ -60,7 +60,7 @@ class ComusConfig:
     memory_views: int = 2
     dropout: float = 0.1
     parser: str = "spacy"
-    text_encoder: str = "default"
+    text_encoder: str = "minilm"  # the packaged all-MiniLM-L6-v2 (configs saved before name it "default")
     split_digits: bool = False
     model_type: str = "comus"
 
@@ -81,7 +81,10 @@ class ComusConfig:
         unknown = sorted(set(data) - known - {"weights_sha256"})
         if unknown:
             raise CheckpointError(f"config.json has fields this mathgraph does not know: {unknown}")
-        return cls(**{k: v for k, v in data.items() if k in known})
+        values = {k: v for k, v in data.items() if k in known}
+        if values.get("text_encoder") == "default":  # saved before the packaged MiniLM was named "minilm"
+            values["text_encoder"] = "minilm"
+        return cls(**values)
 
 
 @dataclass

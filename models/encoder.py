@@ -10,7 +10,7 @@ TGCL) on MATH and GSM8K train texts (``models.shipped``, its model card in
 
 ``"untrained"`` is the same architecture before any training: MiniLM with the
 LaTeX tokens added, a GAT and memory layers initialised from a fixed seed, and the
-node and relation vocabularies in ``mathgraph/data/default_model``. It is where
+node and relation vocabularies in ``mathgraph/data/untrained_model``. It is where
 ``mathgraph pretrain --model untrained`` starts for people who pre-train their own.
 """
 
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("mathgraph")
 
-DEFAULT_MODEL_DIR = Path(str(files("mathgraph") / "data" / "default_model"))
+UNTRAINED_MODEL_DIR = Path(str(files("mathgraph") / "data" / "untrained_model"))
 LATEX_TOKENS_NAME = "latex_tokens.json"
 MODES = ("fused", "text", "graph")
 DEFAULT_SEED = 0
@@ -71,7 +71,7 @@ class MathEncoder:
         if str(path) in SHIPPED_ALIASES:
             encoder = load_shipped_encoder()
         elif str(path) == UNTRAINED:
-            encoder = cls.build(DEFAULT_MODEL_DIR)
+            encoder = cls.build(UNTRAINED_MODEL_DIR)
         else:
             from mathgraph.hub import local_directory
 
@@ -91,8 +91,8 @@ class MathEncoder:
     @classmethod
     def build(
         cls,
-        vocab_dir: str | PathLike = DEFAULT_MODEL_DIR,
-        text_encoder: str = "default",
+        vocab_dir: str | PathLike = UNTRAINED_MODEL_DIR,
+        text_encoder: str = "minilm",
         seed: int = DEFAULT_SEED,
         split_digits: bool = False,
         **config: object,
@@ -233,7 +233,7 @@ def load_shipped_encoder(root: Path | None = None):
     if not (directory / DELTA_NAME).is_file():  # a self-contained export (tasks.release.export_package)
         return MathEncoder.from_pretrained(directory, device="cpu")
     config = read_config(directory)
-    state = apply_delta(text_encoder_base(config.get("text_encoder", "default")), directory / DELTA_NAME)
+    state = apply_delta(text_encoder_base(config.get("text_encoder", "minilm")), directory / DELTA_NAME)
     model = ComusModel.from_state(config, state, where=directory / DELTA_NAME)
     tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
     return MathEncoder(model.eval(), tokenizer, GraphVocabulary.from_pretrained(directory))

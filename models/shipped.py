@@ -1,6 +1,6 @@
 """The trained model that ships inside the package (``mathgraph/data/shipped_model``).
 
-    encoder/     the pre-trained COMUS encoder: MathEncoder.from_pretrained("default")
+    encoder/     the pre-trained COMUS encoder: MathEncoder.from_pretrained("shipped")
                  (``models.encoder.load_shipped_encoder``)
     multitask/   the multi-task model fine-tuned from it (KPC, QRC, QAM, SQR): `mathgraph predict TASK`
                  (``tasks.shipped.load_shipped_multitask``)
@@ -57,8 +57,8 @@ def release_info(root: Path | None = None) -> dict:
     return json.loads(shipped_path(RELEASE_NAME, root=root).read_text(encoding="utf-8"))
 
 
-def text_encoder_base(name: str = "default") -> dict[str, torch.Tensor]:
-    """The weights of the text encoder ``name`` (a model's ``text_encoder``: ``"default"`` is the packaged
+def text_encoder_base(name: str = "minilm") -> dict[str, torch.Tensor]:
+    """The weights of the text encoder ``name`` (a model's ``text_encoder``: ``"minilm"`` is the packaged
     all-MiniLM-L6-v2) under ``ComusModel``'s names (``text.``): what the shipped encoder is stored against."""
     from models.text_encoder import load_text_encoder
 

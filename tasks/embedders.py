@@ -64,10 +64,10 @@ class MathEncoderEmbedder:
 
 
 class TextEmbedder:
-    """A text-only Hugging Face encoder (``AutoModel``), mean-pooled over tokens: ``"default"`` is the packaged
+    """A text-only Hugging Face encoder (``AutoModel``), mean-pooled over tokens: ``"minilm"`` is the packaged
     all-MiniLM-L6-v2. Formulas are read as plain text; useful as a baseline next to ``MathEncoder``."""
 
-    def __init__(self, path: str | PathLike = "default", max_length: int = 256, device: str | None = None):
+    def __init__(self, path: str | PathLike = "minilm", max_length: int = 256, device: str | None = None):
         import torch
         from transformers import AutoModel, AutoTokenizer
 
@@ -81,7 +81,7 @@ class TextEmbedder:
         self.model.to(self.device)
         local = Path(path)
         self.max_length = max_length
-        self.source = f"text:{local.resolve() if str(path) != 'default' and local.exists() else path}"
+        self.source = f"text:{local.resolve() if local.exists() else path}"
         self._identity: dict | None = None
 
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
@@ -136,9 +136,9 @@ def as_embedder(encoder, mode: str | None = None) -> Embedder:
     )
 
 
-def load_embedder(spec: str | PathLike = "default", mode: str = "fused", device: str | None = None) -> Embedder:
-    """An embedder from the command line: ``"default"`` or a mathgraph model directory -> ``MathEncoder``;
-    ``"text:PATH"`` (``"text:default"`` for MiniLM) or any other Hugging Face directory -> ``TextEmbedder``.
+def load_embedder(spec: str | PathLike = "shipped", mode: str = "fused", device: str | None = None) -> Embedder:
+    """An embedder from the command line: ``"shipped"`` (alias ``"default"``) or a mathgraph model directory -> ``MathEncoder``;
+    ``"text:PATH"`` (``"text:minilm"`` for the packaged MiniLM) or any other Hugging Face directory -> ``TextEmbedder``.
     The spec is kept as the identity's ``source``, so that ``SearchIndex.from_pretrained`` can find the model again."""
     spec = str(spec)
     if spec.startswith("text:"):

@@ -56,22 +56,18 @@ def evaluate_directory(
 
 
 def labelled_inputs(task: str, path: str | Path) -> tuple[list, list]:
-    """The prediction inputs of a task file and their gold: labels (KPC's ``subject``, QRC's and QAM's
-    ``label``), or SQR's graded relevance lists."""
-    from tasks.data import sqr_relevance
+    """The prediction inputs of a task file and their gold (``Task.gold``): labels (KPC's ``subject``, QRC's
+    and QAM's ``label``), or SQR's graded relevance lists."""
     from tasks.inference import read_inputs
 
     rows, inputs, _ = read_inputs(task, path)
-    if task == "sqr":
-        return inputs, [list(sqr_relevance(row)) for _, row in rows]
-    return inputs, [row["subject"] if task == "kpc" else row["label"] for _, row in rows]
+    return inputs, [get_task(task).gold(row) for _, row in rows]
 
 
 def task_metric(task: str, gold: list):
-    """``metric(results) -> float`` of a task against ``gold``: NDCG@3 for SQR, accuracy otherwise."""
-    from tasks.hybrid import accuracy_metric, ndcg_metric
-
-    return ndcg_metric(gold) if task == "sqr" else accuracy_metric(gold)
+    """``metric(results) -> float`` of a task against ``gold`` (``Task.result_metric``): NDCG@3 for SQR,
+    accuracy otherwise."""
+    return get_task(task).result_metric(gold)
 
 
 __all__ = ["evaluate_directory", "labelled_inputs", "task_metric"]

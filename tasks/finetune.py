@@ -75,7 +75,7 @@ class TaskConfig:
             raise ValueError(f"unknown architecture {self.architecture!r}; choose one of {ARCHITECTURES} (or tfidf)")
         if self.pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {self.pooling!r}; choose one of {POOLINGS}")
-        if self.pair_mode is None and task.tfidf_kind == "pair":
+        if self.pair_mode is None and task.input_shape == "pair":
             self.pair_mode = DEFAULT_PAIR_MODE
         task.with_pair_mode(self.pair_mode).with_alignment(self.alignment)  # refuses what the task cannot read
 
@@ -197,7 +197,7 @@ class TaskModel(nn.Module):
             # Models saved before these options existed: [CLS], no vector norm, bi-encoder pairs.
             data.setdefault("pooling", "cls")
             data.setdefault("vector_norm", False)
-            if get_task(data.get("task")).tfidf_kind == "pair":
+            if get_task(data.get("task")).input_shape == "pair":
                 data.setdefault("pair_mode", "bi")
             config = TaskConfig(**current_keys(data))
         except (OSError, json.JSONDecodeError, TypeError, ValueError) as err:
@@ -337,8 +337,8 @@ def require_two_labels(task: Task, labels: Sequence, train_path: str) -> None:
         )
 
 
-def load_start_encoder(model: str = "default", **new_model_options) -> MathEncoder:
-    """The encoder to fine-tune: a saved directory, the shipped pre-trained ``"default"``, or ``"untrained"``
+def load_start_encoder(model: str = "shipped", **new_model_options) -> MathEncoder:
+    """The encoder to fine-tune: a saved directory, the shipped pre-trained ``"shipped"``, or ``"untrained"``
     built with ``new_model_options`` (``ComusConfig`` fields such as ``gat_heads=12`` for COMUS's 768-wide GAT)."""
     from models.encoder import UNTRAINED
 
@@ -357,7 +357,7 @@ def train_task(
     train_path: str,
     args: TrainingArguments,
     dev_path: str | None = None,
-    model: str = "default",
+    model: str = "shipped",
     **new_model_options,
 ) -> dict:
     """Fine-tune ``model`` on a task file and save the best (by dev metric) model to ``args.output_dir``.

@@ -40,9 +40,9 @@ class TfidfPredictor:
         self.task = get_task(task) if isinstance(task, str) else task
         self.model = model
         kind = "ranker" if isinstance(model, TfidfRanker) else model.kind
-        if kind != self.task.tfidf_kind:
+        if kind != self.task.input_shape:
             raise ValueError(
-                f"a TF-IDF {kind} model cannot predict {self.task.name} (that needs a {self.task.tfidf_kind} model)"
+                f"a TF-IDF {kind} model cannot predict {self.task.name} (that needs a {self.task.input_shape} model)"
             )
 
     def predict(self, inputs: Iterable, batch_size: int = 32) -> list[dict]:
@@ -50,9 +50,9 @@ class TfidfPredictor:
         checked = [check_input(self.task, item, i) for i, item in enumerate(inputs)]
         if not checked:
             return []
-        if self.task.tfidf_kind == "ranker":
+        if self.task.input_shape == "ranker":
             return [ranking_result(self.model.score(query, list(candidates)).tolist()) for query, candidates in checked]
-        texts = [text for (text,) in checked] if self.task.tfidf_kind == "single" else checked
+        texts = [text for (text,) in checked] if self.task.input_shape == "single" else checked
         classes = self.model.classes_
         return [
             {"label": classes[int(row.argmax())], "probabilities": dict(zip(classes, row.tolist()))}
@@ -101,7 +101,7 @@ def read_inputs(
     """``(line, row)`` of the good rows of a JSONL file in the task's format (see the module docstring),
     their inputs, and the bad rows (raised as ``JsonlError`` unless ``skip_bad``)."""
     task = get_task(task) if isinstance(task, str) else task
-    kind = task.tfidf_kind
+    kind = task.input_shape
     fields = {"single": (text_field,), "pair": ("text_a", "text_b"), "ranker": ("query",)}[kind]
 
     def check(row: dict) -> None:
@@ -120,7 +120,7 @@ def read_inputs(
 
 
 def row_input(kind: str, row: dict, text_field: str = "problem") -> object:
-    """The input of a validated row, for a task whose ``tfidf_kind`` is ``kind``."""
+    """The input of a validated row, for a task whose ``input_shape`` is ``kind``."""
     if kind == "single":
         return row[text_field]
     if kind == "pair":

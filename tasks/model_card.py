@@ -17,7 +17,7 @@ def model_card(release: dict) -> str:
     lines = [
         "# mathgraph shipped model",
         "",
-        'Loaded offline by `MathEncoder.from_pretrained("default")` (the encoder) and by `mathgraph predict`,',
+        'Loaded offline by `MathEncoder.from_pretrained("shipped")` or `mathgraph.load("shipped")` (the encoder) and by `mathgraph predict`,',
         "`search` and `index build` when no `--model` is given (the multi-task model). Every file is checked",
         "against `checksums.json` when it is loaded.",
         "",

@@ -520,7 +520,7 @@ def _insert_after_cls(text_model: nn.Module, inputs: dict, prompt: torch.Tensor)
 def train_multitask(
     task_files: Sequence[tuple[TaskConfig, str, str | None]],
     args: TrainingArguments,
-    model: str = "default",
+    model: str = "shipped",
     adapter: str = "none",
     architecture: str = "comus",
     skill_pretraining_steps: int = 0,

@@ -19,7 +19,7 @@ QUERY_CHUNK = 1024
 
 def build_index_from_file(
     input_path: str | PathLike,
-    model: str | PathLike = "default",
+    model: str | PathLike = "shipped",
     text_field: str = "problem",
     output: str | PathLike | None = None,
     mode: str = "fused",

@@ -50,11 +50,11 @@ class SimCSEModel(nn.Module):
 def train_simcse(
     texts: Sequence[str],
     args: TrainingArguments,
-    model: str = "default",
+    model: str = "shipped",
     mode: str = "fused",
     temperature: float = SIMCSE_TEMPERATURE,
 ) -> dict:
-    """Train ``model`` (an encoder directory or ``"default"``) with SimCSE on ``texts`` for
+    """Train ``model`` (an encoder directory or ``"shipped"``) with SimCSE on ``texts`` for
     ``args.max_steps`` steps and save the encoder to ``args.output_dir``. Returns the training history.
 
     Graphs come from the graph cache; batches are length-bucketed.

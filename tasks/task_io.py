@@ -27,7 +27,7 @@ import torch
 from tasks.data import KpcExample, QamPair, QrcPair, SqrList
 from tasks.task_types import Task, get_task
 
-# An input's shape is that of the task's TF-IDF baseline (``Task.tfidf_kind``): one text, a pair of
+# An input's shape (``Task.input_shape``): one text, a pair of
 # texts, or a query with candidates.
 SHAPES = {"single": "one text (a str)", "pair": "a pair (text_a, text_b)", "ranker": "(query, [candidates])"}
 
@@ -40,7 +40,7 @@ def check_input(task: Task, item, position: int = 0) -> tuple:
     """The texts of one input, validated for ``task``: ``(text,)``, ``(text_a, text_b)`` or
     ``(query, (candidate, ...))``; ``InputError`` naming the input's ``position`` otherwise."""
     where = f"input {position}"
-    kind = task.tfidf_kind
+    kind = task.input_shape
     wrong = InputError(f"{where}: {task.name} takes {SHAPES[kind]} per input, got {_describe(item)}")
     if kind == "single":
         if not isinstance(item, str):
@@ -62,9 +62,9 @@ def build_examples(task: Task, inputs: Iterable) -> list:
     """The task's examples (``tasks.data``) of ``inputs``, with placeholder gold the prediction does not read
     (SQR: the first candidate relevant, since the loss computed beside the scores needs one)."""
     checked = [check_input(task, item, i) for i, item in enumerate(inputs)]
-    if task.tfidf_kind == "single":
+    if task.input_shape == "single":
         return [KpcExample(text=text, label="") for (text,) in checked]
-    if task.tfidf_kind == "pair":
+    if task.input_shape == "pair":
         pair_type, label = (QamPair, 0) if task.name == "qam" else (QrcPair, "")
         return [
             pair_type(id=f"input-{i}", group="", text_a=a, text_b=b, label=label) for i, (a, b) in enumerate(checked)
@@ -81,7 +81,7 @@ def input_from_texts(task: str | Task, texts: Sequence[str]) -> object:
     """One input from command-line texts: KPC one text, QRC/QAM two (``text_a text_b``), SQR the query
     and then its candidates."""
     task = get_task(task) if isinstance(task, str) else task
-    kind, texts = task.tfidf_kind, list(texts)
+    kind, texts = task.input_shape, list(texts)
     if kind == "single" and len(texts) == 1:
         return texts[0]
     if kind == "pair" and len(texts) == 2:

@@ -35,7 +35,9 @@ class Task(ABC):
     name: str = ""
     metric: str = "accuracy"  # the dev metric (higher is better) that picks the best epoch
     classifies: bool = True  # predicts one label per example (False: ranks candidates)
-    tfidf_kind: str = "single"  # the TF-IDF baseline's model (tasks.baselines): single | pair | ranker
+    # what one input is (tasks.task_io): "single" text, a "pair" of texts, or a query with candidates to rank
+    # ("ranker"); the TF-IDF baseline of the task is the model of that shape (tasks.baselines)
+    input_shape: str = "single"
     alignment: bool = False  # the head also reads the alignment features of each pair (tasks.alignment_features)
 
     @abstractmethod
@@ -54,7 +56,7 @@ class Task(ABC):
         """This task with heads that read each pair's alignment features too; only pair and ranking tasks."""
         if not alignment:
             return self
-        if self.tfidf_kind == "single":
+        if self.input_shape == "single":
             raise ValueError(f"{self.name} reads one problem per example: alignment features are for qrc, qam, sqr")
         task = copy.copy(self)
         task.alignment = True
@@ -128,6 +130,16 @@ class Task(ABC):
         """The example as the dict row the TF-IDF baselines read."""
         return asdict(example)
 
+    def gold(self, row: dict, label_field: str = "label"):
+        """The gold answer of one row of the task's file, in the shape of a prediction's ``label``."""
+        return row[label_field]
+
+    def result_metric(self, gold: Sequence):
+        """``metric(results) -> float`` of predictions (``tasks.task_io`` results) against ``gold``: accuracy."""
+        from tasks.hybrid import accuracy_metric
+
+        return accuracy_metric(gold)
+
 
 class KnowledgePointClassification(Task):
     """KPC: one problem -> its subject (a classifier on the problem vector)."""
@@ -146,6 +158,9 @@ class KnowledgePointClassification(Task):
     def tfidf_row(self, example, text_field="problem", label_field="subject"):
         return {text_field: example.text, label_field: example.label}
 
+    def gold(self, row, label_field="subject"):
+        return row[label_field]
+
 
 class PairClassification(Task):
     """Two problems -> a relation label, read in one of two ``pair_mode``s.
@@ -157,7 +172,7 @@ class PairClassification(Task):
     ``[u; v; |u - v|; u * v]``; the vectors can be indexed for retrieval.
     """
 
-    tfidf_kind = "pair"
+    input_shape = "pair"
     pair_mode = "bi"
 
     def with_pair_mode(self, mode):
@@ -226,7 +241,7 @@ class SimilarQuestionRecommendation(Task):
     name = "sqr"
     metric = "ndcg@3"
     classifies = False
-    tfidf_kind = "ranker"
+    input_shape = "ranker"
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_sqr(path, skip_bad)
@@ -280,6 +295,18 @@ class SimilarQuestionRecommendation(Task):
         row = asdict(example)
         row["candidates"], row["relevance"] = list(example.candidates), list(example.relevance)
         return row
+
+    def gold(self, row, label_field="label"):
+        """The graded relevance of each candidate (``tasks.data.sqr_relevance``)."""
+        from tasks.data import sqr_relevance
+
+        return list(sqr_relevance(row))
+
+    def result_metric(self, gold):
+        """NDCG@3 of the rankings against the graded relevance lists."""
+        from tasks.hybrid import ndcg_metric
+
+        return ndcg_metric(gold)
 
 
 TASKS: dict[str, Task] = {

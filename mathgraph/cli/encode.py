@@ -19,7 +19,9 @@ def register(commands) -> None:
     encode.add_argument("--graphs", metavar="FILE", help="graphs of the same problems from `mathgraph parse --output`")
     encode.add_argument("--output", required=True, metavar="EMB.npy")
     encode.add_argument(
-        "--model", default="default", help="model directory, 'default' (the shipped pre-trained COMUS) or 'untrained'"
+        "--model",
+        default="shipped",
+        help="model directory, 'shipped' (the shipped pre-trained COMUS; alias 'default') or 'untrained'",
     )
     encode.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
     encode.add_argument("--batch-size", type=int, default=32)

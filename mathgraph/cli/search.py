@@ -29,9 +29,9 @@ def _register_index(commands) -> None:
     build.add_argument("--text-field", default="problem")
     build.add_argument(
         "--model",
-        default="default",
-        help="mathgraph encoder directory, 'default' (the shipped pre-trained encoder), 'untrained', "
-        "or text:PATH for a text-only encoder",
+        default="shipped",
+        help="mathgraph encoder directory, 'shipped' (the shipped pre-trained encoder; alias 'default'), "
+        "'untrained', or text:PATH for a text-only encoder (text:minilm: the packaged MiniLM)",
     )
     build.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
     build.add_argument("--batch-size", type=int, default=32)

@@ -37,7 +37,7 @@ def register(commands) -> None:
     )
     serve.add_argument(
         "--encoder",
-        default="default",
+        default="shipped",
         metavar="DIR",
         help="the encoder of /api/encode, as `mathgraph encode --model` (default: the shipped one)",
     )

@@ -48,7 +48,7 @@ def _register_pretrain(commands) -> None:
     pretrain.add_argument(
         "--model",
         default="untrained",
-        help="encoder to start from: 'untrained' (default), 'default' (the shipped one) or a directory",
+        help="encoder to start from: 'untrained' (default), 'shipped' (the shipped one; alias 'default') or a directory",
     )
     pretrain.add_argument("--tasks", default="mlm,dtc,tgcl", help="comma-separated subset of mlm,dtc,tgcl")
     pretrain.add_argument(
@@ -70,8 +70,9 @@ def _register_pretrain(commands) -> None:
 def _add_start_model(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model",
-        default="default",
-        help="encoder to start from: 'default' (the shipped pre-trained COMUS), 'untrained' or a directory",
+        default="shipped",
+        help="encoder to start from: 'shipped' (the shipped pre-trained COMUS; alias 'default'), 'untrained' or a "
+        "directory",
     )
 
 

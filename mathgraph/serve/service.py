@@ -69,7 +69,7 @@ class Service:
     def load(
         cls,
         model: str | PathLike | None = None,
-        encoder: str | PathLike = "default",
+        encoder: str | PathLike = "shipped",
         index: str | PathLike | None = None,
         hybrid: bool | None = None,
         device: str | None = None,
@@ -182,7 +182,7 @@ class Service:
             else {"path": self.index_path, "rows": len(self.index), "text_field": self.index.text_field}
         )
         tasks = [
-            {"name": task, "input": get_task(task).tfidf_kind, "hybrid": self.hybrid.get(task, False)}
+            {"name": task, "input": get_task(task).input_shape, "hybrid": self.hybrid.get(task, False)}
             for task in self.predictors
         ]
         return {
