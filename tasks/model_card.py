@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+# The Hugging Face Hub's metadata of each task's figure: task type, data set (type, name), metric.
+HUB_TASKS = {
+    "kpc": ("text-classification", "hendrycks/competition_math", "MATH"),
+    "qrc": ("text-classification", "qintongli/GSM-Plus", "GSM-Plus"),
+    "qam": ("text-classification", "qintongli/GSM-Plus", "GSM-Plus"),
+    "sqr": ("text-ranking", "qintongli/GSM-Plus", "GSM-Plus"),
+}
 TASK_NAMES = {
     "kpc": "KPC (MATH subject, 7 classes)",
     "qrc": "QRC (GSM-Plus relation, 9 classes)",
@@ -11,7 +18,60 @@ TASK_NAMES = {
 
 
 def model_card(release: dict) -> str:
-    """Markdown: what the model is, its training, its test and dev figures, its limits and licences."""
+    """Markdown: what the model is, its training, its test and dev figures, its limits and licences, after
+    the Hugging Face Hub's YAML metadata block (``hub_metadata``)."""
+    return f"---\n{hub_metadata(release)}---\n\n{card_text(release)}"
+
+
+def hub_metadata(release: dict) -> str:
+    """The YAML block a Hub model card starts with: library, licence, base model, data sets, and the test
+    figure of what ``mathgraph predict`` uses for each task (``model-index``)."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    results = []
+    for task, info in release["tasks"].items():
+        if "test" not in info:  # a release measured on dev only has no test figure to declare
+            continue
+        stage = default_stage(info)
+        figure = info["test"][stage]
+        task_type, dataset_type, dataset_name = HUB_TASKS[task]
+        results.append(
+            EvalResult(
+                task_type=task_type,
+                task_name=TASK_NAMES[task],
+                dataset_type=dataset_type,
+                dataset_name=dataset_name,
+                dataset_config=task,  # the task's data built from the set (keeps QRC and QAM apart)
+                dataset_split="test",
+                metric_type=figure["metric"],
+                metric_value=figure["value"],
+                metric_name=f"{figure['metric']} of mathgraph predict ({stage})",
+            )
+        )
+    data = ModelCardData(
+        model_name="mathgraph-shipped",
+        library_name="mathgraph",
+        license="mit",
+        language="en",
+        base_model="sentence-transformers/all-MiniLM-L6-v2",
+        pipeline_tag="text-classification",
+        tags=["math", "graph-neural-network", "comus", "multi-task", "mathgraph"],
+        datasets=sorted({dataset for _, dataset, _ in HUB_TASKS.values()} | {"openai/gsm8k"}),
+        eval_results=results or None,
+    )
+    return data.to_yaml() + "\n"
+
+
+def default_stage(info: dict) -> str:
+    """Which of a task's test figures is the default prediction's (``release.json``): ``shipped`` (the
+    structure model fused in), ``hybrid`` (TF-IDF fused in) where dev turned it on, else ``neural``."""
+    if "shipped" in info["test"]:
+        return "shipped"
+    return "hybrid" if info["hybrid"]["default"] else "neural"
+
+
+def card_text(release: dict) -> str:
+    """The card's Markdown body."""
     training = release["training"]
     first, last = training.get("pretrain_loss_first") or {}, training.get("pretrain_loss_last") or {}
     lines = [

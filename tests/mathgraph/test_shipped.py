@@ -33,6 +33,22 @@ def test_the_package_is_small_and_complete():
     assert "## Licences" in (SHIPPED_DIR / "MODEL_CARD.md").read_text()
 
 
+def test_the_model_card_carries_the_hub_metadata_of_the_release():
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(SHIPPED_DIR / "MODEL_CARD.md")
+    assert card.data.library_name == "mathgraph" and card.data.license == "mit"
+    figures = {r.dataset_config: r.metric_value for r in card.data.eval_results}
+    release = release_info()["tasks"]
+    # the figure of what `mathgraph predict` uses: the structure model fused in (pair tasks), else the hybrid
+    assert figures == {
+        "kpc": release["kpc"]["test"]["hybrid"]["value"],
+        "qrc": release["qrc"]["test"]["shipped"]["value"],
+        "qam": release["qam"]["test"]["shipped"]["value"],
+        "sqr": release["sqr"]["test"]["shipped"]["value"],
+    }
+
+
 def test_the_bundled_sample_gives_the_model_card_figures(parts):
     release = release_info()
     for task, figures in release["sample"].items():
