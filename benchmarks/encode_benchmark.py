@@ -446,7 +446,7 @@ def _gsmplus(encoder: MathEncoder, path: Path, batch_size: int) -> None:
         f"Parsing {len(graphs)} texts took {parsed - start:.1f} s, encoding {encoded - parsed:.1f} s. "
         'Paraphrase = the seed\'s "problem understanding" variant. Unrelated = every variant of the other '
         f"{len(seeds) - 1} seeds (all 8 types, {int((seed_of != 0).sum())} questions per seed); per seed we "
-        "take the mean cosine over them. Modes: fused = `[CLS] ; mean node` (what task heads use), text = `[CLS]`, "
+        "take the mean cosine over them. Modes: fused = `[CLS] ; mean node` (the encoder's output), text = `[CLS]`, "
         "graph = mean node; token mean = masked mean of the final token states (not an `encode` mode; "
         "all-MiniLM-L6-v2 was trained with mean pooling)."
     )

@@ -25,7 +25,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from models.encoder import MathEncoder
-from tasks.finetune import POOLINGS, TaskConfig, TaskModel, feature_store, problem_vectors
+from models.pooling import POOLINGS, problem_vectors
+from tasks.finetune import TaskConfig, TaskModel, feature_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import build_task_files  # noqa: E402

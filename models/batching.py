@@ -64,7 +64,7 @@ class ProblemBatch(DeviceBatch):
     ``problem_ids: [B]`` says which problem of a ``FeatureStore`` each row is
     (``-1`` when the batch was not built from one); the frozen-prefix cache keys on it, on the
     host: it stays there when the batch moves.
-    A text-only batch (``--encoder bert``) has no nodes, edges or slots.
+    A text-only batch (``--architecture bert``) has no nodes, edges or slots.
     """
 
     input_ids: torch.Tensor

@@ -93,7 +93,7 @@ class ComusOutput:
 
     ``token_states: [B, L, d_text]``, ``node_states: [num_nodes, d_gat]``,
     ``cls: [B, d_text]``, ``mean_node: [B, d_gat]``, ``fused: [B, d_text + d_gat]``
-    (``[CLS] ; mean node``, the task-head input) and the memory ``read_attentions``
+    (``[CLS] ; mean node``, what ``MathEncoder.encode`` gives; task heads read ``models.pooling``'s vectors) and the memory ``read_attentions``
     (one ``[B, m, L, T]`` tensor per fusion layer).
     """
 

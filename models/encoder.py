@@ -188,7 +188,7 @@ class MathEncoder:
     ) -> np.ndarray:
         """Vectors ``[len(problems), dimension(mode)]`` (float32) for problem texts or parsed graphs.
 
-        ``mode``: ``"fused"`` (``[CLS] ; mean node``, what task heads use), ``"text"``
+        ``mode``: ``"fused"`` (``[CLS] ; mean node``; task heads read their own, ``models.pooling``), ``"text"``
         (``[CLS]``) or ``"graph"`` (mean node). Batches are formed from problems of
         similar length; the output keeps the input order. Runs on ``device``, by default
         the one the model is on, under autocast on CUDA (``cuda_autocast_dtype``), in float32 on the CPU.

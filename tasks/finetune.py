@@ -1,16 +1,17 @@
 """Fine-tuning and prediction for one task (KPC, QRC, QAM or SQR; ``tasks.task_types``) on one encoder.
 
-The problem vector is COMUS's fused ``text ; mean node`` (``--encoder comus``),
-the text encoder's vector alone (``bert``: nothing is parsed), or ``text ; mean
-node`` of the text and graph encoders run side by side without memory
-(``bert+gat``), all on the same backbone. The text vector is the mean of the
-token states (``pooling="mean"``, the default: all-MiniLM-L6-v2 was trained with
-mean pooling and its ``[CLS]`` separates problems poorly) or ``[CLS]``. Each half
-of a fused vector goes through its own LayerNorm before the head
-(``vector_norm``): fresh from the GAT, the node half has about 3x the norm of the
-text half and would drown it. QRC and QAM read their two texts as one input by
-default (``pair_mode="cross"``; ``tasks.task_types.PairClassification``). The task
-supplies the head, the loss and the decoding.
+The head reads one problem vector per problem (``models.pooling``): COMUS's
+``text ; mean node`` (``architecture="comus"``), the text encoder's pooled states
+alone (``bert``: nothing is parsed), or ``text ; mean node`` of the text and graph
+encoders run side by side without memory (``bert+gat``), all on the same backbone;
+the text pooled by the mean of its tokens (``pooling``, default ``"mean"``) and
+each half normed (``vector_norm``, ``models.pooling.SplitLayerNorm``). QRC and QAM
+read their two texts as one input by default (``pair_mode="cross"``;
+``tasks.task_types.PairClassification``). The task supplies the head, the loss and
+the decoding.
+
+``TaskModel`` lives here, not in ``models``, because its head, loss and decoding
+come from the task (``tasks.task_types``), which the model layer does not import.
 
 A trained model directory holds the encoder (``save_pretrained``), the head
 (``head.safetensors``) and ``task_config.json`` with the label names.
@@ -31,6 +32,7 @@ from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
 from models.batching import DeviceBatch, ProblemBatch
 from models.encoder import MathEncoder
+from models.pooling import DEFAULT_POOLING, POOLINGS, SplitLayerNorm, problem_vectors, vector_dim
 from tasks.bucketing import LengthBucketSampler, length_sorted_batches
 from tasks.features import FeatureStore
 from tasks.frozen_prefix import FrozenTextPrefix
@@ -42,12 +44,11 @@ logger = logging.getLogger("mathgraph")
 
 ARCHITECTURES = ("comus", "bert", "bert+gat")  # what makes the problem vector (TF-IDF trains elsewhere)
 LEGACY_KEYS = {"encoder": "architecture"}  # configs saved before the rename
-POOLINGS = ("mean", "cls")
 DEFAULT_PAIR_MODE = "cross"
 TASK_CONFIG_NAME = "task_config.json"
 TASK_MODEL_TYPE = "task-model"  # task_config.json's model_type (tasks.loading)
 HEAD_NAME = "head.safetensors"
-NORM_PREFIX = "vector_norm."  # the fused-vector norm's weights, saved in HEAD_NAME beside the head's
+NORM_PREFIX = "vector_norm."  # the problem-vector norm's weights (SplitLayerNorm), saved in HEAD_NAME beside the head's
 
 
 def current_keys(data: dict) -> dict:
@@ -64,7 +65,7 @@ class TaskConfig:
     labels: list[str] = field(default_factory=list)
     text_field: str = "problem"
     label_field: str = "subject"
-    pooling: str = "mean"
+    pooling: str = DEFAULT_POOLING
     pair_mode: str | None = None  # QRC/QAM: "cross" (default) or "bi"; None for the other tasks
     vector_norm: bool = True
     alignment: bool = False  # QRC/QAM/SQR: the head also reads each pair's alignment features (parsers.compare)
@@ -137,7 +138,7 @@ class TaskModel(nn.Module):
         self.backbone = encoder.model  # registered, so its weights train and save with the head
         self.head = config.task_type.make_head(vector_dim(self.backbone, config.architecture), len(config.labels))
         self.vector_norm = (
-            FusedVectorNorm(self.backbone.config.text_hidden, self.backbone.config.gat_hidden)
+            SplitLayerNorm(self.backbone.config.text_hidden, self.backbone.config.gat_hidden)
             if config.vector_norm and config.architecture != "bert"
             else nn.Identity()
         )
@@ -212,57 +213,6 @@ class TaskModel(nn.Module):
         except Exception as err:  # safetensors and shape errors alike
             raise CheckpointError(f"cannot load {directory / HEAD_NAME}: {err}") from err
         return model.to(device or "cpu").eval()
-
-
-class FusedVectorNorm(nn.Module):
-    """A LayerNorm for each half of a fused ``text ; mean node`` vector, so both reach the head at
-    the same scale (each half: zero mean, unit variance per problem, then a learned gain and bias)."""
-
-    def __init__(self, text_dim: int, graph_dim: int):
-        super().__init__()
-        self.text_dim = text_dim
-        self.text_norm, self.graph_norm = nn.LayerNorm(text_dim), nn.LayerNorm(graph_dim)
-
-    def forward(self, vectors: torch.Tensor) -> torch.Tensor:
-        text, graph = vectors[:, : self.text_dim], vectors[:, self.text_dim :]
-        return torch.cat([self.text_norm(text), self.graph_norm(graph)], dim=-1)
-
-
-def vector_dim(backbone: nn.Module, architecture: str) -> int:
-    """Length of the problem vectors of ``architecture`` (``comus``, ``bert+gat``: fused; ``bert``: text only)."""
-    return backbone.config.text_hidden if architecture == "bert" else backbone.output_dim
-
-
-def pool_tokens(states: torch.Tensor, attention_mask: torch.Tensor, pooling: str = "cls") -> torch.Tensor:
-    """``[B, d]`` from token states ``[B, L, d]``: ``[CLS]`` (``cls``) or the mean over real tokens (``mean``)."""
-    if pooling == "cls":
-        return states[:, 0]
-    mask = attention_mask.unsqueeze(-1).to(states.dtype)
-    return (states * mask).sum(1) / mask.sum(1).clamp(min=1)
-
-
-def problem_vectors(
-    backbone: nn.Module, architecture: str, inputs: dict, pooling: str = "cls", reasoning: nn.Module | None = None
-) -> torch.Tensor:
-    """One vector per problem ``[N, dim]`` from ``ProblemBatch.as_model_inputs()`` (``inputs_embeds``
-    may replace ``input_ids``; ``text_states``/``text_start`` a frozen prefix): the pooled text
-    states (``pool_tokens``) of the text encoder alone (``bert``), or ``text ; mean node`` with
-    (``comus``) or without (``bert+gat``) the memory layers. ``reasoning`` (``models.reasoning``)
-    runs on the token states before they are pooled."""
-    mask = inputs["attention_mask"]
-    if architecture == "bert":
-        states, _ = backbone.run_text_layers(
-            inputs["input_ids"],
-            mask,
-            inputs.get("token_type_ids"),
-            inputs.get("inputs_embeds"),
-            states=inputs.get("text_states"),
-            start=inputs.get("text_start", 0),
-        )
-        return pool_tokens(states if reasoning is None else reasoning(states, mask), mask, pooling)
-    output = backbone(**inputs, fuse=architecture == "comus")
-    states = output.token_states if reasoning is None else reasoning(output.token_states, mask)
-    return torch.cat([pool_tokens(states, mask, pooling), output.mean_node], dim=-1)
 
 
 # ---------------------------------------------------------------- running
@@ -409,11 +359,7 @@ __all__ = [
     "feature_store",
     "load_start_encoder",
     "example_lengths",
-    "vector_dim",
-    "problem_vectors",
     "TASKS",
     "ARCHITECTURES",
     "POOLINGS",
-    "FusedVectorNorm",
-    "pool_tokens",
 ]

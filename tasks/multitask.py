@@ -66,6 +66,7 @@ from models.delta import DELTA_NAME, apply_delta, save_delta
 from models.encoder import MathEncoder
 from models.heads import PairClassificationHead
 from models.moe import add_moe_layers
+from models.pooling import DEFAULT_POOLING, POOLINGS, problem_vectors, vector_dim
 from models.reasoning import SKILLS, ReasoningConfig, ReasoningModules
 from models.text_encoder import first_added_latex_row
 from tasks.features import FeatureStore
@@ -78,9 +79,7 @@ from tasks.finetune import (
     example_lengths,
     load_start_encoder,
     predict_inputs,
-    problem_vectors,
     require_two_labels,
-    vector_dim,
 )
 from tasks.reasoning_pretraining import pretrain_skills
 from tasks.task_mixing import SAMPLING, MultiTaskBatch, MultiTaskCollator, TaskMixingSampler
@@ -118,12 +117,16 @@ class MultiTaskConfig:
     reasoning_top_k: int = 2
     reasoning_modules: str = "shared"
     reasoning_checkpointing: bool = False
+    # how every head's problem vector pools the text (models.pooling; the tasks' own pooling fields are not read)
+    pooling: str = DEFAULT_POOLING
 
     def __post_init__(self) -> None:
         if self.adapter not in ADAPTERS:
             raise ValueError(f"unknown adapter {self.adapter!r}; choose one of {ADAPTERS}")
         if self.label_space not in LABEL_SPACES:
             raise ValueError(f"unknown label space {self.label_space!r}; choose one of {LABEL_SPACES}")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {self.pooling!r}; choose one of {POOLINGS}")
         if self.sampling not in SAMPLING:
             raise ValueError(f"unknown sampling {self.sampling!r}; choose one of {SAMPLING}")
         names = [t["task"] for t in self.tasks]
@@ -288,7 +291,9 @@ class MultiTaskModel(nn.Module):
         if self.task_gate is not None:
             self.task_gate.current_task = task_id
         with moe_inputs(self.moe, token_mask=inputs["attention_mask"].bool(), task_prompt=prompt):
-            vectors = problem_vectors(self.backbone, self.config.architecture, inputs, reasoning=self.reasoning)
+            vectors = problem_vectors(
+                self.backbone, self.config.architecture, inputs, self.config.pooling, reasoning=self.reasoning
+            )
             if self.moe and self.training:
                 from models.moe import moe_load_stats
 
@@ -435,6 +440,7 @@ class MultiTaskModel(nn.Module):
             data = json.loads((directory / MULTITASK_CONFIG_NAME).read_text(encoding="utf-8"))
             if isinstance(data, dict):
                 data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
+                data.setdefault("pooling", "cls")  # models saved before the field pooled by [CLS]
             config = MultiTaskConfig(**current_keys(data))
             if base is None:
                 backbone = ComusModel(ComusConfig.from_dict(read_config(directory)))

@@ -84,7 +84,7 @@ def test_a_config_saved_with_the_old_encoder_key_loads_as_its_architecture(tiny_
 def test_mean_pooling_and_the_fused_halves_at_one_scale():
     import torch
 
-    from tasks.finetune import FusedVectorNorm, pool_tokens
+    from models.pooling import SplitLayerNorm, pool_tokens
 
     states = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [100.0, 100.0]]])
     mask = torch.tensor([[1, 1, 0]])
@@ -92,7 +92,7 @@ def test_mean_pooling_and_the_fused_halves_at_one_scale():
     assert pool_tokens(states, mask, "cls").tolist() == [[1.0, 2.0]]
     torch.manual_seed(0)
     text, graph = torch.randn(5, 6), 3 * torch.randn(5, 4) + 1  # the node half 3x larger, as from a fresh GAT
-    normed = FusedVectorNorm(6, 4)(torch.cat([text, graph], dim=-1))
+    normed = SplitLayerNorm(6, 4)(torch.cat([text, graph], dim=-1))
     # each half: zero mean and unit variance per problem, so norms sqrt(6) and sqrt(4)
     assert torch.allclose(normed[:, :6].norm(dim=-1), torch.full((5,), 6**0.5), atol=1e-3)
     assert torch.allclose(normed[:, 6:].norm(dim=-1), torch.full((5,), 4**0.5), atol=1e-3)

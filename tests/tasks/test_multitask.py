@@ -275,3 +275,22 @@ def test_multitask_heads_that_read_the_alignment(start_model, task_files, tmp_pa
     )
     with pytest.raises(ValueError, match="unified label space"):
         train_multitask(aligned, args, model=start_model, label_space="unified")
+
+
+def test_heads_pool_by_the_mean_and_models_saved_before_keep_cls(tiny_encoder, tmp_path):
+    import json
+    from dataclasses import asdict
+
+    from tasks.multitask import MULTITASK_CONFIG_NAME, MultiTaskConfig, MultiTaskModel
+
+    config = MultiTaskConfig([asdict(TaskConfig("kpc", labels=["a", "b"]))])
+    assert config.pooling == "mean"
+    MultiTaskModel(tiny_encoder, config).save_pretrained(tmp_path)
+    assert MultiTaskModel.from_pretrained(tmp_path).config.pooling == "mean"
+    path = tmp_path / MULTITASK_CONFIG_NAME
+    saved = json.loads(path.read_text())
+    del saved["pooling"]  # as written before the field existed: those models were trained on [CLS]
+    path.write_text(json.dumps(saved))
+    assert MultiTaskModel.from_pretrained(tmp_path).config.pooling == "cls"
+    with pytest.raises(ValueError, match="unknown pooling"):
+        MultiTaskConfig([asdict(TaskConfig("kpc", labels=["a", "b"]))], pooling="max")
