@@ -259,11 +259,11 @@ def build_task_files(
 
     write("kpc", split_rows(read(data / "math" / "train.jsonl"), seed=seed, stratify_field="subject"))
     variants = split_by_group(read(data / "gsmplus" / "variants.jsonl"), "seed_question", seed=seed)
-    write("qrc", {name: build_qrc_pairs(group_seeds(part), seed=seed) for name, part in variants.items()})
-    write("sqr", {name: build_sqr_lists(group_seeds(part), seed=seed) for name, part in variants.items()})
+    write("qrc", {name: build_qrc_pairs(group_seeds(part), random_state=seed) for name, part in variants.items()})
+    write("sqr", {name: build_sqr_lists(group_seeds(part), random_state=seed) for name, part in variants.items()})
     swap = {name: build_qam_number_swap(part) for name, part in variants.items()}
     gsm8k = split_by_group(read(data / "gsm8k" / "train.jsonl"), "question", seed=seed)
-    hard = {name: build_qam_pairs(part, seed=seed, negatives="hard") for name, part in gsm8k.items()}
+    hard = {name: build_qam_pairs(part, random_state=seed, negatives="hard") for name, part in gsm8k.items()}
 
     def questions(pairs: list[dict], count: int) -> list[dict]:  # the pairs of `count` random questions
         chosen = set(random.Random(seed).sample(sorted({p["group"] for p in pairs}), count))

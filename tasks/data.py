@@ -23,7 +23,7 @@ File formats (JSONL, one example per line):
 
 ``group`` names the seed (``seed-017``: the 18th seed in first-appearance order)
 or question (``q-00017``), so that a split never puts one seed in two parts.
-Every builder is deterministic for a given ``seed`` and uses its own
+Every builder is deterministic for a given ``random_state`` and uses its own
 ``random.Random``.
 """
 
@@ -258,12 +258,12 @@ def read_seeds(path: str | PathLike, skip_bad: bool = False) -> tuple[list[Seed]
 # ---------------------------------------------------------------- builders
 
 
-def build_qrc_pairs(seeds: Sequence[Seed], seed: int = 0, irrelevant_per_seed: int = 1) -> list[dict]:
+def build_qrc_pairs(seeds: Sequence[Seed], random_state: int = 0, irrelevant_per_seed: int = 1) -> list[dict]:
     """Each seed with each of its variants (label: perturbation type) and with
     ``irrelevant_per_seed`` random questions (seed or variant) of other seeds (label: irrelevant)."""
     if irrelevant_per_seed < 0:
         raise ValueError("irrelevant_per_seed must be >= 0")
-    rng = random.Random(seed)
+    rng = random.Random(random_state)
     pairs = []
     for s in seeds:
         for k, (kind, question) in enumerate(s.variants):
@@ -292,7 +292,7 @@ QAM_NEGATIVES = ("hard", "random")
 
 def build_qam_pairs(
     rows: Sequence[dict],
-    seed: int = 0,
+    random_state: int = 0,
     negatives: str = "hard",
     question_field: str = "question",
     solution_field: str = "answer",
@@ -302,7 +302,7 @@ def build_qam_pairs(
     ``negatives="hard"``: the solution of the most TF-IDF-similar other question (cosine over the question
     texts, ties to the earlier row); ``"random"``: the solution of a random other question. Either way the
     negative is never the question's own solution text nor that of a question with the same text, so a
-    negative cannot be a correct solution copied elsewhere in the file. ``seed`` drives the random choice.
+    negative cannot be a correct solution copied elsewhere in the file. ``random_state`` drives the random choice.
     """
     if negatives not in QAM_NEGATIVES:
         raise ValueError(f"negatives must be one of {QAM_NEGATIVES}, got {negatives!r}")
@@ -315,7 +315,7 @@ def build_qam_pairs(
     if negatives == "hard":
         partners = _most_similar_others(questions, solutions)
     else:
-        rng = random.Random(seed)
+        rng = random.Random(random_state)
         partners = []
         for i in range(len(rows)):
 
@@ -437,7 +437,7 @@ def build_qam_number_swap(variant_rows: Iterable[dict], types: Sequence[str] = Q
 
 def build_sqr_lists(
     seeds: Sequence[Seed],
-    seed: int = 0,
+    random_state: int = 0,
     other_seeds: int = SQR_OTHER_SEEDS,
     relevance: dict[str, int] = SQR_RELEVANCE,
 ) -> list[dict]:
@@ -462,7 +462,7 @@ def build_sqr_lists(
     pool_texts = [q for _, q in pool]
     vectorizer = TfidfVectorizer(sublinear_tf=True).fit([s.question for s in seeds] + pool_texts)
     similarity = linear_kernel(vectorizer.transform([s.question for s in seeds]), vectorizer.transform(pool_texts))
-    rng = random.Random(seed)
+    rng = random.Random(random_state)
     lists = []
     for row_index, s in enumerate(seeds):
         own: dict[str, int] = {}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tasks.baselines import evaluate_tfidf
 from tasks.finetune import TaskConfig, evaluate_examples
-from tasks.inference import load_task_model
+from tasks.inference import load_task_model, read_inputs
 from tasks.loading import TFIDF, load_model, model_type
 from tasks.task_types import get_task
 
@@ -58,8 +58,6 @@ def evaluate_directory(
 def labelled_inputs(task: str, path: str | Path) -> tuple[list, list]:
     """The prediction inputs of a task file and their gold (``Task.gold``): labels (KPC's ``subject``, QRC's
     and QAM's ``label``), or SQR's graded relevance lists."""
-    from tasks.inference import read_inputs
-
     rows, inputs, _ = read_inputs(task, path)
     return inputs, [get_task(task).gold(row) for _, row in rows]
 

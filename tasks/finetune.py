@@ -31,7 +31,7 @@ from torch import nn
 from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
 from models.batching import DeviceBatch, ProblemBatch
-from models.encoder import MathEncoder
+from models.encoder import UNTRAINED, MathEncoder
 from models.pooling import DEFAULT_POOLING, POOLINGS, SplitLayerNorm, problem_vectors, vector_dim
 from tasks.bucketing import LengthBucketSampler, length_sorted_batches
 from tasks.features import FeatureStore
@@ -290,8 +290,6 @@ def require_two_labels(task: Task, labels: Sequence, train_path: str) -> None:
 def load_start_encoder(model: str = "shipped", **new_model_options) -> MathEncoder:
     """The encoder to fine-tune: a saved directory, the shipped pre-trained ``"shipped"``, or ``"untrained"``
     built with ``new_model_options`` (``ComusConfig`` fields such as ``gat_heads=12`` for COMUS's 768-wide GAT)."""
-    from models.encoder import UNTRAINED
-
     options = {k: v for k, v in new_model_options.items() if v is not None}
     if str(model) != UNTRAINED:
         if options:

@@ -65,7 +65,7 @@ from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel
 from models.delta import DELTA_NAME, apply_delta, save_delta
 from models.encoder import MathEncoder
 from models.heads import PairClassificationHead
-from models.moe import add_moe_layers
+from models.moe import add_moe_layers, moe_aux_loss, moe_inputs, moe_load_stats
 from models.pooling import DEFAULT_POOLING, POOLINGS, problem_vectors, vector_dim
 from models.reasoning import SKILLS, ReasoningConfig, ReasoningModules
 from models.text_encoder import first_added_latex_row
@@ -281,8 +281,6 @@ class MultiTaskModel(nn.Module):
 
     def vectors(self, task_id: int, problems: ProblemBatch) -> torch.Tensor:
         """Problem vectors ``[N, dim]`` with the adapters set for task ``task_id``."""
-        from models.moe import moe_inputs
-
         inputs = problems.as_model_inputs()
         prompt = None
         if self.task_prompts is not None:
@@ -295,8 +293,6 @@ class MultiTaskModel(nn.Module):
                 self.backbone, self.config.architecture, inputs, self.config.pooling, reasoning=self.reasoning
             )
             if self.moe and self.training:
-                from models.moe import moe_load_stats
-
                 stats = moe_load_stats(self.moe)
                 self.expert_load = self.expert_load.to(stats.device)  # counted where routed: no sync per step
                 self.expert_load[task_id] += stats
@@ -310,8 +306,6 @@ class MultiTaskModel(nn.Module):
         else:
             outputs = task.outputs(self.heads[batch.task_id], vectors, batch.batch)
         if self.moe:
-            from models.moe import moe_aux_loss
-
             aux = moe_aux_loss(self.moe)
             outputs["aux_loss"] = aux
             outputs["loss"] = outputs["loss"] + aux

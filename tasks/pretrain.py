@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import torch
 from torch import nn
@@ -18,7 +18,7 @@ from torch import nn
 from models.batching import DeviceBatch, ProblemBatch, ProblemCollator
 from models.comus import ComusModel, ComusOutput
 from models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
-from tasks.trainer import TrainingArguments
+from tasks.trainer import TrainingArguments, TrainingData, fit
 
 PRETRAINING_ARCHITECTURES = ("comus", "bert", "bert+gat")  # bert+gat: no memory layers (an ablation)
 
@@ -251,12 +251,9 @@ def run_pretraining(
     its config). ``freeze_vocabulary=True`` keeps the pre-trained word embeddings (and so the tied MLM
     decoder) fixed: see ``freeze_pretrained_vocabulary``. Returns the trainer state as a dict.
     """
-    from dataclasses import asdict
-
     from tasks.bucketing import LengthBucketSampler
     from tasks.features import FeatureStore
     from tasks.finetune import load_start_encoder
-    from tasks.trainer import TrainingData, fit
 
     check_pretraining_setup(tasks, architecture)
     if args.freeze_text_layers:

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from models.heads import info_nce
-from tasks.trainer import TrainingArguments
+from tasks.trainer import TrainingArguments, TrainingData, fit
 
 SIMCSE_TEMPERATURE = 0.05
 MODES = ("fused", "text", "graph")
@@ -62,7 +62,6 @@ def train_simcse(
     from tasks.bucketing import LengthBucketSampler
     from tasks.features import FeatureStore
     from tasks.finetune import load_start_encoder
-    from tasks.trainer import TrainingData, fit
 
     texts = list(dict.fromkeys(t for t in texts if t and t.strip()))
     if len(texts) < 2:

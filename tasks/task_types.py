@@ -24,7 +24,7 @@ from torch import nn
 
 from models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
 from tasks.alignment_features import alignment_features, feature_names
-from tasks.data import KpcExample, SqrList, load_kpc, load_qam, load_qrc, load_sqr
+from tasks.data import KpcExample, SqrList, load_kpc, load_qam, load_qrc, load_sqr, sqr_relevance
 
 PAIR_MODES = ("cross", "bi")
 
@@ -298,8 +298,6 @@ class SimilarQuestionRecommendation(Task):
 
     def gold(self, row, label_field="label"):
         """The graded relevance of each candidate (``tasks.data.sqr_relevance``)."""
-        from tasks.data import sqr_relevance
-
         return list(sqr_relevance(row))
 
     def result_metric(self, gold):

@@ -8,7 +8,7 @@ import logging
 import socket
 import sys
 
-from mathgraph.serve.service import Limits
+from mathgraph.serve.service import Limits, Service
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -94,7 +94,6 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ValueError(
             f"mathgraph serve needs the serve extra ({err.name} is missing): pip install 'mathgraph[serve]'"
         ) from None
-    from mathgraph.serve.service import Service
     from tasks.trainer import configure_threads
 
     limits = Limits(args.max_text_chars, args.max_batch, args.max_request_bytes, args.max_k)

@@ -51,7 +51,7 @@ def qrc_tfidf(tmp_path):
     from tasks.baselines import train_tfidf
     from tasks.data import build_qrc_pairs, group_seeds
 
-    pairs = build_qrc_pairs(group_seeds([json.loads(line) for line in SAMPLE.read_text().splitlines()]), seed=0)
+    pairs = build_qrc_pairs(group_seeds([json.loads(line) for line in SAMPLE.read_text().splitlines()]), random_state=0)
     directory = tmp_path / "qrc-tfidf"
     train_tfidf("qrc", pairs).save_pretrained(directory)
     return directory, [(p["text_a"], p["text_b"]) for p in pairs[:2]]

@@ -123,7 +123,7 @@ def test_pairs_rankings_and_other_model_kinds(tmp_path, tiny_encoder, capsys):
 
     sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
     gsmplus = [json.loads(line) for line in sample.read_text().splitlines()]
-    pairs = build_qrc_pairs(group_seeds(gsmplus), seed=0)
+    pairs = build_qrc_pairs(group_seeds(gsmplus), random_state=0)
     tfidf = tmp_path / "tfidf"
     train_tfidf("qrc", pairs).save_pretrained(tfidf)
     assert (

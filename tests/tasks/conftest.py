@@ -46,6 +46,6 @@ def task_files(tmp_path, gsmplus, write):
         tmp_path / "kpc.jsonl",
         [{"problem": r["problem"], "subject": r.get("subject", "Word problem")} for r in sample_problems()],
     )
-    qrc = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
-    sqr = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), seed=0))
+    qrc = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), random_state=0))
+    sqr = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), random_state=0))
     return [(TaskConfig("kpc"), kpc, kpc), (TaskConfig("qrc"), qrc, qrc), (TaskConfig("sqr"), sqr, sqr)]

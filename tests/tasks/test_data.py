@@ -116,7 +116,7 @@ def read_jsonl(path):
 
 
 def test_qrc_pairs_cover_nine_labels_and_pair_seeds_with_their_variants(seeds):
-    pairs = build_qrc_pairs(seeds, seed=0)
+    pairs = build_qrc_pairs(seeds, random_state=0)
     assert [s.group for s in seeds] == ["seed-000", "seed-001", "seed-002"]
     assert Counter(p["label"] for p in pairs) == {label: 3 for label in QRC_LABELS}
     assert len({p["id"] for p in pairs}) == len(pairs) == 27
@@ -131,10 +131,12 @@ def test_qrc_pairs_cover_nine_labels_and_pair_seeds_with_their_variants(seeds):
 
 
 def test_qrc_pairs_are_deterministic_per_seed_and_differ_across_seeds(seeds):
-    assert build_qrc_pairs(seeds, seed=3) == build_qrc_pairs(seeds, seed=3)
-    irrelevant = [[p["text_b"] for p in build_qrc_pairs(seeds, seed=s) if p["label"] == IRRELEVANT] for s in range(6)]
+    assert build_qrc_pairs(seeds, random_state=3) == build_qrc_pairs(seeds, random_state=3)
+    irrelevant = [
+        [p["text_b"] for p in build_qrc_pairs(seeds, random_state=s) if p["label"] == IRRELEVANT] for s in range(6)
+    ]
     assert len({tuple(texts) for texts in irrelevant}) > 1
-    more = build_qrc_pairs(seeds, seed=0, irrelevant_per_seed=3)
+    more = build_qrc_pairs(seeds, random_state=0, irrelevant_per_seed=3)
     assert Counter(p["label"] for p in more)[IRRELEVANT] == 9
     assert len({(p["text_a"], p["text_b"]) for p in more}) == len(more)
 
@@ -156,7 +158,7 @@ GRADE = {
 
 
 def test_sqr_lists_grade_own_variants_by_type_and_other_seeds_zero(seeds):
-    lists = build_sqr_lists(seeds, seed=0)
+    lists = build_sqr_lists(seeds, random_state=0)
     assert [row["query"] for row in lists] == SEED_QUESTIONS
     for row in lists:
         candidates, relevance = row["candidates"], row["relevance"]
@@ -170,14 +172,16 @@ def test_sqr_lists_grade_own_variants_by_type_and_other_seeds_zero(seeds):
             else:
                 assert grade == 0 and SEED_OF[candidate] != row["query"]
         assert Counter(relevance) == {2: 5, 1: 2, 0: 5}  # 4 of the zeros are other seeds' variants
-    assert build_sqr_lists(seeds, seed=0) == lists
-    assert build_sqr_lists(seeds, seed=1) != lists  # another shuffle
-    assert [sorted(r["candidates"]) for r in build_sqr_lists(seeds, seed=1)] == [sorted(r["candidates"]) for r in lists]
+    assert build_sqr_lists(seeds, random_state=0) == lists
+    assert build_sqr_lists(seeds, random_state=1) != lists  # another shuffle
+    assert [sorted(r["candidates"]) for r in build_sqr_lists(seeds, random_state=1)] == [
+        sorted(r["candidates"]) for r in lists
+    ]
 
 
 def test_sqr_other_seed_candidates_are_the_most_tfidf_similar(seeds):
     vectorizer = TfidfVectorizer(sublinear_tf=True).fit(SEED_QUESTIONS + [r["question"] for r in VARIANTS])
-    for row in build_sqr_lists(seeds, seed=0):
+    for row in build_sqr_lists(seeds, random_state=0):
         others = [r["question"] for r in VARIANTS if r["seed_question"] != row["query"]]
         similarity = dict(
             zip(others, cosine_similarity(vectorizer.transform([row["query"]]), vectorizer.transform(others))[0])
@@ -203,8 +207,8 @@ def test_sqr_rejects_bad_sizes_unknown_types_and_lists_without_a_grade_2(seeds):
 
 
 def test_qam_hard_negatives_are_the_most_similar_other_questions_solution():
-    pairs = build_qam_pairs(SIMILAR_QAM_ROWS, seed=0)
-    assert pairs == build_qam_pairs(SIMILAR_QAM_ROWS, seed=5, negatives="hard")  # no randomness
+    pairs = build_qam_pairs(SIMILAR_QAM_ROWS, random_state=0)
+    assert pairs == build_qam_pairs(SIMILAR_QAM_ROWS, random_state=5, negatives="hard")  # no randomness
     assert len(pairs) == 2 * len(SIMILAR_QAM_ROWS) and len({p["id"] for p in pairs}) == len(pairs)
     solution_of = {r["question"]: r["answer"] for r in SIMILAR_QAM_ROWS}
     negative_of = {p["text_a"]: p["text_b"] for p in pairs if p["label"] == 0}
@@ -220,14 +224,14 @@ def test_qam_hard_negatives_are_the_most_similar_other_questions_solution():
 
 
 def test_qam_random_negatives_are_other_solutions_and_follow_the_seed():
-    pairs = build_qam_pairs(GSM8K_ROWS, seed=0, negatives="random")
+    pairs = build_qam_pairs(GSM8K_ROWS, random_state=0, negatives="random")
     solution_of = {r["question"]: r["answer"] for r in GSM8K_ROWS}
     for pair in pairs:
         assert (pair["text_b"] == solution_of[pair["text_a"]]) == (pair["label"] == 1)
         assert pair["text_b"] in solution_of.values()
     assert [p["label"] for p in pairs] == [1, 0] * len(GSM8K_ROWS)
-    assert build_qam_pairs(GSM8K_ROWS, seed=0, negatives="random") == pairs
-    assert any(build_qam_pairs(GSM8K_ROWS, seed=s, negatives="random") != pairs for s in range(1, 4))
+    assert build_qam_pairs(GSM8K_ROWS, random_state=0, negatives="random") == pairs
+    assert any(build_qam_pairs(GSM8K_ROWS, random_state=s, negatives="random") != pairs for s in range(1, 4))
     with pytest.raises(ValueError, match="negatives must be one of"):
         build_qam_pairs(GSM8K_ROWS, negatives=2)
     with pytest.raises(ValueError, match="distinct solutions"):
@@ -381,7 +385,7 @@ def test_loaders_round_trip_builders_and_reject_bad_structure(tmp_path, seeds):
 def test_cli_qrc_pairs_then_group_split(tmp_path, capsys):
     output = tmp_path / "pairs.jsonl"
     assert main(["-q", "data", "qrc-pairs", "--input", str(SAMPLE), "--output", str(output), "--seed", "4"]) == 0
-    assert read_jsonl(output) == build_qrc_pairs(read_seeds(SAMPLE)[0], seed=4)
+    assert read_jsonl(output) == build_qrc_pairs(read_seeds(SAMPLE)[0], random_state=4)
     assert "irrelevant: 3" in capsys.readouterr().err
     assert (
         main(
@@ -412,7 +416,7 @@ def test_cli_qrc_pairs_then_group_split(tmp_path, capsys):
 def test_cli_sqr_lists_and_qam_pairs(tmp_path, capsys):
     lists = tmp_path / "lists.jsonl"
     assert main(["-q", "data", "sqr-lists", "--input", str(SAMPLE), "--output", str(lists), "--seed", "2"]) == 0
-    assert read_jsonl(lists) == build_sqr_lists(read_seeds(SAMPLE)[0], seed=2)
+    assert read_jsonl(lists) == build_sqr_lists(read_seeds(SAMPLE)[0], random_state=2)
     assert [(len(r.candidates), Counter(r.relevance)) for r in load_sqr(lists)] == [(12, {2: 5, 1: 2, 0: 5})] * 3
     err = capsys.readouterr().err
     assert "wrote 3 rows" in err and "12 candidates, relevance 2/1/0: 5/2/5: 3" in err
@@ -444,7 +448,7 @@ def test_cli_sqr_lists_and_qam_pairs(tmp_path, capsys):
         )
         == 0
     )
-    assert read_jsonl(qam) == build_qam_pairs(SIMILAR_QAM_ROWS[:5], seed=3, negatives="random")
+    assert read_jsonl(qam) == build_qam_pairs(SIMILAR_QAM_ROWS[:5], random_state=3, negatives="random")
     assert Counter(p.label for p in load_qam(qam)) == {1: 5, 0: 5}
     assert "5 questions, random negatives; label 0: 5, 1: 5" in capsys.readouterr().err
 

@@ -40,7 +40,7 @@ def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, writ
     "architecture,pair_mode", [("comus", "cross"), ("comus", "bi"), ("bert", "cross"), ("bert+gat", "bi")]
 )
 def test_qrc_trains_with_each_architecture(start_model, tmp_path, architecture, pair_mode, gsmplus, write):
-    pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
+    pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), random_state=0))
     result = train_task(
         TaskConfig("qrc", architecture=architecture, pair_mode=pair_mode),
         pairs,
@@ -99,11 +99,11 @@ def test_mean_pooling_and_the_fused_halves_at_one_scale():
 
 
 def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
-    qam = write(tmp_path / "qam.jsonl", build_qam_pairs(gsmplus[:8], seed=0, solution_field="solution"))
+    qam = write(tmp_path / "qam.jsonl", build_qam_pairs(gsmplus[:8], random_state=0, solution_field="solution"))
     train_task(TaskConfig("qam"), qam, args(tmp_path / "qam"), model=start_model)
     assert evaluate_directory("qam", str(tmp_path / "qam"), qam)["n"] == 16
 
-    lists = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), seed=0))
+    lists = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), random_state=0))
     result = train_task(
         TaskConfig("sqr"),
         lists,
@@ -119,7 +119,7 @@ def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
 def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
     from tasks.baselines import train_tfidf
 
-    pairs_rows = build_qrc_pairs(group_seeds(gsmplus), seed=0)
+    pairs_rows = build_qrc_pairs(group_seeds(gsmplus), random_state=0)
     pairs = write(tmp_path / "qrc.jsonl", pairs_rows)
     train_tfidf("qrc", pairs_rows).save_pretrained(tmp_path / "tfidf")
     metrics = evaluate_directory("qrc", str(tmp_path / "tfidf"), pairs)
@@ -139,7 +139,7 @@ def test_text_only_training_parses_nothing_and_graph_training_parses_once(
 ):
     import tasks.features
 
-    pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), seed=0))
+    pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), random_state=0))
     parsed = []
 
     def counting_parse(texts, **options):
@@ -179,9 +179,9 @@ def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_pat
 
     seeds = group_seeds(gsmplus)
     rows = {
-        "qrc": lambda: build_qrc_pairs(seeds, seed=0),
+        "qrc": lambda: build_qrc_pairs(seeds, random_state=0),
         "qam": lambda: build_qam_number_swap(gsmplus),
-        "sqr": lambda: build_sqr_lists(seeds, seed=0, other_seeds=2),
+        "sqr": lambda: build_sqr_lists(seeds, random_state=0, other_seeds=2),
     }[task]()
     path = write(tmp_path / f"{task}.jsonl", rows)
     config = TaskConfig(task, pair_mode=pair_mode, alignment=True)

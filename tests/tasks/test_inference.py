@@ -121,14 +121,14 @@ def test_tfidf_baseline_predicts_in_the_same_format(gsmplus):
     from tasks.baselines import train_tfidf
     from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
 
-    pairs = build_qrc_pairs(group_seeds(gsmplus), seed=0)
+    pairs = build_qrc_pairs(group_seeds(gsmplus), random_state=0)
     predictor = TfidfPredictor("qrc", train_tfidf("qrc", pairs))
     results = predictor.predict([(p["text_a"], p["text_b"]) for p in pairs[:4]])
     assert len(results) == 4
     for result in results:
         assert sum(result["probabilities"].values()) == pytest.approx(1.0)
         assert result["label"] == max(result["probabilities"], key=result["probabilities"].get)
-    ranker = train_tfidf("sqr", build_sqr_lists(group_seeds(gsmplus), seed=0))
+    ranker = train_tfidf("sqr", build_sqr_lists(group_seeds(gsmplus), random_state=0))
     [ranked] = TfidfPredictor("sqr", ranker).predict([("a b c", ["x y", "a b", "c"])])
     assert ranked["ranking"][0] == 1 and len(ranked["scores"]) == 3
     with pytest.raises(ValueError, match="cannot predict kpc"):

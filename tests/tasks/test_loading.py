@@ -51,8 +51,8 @@ def directories(tmp_path, tiny_encoder, gsmplus):
         tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}, {"task": "sqr", "labels": []}])
     ).save_pretrained(paths["multitask"])
     seeds = group_seeds(gsmplus)
-    train_tfidf("qrc", build_qrc_pairs(seeds, seed=0)).save_pretrained(paths["tfidf-classifier"])
-    train_tfidf("sqr", build_sqr_lists(seeds, seed=0)).save_pretrained(paths["tfidf-ranker"])
+    train_tfidf("qrc", build_qrc_pairs(seeds, random_state=0)).save_pretrained(paths["tfidf-classifier"])
+    train_tfidf("sqr", build_sqr_lists(seeds, random_state=0)).save_pretrained(paths["tfidf-ranker"])
     SearchIndex.build(["one two", "three four", "five"], TinyEmbedder(), text_field="text").save_pretrained(
         paths["index"]
     )
