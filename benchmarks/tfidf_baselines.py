@@ -62,7 +62,7 @@ def _task_rows(task: str, data_dir: Path, seed: int) -> list[dict]:
         return task_data.build_qam_pairs(_read_jsonl(data_dir / "gsm8k" / "train.jsonl"), random_state=seed)
     seeds, _ = task_data.read_seeds(data_dir / "gsmplus" / "variants.jsonl")
     builder = task_data.build_qrc_pairs if task == "qrc" else task_data.build_sqr_lists
-    return builder(seeds, seed=seed)
+    return builder(seeds, random_state=seed)
 
 
 SOURCES = {
