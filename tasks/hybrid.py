@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from tasks.metrics import accuracy_metric, ndcg_metric
 from tasks.task_io import ranking_result
 
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
@@ -89,18 +90,6 @@ def choose_weight(
     scores = {w: metric([fuse(n, s, w) for n, s in zip(neural, sparse, strict=True)]) for w in weights}
     best = max(scores.values())
     return min(w for w, value in scores.items() if value == best), scores
-
-
-def accuracy_metric(gold: Sequence) -> Callable[[list[dict]], float]:
-    """Accuracy of results against ``gold`` labels (for ``choose_weight``)."""
-    return lambda results: float(np.mean([r["label"] == g for r, g in zip(results, gold, strict=True)]))
-
-
-def ndcg_metric(relevance: Sequence[Sequence[int]], k: int = 3) -> Callable[[list[dict]], float]:
-    """Mean NDCG@k of ranking results against graded ``relevance`` (for ``choose_weight``)."""
-    from tasks.metrics import ranking_metrics
-
-    return lambda results: ranking_metrics([r["scores"] for r in results], relevance, ks=(k,))[f"ndcg@{k}"]
 
 
 __all__ = [

@@ -18,7 +18,7 @@ happens to give. The result is deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from sklearn.metrics import accuracy_score, f1_score
@@ -138,3 +138,13 @@ def ranking_metrics(scores_per_list, relevance_per_list, ks: Sequence[int] = (1,
     metrics["map"] = float(np.mean([_average_precision(r) for r in ranked]))
     metrics["n"] = len(ranked)
     return metrics
+
+
+def accuracy_metric(gold: Sequence) -> Callable[[list[dict]], float]:
+    """Accuracy of results against ``gold`` labels (``tasks.hybrid.choose_weight``, ``Task.result_metric``)."""
+    return lambda results: float(np.mean([r["label"] == g for r, g in zip(results, gold, strict=True)]))
+
+
+def ndcg_metric(relevance: Sequence[Sequence[int]], k: int = 3) -> Callable[[list[dict]], float]:
+    """Mean NDCG@k of ranking results against graded ``relevance`` (``tasks.hybrid.choose_weight``, ``Task.result_metric``)."""
+    return lambda results: ranking_metrics([r["scores"] for r in results], relevance, ks=(k,))[f"ndcg@{k}"]

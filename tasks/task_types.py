@@ -25,6 +25,7 @@ from torch import nn
 from models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
 from tasks.alignment_features import alignment_features, feature_names
 from tasks.data import KpcExample, SqrList, load_kpc, load_qam, load_qrc, load_sqr, sqr_relevance
+from tasks.metrics import accuracy_metric, ndcg_metric
 
 PAIR_MODES = ("cross", "bi")
 
@@ -136,8 +137,6 @@ class Task(ABC):
 
     def result_metric(self, gold: Sequence):
         """``metric(results) -> float`` of predictions (``tasks.task_io`` results) against ``gold``: accuracy."""
-        from tasks.hybrid import accuracy_metric
-
         return accuracy_metric(gold)
 
 
@@ -302,8 +301,6 @@ class SimilarQuestionRecommendation(Task):
 
     def result_metric(self, gold):
         """NDCG@3 of the rankings against the graded relevance lists."""
-        from tasks.hybrid import ndcg_metric
-
         return ndcg_metric(gold)
 
 
