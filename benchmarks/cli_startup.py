@@ -1,16 +1,21 @@
-"""Wall time of whole `mathgraph` processes: start-up, and one query against many (issue 14).
+"""Wall time of whole `mathgraph` processes: start-up, and one query against many (issues 14, 27).
 
-    python benchmarks/cli_startup.py --work /tmp/cli_bench [--repeats 3] [--rows 1000] [--queries 100] [--smoke]
+    python benchmarks/cli_startup.py --work /tmp/cli_bench [--repeats 3] [--rows 1000] [--queries 100]
+                                     [--baseline DIR] [--smoke]
 
 Times fresh processes (median of ``--repeats``, the runs of each command interleaved so
 that drift on a noisy machine hits them alike): ``mathgraph --help``, ``mathgraph parse
-TEXT``, and ``mathgraph search`` against an index of the first ``--rows`` MATH train
-problems built with the shipped encoder, for one query and for ``--queries`` queries from a
-JSONL file (the next rows). The target is the many-query run in under twice the one-query
-time. The index and the query file are built in ``--work`` once and reused; parsing goes
-through the graph cache (``MATHGRAPH_CACHE_DIR`` as set, else ``WORK/cache``). ``--smoke``: an
-index of 20 problems of the smoke data (``benchmarks/smoke.py``), 3 queries, one run of each
-command, in ``WORK/smoke``: seconds.
+TEXT``, ``mathgraph predict kpc TEXT`` (the shipped model), a bad input (``predict`` with a
+model directory that does not exist: how fast the error comes), and ``mathgraph search``
+against an index of the first ``--rows`` MATH train problems built with the shipped encoder,
+for one query and for ``--queries`` queries from a JSONL file (the next rows). The target is
+the many-query run in under twice the one-query time. The index and the query file are built
+in ``--work`` once and reused; parsing goes through the graph cache (``MATHGRAPH_CACHE_DIR`` as
+set, else ``WORK/cache``). ``--baseline DIR``: also time every command with the code of DIR
+(another commit's files, e.g. ``git archive HEAD~3 | tar -x -C DIR``, put first on
+``PYTHONPATH``), run by run alternately with this tree's, for a before/after table under the
+same load. ``--smoke``: an index of 20 problems of the smoke data (``benchmarks/smoke.py``),
+3 queries, one run of each command, in ``WORK/smoke``: seconds.
 """
 
 from __future__ import annotations
@@ -59,16 +64,23 @@ def prepare(work: Path, rows: int, queries: int, data: Path = MATH_TRAIN) -> tup
     return index, query_file, json.loads(lines[rows])["problem"]
 
 
-def wall_times(commands: dict[str, list[str]], repeats: int) -> dict[str, list[float]]:
-    """Seconds per run of each command, the commands interleaved run by run."""
-    times: dict[str, list[float]] = {name: [] for name in commands}
+def wall_times(
+    commands: dict[str, list[str]],
+    repeats: int,
+    codes: dict[str, dict[str, str]],
+    failing: frozenset[str] = frozenset(),
+) -> dict[str, dict[str, list[float]]]:
+    """Seconds per run of each command under each code (``{code: environment}``), the commands and codes
+    interleaved run by run: ``{code: {command: [seconds, ...]}}``. The ``failing`` commands must exit non-zero."""
+    times: dict[str, dict[str, list[float]]] = {code: {name: [] for name in commands} for code in codes}
     for _ in range(repeats):
         for name, command in commands.items():
-            start = time.perf_counter()
-            run = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            times[name].append(time.perf_counter() - start)
-            if run.returncode:
-                raise SystemExit(f"{name} exited with {run.returncode}:\n{run.stderr}")
+            for code, env in codes.items():
+                start = time.perf_counter()
+                run = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+                times[code][name].append(time.perf_counter() - start)
+                if bool(run.returncode) != (name in failing):
+                    raise SystemExit(f"{name} ({code}) exited with {run.returncode}:\n{run.stderr}")
     return times
 
 
@@ -78,6 +90,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--rows", type=int, default=1000, help="MATH train problems in the index")
     parser.add_argument("--queries", type=int, default=100, help="queries in the many-query run")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="also time each command with the code in DIR (another commit's files), alternating with this tree's",
+    )
     parser.add_argument("--smoke", action="store_true", help="20 problems, 3 queries, one run: seconds (WORK/smoke)")
     args = parser.parse_args()
     data = MATH_TRAIN
@@ -86,9 +104,12 @@ def main() -> None:
     os.environ.setdefault("MATHGRAPH_CACHE_DIR", str(args.work / "cache"))
     index, query_file, query = prepare(args.work, args.rows, args.queries, data)
     search = ["mathgraph", "-q", "search", "--index", str(index), "-k", "5"]
+    missing_model = ["mathgraph", "-q", "predict", "kpc", "--model", str(args.work / "no-such-model"), PARSE_TEXT]
     commands = {
         "mathgraph --help": ["mathgraph", "--help"],
         "mathgraph parse TEXT": ["mathgraph", "-q", "parse", PARSE_TEXT],
+        "mathgraph predict kpc TEXT": ["mathgraph", "-q", "predict", "kpc", PARSE_TEXT],
+        "mathgraph predict kpc --model MISSING (error)": missing_model,
         "mathgraph search, 1 query": [*search, query],
         f"mathgraph search, {args.queries} queries (--queries)": [
             *search,
@@ -98,11 +119,26 @@ def main() -> None:
             str(args.work / "hits.jsonl"),
         ],
     }
-    times = wall_times(commands, args.repeats)
-    print(f"| command | median s ({args.repeats} runs) | runs |\n|---|---|---|")
-    for name, seconds in times.items():
-        print(f"| {name} | {statistics.median(seconds):.2f} | {', '.join(f'{s:.2f}' for s in seconds)} |")
-    one, many = (statistics.median(times[name]) for name in list(commands)[2:])
+    codes = {"this tree": dict(os.environ)}
+    if args.baseline is not None:
+        path = os.pathsep.join(filter(None, [str(args.baseline.resolve()), os.environ.get("PYTHONPATH")]))
+        codes["baseline"] = {**os.environ, "PYTHONPATH": path}
+    times = wall_times(
+        commands, args.repeats, codes, failing=frozenset({"mathgraph predict kpc --model MISSING (error)"})
+    )
+    print(
+        "| command | "
+        + " | ".join(f"{code}: median s ({args.repeats} runs) | {code}: runs" for code in codes)
+        + " |\n|---|"
+        + "---|---|" * len(codes)
+    )
+    for name in commands:
+        cells = [
+            f"{statistics.median(times[code][name]):.2f} | {', '.join(f'{s:.2f}' for s in times[code][name])}"
+            for code in codes
+        ]
+        print(f"| {name} | {' | '.join(cells)} |")
+    one, many = (statistics.median(times["this tree"][name]) for name in list(commands)[-2:])
     print(
         f"\n{args.queries} queries / 1 query: {many / one:.2f}x (target < 2x); index of {args.rows} problems; "
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
