@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from sklearn.metrics import accuracy_score, f1_score
 
 
 def classification_metrics(y_true: Sequence, y_pred: Sequence, labels: Sequence | None = None) -> dict:
@@ -35,6 +34,8 @@ def classification_metrics(y_true: Sequence, y_pred: Sequence, labels: Sequence 
         raise ValueError(f"y_true has {len(y_true)} items but y_pred has {len(y_pred)}")
     if not y_true:
         raise ValueError("cannot compute classification metrics on empty input")
+    from sklearn.metrics import accuracy_score, f1_score  # here: importing scikit-learn costs ~1 s of start-up
+
     labels = None if labels is None else list(labels)
     return {
         "accuracy": float(accuracy_score(y_true, y_pred)),

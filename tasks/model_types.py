@@ -12,8 +12,6 @@ from os import PathLike
 from pathlib import Path
 
 from models.comus import CONFIG_NAME, CheckpointError
-from tasks.baselines import MODEL_TYPE as TFIDF
-from tasks.baselines import TFIDF_MODELS
 from tasks.finetune import TASK_CONFIG_NAME
 from tasks.finetune import TASK_MODEL_TYPE as TASK_MODEL
 from tasks.index_format import FORMAT as INDEX_FORMAT
@@ -24,6 +22,10 @@ from tasks.multitask import MULTITASK_MODEL_TYPE as MULTITASK_MODEL
 from tasks.structure import MODEL_TYPE as STRUCTURE
 
 ENCODER = "comus"
+# tasks.baselines.MODEL_TYPE and TFIDF_MODELS, as literals: importing tasks.baselines imports scikit-learn, ~1 s
+# that `mathgraph search` and `predict --model DIR` spent only to read two names (a test keeps them equal)
+TFIDF = "tfidf"
+TFIDF_MODELS = ("tfidf_classifier", "tfidf_ranker")
 # model_type -> (the kind in words, the file that tells it)
 MODEL_TYPES = {
     ENCODER: ("an encoder", f"{CONFIG_NAME} with model_type 'comus'"),

@@ -1,11 +1,13 @@
-"""What several command groups share: reporting skipped lines, reading corpora, positionals after options."""
+"""What several command groups share: reporting skipped lines, reading corpora, positionals after options, and
+the checks of model options and input files that run before any model code is imported."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from mathgraph.jsonl import read_corpora
+from mathgraph.jsonl import read_corpora, read_rows
 
 
 def report_skipped(bad: list, limit: int = 20) -> None:
@@ -51,3 +53,64 @@ class IntermixedArgumentParser(argparse.ArgumentParser):
             return self.parse_known_intermixed_args(args, namespace)
         finally:
             self._intermixing = False
+
+
+# models.encoder.NAMED_MODELS, as a literal so that checking --model imports no torch (a test keeps them equal).
+NAMED_MODELS = ("shipped", "default", "untrained")
+
+
+def check_model_argument(value: str | None, option: str = "--model", names: tuple[str, ...] = ()) -> None:
+    """Fail fast, before torch loads, on a model option naming a directory that does not exist (or a file).
+
+    ``None`` (the default model), one of ``names`` and ``text:PATH`` (a text-only encoder) pass; so does a
+    Hugging Face Hub id (``org/name``) that is no local path: the loader downloads it or says why not."""
+    from mathgraph.hub import is_hub_id
+
+    if value is None or value in names or value.startswith("text:"):
+        return
+    path = Path(value).expanduser()
+    if path.is_dir():
+        return
+    if path.exists():
+        raise NotADirectoryError(f"{option} {value} is a file; mathgraph models are directories")
+    if not is_hub_id(value):
+        raise FileNotFoundError(f"{option} {value}: no such directory")
+
+
+def check_input_file(path: str | None, option: str = "--input") -> None:
+    """Fail fast on an input file that does not exist, is a directory or is empty (no non-blank line)."""
+    if path is None:
+        return
+    file = Path(path)
+    if not file.exists():
+        raise FileNotFoundError(f"{option} {path}: no such file")
+    if file.is_dir():
+        raise IsADirectoryError(f"{option} {path} is a directory, not a file")
+    with open(file, encoding="utf-8") as f:
+        if not any(line.strip() for line in f):
+            raise ValueError(f"{option} {path} is empty: no input lines")
+
+
+def read_input_rows(
+    path: str, fields: tuple[str, ...], skip_bad: bool = False, option: str = "--input"
+) -> tuple[list[tuple[int, dict]], list]:
+    """The ``(line, row)`` of a JSONL input file's good rows and its bad lines (``mathgraph.jsonl.read_rows``:
+    a bad line raises ``JsonlError`` naming file and line unless ``skip_bad``), read before any model loads. A
+    file that is empty, or whose every line ``--skip-bad`` left out, is a ``ValueError`` naming it."""
+    check_input_file(path, option)
+    rows, bad = read_rows(path, fields, skip_bad=skip_bad)
+    if not rows:
+        raise ValueError(f"{option} {path}: no good input lines ({len(bad)} bad lines skipped)")
+    return rows, bad
+
+
+def configure_inference_threads(threads: int | None, single_input: bool) -> int:
+    """Set torch's CPU threads for a prediction: ``threads`` when given, one for a single input (one TEXT, one
+    QUERY), else every core this process may use (``tasks.trainer.configure_threads``); returns the number set.
+
+    One input is a few milliseconds of small matrix products that a second thread barely shortens, while on
+    a machine whose cores are busy (a training run beside it) each parallel region waits for a core to be
+    free: one problem took 2 s with two threads and 0.06 s with one on a 2-core machine under load."""
+    from tasks.trainer import configure_threads
+
+    return configure_threads(threads or (1 if single_input else None))

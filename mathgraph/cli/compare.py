@@ -7,7 +7,13 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import IntermixedArgumentParser, report_skipped
+from mathgraph.cli.common import (
+    IntermixedArgumentParser,
+    check_model_argument,
+    configure_inference_threads,
+    read_input_rows,
+    report_skipped,
+)
 
 PAIR_FIELDS = ("text_a", "text_b")
 
@@ -54,7 +60,11 @@ def register(commands) -> None:
     )
     compare.add_argument("--batch-size", type=int, default=32, help="pairs per model batch (default: 32)")
     compare.add_argument("--device", help="cpu, cuda, cuda:1 ... for --model (default: cuda when available)")
-    compare.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    compare.add_argument(
+        "--threads",
+        type=int,
+        help="torch CPU threads (default: one for a TEXT pair, the cores this process may use for --input)",
+    )
     compare.set_defaults(run=run_compare)
 
 
@@ -137,15 +147,14 @@ def _check_arguments(args: argparse.Namespace) -> None:
             "--model is the QRC model of problem pairs: leave it out with "
             f"{'--no-model' if args.no_model else '--solution'}"
         )
+    check_model_argument(args.model)
 
 
 def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
     """``(line, row)`` of each pair and the bad lines: a JSONL file's good rows (``mathgraph.jsonl.read_rows``
     names a bad one by file and line), or the two TEXTs as one row."""
-    from mathgraph.jsonl import read_rows
-
     if args.input:
-        return read_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad)
+        return read_input_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad)
     names = ("the question A", "the solution B") if args.solution else ("problem A", "problem B")
     for name, text in zip(names, args.texts):
         if not text.strip():
@@ -155,9 +164,7 @@ def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]
 
 def _load_predictor(args: argparse.Namespace):
     """The QRC predictor of ``mathgraph predict qrc``: the shipped model, or ``--model DIR``."""
-    from tasks.trainer import configure_threads
-
-    configure_threads(args.threads)
+    configure_inference_threads(args.threads, single_input=not args.input)
     if args.model is None:
         from tasks.shipped import shipped_predictor
 

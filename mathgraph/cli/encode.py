@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mathgraph.cli.common import NAMED_MODELS, check_input_file, check_model_argument
+
 
 def register(commands) -> None:
     """Add ``encode`` to the ``mathgraph`` commands."""
@@ -31,14 +33,19 @@ def register(commands) -> None:
 
 def run_encode(args: argparse.Namespace) -> int:
     """``encode``: the problems of a file as a float32 ``.npy`` matrix, one row per problem in input order."""
-    import numpy as np
-
     from mathgraph.graph import read_problems
-    from models.encoder import MathEncoder
 
     if not args.input and not args.graphs:
         raise ValueError("give --input FILE, --graphs FILE, or both")
-    problems = read_problems(args.input, args.text_field, args.graphs)  # before the model's seconds of loading
+    check_model_argument(args.model, names=NAMED_MODELS)
+    check_input_file(args.input)
+    check_input_file(args.graphs, "--graphs")
+    # the problems are read before the seconds of importing torch and loading the model
+    problems = read_problems(args.input, args.text_field, args.graphs)
+    import numpy as np
+
+    from models.encoder import MathEncoder
+
     encoder = MathEncoder.from_pretrained(args.model, device=args.device)
     vectors = encoder.encode(
         problems, batch_size=args.batch_size, mode=args.mode, device=args.device, show_progress=not args.quiet

@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_libraries()
     try:
         return args.run(args)
-    except (JsonlError, FileNotFoundError, IsADirectoryError, ValueError) as err:
+    except (JsonlError, FileNotFoundError, IsADirectoryError, NotADirectoryError, ValueError) as err:
         print(f"mathgraph: error: {err}", file=sys.stderr)
         return 2
 

@@ -6,7 +6,13 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import IntermixedArgumentParser, report_skipped
+from mathgraph.cli.common import (
+    IntermixedArgumentParser,
+    check_model_argument,
+    configure_inference_threads,
+    read_input_rows,
+    report_skipped,
+)
 
 
 def register(commands) -> None:
@@ -48,27 +54,33 @@ def register(commands) -> None:
     predict.add_argument("--top", type=int, default=5, help="probabilities printed for one TEXT input (default: 5)")
     predict.add_argument("--batch-size", type=int, default=32)
     predict.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
-    predict.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    predict.add_argument(
+        "--threads",
+        type=int,
+        help="torch CPU threads (default: one for a TEXT input, the cores this process may use for --input)",
+    )
     predict.set_defaults(run=run_predict)
+
+
+# What the TEXT arguments of each task are: (fewest, most or None, in words), and the fields of an --input row;
+# tasks.task_io.input_from_texts and tasks.inference.read_inputs check the same once the models are imported.
+TEXT_ARGUMENTS = {
+    "kpc": (1, 1, "one TEXT"),
+    "qrc": (2, 2, "two TEXTs (text_a text_b)"),
+    "qam": (2, 2, "two TEXTs (text_a text_b)"),
+    "sqr": (2, None, "a QUERY and its CANDIDATEs"),
+}
+PAIR_FIELDS = ("text_a", "text_b")
 
 
 def run_predict(args: argparse.Namespace) -> int:
     """``mathgraph predict``: print one prediction, or write a JSONL file's (``tasks.inference.predict_file``)."""
+    _check_arguments(args)  # every usage, model and input error before the seconds of importing torch
     from models.encoder import resolve_device
     from tasks.inference import format_prediction, input_from_texts, load_predictor, predict_file
-    from tasks.trainer import configure_threads
 
-    if args.input:
-        if args.texts:
-            raise ValueError("give TEXT arguments or --input FILE, not both")
-    elif args.output or args.skip_bad:
-        raise ValueError("--output and --skip-bad apply to --input files only")
-    elif not args.texts:
-        raise ValueError("give the input as TEXT arguments, or --input FILE")
-    item = None if args.input else input_from_texts(args.task, args.texts)  # checked before the model loads
-    if args.model is not None and args.hybrid:
-        raise ValueError("--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model")
-    configure_threads(args.threads)
+    item = None if args.input else input_from_texts(args.task, args.texts)
+    configure_inference_threads(args.threads, single_input=item is not None)
     if args.model is None:
         from tasks.shipped import shipped_predictor
 
@@ -91,3 +103,31 @@ def run_predict(args: argparse.Namespace) -> int:
     print(f"wrote {written} predictions to {args.output or 'stdout'}", file=sys.stderr)
     report_skipped(bad)
     return 0
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """A ``ValueError`` (``FileNotFoundError``...) for options that do not go together, TEXTs the task does not
+    take, a ``--model`` directory that does not exist, and an ``--input`` file that is missing, empty or has a
+    bad line (read here once, with no model code imported; ``predict_file`` reads it again)."""
+    if args.input:
+        if args.texts:
+            raise ValueError("give TEXT arguments or --input FILE, not both")
+    elif args.output or args.skip_bad:
+        raise ValueError("--output and --skip-bad apply to --input files only")
+    elif not args.texts:
+        raise ValueError("give the input as TEXT arguments, or --input FILE")
+    if args.model is not None and args.hybrid:
+        raise ValueError("--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model")
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    if args.texts:
+        fewest, most, wanted = TEXT_ARGUMENTS[args.task]
+        if len(args.texts) < fewest or (most is not None and len(args.texts) > most):
+            raise ValueError(f"{args.task} takes {wanted}, got {len(args.texts)} (or give --input FILE)")
+        for position, text in enumerate(args.texts, 1):
+            if not text.strip():
+                raise ValueError(f"TEXT {position}: the text is empty")
+    check_model_argument(args.model)
+    if args.input:
+        fields = {"kpc": (args.text_field,), "qrc": PAIR_FIELDS, "qam": PAIR_FIELDS, "sqr": ("query",)}[args.task]
+        read_input_rows(args.input, fields, args.skip_bad)

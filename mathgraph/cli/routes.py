@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from mathgraph.cli.common import check_model_argument
+
 
 def register(commands) -> None:
     """Add ``routes`` to the ``mathgraph`` commands."""
@@ -31,6 +33,7 @@ def register(commands) -> None:
 
 def run_routes(args: argparse.Namespace) -> int:
     """``routes``: a picture of the model's routing (``MultiTaskModel.token_routes`` or ``skill_routes``)."""
+    check_model_argument(args.model)
     from mathgraph.routing_pictures import save_routes
     from tasks.loading import MULTITASK_MODEL, model_type
     from tasks.multitask import MultiTaskModel

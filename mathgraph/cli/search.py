@@ -6,7 +6,14 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import report_skipped
+from mathgraph.cli.common import (
+    NAMED_MODELS,
+    check_input_file,
+    check_model_argument,
+    configure_inference_threads,
+    read_input_rows,
+    report_skipped,
+)
 
 
 def register(commands) -> None:
@@ -82,6 +89,11 @@ def _register_search(commands) -> None:
         "--skip-bad", action="store_true", help="skip bad --queries lines, count and report them, instead of stopping"
     )
     queries.add_argument("--batch-size", type=int, default=32, help="queries embedded at a time (default: 32)")
+    search.add_argument(
+        "--threads",
+        type=int,
+        help="torch CPU threads (default: one for a QUERY, the cores this process may use for --queries)",
+    )
     search.set_defaults(run=run_search)
 
 
@@ -115,6 +127,8 @@ def _register_refine(commands) -> None:
 
 def run_index_build(args: argparse.Namespace) -> int:
     """``index build``: embed a JSONL corpus and save it as a search index."""
+    check_model_argument(args.model, names=NAMED_MODELS)
+    read_input_rows(args.input, (args.text_field,), args.skip_bad)  # bad or empty input: before torch loads
     from tasks.search_commands import build_index_from_file
 
     index = build_index_from_file(
@@ -133,15 +147,24 @@ def run_index_build(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     """``search``: the index rows nearest one query, or JSONL results for every query of ``--queries FILE``."""
     from mathgraph.jsonl import read_text_lines
-    from tasks.search_commands import hybrid_search_weight, structure_search_weight
-    from tasks.search_index import SearchIndex
 
     if (args.query is None) == (args.queries is None):
         raise ValueError("give one QUERY or --queries FILE")
     if args.queries is None and (args.output or args.skip_bad):
         raise ValueError("--output and --skip-bad apply to --queries files only")
-    # the queries are read and checked before the model's seconds of loading
+    if args.query is not None and not args.query.strip():
+        raise ValueError("the QUERY is empty")
+    check_model_argument(args.index, "--index")
+    check_model_argument(args.model, names=NAMED_MODELS)
+    # the queries are read and checked before the seconds of importing torch and loading the model
+    check_input_file(args.queries, "--queries")
     records, bad = read_text_lines(args.queries, args.text_field, args.skip_bad) if args.queries else ([], [])
+    if args.queries and not records:
+        raise ValueError(f"--queries {args.queries}: no good queries ({len(bad)} bad lines skipped)")
+    from tasks.search_commands import hybrid_search_weight, structure_search_weight
+    from tasks.search_index import SearchIndex
+
+    configure_inference_threads(args.threads, single_input=args.queries is None)
     weight = hybrid_search_weight(args.hybrid)
     structure_weight = structure_search_weight(args.hybrid)
     if weight > 0 and args.approximate:

@@ -8,6 +8,7 @@ import logging
 import socket
 import sys
 
+from mathgraph.cli.common import NAMED_MODELS, check_model_argument
 from mathgraph.serve.service import Limits, Service
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -86,6 +87,9 @@ def register(commands) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """``serve``: check the address, load the models, then serve until interrupted (Ctrl+C)."""
+    check_model_argument(args.model)
+    check_model_argument(args.encoder, "--encoder", names=NAMED_MODELS)
+    check_model_argument(args.index, "--index")
     try:
         import uvicorn
 

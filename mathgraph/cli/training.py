@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import add_corpus_argument, corpus_texts
+from mathgraph.cli.common import NAMED_MODELS, add_corpus_argument, check_input_file, check_model_argument, corpus_texts
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
 PAIR_TASKS = ("qrc", "qam")
@@ -353,6 +353,7 @@ def _print_result(result: dict, saved: str, output_dir: str) -> None:
 
 def run_pretrain(args: argparse.Namespace) -> int:
     """``pretrain``: continual pre-training on corpora (``tasks.pretrain.run_pretraining``)."""
+    check_model_argument(args.model, names=NAMED_MODELS)
     from tasks.pretrain import check_pretraining_setup, run_pretraining
 
     tasks = [t.strip() for t in args.tasks.split(",")]
@@ -373,6 +374,9 @@ def run_pretrain(args: argparse.Namespace) -> int:
 
 def run_train(args: argparse.Namespace) -> int:
     """``train kpc|qrc|qam|sqr``: a task model (``tasks.finetune.train_task``) or a TF-IDF baseline."""
+    check_input_file(args.train, "--train")
+    check_input_file(args.dev, "--dev")
+    check_model_argument(args.model, names=NAMED_MODELS)
     from tasks.finetune import TaskConfig, train_task
 
     if args.architecture == "tfidf":
@@ -411,6 +415,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 def run_train_multitask(args: argparse.Namespace) -> int:
     """``train multitask``: one model with a head per task (``tasks.multitask.train_multitask``)."""
+    check_model_argument(args.model, names=NAMED_MODELS)
     from tasks.finetune import TaskConfig
     from tasks.multitask import parse_task_spec, train_multitask
 
@@ -462,6 +467,7 @@ def run_train_multitask(args: argparse.Namespace) -> int:
 
 def run_train_simcse(args: argparse.Namespace) -> int:
     """``train simcse``: a retrieval encoder from unlabelled texts (``tasks.simcse``)."""
+    check_model_argument(args.model, names=NAMED_MODELS)
     from tasks.simcse import train_simcse
 
     _refuse_gat_heads(args)
@@ -473,6 +479,8 @@ def run_train_simcse(args: argparse.Namespace) -> int:
 
 def run_evaluate(args: argparse.Namespace) -> int:
     """``evaluate``: a model's metrics on a task file, printed as JSON (``tasks.evaluation``)."""
+    check_model_argument(args.model)
+    check_input_file(args.data, "--data")
     from tasks.evaluation import evaluate_directory
     from tasks.trainer import configure_threads
 

@@ -1,0 +1,115 @@
+"""What the command line checks before it imports torch or loads a model: usage errors, a model directory
+that does not exist, input files that are missing, empty or not JSON Lines. Each is a clear message and exit
+status 2, in a fraction of a second."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from mathgraph.cli import main
+from mathgraph.cli.common import NAMED_MODELS, check_model_argument, configure_inference_threads
+from tasks.trainer import available_cores
+
+HEAVY = ("torch", "transformers", "torch_geometric", "sklearn", "spacy", "models.encoder")
+
+
+@pytest.fixture
+def paths(tmp_path):
+    """``{name: path}`` for the placeholders of ``CASES``."""
+    (tmp_path / "empty.jsonl").write_text("\n  \n", encoding="utf-8")
+    (tmp_path / "bad.jsonl").write_text('{"problem": "Find $x$."}\nnot json\n', encoding="utf-8")
+    (tmp_path / "good.jsonl").write_text('{"problem": "Find $x$."}\n', encoding="utf-8")
+    (tmp_path / "index").mkdir()
+    names = ("empty.jsonl", "bad.jsonl", "good.jsonl", "index", "missing", "out")
+    return {name.split(".")[0]: str(tmp_path / name) for name in names}
+
+
+# (arguments, what stderr must say); {name} is a path of the fixture
+CASES = [
+    (["predict", "kpc", "--model", "{missing}", "x"], "--model {missing}: no such directory"),
+    (["predict", "kpc", "--model", "{good}", "x"], "--model {good} is a file; mathgraph models are directories"),
+    (["predict", "kpc", "--input", "{missing}"], "--input {missing}: no such file"),
+    (["predict", "kpc", "--input", "{index}"], "--input {index} is a directory, not a file"),
+    (["predict", "kpc", "--input", "{empty}"], "--input {empty} is empty: no input lines"),
+    (["predict", "kpc", "--input", "{bad}"], "{bad}:2: not valid JSON"),
+    (["predict", "kpc", "--input", "{good}", "--text-field", "question"], "{good}:1: no field 'question'"),
+    (["predict", "qrc", "one text"], "qrc takes two TEXTs (text_a text_b), got 1"),
+    (["predict", "kpc", "a", "b"], "kpc takes one TEXT, got 2"),
+    (["predict", "kpc", "  "], "TEXT 1: the text is empty"),
+    (["compare", "--input", "{empty}"], "--input {empty} is empty: no input lines"),
+    (["compare", "--model", "{missing}", "a", "b"], "--model {missing}: no such directory"),
+    (["search", "--index", "{missing}", "a query"], "--index {missing}: no such directory"),
+    (["search", "--index", "{index}", "--queries", "{empty}"], "--queries {empty} is empty: no input lines"),
+    (["search", "--index", "{index}", "--queries", "{missing}"], "--queries {missing}: no such file"),
+    (["search", "--index", "{index}", "--model", "{missing}", "q"], "--model {missing}: no such directory"),
+    (["index", "build", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty: no input lines"),
+    (["index", "build", "--input", "{bad}", "--output", "{out}"], "{bad}:2: not valid JSON"),
+    (["index", "build", "--input", "{good}", "--model", "{missing}", "--output", "{out}"], "no such directory"),
+    (["encode", "--input", "{good}", "--model", "{missing}", "--output", "{out}"], "--model {missing}: no such"),
+    (["encode", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty"),
+    (["evaluate", "kpc", "--model", "{missing}", "--data", "{good}"], "--model {missing}: no such directory"),
+    (["evaluate", "kpc", "--model", "{index}", "--data", "{missing}"], "--data {missing}: no such file"),
+    (["train", "kpc", "--train", "{missing}", "--output", "{out}"], "--train {missing}: no such file"),
+    (["train", "kpc", "--train", "{good}", "--dev", "{empty}", "--output", "{out}"], "--dev {empty} is empty"),
+    (["train", "kpc", "--train", "{good}", "--model", "{missing}", "--output", "{out}"], "no such directory"),
+    (["routes", "--model", "{missing}", "x"], "--model {missing}: no such directory"),
+]
+
+
+def filled(arguments: list[str], paths: dict) -> list[str]:
+    return [argument.format(**paths) for argument in arguments]
+
+
+@pytest.mark.parametrize(("arguments", "message"), CASES, ids=[" ".join(a[:2]) for a, _ in CASES])
+def test_each_error_is_a_clear_message_and_status_2(arguments, message, paths, capsys):
+    assert main(["-q", *filled(arguments, paths)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mathgraph: error: ") and message.format(**paths) in err
+
+
+def test_no_error_case_imports_torch_or_a_model(paths):
+    """Every case above fails before torch, transformers, PyG, scikit-learn or spaCy is imported."""
+    calls = [filled(arguments, paths) for arguments, _ in CASES]
+    code = (
+        "import json, sys; from mathgraph.cli import main\n"
+        f"codes = [main(['-q', *a]) for a in {calls!r}]\n"
+        f"print(json.dumps([codes, sorted(m for m in {HEAVY!r} if m in sys.modules)]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    codes, imported = json.loads(done.stdout.splitlines()[-1])
+    assert codes == [2] * len(CASES)
+    assert imported == []
+
+
+def test_a_model_option_may_name_a_model_or_a_hub_id(tmp_path):
+    for name in (*NAMED_MODELS, "text:minilm", None, str(tmp_path), "some-org/some-model"):
+        check_model_argument(name, names=NAMED_MODELS)  # passes: the loader takes it from here
+    with pytest.raises(FileNotFoundError, match="no such directory"):
+        check_model_argument("shipped")  # a name only where the option takes it
+    with pytest.raises(FileNotFoundError, match=f"--index {tmp_path}/gone: no such directory"):
+        check_model_argument(f"{tmp_path}/gone", "--index")
+
+
+def test_the_cli_names_the_models_the_encoder_knows():
+    from models.encoder import NAMED_MODELS as ENCODER_NAMES
+
+    assert NAMED_MODELS == ENCODER_NAMES
+
+
+def test_one_input_runs_on_one_thread_many_on_every_core():
+    before = torch.get_num_threads()
+    try:
+        assert configure_inference_threads(None, single_input=True) == 1 == torch.get_num_threads()
+        assert configure_inference_threads(None, single_input=False) == available_cores() == torch.get_num_threads()
+        assert configure_inference_threads(3, single_input=True) == 3 == torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_the_tfidf_names_of_model_types_are_the_baselines():
+    from tasks import baselines, model_types
+
+    assert (model_types.TFIDF, model_types.TFIDF_MODELS) == (baselines.MODEL_TYPE, baselines.TFIDF_MODELS)
