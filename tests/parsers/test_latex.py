@@ -429,17 +429,6 @@ def test_does_not_import_torch_or_use_sympy() -> None:
     assert "import sympy" not in source and "from sympy" not in source
 
 
-def test_speed() -> None:
-    import time
-
-    formulas = [latex for latex, _ in REAL] * 5
-    start = time.perf_counter()
-    for latex in formulas:
-        parse_latex(latex)
-    per_formula = (time.perf_counter() - start) / len(formulas)
-    assert per_formula < 2e-3
-
-
 # -- property tests ---------------------------------------------------------------
 
 LATEX_PIECES = [
