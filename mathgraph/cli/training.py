@@ -63,7 +63,7 @@ def _register_pretrain(commands) -> None:
         action="store_true",
         help="keep the pre-trained word embeddings fixed; only added LaTeX tokens train",
     )
-    add_training_flags(pretrain, learning_rate=5e-5, batch_size=32)
+    add_training_flags(pretrain, learning_rate=5e-5, batch_size=32, new_model=("split_digits",))
     pretrain.set_defaults(run=run_pretrain)
 
 
@@ -121,7 +121,9 @@ def _register_train_task(kinds, task: str) -> None:
         )
     else:
         parser.set_defaults(alignment=False)
-    add_training_flags(parser, learning_rate=3e-5, batch_size=16)
+    add_training_flags(
+        parser, learning_rate=3e-5, batch_size=16, new_model=("gat_heads", "split_digits"), frozen_prefix=True
+    )
     parser.set_defaults(run=run_train)
 
 
@@ -253,8 +255,18 @@ def _register_evaluate(commands) -> None:
     evaluate.set_defaults(run=run_evaluate)
 
 
-def add_training_flags(parser: argparse.ArgumentParser, learning_rate: float, batch_size: int) -> None:
-    """The flags of ``tasks.trainer.TrainingArguments`` (``dest`` = its field names), shared by every training command."""
+def add_training_flags(
+    parser: argparse.ArgumentParser,
+    learning_rate: float,
+    batch_size: int,
+    new_model: tuple[str, ...] = (),
+    frozen_prefix: bool = False,
+) -> None:
+    """The flags of ``tasks.trainer.TrainingArguments`` (``dest`` = its field names), shared by every training command.
+
+    A command lists only the options it takes: ``new_model`` names the options that set up a new model it can
+    start (``"gat_heads"``, ``"split_digits"``), ``frozen_prefix`` adds ``--freeze-text-layers`` (single-task
+    fine-tuning only: pre-training, SimCSE and multi-task training change what the text layers compute)."""
     group = parser.add_argument_group("training")
     group.add_argument("--output", required=True, metavar="DIR", dest="output_dir")
     group.add_argument("--epochs", type=int, default=3)
@@ -303,47 +315,36 @@ def add_training_flags(parser: argparse.ArgumentParser, learning_rate: float, ba
         metavar="default|none|FILE",
         help="where parsed graphs are cached (default: ~/.cache/mathgraph/graphs.sqlite, or $MATHGRAPH_CACHE_DIR)",
     )
-    group.add_argument(
-        "--freeze-text-layers",
-        type=int,
-        default=0,
-        metavar="N",
-        help="freeze the embeddings and first N text layers and compute their outputs once per "
-        "problem (faster epochs; the frozen layers do not adapt)",
-    )
-    group.add_argument(
-        "--gat-heads",
-        type=int,
-        help="a new model's (--model untrained) GAT heads of 64: default text width / 64 (6 for "
-        "MiniLM = 384 wide); 12 gives COMUS's 768",
-    )
-    group.add_argument(
-        "--split-digits",
-        action="store_true",
-        default=None,
-        help="a new model's (--model untrained) tokenizer cuts numbers into single digits (Qwen-style: "
-        "1,000.5 -> 1 , 0 0 0 . 5); saved in config.json, so the model keeps doing it "
-        "(train kpc|qrc|qam|sqr and pretrain)",
-    )
+    if frozen_prefix:
+        group.add_argument(
+            "--freeze-text-layers",
+            type=int,
+            default=0,
+            metavar="N",
+            help="freeze the embeddings and first N text layers and compute their outputs once per "
+            "problem (faster epochs; the frozen layers do not adapt)",
+        )
+    if "gat_heads" in new_model:
+        group.add_argument(
+            "--gat-heads",
+            type=int,
+            help="a new model's (--model untrained) GAT heads of 64: default text width / 64 (6 for "
+            "MiniLM = 384 wide); 12 gives COMUS's 768",
+        )
+    if "split_digits" in new_model:
+        group.add_argument(
+            "--split-digits",
+            action="store_true",
+            default=None,
+            help="a new model's (--model untrained) tokenizer cuts numbers into single digits (Qwen-style: "
+            "1,000.5 -> 1 , 0 0 0 . 5); saved in config.json, so the model keeps doing it",
+        )
 
 
 def _training_arguments(args: argparse.Namespace, **overrides):
     from tasks.trainer import TrainingArguments
 
     return TrainingArguments.from_namespace(args, **overrides)
-
-
-def _refuse_gat_heads(args: argparse.Namespace) -> None:
-    if args.gat_heads is not None:
-        raise ValueError("--gat-heads is for fine-tuning a new model (train kpc|qrc|qam|sqr --model untrained)")
-
-
-def _refuse_split_digits(args: argparse.Namespace) -> None:
-    if args.split_digits:
-        raise ValueError(
-            "--split-digits sets up a new model: use it with train kpc|qrc|qam|sqr or pretrain "
-            "(--model untrained); a saved model keeps its own setting"
-        )
 
 
 def _print_result(result: dict, saved: str, output_dir: str) -> None:
@@ -358,7 +359,6 @@ def run_pretrain(args: argparse.Namespace) -> int:
 
     tasks = [t.strip() for t in args.tasks.split(",")]
     check_pretraining_setup(tasks, args.architecture)  # before the slow parsing
-    _refuse_gat_heads(args)
     state = run_pretraining(
         corpus_texts(args.corpus),
         _training_arguments(args),
@@ -419,8 +419,6 @@ def run_train_multitask(args: argparse.Namespace) -> int:
     from tasks.finetune import TaskConfig
     from tasks.multitask import parse_task_spec, train_multitask
 
-    _refuse_gat_heads(args)
-    _refuse_split_digits(args)
     task_files = []
     for spec in args.task_specs:
         task, train_path, dev_path = parse_task_spec(spec)
@@ -470,8 +468,6 @@ def run_train_simcse(args: argparse.Namespace) -> int:
     check_model_argument(args.model, names=NAMED_MODELS)
     from tasks.simcse import train_simcse
 
-    _refuse_gat_heads(args)
-    _refuse_split_digits(args)
     result = train_simcse(corpus_texts(args.corpus), _training_arguments(args), model=args.model, mode=args.mode)
     _print_result(result, "SimCSE encoder", args.output_dir)
     return 0

@@ -33,6 +33,12 @@ def test_each_train_kind_shows_only_its_options(capsys):
     simcse = help_of(capsys, "train", "simcse")
     assert "--corpus" in simcse and "--steps" in simcse
     assert "--adapter" not in simcse and "--pooling" not in simcse and "--train " not in simcse
+    # a command lists no option it would refuse: new-model options and the frozen prefix where they apply
+    assert "--gat-heads" in kpc and "--split-digits" in kpc
+    pretrain = help_of(capsys, "pretrain")
+    assert "--split-digits" in pretrain and "--gat-heads" not in pretrain and "--freeze-text-layers" not in pretrain
+    for refused in ("--gat-heads", "--split-digits", "--freeze-text-layers"):
+        assert refused not in multitask and refused not in simcse
 
 
 def test_data_actions_show_only_their_options(capsys):
