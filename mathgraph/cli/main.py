@@ -8,11 +8,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from mathgraph.cli import compare, data, encode, parse, predict, routes, search, serve, training
+from mathgraph.cli import compare, data, encode, parse, predict, refine, routes, search, serve, training
 from mathgraph.jsonl import JsonlError
 
 # In the order `mathgraph --help` lists them.
-COMMAND_GROUPS = (parse, encode, data, training, predict, compare, search, routes, serve)
+COMMAND_GROUPS = (parse, encode, data, training, predict, compare, search, refine, routes, serve)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

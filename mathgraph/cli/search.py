@@ -1,4 +1,4 @@
-"""``mathgraph index build``, ``mathgraph search`` and ``mathgraph refine`` (JiuZhang 2.0, Section 3.3)."""
+"""``mathgraph index build`` and ``mathgraph search``."""
 
 from __future__ import annotations
 
@@ -17,10 +17,9 @@ from mathgraph.cli.common import (
 
 
 def register(commands) -> None:
-    """Add ``index build``, ``search`` and ``refine`` to the ``mathgraph`` commands."""
+    """Add ``index build`` and ``search`` to the ``mathgraph`` commands."""
     _register_index(commands)
     _register_search(commands)
-    _register_refine(commands)
 
 
 def _register_index(commands) -> None:
@@ -95,34 +94,6 @@ def _register_search(commands) -> None:
         help="torch CPU threads (default: one for a QUERY, the cores this process may use for --queries)",
     )
     search.set_defaults(run=run_search)
-
-
-def _register_refine(commands) -> None:
-    refine = commands.add_parser(
-        "refine",
-        help="refine solutions with retrieved exemplars and an LLM",
-        description="JiuZhang 2.0 iterative refinement: three stages (logic, deduction, "
-        "language and calculation), each retrieving its exemplars and asking an LLM.",
-    )
-    refine.add_argument("--problems", required=True, metavar="F.jsonl")
-    refine.add_argument("--index", required=True, metavar="INDEX", help="exemplars: rows with problem and solution")
-    refine.add_argument(
-        "--llm",
-        required=True,
-        metavar="PATH|URL|smollm2",
-        help="a local Hugging Face causal LM, an OpenAI-compatible URL, or the packaged smollm2",
-    )
-    refine.add_argument("--llm-model", help="model name for an OpenAI-compatible endpoint")
-    refine.add_argument("--drafts", metavar="F.jsonl", help="draft solutions (default: the LLM writes them)")
-    refine.add_argument("--stages", type=int, choices=(1, 2, 3), default=3)
-    refine.add_argument("--iterations", type=int, default=1, help="T, per stage")
-    refine.add_argument("--exemplars", type=int, default=8)
-    refine.add_argument("--max-new-tokens", type=int, default=256)
-    refine.add_argument("--retries", type=int, default=2)
-    refine.add_argument("--solution-field", default="solution", help="solution field of the index rows")
-    refine.add_argument("--limit", type=int, help="only the first N problems")
-    refine.add_argument("--output", required=True, metavar="OUT.jsonl")
-    refine.set_defaults(run=run_refine)
 
 
 def run_index_build(args: argparse.Namespace) -> int:
@@ -213,29 +184,4 @@ def _search_file(
         written = write_jsonl(sys.stdout, results)
     print(f"searched {written} queries; results in {args.output or 'stdout'}", file=sys.stderr)
     report_skipped(bad)
-    return 0
-
-
-def run_refine(args: argparse.Namespace) -> int:
-    """``refine``: solutions refined with retrieved exemplars and an LLM (``tasks.refine``)."""
-    from tasks.llm import load_llm
-    from tasks.refine import refine_file
-    from tasks.search_index import SearchIndex
-
-    summary = refine_file(
-        args.problems,
-        SearchIndex.from_pretrained(args.index),
-        load_llm(args.llm, model=args.llm_model),
-        args.output,
-        drafts_path=args.drafts,
-        stages=args.stages,
-        iterations=args.iterations,
-        exemplars=args.exemplars,
-        max_new_tokens=args.max_new_tokens,
-        retries=args.retries,
-        solution_field=args.solution_field,
-        limit=args.limit,
-    )
-    print(json.dumps(summary, default=str))
-    print(f"wrote {args.output}", file=sys.stderr)
     return 0

@@ -56,6 +56,9 @@ CASES = [
     (["train", "kpc", "--train", "{good}", "--dev", "{empty}", "--output", "{out}"], "--dev {empty} is empty"),
     (["train", "kpc", "--train", "{good}", "--model", "{missing}", "--output", "{out}"], "no such directory"),
     (["routes", "--model", "{missing}", "x"], "--model {missing}: no such directory"),
+    (["refine", "--problems", "{missing}", "--index", "{index}", "--llm", "smollm2", "--output", "{out}"], "no such"),
+    (["refine", "--problems", "{empty}", "--index", "{index}", "--llm", "x", "--output", "{out}"], "is empty"),
+    (["refine", "--problems", "{good}", "--index", "{missing}", "--llm", "x", "--output", "{out}"], "no such dir"),
 ]
 
 
