@@ -11,11 +11,13 @@ non-finite loss. At the end the kept checkpoint (the best on dev, or the last)
 is loaded back and the caller's ``save`` writes the model to ``output_dir``.
 
 The model is any ``nn.Module`` whose ``forward(batch)`` returns a dict with a
-scalar ``"loss"``. A checkpoint holds the whole training module's weights
+scalar ``"loss"``. A checkpoint holds what resuming needs and nothing a user
+loads: ``checkpoint-last`` the whole training module's weights
 (``training_weights.safetensors``, encoder and heads), the optimizer and
 scheduler state, and under fp16 the gradient scaler's (``optimizer.pt``, loaded with ``weights_only=True``: tensors
-and numbers only, no arbitrary objects), ``trainer_state.json``, and whatever
-the caller's ``save`` writes for users (e.g. ``save_pretrained``).
+and numbers only, no arbitrary objects) and ``trainer_state.json``; ``checkpoint-best`` only the weights and
+the state. Once ``save`` has written the best weights to ``output_dir``, ``checkpoint-best`` is removed: a
+finished run keeps one copy of the kept weights (the model) and what ``resume`` needs (``checkpoint-last``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ BEST_CHECKPOINT = "checkpoint-best"
 STEP_PREFIX = "step-"  # ``save_steps``: the model after N steps in ``step-N``
 STATE_NAME = "trainer_state.json"
 WEIGHTS_NAME = "training_weights.safetensors"
+OPTIMIZER_NAME = "optimizer.pt"
 
 
 class NonFiniteLossError(RuntimeError):
@@ -216,8 +219,8 @@ def fit(
 
     ``evaluate(model) -> dict`` runs after each epoch; its ``metric_name`` entry
     (higher is better) picks ``checkpoint-best``. ``save(model, directory)`` writes
-    the user-facing files into each checkpoint and, at the end, the kept weights
-    (best on dev, else last) into ``args.output_dir``. ``epoch_log(model) -> dict``
+    the user-facing files: at the end, of the kept weights (best on dev, else last)
+    into ``args.output_dir``, and with ``save_steps`` into ``step-N``. ``epoch_log(model) -> dict``
     adds entries to each epoch's log record.
     """
     configure_threads(args.threads)
@@ -432,11 +435,13 @@ class Trainer:
             tqdm.write(json.dumps(record))  # on its own line, not inside the progress bar's
         self._checkpoint(LAST_CHECKPOINT)
         if improved:
-            self._checkpoint(BEST_CHECKPOINT)
+            self._checkpoint(BEST_CHECKPOINT, resumable=False)
 
     # ---------------------------------------------------------- checkpoints
-    def _checkpoint(self, name: str) -> None:
-        """Write a checkpoint to a temporary directory, then swap it in, so a crash never leaves half of one."""
+    def _checkpoint(self, name: str, resumable: bool = True) -> None:
+        """Write a checkpoint to a temporary directory, then swap it in, so a crash never leaves half of one.
+
+        The weights and ``trainer_state.json``, and for a ``resumable`` checkpoint the optimizer's state."""
         self.accelerator.wait_for_everyone()
         if not self.accelerator.is_main_process:
             return
@@ -449,12 +454,11 @@ class Trainer:
         model = self.accelerator.unwrap_model(self.model)
         save_model(model, str(partial / WEIGHTS_NAME))  # handles tied weights (MLM decoder = embeddings)
         apply_umask(partial / WEIGHTS_NAME)
-        if self.save_user_files is not None:
-            self.save_user_files(model, partial)
-        optimizer_state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
-        if self.accelerator.scaler is not None:  # fp16: the loss scale it learned, or a resume starts at 65536
-            optimizer_state["grad_scaler"] = self.accelerator.scaler.state_dict()
-        torch.save(optimizer_state, partial / "optimizer.pt")
+        if resumable:
+            optimizer_state = {"optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict()}
+            if self.accelerator.scaler is not None:  # fp16: the loss scale it learned, or a resume starts at 65536
+                optimizer_state["grad_scaler"] = self.accelerator.scaler.state_dict()
+            torch.save(optimizer_state, partial / OPTIMIZER_NAME)
         with open(partial / STATE_NAME, "w", encoding="utf-8") as f:
             json.dump({"state": asdict(self.state), "arguments": asdict(self.args)}, f, indent=1)
         old = self.output_dir / f".{name}.old"
@@ -474,7 +478,11 @@ class Trainer:
 
     def finish(self) -> None:
         """Load the kept checkpoint (best on dev if there was an evaluation, else the last) into the model
-        and write it with ``save`` to ``output_dir`` (main process only)."""
+        and write it with ``save`` to ``output_dir`` (main process only), then remove ``checkpoint-best``.
+
+        A ``checkpoint-best`` that is gone was removed by an earlier ``finish`` after writing its weights, and
+        no epoch since (a resumed run) did better: ``output_dir`` already holds the best model and is left as it
+        is (the model in memory then holds the last checkpoint's weights)."""
         self.accelerator.wait_for_everyone()
         if not self.accelerator.is_main_process or self.save_user_files is None:
             return
@@ -483,8 +491,12 @@ class Trainer:
         best = self.evaluate is not None and self.state.best_metric is not None
         kept = self.output_dir / (BEST_CHECKPOINT if best else LAST_CHECKPOINT)
         model = self.accelerator.unwrap_model(self.model)
+        if best and not kept.exists():
+            return
         load_model(model, str(kept / WEIGHTS_NAME))
         self.save_user_files(model, self.output_dir)
+        if best:
+            shutil.rmtree(kept)  # its weights are the model in output_dir now: one copy
 
     def _resume(self) -> None:
         from safetensors.torch import load_model
@@ -496,7 +508,7 @@ class Trainer:
             saved = json.load(f)
         load_model(self.accelerator.unwrap_model(self.model), str(directory / WEIGHTS_NAME))
         # Optimizer state is our own file from this run, not an untrusted download: weights_only keeps it pickle-free.
-        optimizer_state = torch.load(directory / "optimizer.pt", map_location="cpu", weights_only=True)
+        optimizer_state = torch.load(directory / OPTIMIZER_NAME, map_location="cpu", weights_only=True)
         self.optimizer.load_state_dict(optimizer_state["optimizer"])
         self.scheduler.load_state_dict(optimizer_state["scheduler"])
         if self.accelerator.scaler is not None and "grad_scaler" in optimizer_state:

@@ -84,24 +84,36 @@ def full_loss(model):
 
 
 def test_loss_falls_and_checkpoints_are_written(tmp_path, capsys):
-    scores = iter([0.1, 0.5, 0.3])
+    scores, weights = iter([0.1, 0.5, 0.3]), []
+
+    def evaluate(model):
+        weights.append(model.linear.weight.detach().clone())  # the weights each epoch ends with
+        return {"score": next(scores)}
+
     torch.manual_seed(0)
     before = full_loss(Regression())
-    model, state = train(tmp_path, evaluate=lambda model: {"score": next(scores)})
+    model, state = train(tmp_path, evaluate=evaluate)
     assert full_loss(model) < before / 10
     assert state.step == 24 and state.epoch == 3 and state.best_metric == 0.5
     assert [r["dev_score"] for r in state.history] == [0.1, 0.5, 0.3]
-    best = json.loads((tmp_path / BEST_CHECKPOINT / "trainer_state.json").read_text())
-    assert best["state"]["epoch"] == 2  # the best epoch, not the last
     assert (tmp_path / LAST_CHECKPOINT / "training_weights.safetensors").exists()
     assert not any(p.name.startswith(".") for p in tmp_path.iterdir())  # no partial checkpoint left behind
     assert '"epoch": 3' in capsys.readouterr().out
-    # the kept model is the best epoch's, loaded back and written by save()
-    from safetensors.torch import load_file
-
-    best_weight = load_file(str(tmp_path / BEST_CHECKPOINT / "training_weights.safetensors"))["linear.weight"]
-    assert json.loads((tmp_path / "saved.txt").read_text()) == best_weight.tolist()
-    assert torch.equal(model.linear.weight.detach(), best_weight)
+    # the kept model is the best epoch's (epoch 2), loaded back and written by save(); its checkpoint is then
+    # removed (one copy of the kept weights), and the last one holds what resuming needs, no user files
+    assert not (tmp_path / BEST_CHECKPOINT).exists()
+    assert sorted(p.name for p in (tmp_path / LAST_CHECKPOINT).iterdir()) == [
+        "optimizer.pt",
+        "trainer_state.json",
+        "training_weights.safetensors",
+    ]
+    assert not torch.equal(weights[1], weights[2])
+    assert json.loads((tmp_path / "saved.txt").read_text()) == weights[1].tolist()
+    assert torch.equal(model.linear.weight.detach(), weights[1])
+    # resuming the finished run trains no step and leaves the best model in place (its checkpoint is gone)
+    _, again = train(tmp_path, evaluate=evaluate, resume=True)
+    assert again.step == 24 and again.best_metric == 0.5
+    assert json.loads((tmp_path / "saved.txt").read_text()) == weights[1].tolist()
 
 
 def test_the_progress_bar_shows_the_current_loss_at_every_step(tmp_path, monkeypatch):
