@@ -82,6 +82,7 @@ ROWS = {
 CURVE = {"comus": "comus-long", "dapt-bert": "dapt-long"}  # the row at 0 steps -> its long run
 FRACTIONS = (5, 10, 20, 40)
 HEADLINE = ("comus-pt", "dapt-bert")
+REPORT = "issue26_kpc_study"  # benchmarks/results/REPORT.md and .json
 
 
 def jobs(args) -> dict[str, list[str]]:
@@ -107,21 +108,37 @@ def main() -> None:
     files = build_task_files(work / "data", 0, smoke=args.smoke)
     args.start = tiny_encoder(work) if args.smoke else "untrained"  # what "untrained" rows and runs start from
     study_path = work / "study.json"
-    study = json.loads(study_path.read_text()) if study_path.exists() else {"rows": {}, "pretraining": {}}
+    published = (work if args.smoke else RESULTS) / f"{REPORT}.json"
+    # A fresh clone continues from the published rows (they hold everything a row records)
+    start_from = study_path if study_path.exists() else published
+    study = json.loads(start_from.read_text()) if start_from.exists() else {"rows": {}, "pretraining": {}}
     study["machine"] = machine()
     if not args.report:
-        plan = jobs(args)
-        for job in args.jobs.split(","):
-            if job not in plan:
-                raise SystemExit(f"unknown job {job!r}; choose from {list(plan)}")
-            for row in plan[job]:
-                if row in study["rows"]:
-                    continue
-                study["rows"][row] = run_row(row, files, work, study, args)
-                study_path.write_text(json.dumps(study, indent=1))
-                summary = {part: study["rows"][row][part]["accuracy"] for part in ("dev", "test")}
-                print(f"{row}: {json.dumps(summary)}", flush=True)
-    report(study, RESULTS if not args.smoke else work, args)
+        for row in planned_rows(args):
+            if row in study["rows"]:
+                continue
+            study["rows"][row] = run_row(row, files, work, study, args)
+            study_path.write_text(json.dumps(study, indent=1))
+            summary = {part: study["rows"][row][part]["accuracy"] for part in ("dev", "test")}
+            print(f"{row}: {json.dumps(summary)}", flush=True)
+    report(study, published.parent, args)
+
+
+def planned_rows(args) -> list[str]:
+    """``--rows`` in its order, else the rows of ``--jobs`` in theirs."""
+    plan = jobs(args)
+    if args.rows:
+        known = {row for rows in plan.values() for row in rows}
+        unknown = [row for row in args.rows.split(",") if row not in known]
+        if unknown:
+            raise SystemExit(f"unknown rows {unknown}; the jobs plan {sorted(known)}")
+        return args.rows.split(",")
+    rows = []
+    for job in args.jobs.split(","):
+        if job not in plan:
+            raise SystemExit(f"unknown job {job!r}; choose from {list(plan)}")
+        rows += plan[job]
+    return rows
 
 
 # ---------------------------------------------------------------- rows
@@ -143,7 +160,7 @@ def run_row(row: str, files: dict, work: Path, study: dict, args) -> dict:
     if "fraction" in variant:
         train = _fraction(train, variant["fraction"], work / "data")
     output = work / "models" / row.replace("@", "-").replace("%", "pct")
-    record: dict = {"n_train": sum(1 for _ in open(train, encoding="utf-8")), **variant}
+    record: dict = {"n_train": sum(1 for _ in open(train, encoding="utf-8")), "machine": machine(), **variant}
     if name == "tfidf":
         from tasks.baselines import train_tfidf
 
@@ -197,12 +214,13 @@ def evaluate(directory: Path, path: str) -> dict:
     predicted = [r["label"] for r in load_predictor("kpc", directory).predict(inputs)]
     correct = [int(p == g) for p, g in zip(predicted, gold)]
     accuracy = float(np.mean(correct))
+    # each problem's correctness as a string of 0s and 1s (file order): compact in the published JSON
     return {
         "accuracy": accuracy,
         "accuracy_ci95": wilson(accuracy, len(gold)),
         "n": len(gold),
         "macro_f1": float(f1_score(gold, predicted, average="macro")),
-        "correct": correct,
+        "correct": "".join(map(str, correct)),
     }
 
 
@@ -212,7 +230,7 @@ def pretrain(name: str, work: Path, study: dict, args) -> Path:
     from tasks.trainer import TrainingArguments
 
     output = work / "pretrain" / name
-    if name in study["pretraining"]:
+    if name in study["pretraining"] and (output / "config.json").exists():
         return output
     if name == "comus" and args.comus_from_package and not args.smoke:
         from models.encoder import load_shipped_encoder
@@ -300,7 +318,7 @@ def headline(study: dict) -> dict | None:
             "test_sd": round(float(np.std(accuracies, ddof=1)), 4) if len(seeds) > 1 else None,
             "seeds": seeds,
         }
-    correct = {row: [rows[_seed_row(row, s)]["test"]["correct"] for s in seeds] for row in HEADLINE}
+    correct = {row: [[int(c) for c in rows[_seed_row(row, s)]["test"]["correct"]] for s in seeds] for row in HEADLINE}
     result["comus-pt minus dapt-bert (test)"] = paired_difference(correct["comus-pt"], correct["dapt-bert"])
     return result
 
@@ -336,20 +354,8 @@ def report(study: dict, directory: Path, args) -> None:
         lines += ["", "Headline (test): " + json.dumps(summary)]
     text = "\n".join(lines) + "\n"
     print(text)
-    name = "issue26_kpc_study"
-    (directory / f"{name}.md").write_text(text, encoding="utf-8")
-    slim = {
-        **study,
-        "headline": summary,
-        "rows": {
-            row: {
-                k: ({p: v for p, v in r.items() if p != "correct"} if k in ("dev", "test") else r)
-                for k, r in record.items()
-            }
-            for row, record in study["rows"].items()
-        },
-    }
-    (directory / f"{name}.json").write_text(json.dumps(slim, indent=1), encoding="utf-8")
+    (directory / f"{REPORT}.md").write_text(text, encoding="utf-8")
+    (directory / f"{REPORT}.json").write_text(json.dumps({**study, "headline": summary}, indent=1), encoding="utf-8")
     draw_curve(study, directory / "issue26_pretraining_curve.png")
 
 
@@ -383,6 +389,7 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results")
     parser.add_argument("--jobs", default="headline,seeds,fewshot,ablations,curve")
+    parser.add_argument("--rows", help="comma-separated rows of the jobs' plan, run in this order (instead of --jobs)")
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of every row (default 2000)")
     parser.add_argument("--long-steps", type=int, default=4000, help="the curve's long runs (default 4000)")
     parser.add_argument("--save-every", type=int, default=LONG_SAVE, help="the curve's points (default 1000)")

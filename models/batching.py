@@ -9,6 +9,7 @@ first epoch; ``ProblemCollator(graphs)`` builds and collates in one call.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
@@ -221,12 +222,14 @@ class ProblemCollator:
     Args:
         tokenizer: the text encoder's tokenizer.
         vocab: node-label and relation vocabularies of the model.
-        max_length: texts are truncated to this many tokens.
+        max_length: texts are truncated to this many tokens (the text encoder's positions). The first text
+            cut is reported with a warning; ``truncated`` counts every text cut since.
     """
 
     def __init__(self, tokenizer, vocab: GraphVocabulary, max_length: int = 256):
         self.tokenizer, self.vocab, self.max_length = tokenizer, vocab, max_length
         self.latex_tokens = frozenset(t for t in tokenizer.get_added_vocab() if t.startswith("\\"))
+        self.truncated = 0
 
     def encoder_text(self, text: str) -> str:
         """What the text encoder reads: no Asymptote code or tables, unknown LaTeX commands protected."""
@@ -234,10 +237,25 @@ class ProblemCollator:
 
     def token_ids(self, texts: Sequence[str]) -> list[torch.Tensor]:
         """Token ids of each text (with special tokens, truncated to ``max_length``), one tokenizer call."""
-        encoded = self.tokenizer(
-            [self.encoder_text(t) for t in texts], truncation=True, max_length=self.max_length, verbose=False
-        )["input_ids"]
+        read = [self.encoder_text(t) for t in texts]
+        encoded = self.tokenizer(read, truncation=True, max_length=self.max_length, verbose=False)["input_ids"]
+        self._count_truncated([text for text, ids in zip(read, encoded) if len(ids) == self.max_length])
         return [torch.tensor(ids, dtype=torch.long) for ids in encoded]
+
+    def _count_truncated(self, full: list[str]) -> None:
+        """Count the texts of ``full`` (cut to exactly ``max_length`` tokens, so maybe longer) that were longer,
+        and warn at the first: a long problem must not be read in part without a word."""
+        if not full:
+            return
+        lengths = [len(ids) for ids in self.tokenizer(full, verbose=False)["input_ids"]]
+        cut = [n for n in lengths if n > self.max_length]
+        if cut and not self.truncated:
+            warnings.warn(
+                f"a problem of {cut[0]:,} tokens was cut to the text encoder's first {self.max_length}: the rest "
+                "of its text is not read (its graph is; further cuts are counted, not reported)",
+                stacklevel=4,
+            )
+        self.truncated += len(cut)
 
     def features(self, graphs: Sequence[MathSyntaxGraph]) -> list[ProblemFeatures]:
         """``ProblemFeatures`` of parsed problems: tokens and graph tensors."""

@@ -105,3 +105,21 @@ def test_a_pair_longer_than_the_positions_keeps_its_final_sep(tiny_encoder, samp
     assert pair.length == len(a.input_ids) + 2
     assert pair.input_ids[-1] == b.input_ids[-1] == tiny_encoder.collator.tokenizer.sep_token_id
     assert pair.token_type_ids.tolist()[-2:] == [1, 1]
+
+
+def test_a_text_longer_than_the_text_encoder_reads_is_cut_with_a_warning(tiny_encoder):
+    import pytest
+
+    from models.batching import ProblemCollator
+
+    limit = 16
+    collator = ProblemCollator(tiny_encoder.collator.tokenizer, tiny_encoder.collator.vocab, max_length=limit)
+    long_text = " ".join(["seven"] * (3 * limit))
+    short = "Find $x$."
+    with pytest.warns(UserWarning, match=rf"was cut to the text encoder's first {limit}"):
+        ids = collator.token_ids([short, long_text, long_text])
+    assert [len(i) for i in ids][1:] == [limit, limit] and len(ids[0]) < limit
+    assert collator.truncated == 2
+    exact = collator.tokenizer.convert_tokens_to_string(["seven"] * (limit - 2))  # [CLS] + tokens + [SEP]
+    assert len(collator.token_ids([exact])[0]) == limit  # as long as it may be: nothing cut, nothing counted
+    assert collator.truncated == 2
