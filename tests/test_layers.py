@@ -1,4 +1,4 @@
-"""The import layers of the README's architecture section, as the contracts in pyproject.toml say them.
+"""The import layers of docs/architecture.md ("Layers"), as the contracts in pyproject.toml say them.
 
 Bottom to top: the data model (``mathgraph.graph``, ``vocab``, ``jsonl``...), ``parsers``,
 ``models``, ``tasks``, then the CLI and the drawing of routes. A module may import only
