@@ -76,7 +76,8 @@ def _encoder(smoke: bool):
 
 def _task_model(architecture: str):
     def build(texts, labels, smoke):
-        from tasks.finetune import TaskCollator, TaskConfig, TaskModel, feature_store
+        from models.task_model import TaskModel
+        from tasks.finetune import TaskCollator, TaskConfig, feature_store
 
         config = TaskConfig("kpc", architecture=architecture, labels=sorted(set(labels)))
         model = TaskModel(_encoder(smoke), config)
@@ -124,8 +125,9 @@ def _measure(model, batch, repeats: int) -> dict:
 
 def _trainer_loop(texts, labels, smoke: bool) -> dict:
     """Syncs per step of ``fit`` itself, less those of the model's forward (counted above)."""
+    from models.task_model import TaskModel
     from tasks.bucketing import LengthBucketSampler
-    from tasks.finetune import TaskCollator, TaskConfig, TaskModel, feature_store
+    from tasks.finetune import TaskCollator, TaskConfig, feature_store
     from tasks.trainer import TrainingArguments, TrainingData, fit
 
     config = TaskConfig("kpc", labels=sorted(set(labels)))

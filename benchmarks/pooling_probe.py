@@ -26,7 +26,8 @@ from sklearn.preprocessing import StandardScaler
 
 from models.encoder import MathEncoder
 from models.pooling import POOLINGS, problem_vectors
-from tasks.finetune import TaskConfig, TaskModel, feature_store
+from models.task_model import TaskModel
+from tasks.finetune import TaskConfig, feature_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import build_task_files  # noqa: E402

@@ -42,10 +42,11 @@ from pathlib import Path
 import torch
 from smoke import SMOKE_MATH, tiny_model_options
 
+from models.task_model import TaskModel
 from tasks.bucketing import LengthBucketSampler
 from tasks.data import KpcExample
 from tasks.features import FeatureStore
-from tasks.finetune import TaskCollator, TaskConfig, TaskModel, example_lengths, load_start_encoder
+from tasks.finetune import TaskCollator, TaskConfig, example_lengths, load_start_encoder
 from tasks.task_types import get_task
 from tasks.trainer import TrainingArguments, build_optimizer, configure_threads
 

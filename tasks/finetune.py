@@ -1,20 +1,17 @@
 """Fine-tuning and prediction for one task (KPC, QRC, QAM or SQR; ``tasks.task_types``) on one encoder.
 
-The head reads one problem vector per problem (``models.pooling``): COMUS's
-``text ; mean node`` (``architecture="comus"``), the text encoder's pooled states
-alone (``bert``: nothing is parsed), or ``text ; mean node`` of the text and graph
-encoders run side by side without memory (``bert+gat``), all on the same backbone;
-the text pooled by the mean of its tokens (``pooling``, default ``"mean"``) and
-each half normed (``vector_norm``, ``models.pooling.SplitLayerNorm``). QRC and QAM
-read their two texts as one input by default (``pair_mode="cross"``;
-``tasks.task_types.PairClassification``). The task supplies the head, the loss and
-the decoding.
-
-``TaskModel`` lives here, not in ``models``, because its head, loss and decoding
-come from the task (``tasks.task_types``), which the model layer does not import.
+The model is ``models.task_model.TaskModel``: an encoder, one problem vector per
+problem and the task's head. ``TaskConfig`` says what it predicts and how: the
+task, the architecture (``comus``, ``bert``, ``bert+gat``), the pooling, the vector
+norm, and for QRC and QAM whether the two texts are read as one input
+(``pair_mode="cross"``, the default; ``tasks.task_types.PairClassification``). The
+task supplies the head, the loss and the decoding; this module the examples, the
+batches, the training job (``train_task``) and prediction from text
+(``predict_inputs``, what ``TaskModel.predict`` runs).
 
 A trained model directory holds the encoder (``save_pretrained``), the head
-(``head.safetensors``) and ``task_config.json`` with the label names.
+(``head.safetensors``) and ``task_config.json`` with the label names;
+``TaskModel.from_pretrained(directory, TaskConfig)`` loads it.
 """
 
 from __future__ import annotations
@@ -22,20 +19,18 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
-from torch import nn
 
-from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
-from models.batching import DeviceBatch, ProblemBatch
+from models.comus import CheckpointError
 from models.encoder import UNTRAINED, MathEncoder
-from models.pooling import DEFAULT_POOLING, POOLINGS, SplitLayerNorm, problem_vectors, vector_dim
+from models.pooling import DEFAULT_POOLING, POOLINGS
+from models.task_model import TASK_CONFIG_NAME, TaskBatch, TaskModel
 from tasks.bucketing import LengthBucketSampler, length_sorted_batches
 from tasks.features import FeatureStore
-from tasks.frozen_prefix import FrozenTextPrefix
 from tasks.task_io import build_examples, classification_result, label_values, ranking_result
 from tasks.task_types import TASKS, Task, get_task
 from tasks.trainer import TrainingArguments, TrainingData, fit
@@ -45,10 +40,6 @@ logger = logging.getLogger("mathgraph")
 ARCHITECTURES = ("comus", "bert", "bert+gat")  # what makes the problem vector (TF-IDF trains elsewhere)
 LEGACY_KEYS = {"encoder": "architecture"}  # configs saved before the rename
 DEFAULT_PAIR_MODE = "cross"
-TASK_CONFIG_NAME = "task_config.json"
-TASK_MODEL_TYPE = "task-model"  # task_config.json's model_type (tasks.loading)
-HEAD_NAME = "head.safetensors"
-NORM_PREFIX = "vector_norm."  # the problem-vector norm's weights (SplitLayerNorm), saved in HEAD_NAME beside the head's
 
 
 def current_keys(data: dict) -> dict:
@@ -93,22 +84,27 @@ class TaskConfig:
         """The task's examples in a JSONL file (formats in ``tasks.data``)."""
         return self.task_type.load(path, self.text_field, self.label_field, skip_bad)
 
+    def predict_inputs(self, model, inputs: Iterable, batch_size: int = 32) -> list[dict]:
+        """``TaskModel.predict``: ``model``'s results of ``inputs`` (``predict_inputs``)."""
+        return predict_inputs(model, inputs, batch_size)
 
-@dataclass
-class TaskBatch(DeviceBatch):
-    """A batch's problems in one ``ProblemBatch`` (in the task's ``batch_texts`` layout) and its targets:
-    ``labels: [B]`` (classification) or ``candidates, candidate_mask, relevant: [B, N]`` (SQR), and the
-    pairs' ``alignment`` features (``[B, F]``, SQR ``[B, N, F]``) when the head reads them."""
-
-    problems: ProblemBatch
-    labels: torch.Tensor | None = None
-    candidates: torch.Tensor | None = None
-    candidate_mask: torch.Tensor | None = None
-    relevant: torch.Tensor | None = None
-    alignment: torch.Tensor | None = None
-
-    def __len__(self) -> int:
-        return len(self.labels) if self.labels is not None else len(self.candidates)
+    @classmethod
+    def from_pretrained(cls, directory: str | Path) -> TaskConfig:
+        """The config in a task model directory's ``task_config.json`` (what ``TaskModel.from_pretrained``
+        reads); ``CheckpointError`` if it holds none."""
+        directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
+        try:
+            data = json.loads((directory / TASK_CONFIG_NAME).read_text(encoding="utf-8"))
+            if isinstance(data, dict):
+                data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
+            # Models saved before these options existed: [CLS], no vector norm, bi-encoder pairs.
+            data.setdefault("pooling", "cls")
+            data.setdefault("vector_norm", False)
+            if get_task(data.get("task")).input_shape == "pair":
+                data.setdefault("pair_mode", "bi")
+            return cls(**current_keys(data))
+        except (OSError, json.JSONDecodeError, TypeError, ValueError) as err:
+            raise CheckpointError(f"{directory} is not a trained task model: {err}") from err
 
 
 class TaskCollator:
@@ -127,92 +123,6 @@ class TaskCollator:
 def example_lengths(task: Task, examples: Sequence, store: FeatureStore) -> list[int]:
     """Tokens of each example (summed over its problems): what batches are bucketed by."""
     return [sum(store.length(t) for t in task.example_texts(e)) for e in examples]
-
-
-class TaskModel(nn.Module):
-    """An encoder with the head of one task; ``forward(TaskBatch)`` gives the loss and outputs."""
-
-    def __init__(self, encoder: MathEncoder, config: TaskConfig):
-        super().__init__()
-        self.encoder, self.config = encoder, config
-        self.backbone = encoder.model  # registered, so its weights train and save with the head
-        self.head = config.task_type.make_head(vector_dim(self.backbone, config.architecture), len(config.labels))
-        self.vector_norm = (
-            SplitLayerNorm(self.backbone.config.text_hidden, self.backbone.config.gat_hidden)
-            if config.vector_norm and config.architecture != "bert"
-            else nn.Identity()
-        )
-        self.frozen_prefix: FrozenTextPrefix | None = None
-
-    def freeze_text_layers(self, num_layers: int) -> None:
-        """Freeze the embeddings and first ``num_layers`` text layers; cache their outputs per problem."""
-        # COMUS and BERT+GAT run their last k text layers one by one beside the GAT: those must train.
-        max_layers = len(self.backbone.text.encoder.layer) - (
-            1 if self.config.architecture == "bert" else self.backbone.config.fusion_layers
-        )
-        self.frozen_prefix = FrozenTextPrefix(self.backbone, num_layers, max_layers)
-
-    def vectors(self, problems: ProblemBatch) -> torch.Tensor:
-        """One vector per problem ``[N, dim]``, as ``config.architecture`` defines it."""
-        inputs = problems.as_model_inputs()
-        if self.frozen_prefix is not None and problems.problem_ids is not None:
-            inputs.update(text_states=self.frozen_prefix.states(problems), text_start=self.frozen_prefix.num_layers)
-        return self.vector_norm(problem_vectors(self.backbone, self.config.architecture, inputs, self.config.pooling))
-
-    def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
-        return self.config.task_type.outputs(self.head, self.vectors(batch.problems), batch)
-
-    def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
-        """Predictions from text, one per input in input order (formats in ``tasks.task_io``): a ``str``
-        (KPC), ``(text_a, text_b)`` (QRC, QAM) or ``(query, [candidates])`` (SQR) each."""
-        return predict_inputs(self, inputs, batch_size)
-
-    # ------------------------------------------------------------ saving
-    def save_pretrained(self, directory: str | Path) -> None:
-        """Encoder files, ``head.safetensors`` and ``task_config.json`` in ``directory``."""
-        from safetensors.torch import save_file
-
-        directory = Path(directory)
-        self.encoder.save_pretrained(directory)
-        weights = {
-            **self.head.state_dict(),
-            **{f"{NORM_PREFIX}{k}": v for k, v in self.vector_norm.state_dict().items()},
-        }
-        save_file({k: v.detach().cpu().contiguous() for k, v in weights.items()}, str(directory / HEAD_NAME))
-        apply_umask(directory / HEAD_NAME)
-        with open(directory / TASK_CONFIG_NAME, "w", encoding="utf-8") as f:
-            json.dump({"model_type": TASK_MODEL_TYPE, **asdict(self.config)}, f, indent=1)
-
-    @classmethod
-    def from_pretrained(cls, directory: str | Path, device: str | None = None) -> TaskModel:
-        """Load a directory written by ``save_pretrained`` (safetensors only)."""
-        from safetensors.torch import load_file
-
-        from models.comus import CheckpointError
-
-        directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
-        try:
-            data = json.loads((directory / TASK_CONFIG_NAME).read_text(encoding="utf-8"))
-            if isinstance(data, dict):
-                data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
-            # Models saved before these options existed: [CLS], no vector norm, bi-encoder pairs.
-            data.setdefault("pooling", "cls")
-            data.setdefault("vector_norm", False)
-            if get_task(data.get("task")).input_shape == "pair":
-                data.setdefault("pair_mode", "bi")
-            config = TaskConfig(**current_keys(data))
-        except (OSError, json.JSONDecodeError, TypeError, ValueError) as err:
-            raise CheckpointError(f"{directory} is not a trained task model: {err}") from err
-        model = cls(MathEncoder.from_pretrained(directory, device="cpu"), config)
-        try:
-            weights = load_file(str(directory / HEAD_NAME))
-            model.vector_norm.load_state_dict(
-                {k[len(NORM_PREFIX) :]: v for k, v in weights.items() if k.startswith(NORM_PREFIX)}
-            )
-            model.head.load_state_dict({k: v for k, v in weights.items() if not k.startswith(NORM_PREFIX)})
-        except Exception as err:  # safetensors and shape errors alike
-            raise CheckpointError(f"cannot load {directory / HEAD_NAME}: {err}") from err
-        return model.to(device or "cpu").eval()
 
 
 # ---------------------------------------------------------------- running
@@ -348,9 +258,7 @@ def train_task(
 
 __all__ = [
     "TaskConfig",
-    "TaskModel",
     "TaskCollator",
-    "TaskBatch",
     "predict",
     "evaluate_examples",
     "train_task",

@@ -3,7 +3,7 @@
 Each directory names its kind in a ``model_type`` field of its own config file:
 
 - encoder, ``comus``: ``config.json`` (``models.comus``) -> ``MathEncoder``;
-- task model, ``task-model``: ``task_config.json`` (``tasks.finetune``) -> ``TaskModel``;
+- task model, ``task-model``: ``task_config.json`` (``tasks.finetune.TaskConfig``) -> ``models.task_model.TaskModel``;
 - multi-task model, ``multi-task-model``: ``multitask_config.json`` (``tasks.multitask``) -> ``MultiTaskModel``;
 - TF-IDF baseline, ``tfidf``: ``config.json`` (``tasks.baselines``) -> ``TfidfClassifier`` or ``TfidfRanker``;
 - search index, ``search-index``: ``manifest.json`` (``tasks.search_index``) -> ``SearchIndex``.
@@ -70,9 +70,10 @@ def _load_encoder(directory, device):
 
 
 def _load_task_model(directory, device):
-    from tasks.finetune import TaskModel
+    from models.task_model import TaskModel
+    from tasks.finetune import TaskConfig
 
-    return TaskModel.from_pretrained(directory, device=device)
+    return TaskModel.from_pretrained(directory, TaskConfig, device=device)
 
 
 def _load_multitask_model(directory, device):

@@ -12,8 +12,8 @@ from os import PathLike
 from pathlib import Path
 
 from models.comus import CONFIG_NAME, CheckpointError
-from tasks.finetune import TASK_CONFIG_NAME
-from tasks.finetune import TASK_MODEL_TYPE as TASK_MODEL
+from models.task_model import TASK_CONFIG_NAME
+from models.task_model import TASK_MODEL_TYPE as TASK_MODEL
 from tasks.index_format import FORMAT as INDEX_FORMAT
 from tasks.index_format import MANIFEST_FILE
 from tasks.index_format import MODEL_TYPE as SEARCH_INDEX

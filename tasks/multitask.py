@@ -68,10 +68,10 @@ from models.heads import PairClassificationHead
 from models.moe import add_moe_layers, moe_aux_loss, moe_inputs, moe_load_stats
 from models.pooling import DEFAULT_POOLING, POOLINGS, problem_vectors, vector_dim
 from models.reasoning import SKILLS, ReasoningConfig, ReasoningModules
+from models.task_model import TaskBatch
 from models.text_encoder import first_added_latex_row
 from tasks.features import FeatureStore
 from tasks.finetune import (
-    TaskBatch,
     TaskCollator,
     TaskConfig,
     current_keys,
@@ -486,7 +486,7 @@ def _backbone_state(encoder: MathEncoder) -> dict[str, torch.Tensor]:
 
 class TaskView(nn.Module):
     """One task of a ``MultiTaskModel``, with the ``encoder``, ``config`` and ``forward(TaskBatch)`` of a
-    ``TaskModel``, so ``tasks.finetune.predict`` / ``evaluate_examples`` work on it unchanged."""
+    ``models.task_model.TaskModel``, so ``tasks.finetune.predict`` / ``evaluate_examples`` work on it unchanged."""
 
     def __init__(self, model: MultiTaskModel, task_id: int):
         super().__init__()

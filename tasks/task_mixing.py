@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import torch
 
 from models.batching import DeviceBatch
+from models.task_model import TaskBatch
 from tasks.bucketing import bucketed_batches
-from tasks.finetune import TaskBatch, TaskCollator
+from tasks.finetune import TaskCollator
 
 SAMPLING = ("proportional", "uniform", "temperature")
 

@@ -62,7 +62,7 @@ class TrainingArguments:
     takes a core from the model). ``graph_cache``: ``"default"`` (see
     ``parsers.graph_cache.default_cache_path``), a file, or ``"none"``.
     ``freeze_text_layers``: freeze the text encoder's embeddings and first N layers and
-    compute their outputs once per problem (``tasks.frozen_prefix``).
+    compute their outputs once per problem (``models.frozen_prefix``).
     ``learning_rate`` is the pre-trained text encoder's; ``head_learning_rate`` that of the
     parameters that start fresh (heads, GAT, memory, MoE routers, LoRA experts; see
     ``is_pretrained_parameter``), ``None`` for one rate for all.

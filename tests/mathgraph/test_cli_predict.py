@@ -14,7 +14,8 @@ LABELS = ["Algebra", "Geometry", "Number Theory"]
 @pytest.fixture
 def kpc_dir(tmp_path, tiny_encoder):
     """An untrained tiny KPC task model, saved."""
-    from tasks.finetune import TaskConfig, TaskModel
+    from models.task_model import TaskModel
+    from tasks.finetune import TaskConfig
 
     directory = tmp_path / "kpc"
     TaskModel(tiny_encoder, TaskConfig("kpc", labels=list(LABELS))).save_pretrained(directory)
@@ -38,7 +39,8 @@ def test_one_text_prints_the_label_and_top_probabilities(kpc_dir, capsys):
 
 
 def test_jsonl_file_round_trip_keeps_order_and_ids(kpc_dir, tmp_path, capsys):
-    from tasks.finetune import TaskModel
+    from models.task_model import TaskModel
+    from tasks.finetune import TaskConfig
 
     texts = sorted(PROBLEMS[:5], key=len, reverse=True)  # longest first: batching reorders them
     rows = [json.dumps({"id": f"p{i}", "problem": t}) for i, t in enumerate(texts)]
@@ -65,7 +67,7 @@ def test_jsonl_file_round_trip_keeps_order_and_ids(kpc_dir, tmp_path, capsys):
     assert "wrote 5 predictions" in capsys.readouterr().err
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["id"] for r in records] == [f"p{i}" for i in range(5)] and [r["line"] for r in records] == [1, 2, 3, 4, 5]
-    expected = TaskModel.from_pretrained(kpc_dir).predict(texts, batch_size=1)
+    expected = TaskModel.from_pretrained(kpc_dir, TaskConfig).predict(texts, batch_size=1)
     for record, result in zip(records, expected):
         assert record["label"] == result["label"]
         assert record["probabilities"] == pytest.approx(result["probabilities"], abs=1e-4)

@@ -3,9 +3,10 @@
 import pytest
 
 from mathgraph.samples import sample_problems
+from models.task_model import TaskModel
 from tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds
 from tasks.evaluation import evaluate_directory
-from tasks.finetune import TaskConfig, TaskModel, train_task
+from tasks.finetune import TaskConfig, train_task
 from tasks.trainer import TrainingArguments
 
 
@@ -30,7 +31,7 @@ def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, writ
     assert result["best_dev"] >= 0.8 and result["metric"] == "accuracy"
     metrics = evaluate_directory("kpc", str(tmp_path / "kpc"), train)
     assert metrics["accuracy"] == result["best_dev"] and metrics["n"] == len(rows)
-    loaded = TaskModel.from_pretrained(tmp_path / "kpc")
+    loaded = TaskModel.from_pretrained(tmp_path / "kpc", TaskConfig)
     assert loaded.config.labels == sorted({r["topic"] for r in rows})
     with pytest.raises(ValueError, match="trained for kpc, not qrc"):
         evaluate_directory("qrc", str(tmp_path / "kpc"), train)
@@ -51,7 +52,7 @@ def test_qrc_trains_with_each_architecture(start_model, tmp_path, architecture, 
     assert result["history"][0]["dev_n"] == 27
     metrics = evaluate_directory("qrc", str(tmp_path / architecture), pairs)
     assert set(metrics) >= {"accuracy", "macro_f1", "n"} and metrics["n"] == 27
-    loaded = TaskModel.from_pretrained(tmp_path / architecture)
+    loaded = TaskModel.from_pretrained(tmp_path / architecture, TaskConfig)
     assert loaded.config.pair_mode == pair_mode and loaded.config.pooling == "mean"
     # cross: one classifier on the pair's vector; bi: on [u; v; |u - v|; u * v]
     width = loaded.head.classifier.in_features if pair_mode == "cross" else loaded.head.head.classifier.in_features
@@ -76,7 +77,7 @@ def test_a_config_saved_with_the_old_encoder_key_loads_as_its_architecture(tiny_
     saved = json.loads(path.read_text())
     saved["encoder"] = saved.pop("architecture")  # as models saved before the rename have it
     path.write_text(json.dumps(saved))
-    assert TaskModel.from_pretrained(tmp_path).config.architecture == "bert"
+    assert TaskModel.from_pretrained(tmp_path, TaskConfig).config.architecture == "bert"
     with pytest.raises(ValueError, match="unknown architecture 'gpt'"):
         TaskConfig("kpc", architecture="gpt")
 
@@ -194,7 +195,7 @@ def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_pat
     )
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"]
-    loaded = TaskModel.from_pretrained(tmp_path / task)
+    loaded = TaskModel.from_pretrained(tmp_path / task, TaskConfig)
     assert loaded.config.alignment and loaded.head.state_dict()
     projection = {name: p.shape for name, p in loaded.head.named_parameters() if "alignment." in name}
     assert [shape[-1] for name, shape in projection.items() if name.endswith("linear.weight")] == [

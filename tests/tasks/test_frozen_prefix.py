@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from mathgraph.samples import sample_problems
-from tasks.finetune import TaskConfig, TaskModel, feature_store
+from models.task_model import TaskModel
+from tasks.finetune import TaskConfig, feature_store
 
 TEXTS = [r["problem"] for r in sample_problems()][:4]
 

@@ -3,8 +3,9 @@
 import pytest
 
 from mathgraph.samples import sample_problems
+from models.task_model import TaskModel
 from tasks.bucketing import length_sorted_batches
-from tasks.finetune import TaskConfig, TaskModel, example_lengths, feature_store
+from tasks.finetune import TaskConfig, example_lengths, feature_store
 from tasks.inference import TfidfPredictor
 from tasks.task_io import InputError, build_examples, input_from_texts
 from tasks.task_types import get_task

@@ -36,9 +36,10 @@ class TinyEmbedder:
 @pytest.fixture
 def directories(tmp_path, tiny_encoder, gsmplus):
     """One directory of every kind, saved by its own writer."""
+    from models.task_model import TaskModel
     from tasks.baselines import train_tfidf
     from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
-    from tasks.finetune import TaskConfig, TaskModel
+    from tasks.finetune import TaskConfig
     from tasks.multitask import MultiTaskConfig, MultiTaskModel
     from tasks.search_index import SearchIndex
 

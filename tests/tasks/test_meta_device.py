@@ -14,8 +14,9 @@ import torch
 from accelerate.utils import send_to_device
 
 from models.batching import DeviceBatch
+from models.task_model import TaskModel
 from tasks.data import KpcExample, QamPair, QrcPair, SqrList
-from tasks.finetune import TaskCollator, TaskConfig, TaskModel, feature_store
+from tasks.finetune import TaskCollator, TaskConfig, feature_store
 from tasks.host_syncs import count_host_syncs
 from tasks.multitask import MultiTaskConfig, MultiTaskModel
 from tasks.pretrain import ComusPretrainer, PretrainingCollator, PretrainingWeights

@@ -152,7 +152,7 @@ def test_a_cgc_lora_task_predicts_with_its_update_merged_and_the_weights_come_ba
 
 
 def test_cgc_lora_trains_the_new_latex_token_embeddings_and_keeps_the_pretrained_ones(tiny_encoder):
-    from tasks.finetune import TaskBatch
+    from models.task_model import TaskBatch
     from tasks.multitask import MultiTaskBatch
     from tasks.trainer import build_optimizer
 
