@@ -2,19 +2,7 @@
 
 from __future__ import annotations
 
-# The Hugging Face Hub's metadata of each task's figure: task type, data set (type, name), metric.
-HUB_TASKS = {
-    "kpc": ("text-classification", "hendrycks/competition_math", "MATH"),
-    "qrc": ("text-classification", "qintongli/GSM-Plus", "GSM-Plus"),
-    "qam": ("text-classification", "qintongli/GSM-Plus", "GSM-Plus"),
-    "sqr": ("text-ranking", "qintongli/GSM-Plus", "GSM-Plus"),
-}
-TASK_NAMES = {
-    "kpc": "KPC (MATH subject, 7 classes)",
-    "qrc": "QRC (GSM-Plus relation, 9 classes)",
-    "qam": "QAM (GSM-Plus number-swap pairs)",
-    "sqr": "SQR (graded GSM-Plus lists)",
-}
+from tasks.task_types import TASKS, get_task
 
 
 def model_card(release: dict) -> str:
@@ -34,11 +22,12 @@ def hub_metadata(release: dict) -> str:
             continue
         stage = default_stage(info)
         figure = info["test"][stage]
-        task_type, dataset_type, dataset_name = HUB_TASKS[task]
+        described = get_task(task)  # the Hub's metadata of the figure: task type, data set (type, name)
+        dataset_type, dataset_name = described.dataset
         results.append(
             EvalResult(
-                task_type=task_type,
-                task_name=TASK_NAMES[task],
+                task_type=described.hub_type,
+                task_name=described.title,
                 dataset_type=dataset_type,
                 dataset_name=dataset_name,
                 dataset_config=task,  # the task's data built from the set (keeps QRC and QAM apart)
@@ -56,7 +45,7 @@ def hub_metadata(release: dict) -> str:
         base_model="sentence-transformers/all-MiniLM-L6-v2",
         pipeline_tag="text-classification",
         tags=["math", "graph-neural-network", "comus", "multi-task", "mathgraph"],
-        datasets=sorted({dataset for _, dataset, _ in HUB_TASKS.values()} | {"openai/gsm8k"}),
+        datasets=sorted({task.dataset[0] for task in TASKS.values()} | {"openai/gsm8k"}),
         eval_results=results or None,
     )
     return data.to_yaml() + "\n"
@@ -124,7 +113,7 @@ def card_text(release: dict) -> str:
         for part in (p for p in record if p not in ("hybrid", "structure")):
             figures = record[part]
             lines.append(
-                f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {_cell(figures['neural'])} | "
+                f"| {get_task(task).title} | {part} | {figures['n']} | {_cell(figures['neural'])} | "
                 f"{_cell(figures['tfidf'])} | {_cell(figures['hybrid'])} ({hybrid['weight']}, "
                 f"{'on' if hybrid['default'] else 'off'}) |"
             )
@@ -143,7 +132,7 @@ def card_text(release: dict) -> str:
             for part in (p for p in record if p not in ("hybrid", "structure")):
                 figures = record[part]
                 lines.append(
-                    f"| {TASK_NAMES[task]} | {part} | {figures['n']} | {_cell(figures['structure'])} | "
+                    f"| {get_task(task).title} | {part} | {figures['n']} | {_cell(figures['structure'])} | "
                     f"{_cell(figures['with_structure'])} ({setting['weight']}, "
                     f"{'on' if setting['default'] else 'off'}) | {_cell(figures['shipped'])} |"
                 )

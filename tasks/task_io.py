@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from tasks.data import KpcExample, QamPair, QrcPair, SqrList
 from tasks.task_types import Task, get_task
 
 # An input's shape (``Task.input_shape``): one text, a pair of
@@ -59,22 +58,11 @@ def check_input(task: Task, item, position: int = 0) -> tuple:
 
 
 def build_examples(task: Task, inputs: Iterable) -> list:
-    """The task's examples (``tasks.data``) of ``inputs``, with placeholder gold the prediction does not read
-    (SQR: the first candidate relevant, since the loss computed beside the scores needs one)."""
+    """The task's examples (``tasks.data``) of ``inputs`` (``Task.input_example``), with placeholder gold the
+    prediction does not read (SQR: the first candidate relevant, since the loss computed beside the scores
+    needs one). Every input is checked before the first example is made."""
     checked = [check_input(task, item, i) for i, item in enumerate(inputs)]
-    if task.input_shape == "single":
-        return [KpcExample(text=text, label="") for (text,) in checked]
-    if task.input_shape == "pair":
-        pair_type, label = (QamPair, 0) if task.name == "qam" else (QrcPair, "")
-        return [
-            pair_type(id=f"input-{i}", group="", text_a=a, text_b=b, label=label) for i, (a, b) in enumerate(checked)
-        ]
-    return [
-        SqrList(
-            id=f"input-{i}", group="", query=query, candidates=candidates, relevance=(1,) + (0,) * (len(candidates) - 1)
-        )
-        for i, (query, candidates) in enumerate(checked)
-    ]
+    return [task.input_example(texts, i) for i, texts in enumerate(checked)]
 
 
 def input_from_texts(task: str | Task, texts: Sequence[str]) -> object:

@@ -4,9 +4,11 @@ A task says how its examples are read and validated (``load``), which problem
 texts the model encodes for a batch of them and in what layout
 (``batch_texts``), what the head is (``make_head``), the loss and outputs
 (``outputs``), how outputs decode to predictions (``decode``) and which metrics
-it reports (``metrics``, with ``metric`` the one that picks the best epoch).
-Training, evaluation, multi-task training and the TF-IDF baseline all go
-through this interface; nothing outside this file switches on a task's name.
+it reports (``metrics``, with ``metric`` the one that picks the best epoch); what
+one input to a prediction becomes (``input_example``), and how the model card
+names it (``title``, ``hub_type``, ``dataset``). Training, evaluation,
+prediction, multi-task training, the TF-IDF baseline and the release all go
+through this interface.
 
     task = get_task("qrc")
     examples = task.load("qrc.train.jsonl")
@@ -24,7 +26,7 @@ from torch import nn
 
 from models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
 from tasks.alignment_features import alignment_features, feature_names
-from tasks.data import KpcExample, SqrList, load_kpc, load_qam, load_qrc, load_sqr, sqr_relevance
+from tasks.data import KpcExample, QamPair, QrcPair, SqrList, load_kpc, load_qam, load_qrc, load_sqr, sqr_relevance
 from tasks.metrics import accuracy_metric, ndcg_metric
 
 PAIR_MODES = ("cross", "bi")
@@ -40,6 +42,11 @@ class Task(ABC):
     # ("ranker"); the TF-IDF baseline of the task is the model of that shape (tasks.baselines)
     input_shape: str = "single"
     alignment: bool = False  # the head also reads the alignment features of each pair (tasks.alignment_features)
+    # the model card (tasks.model_card): the task in words, its Hugging Face Hub task type, and the data set
+    # (Hub id, name) it is built from
+    title: str = ""
+    hub_type: str = "text-classification"
+    dataset: tuple[str, str] = ("", "")
 
     @abstractmethod
     def load(
@@ -71,6 +78,11 @@ class Task(ABC):
     def alignment_pairs(self, examples: Sequence) -> list[tuple[str, str]]:
         """The ``(text_a, text_b)`` pairs whose alignment the head reads, in the layout of ``targets``."""
         return [(e.text_a, e.text_b) for e in examples]
+
+    @abstractmethod
+    def input_example(self, texts: tuple, position: int = 0):
+        """The example (``tasks.data``) of one input to a prediction, its texts as ``tasks.task_io.check_input``
+        gives them, with placeholder gold the prediction does not read; ``position`` numbers its ``id``."""
 
     @abstractmethod
     def example_texts(self, example) -> list[str]:
@@ -144,9 +156,15 @@ class KnowledgePointClassification(Task):
     """KPC: one problem -> its subject (a classifier on the problem vector)."""
 
     name = "kpc"
+    title = "KPC (MATH subject, 7 classes)"
+    dataset = ("hendrycks/competition_math", "MATH")
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_kpc(path, text_field, label_field, skip_bad)
+
+    def input_example(self, texts, position=0):
+        (text,) = texts
+        return KpcExample(text=text, label="")
 
     def example_texts(self, example: KpcExample) -> list[str]:
         return [example.text]
@@ -173,6 +191,9 @@ class PairClassification(Task):
 
     input_shape = "pair"
     pair_mode = "bi"
+    dataset = ("qintongli/GSM-Plus", "GSM-Plus")
+    example_type: type = QrcPair  # what input_example makes, with placeholder_label as its label
+    placeholder_label: object = ""
 
     def with_pair_mode(self, mode):
         if mode not in PAIR_MODES:
@@ -184,6 +205,12 @@ class PairClassification(Task):
     @property
     def cross(self) -> bool:
         return self.pair_mode == "cross"
+
+    def input_example(self, texts, position=0):
+        text_a, text_b = texts
+        return self.example_type(
+            id=f"input-{position}", group="", text_a=text_a, text_b=text_b, label=self.placeholder_label
+        )
 
     def example_texts(self, example) -> list:
         return [(example.text_a, example.text_b)] if self.cross else [example.text_a, example.text_b]
@@ -212,6 +239,7 @@ class QuestionRelationClassification(PairClassification):
     """QRC: (seed, variant) -> perturbation type, or irrelevant (GSM-Plus)."""
 
     name = "qrc"
+    title = "QRC (GSM-Plus relation, 9 classes)"
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_qrc(path, skip_bad)
@@ -221,6 +249,9 @@ class QuestionAnswerMatching(PairClassification):
     """QAM: (question, solution) -> 1 if the solution solves the question, else 0; labels are ints."""
 
     name = "qam"
+    title = "QAM (GSM-Plus number-swap pairs)"
+    example_type = QamPair
+    placeholder_label = 0
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_qam(path, skip_bad)
@@ -241,9 +272,23 @@ class SimilarQuestionRecommendation(Task):
     metric = "ndcg@3"
     classifies = False
     input_shape = "ranker"
+    title = "SQR (graded GSM-Plus lists)"
+    hub_type = "text-ranking"
+    dataset = ("qintongli/GSM-Plus", "GSM-Plus")
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_sqr(path, skip_bad)
+
+    def input_example(self, texts, position=0):
+        """The first candidate stands as the relevant one: the loss computed beside the scores needs one."""
+        query, candidates = texts
+        return SqrList(
+            id=f"input-{position}",
+            group="",
+            query=query,
+            candidates=candidates,
+            relevance=(1,) + (0,) * (len(candidates) - 1),
+        )
 
     def example_texts(self, example: SqrList) -> list[str]:
         return [example.query, *example.candidates]
