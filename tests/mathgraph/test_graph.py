@@ -5,7 +5,15 @@ import json
 import pytest
 import torch
 
-from mathgraph.draw import ERROR_COLOUR, KIND_COLOURS, graph_layout, picture_size, tree_layout
+from mathgraph.draw import (
+    ERROR_COLOUR,
+    KIND_COLOURS,
+    MAX_COLUMNS,
+    graph_layout,
+    picture_size,
+    tree_layout,
+    wrapped_layout,
+)
 from mathgraph.graph import (
     SCHEMA_VERSION,
     Edge,
@@ -173,6 +181,74 @@ def test_graph_layout_is_the_drawing_as_json():
 def test_picture_size_grows_with_the_tree_within_bounds():
     # 4 leaf columns and 6 levels: 0.85 * 4 = 3.4 -> at least 6 wide; 1.1 * 6 = 6.6 high
     assert picture_size(hand_graph()) == pytest.approx((6.0, 6.6))
+
+
+def wide_graph(sentences: int = 6, words: int = 9) -> MathSyntaxGraph:
+    """ROOT -> one verb per sentence -> ``words`` leaves each: ``sentences * words`` leaf columns in one row."""
+    nodes, edges, position = [Node(0, "root", "[ROOT]")], [], 0
+    for sentence in range(sentences):
+        verb = len(nodes)
+        nodes.append(Node(verb, "word", f"verb{sentence}", span=(position, position + 1), sentence=sentence))
+        edges.append(Edge(0, verb, "root"))
+        for word in range(words):
+            position += 2
+            nodes.append(Node(len(nodes), "word", f"word{word}", span=(position, position + 1), sentence=sentence))
+            edges.append(Edge(verb, len(nodes) - 1, "dep:dobj"))
+        position += 2
+    return MathSyntaxGraph("x " * position, tuple(nodes), tuple(edges), ())
+
+
+def test_a_tree_that_fits_is_laid_out_as_tree_layout():
+    layout = wrapped_layout(hand_graph())
+    positions = tree_layout(hand_graph())
+    assert not any(box.continued for box in layout.boxes)
+    assert {box.node: (box.x, box.y) for box in layout.boxes} == positions
+    assert (layout.width, layout.height) == (4, 6)
+
+
+@pytest.mark.parametrize("max_columns", [MAX_COLUMNS, 10, 4, 1])
+def test_a_wide_tree_wraps_into_rows_without_overlapping_boxes(max_columns):
+    graph = wide_graph()  # 54 leaf columns in one row
+    assert max(x for x, _ in tree_layout(graph).values()) + 1 == 54
+    layout = wrapped_layout(graph, max_columns)
+    assert layout.width <= max(max_columns, 1) and any(box.continued for box in layout.boxes)
+    assert sorted(box.node for box in layout.boxes if not box.continued) == list(range(graph.num_nodes))
+    parents = {edge.src for edge in graph.edges}
+    assert {box.node for box in layout.boxes if box.continued} <= parents  # only a node with children repeats
+    # every edge is drawn once, from a box of its parent to its child's box
+    drawn = sorted((layout.boxes[a].node, layout.boxes[b].node, r) for a, b, r in layout.edges)
+    assert drawn == sorted((e.src, e.dst, e.relation) for e in graph.edges)
+    for i, a in enumerate(layout.boxes):
+        for b in layout.boxes[i + 1 :]:
+            assert abs(a.y - b.y) > 0.999 or abs(a.x - b.x) > 0.999, (a, b)  # a label's column is its own
+
+
+def test_a_long_problem_draws_at_most_2500_pixels_wide(tmp_path):
+    """Issue 27: the drawing of a long problem was over 5,000 px wide with overlapping labels."""
+    from matplotlib import image
+
+    path = tmp_path / "wide.png"
+    figure = wide_graph().draw(path)
+    height, width = image.imread(path).shape[:2]
+    assert width <= 2500 and height < 2 * 2500
+    assert picture_size(wide_graph())[0] <= 16
+    assert "continued: more children" in {t.get_text() for t in figure.axes[0].get_legend().get_texts()}
+
+
+@pytest.mark.slow
+def test_a_600_character_problem_draws_at_most_2500_pixels_wide(tmp_path):
+    """The longest problem of the bundled GSM-Plus sample (573 characters, 7 sentences), parsed and drawn."""
+    from matplotlib import image
+
+    from mathgraph import parse_problem
+    from mathgraph.samples import SAMPLE_PATH
+
+    rows = [json.loads(line) for line in (SAMPLE_PATH.parent / "gsmplus_sample.jsonl").read_text().splitlines()]
+    text = max((row["question"] for row in rows), key=len)
+    assert len(text) > 550
+    path = tmp_path / "long.png"
+    parse_problem(text).draw(path)
+    assert image.imread(path).shape[1] <= 2500
 
 
 def test_draw_writes_a_picture(tmp_path):
