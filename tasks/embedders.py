@@ -41,9 +41,10 @@ class MathEncoderEmbedder:
         self.encoder, self.mode, self.source = encoder, mode, source
         self._identity: dict | None = None
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Vectors of the problems ``texts`` (parsed into graphs on the way)."""
-        return self.encoder.encode(list(texts), batch_size=batch_size, mode=self.mode)
+    def encode(self, texts: list[str], batch_size: int = 32, show_progress: bool | None = None) -> np.ndarray:
+        """Vectors of the problems ``texts`` (parsed into graphs on the way); ``show_progress``: the parsing and
+        encoding bars of ``MathEncoder.encode`` (None: for more than a few batches)."""
+        return self.encoder.encode(list(texts), batch_size=batch_size, mode=self.mode, show_progress=show_progress)
 
     def identity(self) -> dict:
         """Kind, weights hash (of the tensors, so it holds for unsaved models too), mode, dimension, parser

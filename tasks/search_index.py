@@ -26,6 +26,7 @@ Encoders are ``tasks.embedders.Embedder``s; the commands' helpers are in
 from __future__ import annotations
 
 import json
+import logging
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
-from tasks.embedders import Embedder, _is_math_encoder, as_embedder, load_embedder
+from tasks.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
 from tasks.index_format import FORMAT, FORMAT_VERSION, MANIFEST_FILE, MODEL_TYPE
 
 EMBEDDINGS_FILE = "embeddings.safetensors"
@@ -118,9 +119,13 @@ class SearchIndex:
         text_field: str = "problem",
         batch_size: int = 32,
         mode: str | None = None,
+        show_progress: bool = False,
     ) -> SearchIndex:
         """Embed a corpus: a list of strings (stored as rows ``{text_field: text}``) or of dict rows whose
-        ``text_field`` holds the text. ``encoder``: a ``MathEncoder`` (``mode`` picks its vector) or an ``Embedder``."""
+        ``text_field`` holds the text. ``encoder``: a ``MathEncoder`` (``mode`` picks its vector) or an ``Embedder``.
+
+        ``show_progress``: one progress bar over the problems, parsing and encoding together, with its estimate
+        of the time left (``_encode_corpus``)."""
         embedder = as_embedder(encoder, mode)
         if isinstance(texts_or_rows, (str, bytes)):
             raise TypeError("build takes a list of texts or rows, not a single string")
@@ -129,7 +134,8 @@ class SearchIndex:
             raise ValueError("cannot build a search index from an empty corpus")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        vectors = _encode(embedder, [row[text_field] for row in rows], batch_size)
+        texts = [row[text_field] for row in rows]
+        vectors = _encode_corpus(embedder, texts, batch_size) if show_progress else _encode(embedder, texts, batch_size)
         return cls(l2_normalize(vectors), rows, text_field, embedder.identity(), embedder)
 
     # ------------------------------------------------------------- searching
@@ -455,12 +461,55 @@ def _as_row(item: object, text_field: str, position: int) -> dict:
     return row
 
 
-def _encode(embedder: Embedder, texts: list[str], batch_size: int) -> np.ndarray:
-    vectors = np.asarray(embedder.encode(texts, batch_size=batch_size), dtype=np.float32)
+def _encode(embedder: Embedder, texts: list[str], batch_size: int, show_progress: bool | None = None) -> np.ndarray:
+    if show_progress is not None and isinstance(embedder, MathEncoderEmbedder):  # its own bars, or none
+        encoded = embedder.encode(texts, batch_size=batch_size, show_progress=show_progress)
+    else:
+        encoded = embedder.encode(texts, batch_size=batch_size)
+    vectors = np.asarray(encoded, dtype=np.float32)
     if vectors.ndim != 2 or len(vectors) != len(texts):
         raise ValueError(
             f"the encoder returned shape {vectors.shape} for {len(texts)} texts; expected [texts, dimension]"
         )
+    return vectors
+
+
+# Batches of a corpus encoded at a time under the progress bar: its steps, each a few seconds on a CPU.
+PROGRESS_CHUNK_BATCHES = 4
+
+
+def _encode_corpus(embedder: Embedder, texts: list[str], batch_size: int) -> np.ndarray:
+    """``_encode`` a corpus with a progress bar over its problems (tqdm, on stderr) whose estimate of the time
+    left holds from the first steps: the texts are cut into chunks of ``PROGRESS_CHUNK_BATCHES`` batches of
+    similar length (as padding wants them) and the chunks are encoded in a shuffled order (fixed seed), so
+    the rate measured so far is that of a fair sample of the corpus, not of its shortest problems. The
+    ``mathgraph`` logger's notes (the graph cache's hits, once a chunk) are held back meanwhile: the bar is
+    the report; warnings still show."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    size = batch_size * PROGRESS_CHUNK_BATCHES
+    chunks = [order[start : start + size] for start in range(0, len(order), size)]
+    np.random.default_rng(0).shuffle(chunks)
+    logger = logging.getLogger("mathgraph")
+    level = logger.level
+    logger.setLevel(max(logging.WARNING, logger.getEffectiveLevel()))
+    try:
+        return _encode_chunks(embedder, texts, chunks, batch_size)
+    finally:
+        logger.setLevel(level)
+
+
+def _encode_chunks(embedder: Embedder, texts: list[str], chunks: list[list[int]], batch_size: int) -> np.ndarray:
+    from tqdm import tqdm
+
+    vectors: np.ndarray | None = None
+    with tqdm(total=len(texts), desc="indexing", unit="problem", dynamic_ncols=True) as bar:
+        for chunk in chunks:
+            part = _encode(embedder, [texts[i] for i in chunk], batch_size, show_progress=False)
+            if vectors is None:
+                vectors = np.zeros((len(texts), part.shape[1]), dtype=np.float32)
+            vectors[chunk] = part
+            bar.update(len(chunk))
+    assert vectors is not None  # build refuses an empty corpus
     return vectors
 
 

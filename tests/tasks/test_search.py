@@ -392,3 +392,50 @@ def test_structure_signal_rescores_the_first_stage(index):
     assert sorted(round(h.score, 5) for h in half) == sorted(round(float(v), 5) for v in expected)
     with pytest.raises(ValueError, match="structure_weight"):
         index.search([query], structure_weight=1.5)[0]
+
+
+def test_a_progress_bar_over_the_corpus_gives_the_same_index(capsys):
+    """``show_progress``: chunks of 4 batches of similar length, in a shuffled order, under one bar; the vectors
+    and rows are those of the plain build, in the corpus' order."""
+    texts = [f"problem {i} " + "word " * (i % 7) for i in range(50)]
+    plain = SearchIndex.build(texts, HashingEncoder(), batch_size=2)
+    encoder = HashingEncoder()
+    shown = SearchIndex.build(texts, encoder, batch_size=2, show_progress=True)
+    np.testing.assert_array_equal(shown.embeddings, plain.embeddings)
+    assert shown.rows == plain.rows
+    assert encoder.calls == 7  # 50 texts in chunks of 2 x 4
+    err = capsys.readouterr().err
+    assert "indexing" in err and "50/50" in err
+
+
+def test_build_index_from_file_takes_the_first_n_rows_and_estimates_the_time(tmp_path, monkeypatch, capsys):
+    import torch
+
+    import tasks.search_commands
+
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(tasks.search_commands, "load_embedder", lambda *args, **kwargs: HashingEncoder())
+    monkeypatch.setattr(tasks.search_commands, "_load_average", lambda: 0.0)
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in CORPUS))
+    index = build_index_from_file(corpus, limit=3, show_progress=True)
+    assert [row["id"] for row in index.rows] == ["p0", "p1", "p2"]
+    assert "indexing 3 problems: roughly 1 s (about 43 problems a second on 2 idle CPU cores" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="limit must be >= 1"):
+        build_index_from_file(corpus, limit=0)
+
+
+def test_the_rough_estimate_is_slower_on_busy_cores(monkeypatch):
+    import torch
+
+    import tasks.search_commands
+    from tasks.search_commands import BUSY_SLOWDOWN, rough_seconds
+
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(tasks.search_commands, "_load_average", lambda: 0.2)
+    idle, basis = rough_seconds(HashingEncoder(), 7500)
+    assert idle == pytest.approx(7500 / 43) and "2 idle CPU cores" in basis
+    monkeypatch.setattr(tasks.search_commands, "_load_average", lambda: 2.5)
+    busy, basis = rough_seconds(HashingEncoder(), 7500)
+    assert busy == pytest.approx(idle * BUSY_SLOWDOWN) and "kept busy by other work (load average 2.5)" in basis
+    assert 18 * 60 < busy < 20 * 60  # issue 27: 7,500 problems beside a training run took 19 min

@@ -1,0 +1,59 @@
+"""`mathgraph index build` tells a new user what is coming (issue 27: 7,500 problems ran 19 min with no estimate
+and no hint to try a subset first): how many problems, a rough estimate, one progress bar with its own estimate,
+``--limit N`` for the first N, and the hint to use it when the input is large."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import mathgraph
+from mathgraph.cli import main
+from mathgraph.cli.search import LARGE_INPUT, SUBSET
+from tasks.search_index import SearchIndex
+
+SAMPLE = Path(mathgraph.__file__).parent / "data" / "kpc_sample.jsonl"
+
+
+@pytest.fixture
+def start(tmp_path, tiny_encoder):
+    directory = tmp_path / "start"
+    tiny_encoder.save_pretrained(directory)
+    return directory
+
+
+def bar_drawings(err: str) -> list[str]:
+    """Every drawing of the indexing bar on a captured stderr (tqdm redraws with \\r)."""
+    return [part for part in re.split(r"[\r\n]", err) if part.startswith("indexing:")]
+
+
+def test_limit_indexes_the_first_n_with_a_count_an_estimate_and_a_bar(tmp_path, start, capsys):
+    index = tmp_path / "index"
+    argv = ["index", "build", "--input", str(SAMPLE), "--model", str(start), "--output", str(index)]
+    assert main([*argv, "--limit", "20", "--batch-size", "2"]) == 0
+    err = capsys.readouterr().err
+    assert f"{SAMPLE}: 20 problems to index (the first 20 of 112: --limit)" in err
+    assert re.search(r"indexing 20 problems: roughly \d+ s \(about [\d.]+ problems a second on ", err)
+    drawn = bar_drawings(err)
+    assert "0/20" in drawn[0] and "20/20" in drawn[-1] and "100%" in drawn[-1]
+    assert "--limit 500" not in err  # 112 rows: no hint
+    rows = SearchIndex.from_pretrained(index).rows
+    first = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()[:20]]
+    assert rows == first
+
+
+def test_a_large_input_gets_the_hint_to_try_a_subset_first(tmp_path, start, capsys):
+    problems = [json.loads(line)["problem"] for line in SAMPLE.read_text(encoding="utf-8").splitlines()[:5]]
+    large = tmp_path / "large.jsonl"  # five texts over and over: parsed once each, through the graph cache
+    large.write_text("".join(json.dumps({"problem": problems[i % 5]}) + "\n" for i in range(LARGE_INPUT + 1)))
+    argv = ["index", "build", "--input", str(large), "--model", str(start), "--output", str(tmp_path / "index")]
+    assert main(["-q", *argv, "--limit", "3"]) == 0
+    err = capsys.readouterr().err
+    assert "the first 3 of 1,001" in err and f"--limit {SUBSET}" not in err
+    assert main(["-q", *argv]) == 0
+    err = capsys.readouterr().err
+    assert "1,001 problems to index" in err
+    assert "a large input, which may take a while" in err
+    assert f"to try it first, --limit {SUBSET} indexes the first {SUBSET}" in err
+    assert len(SearchIndex.from_pretrained(tmp_path / "index")) == LARGE_INPUT + 1
