@@ -22,7 +22,8 @@ def is_hub_id(name: str) -> bool:
 
 def local_directory(name_or_dir: str | PathLike) -> Path:
     """The local directory ``name_or_dir`` names: itself when it exists, else the snapshot of the Hub
-    repository of that id. Anything else raises ``FileNotFoundError`` (``NotADirectoryError`` for a file)."""
+    repository of that id. Anything else raises ``FileNotFoundError`` (``NotADirectoryError`` for a file),
+    whose message starts ``no such directory: NAME``."""
     path = Path(name_or_dir).expanduser()
     if path.is_dir():
         return path
@@ -30,7 +31,7 @@ def local_directory(name_or_dir: str | PathLike) -> Path:
         raise NotADirectoryError(f"{name_or_dir} is a file; mathgraph models are directories")
     name = str(name_or_dir)
     if not is_hub_id(name):
-        raise FileNotFoundError(f"{name} does not exist: no such directory (nor a Hugging Face Hub id, org/name)")
+        raise FileNotFoundError(f"no such directory: {name} (nor a Hugging Face Hub id, org/name)")
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
 
@@ -38,10 +39,19 @@ def local_directory(name_or_dir: str | PathLike) -> Path:
         return Path(snapshot_download(repo_id=name))
     except LocalEntryNotFoundError as err:
         raise FileNotFoundError(
-            f"{name}: not in the Hugging Face cache, and the Hub cannot be reached (offline?): {err}"
+            f"no such directory: {name}; as a Hugging Face Hub id it is not in the Hugging Face cache, "
+            f"and the Hub cannot be reached (offline?): {_first_line(err)}"
         ) from err
     except HfHubHTTPError as err:
-        raise FileNotFoundError(f"{name}: cannot download it from the Hugging Face Hub: {err}") from err
+        raise FileNotFoundError(
+            f"no such directory: {name}; as a Hugging Face Hub id it cannot be downloaded: {_first_line(err)}"
+        ) from err
+
+
+def _first_line(err: Exception) -> str:
+    """The first line of an error's message: huggingface_hub's go on with advice on connections."""
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
 
 
 __all__ = ["local_directory", "is_hub_id"]

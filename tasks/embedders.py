@@ -150,7 +150,7 @@ def load_embedder(spec: str | PathLike = "shipped", mode: str = "fused", device:
     if spec in NAMED_MODELS:  # the shipped encoder, or the architecture before training
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=spec)
     if not Path(spec).is_dir():
-        raise FileNotFoundError(f"{spec}: no such model directory")
+        raise FileNotFoundError(f"no such directory: {spec}")
     kind = model_type(spec)  # a config that is not JSON raises CheckpointError naming it
     if kind in (ENCODER, TASK_MODEL, MULTITASK_MODEL):  # the latter two hold their encoder's files too
         source = str(Path(spec).resolve())

@@ -10,6 +10,7 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+from mathgraph.hub import local_directory
 from tasks.baselines import evaluate_tfidf
 from tasks.finetune import TaskConfig, evaluate_examples
 from tasks.inference import load_task_model, read_inputs
@@ -29,7 +30,7 @@ def evaluate_directory(
 
     Gold labels the model never saw in training cannot be predicted: they are counted in
     ``unseen_labels`` (``{label: examples}``) and warned about, never passed over in silence."""
-    if model_type(model_dir) == TFIDF:
+    if model_type(local_directory(model_dir)) == TFIDF:  # a Hub id is downloaded
         config = TaskConfig(task, text_field=text_field or "problem", label_field=label_field or "subject")
         examples = config.load(data_path)
         rows = [config.task_type.tfidf_row(e, config.text_field, config.label_field) for e in examples]

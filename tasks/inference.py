@@ -24,6 +24,7 @@ from typing import IO
 
 import torch
 
+from mathgraph.hub import local_directory
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
 from tasks.task_io import InputError, check_input, input_from_texts, ranking_result
 from tasks.task_types import Task, get_task
@@ -66,7 +67,7 @@ def load_task_model(task: str, model_dir: str, device: str | None = None):
     from models.comus import CheckpointError
     from tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
 
-    kind = model_type(model_dir)
+    kind = model_type(local_directory(model_dir))  # a Hub id is downloaded; no directory: "no such directory"
     if kind not in (TASK_MODEL, MULTITASK_MODEL):
         raise CheckpointError(f"{model_dir} is not a trained task model: it holds {describe(kind)}")
     model = load_model(model_dir, device=device)
@@ -83,7 +84,7 @@ def load_predictor(task: str, directory: str | PathLike, device: str | torch.dev
     each has ``predict(inputs, batch_size)``."""
     from tasks.loading import STRUCTURE, TFIDF, load_model, model_type
 
-    kind = model_type(directory)
+    kind = model_type(local_directory(directory))  # a Hub id is downloaded; no directory: "no such directory"
     if kind == TFIDF:
         return TfidfPredictor(task, load_model(directory))
     if kind == STRUCTURE:

@@ -42,7 +42,8 @@ def load_model(directory: str | PathLike, device: str | None = None):
 
     Neural models go to ``device`` (default: the CPU) in eval mode. A search index comes with the encoder
     that built it, ready for text queries (``SearchIndex.from_pretrained``). A directory of none of these
-    kinds raises ``CheckpointError`` (a ``ValueError``) naming it and the kinds known.
+    kinds raises ``CheckpointError`` (a ``ValueError``) naming it and the kinds known, as does a name that is
+    no directory (``no such directory: ...``).
     """
     from mathgraph.hub import local_directory
 
@@ -52,9 +53,9 @@ def load_model(directory: str | PathLike, device: str | None = None):
         raise CheckpointError(f"{err}; it loads: {known_kinds()}") from err
     kind = model_type(directory)
     if kind is None:
-        reason = "it does not exist" if not Path(directory).is_dir() else "no config file of a known kind in it"
         raise CheckpointError(
-            f"{directory} is not a model directory mathgraph can load ({reason}); it loads: {known_kinds()}"
+            f"{directory} is not a model directory mathgraph can load (no config file of a known kind in it); "
+            f"it loads: {known_kinds()}"
         )
     if kind not in _LOADERS:
         raise CheckpointError(

@@ -53,9 +53,15 @@ def model_type(directory: str | PathLike) -> str | None:
     """The ``model_type`` of a model directory (one of ``MODEL_TYPES`` unless the directory declares another),
     inferred from its files when not written down; ``None`` for a directory of none of the kinds.
 
-    A config file that is not valid JSON raises ``CheckpointError`` naming it.
+    A directory that does not exist raises ``FileNotFoundError`` (``no such directory: ...``; a Hugging Face Hub
+    id is ``mathgraph.hub.local_directory``'s to resolve first), a file ``NotADirectoryError``, and a config file
+    that is not valid JSON ``CheckpointError`` naming it.
     """
     directory = Path(directory)
+    if not directory.is_dir():
+        if directory.exists():
+            raise NotADirectoryError(f"{directory} is a file; mathgraph models are directories")
+        raise FileNotFoundError(f"no such directory: {directory}")
     for name, kind in _SPECIFIC_CONFIGS:
         if (directory / name).is_file():
             config = _read_json(directory / name)
@@ -71,9 +77,10 @@ def model_type(directory: str | PathLike) -> str | None:
 
 
 def describe(kind: str | None) -> str:
-    """A ``model_type`` in words (``"a task model"``...), for messages; ``None`` is nothing mathgraph loads."""
+    """A ``model_type`` in words (``"a task model"``...), for messages; ``None``, what ``model_type`` says of an
+    existing directory of no known kind, is nothing mathgraph loads."""
     if kind is None:
-        return "nothing mathgraph can load"
+        return "nothing mathgraph can load (no config file of a known kind in it)"
     return MODEL_TYPES[kind][0] if kind in MODEL_TYPES else f"a model of type {kind!r}"
 
 

@@ -63,7 +63,9 @@ def check_model_argument(value: str | None, option: str = "--model", names: tupl
     """Fail fast, before torch loads, on a model option naming a directory that does not exist (or a file).
 
     ``None`` (the default model), one of ``names`` and ``text:PATH`` (a text-only encoder) pass; so does a
-    Hugging Face Hub id (``org/name``) that is no local path: the loader downloads it or says why not."""
+    Hugging Face Hub id (``org/name``) that is no local path: the loader downloads it or says why not. A name
+    of that form whose ``org`` is a local directory (``runs/kpc`` where ``runs/`` exists) is a local path that
+    does not exist, and the message lists what that directory holds (a typo shows)."""
     from mathgraph.hub import is_hub_id
 
     if value is None or value in names or value.startswith("text:"):
@@ -75,6 +77,17 @@ def check_model_argument(value: str | None, option: str = "--model", names: tupl
         raise NotADirectoryError(f"{option} {value} is a file; mathgraph models are directories")
     if not is_hub_id(value):
         raise FileNotFoundError(f"{option} {value}: no such directory")
+    if path.parent.is_dir():
+        raise FileNotFoundError(f"{option} {value}: no such directory ({_listing(path.parent)})")
+
+
+def _listing(directory: Path, limit: int = 8) -> str:
+    """What ``directory`` holds, in words: its first ``limit`` subdirectories by name."""
+    names = sorted(p.name + "/" for p in directory.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not names:
+        return f"{directory}/ holds no directory"
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return f"{directory}/ holds {', '.join(names[:limit])}{more}"
 
 
 def check_input_file(path: str | None, option: str = "--input") -> None:

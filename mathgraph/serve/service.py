@@ -206,10 +206,11 @@ def _shipped_predictors(hybrid: bool | None) -> tuple[dict, dict[str, bool]]:
 
 def _directory_predictors(directory: str | PathLike, device: str | None) -> dict:
     """``{task: predictor}`` of a task model (its one task) or a multi-task model (every head)."""
+    from mathgraph.hub import local_directory
     from models.comus import CheckpointError
     from tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
 
-    kind = model_type(directory)
+    kind = model_type(local_directory(directory))  # a Hub id is downloaded; no directory: "no such directory"
     if kind not in (TASK_MODEL, MULTITASK_MODEL):
         raise CheckpointError(
             f"{directory} holds {describe(kind)}; --model takes a task model or a multi-task "

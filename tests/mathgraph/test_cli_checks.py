@@ -96,6 +96,24 @@ def test_a_model_option_may_name_a_model_or_a_hub_id(tmp_path):
         check_model_argument(f"{tmp_path}/gone", "--index")
 
 
+def test_a_missing_directory_that_looks_like_a_hub_id_is_named_with_what_its_parent_holds(
+    tmp_path, monkeypatch, capsys
+):
+    """``runs/kpc`` has the form of a Hub id, but where ``runs/`` is a local directory it is a local path that
+    does not exist (a typo, or a training run that has not finished): said so, with what ``runs/`` holds."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "kpc-small").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError, match=r"--model runs/kpc: no such directory \(runs/ holds kpc-small/\)"):
+        check_model_argument("runs/kpc")
+    for arguments, name in (
+        (["predict", "kpc", "--model", "runs/kpc", "x"], "--model runs/kpc"),
+        (["serve", "--index", "runs/index"], "--index runs/index"),
+        (["search", "--index", "runs/index", "q"], "--index runs/index"),
+    ):
+        assert main(["-q", *arguments]) == 2
+        assert f"{name}: no such directory (runs/ holds kpc-small/)" in capsys.readouterr().err
+
+
 def test_the_cli_names_the_models_the_encoder_knows():
     from models.encoder import NAMED_MODELS as ENCODER_NAMES
 

@@ -105,8 +105,13 @@ def test_a_directory_of_no_known_kind_is_a_clear_error(tmp_path):
     assert str(empty) in message and all(name in message for name, _ in MODEL_TYPES.values())
     assert model_type(empty) is None
 
-    with pytest.raises(CheckpointError, match="does not exist"):
+    with pytest.raises(CheckpointError, match=f"no such directory: {tmp_path / 'nowhere'}"):
         load_model(tmp_path / "nowhere")
+    # a directory that does not exist is no directory "of no known kind": model_type says which it is
+    with pytest.raises(FileNotFoundError, match=f"no such directory: {tmp_path / 'nowhere'}"):
+        model_type(tmp_path / "nowhere")
+    with pytest.raises(NotADirectoryError, match="is a file"):
+        model_type(empty / "notes.txt")
 
     other = tmp_path / "hf-bert"
     other.mkdir()
