@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mathgraph.jsonl import read_corpora, read_rows
+from mathgraph.jsonl import corpus_spec, read_corpora, read_rows
 
 
 def report_skipped(bad: list, limit: int = 20) -> None:
@@ -33,12 +33,19 @@ def add_corpus_argument(parser: argparse.ArgumentParser, help: str) -> None:
 
 def corpus_texts(specs: list[str]) -> list[str]:
     """The texts of every ``FILE[:FIELD]`` corpus (``mathgraph.jsonl.read_corpora``), saying on stderr how
-    many each gave."""
+    many each gave. A corpus file that is missing or empty is an error naming it (``check_corpus_files``)."""
+    check_corpus_files(specs)
     texts: list[str] = []
     for corpus in read_corpora(specs):
         texts.extend(corpus.texts)
         print(f"{corpus.path}: {len(corpus.records)} texts from field {corpus.field!r}", file=sys.stderr)
     return texts
+
+
+def check_corpus_files(specs: list[str]) -> None:
+    """``check_input_file`` for the file of every ``FILE[:FIELD]`` corpus: missing or empty is an error naming it."""
+    for spec in specs:
+        check_input_file(corpus_spec(spec)[0], "--corpus")
 
 
 class IntermixedArgumentParser(argparse.ArgumentParser):

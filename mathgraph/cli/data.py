@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from mathgraph.cli.common import report_skipped
+from mathgraph.cli.common import check_input_file, report_skipped
 
 
 def register(commands) -> None:
@@ -90,6 +90,7 @@ def _write_data(rows: list, output: str, summary: str, bad: list) -> None:
 
 def run_data_qrc(args: argparse.Namespace) -> int:
     """``data qrc-pairs``: QRC pairs from GSM-Plus variants (``tasks.data.build_qrc_pairs``)."""
+    check_input_file(args.input)  # missing or empty: an error naming it
     from tasks.data import build_qrc_pairs, count_summary, read_seeds
 
     seeds, bad = read_seeds(args.input, args.skip_bad)
@@ -100,6 +101,7 @@ def run_data_qrc(args: argparse.Namespace) -> int:
 
 def run_data_sqr(args: argparse.Namespace) -> int:
     """``data sqr-lists``: graded SQR lists (``tasks.data.build_sqr_lists``); prints the list shapes and grades."""
+    check_input_file(args.input)  # missing or empty: an error naming it
     from collections import Counter
 
     from tasks.data import build_sqr_lists, read_seeds
@@ -125,6 +127,7 @@ def run_data_sqr(args: argparse.Namespace) -> int:
 def run_data_qam(args: argparse.Namespace) -> int:
     """``data qam-pairs``: GSM8K pairs with hard or random negatives (``tasks.data.build_qam_pairs``) or GSM-Plus
     number-swap pairs (``tasks.data.build_qam_number_swap``); prints the counts."""
+    check_input_file(args.input)  # missing or empty: an error naming it
     from mathgraph.jsonl import read_rows
     from tasks.data import QAM_SWAP_FIELDS, build_qam_number_swap, build_qam_pairs, count_summary
 
@@ -159,6 +162,7 @@ def run_data_qam(args: argparse.Namespace) -> int:
 
 def run_data_split(args: argparse.Namespace) -> int:
     """``data split``: train/dev/test files by group or stratified (``tasks.data.split_file``)."""
+    check_input_file(args.input)  # missing or empty: an error naming it
     from tasks.data import split_file
 
     paths, splits, bad = split_file(

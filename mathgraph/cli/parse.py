@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import add_corpus_argument, corpus_texts, report_skipped
+from mathgraph.cli.common import add_corpus_argument, check_input_file, corpus_texts, report_skipped
 from parsers.dependency import PARSER_NAMES
 
 
@@ -85,11 +85,15 @@ def run_parse(args: argparse.Namespace) -> int:
 
 
 def _parse_file(args: argparse.Namespace) -> int:
-    from mathgraph.graph import write_graphs
     from mathgraph.jsonl import read_text_records
+
+    check_input_file(args.input)  # missing or empty: an error, not "wrote 0 graphs", before the parser loads
+    records, bad = read_text_records(args.input, args.text_field, skip_bad=args.skip_bad)
+    if not records:
+        raise ValueError(f"--input {args.input}: no good input lines ({len(bad)} bad lines skipped)")
+    from mathgraph.graph import write_graphs
     from parsers.problem import parse_problems
 
-    records, bad = read_text_records(args.input, args.text_field, skip_bad=args.skip_bad)
     graphs = parse_problems(
         (r.text for r in records),
         parser=args.parser,
@@ -117,10 +121,11 @@ def _sample_text(key: str) -> str:
 
 def run_vocab(args: argparse.Namespace) -> int:
     """``vocab``: node, relation and LaTeX-token vocabularies from corpora (``models.vocabularies``)."""
+    texts = corpus_texts(args.corpus)  # missing or empty corpora: before the model code loads
     from models.vocabularies import build_vocabularies, save_vocabularies
 
     graph_vocabulary, latex_tokens = build_vocabularies(
-        corpus_texts(args.corpus),
+        texts,
         parser=args.parser,
         workers=args.workers,
         min_freq=args.min_freq,

@@ -10,7 +10,14 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import NAMED_MODELS, add_corpus_argument, check_input_file, check_model_argument, corpus_texts
+from mathgraph.cli.common import (
+    NAMED_MODELS,
+    add_corpus_argument,
+    check_corpus_files,
+    check_input_file,
+    check_model_argument,
+    corpus_texts,
+)
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
 PAIR_TASKS = ("qrc", "qam")
@@ -355,6 +362,7 @@ def _print_result(result: dict, saved: str, output_dir: str) -> None:
 def run_pretrain(args: argparse.Namespace) -> int:
     """``pretrain``: continual pre-training on corpora (``tasks.pretrain.run_pretraining``)."""
     check_model_argument(args.model, names=NAMED_MODELS)
+    check_corpus_files(args.corpus)  # missing or empty corpora: before torch loads
     from tasks.pretrain import check_pretraining_setup, run_pretraining
 
     tasks = [t.strip() for t in args.tasks.split(",")]
@@ -416,6 +424,11 @@ def run_train(args: argparse.Namespace) -> int:
 def run_train_multitask(args: argparse.Namespace) -> int:
     """``train multitask``: one model with a head per task (``tasks.multitask.train_multitask``)."""
     check_model_argument(args.model, names=NAMED_MODELS)
+    for spec in args.task_specs:  # TASK:TRAIN[:DEV]: missing or empty files before torch loads
+        task, *paths = spec.split(":")
+        if task in TASKS and len(paths) in (1, 2):  # a malformed spec is parse_task_spec's to explain
+            for path in paths:
+                check_input_file(path or None, "--task")
     from tasks.finetune import TaskConfig
     from tasks.multitask import parse_task_spec, train_multitask
 
@@ -466,9 +479,10 @@ def run_train_multitask(args: argparse.Namespace) -> int:
 def run_train_simcse(args: argparse.Namespace) -> int:
     """``train simcse``: a retrieval encoder from unlabelled texts (``tasks.simcse``)."""
     check_model_argument(args.model, names=NAMED_MODELS)
+    texts = corpus_texts(args.corpus)  # missing or empty corpora: before torch loads
     from tasks.simcse import train_simcse
 
-    result = train_simcse(corpus_texts(args.corpus), _training_arguments(args), model=args.model, mode=args.mode)
+    result = train_simcse(texts, _training_arguments(args), model=args.model, mode=args.mode)
     _print_result(result, "SimCSE encoder", args.output_dir)
     return 0
 

@@ -59,6 +59,20 @@ CASES = [
     (["refine", "--problems", "{missing}", "--index", "{index}", "--llm", "smollm2", "--output", "{out}"], "no such"),
     (["refine", "--problems", "{empty}", "--index", "{index}", "--llm", "x", "--output", "{out}"], "is empty"),
     (["refine", "--problems", "{good}", "--index", "{missing}", "--llm", "x", "--output", "{out}"], "no such dir"),
+    # every command that reads an input file: an empty one is an error, not "wrote 0 ..." and status 0
+    (["parse", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty: no input lines"),
+    (["parse", "--input", "{missing}", "--output", "{out}"], "--input {missing}: no such file"),
+    (["vocab", "--corpus", "{empty}", "--output", "{out}"], "--corpus {empty} is empty: no input lines"),
+    (["vocab", "--corpus", "{empty}:question", "--output", "{out}"], "--corpus {empty} is empty: no input lines"),
+    (["pretrain", "--corpus", "{empty}", "--output", "{out}"], "--corpus {empty} is empty: no input lines"),
+    (["train", "simcse", "--corpus", "{missing}", "--output", "{out}"], "--corpus {missing}: no such file"),
+    (["train", "multitask", "--task", "kpc:{empty}", "--output", "{out}"], "--task {empty} is empty: no input lines"),
+    (["train", "multitask", "--task", "kpc:{good}:{empty}", "--output", "{out}"], "--task {empty} is empty"),
+    (["data", "qrc-pairs", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty: no input lines"),
+    (["data", "sqr-lists", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty: no input lines"),
+    (["data", "qam-pairs", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty: no input lines"),
+    (["data", "split", "--input", "{empty}"], "--input {empty} is empty: no input lines"),
+    (["index", "build", "--input", "{good}", "--limit", "0", "--output", "{out}"], "--limit must be >= 1, got 0"),
 ]
 
 
