@@ -211,7 +211,9 @@ class MathEncoder:
         lengths = [len(self.collator.encoder_text(g.text)) for g in graphs]
         order = sorted(range(len(graphs)), key=lengths.__getitem__)
         vectors = np.zeros((len(graphs), self.dimension(mode)), dtype=np.float32)
-        for start in tqdm(range(0, len(order), batch_size), disable=not show, desc="encoding", unit="batch"):
+        for start in tqdm(
+            range(0, len(order), batch_size), desc="encoding", unit="batch", **({} if show else {"disable": True})
+        ):
             chosen = order[start : start + batch_size]
             output = self.forward(self.collator([graphs[i] for i in chosen]).to(device))
             selected = {"fused": output.fused, "text": output.cls, "graph": output.mean_node}[mode]

@@ -135,7 +135,7 @@ def _with_progress(
     # A batch counts when it is parsed, before its graphs are handed out: a consumer may stop taking them
     # at the last graph it expects (zip) and leave this generator suspended until it is collected, so the
     # bar is closed at its total here rather than left for that (at N - last batch, drawn again later).
-    with tqdm(total=total, unit="problem", disable=not show, desc="parsing") as bar:
+    with tqdm(total=total, unit="problem", desc="parsing", **({} if show else {"disable": True})) as bar:
         for graphs in results:
             if total is not None and bar.n + len(graphs) >= total:
                 bar.n += len(graphs)  # drawn once, at N/N, by close()

@@ -346,7 +346,9 @@ def refine_file(
     partial = Path(f"{output_path}.partial")
     with open(partial, "w", encoding="utf-8") as f:
         for position, (row, draft) in enumerate(
-            tqdm(list(zip(rows, drafts)), desc="refining", unit="problem", disable=not show_progress)
+            tqdm(
+                list(zip(rows, drafts)), desc="refining", unit="problem", **({} if show_progress else {"disable": True})
+            )
         ):
             problem_id = _row_id(row)
             reference = row.get(reference_field) if reference_field else None

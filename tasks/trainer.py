@@ -326,7 +326,8 @@ class Trainer:
             initial=self.state.step,
             desc="training",
             unit="step",
-            disable=not self.accelerator.is_main_process,
+            # disable only where told to: an explicit disable=False would override TQDM_DISABLE (mathgraph -q)
+            **({} if self.accelerator.is_main_process else {"disable": True}),
         )
         while self.state.step < self.total_steps and self.state.epoch < self.epochs:
             self.model.train()

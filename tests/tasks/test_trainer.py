@@ -132,6 +132,23 @@ def test_the_progress_bar_shows_the_current_loss_at_every_step(tmp_path, monkeyp
     assert shown[-1] < shown[0] / 10  # the loss falls, and the bar follows it
 
 
+def test_the_training_bar_leaves_tqdm_disable_in_force(tmp_path, monkeypatch):
+    """``mathgraph -q`` sets TQDM_DISABLE, which tqdm reads as the default of ``disable``: the trainer's bar
+    (on the main process) must not pass disable=False, which would override it."""
+    import tqdm
+
+    passed = []
+
+    class RecordingBar(tqdm.tqdm):
+        def __init__(self, *args, **kwargs):
+            passed.append(kwargs)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(tqdm, "tqdm", RecordingBar)
+    train(tmp_path, epochs=1)
+    assert [kwargs.get("desc") for kwargs in passed] == ["training"] and "disable" not in passed[0]
+
+
 def test_seeded_runs_are_reproducible(tmp_path):
     first, _ = train(tmp_path / "a")
     second, _ = train(tmp_path / "b")
