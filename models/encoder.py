@@ -61,6 +61,9 @@ class MathEncoder:
     def __init__(self, model: ComusModel, tokenizer, vocab: GraphVocabulary, max_length: int = 256):
         set_split_digits(tokenizer, model.config.split_digits)  # transformers 5 drops it from tokenizer.json
         self.model, self.tokenizer, self.vocab = model, tokenizer, vocab
+        # what from_pretrained loaded it from (a name, a Hub id or an absolute path; None when built): an index
+        # built with this encoder records it, so that SearchIndex.from_pretrained can load the encoder again
+        self.name_or_path: str | None = None
         self.collator = ProblemCollator(tokenizer, vocab, max_length=max_length)
 
     # ------------------------------------------------------------- building
@@ -70,8 +73,10 @@ class MathEncoder:
         a saved encoder directory: a local one or a Hugging Face Hub id (``mathgraph.hub``)."""
         if str(path) in SHIPPED_ALIASES:
             encoder = load_shipped_encoder()
+            encoder.name_or_path = SHIPPED
         elif str(path) == UNTRAINED:
             encoder = cls.build(UNTRAINED_MODEL_DIR)
+            encoder.name_or_path = UNTRAINED
         else:
             from mathgraph.hub import local_directory
 
@@ -85,6 +90,7 @@ class MathEncoder:
             except (OSError, ValueError, json.JSONDecodeError) as err:
                 raise CheckpointError(f"{directory}: cannot load the tokenizer or graph vocabularies: {err}") from err
             encoder = cls(model, tokenizer, vocab)
+            encoder.name_or_path = str(Path(path).resolve()) if Path(path).is_dir() else str(path)
         encoder.model.to(resolve_device(device)).eval()
         return encoder
 

@@ -38,7 +38,8 @@ class MathEncoderEmbedder:
 
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        self.encoder, self.mode, self.source = encoder, mode, source
+        self.encoder, self.mode = encoder, mode
+        self.source = source or getattr(encoder, "name_or_path", None)  # where it can be loaded from again
         self._identity: dict | None = None
 
     def encode(self, texts: list[str], batch_size: int = 32, show_progress: bool | None = None) -> np.ndarray:

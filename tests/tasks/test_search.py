@@ -278,6 +278,20 @@ def test_index_files_with_a_saved_math_encoder(tiny_encoder, tmp_path):
         build_index_from_file(bad, model=model_dir)
 
 
+def test_an_index_built_in_python_finds_its_encoder_again(tiny_encoder, tmp_path):
+    """SearchIndex.build with a loaded MathEncoder records where it came from; a built one records nothing."""
+    from models.encoder import MathEncoder
+
+    assert tiny_encoder.name_or_path is None
+    model_dir = tmp_path / "model"
+    tiny_encoder.save_pretrained(model_dir)
+    encoder = MathEncoder.from_pretrained(model_dir)
+    assert encoder.name_or_path == str(model_dir.resolve())
+    SearchIndex.build(CORPUS, encoder, text_field="problem").save_pretrained(tmp_path / "idx")
+    index = SearchIndex.from_pretrained(tmp_path / "idx")  # no encoder given: the recorded one is loaded
+    assert index.search([CORPUS[1]["problem"]], k=1)[0][0].index == 1
+
+
 def test_a_damaged_index_is_reported_before_its_model_loads(tmp_path, monkeypatch):
     import tasks.search_index
 
