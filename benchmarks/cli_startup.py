@@ -29,9 +29,9 @@ import sys
 import time
 from pathlib import Path
 
-from smoke import SMOKE_MATH, smoke_work
-
 from tasks.search_index import MANIFEST_FILE
+
+from smoke import SMOKE_MATH, smoke_work
 
 MATH_TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "math" / "train.jsonl"
 PARSE_TEXT = "Find $x$ if $2x+3=7$."

@@ -50,13 +50,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from smoke import SMOKE_MATH
 
 from mathgraph.graph import MathSyntaxGraph
 from models.batching import ProblemBatch, ProblemCollator, graph_features
 from models.encoder import LATEX_TOKENS_NAME, UNTRAINED_MODEL_DIR, MathEncoder
 from models.text_encoder import add_latex_tokens, load_text_encoder
 from parsers.graph_cache import parse_cached
+
+from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 PARAPHRASE = "problem understanding"

@@ -27,10 +27,10 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tasks.host_syncs import count_host_syncs  # noqa: E402
+
 from results import DATA, machine  # noqa: E402
 from smoke import SMOKE_DATA, tiny_model_options  # noqa: E402
-
-from tasks.host_syncs import count_host_syncs  # noqa: E402
 
 SMOKE_MODELS = Path(tempfile.gettempdir()) / "mathgraph-host-syncs-smoke"  # the tiny BERT, made once
 

@@ -26,10 +26,10 @@ import signal
 import time
 from pathlib import Path
 
-from smoke import SMOKE_MATH
-
 from parsers.latex import parse_latex
 from parsers.segment import segment
+
+from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -28,11 +28,12 @@ import time
 from pathlib import Path
 
 import torch
-from smoke import SMOKE_MATH
 from torch import nn
 
 from models.moe import add_moe_layers, moe_aux_loss, moe_inputs
 from models.text_encoder import load_text_encoder
+
+from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 VARIANTS = (("dense", None), ("MoE last 2", "last-2"), ("MoE all", "all"))

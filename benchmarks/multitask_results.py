@@ -36,13 +36,13 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import build_task_files, evaluate_with_interval  # noqa: E402
-from smoke import smoke_work, tiny_encoder  # noqa: E402
-
 from tasks.baselines import train_tfidf_file  # noqa: E402
 from tasks.finetune import TaskConfig, train_task  # noqa: E402
 from tasks.multitask import train_multitask  # noqa: E402
 from tasks.trainer import TrainingArguments  # noqa: E402
+
+from results import build_task_files, evaluate_with_interval  # noqa: E402
+from smoke import smoke_work, tiny_encoder  # noqa: E402
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
 VARIANTS = {

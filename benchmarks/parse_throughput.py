@@ -21,9 +21,9 @@ import os
 import time
 from pathlib import Path
 
-from smoke import SMOKE_MATH
-
 from parsers.problem import ProblemParser, parse_problems
+
+from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -31,15 +31,15 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from moe_step_time import interleaved_step_times, sync  # noqa: E402
-from smoke import SMOKE_MATH, smoke_work, tiny_encoder  # noqa: E402
-
 from models.encoder import MathEncoder
 from tasks.features import FeatureStore
 from tasks.finetune import TaskCollator, TaskConfig
 from tasks.multitask import MultiTaskConfig, MultiTaskModel
 from tasks.task_mixing import MultiTaskBatch
 from tasks.trainer import TrainingArguments, build_optimizer
+
+from moe_step_time import interleaved_step_times, sync  # noqa: E402
+from smoke import SMOKE_MATH, smoke_work, tiny_encoder  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 VARIANTS = {

@@ -52,12 +52,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import REPO, build_task_files, machine, metrics_with_interval  # noqa: E402
-from smoke import smoke_work, tiny_encoder  # noqa: E402
-
 from tasks.evaluation import labelled_inputs as task_inputs  # noqa: E402
 from tasks.evaluation import task_metric  # noqa: E402
 from tasks.trainer import TrainingArguments  # noqa: E402
+
+from results import REPO, build_task_files, machine, metrics_with_interval  # noqa: E402
+from smoke import smoke_work, tiny_encoder  # noqa: E402
 
 TASKS = ("kpc", "qrc", "qam", "sqr")
 SHIPPED = REPO / "mathgraph" / "data" / "shipped_model"

@@ -47,7 +47,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from smoke import SMOKE_DATA, smoke_work, tiny_model_options
 
 from tasks.baselines import train_tfidf
 from tasks.data import (
@@ -64,6 +63,8 @@ from tasks.finetune import TaskConfig, train_task
 from tasks.inference import load_predictor
 from tasks.metrics import ranking_metrics
 from tasks.trainer import TrainingArguments
+
+from smoke import SMOKE_DATA, smoke_work, tiny_model_options
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"

@@ -59,13 +59,13 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results import DATA, build_task_files
-from smoke import SMOKE_DATA, smoke_work
-
 from mathgraph.jsonl import read_rows, write_jsonl
 from tasks.data import load_sqr, split_by_group
 from tasks.metrics import ranking_metrics
 from tasks.search_index import l2_normalize
+
+from results import DATA, build_task_files
+from smoke import SMOKE_DATA, smoke_work
 
 METRICS = ("hr@1", "hr@3", "hr@5", "ndcg@3", "ndcg@5")
 

@@ -69,11 +69,11 @@ def main() -> None:
 def _smoke_model(work: Path) -> tuple[str, list[str]]:
     """A tiny ReasonFormer model trained for 2 steps on the smoke task files, and the ``--task`` specs of
     their test parts."""
-    from results import build_task_files
-
     from tasks.finetune import TaskConfig
     from tasks.multitask import train_multitask
     from tasks.trainer import TrainingArguments
+
+    from results import build_task_files
 
     files = build_task_files(work / "data", seed=0, smoke=True)
     tasks = ("kpc", "qrc", "qam", "sqr")

@@ -28,14 +28,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from results import build_task_files, machine, metrics_with_interval  # noqa: E402
-from smoke import smoke_work  # noqa: E402
-
 from tasks.baselines import train_tfidf  # noqa: E402
 from tasks.evaluation import labelled_inputs, task_metric  # noqa: E402
 from tasks.hybrid import choose_weight, fuse  # noqa: E402
 from tasks.inference import TfidfPredictor  # noqa: E402
 from tasks.structure import StructureModel  # noqa: E402
+
+from results import build_task_files, machine, metrics_with_interval  # noqa: E402
+from smoke import smoke_work  # noqa: E402
 
 TASKS = ("qrc", "qam", "sqr")
 

@@ -27,9 +27,10 @@ import time
 from pathlib import Path
 
 import sklearn
-from smoke import SMOKE_DATA
 
 from tasks.baselines import evaluate_tfidf, train_tfidf
+
+from smoke import SMOKE_DATA
 
 REPO = Path(__file__).resolve().parents[1]
 SPLITS = ("train", "dev", "test")

@@ -40,7 +40,6 @@ import time
 from pathlib import Path
 
 import torch
-from smoke import SMOKE_MATH, tiny_model_options
 
 from models.task_model import TaskModel
 from tasks.bucketing import LengthBucketSampler
@@ -49,6 +48,8 @@ from tasks.features import FeatureStore
 from tasks.finetune import TaskCollator, TaskConfig, example_lengths, load_start_encoder
 from tasks.task_types import get_task
 from tasks.trainer import TrainingArguments, build_optimizer, configure_threads
+
+from smoke import SMOKE_MATH, tiny_model_options
 
 MATH = Path(__file__).resolve().parents[2] / "shared" / "data" / "math" / "train.jsonl"
 # row -> (encoder kind, new-model options, frozen text layers)
