@@ -17,7 +17,8 @@ COMMAND_GROUPS = (parse, encode, data, training, predict, compare, search, refin
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mathgraph`` console script; returns the exit status (argparse's for ``--help``
-    and usage errors, whose message it has printed; 2 for a bad input, printed as ``mathgraph: error: ...``)."""
+    and usage errors, whose message it has printed; 2 for a bad input, printed as ``mathgraph: error: ...``;
+    1, silently, when the reader of its output closed the pipe)."""
     try:
         args = build_argument_parser().parse_args(argv)
     except SystemExit as exit:
@@ -30,6 +31,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (JsonlError, FileNotFoundError, IsADirectoryError, NotADirectoryError, ValueError) as err:
         print(f"mathgraph: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader of stdout left early (`mathgraph samples | head`): stop quietly, as Unix tools do; point
+        # stdout at /dev/null so that Python's flush at exit does not raise again (the Python docs' recipe)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def build_argument_parser() -> argparse.ArgumentParser:

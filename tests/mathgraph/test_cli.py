@@ -644,3 +644,16 @@ def test_train_multitask_reasonformer_command_and_skill_routes(tmp_path, tiny_en
         == 2
     )
     assert "skills must be some of" in capsys.readouterr().err
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    """`mathgraph samples | head -1`: the pipe closes under the command; it stops quietly with status 1."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", "import sys; from mathgraph.cli import main; sys.exit(main(['samples']))"]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child.stdout.close()  # the reader is gone before the command prints (it is still importing)
+    stderr = child.stderr.read()
+    assert child.wait(timeout=60) == 1
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
