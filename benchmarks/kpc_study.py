@@ -122,6 +122,8 @@ def main() -> None:
             summary = {part: study["rows"][row][part]["accuracy"] for part in ("dev", "test")}
             print(f"{row}: {json.dumps(summary)}", flush=True)
     report(study, published.parent, args)
+    if args.update_card:
+        update_card(study, args)
 
 
 def planned_rows(args) -> list[str]:
@@ -359,6 +361,29 @@ def report(study: dict, directory: Path, args) -> None:
     draw_curve(study, directory / "issue26_pretraining_curve.png")
 
 
+def update_card(study: dict, args) -> None:
+    """Put the headline difference into the shipped package's ``release.json`` (``kpc_study``) and write its
+    model card (which says what the graph adds on KPC, whichever way it falls) and checksums again."""
+    from models.shipped import RELEASE_NAME, shipped_path
+    from tasks.release import finish_package
+
+    summary = headline(study)
+    if summary is None:
+        raise SystemExit("--update-card: no headline yet (comus-pt and dapt-bert at one fine-tuning seed at least)")
+    package = shipped_path()
+    release = json.loads((package / RELEASE_NAME).read_text(encoding="utf-8"))
+    difference = summary["comus-pt minus dapt-bert (test)"]
+    run = study["pretraining"]["dapt"]
+    release["kpc_study"] = {
+        **{k: difference[k] for k in ("difference", "ci95")},
+        "seeds": len(summary["comus-pt"]["seeds"]),
+        "pretraining": {"steps": run["steps"], "batch": run["batch"], "texts": run["texts"]},
+        "source": f"benchmarks/results/{REPORT}.json",
+    }
+    finish_package(package, release)
+    print(f"wrote the KPC study's headline into {package / RELEASE_NAME} and its model card")
+
+
 def draw_curve(study: dict, path: Path) -> None:
     """KPC dev accuracy against pre-training steps for COMUS and DAPT-BERT (the rows at 0 steps and the
     points of the long runs), when there are at least two points of one of them."""
@@ -405,12 +430,19 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="parser processes")
     parser.add_argument("--report", action="store_true", help="print and write the report only")
     parser.add_argument(
+        "--update-card",
+        action="store_true",
+        help="also put the headline into the shipped package's release.json and rewrite its model card",
+    )
+    parser.add_argument(
         "--smoke",
         action="store_true",
         help="two rows of every job on the smoke data (benchmarks/smoke.py), a tiny model, 2 "
         "pre-training steps, 1 epoch; writes under WORK/smoke",
     )
     args = parser.parse_args()
+    if args.smoke and args.update_card:
+        parser.error("--update-card writes the shipped package: not with --smoke")
     if args.smoke:
         args.steps, args.long_steps, args.save_every, args.pretrain_batch, args.epochs, args.batch_size = (
             2,

@@ -122,3 +122,18 @@ def test_the_shipped_predictor_is_hybrid_where_the_release_says_so(package):
     [result] = shipped_predictor("kpc", root=root).predict(["Find $y$ if $y+1=2$."])
     assert set(result["probabilities"]) == {"Algebra", "Geometry"}
     assert sum(result["probabilities"].values()) == pytest.approx(1.0)
+
+
+def test_the_card_says_what_the_graph_adds_on_kpc_whichever_way_it_falls():
+    from tasks.model_card import _release_notes
+
+    def note(difference, ci95):
+        release = {"tasks": {}, "kpc_study": {"difference": difference, "ci95": ci95, "seeds": 2}}
+        (line,) = _release_notes(release)
+        return line
+
+    assert "-0.0027 test accuracy, 95% paired bootstrap [-0.0300, +0.0250] over 2" in note(-0.0027, [-0.03, 0.025])
+    assert "as good on KPC: the graph adds no measurable accuracy" in note(-0.0027, [-0.03, 0.025])
+    assert "the graph helps on KPC" in note(0.04, [0.01, 0.07])
+    assert "a text-only encoder pre-trained the same way is better" in note(-0.04, [-0.07, -0.01])
+    assert _release_notes({"tasks": {}}) == []  # no study run: no note
