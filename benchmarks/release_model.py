@@ -4,6 +4,7 @@
     python benchmarks/release_model.py --work results/ --stage multitask  [--epochs 2] [--start shipped] [--no-alignment]
     python benchmarks/release_model.py --work results/ --stage package    [--output mathgraph/data/shipped_model]
     python benchmarks/release_model.py --work results/ --stage structure  [--output mathgraph/data/shipped_model]
+    python benchmarks/release_model.py --work results/ --stage search     [--output mathgraph/data/shipped_model]
     python benchmarks/release_model.py --work results/ --smoke            [--stage ...]
 
 Splits and task files are those of ``benchmarks/results.py`` (seed 0), so the
@@ -31,9 +32,16 @@ released model's figures sit next to the results table's rows.
    pair task trained on its train part, fused with what the package gave so far
    (neural, or the hybrid where on) with a weight chosen on dev (0 keeps the package's
    answer, 1 is the structure model alone), on by default where it beats dev; the
-   figures (structure alone, fused, shipped) and the sample's figures measured again.
+   figures (structure alone, fused, shipped) and the sample's figures measured again;
+   then stage 5.
+5. ``search``: ``mathgraph search``'s structure step measured again on the written
+   package (nothing is fitted): the SQR structure model scores only rows whose cosine
+   to the query is at least ``min_cosine``, the cosine above which 95% of the relevant
+   candidates of the SQR train lists lie (it judges variants of the query, and far
+   from them it is wrong: on MATH problems it rates unrelated problems as variants);
+   its weight is chosen on dev.
 
-``--smoke`` runs the four stages in turn (or the ``--stage`` named) on the smoke task files
+``--smoke`` runs the five stages in turn (or the ``--stage`` named) on the smoke task files
 (``benchmarks/results.py --smoke``'s): pre-training of a tiny new model (a 6-layer, 32-wide BERT)
 and multi-task training for 2 steps each, structure models of 20 iterations; everything, the
 package included (``--output`` defaults to ``WORK/smoke/package``), goes to ``WORK/smoke``, and
@@ -71,8 +79,14 @@ def main() -> None:
     if args.smoke and Path(args.output).resolve() == SHIPPED.resolve():
         raise SystemExit("--smoke does not write the shipped package: give another --output")
     files = build_task_files(work / "data", args.seed, smoke=args.smoke)
-    stages = {"pretrain": pretrain, "multitask": multitask, "package": package, "structure": structure}
-    for stage in [args.stage] if args.stage else stages:  # --smoke without --stage: all four
+    stages = {
+        "pretrain": pretrain,
+        "multitask": multitask,
+        "package": package,
+        "structure": structure,
+        "search": search,
+    }
+    for stage in [args.stage] if args.stage else stages:  # --smoke without --stage: all five
         stages[stage](files, work, args)
 
 
@@ -238,16 +252,36 @@ def structure(files: dict, work: Path, args) -> None:
     finish_package(output, release)
 
 
+def search(files: dict, work: Path, args) -> None:
+    """Stage 5: ``mathgraph search``'s structure step measured again on the package in ``--output``."""
+    from models.shipped import RELEASE_NAME
+    from tasks.release import finish_package
+
+    output = Path(args.output)
+    release = json.loads((output / RELEASE_NAME).read_text(encoding="utf-8"))
+    release["search"] = measure_search_structure(files, output, release["search"])
+    finish_package(output, release)
+
+
+# The share of the SQR train lists' relevant candidates that search's structure step scores: its min_cosine is
+# the cosine to the query above which this share of them lies.
+VARIANT_COVERAGE = 0.95
+
+
 def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
     """``mathgraph search`` with the structure signal on the graded SQR lists: its first stage (the shipped
     encoder's cosine, fused with TF-IDF where the search hybrid is on) fused with the SQR structure model's
-    scores, the weight chosen on dev; returns ``search`` with the rows "structure" and "with structure"."""
+    scores of the rows at least ``min_cosine`` close to the query (``VARIANT_COVERAGE`` of the train lists'
+    relevant candidates), the weight chosen on dev; returns ``search`` with the rows "structure" (the model
+    alone, every candidate scored) and "with structure"."""
+    import numpy as np
+
     from models.encoder import load_shipped_encoder
     from models.shipped import STRUCTURE_DIR
     from tasks.hybrid import choose_weight, fuse
     from tasks.search_index import l2_normalize
     from tasks.shipped import shipped_tfidf
-    from tasks.structure import StructureModel
+    from tasks.structure import StructureModel, close_variant_scores
     from tasks.task_io import ranking_result
 
     for part in ("dev", "test"):
@@ -256,29 +290,41 @@ def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
     search.pop("structure", None)
     encoder, tfidf = load_shipped_encoder(root), shipped_tfidf("sqr", root)
     model = StructureModel.from_pretrained(root / STRUCTURE_DIR / "sqr")
-    outputs = {}
-    for part in ("dev", "test"):
+
+    def lists(part: str) -> tuple[list, list, list[np.ndarray]]:
+        """The part's lists, their relevance grades and each candidate's cosine to its query."""
         inputs, gold = task_inputs("sqr", files["sqr"][part])
         texts = sorted({t for query, candidates in inputs for t in (query, *candidates)})
         vectors = dict(zip(texts, l2_normalize(encoder.encode(texts, batch_size=32))))
-        dense = [
-            ranking_result([float(vectors[query] @ vectors[c]) for c in candidates]) for query, candidates in inputs
-        ]
+        return inputs, gold, [np.array([vectors[query] @ vectors[c] for c in cs]) for query, cs in inputs]
+
+    train_inputs, train_gold, train_cosines = lists("train")
+    relevant = np.concatenate([cos[np.asarray(grades) > 0] for cos, grades in zip(train_cosines, train_gold)])
+    min_cosine = round(float(np.quantile(relevant, 1 - VARIANT_COVERAGE)), 4)
+    outputs = {}
+    for part in ("dev", "test"):
+        inputs, gold, cosines = lists(part)
+        dense = [ranking_result(c.tolist()) for c in cosines]
         first = (
             [fuse(d, s, search["hybrid"]["weight"]) for d, s in zip(dense, tfidf.predict(inputs))]
             if search["hybrid"]["default"]
             else dense
         )
-        outputs[part] = (first, model.predict(inputs), gold)
-    weight, tried = choose_weight(outputs["dev"][0], outputs["dev"][1], task_metric("sqr", outputs["dev"][2]))
-    for part, (first, structured, gold) in outputs.items():
-        search[part]["structure"] = _with_interval("sqr", structured, gold)
-        search[part]["with structure"] = _with_interval(
-            "sqr", [fuse(f, s, weight) for f, s in zip(first, structured)], gold
-        )
+        # a list without a close candidate keeps its first stage: all-zero scores fuse to its order
+        gated = [
+            ranking_result((np.zeros(len(c)) if s is None else s).tolist())
+            for c, s in zip(cosines, close_variant_scores(model, inputs, cosines, min_cosine))
+        ]
+        outputs[part] = (first, gated, model.predict(inputs), gold)
+    weight, tried = choose_weight(outputs["dev"][0], outputs["dev"][1], task_metric("sqr", outputs["dev"][3]))
+    for part, (first, gated, alone, gold) in outputs.items():
+        search[part]["structure"] = _with_interval("sqr", alone, gold)
+        search[part]["with structure"] = _with_interval("sqr", [fuse(f, s, weight) for f, s in zip(first, gated)], gold)
     search["structure"] = {
         "weight": weight,
         "default": weight > 0 and search["dev"]["with structure"]["value"] > tried[0.0],
+        "min_cosine": min_cosine,
+        "variant_coverage": VARIANT_COVERAGE,
         "dev_by_weight": {str(w): round(v, 4) for w, v in tried.items()},
     }
     print(
@@ -471,8 +517,8 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--work", default="results")
     parser.add_argument(
         "--stage",
-        choices=("pretrain", "multitask", "package", "structure"),
-        help="the stage to run (required unless --smoke, which runs all four by default)",
+        choices=("pretrain", "multitask", "package", "structure", "search"),
+        help="the stage to run (required unless --smoke, which runs all five by default)",
     )
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of 32 texts (default 2000)")
     parser.add_argument("--epochs", type=int, default=2, help="multi-task epochs (default 2)")

@@ -156,11 +156,17 @@ def card_text(release: dict) -> str:
             f"({'on' if search['hybrid']['default'] else 'off'} by default)."
         )
         if "structure" in search:
+            setting = search["structure"]
             lines.append(
                 f"The structure signal (the SQR structure model re-scoring the first stage): weight "
-                f"{search['structure']['weight']} ({'on' if search['structure']['default'] else 'off'} "
-                "by default)."
+                f"{setting['weight']} ({'on' if setting['default'] else 'off'} by default)."
             )
+            if "min_cosine" in setting:
+                lines.append(
+                    f"It scores only rows of cosine >= {setting['min_cosine']} to the query, where "
+                    f"{setting['variant_coverage']:.0%} of the SQR train lists' relevant candidates lie; a query "
+                    "with no row that close keeps the first stage's order."
+                )
     if "sample" in release:
         lines += [
             "",

@@ -58,6 +58,14 @@ IDENTITY_KEYS = ("kind", "weights_sha256", "mode", "dimension", "split_digits")
 STRUCTURE_RERANK = 50
 
 
+def shipped_structure_min_cosine() -> float:
+    """The cosine below which search's structure step leaves a row unscored, as the shipped package measured it
+    (``release.json`` ``search.structure.min_cosine``; 0, every row scored, for a package without one)."""
+    from models.shipped import release_info
+
+    return float(release_info()["search"].get("structure", {}).get("min_cosine", 0.0))
+
+
 class IndexFormatError(ValueError):
     """An index directory that is missing files, corrupted, or of an unknown format."""
 
@@ -148,6 +156,7 @@ class SearchIndex:
         batch_size: int = 32,
         sparse_weight: float = 0.0,
         structure_weight: float = 0.0,
+        structure_min_cosine: float | None = None,
     ) -> list[list[Hit]]:
         """The ``k`` most similar rows of each query, best first: one list of hits per query (a lone string is
         refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate``: None -> faiss above ``APPROXIMATE_THRESHOLD`` rows.
@@ -159,7 +168,10 @@ class SearchIndex:
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
         stage are scored by an SQR structure model (``tasks.structure``: the expected relevance of each row as a
         similar problem, from the alignment of its graph with the query's; ``self.structure``, by default the
-        shipped one) and the two scores fused the same way (``fuse_scores``)."""
+        shipped one) and the two scores fused the same way (``fuse_scores``). Only rows whose cosine to the query
+        is at least ``structure_min_cosine`` are scored, the others score 0 (``tasks.structure.close_variant_scores``:
+        the model judges variants of the query); a query with no row that close keeps its first-stage hits. None:
+        the shipped setting (``release.json``, measured with the shipped encoder on the SQR train lists)."""
         if self.embedder is None:
             raise ValueError(
                 "this index has no encoder to embed queries: load it with SearchIndex.from_pretrained(dir) "
@@ -184,24 +196,40 @@ class SearchIndex:
         else:
             hits = self.search_vectors(vectors, first, approximate, approximate_kind)
         if structure_weight > 0:
-            hits = self._structure_rerank(queries, hits, k, structure_weight)
+            hits = self._structure_rerank(queries, vectors, hits, k, structure_weight, structure_min_cosine)
         return hits
 
-    def _structure_rerank(self, queries: list[str], hits: list[list[Hit]], k: int, weight: float) -> list[list[Hit]]:
+    def _structure_rerank(
+        self,
+        queries: list[str],
+        vectors: np.ndarray,
+        hits: list[list[Hit]],
+        k: int,
+        weight: float,
+        min_cosine: float | None,
+    ) -> list[list[Hit]]:
         from tasks.hybrid import fuse_scores
+        from tasks.structure import close_variant_scores
 
         if self.structure is None:
             from models.shipped import STRUCTURE_DIR, shipped_path
             from tasks.structure import StructureModel
 
             self.structure = StructureModel.from_pretrained(shipped_path(STRUCTURE_DIR, "sqr"))
+        if min_cosine is None:
+            min_cosine = shipped_structure_min_cosine()
+        query_vectors = l2_normalize(np.asarray(vectors, dtype=np.float32))
+        cosines = [self.embeddings[[hit.index for hit in query_hits]] @ v for v, query_hits in zip(query_vectors, hits)]
         # one call for every query: their problems are parsed together
-        ranked = self.structure.predict(
-            [(query, [str(hit.row[self.text_field]) for hit in query_hits]) for query, query_hits in zip(queries, hits)]
-        )
+        lists = [
+            (query, [str(hit.row[self.text_field]) for hit in query_hits]) for query, query_hits in zip(queries, hits)
+        ]
         reranked = []
-        for query_hits, result in zip(hits, ranked):
-            fused = fuse_scores([hit.score for hit in query_hits], result["scores"], weight)
+        for query_hits, scores in zip(hits, close_variant_scores(self.structure, lists, cosines, min_cosine)):
+            if scores is None:  # no row close enough to be a variant: the first stage's hits as they are
+                reranked.append(query_hits[:k])
+                continue
+            fused = fuse_scores([hit.score for hit in query_hits], scores, weight)
             best = np.argsort(-fused, kind="stable")[:k]
             reranked.append([Hit(query_hits[i].index, float(fused[i]), query_hits[i].row) for i in best])
         return reranked
@@ -537,4 +565,5 @@ __all__ = [
     "l2_normalize",
     "read_manifest",
     "check_identity",
+    "shipped_structure_min_cosine",
 ]

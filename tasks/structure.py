@@ -233,4 +233,28 @@ def _tree_sums(trees: dict[str, np.ndarray], features: np.ndarray) -> np.ndarray
     return sums
 
 
-__all__ = ["StructureModel", "STRUCTURE_TASKS", "MODEL_TYPE"]
+def close_variant_scores(
+    model: StructureModel, lists: list[tuple[str, list[str]]], cosines: list, min_cosine: float
+) -> list[np.ndarray | None]:
+    """An SQR structure model's scores of each ``(query, candidates)`` list, where only the candidates at least
+    ``min_cosine`` close to their query (``cosines``: one array per list) are scored and the others score 0;
+    None for a list with no candidate that close.
+
+    The model judges whether a candidate is a variant of the query: it was fitted on graded GSM-Plus lists,
+    where the relevant candidates are rewrites of the query and close to it. A candidate far from the query is
+    outside what it learnt (on MATH problems it rates unrelated problems as variants), so it is not asked."""
+    close = [np.flatnonzero(np.asarray(c) >= min_cosine) for c in cosines]
+    asked = [(query, [candidates[i] for i in rows]) for (query, candidates), rows in zip(lists, close) if len(rows)]
+    results = iter(model.predict(asked) if asked else [])
+    scores = []
+    for (_, candidates), rows in zip(lists, close):
+        if not len(rows):
+            scores.append(None)
+            continue
+        list_scores = np.zeros(len(candidates))
+        list_scores[rows] = next(results)["scores"]
+        scores.append(list_scores)
+    return scores
+
+
+__all__ = ["StructureModel", "STRUCTURE_TASKS", "MODEL_TYPE", "close_variant_scores"]

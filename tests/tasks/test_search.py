@@ -392,20 +392,54 @@ def test_structure_signal_rescores_the_first_stage(index):
     first = index.search([query], k=len(CORPUS))[0]
     boosted = first[-1].row["problem"]  # the row the first stage ranks last
     index.structure = FixedStructure(lambda text: 10.0 if text == boosted else 0.0)
+    every_row = {"structure_min_cosine": -1.0}  # a cosine is never below -1: every first-stage row is scored
     assert index.search([query], k=2, structure_weight=0.0)[0][0].index == first[0].index  # weight 0: no structure
     assert index.structure.calls == []
-    hits = index.search([query], k=2, structure_weight=1.0)[0]
+    hits = index.search([query], k=2, structure_weight=1.0, **every_row)[0]
     assert hits[0].row["problem"] == boosted
     (call,) = index.structure.calls
     assert call[0][0] == query and len(call[0][1]) == len(CORPUS)  # every first-stage row up to STRUCTURE_RERANK
     # halfway, the fused score is the mean of the two standardised scores (tasks.hybrid.fuse_scores)
     from tasks.hybrid import fuse_scores
 
-    half = index.search([query], k=len(CORPUS), structure_weight=0.5)[0]
+    half = index.search([query], k=len(CORPUS), structure_weight=0.5, **every_row)[0]
     expected = fuse_scores([h.score for h in first], [10.0 if h.row["problem"] == boosted else 0.0 for h in first], 0.5)
     assert sorted(round(h.score, 5) for h in half) == sorted(round(float(v), 5) for v in expected)
     with pytest.raises(ValueError, match="structure_weight"):
         index.search([query], structure_weight=1.5)[0]
+
+
+def test_the_structure_step_scores_only_rows_close_to_the_query(index):
+    query = "find the area of a circle"
+    first = index.search([query], k=len(CORPUS))[0]  # no sparse weight: the scores are cosines
+    close = first[:3]
+    threshold = (first[2].score + first[3].score) / 2
+    far, third = first[-1].row["problem"], first[2].row["problem"]
+    index.structure = FixedStructure(lambda text: 10.0 if text in (far, third) else 0.0)
+    hits = index.search([query], k=len(CORPUS), structure_weight=1.0, structure_min_cosine=threshold)[0]
+    # only the three close rows were asked; the far row's 10 was never seen, the third row's lifted it to the top
+    (call,) = index.structure.calls
+    assert call == [(query, [h.row["problem"] for h in close])]
+    assert hits[0].row["problem"] == third
+    from tasks.hybrid import fuse_scores
+
+    expected = fuse_scores([h.score for h in first], [10.0 if h.index == close[2].index else 0.0 for h in first], 1.0)
+    assert [h.index for h in hits] == [first[i].index for i in np.argsort(-expected, kind="stable")]
+    # no row that close: no call, and the first stage's hits as they were (cosine scores, not standardised)
+    index.structure.calls.clear()
+    assert index.search([query], k=3, structure_weight=1.0, structure_min_cosine=1.01)[0] == first[:3]
+    assert index.structure.calls == []
+
+
+def test_close_variant_scores_gates_per_list():
+    from tasks.structure import close_variant_scores
+
+    model = FixedStructure(lambda text: float(len(text)))
+    lists = [("q1", ["a", "bbb", "cc"]), ("q2", ["dddd"]), ("q3", ["e", "ff"])]
+    cosines = [np.array([0.9, 0.2, 0.8]), np.array([0.1]), np.array([0.5, 0.95])]
+    scores = close_variant_scores(model, lists, cosines, 0.8)
+    assert model.calls == [[("q1", ["a", "cc"]), ("q3", ["ff"])]]  # one call, the close candidates only
+    assert scores[0].tolist() == [1.0, 0.0, 2.0] and scores[1] is None and scores[2].tolist() == [0.0, 2.0]
 
 
 def test_a_progress_bar_over_the_corpus_gives_the_same_index(capsys):
