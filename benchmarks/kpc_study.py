@@ -325,6 +325,31 @@ def headline(study: dict) -> dict | None:
     return result
 
 
+# (a, b): what a single-seed row pair measures, "a minus b" on the same test problems
+COMPARISONS = (
+    ("comus-pt", "tfidf"),
+    ("dapt-bert", "bert"),  # what continual pre-training adds to the text-only encoder
+    ("comus-pt", "comus"),  # ... and to COMUS
+    ("comus", "bert"),  # what the graph adds without pre-training
+    *((f"comus-pt@{f}%", f"dapt-bert@{f}%") for f in sorted(FRACTIONS)),
+    *((f"comus-pt@{f}%", f"tfidf@{f}%") for f in sorted(FRACTIONS)),
+    *(("comus-pt", row) for row in ("comus-pt-no-memory", "comus-pt-no-dtc", "comus-pt-no-tgcl")),
+)
+
+
+def comparisons(study: dict) -> dict[str, dict]:
+    """``"a minus b"`` -> test accuracy difference with its 95 % paired bootstrap interval, for each pair of
+    ``COMPARISONS`` whose two rows have run (fine-tuning seed 0)."""
+    rows = study["rows"]
+    return {
+        f"{a} minus {b}": paired_difference(
+            [[int(c) for c in rows[a]["test"]["correct"]]], [[int(c) for c in rows[b]["test"]["correct"]]]
+        )
+        for a, b in COMPARISONS
+        if a in rows and b in rows
+    }
+
+
 def _seed_row(row: str, seed: int) -> str:
     return row if seed == 0 else f"{row}@seed{seed}"
 
@@ -351,13 +376,19 @@ def report(study: dict, directory: Path, args) -> None:
         f"- {name}: {json.dumps({k: v for k, v in run.items() if not k.startswith('loss')})}"
         for name, run in study["pretraining"].items()
     ]
-    summary = headline(study)
+    summary, paired = headline(study), comparisons(study)
     if summary:
         lines += ["", "Headline (test): " + json.dumps(summary)]
+    if paired:
+        lines += ["", "Paired differences (test, seed 0, 95% paired bootstrap):", ""]
+        lines += [
+            f"- {name}: {d['difference']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]" for name, d in paired.items()
+        ]
     text = "\n".join(lines) + "\n"
     print(text)
     (directory / f"{REPORT}.md").write_text(text, encoding="utf-8")
-    (directory / f"{REPORT}.json").write_text(json.dumps({**study, "headline": summary}, indent=1), encoding="utf-8")
+    published = {**study, "headline": summary, "comparisons": paired}
+    (directory / f"{REPORT}.json").write_text(json.dumps(published, indent=1), encoding="utf-8")
     draw_curve(study, directory / "issue26_pretraining_curve.png")
 
 

@@ -28,7 +28,14 @@ SCRIPTS = {
     "host_syncs": ([], ["| trainer loop (comus) |", "| multitask reasonformer |"]),
     "kpc_study": (
         ["--work", TMP],
-        ["| dapt-bert |", "| comus-pt@seed1 |", "| tfidf@40% |", "| comus@step1 |", "Headline (test):"],
+        [
+            "| dapt-bert |",
+            "| comus-pt@seed1 |",
+            "| tfidf@40% |",
+            "| comus@step1 |",
+            "Headline (test):",
+            "- comus-pt minus comus-pt-no-memory: ",
+        ],
     ),
     "latex_coverage": ([], ["| ours (`parsers.latex`) | 40 |", "| SymPy `parse_latex`"]),
     "make_kpc_sample": (["--output", f"{TMP}/kpc_sample.jsonl"], ["wrote 21 rows to", "{'train': 14, 'dev': 7}"]),

@@ -1,0 +1,30 @@
+"""The KPC study's statistics against hand computation (its smoke run is in ``test_smoke.py``)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import kpc_study  # noqa: E402
+
+
+def test_paired_difference_is_the_mean_of_per_problem_differences():
+    a, b = [[1, 1, 0, 1]], [[1, 0, 0, 0]]
+    result = kpc_study.paired_difference(a, b)
+    assert result["difference"] == 0.5 and result["seeds"] == [1, 1]
+    # the per-problem differences are 0 or 1: every resample's mean lies in [0, 1]
+    assert 0.0 <= result["ci95"][0] <= 0.5 <= result["ci95"][1] <= 1.0
+    assert kpc_study.paired_difference(a, a) == {"difference": 0.0, "ci95": [0.0, 0.0], "seeds": [1, 1]}
+    # over seeds, each problem's correctness is averaged first: (1 + 0) / 2 - 0 on problem 1
+    assert kpc_study.paired_difference([[1, 0], [0, 0]], [[0, 0], [0, 0]])["difference"] == 0.25
+
+
+def test_comparisons_pair_the_rows_that_ran():
+    def row(correct: str) -> dict:
+        return {"test": {"correct": correct}}
+
+    study = {"rows": {"comus-pt": row("1101"), "tfidf": row("1001"), "dapt-bert@5%": row("0000")}}
+    paired = kpc_study.comparisons(study)
+    assert list(paired) == ["comus-pt minus tfidf"]  # comus-pt@5% has not run: its pairs are left out
+    assert paired["comus-pt minus tfidf"]["difference"] == pytest.approx(0.25)
