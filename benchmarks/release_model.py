@@ -298,7 +298,7 @@ def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
         vectors = dict(zip(texts, l2_normalize(encoder.encode(texts, batch_size=32))))
         return inputs, gold, [np.array([vectors[query] @ vectors[c] for c in cs]) for query, cs in inputs]
 
-    train_inputs, train_gold, train_cosines = lists("train")
+    _, train_gold, train_cosines = lists("train")
     relevant = np.concatenate([cos[np.asarray(grades) > 0] for cos, grades in zip(train_cosines, train_gold)])
     min_cosine = round(float(np.quantile(relevant, 1 - VARIANT_COVERAGE)), 4)
     outputs = {}

@@ -33,6 +33,19 @@ def test_the_package_is_small_and_complete():
     assert "## Licences" in (SHIPPED_DIR / "MODEL_CARD.md").read_text()
 
 
+def test_the_model_card_states_the_search_structure_gate():
+    from tasks.model_card import card_text
+
+    release = release_info()
+    setting = release["search"]["structure"]
+    assert 0.0 < setting["min_cosine"] < 1.0 and setting["variant_coverage"] == 0.95
+    line = (
+        f"It scores only rows of cosine >= {setting['min_cosine']} to the query, where 95% of the SQR train lists' "
+        "relevant candidates lie"
+    )
+    assert line in card_text(release) and line in (SHIPPED_DIR / "MODEL_CARD.md").read_text()
+
+
 def test_the_model_card_carries_the_hub_metadata_of_the_release():
     from huggingface_hub import ModelCard
 
