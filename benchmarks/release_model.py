@@ -186,16 +186,13 @@ def package(files: dict, work: Path, args) -> None:
     print(json.dumps(release, indent=1))
 
 
-STRUCTURE_TASKS = ("qrc", "qam", "sqr")
-
-
 def structure(files: dict, work: Path, args) -> None:
     """Stage 4: structure models in the package, fused with its results where dev says so."""
     from models.shipped import RELEASE_NAME, STRUCTURE_DIR
     from tasks.hybrid import choose_weight, fuse
     from tasks.release import finish_package
     from tasks.shipped import shipped_parts, shipped_predictor
-    from tasks.structure import StructureModel
+    from tasks.structure import STRUCTURE_TASKS, StructureModel
 
     output = Path(args.output)
     release = json.loads((output / RELEASE_NAME).read_text(encoding="utf-8"))

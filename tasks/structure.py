@@ -30,12 +30,13 @@ from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
 from tasks.alignment_features import alignment_features, feature_names
 from tasks.task_io import ranking_result
+from tasks.task_types import TASKS, get_task
 
 MODEL_TYPE = "structure"
 CONFIG_FILE = "config.json"
 ARRAYS_FILE = "arrays.safetensors"
 FORMAT_VERSION = 1
-STRUCTURE_TASKS = ("qrc", "qam", "sqr")
+STRUCTURE_TASKS = tuple(name for name, task in TASKS.items() if task.input_shape != "single")  # the pair tasks
 DEFAULT_PARAMS = {
     "max_iter": 300,
     "learning_rate": 0.05,
@@ -60,6 +61,8 @@ class StructureModel:
         if task not in STRUCTURE_TASKS:
             raise ValueError(f"the structure model serves {STRUCTURE_TASKS}, not {task!r}")
         self.task = task
+        self.aligned_with = get_task(task).aligned_with
+        self.ranks = not get_task(task).classifies  # SQR: relevance per candidate, a ranking per list
         self.params = {**DEFAULT_PARAMS, **(params or {})}
         self.labels: list = []
         self.trees: dict[str, np.ndarray] = {}
@@ -68,7 +71,7 @@ class StructureModel:
     # ------------------------------------------------------------------ fit / predict
     def _pairs(self, inputs) -> tuple[list[tuple[str, str]], list[int]]:
         """The (a, b) pairs behind ``inputs`` and, for SQR, how many belong to each list."""
-        if self.task != "sqr":
+        if not self.ranks:
             return [tuple(p) for p in inputs], []
         pairs, sizes = [], []
         for item in inputs:
@@ -90,17 +93,19 @@ class StructureModel:
 
         inputs, labels = list(inputs), list(labels)
         pairs, _ = self._pairs(inputs)
-        if self.task == "sqr":
+        if self.ranks:
             pairs += [(query, query) for query in dict.fromkeys(query for query, _ in pairs)]
             labels.append([2] * (len(pairs) - sum(len(rel) for rel in labels)))
-        targets = [r for rel in labels for r in rel] if self.task == "sqr" else list(labels)
+        targets = [r for rel in labels for r in rel] if self.ranks else list(labels)
         if len(targets) != len(pairs):
             raise ValueError(f"{len(pairs)} pairs but {len(targets)} labels")
         if len(set(map(str, targets))) < 2:
             raise ValueError(f"the structure model needs at least two labels to learn from, got {set(targets)}")
-        features = alignment_features(self.task, pairs, self.parse, show_progress)
+        features = alignment_features(self.aligned_with, pairs, self.parse, show_progress)
+        # sklearn sorts the classes as strings; the labels keep their own type (QAM, SQR: int)
+        named = {str(t): t for t in targets}
         estimator = HistGradientBoostingClassifier(**self.params).fit(features, [str(t) for t in targets])
-        self.labels = [_label(self.task, c) for c in estimator.classes_]
+        self.labels = [named[c] for c in estimator.classes_]
         self.trees = _tree_arrays(estimator)
         return self
 
@@ -121,11 +126,11 @@ class StructureModel:
         inputs = list(inputs)
         pairs, sizes = self._pairs(inputs)
         probabilities = (
-            self.predict_proba(alignment_features(self.task, pairs, self.parse))
+            self.predict_proba(alignment_features(self.aligned_with, pairs, self.parse))
             if pairs
             else np.zeros((0, len(self.labels)))
         )
-        if self.task != "sqr":
+        if not self.ranks:
             return [
                 {
                     "label": self.labels[int(row.argmax())],
@@ -150,7 +155,7 @@ class StructureModel:
             "format_version": FORMAT_VERSION,
             "task": self.task,
             "labels": self.labels,
-            "features": list(feature_names(self.task)),
+            "features": list(feature_names(self.aligned_with)),
             "params": self.params,
         }
         (directory / CONFIG_FILE).write_text(json.dumps(config, indent=1))
@@ -173,16 +178,12 @@ class StructureModel:
                 f"of format {FORMAT_VERSION}"
             )
         model = cls(config["task"], config["params"])
-        if config["features"] != list(feature_names(model.task)):
+        if config["features"] != list(feature_names(model.aligned_with)):
             raise ValueError(
                 f"{directory} was trained on other alignment features than this mathgraph computes; train it again"
             )
         model.labels, model.trees = config["labels"], dict(arrays)
         return model
-
-
-def _label(task: str, name: str):
-    return int(name) if task in ("qam", "sqr") else name
 
 
 def _tree_arrays(estimator) -> dict[str, np.ndarray]:

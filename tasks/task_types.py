@@ -42,6 +42,7 @@ class Task(ABC):
     # ("ranker"); the TF-IDF baseline of the task is the model of that shape (tasks.baselines)
     input_shape: str = "single"
     alignment: bool = False  # the head also reads the alignment features of each pair (tasks.alignment_features)
+    aligned_with: str = "problem"  # the second text of its pairs, for their alignment: a "problem" or a "solution"
     # the model card (tasks.model_card): the task in words, its Hugging Face Hub task type, and the data set
     # (Hub id, name) it is built from
     title: str = ""
@@ -73,7 +74,7 @@ class Task(ABC):
     @property
     def alignment_dim(self) -> int:
         """How many alignment features the head reads (0 without them)."""
-        return len(feature_names(self.name)) if self.alignment else 0
+        return len(feature_names(self.aligned_with)) if self.alignment else 0
 
     def alignment_pairs(self, examples: Sequence) -> list[tuple[str, str]]:
         """The ``(text_a, text_b)`` pairs whose alignment the head reads, in the layout of ``targets``."""
@@ -110,7 +111,8 @@ class Task(ABC):
         """``{"alignment": [B, F] float32}`` of a batch when ``alignment`` is on, else nothing."""
         if not self.alignment:
             return {}
-        return {"alignment": torch.from_numpy(alignment_features(self.name, self.alignment_pairs(examples))).float()}
+        features = alignment_features(self.aligned_with, self.alignment_pairs(examples))
+        return {"alignment": torch.from_numpy(features).float()}
 
     @abstractmethod
     def make_head(self, dim: int, num_labels: int) -> nn.Module:
@@ -252,6 +254,7 @@ class QuestionAnswerMatching(PairClassification):
     title = "QAM (GSM-Plus number-swap pairs)"
     example_type = QamPair
     placeholder_label = 0
+    aligned_with = "solution"
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_qam(path, skip_bad)

@@ -64,6 +64,8 @@ def register(commands) -> None:
 
 # What the TEXT arguments of each task are: (fewest, most or None, in words), and the fields of an --input row;
 # tasks.task_io.input_from_texts and tasks.inference.read_inputs check the same once the models are imported.
+# Repeated here so that a usage error comes before torch is imported; tests/tasks/test_task_types.py checks
+# them against each task's input_shape.
 TEXT_ARGUMENTS = {
     "kpc": (1, 1, "one TEXT"),
     "qrc": (2, 2, "two TEXTs (text_a text_b)"),

@@ -19,6 +19,8 @@ from mathgraph.cli.common import (
     corpus_texts,
 )
 
+# The parsers are built before torch is imported (tasks.task_types imports it), so the tasks' names and the
+# pair tasks are repeated here; tests/tasks/test_task_types.py checks them against the Task classes.
 TASKS = ("kpc", "qrc", "qam", "sqr")
 PAIR_TASKS = ("qrc", "qam")
 # Fields only KPC reads; the other tasks' examples have fixed fields.

@@ -177,6 +177,7 @@ def test_start_encoder_options_apply_to_a_new_model_only(start_model):
 def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_path, task, pair_mode, gsmplus, write):
     from tasks.alignment_features import feature_names
     from tasks.data import build_qam_number_swap
+    from tasks.task_types import get_task
 
     seeds = group_seeds(gsmplus)
     rows = {
@@ -199,7 +200,7 @@ def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_pat
     assert loaded.config.alignment and loaded.head.state_dict()
     projection = {name: p.shape for name, p in loaded.head.named_parameters() if "alignment." in name}
     assert [shape[-1] for name, shape in projection.items() if name.endswith("linear.weight")] == [
-        len(feature_names(task))
+        len(feature_names(get_task(task).aligned_with))
     ]
     # the reloaded model predicts what the trained one measured on dev
     metrics = evaluate_directory(task, str(tmp_path / task), path)

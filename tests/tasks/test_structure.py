@@ -5,6 +5,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from parsers.problem import ProblemParser
+from tasks.alignment_features import alignment_features
 from tasks.loading import STRUCTURE, load_model, model_type
 from tasks.structure import StructureModel, _tree_arrays
 
@@ -81,6 +82,35 @@ def test_sqr_ranks_by_expected_gain():
     assert with_itself["ranking"][0] == 1  # a problem is its own most similar problem
 
 
+def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
+    """QAM pairs a question with a solution: solution features, not the problems' alignment; labels stay 0/1."""
+    from parsers.compare import SOLUTION_FEATURES
+
+    inputs, labels = [], []
+    for k in range(6):
+        question = SEED.replace("12", str(12 + k))
+        inputs += [
+            (question, f"3 * 4 = 12. {12 + k} + 12 = {24 + k}. The answer is {24 + k}."),
+            (question, "5 * 6 = 30. 30 + 7 = 37. The answer is 37."),
+        ]
+        labels += [1, 0]
+    model = StructureModel("qam", {"max_iter": 30, "min_samples_leaf": 2})
+    model.parse = parse
+    model.fit(inputs, labels)
+    assert model.labels == [0, 1]
+    assert [r["label"] for r in model.predict(inputs)] == labels
+    model.save_pretrained(tmp_path / "m")
+    again = load_model(tmp_path / "m")
+    assert again.labels == [0, 1] and again.aligned_with == "solution"
+    assert len(again.trees["baseline"]) == 1 and tuple(model_config(tmp_path / "m")["features"]) == SOLUTION_FEATURES
+
+
+def model_config(directory):
+    import json
+
+    return json.loads((directory / "config.json").read_text())
+
+
 def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
     model = StructureModel("qrc")
     model.parse = parse
@@ -92,6 +122,8 @@ def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
         model.fit([("", "b"), ("a", "b")], ["x", "y"])
     with pytest.raises(ValueError, match="serves"):
         StructureModel("kpc")
+    with pytest.raises(ValueError, match="second text of a pair is one of"):
+        alignment_features("qam", [("a", "b")])  # a task name is not what the second text is
     inputs, labels = qrc_data(3)
     model.fit(inputs, labels)
     model.save_pretrained(tmp_path / "m")

@@ -89,3 +89,15 @@ def test_registry_names_every_task_once():
     assert all(get_task(name).name == name for name in TASKS)
     with pytest.raises(ValueError, match="unknown task 'kpx'"):
         get_task("kpx")
+
+
+def test_the_command_line_tables_agree_with_the_task_classes():
+    """The CLI repeats the tasks' names and shapes so that its usage errors come before torch is imported."""
+    from mathgraph.cli import predict, training
+
+    assert training.TASKS == tuple(TASKS)
+    assert training.PAIR_TASKS == tuple(name for name, task in TASKS.items() if task.input_shape == "pair")
+    texts = {"single": (1, 1), "pair": (2, 2), "ranker": (2, None)}  # what each input_shape takes as TEXTs
+    assert {name: predict.TEXT_ARGUMENTS[name][:2] for name in TASKS} == {
+        name: texts[task.input_shape] for name, task in TASKS.items()
+    }
