@@ -246,6 +246,8 @@ def pretrain(name: str, work: Path, study: dict, args) -> Path:
     long = name.endswith("-long")
     steps = args.long_steps if long else args.steps
     texts = [json.loads(line)["text"] for line in open(work / "data" / "pretrain.train.jsonl", encoding="utf-8")]
+    # a resumed run's seconds are those of this call: the record says from which step they count
+    resumed_from = _checkpoint_step(output)
     started = time.perf_counter()
     training = TrainingArguments(
         output_dir=str(output),
@@ -255,7 +257,7 @@ def pretrain(name: str, work: Path, study: dict, args) -> Path:
         seed=0,
         parse_workers=args.workers,
         save_steps=(args.save_every if long else None),
-        resume=(output / "checkpoint-last").exists(),
+        resume=resumed_from is not None,
     )
     state = run_pretraining(
         texts, training, model=args.start, tasks=objectives, architecture=architecture, freeze_vocabulary=True
@@ -269,11 +271,18 @@ def pretrain(name: str, work: Path, study: dict, args) -> Path:
         "texts": len(texts),
         "step": state["step"],
         "seconds": round(time.perf_counter() - started, 1),
+        **({"resumed_from_step": resumed_from} if resumed_from is not None else {}),
         "loss_first": log[0],
         "loss_last": log[-1],
     }
     (work / "study.json").write_text(json.dumps(study, indent=1))
     return output
+
+
+def _checkpoint_step(output: Path) -> int | None:
+    """The step of the run's ``checkpoint-last`` (where a resumed run starts), None when there is none."""
+    state = output / "checkpoint-last" / "trainer_state.json"
+    return json.loads(state.read_text(encoding="utf-8"))["state"]["step"] if state.exists() else None
 
 
 def _fraction(train: str, percent: int, directory: Path) -> str:
@@ -325,7 +334,7 @@ def headline(study: dict) -> dict | None:
     return result
 
 
-# (a, b): what a single-seed row pair measures, "a minus b" on the same test problems
+# (a, b): what "a minus b" on the same test problems measures
 COMPARISONS = (
     ("comus-pt", "tfidf"),
     ("dapt-bert", "bert"),  # what continual pre-training adds to the text-only encoder
@@ -334,20 +343,20 @@ COMPARISONS = (
     *((f"comus-pt@{f}%", f"dapt-bert@{f}%") for f in sorted(FRACTIONS)),
     *((f"comus-pt@{f}%", f"tfidf@{f}%") for f in sorted(FRACTIONS)),
     *(("comus-pt", row) for row in ("comus-pt-no-memory", "comus-pt-no-dtc", "comus-pt-no-tgcl")),
+    ("comus-pt-no-memory", "dapt-bert"),  # the graph as a vector beside the text's, against the text alone
 )
 
 
 def comparisons(study: dict) -> dict[str, dict]:
     """``"a minus b"`` -> test accuracy difference with its 95 % paired bootstrap interval, for each pair of
-    ``COMPARISONS`` whose two rows have run (fine-tuning seed 0)."""
+    ``COMPARISONS`` whose two rows have run; each side is averaged over the fine-tuning seeds it has."""
     rows = study["rows"]
-    return {
-        f"{a} minus {b}": paired_difference(
-            [[int(c) for c in rows[a]["test"]["correct"]]], [[int(c) for c in rows[b]["test"]["correct"]]]
-        )
-        for a, b in COMPARISONS
-        if a in rows and b in rows
-    }
+
+    def seeds(row: str) -> list[list[int]]:
+        runs = (rows.get(_seed_row(row, seed)) for seed in (0, 1, 2))
+        return [[int(c) for c in run["test"]["correct"]] for run in runs if run is not None]
+
+    return {f"{a} minus {b}": paired_difference(seeds(a), seeds(b)) for a, b in COMPARISONS if a in rows and b in rows}
 
 
 def _seed_row(row: str, seed: int) -> str:
@@ -380,9 +389,10 @@ def report(study: dict, directory: Path, args) -> None:
     if summary:
         lines += ["", "Headline (test): " + json.dumps(summary)]
     if paired:
-        lines += ["", "Paired differences (test, seed 0, 95% paired bootstrap):", ""]
+        lines += ["", "Paired differences (test, 95% paired bootstrap; seeds: the fine-tuning seeds of a, b):", ""]
         lines += [
-            f"- {name}: {d['difference']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}]" for name, d in paired.items()
+            f"- {name}: {d['difference']:+.4f} [{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}], seeds {d['seeds']}"
+            for name, d in paired.items()
         ]
     text = "\n".join(lines) + "\n"
     print(text)

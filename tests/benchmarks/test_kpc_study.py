@@ -28,3 +28,14 @@ def test_comparisons_pair_the_rows_that_ran():
     paired = kpc_study.comparisons(study)
     assert list(paired) == ["comus-pt minus tfidf"]  # comus-pt@5% has not run: its pairs are left out
     assert paired["comus-pt minus tfidf"]["difference"] == pytest.approx(0.25)
+    # a second fine-tuning seed is averaged in per problem: (1, 1, 0.5, 1) - (1, 0, 0, 1)
+    study["rows"]["comus-pt@seed1"] = row("1111")
+    paired = kpc_study.comparisons(study)["comus-pt minus tfidf"]
+    assert paired["difference"] == pytest.approx(0.375) and paired["seeds"] == [2, 1]
+
+
+def test_a_resumed_pre_training_says_where_it_resumed(tmp_path):
+    assert kpc_study._checkpoint_step(tmp_path) is None  # nothing to resume: a fresh run
+    (tmp_path / "checkpoint-last").mkdir()
+    (tmp_path / "checkpoint-last" / "trainer_state.json").write_text('{"state": {"epoch": 1, "step": 561}}')
+    assert kpc_study._checkpoint_step(tmp_path) == 561
