@@ -131,7 +131,9 @@ def planned_rows(args) -> list[str]:
     plan = jobs(args)
     if args.rows:
         known = {row for rows in plan.values() for row in rows}
-        unknown = [row for row in args.rows.split(",") if row not in known]
+        # any fine-tuned row may take another fine-tuning seed (name@seedN)
+        seeded = {f"{name}@seed{seed}" for name in ROWS for seed in range(1, 10)}
+        unknown = [row for row in args.rows.split(",") if row not in known | seeded]
         if unknown:
             raise SystemExit(f"unknown rows {unknown}; the jobs plan {sorted(known)}")
         return args.rows.split(",")

@@ -39,3 +39,13 @@ def test_a_resumed_pre_training_says_where_it_resumed(tmp_path):
     (tmp_path / "checkpoint-last").mkdir()
     (tmp_path / "checkpoint-last" / "trainer_state.json").write_text('{"state": {"epoch": 1, "step": 561}}')
     assert kpc_study._checkpoint_step(tmp_path) == 561
+
+
+def test_any_fine_tuned_row_may_take_more_seeds():
+    from types import SimpleNamespace
+
+    args = SimpleNamespace(rows="comus-pt-no-memory@seed1,dapt-bert", save_every=1000, long_steps=4000, smoke=False)
+    assert kpc_study.planned_rows(args) == ["comus-pt-no-memory@seed1", "dapt-bert"]
+    for row in ("tfidf@seed1", "comus-pt-no-gat"):  # TF-IDF has no seed; an unknown row stays an error
+        with pytest.raises(SystemExit, match="unknown rows"):
+            kpc_study.planned_rows(SimpleNamespace(**{**vars(args), "rows": row}))
