@@ -1,5 +1,7 @@
 """The structure model: its tree walker equals scikit-learn, it learns relations, saves without pickle."""
 
+import json
+
 import numpy as np
 import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -102,13 +104,8 @@ def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
     model.save_pretrained(tmp_path / "m")
     again = load_model(tmp_path / "m")
     assert again.labels == [0, 1] and again.aligned_with == "solution"
-    assert len(again.trees["baseline"]) == 1 and tuple(model_config(tmp_path / "m")["features"]) == SOLUTION_FEATURES
-
-
-def model_config(directory):
-    import json
-
-    return json.loads((directory / "config.json").read_text())
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert len(again.trees["baseline"]) == 1 and tuple(config["features"]) == SOLUTION_FEATURES
 
 
 def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
