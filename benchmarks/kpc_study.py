@@ -1,6 +1,7 @@
 """What the graph adds on knowledge points: the controlled KPC study (issue 26).
 
     python benchmarks/kpc_study.py --work results/ [--jobs headline,seeds,...] [--steps 2000] [--long-steps 4000]
+    python benchmarks/kpc_study.py --work results/ --jobs curve --long-steps 2000 --curve-until 1000
     python benchmarks/kpc_study.py --work results/ --report      # tables, the curve PNG, no training
     python benchmarks/kpc_study.py --work /tmp/s --smoke         # two rows of every job, smoke data, tiny models
 
@@ -20,7 +21,11 @@ Pre-training runs (``WORK/pretrain/NAME``):
     comus-no-memory    MLM + DTC + TGCL, text and graph side by side (``bert+gat``, no memory layers)
     comus-no-dtc       MLM + TGCL
     comus-no-tgcl      MLM + DTC
-    comus-long, dapt-long   ``--long-steps`` steps, the model saved every 1,000 (the curve)
+    comus-long, dapt-long   the curve's runs: a ``--long-steps`` schedule (warm-up and linear decay), the model
+                       saved every ``--save-every`` steps, stopped after ``--curve-until`` (default: the end).
+                       With ``--long-steps`` equal to ``--steps`` a long run repeats the first steps of the
+                       budget run exactly (same corpus, order, schedule and seed), and the budget's row is the
+                       curve's last point, at no extra cost
 
 Rows (``WORK/study.json``, one entry per fine-tune, saved as each finishes):
     tfidf, bert, comus (no pre-training), dapt-bert, comus-pt, comus-pt-no-memory, comus-pt-no-dtc,
@@ -32,7 +37,7 @@ Jobs, in the order they run (``--jobs`` picks some; each skips what is done):
     seeds      dapt-bert and comus-pt at fine-tuning seeds 1 and 2
     fewshot    5, 10, 20, 40 % of train for tfidf, dapt-bert, comus-pt (cheap: before the ablations)
     ablations  the three ablation pre-trainings and their rows
-    curve      the long runs and a row per saved point (0 steps: the bert and comus rows)
+    curve      the long runs and a row per saved point; 0 steps: the bert and comus rows (no pre-training)
 
 Every row is reported on dev and test with its 95 % Wilson interval and wall
 time; each row keeps its per-problem correctness, so the headline difference
@@ -79,7 +84,9 @@ ROWS = {
     "comus-pt-no-dtc": ("comus", "comus-no-dtc"),
     "comus-pt-no-tgcl": ("comus", "comus-no-tgcl"),
 }
-CURVE = {"comus": "comus-long", "dapt-bert": "dapt-long"}  # the row at 0 steps -> its long run
+# the curve's lines: the row fine-tuned from a point (comus@step1000) -> (its row at 0 steps, its row at the
+# budget's --steps, its long run)
+CURVE = {"comus": ("comus", "comus-pt", "comus-long"), "dapt-bert": ("bert", "dapt-bert", "dapt-long")}
 FRACTIONS = (5, 10, 20, 40)
 HEADLINE = ("comus-pt", "dapt-bert")
 REPORT = "issue26_kpc_study"  # benchmarks/results/REPORT.md and .json
@@ -90,8 +97,9 @@ def jobs(args) -> dict[str, list[str]]:
     ``--smoke``: the first two of each."""
     seeds = [f"{row}@seed{s}" for row in HEADLINE for s in (1, 2)]
     fewshot = [f"{row}@{f}%" for f in sorted(FRACTIONS, reverse=True) for row in ("tfidf", "dapt-bert", "comus-pt")]
-    points = range(args.save_every, args.long_steps + 1, args.save_every)
-    curve = [f"{row}@step{n}" for n in points for row in CURVE]
+    # on the budget's schedule, the point at the budget's steps is the budget row itself
+    points = range(args.save_every, args.curve_until + 1, args.save_every)
+    curve = [f"{row}@step{n}" for n in points if not n == args.steps == args.long_steps for row in CURVE]
     plan = {
         "headline": ["dapt-bert", "comus-pt", "tfidf", "bert", "comus"],
         "seeds": seeds,
@@ -177,7 +185,7 @@ def run_row(row: str, files: dict, work: Path, study: dict, args) -> dict:
 
         architecture, start = ROWS[name]
         if "step" in variant:  # a point of a long pre-training run
-            start = str(pretrain(CURVE[name], work, study, args) / f"step-{variant['step']}")
+            start = str(pretrain(CURVE[name][2], work, study, args, until=variant["step"]) / f"step-{variant['step']}")
         elif start == "untrained":
             start = args.start
         else:
@@ -228,13 +236,20 @@ def evaluate(directory: Path, path: str) -> dict:
     }
 
 
-def pretrain(name: str, work: Path, study: dict, args) -> Path:
-    """The directory of pre-training run ``name``, run first if it is not there (resumable)."""
+def pretrain(name: str, work: Path, study: dict, args, until: int = 0) -> Path:
+    """The directory of pre-training run ``name``, run first if it is not there (resumable); a long run must
+    have reached step ``until``."""
     from tasks.pretrain import run_pretraining
     from tasks.trainer import TrainingArguments
 
     output = work / "pretrain" / name
     if name in study["pretraining"] and (output / "config.json").exists():
+        if study["pretraining"][name]["step"] < until:
+            # its checkpoint is from mid-epoch: a resume would start the next epoch, not the same run's steps
+            raise SystemExit(
+                f"{output} stopped at step {study['pretraining'][name]['step']}, before {until}: remove it to run "
+                "it again further (--curve-until)"
+            )
         return output
     if name == "comus" and args.comus_from_package and not args.smoke:
         from models.encoder import load_shipped_encoder
@@ -246,14 +261,15 @@ def pretrain(name: str, work: Path, study: dict, args) -> Path:
         return output
     architecture, objectives = PRETRAININGS[name]
     long = name.endswith("-long")
-    steps = args.long_steps if long else args.steps
+    steps = args.long_steps if long else args.steps  # the schedule's length
     texts = [json.loads(line)["text"] for line in open(work / "data" / "pretrain.train.jsonl", encoding="utf-8")]
     # a resumed run's seconds are those of this call: the record says from which step they count
     resumed_from = _checkpoint_step(output)
     started = time.perf_counter()
     training = TrainingArguments(
         output_dir=str(output),
-        max_steps=steps,
+        max_steps=args.curve_until if long else steps,
+        schedule_steps=steps,
         batch_size=args.pretrain_batch,
         learning_rate=5e-5,
         seed=0,
@@ -401,7 +417,7 @@ def report(study: dict, directory: Path, args) -> None:
     (directory / f"{REPORT}.md").write_text(text, encoding="utf-8")
     published = {**study, "headline": summary, "comparisons": paired}
     (directory / f"{REPORT}.json").write_text(json.dumps(published, indent=1), encoding="utf-8")
-    draw_curve(study, directory / "issue26_pretraining_curve.png")
+    draw_curve(study, directory / "issue26_pretraining_curve.png", args.steps)
 
 
 def update_card(study: dict, args) -> None:
@@ -427,14 +443,25 @@ def update_card(study: dict, args) -> None:
     print(f"wrote the KPC study's headline into {package / RELEASE_NAME} and its model card")
 
 
-def draw_curve(study: dict, path: Path) -> None:
-    """KPC dev accuracy against pre-training steps for COMUS and DAPT-BERT (the rows at 0 steps and the
-    points of the long runs), when there are at least two points of one of them."""
+def curve_points(study: dict, budget_steps: int) -> dict[str, list[tuple[int, float]]]:
+    """Each line of the curve -> (pre-training steps, KPC dev accuracy), in step order: its row at 0 steps, the
+    rows fine-tuned from points of its long run, and the budget row where the long run had the budget's schedule."""
+    rows, runs = study["rows"], study["pretraining"]
     points = {}
-    for row, record in study["rows"].items():
-        name, variant = parse_row(row)
-        if name in CURVE and (not variant or "step" in variant):
-            points.setdefault(name, []).append((variant.get("step", 0), record["dev"]["accuracy"]))
+    for line, (zero, budget, run) in CURVE.items():
+        found = {parse_row(row)[1]["step"]: record for row, record in rows.items() if row.startswith(f"{line}@step")}
+        if zero in rows:
+            found[0] = rows[zero]
+        if budget in rows and runs.get(run, {}).get("steps") == budget_steps:
+            found[budget_steps] = rows[budget]
+        points[line] = sorted((step, record["dev"]["accuracy"]) for step, record in found.items())
+    return points
+
+
+def draw_curve(study: dict, path: Path, budget_steps: int) -> None:
+    """KPC dev accuracy against pre-training steps for COMUS and DAPT-BERT (``curve_points``), when one line
+    has at least two points."""
+    points = curve_points(study, budget_steps)
     if max((len(p) for p in points.values()), default=0) < 2:
         return
     import matplotlib
@@ -444,7 +471,6 @@ def draw_curve(study: dict, path: Path) -> None:
 
     figure, axis = plt.subplots(figsize=(5, 3.2))
     for name, values in sorted(points.items()):
-        values.sort()
         axis.plot([s for s, _ in values], [a for _, a in values], marker="o", label=name)
     axis.set_xlabel("pre-training steps (32 texts each)")
     axis.set_ylabel("KPC dev accuracy")
@@ -461,6 +487,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of every row (default 2000)")
     parser.add_argument("--long-steps", type=int, default=4000, help="the curve's long runs (default 4000)")
     parser.add_argument("--save-every", type=int, default=LONG_SAVE, help="the curve's points (default 1000)")
+    parser.add_argument(
+        "--curve-until", type=int, help="stop the long runs after this many steps of their schedule (default: its end)"
+    )
     parser.add_argument("--pretrain-batch", type=int, default=32)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=16)
@@ -495,6 +524,10 @@ def _arguments() -> argparse.Namespace:
             1,
             8,
         )
+    if args.curve_until is None:
+        args.curve_until = args.long_steps
+    elif not 1 <= args.curve_until <= args.long_steps:
+        parser.error(f"--curve-until must lie in 1..--long-steps ({args.long_steps}), got {args.curve_until}")
     return args
 
 

@@ -84,6 +84,9 @@ class TrainingArguments:
     resume: bool = False
     log_every: int = 10
     save_steps: int | None = None  # also write the model (``save``) to ``output_dir/step-N`` every N steps
+    # the learning-rate schedule's length when the run stops earlier (``max_steps``): the first max_steps steps
+    # of a longer run, exactly (warm-up and decay as that run's), e.g. a point of a pre-training curve
+    schedule_steps: int | None = None
     cpu: bool = False
     threads: int | None = None
     loader_workers: int = 0
@@ -100,6 +103,8 @@ class TrainingArguments:
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.save_steps is not None and self.save_steps < 1:
             raise ValueError(f"save_steps must be >= 1, got {self.save_steps}")
+        if self.schedule_steps is not None and (self.max_steps is None or self.schedule_steps < self.max_steps):
+            raise ValueError(f"schedule_steps needs max_steps <= schedule_steps, got {self.schedule_steps}")
         if self.loader_workers < 0 or self.freeze_text_layers < 0:
             raise ValueError("loader_workers and freeze_text_layers must be >= 0")
         if self.mixed_precision not in ("no", "fp16", "bf16"):
@@ -299,12 +304,11 @@ class Trainer:
         steps_per_epoch = math.ceil(len(train_loader) / args.gradient_accumulation_steps)
         self.total_steps = args.max_steps or steps_per_epoch * args.epochs
         self.epochs = math.ceil(self.total_steps / steps_per_epoch) if args.max_steps else args.epochs
-        warmup = int(args.warmup_ratio * self.total_steps)
+        schedule = args.schedule_steps or self.total_steps  # linear warm-up, then linear decay to 0 at its end
+        warmup = int(args.warmup_ratio * schedule)
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer,
-            lambda step: min(
-                (step + 1) / max(1, warmup), max(0.0, (self.total_steps - step) / max(1, self.total_steps - warmup))
-            ),
+            lambda step: min((step + 1) / max(1, warmup), max(0.0, (schedule - step) / max(1, schedule - warmup))),
         )
         self.model, self.optimizer, self.train_loader, self.scheduler = self.accelerator.prepare(
             model, optimizer, train_loader, scheduler

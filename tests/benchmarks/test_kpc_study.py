@@ -44,8 +44,42 @@ def test_a_resumed_pre_training_says_where_it_resumed(tmp_path):
 def test_any_fine_tuned_row_may_take_more_seeds():
     from types import SimpleNamespace
 
-    args = SimpleNamespace(rows="comus-pt-no-memory@seed1,dapt-bert", save_every=1000, long_steps=4000, smoke=False)
+    args = SimpleNamespace(
+        rows="comus-pt-no-memory@seed1,dapt-bert",
+        steps=2000,
+        save_every=1000,
+        long_steps=4000,
+        curve_until=4000,
+        smoke=False,
+    )
     assert kpc_study.planned_rows(args) == ["comus-pt-no-memory@seed1", "dapt-bert"]
     for row in ("tfidf@seed1", "comus-pt-no-gat"):  # TF-IDF has no seed; an unknown row stays an error
         with pytest.raises(SystemExit, match="unknown rows"):
             kpc_study.planned_rows(SimpleNamespace(**{**vars(args), "rows": row}))
+
+
+def test_the_curve_plans_its_points_and_takes_the_budget_row_where_the_schedule_is_the_budgets():
+    from types import SimpleNamespace
+
+    args = SimpleNamespace(rows=None, jobs="curve", steps=2000, save_every=1000, long_steps=4000, smoke=False)
+    assert kpc_study.planned_rows(SimpleNamespace(**vars(args), curve_until=2000)) == [
+        "comus@step1000",
+        "dapt-bert@step1000",
+        "comus@step2000",
+        "dapt-bert@step2000",
+    ]
+    # on the budget's own schedule the point at 2,000 steps is the budget row: not fine-tuned again
+    same = SimpleNamespace(**{**vars(args), "long_steps": 2000}, curve_until=2000)
+    assert kpc_study.planned_rows(same) == ["comus@step1000", "dapt-bert@step1000"]
+
+    def row(dev: float) -> dict:
+        return {"dev": {"accuracy": dev}}
+
+    study = {
+        "rows": {"bert": row(0.7), "dapt-bert": row(0.8), "dapt-bert@step1000": row(0.75), "comus-pt": row(0.9)},
+        "pretraining": {"dapt-long": {"steps": 2000}},  # comus-long has not run
+    }
+    points = kpc_study.curve_points(study, 2000)
+    assert points == {"dapt-bert": [(0, 0.7), (1000, 0.75), (2000, 0.8)], "comus": []}
+    study["pretraining"]["dapt-long"]["steps"] = 4000  # another schedule: the budget row is not one of its points
+    assert kpc_study.curve_points(study, 2000)["dapt-bert"] == [(0, 0.7), (1000, 0.75)]

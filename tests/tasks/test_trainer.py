@@ -393,6 +393,26 @@ def test_on_a_gpu_the_loop_reads_the_losses_only_when_it_logs(tmp_path):
     assert logged == [1, 4, 8]
 
 
+def test_schedule_steps_stop_a_longer_run_exactly_where_it_was(tmp_path):
+    def weights(directory):
+        return json.loads((directory / "saved.txt").read_text())
+
+    train(tmp_path / "whole", epochs=2, max_steps=12, save_steps=6)  # the run of 12 steps, its model at step 6
+    _, state = train(tmp_path / "first", epochs=2, max_steps=6, schedule_steps=12, log_every=3)  # its first 6
+    assert state.step == 6
+    assert weights(tmp_path / "first") == weights(tmp_path / "whole" / "step-6")
+    # the learning rate decayed as the 12-step run's: after step 6 it is (12 - 6) / 12 of the start (no warm-up)
+    last = json.loads((tmp_path / "first" / "training_log.jsonl").read_text().splitlines()[-1])
+    assert last["step"] == 6 and last["lr"] == pytest.approx(0.3 * 6 / 12)
+    # a run of 6 steps on its own schedule decays faster and ends elsewhere
+    train(tmp_path / "short", epochs=2, max_steps=6)
+    assert weights(tmp_path / "short") != weights(tmp_path / "first")
+    with pytest.raises(ValueError, match="schedule_steps"):
+        TrainingArguments(max_steps=6, schedule_steps=4)
+    with pytest.raises(ValueError, match="schedule_steps"):
+        TrainingArguments(schedule_steps=4)
+
+
 def test_save_steps_write_the_model_along_the_way(tmp_path):
     model, _ = train(tmp_path, epochs=2, save_steps=6)  # 16 steps
     saved = sorted(p.name for p in tmp_path.glob("step-*"))
