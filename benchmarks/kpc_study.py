@@ -1,7 +1,6 @@
 """What the graph adds on knowledge points: the controlled KPC study (issue 26).
 
     python benchmarks/kpc_study.py --work results/ [--jobs headline,seeds,...] [--steps 2000] [--long-steps 4000]
-    python benchmarks/kpc_study.py --work results/ --jobs curve --long-steps 2000 --curve-until 1000
     python benchmarks/kpc_study.py --work results/ --report      # tables, the curve PNG, no training
     python benchmarks/kpc_study.py --work /tmp/s --smoke         # two rows of every job, smoke data, tiny models
 
@@ -21,11 +20,12 @@ Pre-training runs (``WORK/pretrain/NAME``):
     comus-no-memory    MLM + DTC + TGCL, text and graph side by side (``bert+gat``, no memory layers)
     comus-no-dtc       MLM + TGCL
     comus-no-tgcl      MLM + DTC
-    comus-long, dapt-long   the curve's runs: a ``--long-steps`` schedule (warm-up and linear decay), the model
-                       saved every ``--save-every`` steps, stopped after ``--curve-until`` (default: the end).
-                       With ``--long-steps`` equal to ``--steps`` a long run repeats the first steps of the
-                       budget run exactly (same corpus, order, schedule and seed), and the budget's row is the
-                       curve's last point, at no extra cost
+    comus-long, dapt-long   the curve's runs: a ``--long-steps`` schedule (warm-up and linear decay; default
+                       ``--steps``), the model saved every ``--save-every`` steps, stopped after ``--curve-until``.
+                       On the budget's schedule (the default) a long run repeats the first steps of the budget
+                       run exactly (same corpus, order, schedule and seed) and stops at the point before its
+                       end: the budget's row (dapt-bert, comus-pt) is the curve's last point. A longer
+                       schedule (``--long-steps 4000``) runs to its end and every point is fine-tuned
 
 Rows (``WORK/study.json``, one entry per fine-tune, saved as each finishes):
     tfidf, bert, comus (no pre-training), dapt-bert, comus-pt, comus-pt-no-memory, comus-pt-no-dtc,
@@ -485,10 +485,15 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--jobs", default="headline,seeds,fewshot,ablations,curve")
     parser.add_argument("--rows", help="comma-separated rows of the jobs' plan, run in this order (instead of --jobs)")
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of every row (default 2000)")
-    parser.add_argument("--long-steps", type=int, default=4000, help="the curve's long runs (default 4000)")
+    parser.add_argument(
+        "--long-steps", type=int, help="the schedule of the curve's long runs (default: --steps, the budget run's)"
+    )
     parser.add_argument("--save-every", type=int, default=LONG_SAVE, help="the curve's points (default 1000)")
     parser.add_argument(
-        "--curve-until", type=int, help="stop the long runs after this many steps of their schedule (default: its end)"
+        "--curve-until",
+        type=int,
+        help="stop the long runs after this many steps of their schedule (default: its end, or on the budget's "
+        "schedule the point before it: the budget row is the last)",
     )
     parser.add_argument("--pretrain-batch", type=int, default=32)
     parser.add_argument("--epochs", type=int, default=3)
@@ -524,8 +529,10 @@ def _arguments() -> argparse.Namespace:
             1,
             8,
         )
+    args.long_steps = args.long_steps or args.steps
     if args.curve_until is None:
-        args.curve_until = args.long_steps
+        same_schedule = args.long_steps == args.steps
+        args.curve_until = args.long_steps - args.save_every if same_schedule else args.long_steps
     elif not 1 <= args.curve_until <= args.long_steps:
         parser.error(f"--curve-until must lie in 1..--long-steps ({args.long_steps}), got {args.curve_until}")
     return args
