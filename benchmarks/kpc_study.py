@@ -22,9 +22,9 @@ Pre-training runs (``WORK/pretrain/NAME``):
     comus-no-tgcl      MLM + DTC
     comus-long, dapt-long   the curve's runs: a ``--long-steps`` schedule (warm-up and linear decay; default
                        ``--steps``), the model saved every ``--save-every`` steps, stopped after ``--curve-until``.
-                       On the budget's schedule (the default) a long run repeats the first steps of the budget
-                       run exactly (same corpus, order, schedule and seed) and stops at the point before its
-                       end: the budget's row (dapt-bert, comus-pt) is the curve's last point. A longer
+                       On the budget's schedule (the default) a long run is the budget run's recipe (corpus,
+                       batch order, learning-rate schedule, seed) stopped at the point before its end: the
+                       budget's row (dapt-bert, comus-pt) is the curve's last point. A longer
                        schedule (``--long-steps 4000``) runs to its end and every point is fine-tuned
 
 Rows (``WORK/study.json``, one entry per fine-tune, saved as each finishes):
@@ -244,7 +244,7 @@ def pretrain(name: str, work: Path, study: dict, args, until: int = 0) -> Path:
 
     output = work / "pretrain" / name
     if name in study["pretraining"] and (output / "config.json").exists():
-        if study["pretraining"][name]["step"] < until:
+        if until and study["pretraining"][name]["step"] < until:
             # its checkpoint is from mid-epoch: a resume would start the next epoch, not the same run's steps
             raise SystemExit(
                 f"{output} stopped at step {study['pretraining'][name]['step']}, before {until}: remove it to run "
