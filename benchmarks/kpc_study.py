@@ -443,8 +443,8 @@ def update_card(study: dict, args) -> None:
     print(f"wrote the KPC study's headline into {package / RELEASE_NAME} and its model card")
 
 
-def curve_points(study: dict, budget_steps: int) -> dict[str, list[tuple[int, float]]]:
-    """Each line of the curve -> (pre-training steps, KPC dev accuracy), in step order: its row at 0 steps, the
+def curve_points(study: dict, budget_steps: int) -> dict[str, list[tuple[int, dict]]]:
+    """Each line of the curve -> (pre-training steps, the row's dev result), in step order: its row at 0 steps, the
     rows fine-tuned from points of its long run, and the budget row where the long run had the budget's schedule."""
     rows, runs = study["rows"], study["pretraining"]
     points = {}
@@ -454,13 +454,13 @@ def curve_points(study: dict, budget_steps: int) -> dict[str, list[tuple[int, fl
             found[0] = rows[zero]
         if budget in rows and runs.get(run, {}).get("steps") == budget_steps:
             found[budget_steps] = rows[budget]
-        points[line] = sorted((step, record["dev"]["accuracy"]) for step, record in found.items())
+        points[line] = [(step, found[step]["dev"]) for step in sorted(found)]
     return points
 
 
 def draw_curve(study: dict, path: Path, budget_steps: int) -> None:
-    """KPC dev accuracy against pre-training steps for COMUS and DAPT-BERT (``curve_points``), when one line
-    has at least two points."""
+    """KPC dev accuracy with its 95 % Wilson interval against pre-training steps for COMUS and DAPT-BERT
+    (``curve_points``), when one line has at least two points."""
     points = curve_points(study, budget_steps)
     if max((len(p) for p in points.values()), default=0) < 2:
         return
@@ -470,8 +470,17 @@ def draw_curve(study: dict, path: Path, budget_steps: int) -> None:
     import matplotlib.pyplot as plt
 
     figure, axis = plt.subplots(figsize=(5, 3.2))
-    for name, values in sorted(points.items()):
-        axis.plot([s for s, _ in values], [a for _, a in values], marker="o", label=name)
+    for shift, (name, values) in zip((-15, 15), sorted(points.items())):  # side by side: intervals stay apart
+        accuracy = np.array([dev["accuracy"] for _, dev in values])
+        interval = np.array([dev["accuracy_ci95"] for _, dev in values]).T
+        axis.errorbar(
+            [step + shift for step, _ in values],
+            accuracy,
+            yerr=[accuracy - interval[0], interval[1] - accuracy],
+            marker="o",
+            capsize=3,
+            label=name,
+        )
     axis.set_xlabel("pre-training steps (32 texts each)")
     axis.set_ylabel("KPC dev accuracy")
     axis.legend()
