@@ -86,3 +86,26 @@ def test_the_curve_plans_its_points_and_takes_the_budget_row_where_the_schedule_
     assert accuracies(points["dapt-bert"]) == [(0, 0.7), (1000, 0.75), (2000, 0.8)] and points["comus"] == []
     study["pretraining"]["dapt-long"]["steps"] = 4000  # another schedule: the budget row is not one of its points
     assert accuracies(kpc_study.curve_points(study, 2000)["dapt-bert"]) == [(0, 0.7), (1000, 0.75)]
+
+
+def test_a_curve_point_past_where_its_long_run_stopped_is_a_clear_error(tmp_path):
+    # the long run stopped at step 1,000 of its schedule: its checkpoint is mid-epoch, so it is not extended
+    (tmp_path / "pretrain" / "dapt-long").mkdir(parents=True)
+    (tmp_path / "pretrain" / "dapt-long" / "config.json").write_text("{}")
+    study = {"rows": {}, "pretraining": {"dapt-long": {"steps": 2000, "step": 1000}}}
+    assert kpc_study.pretrain("dapt-long", tmp_path, study, None, until=1000) == tmp_path / "pretrain" / "dapt-long"
+    with pytest.raises(SystemExit, match="stopped at step 1000, before 2000"):
+        kpc_study.pretrain("dapt-long", tmp_path, study, None, until=2000)
+
+
+def test_curve_until_past_the_schedule_is_a_usage_error(tmp_path):
+    import subprocess
+
+    script = Path(kpc_study.__file__)
+    done = subprocess.run(
+        [sys.executable, str(script), "--work", str(tmp_path), "--curve-until", "3000"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "--curve-until must lie in 1..--long-steps (2000), got 3000" in done.stderr
+    assert not any(tmp_path.iterdir())  # refused before any work
