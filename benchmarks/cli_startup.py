@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from tasks.search_index import MANIFEST_FILE
+from mathgraph.tasks.search.index import MANIFEST_FILE
 
 from smoke import SMOKE_MATH, smoke_work
 

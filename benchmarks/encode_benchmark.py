@@ -52,10 +52,10 @@ import numpy as np
 import torch
 
 from mathgraph.graph import MathSyntaxGraph
-from models.batching import ProblemBatch, ProblemCollator, graph_features
-from models.encoder import LATEX_TOKENS_NAME, UNTRAINED_MODEL_DIR, MathEncoder
-from models.text_encoder import add_latex_tokens, load_text_encoder
-from parsers.graph_cache import parse_cached
+from mathgraph.models.batching import ProblemBatch, ProblemCollator, graph_features
+from mathgraph.models.encoder import LATEX_TOKENS_NAME, UNTRAINED_MODEL_DIR, MathEncoder
+from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder
+from mathgraph.parsers.graph_cache import parse_cached
 
 from smoke import SMOKE_MATH
 

@@ -7,7 +7,7 @@ fresh graph side; ``--smoke``: a tiny one) and takes one batch of GSM8K
 questions (KPC-style labels: the question's number of sentences, mod 2; ``--smoke``: the smoke
 data's, ``benchmarks/smoke.py``). A step is
 forward, loss, backward and an AdamW step, in training mode. The table gives the
-syncs of the forward and backward (``tasks.host_syncs``: ``.item()``, boolean-mask indexing,
+syncs of the forward and backward (``tasks.training.host_syncs``: ``.item()``, boolean-mask indexing,
 ``nonzero``... which on a GPU stop the host until the device catches up) by
 call, and the median CPU step time of ``--repeats`` steps after one warm-up.
 The trainer's own loop is counted apart: syncs per step of ``fit`` on the COMUS
@@ -27,7 +27,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tasks.host_syncs import count_host_syncs  # noqa: E402
+from mathgraph.tasks.training.host_syncs import count_host_syncs  # noqa: E402
 
 from results import DATA, machine  # noqa: E402
 from smoke import SMOKE_DATA, tiny_model_options  # noqa: E402
@@ -63,21 +63,21 @@ def _questions(data: Path, count: int) -> list[str]:
 
 
 def _examples(texts: list[str], labels: list[str]) -> list:
-    from tasks.data import KpcExample
+    from mathgraph.tasks.data import KpcExample
 
     return [KpcExample(t, y) for t, y in zip(texts, labels)]
 
 
 def _encoder(smoke: bool):
-    from tasks.finetune import load_start_encoder
+    from mathgraph.tasks.training.finetune import load_start_encoder
 
     return load_start_encoder("untrained", **(tiny_model_options(SMOKE_MODELS) if smoke else {}))
 
 
 def _task_model(architecture: str):
     def build(texts, labels, smoke):
-        from models.task_model import TaskModel
-        from tasks.finetune import TaskCollator, TaskConfig, feature_store
+        from mathgraph.models.task_model import TaskModel
+        from mathgraph.tasks.training.finetune import TaskCollator, TaskConfig, feature_store
 
         config = TaskConfig("kpc", architecture=architecture, labels=sorted(set(labels)))
         model = TaskModel(_encoder(smoke), config)
@@ -89,9 +89,9 @@ def _task_model(architecture: str):
 
 def _multitask(adapter: str):
     def build(texts, labels, smoke):
-        from tasks.finetune import TaskCollator, feature_store
-        from tasks.multitask import MultiTaskConfig, MultiTaskModel
-        from tasks.task_mixing import MultiTaskBatch
+        from mathgraph.tasks.training.finetune import TaskCollator, feature_store
+        from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
+        from mathgraph.tasks.training.task_mixing import MultiTaskBatch
 
         options = {"moe_layers": "last-2", "moe_experts": 4} if adapter == "moe" else {}
         config = MultiTaskConfig([{"task": "kpc", "labels": sorted(set(labels))}], adapter=adapter, **options)
@@ -125,10 +125,10 @@ def _measure(model, batch, repeats: int) -> dict:
 
 def _trainer_loop(texts, labels, smoke: bool) -> dict:
     """Syncs per step of ``fit`` itself, less those of the model's forward (counted above)."""
-    from models.task_model import TaskModel
-    from tasks.bucketing import LengthBucketSampler
-    from tasks.finetune import TaskCollator, TaskConfig, feature_store
-    from tasks.trainer import TrainingArguments, TrainingData, fit
+    from mathgraph.models.task_model import TaskModel
+    from mathgraph.tasks.training.bucketing import LengthBucketSampler
+    from mathgraph.tasks.training.finetune import TaskCollator, TaskConfig, feature_store
+    from mathgraph.tasks.training.trainer import TrainingArguments, TrainingData, fit
 
     config = TaskConfig("kpc", labels=sorted(set(labels)))
     model = TaskModel(_encoder(smoke), config)

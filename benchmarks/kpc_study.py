@@ -174,14 +174,14 @@ def run_row(row: str, files: dict, work: Path, study: dict, args) -> dict:
     output = work / "models" / row.replace("@", "-").replace("%", "pct")
     record: dict = {"n_train": sum(1 for _ in open(train, encoding="utf-8")), "machine": machine(), **variant}
     if name == "tfidf":
-        from tasks.baselines import train_tfidf
+        from mathgraph.tasks.baselines import train_tfidf
 
         started = time.perf_counter()
         rows = [json.loads(line) for line in open(train, encoding="utf-8")]
         train_tfidf("kpc", rows, **FIELDS).save_pretrained(output)
     else:
-        from tasks.finetune import TaskConfig, train_task
-        from tasks.trainer import TrainingArguments
+        from mathgraph.tasks.training.finetune import TaskConfig, train_task
+        from mathgraph.tasks.training.trainer import TrainingArguments
 
         architecture, start = ROWS[name]
         if "step" in variant:  # a point of a long pre-training run
@@ -219,8 +219,8 @@ def evaluate(directory: Path, path: str) -> dict:
     """Accuracy with its Wilson interval, macro-F1, and each problem's correctness (for paired intervals)."""
     from sklearn.metrics import f1_score
 
-    from tasks.evaluation import labelled_inputs
-    from tasks.inference import load_predictor
+    from mathgraph.tasks.evaluation import labelled_inputs
+    from mathgraph.tasks.inference import load_predictor
 
     inputs, gold = labelled_inputs("kpc", path)
     predicted = [r["label"] for r in load_predictor("kpc", directory).predict(inputs)]
@@ -239,8 +239,8 @@ def evaluate(directory: Path, path: str) -> dict:
 def pretrain(name: str, work: Path, study: dict, args, until: int = 0) -> Path:
     """The directory of pre-training run ``name``, run first if it is not there (resumable); a long run must
     have reached step ``until``."""
-    from tasks.pretrain import run_pretraining
-    from tasks.trainer import TrainingArguments
+    from mathgraph.tasks.training.pretrain import run_pretraining
+    from mathgraph.tasks.training.trainer import TrainingArguments
 
     output = work / "pretrain" / name
     if name in study["pretraining"] and (output / "config.json").exists():
@@ -252,8 +252,8 @@ def pretrain(name: str, work: Path, study: dict, args, until: int = 0) -> Path:
             )
         return output
     if name == "comus" and args.comus_from_package and not args.smoke:
-        from models.encoder import load_shipped_encoder
-        from models.shipped import release_info
+        from mathgraph.models.encoder import load_shipped_encoder
+        from mathgraph.models.shipped import release_info
 
         load_shipped_encoder().save_pretrained(output)
         facts = {k: v for k, v in release_info()["training"].items() if k.startswith("pretrain_")}
@@ -423,8 +423,8 @@ def report(study: dict, directory: Path, args) -> None:
 def update_card(study: dict, args) -> None:
     """Put the headline difference into the shipped package's ``release.json`` (``kpc_study``) and write its
     model card (which says what the graph adds on KPC, whichever way it falls) and checksums again."""
-    from models.shipped import RELEASE_NAME, shipped_path
-    from tasks.release import finish_package
+    from mathgraph.models.shipped import RELEASE_NAME, shipped_path
+    from mathgraph.tasks.release.package import finish_package
 
     summary = headline(study)
     if summary is None:

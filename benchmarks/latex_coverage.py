@@ -26,8 +26,8 @@ import signal
 import time
 from pathlib import Path
 
-from parsers.latex import parse_latex
-from parsers.segment import segment
+from mathgraph.parsers.latex import parse_latex
+from mathgraph.parsers.segment import segment
 
 from smoke import SMOKE_MATH
 

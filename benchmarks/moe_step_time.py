@@ -30,8 +30,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from models.moe import add_moe_layers, moe_aux_loss, moe_inputs
-from models.text_encoder import load_text_encoder
+from mathgraph.models.moe import add_moe_layers, moe_aux_loss, moe_inputs
+from mathgraph.models.text_encoder import load_text_encoder
 
 from smoke import SMOKE_MATH
 

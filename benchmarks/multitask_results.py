@@ -36,10 +36,10 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tasks.baselines import train_tfidf_file  # noqa: E402
-from tasks.finetune import TaskConfig, train_task  # noqa: E402
-from tasks.multitask import train_multitask  # noqa: E402
-from tasks.trainer import TrainingArguments  # noqa: E402
+from mathgraph.tasks.baselines import train_tfidf_file  # noqa: E402
+from mathgraph.tasks.training.finetune import TaskConfig, train_task  # noqa: E402
+from mathgraph.tasks.training.multitask import train_multitask  # noqa: E402
+from mathgraph.tasks.training.trainer import TrainingArguments  # noqa: E402
 
 from results import build_task_files, evaluate_with_interval  # noqa: E402
 from smoke import smoke_work, tiny_encoder  # noqa: E402
@@ -168,7 +168,7 @@ def _kept_epoch(history: list[dict], metric: str, prefix: str) -> dict:
 
 def _trainable(directory: Path) -> int:
     """Trainable parameters of the model saved in ``directory`` (frozen CGC-LoRA bases not counted)."""
-    from tasks.loading import load_model
+    from mathgraph.tasks.loading import load_model
 
     model = load_model(directory)
     return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -21,7 +21,7 @@ import os
 import time
 from pathlib import Path
 
-from parsers.problem import ProblemParser, parse_problems
+from mathgraph.parsers.problem import ProblemParser, parse_problems
 
 from smoke import SMOKE_MATH
 

@@ -24,10 +24,10 @@ import torch
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from models.encoder import MathEncoder
-from models.pooling import POOLINGS, problem_vectors
-from models.task_model import TaskModel
-from tasks.finetune import TaskConfig, feature_store
+from mathgraph.models.encoder import MathEncoder
+from mathgraph.models.pooling import POOLINGS, problem_vectors
+from mathgraph.models.task_model import TaskModel
+from mathgraph.tasks.training.finetune import TaskConfig, feature_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import build_task_files  # noqa: E402

@@ -18,7 +18,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
-from parsers.problem import parse_problem
+from mathgraph.parsers.problem import parse_problem
 
 GOLD = Path(__file__).resolve().parent / "data" / "quantities_gold.jsonl"
 

@@ -31,12 +31,12 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from models.encoder import MathEncoder
-from tasks.features import FeatureStore
-from tasks.finetune import TaskCollator, TaskConfig
-from tasks.multitask import MultiTaskConfig, MultiTaskModel
-from tasks.task_mixing import MultiTaskBatch
-from tasks.trainer import TrainingArguments, build_optimizer
+from mathgraph.models.encoder import MathEncoder
+from mathgraph.tasks.features import FeatureStore
+from mathgraph.tasks.training.finetune import TaskCollator, TaskConfig
+from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
+from mathgraph.tasks.training.task_mixing import MultiTaskBatch
+from mathgraph.tasks.training.trainer import TrainingArguments, build_optimizer
 
 from moe_step_time import interleaved_step_times, sync  # noqa: E402
 from smoke import SMOKE_MATH, smoke_work, tiny_encoder  # noqa: E402

@@ -60,9 +60,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tasks.evaluation import labelled_inputs as task_inputs  # noqa: E402
-from tasks.evaluation import task_metric  # noqa: E402
-from tasks.trainer import TrainingArguments  # noqa: E402
+from mathgraph.tasks.evaluation import labelled_inputs as task_inputs  # noqa: E402
+from mathgraph.tasks.evaluation import task_metric  # noqa: E402
+from mathgraph.tasks.training.trainer import TrainingArguments  # noqa: E402
 
 from results import REPO, build_task_files, machine, metrics_with_interval  # noqa: E402
 from smoke import smoke_work, tiny_encoder  # noqa: E402
@@ -92,7 +92,7 @@ def main() -> None:
 
 def pretrain(files: dict, work: Path, args) -> None:
     """Stage 1: continual pre-training from the untrained architecture, vocabulary frozen."""
-    from tasks.pretrain import run_pretraining
+    from mathgraph.tasks.training.pretrain import run_pretraining
 
     output = work / "pretrain"
     texts = [json.loads(line)["text"] for line in open(files["pretrain"]["train"], encoding="utf-8")]
@@ -110,8 +110,8 @@ def pretrain(files: dict, work: Path, args) -> None:
 
 def multitask(files: dict, work: Path, args) -> None:
     """Stage 2: the dense multi-task model from the pre-trained encoder, embeddings frozen."""
-    from tasks.finetune import TaskConfig
-    from tasks.multitask import train_multitask
+    from mathgraph.tasks.training.finetune import TaskConfig
+    from mathgraph.tasks.training.multitask import train_multitask
 
     output = work / "multitask"
     if args.start == "shipped":
@@ -141,8 +141,8 @@ def multitask(files: dict, work: Path, args) -> None:
 def _encoder_from_package(package: Path, directory: Path) -> None:
     """Save the package's pre-trained encoder to ``directory`` (stage 1's place), with the package's
     pre-training facts, so that stages 2 and 3 run as after stage 1."""
-    from models.encoder import load_shipped_encoder
-    from models.shipped import RELEASE_NAME
+    from mathgraph.models.encoder import load_shipped_encoder
+    from mathgraph.models.shipped import RELEASE_NAME
 
     if (directory / "config.json").exists():
         return
@@ -157,10 +157,10 @@ PACKAGE_FACTS = "pretrain_facts_from_package.json"
 
 def package(files: dict, work: Path, args) -> None:
     """Stage 3: TF-IDF, hybrid weights on dev, the package, and its figures measured from the package."""
-    from models.encoder import MathEncoder
-    from tasks.baselines import train_tfidf
-    from tasks.multitask import MultiTaskModel
-    from tasks.release import finish_package, write_package
+    from mathgraph.models.encoder import MathEncoder
+    from mathgraph.tasks.baselines import train_tfidf
+    from mathgraph.tasks.release.package import finish_package, write_package
+    from mathgraph.tasks.training.multitask import MultiTaskModel
 
     output = Path(args.output)
     tfidf_dirs = {}
@@ -188,11 +188,11 @@ def package(files: dict, work: Path, args) -> None:
 
 def structure(files: dict, work: Path, args) -> None:
     """Stage 4: structure models in the package, fused with its results where dev says so."""
-    from models.shipped import RELEASE_NAME, STRUCTURE_DIR
-    from tasks.hybrid import choose_weight, fuse
-    from tasks.release import finish_package
-    from tasks.shipped import shipped_parts, shipped_predictor
-    from tasks.structure import STRUCTURE_TASKS, StructureModel
+    from mathgraph.models.shipped import RELEASE_NAME, STRUCTURE_DIR
+    from mathgraph.tasks.hybrid import choose_weight, fuse
+    from mathgraph.tasks.release.package import finish_package
+    from mathgraph.tasks.release.shipped import shipped_parts, shipped_predictor
+    from mathgraph.tasks.structure import STRUCTURE_TASKS, StructureModel
 
     output = Path(args.output)
     release = json.loads((output / RELEASE_NAME).read_text(encoding="utf-8"))
@@ -251,8 +251,8 @@ def structure(files: dict, work: Path, args) -> None:
 
 def search(files: dict, work: Path, args) -> None:
     """Stage 5: ``mathgraph search``'s structure step measured again on the package in ``--output``."""
-    from models.shipped import RELEASE_NAME
-    from tasks.release import finish_package
+    from mathgraph.models.shipped import RELEASE_NAME
+    from mathgraph.tasks.release.package import finish_package
 
     output = Path(args.output)
     release = json.loads((output / RELEASE_NAME).read_text(encoding="utf-8"))
@@ -273,13 +273,13 @@ def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
     alone, every candidate scored) and "with structure"."""
     import numpy as np
 
-    from models.encoder import load_shipped_encoder
-    from models.shipped import STRUCTURE_DIR
-    from tasks.hybrid import choose_weight, fuse
-    from tasks.search_index import l2_normalize
-    from tasks.shipped import shipped_tfidf
-    from tasks.structure import StructureModel, close_variant_scores
-    from tasks.task_io import ranking_result
+    from mathgraph.models.encoder import load_shipped_encoder
+    from mathgraph.models.shipped import STRUCTURE_DIR
+    from mathgraph.tasks.hybrid import choose_weight, fuse
+    from mathgraph.tasks.release.shipped import shipped_tfidf
+    from mathgraph.tasks.search.index import l2_normalize
+    from mathgraph.tasks.structure import StructureModel, close_variant_scores
+    from mathgraph.tasks.task_io import ranking_result
 
     for part in ("dev", "test"):
         for name in ("structure", "with structure"):
@@ -340,8 +340,8 @@ def _shipped_before(record: dict) -> str:
 def measure_package(files: dict, root: Path) -> dict:
     """Neural, TF-IDF and hybrid figures of the package at ``root`` on every dev and test part; the hybrid
     weight of each task chosen on its dev part."""
-    from tasks.hybrid import WEIGHTS, choose_weight, fuse
-    from tasks.shipped import shipped_parts
+    from mathgraph.tasks.hybrid import WEIGHTS, choose_weight, fuse
+    from mathgraph.tasks.release.shipped import shipped_parts
 
     multitask, tfidf = shipped_parts(root)
     release: dict = {"machine": machine(), "tasks": {}}
@@ -398,12 +398,12 @@ def measure_search(files: dict, root: Path) -> dict:
     """Similar-problem search on the graded SQR lists: cosine of the shipped encoder's vectors against the
     untrained architecture, all-MiniLM-L6-v2 alone (mean-pooled text vectors) and TF-IDF, and the hybrid of
     the shipped encoder with TF-IDF (weight chosen on dev): what ``mathgraph search --hybrid`` uses."""
-    from models.encoder import MathEncoder, load_shipped_encoder
-    from tasks.embedders import TextEmbedder
-    from tasks.hybrid import WEIGHTS, choose_weight, fuse
-    from tasks.search_index import l2_normalize
-    from tasks.shipped import shipped_tfidf
-    from tasks.task_io import ranking_result
+    from mathgraph.models.encoder import MathEncoder, load_shipped_encoder
+    from mathgraph.tasks.hybrid import WEIGHTS, choose_weight, fuse
+    from mathgraph.tasks.release.shipped import shipped_tfidf
+    from mathgraph.tasks.search.embedders import TextEmbedder
+    from mathgraph.tasks.search.index import l2_normalize
+    from mathgraph.tasks.task_io import ranking_result
 
     tfidf = shipped_tfidf("sqr", root)
     embedders = {
@@ -451,7 +451,7 @@ SAMPLE_SIZES = {"kpc": 40, "qrc": 18, "qam": 16, "sqr": 4}
 def write_sample(files: dict, root: Path) -> dict:
     """Dev rows of each task (seeded) into ``root/sample/TASK.jsonl`` and the package's figures on them
     (neural and as shipped, hybrid where on by default)."""
-    from tasks.shipped import shipped_parts, shipped_predictor
+    from mathgraph.tasks.release.shipped import shipped_parts, shipped_predictor
 
     parts = shipped_parts(root)
     figures = {}

@@ -16,7 +16,7 @@
      hard-negative pairs of 300 test questions drawn at random (``test-gsm8k``; the
      same for dev).
 2. Fine-tunes every row on every task with the fast path and the recipe of
-   ``tasks.finetune`` (encoder 3e-5, fresh parts 1e-3, 5% warm-up, mean pooling,
+   ``tasks.training.finetune`` (encoder 3e-5, fresh parts 1e-3, 5% warm-up, mean pooling,
    cross-encoder pairs), keeps the best epoch on dev, and evaluates it on dev and test.
    Rows already in ``WORK/results.json`` are kept, so an interrupted run resumes.
 
@@ -48,8 +48,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tasks.baselines import train_tfidf
-from tasks.data import (
+from mathgraph.tasks.baselines import train_tfidf
+from mathgraph.tasks.data import (
     build_qam_number_swap,
     build_qam_pairs,
     build_qrc_pairs,
@@ -58,11 +58,11 @@ from tasks.data import (
     split_by_group,
     split_rows,
 )
-from tasks.evaluation import evaluate_directory
-from tasks.finetune import TaskConfig, train_task
-from tasks.inference import load_predictor
-from tasks.metrics import ranking_metrics
-from tasks.trainer import TrainingArguments
+from mathgraph.tasks.evaluation import evaluate_directory
+from mathgraph.tasks.inference import load_predictor
+from mathgraph.tasks.metrics import ranking_metrics
+from mathgraph.tasks.training.finetune import TaskConfig, train_task
+from mathgraph.tasks.training.trainer import TrainingArguments
 
 from smoke import SMOKE_DATA, smoke_work, tiny_model_options
 
@@ -138,7 +138,7 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
     started = time.perf_counter()
     record: dict = {"n_train": sum(1 for _ in open(split["train"], encoding="utf-8"))}
     if ROWS[row] == "shipped":
-        from tasks.shipped import shipped_predictor
+        from mathgraph.tasks.release.shipped import shipped_predictor
 
         predictor = shipped_predictor(task, hybrid=row == "released-hybrid")
         record.update(epochs=None, train_examples_per_s=None, train_seconds=None)
@@ -196,7 +196,7 @@ def evaluate_with_interval(task: str, directory: Path, path: str) -> dict:
 
 def evaluate_predictor(task: str, predictor, path: str) -> dict:
     """The metrics of ``predictor.predict`` on a task file, with 95% intervals (``metrics_with_interval``)."""
-    from tasks.evaluation import labelled_inputs
+    from mathgraph.tasks.evaluation import labelled_inputs
 
     inputs, gold = labelled_inputs(task, path)
     return metrics_with_interval(task, predictor.predict(inputs), gold)

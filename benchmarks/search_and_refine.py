@@ -15,7 +15,7 @@ cosine similarity to the list's query, with
   every query and candidate text of the *training* lists),
 - the untrained ``"default"`` encoder (``MathEncoder.encode``, ``--mode`` vectors,
   ``fused`` by default),
-- a SimCSE encoder (``tasks.simcse.train_simcse``) trained from the default model
+- a SimCSE encoder (``tasks.training.simcse.train_simcse``) trained from the default model
   on the distinct texts of the training lists (GSM-Plus seeds and variants of the
   training split only) for ``--simcse-steps`` steps; ``--simcse-model DIR`` uses
   an encoder trained before instead. A trained one is kept in
@@ -31,7 +31,7 @@ seed 0, 80/10/10), an index over the questions of the *train* part (their GSM8K
 ``answer`` is the exemplar solution; encoder ``--index-model``, default the
 untrained default model; kept in ``WORK/refine_index/`` and reused), lets the LLM
 (``--llm``, default the packaged SmolLM2-135M) write each draft, and refines it
-with ``tasks.refine.refine_file``. Answers are checked against GSM8K's ``#### N``
+with ``tasks.refine.refinement.refine_file``. Answers are checked against GSM8K's ``#### N``
 by ``tasks.answers``. Per-problem records (every stage's query, exemplars, prompt
 and output) go to ``WORK/refine_records.jsonl``, the summary to
 ``WORK/refine_summary.json``.
@@ -60,9 +60,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mathgraph.jsonl import read_rows, write_jsonl
-from tasks.data import load_sqr, split_by_group
-from tasks.metrics import ranking_metrics
-from tasks.search_index import l2_normalize
+from mathgraph.tasks.data import load_sqr, split_by_group
+from mathgraph.tasks.metrics import ranking_metrics
+from mathgraph.tasks.search.index import l2_normalize
 
 from results import DATA, build_task_files
 from smoke import SMOKE_DATA, smoke_work
@@ -91,8 +91,8 @@ def main() -> None:
 
 # --------------------------------------------------------------------------- search
 def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
-    from models.encoder import MathEncoder
-    from tasks.baselines import train_tfidf
+    from mathgraph.models.encoder import MathEncoder
+    from mathgraph.tasks.baselines import train_tfidf
 
     data = work / "data"
     paths = {split: data / f"sqr.{split}.jsonl" for split in ("train", args.split)}
@@ -169,8 +169,8 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
 
 def train_or_reuse_simcse(directory: Path, train: list, args: argparse.Namespace) -> dict:
     """Train a SimCSE encoder on the training lists' texts into ``directory``, unless one is already there."""
-    from tasks.simcse import train_simcse
-    from tasks.trainer import TrainingArguments
+    from mathgraph.tasks.training.simcse import train_simcse
+    from mathgraph.tasks.training.trainer import TrainingArguments
 
     info_path = directory / "simcse_run.json"
     if (directory / "config.json").exists() and info_path.exists():
@@ -245,8 +245,8 @@ def _print_search_table(summary: dict) -> None:
 
 # --------------------------------------------------------------------------- refinement
 def refine_benchmark(work: Path, args: argparse.Namespace) -> dict:
-    from tasks.llm import load_llm
-    from tasks.refine import refine_file
+    from mathgraph.tasks.refine.llm import load_llm
+    from mathgraph.tasks.refine.refinement import refine_file
 
     rows = _read_jsonl((SMOKE_DATA if args.smoke else DATA) / "gsm8k" / "train.jsonl")
     parts = split_by_group(rows, "question", seed=args.seed)
@@ -313,8 +313,8 @@ def refine_benchmark(work: Path, args: argparse.Namespace) -> dict:
 
 def gsm8k_index(work: Path, corpus: list[dict], args: argparse.Namespace):
     """The exemplar index over ``corpus`` (question -> answer), built once per model and size, then reused."""
-    from tasks.embedders import load_embedder
-    from tasks.search_index import IndexFormatError, IndexMismatchError, SearchIndex
+    from mathgraph.tasks.search.embedders import load_embedder
+    from mathgraph.tasks.search.index import IndexFormatError, IndexMismatchError, SearchIndex
 
     tag = "default" if args.index_model == "default" else Path(args.index_model).resolve().name
     directory = work / "refine_index" / f"{tag}-{len(corpus)}"

@@ -17,11 +17,11 @@ import statistics
 import subprocess
 import sys
 
-from models.shipped import SHIPPED_DIR
+from mathgraph.models.shipped import SHIPPED_DIR
 
 LOADS = {
-    "encoder (MathEncoder.from_pretrained('shipped'))": "from models.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('shipped', device='cpu')",
-    "multi-task model + TF-IDF (shipped_parts())": "from tasks.shipped import shipped_parts; load = shipped_parts",
+    "encoder (MathEncoder.from_pretrained('shipped'))": "from mathgraph.models.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('shipped', device='cpu')",
+    "multi-task model + TF-IDF (shipped_parts())": "from mathgraph.tasks.shipped import shipped_parts; load = shipped_parts",
 }
 TIMER = "; import time; start = time.perf_counter(); load(); print(time.perf_counter() - start)"
 

@@ -27,7 +27,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from mathgraph.routing_pictures import draw_skill_routes  # noqa: E402
-from tasks.multitask import MultiTaskModel, parse_task_spec  # noqa: E402
+from mathgraph.tasks.training.multitask import MultiTaskModel, parse_task_spec  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from smoke import smoke_work, tiny_encoder  # noqa: E402
@@ -69,9 +69,9 @@ def main() -> None:
 def _smoke_model(work: Path) -> tuple[str, list[str]]:
     """A tiny ReasonFormer model trained for 2 steps on the smoke task files, and the ``--task`` specs of
     their test parts."""
-    from tasks.finetune import TaskConfig
-    from tasks.multitask import train_multitask
-    from tasks.trainer import TrainingArguments
+    from mathgraph.tasks.training.finetune import TaskConfig
+    from mathgraph.tasks.training.multitask import train_multitask
+    from mathgraph.tasks.training.trainer import TrainingArguments
 
     from results import build_task_files
 

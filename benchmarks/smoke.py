@@ -46,7 +46,7 @@ def tiny_text_encoder(work: Path) -> str:
         import torch
         from transformers import AutoTokenizer, BertConfig, BertModel
 
-        from models.text_encoder import resolve_text_encoder
+        from mathgraph.models.text_encoder import resolve_text_encoder
 
         tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("default"))
         config = BertConfig(
@@ -68,7 +68,7 @@ def tiny_encoder(work: Path) -> str:
     ``--model DIR`` for the scripts that start from a saved encoder."""
     directory = Path(work) / "tiny-encoder"
     if not (directory / "config.json").exists():
-        from tasks.finetune import load_start_encoder
+        from mathgraph.tasks.training.finetune import load_start_encoder
 
         load_start_encoder("untrained", **tiny_model_options(work)).save_pretrained(directory)
     return str(directory)

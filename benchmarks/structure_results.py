@@ -28,11 +28,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tasks.baselines import train_tfidf  # noqa: E402
-from tasks.evaluation import labelled_inputs, task_metric  # noqa: E402
-from tasks.hybrid import choose_weight, fuse  # noqa: E402
-from tasks.inference import TfidfPredictor  # noqa: E402
-from tasks.structure import StructureModel  # noqa: E402
+from mathgraph.tasks.baselines import train_tfidf  # noqa: E402
+from mathgraph.tasks.evaluation import labelled_inputs, task_metric  # noqa: E402
+from mathgraph.tasks.hybrid import choose_weight, fuse  # noqa: E402
+from mathgraph.tasks.inference import TfidfPredictor  # noqa: E402
+from mathgraph.tasks.structure import StructureModel  # noqa: E402
 
 from results import build_task_files, machine, metrics_with_interval  # noqa: E402
 from smoke import smoke_work  # noqa: E402
@@ -95,8 +95,8 @@ def run_task(task: str, split: dict[str, str], models: Path, smoke: bool) -> dic
 
 def align_time(path: str, limit: int) -> dict:
     """Seconds to parse the two problems of a pair and to align them, over ``limit`` QRC pairs (no cache)."""
-    from parsers.compare import align_problems
-    from parsers.problem import ProblemParser
+    from mathgraph.parsers.compare import align_problems
+    from mathgraph.parsers.problem import ProblemParser
 
     inputs, _ = labelled_inputs("qrc", path)
     inputs = inputs[:limit]

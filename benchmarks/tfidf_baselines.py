@@ -28,7 +28,7 @@ from pathlib import Path
 
 import sklearn
 
-from tasks.baselines import evaluate_tfidf, train_tfidf
+from mathgraph.tasks.baselines import evaluate_tfidf, train_tfidf
 
 from smoke import SMOKE_DATA
 
@@ -37,7 +37,7 @@ SPLITS = ("train", "dev", "test")
 RANKING_COLUMNS = ("hr@1", "ndcg@1", "hr@3", "ndcg@3", "hr@5", "ndcg@5", "map")
 
 try:
-    from tasks import data as task_data
+    from mathgraph.tasks import data as task_data
 except ImportError:  # the task builders are not there yet: KPC only
     task_data = None
 

@@ -41,13 +41,13 @@ from pathlib import Path
 
 import torch
 
-from models.task_model import TaskModel
-from tasks.bucketing import LengthBucketSampler
-from tasks.data import KpcExample
-from tasks.features import FeatureStore
-from tasks.finetune import TaskCollator, TaskConfig, example_lengths, load_start_encoder
-from tasks.task_types import get_task
-from tasks.trainer import TrainingArguments, build_optimizer, configure_threads
+from mathgraph.models.task_model import TaskModel
+from mathgraph.tasks.data import KpcExample
+from mathgraph.tasks.features import FeatureStore
+from mathgraph.tasks.task_types import get_task
+from mathgraph.tasks.training.bucketing import LengthBucketSampler
+from mathgraph.tasks.training.finetune import TaskCollator, TaskConfig, example_lengths, load_start_encoder
+from mathgraph.tasks.training.trainer import TrainingArguments, build_optimizer, configure_threads
 
 from smoke import SMOKE_MATH, tiny_model_options
 

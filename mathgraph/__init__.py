@@ -14,23 +14,23 @@ _EXPORTS = {
     # load models and predict (mathgraph.api)
     "load": "mathgraph.api",
     "Predictor": "mathgraph.api",
-    "MathEncoder": "models.encoder",
-    "SearchIndex": "tasks.search_index",
+    "MathEncoder": "mathgraph.models.encoder",
+    "SearchIndex": "mathgraph.tasks.search.index",
     # parse, compare and draw problems
-    "parse_problem": "parsers.problem",
-    "parse_problems": "parsers.problem",
-    "ProblemParser": "parsers.problem",
-    "parse_latex": "parsers.latex",
-    "segment": "parsers.segment",
-    "align_problems": "parsers.compare",
-    "align_solution": "parsers.compare",
+    "parse_problem": "mathgraph.parsers.problem",
+    "parse_problems": "mathgraph.parsers.problem",
+    "ProblemParser": "mathgraph.parsers.problem",
+    "parse_latex": "mathgraph.parsers.latex",
+    "segment": "mathgraph.parsers.segment",
+    "align_problems": "mathgraph.parsers.compare",
+    "align_solution": "mathgraph.parsers.compare",
     "draw_graph": "mathgraph.draw",
     "sample_problems": "mathgraph.samples",
     # the data model and the errors a caller may catch
     "MathSyntaxGraph": "mathgraph.graph",
     "Quantity": "mathgraph.graph",
-    "CheckpointError": "models.comus",
-    "InputError": "tasks.task_io",
+    "CheckpointError": "mathgraph.models.comus",
+    "InputError": "mathgraph.tasks.task_io",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

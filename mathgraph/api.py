@@ -10,7 +10,7 @@ A name is one of three things, looked at in this order:
 
 - ``"shipped"`` (or its alias ``"default"``): the model inside the package;
 - a local directory: a model directory (``tasks.loading.model_type`` says which kind), or a package of the
-  shipped model's layout (``tasks.release.export_package``: a ``release.json`` in it);
+  shipped model's layout (``tasks.release.package.export_package``: a ``release.json`` in it);
 - ``"org/name"``: a repository on the Hugging Face Hub holding either, downloaded once to the Hub's cache by
   ``huggingface_hub`` (``HF_HUB_OFFLINE=1`` reads the cache only).
 """
@@ -45,12 +45,12 @@ def load(name_or_dir: str | PathLike = "shipped", device: str | None = None):
     encoder that built it). Neural models go to ``device`` (default: the CPU) in eval mode."""
     where = resolve(name_or_dir)
     if where == "shipped" or _is_package(where):
-        from models.encoder import load_shipped_encoder
+        from mathgraph.models.encoder import load_shipped_encoder
 
         encoder = load_shipped_encoder(None if where == "shipped" else where)
         encoder.model.to(device or "cpu")
         return encoder
-    from tasks.loading import load_model
+    from mathgraph.tasks.loading import load_model
 
     return load_model(where, device=device)
 
@@ -64,7 +64,7 @@ class Predictor:
     """
 
     def __init__(self, task: str, model):
-        from tasks.task_types import get_task
+        from mathgraph.tasks.task_types import get_task
 
         self.task = get_task(task).name
         self.model = model
@@ -79,17 +79,17 @@ class Predictor:
         TF-IDF and the structure model where dev said so (``hybrid=None``), always (``True``) or never
         (``False``). A model directory predicts with what it holds: a task model trained for ``task``, the
         ``task`` head of a multi-task model, a TF-IDF baseline or a structure model of ``task``."""
-        from tasks.task_types import get_task
+        from mathgraph.tasks.task_types import get_task
 
         task = get_task(task).name  # an unknown task fails here, before any loading
         where = resolve(name_or_dir)
         if where == "shipped" or _is_package(where):
-            from tasks.shipped import shipped_predictor
+            from mathgraph.tasks.release.shipped import shipped_predictor
 
             return cls(task, shipped_predictor(task, hybrid=hybrid, root=None if where == "shipped" else where))
         if hybrid:
             raise ValueError("hybrid=True fuses a package's models; a model directory predicts with what it holds")
-        from tasks.inference import load_predictor
+        from mathgraph.tasks.inference import load_predictor
 
         return cls(task, load_predictor(task, where, device=device))
 

@@ -8,7 +8,7 @@
     save_routes(model.token_routes("Find $x$ if $2x = 6$.", task="kpc"), "routes.html")   # or .png
     save_routes(model.skill_routes(["Find $x$ if $2x = 6$."], task="kpc"), "skills.png")
 
-The routes come from the model that owns them (``tasks.multitask.MultiTaskModel.token_routes`` and
+The routes come from the model that owns them (``tasks.training.multitask.MultiTaskModel.token_routes`` and
 ``skill_routes``); this module only draws them.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tasks.multitask import SkillRoutes, TokenRoutes
+    from mathgraph.tasks.training.multitask import SkillRoutes, TokenRoutes
 
 # Colour-blind-safe palette (Okabe-Ito), cycled when there are more experts.
 EXPERT_COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")

@@ -17,8 +17,8 @@ import torch
 from torch.nn.utils.rnn import pad_sequence
 
 from mathgraph.graph import NODE_KINDS, GraphVocabulary, MathSyntaxGraph, reverse_relation
-from models.text_encoder import protect_unknown_commands
-from parsers.segment import without_excluded_blocks
+from mathgraph.models.text_encoder import protect_unknown_commands
+from mathgraph.parsers.segment import without_excluded_blocks
 
 _EMPTY = torch.zeros(0, dtype=torch.long)
 

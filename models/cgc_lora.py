@@ -49,7 +49,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from models.precision import full_precision
+from mathgraph.models.precision import full_precision
 
 
 class TaskGate(nn.Module):
@@ -103,7 +103,7 @@ class CGCLoRALinear(nn.Module):
     (example ``b`` uses task ``current_task[b]``).
     """
 
-    # starts fresh inside the pre-trained text encoder (tasks.trainer.parameter_groups)
+    # starts fresh inside the pre-trained text encoder (tasks.training.trainer.parameter_groups)
     FRESH_PARAMETERS = ("common_A", "common_B", "specific_A", "specific_B")
 
     def __init__(self, base: nn.Linear, gate: TaskGate, rank: int = 8, alpha: float = 16.0):
@@ -192,7 +192,7 @@ class PartlyTrainableEmbedding(nn.Module):
     also what the state dict holds, under the plain embedding's ``weight`` key.
     """
 
-    # starts fresh inside the pre-trained text encoder (tasks.trainer.parameter_groups)
+    # starts fresh inside the pre-trained text encoder (tasks.training.trainer.parameter_groups)
     FRESH_PARAMETERS = ("new",)
 
     def __init__(self, embedding: nn.Embedding, num_frozen: int):

@@ -26,9 +26,9 @@ from transformers import AutoConfig, AutoModel, PreTrainedModel
 
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
-from models.gat import GraphEncoder
-from models.memory import SyntaxAwareMemory
-from models.precision import autocast_dtype
+from mathgraph.models.gat import GraphEncoder
+from mathgraph.models.memory import SyntaxAwareMemory
+from mathgraph.models.precision import autocast_dtype
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"

@@ -20,7 +20,7 @@ from os import PathLike
 import torch
 
 from mathgraph.files import apply_umask
-from models.comus import CheckpointError
+from mathgraph.models.comus import CheckpointError
 
 APPENDED_ROWS = "appended_rows"
 DELTA_NAME = "weights.delta.safetensors"  # the file name of a model stored as a delta, wherever it is

@@ -30,14 +30,14 @@ import numpy as np
 import torch
 
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
-from models.batching import ProblemBatch, ProblemCollator
-from models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput, read_config
-from models.delta import DELTA_NAME, apply_delta
-from models.shipped import ENCODER_DIR, shipped_path, text_encoder_base
-from models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
+from mathgraph.models.batching import ProblemBatch, ProblemCollator
+from mathgraph.models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput, read_config
+from mathgraph.models.delta import DELTA_NAME, apply_delta
+from mathgraph.models.shipped import ENCODER_DIR, shipped_path, text_encoder_base
+from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
 
 if TYPE_CHECKING:
-    from parsers.graph_cache import GraphCache
+    from mathgraph.parsers.graph_cache import GraphCache
 
 logger = logging.getLogger("mathgraph")
 
@@ -164,8 +164,8 @@ class MathEncoder:
         Parsed graphs come from and go to ``cache`` (see ``parsers.graph_cache.parse_cached``:
         ``True`` is the default cache file, ``False`` parses everything).
         """
-        from parsers.graph_cache import parse_cached
-        from parsers.problem import check_problem_text
+        from mathgraph.parsers.graph_cache import parse_cached
+        from mathgraph.parsers.problem import check_problem_text
 
         texts = [(i, p) for i, p in enumerate(problems) if not isinstance(p, MathSyntaxGraph)]
         for i, text in texts:
@@ -238,7 +238,7 @@ def load_shipped_encoder(root: Path | None = None):
     from transformers import AutoTokenizer
 
     directory = shipped_path(ENCODER_DIR, root=root)
-    if not (directory / DELTA_NAME).is_file():  # a self-contained export (tasks.release.export_package)
+    if not (directory / DELTA_NAME).is_file():  # a self-contained export (tasks.release.package.export_package)
         return MathEncoder.from_pretrained(directory, device="cpu")
     config = read_config(directory)
     state = apply_delta(text_encoder_base(config.get("text_encoder", "minilm")), directory / DELTA_NAME)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from models.batching import ProblemBatch
+from mathgraph.models.batching import ProblemBatch
 
 
 class FrozenTextPrefix:

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from models.cgc_lora import PartlyTrainableEmbedding
+from mathgraph.models.cgc_lora import PartlyTrainableEmbedding
 
 
 class MlmHead(nn.Module):

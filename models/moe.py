@@ -74,7 +74,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from models.precision import full_precision
+from mathgraph.models.precision import full_precision
 
 DEFAULT_JITTER = 0.01
 DEFAULT_BALANCE_COEF = 1e-3
@@ -134,7 +134,7 @@ class MoEFeedForward(nn.Module):
     dropout, residual and LayerNorm. The routing is kept in ``last_routing``.
     """
 
-    # starts fresh inside the pre-trained text encoder: trained at the head rate (tasks.trainer.parameter_groups)
+    # starts fresh inside the pre-trained text encoder: trained at the head rate (tasks.training.trainer.parameter_groups)
     FRESH_PARAMETERS = ("router",)
 
     def __init__(

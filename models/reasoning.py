@@ -55,17 +55,17 @@ from torch import nn
 from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint
 
-from models.comus import additive_attention_mask
-from models.moe import host_sizes
+from mathgraph.models.comus import additive_attention_mask
+from mathgraph.models.moe import host_sizes
 
 GENERAL_SKILL = "general"
-# A skill and the pre-training objective or task that teaches it (tasks.reasoning_pretraining). DTC has no
+# A skill and the pre-training objective or task that teaches it (tasks.training.reasoning_pretraining). DTC has no
 # skill: its loss is on the graph encoder's node states, computed in the representation module below the
 # reasoning modules, so a "formula" module trained by DTC would never receive a gradient.
 SKILL_SOURCES = {"language": "mlm", "alignment": "tgcl", "knowledge": "kpc", "relation": "qrc"}
 SKILLS = (GENERAL_SKILL, *SKILL_SOURCES)
 MODULE_SHARING = ("shared", "private")
-# The name of the submodules that start as copies of pre-trained layers (tasks.trainer trains them at the
+# The name of the submodules that start as copies of pre-trained layers (tasks.training.trainer trains them at the
 # pre-trained learning rate; the step adapters inside them declare themselves fresh: FRESH_PARAMETERS).
 PRETRAINED_LAYERS_NAME = "pretrained_layers"
 
@@ -147,7 +147,7 @@ class AdaptedOutput(nn.Module):
     step after the FFN: ``LayerNorm(adapter_step(dropout(dense(x))) + h)``. Keeps the original ``dense``,
     ``dropout`` and ``LayerNorm`` modules, so a shared module's steps share them; ``step`` picks the adapter."""
 
-    # the step adapters start fresh inside copied pre-trained layers (tasks.trainer.parameter_groups)
+    # the step adapters start fresh inside copied pre-trained layers (tasks.training.trainer.parameter_groups)
     FRESH_PARAMETERS = ("adapters",)
 
     def __init__(self, output: nn.Module, depth: int, bottleneck: int):

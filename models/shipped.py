@@ -3,7 +3,7 @@
     encoder/     the pre-trained COMUS encoder: MathEncoder.from_pretrained("shipped")
                  (``models.encoder.load_shipped_encoder``)
     multitask/   the multi-task model fine-tuned from it (KPC, QRC, QAM, SQR): `mathgraph predict TASK`
-                 (``tasks.shipped.load_shipped_multitask``)
+                 (``tasks.release.shipped.load_shipped_multitask``)
     tfidf/TASK/  the TF-IDF baselines the hybrid predictions fuse with
     release.json the hybrid weights chosen on dev, and the figures of the model card
     MODEL_CARD.md
@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from mathgraph.checksums import file_sha256
-from models.comus import CheckpointError
+from mathgraph.models.comus import CheckpointError
 
 SHIPPED_DIR = Path(str(files("mathgraph") / "data" / "shipped_model"))
 CHECKSUMS_NAME = "checksums.json"
@@ -60,7 +60,7 @@ def release_info(root: Path | None = None) -> dict:
 def text_encoder_base(name: str = "minilm") -> dict[str, torch.Tensor]:
     """The weights of the text encoder ``name`` (a model's ``text_encoder``: ``"minilm"`` is the packaged
     all-MiniLM-L6-v2) under ``ComusModel``'s names (``text.``): what the shipped encoder is stored against."""
-    from models.text_encoder import load_text_encoder
+    from mathgraph.models.text_encoder import load_text_encoder
 
     text, _ = load_text_encoder(name)
     return {f"text.{key}": tensor for key, tensor in text.state_dict().items()}

@@ -9,8 +9,8 @@ each half normed (``vector_norm``, ``models.pooling.SplitLayerNorm``).
 
 What the head is, its loss and outputs come from the task, and prediction from
 text reads the task's input formats: both belong to the tasks layer
-(``tasks.task_types``, ``tasks.finetune``), which this layer does not import. The
-model reads them from its config (``TaskModelConfig``; ``tasks.finetune.TaskConfig``
+(``tasks.task_types``, ``tasks.training.finetune``), which this layer does not import. The
+model reads them from its config (``TaskModelConfig``; ``tasks.training.finetune.TaskConfig``
 is one), and ``from_pretrained`` is given the config's type to read a saved one.
 
 A trained model directory holds the encoder (``save_pretrained``), the head and
@@ -31,11 +31,11 @@ from torch import nn
 
 from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
-from models.batching import DeviceBatch, ProblemBatch
-from models.comus import CheckpointError
-from models.encoder import MathEncoder
-from models.frozen_prefix import FrozenTextPrefix
-from models.pooling import SplitLayerNorm, problem_vectors, vector_dim
+from mathgraph.models.batching import DeviceBatch, ProblemBatch
+from mathgraph.models.comus import CheckpointError
+from mathgraph.models.encoder import MathEncoder
+from mathgraph.models.frozen_prefix import FrozenTextPrefix
+from mathgraph.models.pooling import SplitLayerNorm, problem_vectors, vector_dim
 
 TASK_CONFIG_NAME = "task_config.json"
 TASK_MODEL_TYPE = "task-model"  # task_config.json's model_type (tasks.loading)
@@ -69,7 +69,7 @@ class TaskHead(Protocol):
 
 
 class TaskModelConfig(Protocol):
-    """The config of a ``TaskModel`` (``tasks.finetune.TaskConfig``), a dataclass: what the model reads of it."""
+    """The config of a ``TaskModel`` (``tasks.training.finetune.TaskConfig``), a dataclass: what the model reads of it."""
 
     architecture: str
     labels: list[str]
@@ -148,7 +148,7 @@ class TaskModel(nn.Module):
         cls, directory: str | Path, config_type: type[TaskModelConfig], device: str | None = None
     ) -> TaskModel:
         """Load a directory written by ``save_pretrained`` (safetensors only), its ``task_config.json`` read
-        by ``config_type.from_pretrained`` (``tasks.finetune.TaskConfig``)."""
+        by ``config_type.from_pretrained`` (``tasks.training.finetune.TaskConfig``)."""
         from safetensors.torch import load_file
 
         directory = local_directory(directory)  # a Hugging Face Hub id is downloaded

@@ -16,9 +16,9 @@ from os import PathLike
 from pathlib import Path
 
 from mathgraph.graph import GraphVocabulary
-from models.encoder import LATEX_TOKENS_NAME
-from models.text_encoder import latex_commands
-from parsers.problem import parse_problems
+from mathgraph.models.encoder import LATEX_TOKENS_NAME
+from mathgraph.models.text_encoder import latex_commands
+from mathgraph.parsers.problem import parse_problems
 
 
 def build_vocabularies(

@@ -37,7 +37,7 @@ from difflib import SequenceMatcher
 from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph, Quantity
-from parsers.quantities import ProblemSentence, parse_number, problem_sentences
+from mathgraph.parsers.quantities import ProblemSentence, parse_number, problem_sentences
 
 __all__ = [
     "align_problems",
@@ -304,7 +304,7 @@ def align_texts(
     of each (question, solution). The problems are parsed in one call through the graph cache
     (``parsers.graph_cache``), so a text in several pairs is parsed once, and a model that reads the same
     problems later finds their graphs there; a solution is read as text (its steps), not parsed."""
-    from parsers.graph_cache import parse_cached
+    from mathgraph.parsers.graph_cache import parse_cached
 
     pairs = [tuple(pair) for pair in pairs]
     if solution:

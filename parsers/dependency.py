@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from mathgraph.files import first_notice
-from parsers.segment import PLACEHOLDER
+from mathgraph.parsers.segment import PLACEHOLDER
 
 __all__ = [
     "DepToken",

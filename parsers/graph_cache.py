@@ -18,12 +18,12 @@ from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 
-import parsers
 from mathgraph import graph as graph_module
+from mathgraph import parsers
 from mathgraph.files import cache_directory
 from mathgraph.graph import GraphFormatError, MathSyntaxGraph
-from parsers.dependency import DependencyParser
-from parsers.problem import ProblemParser, _problem_parser, check_problem_text, parse_problems
+from mathgraph.parsers.dependency import DependencyParser
+from mathgraph.parsers.problem import ProblemParser, _problem_parser, check_problem_text, parse_problems
 
 logger = logging.getLogger("mathgraph")
 

@@ -9,10 +9,10 @@ from functools import lru_cache
 from itertools import islice
 
 from mathgraph.graph import MathSyntaxGraph
-from parsers.dependency import DependencyParser, load_dependency_parser
-from parsers.latex import parse_latex
-from parsers.segment import segment
-from parsers.syntax_graph import build_syntax_graph
+from mathgraph.parsers.dependency import DependencyParser, load_dependency_parser
+from mathgraph.parsers.latex import parse_latex
+from mathgraph.parsers.segment import segment
+from mathgraph.parsers.syntax_graph import build_syntax_graph
 
 
 class ProblemParser:

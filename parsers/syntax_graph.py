@@ -11,10 +11,10 @@ import logging
 from dataclasses import replace
 
 from mathgraph.graph import MATH_LABEL, ROOT_LABEL, Edge, FormulaRecord, MathSyntaxGraph, Node
-from parsers.dependency import DepSentence
-from parsers.latex import OperatorTree
-from parsers.quantities import find_quantities
-from parsers.segment import Segmentation
+from mathgraph.parsers.dependency import DepSentence
+from mathgraph.parsers.latex import OperatorTree
+from mathgraph.parsers.quantities import find_quantities
+from mathgraph.parsers.segment import Segmentation
 
 logger = logging.getLogger("mathgraph.parsers")
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from parsers.compare import ALIGNMENT_FEATURES, SOLUTION_FEATURES, align_problems, align_solution
+from mathgraph.parsers.compare import ALIGNMENT_FEATURES, SOLUTION_FEATURES, align_problems, align_solution
 
 AGAINST = ("problem", "solution")  # what the second text of a pair is
 _ROWS: dict[tuple[str, str, str], np.ndarray] = {}  # (against, text_a, text_b) -> features, for this process
@@ -44,7 +44,7 @@ def alignment_features(
     missing = sorted({p for p in pairs if (against, *p) not in _ROWS})
     if missing:
         if parse is None:
-            from parsers.graph_cache import parse_cached
+            from mathgraph.parsers.graph_cache import parse_cached
 
             parse = lambda texts: parse_cached(texts, show_progress=show_progress)  # noqa: E731
         # a solution is read as text (align_solution); only problems are parsed

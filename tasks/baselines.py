@@ -31,7 +31,7 @@ from sklearn.pipeline import Pipeline
 
 from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
-from tasks.metrics import classification_metrics, ranking_metrics
+from mathgraph.tasks.metrics import classification_metrics, ranking_metrics
 
 CONFIG_FILE = "config.json"
 ARRAYS_FILE = "arrays.safetensors"
@@ -242,7 +242,7 @@ class TfidfRanker:
 
 
 def _check_task(task: str) -> str:
-    from tasks.task_types import get_task
+    from mathgraph.tasks.task_types import get_task
 
     return get_task(task).input_shape
 
@@ -261,7 +261,7 @@ def _classification_data(task: str, rows, text_field: str, label_field: str) -> 
 
 def _ranking_data(rows) -> tuple[list[dict], list[tuple[int, ...]]]:
     """The SQR rows and their validated graded relevance (``tasks.data.sqr_relevance``)."""
-    from tasks.data import sqr_relevance
+    from mathgraph.tasks.data import sqr_relevance
 
     rows = list(rows)
     if not rows:
@@ -300,7 +300,7 @@ def train_tfidf(
 
 
 def train_tfidf_file(config, train_path: str, output_dir: str, skip_bad: bool = False) -> TfidfClassifier | TfidfRanker:
-    """Fit the TF-IDF baseline of a ``tasks.finetune.TaskConfig``'s task on a task file (its fields as the
+    """Fit the TF-IDF baseline of a ``tasks.training.finetune.TaskConfig``'s task on a task file (its fields as the
     config names them) and save it to ``output_dir``, where ``tasks.loading.load_model`` finds it."""
     rows = [
         config.task_type.tfidf_row(e, config.text_field, config.label_field) for e in config.load(train_path, skip_bad)

@@ -1,6 +1,6 @@
 """Evaluate any trained model directory on a task file: a task model, a multi-task model or a TF-IDF baseline.
 
-It sits above ``tasks.finetune`` and ``tasks.multitask`` (which do not import
+It sits above ``tasks.training.finetune`` and ``tasks.training.multitask`` (which do not import
 each other in a circle) and dispatches on what the directory holds.
 """
 
@@ -11,11 +11,11 @@ from collections import Counter
 from pathlib import Path
 
 from mathgraph.hub import local_directory
-from tasks.baselines import evaluate_tfidf
-from tasks.finetune import TaskConfig, evaluate_examples
-from tasks.inference import load_task_model, read_inputs
-from tasks.loading import TFIDF, load_model, model_type
-from tasks.task_types import get_task
+from mathgraph.tasks.baselines import evaluate_tfidf
+from mathgraph.tasks.inference import load_task_model, read_inputs
+from mathgraph.tasks.loading import TFIDF, load_model, model_type
+from mathgraph.tasks.task_types import get_task
+from mathgraph.tasks.training.finetune import TaskConfig, evaluate_examples
 
 
 def evaluate_directory(

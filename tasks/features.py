@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from models.batching import ProblemBatch, ProblemCollator, ProblemFeatures, pair_features
-from parsers.graph_cache import parse_cached
+from mathgraph.models.batching import ProblemBatch, ProblemCollator, ProblemFeatures, pair_features
+from mathgraph.parsers.graph_cache import parse_cached
 
 PROGRESS_MIN_TEXTS = 128  # FeatureStore shows a parsing bar by default for more new texts than this
 
 if TYPE_CHECKING:
-    from models.encoder import MathEncoder
-    from tasks.trainer import TrainingArguments
+    from mathgraph.models.encoder import MathEncoder
+    from mathgraph.tasks.training.trainer import TrainingArguments
 
 
 def graph_cache_option(value: str | None):

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from tasks.metrics import accuracy_metric, ndcg_metric
-from tasks.task_io import ranking_result
+from mathgraph.tasks.metrics import accuracy_metric, ndcg_metric
+from mathgraph.tasks.task_io import ranking_result
 
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 _FLOOR = 1e-12  # probabilities of 0 (a label a TF-IDF model never saw) stay finite in the log

@@ -26,8 +26,8 @@ import torch
 
 from mathgraph.hub import local_directory
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
-from tasks.task_io import InputError, check_input, input_from_texts, ranking_result
-from tasks.task_types import Task, get_task
+from mathgraph.tasks.task_io import InputError, check_input, input_from_texts, ranking_result
+from mathgraph.tasks.task_types import Task, get_task
 
 
 # ---------------------------------------------------------------- TF-IDF baselines
@@ -36,7 +36,7 @@ class TfidfPredictor:
     probabilities from ``predict_proba``, or the ranker's cosine scores."""
 
     def __init__(self, task: str | Task, model):
-        from tasks.baselines import TfidfRanker
+        from mathgraph.tasks.baselines import TfidfRanker
 
         self.task = get_task(task) if isinstance(task, str) else task
         self.model = model
@@ -64,8 +64,8 @@ class TfidfPredictor:
 def load_task_model(task: str, model_dir: str, device: str | None = None):
     """The model of ``task`` in ``model_dir``: a ``TaskModel``, or the task's view of a multi-task model
     (loaded by ``tasks.loading.load_model``, on ``device``, default the CPU)."""
-    from models.comus import CheckpointError
-    from tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
+    from mathgraph.models.comus import CheckpointError
+    from mathgraph.tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
 
     kind = model_type(local_directory(model_dir))  # a Hub id is downloaded; no directory: "no such directory"
     if kind not in (TASK_MODEL, MULTITASK_MODEL):
@@ -82,7 +82,7 @@ def load_predictor(task: str, directory: str | PathLike, device: str | torch.dev
     """What predicts ``task`` from the model directory ``directory``: a ``TaskModel`` (trained for ``task``),
     the ``task`` view of a multi-task model, a ``TfidfPredictor`` or a ``StructureModel`` (trained for ``task``);
     each has ``predict(inputs, batch_size)``."""
-    from tasks.loading import STRUCTURE, TFIDF, load_model, model_type
+    from mathgraph.tasks.loading import STRUCTURE, TFIDF, load_model, model_type
 
     kind = model_type(local_directory(directory))  # a Hub id is downloaded; no directory: "no such directory"
     if kind == TFIDF:

@@ -3,10 +3,10 @@
 Each directory names its kind in a ``model_type`` field of its own config file:
 
 - encoder, ``comus``: ``config.json`` (``models.comus``) -> ``MathEncoder``;
-- task model, ``task-model``: ``task_config.json`` (``tasks.finetune.TaskConfig``) -> ``models.task_model.TaskModel``;
-- multi-task model, ``multi-task-model``: ``multitask_config.json`` (``tasks.multitask``) -> ``MultiTaskModel``;
+- task model, ``task-model``: ``task_config.json`` (``tasks.training.finetune.TaskConfig``) -> ``models.task_model.TaskModel``;
+- multi-task model, ``multi-task-model``: ``multitask_config.json`` (``tasks.training.multitask``) -> ``MultiTaskModel``;
 - TF-IDF baseline, ``tfidf``: ``config.json`` (``tasks.baselines``) -> ``TfidfClassifier`` or ``TfidfRanker``;
-- search index, ``search-index``: ``manifest.json`` (``tasks.search_index``) -> ``SearchIndex``.
+- search index, ``search-index``: ``manifest.json`` (``tasks.search.index``) -> ``SearchIndex``.
 
 A task or multi-task model directory also holds its encoder's ``config.json``
 (``model_type`` ``comus``), so the more specific config files are looked at
@@ -20,8 +20,8 @@ from __future__ import annotations
 from os import PathLike
 from pathlib import Path
 
-from models.comus import CONFIG_NAME, CheckpointError
-from tasks.model_types import (
+from mathgraph.models.comus import CONFIG_NAME, CheckpointError
+from mathgraph.tasks.model_types import (
     ENCODER,
     MODEL_TYPES,
     MULTITASK_MODEL,
@@ -65,39 +65,39 @@ def load_model(directory: str | PathLike, device: str | None = None):
 
 
 def _load_encoder(directory, device):
-    from models.encoder import MathEncoder
+    from mathgraph.models.encoder import MathEncoder
 
     return MathEncoder.from_pretrained(directory, device=device)
 
 
 def _load_task_model(directory, device):
-    from models.task_model import TaskModel
-    from tasks.finetune import TaskConfig
+    from mathgraph.models.task_model import TaskModel
+    from mathgraph.tasks.training.finetune import TaskConfig
 
     return TaskModel.from_pretrained(directory, TaskConfig, device=device)
 
 
 def _load_multitask_model(directory, device):
-    from tasks.multitask import MultiTaskModel
+    from mathgraph.tasks.training.multitask import MultiTaskModel
 
     return MultiTaskModel.from_pretrained(directory, device=device)
 
 
 def _load_tfidf(directory, device):
-    from tasks.baselines import TfidfClassifier, TfidfRanker
+    from mathgraph.tasks.baselines import TfidfClassifier, TfidfRanker
 
     model = _read_json(Path(directory) / CONFIG_NAME).get("model")  # model_type said TF-IDF: which of the two
     return (TfidfRanker if model == "tfidf_ranker" else TfidfClassifier).from_pretrained(directory)
 
 
 def _load_structure(directory, device):
-    from tasks.structure import StructureModel
+    from mathgraph.tasks.structure import StructureModel
 
     return StructureModel.from_pretrained(directory)
 
 
 def _load_search_index(directory, device):
-    from tasks.search_index import SearchIndex
+    from mathgraph.tasks.search.index import SearchIndex
 
     return SearchIndex.from_pretrained(directory, device=device)
 

@@ -11,15 +11,15 @@ import json
 from os import PathLike
 from pathlib import Path
 
-from models.comus import CONFIG_NAME, CheckpointError
-from models.task_model import TASK_CONFIG_NAME
-from models.task_model import TASK_MODEL_TYPE as TASK_MODEL
-from tasks.index_format import FORMAT as INDEX_FORMAT
-from tasks.index_format import MANIFEST_FILE
-from tasks.index_format import MODEL_TYPE as SEARCH_INDEX
-from tasks.multitask import MULTITASK_CONFIG_NAME
-from tasks.multitask import MULTITASK_MODEL_TYPE as MULTITASK_MODEL
-from tasks.structure import MODEL_TYPE as STRUCTURE
+from mathgraph.models.comus import CONFIG_NAME, CheckpointError
+from mathgraph.models.task_model import TASK_CONFIG_NAME
+from mathgraph.models.task_model import TASK_MODEL_TYPE as TASK_MODEL
+from mathgraph.tasks.search.index_format import FORMAT as INDEX_FORMAT
+from mathgraph.tasks.search.index_format import MANIFEST_FILE
+from mathgraph.tasks.search.index_format import MODEL_TYPE as SEARCH_INDEX
+from mathgraph.tasks.structure import MODEL_TYPE as STRUCTURE
+from mathgraph.tasks.training.multitask import MULTITASK_CONFIG_NAME
+from mathgraph.tasks.training.multitask import MULTITASK_MODEL_TYPE as MULTITASK_MODEL
 
 ENCODER = "comus"
 # tasks.baselines.MODEL_TYPE and TFIDF_MODELS, as literals: importing tasks.baselines imports scikit-learn, ~1 s

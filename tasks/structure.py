@@ -28,9 +28,9 @@ from safetensors.numpy import load_file, save_file
 
 from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
-from tasks.alignment_features import alignment_features, feature_names
-from tasks.task_io import ranking_result
-from tasks.task_types import TASKS, get_task
+from mathgraph.tasks.alignment_features import alignment_features, feature_names
+from mathgraph.tasks.task_io import ranking_result
+from mathgraph.tasks.task_types import TASKS, get_task
 
 MODEL_TYPE = "structure"
 CONFIG_FILE = "config.json"

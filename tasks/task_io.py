@@ -14,7 +14,7 @@ Results, one per input and in input order:
 - SQR: ``{"scores": [s_0, ...], "ranking": [candidate indices, best first]}``
   (equal scores keep the candidate order).
 
-``TaskModel.predict`` (``tasks.finetune.predict_inputs``), the TF-IDF predictor and
+``TaskModel.predict`` (``tasks.training.finetune.predict_inputs``), the TF-IDF predictor and
 the hybrid (``tasks.inference``, ``tasks.hybrid``) all read and give these.
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from tasks.task_types import Task, get_task
+from mathgraph.tasks.task_types import Task, get_task
 
 # An input's shape (``Task.input_shape``): one text, a pair of
 # texts, or a query with candidates.

@@ -24,10 +24,20 @@ from dataclasses import asdict
 import torch
 from torch import nn
 
-from models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
-from tasks.alignment_features import alignment_features, feature_names
-from tasks.data import KpcExample, QamPair, QrcPair, SqrList, load_kpc, load_qam, load_qrc, load_sqr, sqr_relevance
-from tasks.metrics import accuracy_metric, ndcg_metric
+from mathgraph.models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
+from mathgraph.tasks.alignment_features import alignment_features, feature_names
+from mathgraph.tasks.data import (
+    KpcExample,
+    QamPair,
+    QrcPair,
+    SqrList,
+    load_kpc,
+    load_qam,
+    load_qrc,
+    load_sqr,
+    sqr_relevance,
+)
+from mathgraph.tasks.metrics import accuracy_metric, ndcg_metric
 
 PAIR_MODES = ("cross", "bi")
 
@@ -43,7 +53,7 @@ class Task(ABC):
     input_shape: str = "single"
     alignment: bool = False  # the head also reads the alignment features of each pair (tasks.alignment_features)
     aligned_with: str = "problem"  # the second text of its pairs, for their alignment: a "problem" or a "solution"
-    # the model card (tasks.model_card): the task in words, its Hugging Face Hub task type, and the data set
+    # the model card (tasks.release.model_card): the task in words, its Hugging Face Hub task type, and the data set
     # (Hub id, name) it is built from
     title: str = ""
     hub_type: str = "text-classification"
@@ -137,7 +147,7 @@ class Task(ABC):
 
     def metrics(self, examples: Sequence, predictions: Sequence) -> dict:
         """Accuracy and macro-F1 with the number of examples."""
-        from tasks.metrics import classification_metrics
+        from mathgraph.tasks.metrics import classification_metrics
 
         return classification_metrics([e.label for e in examples], predictions)
 
@@ -334,7 +344,7 @@ class SimilarQuestionRecommendation(Task):
         return [row[: len(e.candidates)].tolist() for row, e in zip(outputs["scores"].float().cpu(), examples)]
 
     def metrics(self, examples, predictions):
-        from tasks.metrics import ranking_metrics
+        from mathgraph.tasks.metrics import ranking_metrics
 
         return ranking_metrics(predictions, [e.relevance for e in examples])
 

@@ -12,8 +12,8 @@ def _graph_cache_in_tmp(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="session")
 def sample_graphs():
+    from mathgraph.parsers.problem import ProblemParser
     from mathgraph.samples import sample_problems
-    from parsers.problem import ProblemParser
 
     parser = ProblemParser("spacy")
     return [parser.parse(row["problem"]) for row in sample_problems()]
@@ -32,7 +32,7 @@ def tiny_text_dir(tmp_path_factory):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from models.text_encoder import resolve_text_encoder
+    from mathgraph.models.text_encoder import resolve_text_encoder
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("default"))
     config = BertConfig(
@@ -53,7 +53,7 @@ def tiny_text_dir(tmp_path_factory):
 @pytest.fixture
 def tiny_encoder(tiny_text_dir, tiny_vocab_dir):
     """A tiny COMUS ``MathEncoder`` (3 BERT layers of 32, 3 GAT layers of 2 x 8, k = 2) in eval mode."""
-    from models.encoder import MathEncoder
+    from mathgraph.models.encoder import MathEncoder
 
     encoder = MathEncoder.build(
         tiny_vocab_dir,

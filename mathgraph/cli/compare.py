@@ -118,7 +118,7 @@ def compare_pairs(
     The problems are parsed through the graph cache (``parsers.compare.align_texts``), so the model, which
     reads its graphs from the same cache, parses nothing again; it predicts every pair in one ``predict``
     call."""
-    from parsers.compare import align_texts
+    from mathgraph.parsers.compare import align_texts
 
     alignments = [a.to_dict() for a in align_texts(pairs, solution=solution, show_progress=show_progress)]
     relations = [None] * len(pairs)
@@ -166,11 +166,11 @@ def _load_predictor(args: argparse.Namespace):
     """The QRC predictor of ``mathgraph predict qrc``: the shipped model, or ``--model DIR``."""
     configure_inference_threads(args.threads, single_input=not args.input)
     if args.model is None:
-        from tasks.shipped import shipped_predictor
+        from mathgraph.tasks.release.shipped import shipped_predictor
 
         return shipped_predictor("qrc")
-    from models.encoder import resolve_device
-    from tasks.inference import load_predictor
+    from mathgraph.models.encoder import resolve_device
+    from mathgraph.tasks.inference import load_predictor
 
     return load_predictor("qrc", args.model, device=resolve_device(args.device))
 

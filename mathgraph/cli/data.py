@@ -81,7 +81,7 @@ def register(commands) -> None:
 
 
 def _write_data(rows: list, output: str, summary: str, bad: list) -> None:
-    from tasks.data import write_rows
+    from mathgraph.tasks.data import write_rows
 
     write_rows(output, rows)
     print(f"wrote {len(rows)} rows to {output} ({summary})", file=sys.stderr)
@@ -91,7 +91,7 @@ def _write_data(rows: list, output: str, summary: str, bad: list) -> None:
 def run_data_qrc(args: argparse.Namespace) -> int:
     """``data qrc-pairs``: QRC pairs from GSM-Plus variants (``tasks.data.build_qrc_pairs``)."""
     check_input_file(args.input)  # missing or empty: an error naming it
-    from tasks.data import build_qrc_pairs, count_summary, read_seeds
+    from mathgraph.tasks.data import build_qrc_pairs, count_summary, read_seeds
 
     seeds, bad = read_seeds(args.input, args.skip_bad)
     pairs = build_qrc_pairs(seeds, args.seed, args.irrelevant_per_seed)
@@ -104,7 +104,7 @@ def run_data_sqr(args: argparse.Namespace) -> int:
     check_input_file(args.input)  # missing or empty: an error naming it
     from collections import Counter
 
-    from tasks.data import build_sqr_lists, read_seeds
+    from mathgraph.tasks.data import build_sqr_lists, read_seeds
 
     seeds, bad = read_seeds(args.input, args.skip_bad)
     lists = build_sqr_lists(seeds, args.seed, args.other_seeds)
@@ -129,7 +129,7 @@ def run_data_qam(args: argparse.Namespace) -> int:
     number-swap pairs (``tasks.data.build_qam_number_swap``); prints the counts."""
     check_input_file(args.input)  # missing or empty: an error naming it
     from mathgraph.jsonl import read_rows
-    from tasks.data import QAM_SWAP_FIELDS, build_qam_number_swap, build_qam_pairs, count_summary
+    from mathgraph.tasks.data import QAM_SWAP_FIELDS, build_qam_number_swap, build_qam_pairs, count_summary
 
     if args.source == "gsmplus":
         given = [
@@ -163,7 +163,7 @@ def run_data_qam(args: argparse.Namespace) -> int:
 def run_data_split(args: argparse.Namespace) -> int:
     """``data split``: train/dev/test files by group or stratified (``tasks.data.split_file``)."""
     check_input_file(args.input)  # missing or empty: an error naming it
-    from tasks.data import split_file
+    from mathgraph.tasks.data import split_file
 
     paths, splits, bad = split_file(
         args.input,

@@ -44,7 +44,7 @@ def run_encode(args: argparse.Namespace) -> int:
     problems = read_problems(args.input, args.text_field, args.graphs)
     import numpy as np
 
-    from models.encoder import MathEncoder
+    from mathgraph.models.encoder import MathEncoder
 
     encoder = MathEncoder.from_pretrained(args.model, device=args.device)
     vectors = encoder.encode(

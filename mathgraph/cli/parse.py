@@ -7,7 +7,7 @@ import json
 import sys
 
 from mathgraph.cli.common import add_corpus_argument, check_input_file, corpus_texts, report_skipped
-from parsers.dependency import PARSER_NAMES
+from mathgraph.parsers.dependency import PARSER_NAMES
 
 
 def register(commands) -> None:
@@ -73,7 +73,7 @@ def run_parse(args: argparse.Namespace) -> int:
         raise ValueError("give the problem TEXT, --sample N, or --input FILE")
     if args.workers != 1 or args.skip_bad or args.output:
         raise ValueError("--workers, --skip-bad and --output apply to --input files only")
-    from parsers.problem import parse_problem
+    from mathgraph.parsers.problem import parse_problem
 
     text = args.text if args.text is not None else _sample_text(args.sample)
     graph = parse_problem(text, parser=args.parser, bare_arithmetic=args.bare_arithmetic)
@@ -92,7 +92,7 @@ def _parse_file(args: argparse.Namespace) -> int:
     if not records:
         raise ValueError(f"--input {args.input}: no good input lines ({len(bad)} bad lines skipped)")
     from mathgraph.graph import write_graphs
-    from parsers.problem import parse_problems
+    from mathgraph.parsers.problem import parse_problems
 
     graphs = parse_problems(
         (r.text for r in records),
@@ -122,7 +122,7 @@ def _sample_text(key: str) -> str:
 def run_vocab(args: argparse.Namespace) -> int:
     """``vocab``: node, relation and LaTeX-token vocabularies from corpora (``models.vocabularies``)."""
     texts = corpus_texts(args.corpus)  # missing or empty corpora: before the model code loads
-    from models.vocabularies import build_vocabularies, save_vocabularies
+    from mathgraph.models.vocabularies import build_vocabularies, save_vocabularies
 
     graph_vocabulary, latex_tokens = build_vocabularies(
         texts,

@@ -78,13 +78,13 @@ PAIR_FIELDS = ("text_a", "text_b")
 def run_predict(args: argparse.Namespace) -> int:
     """``mathgraph predict``: print one prediction, or write a JSONL file's (``tasks.inference.predict_file``)."""
     _check_arguments(args)  # every usage, model and input error before the seconds of importing torch
-    from models.encoder import resolve_device
-    from tasks.inference import format_prediction, input_from_texts, load_predictor, predict_file
+    from mathgraph.models.encoder import resolve_device
+    from mathgraph.tasks.inference import format_prediction, input_from_texts, load_predictor, predict_file
 
     item = None if args.input else input_from_texts(args.task, args.texts)
     configure_inference_threads(args.threads, single_input=item is not None)
     if args.model is None:
-        from tasks.shipped import shipped_predictor
+        from mathgraph.tasks.release.shipped import shipped_predictor
 
         predictor = shipped_predictor(args.task, hybrid=args.hybrid)
     else:

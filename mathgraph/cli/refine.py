@@ -39,15 +39,15 @@ def register(commands) -> None:
 
 
 def run_refine(args: argparse.Namespace) -> int:
-    """``refine``: solutions refined with retrieved exemplars and an LLM (``tasks.refine``)."""
+    """``refine``: solutions refined with retrieved exemplars and an LLM (``tasks.refine.refinement``)."""
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {args.limit}")
     check_input_file(args.problems, "--problems")  # before the LLM's and the index's seconds of loading
     check_input_file(args.drafts, "--drafts")
     check_model_argument(args.index, "--index")
-    from tasks.llm import load_llm
-    from tasks.refine import refine_file
-    from tasks.search_index import SearchIndex
+    from mathgraph.tasks.refine.llm import load_llm
+    from mathgraph.tasks.refine.refinement import refine_file
+    from mathgraph.tasks.search.index import SearchIndex
 
     summary = refine_file(
         args.problems,

@@ -35,8 +35,8 @@ def run_routes(args: argparse.Namespace) -> int:
     """``routes``: a picture of the model's routing (``MultiTaskModel.token_routes`` or ``skill_routes``)."""
     check_model_argument(args.model)
     from mathgraph.routing_pictures import save_routes
-    from tasks.loading import MULTITASK_MODEL, model_type
-    from tasks.multitask import MultiTaskModel
+    from mathgraph.tasks.loading import MULTITASK_MODEL, model_type
+    from mathgraph.tasks.training.multitask import MultiTaskModel
 
     if model_type(args.model) != MULTITASK_MODEL:
         raise ValueError(f"{args.model} is not a multi-task model directory (train one with `train multitask`)")

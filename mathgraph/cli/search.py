@@ -105,7 +105,7 @@ def _register_search(commands) -> None:
 
 # An input past this many problems gets the hint to try --limit SUBSET first: on 2 idle CPU cores the shipped
 # encoder indexes about 43 problems a second (MATH's 7,500 train problems in 3 min), but beside a training run
-# that keeps the cores busy about 6.6 (19 min: tasks.search_commands.RATES_PER_CPU_CORE).
+# that keeps the cores busy about 6.6 (19 min: tasks.search.commands.RATES_PER_CPU_CORE).
 LARGE_INPUT = 1000
 SUBSET = 500
 
@@ -125,7 +125,7 @@ def run_index_build(args: argparse.Namespace) -> int:
             f"to try it first, --limit {SUBSET} indexes the first {SUBSET}",
             file=sys.stderr,
         )
-    from tasks.search_commands import build_index_from_file
+    from mathgraph.tasks.search.commands import build_index_from_file
 
     index = build_index_from_file(
         args.input,
@@ -159,8 +159,8 @@ def run_search(args: argparse.Namespace) -> int:
     records, bad = read_text_lines(args.queries, args.text_field, args.skip_bad) if args.queries else ([], [])
     if args.queries and not records:
         raise ValueError(f"--queries {args.queries}: no good queries ({len(bad)} bad lines skipped)")
-    from tasks.search_commands import hybrid_search_weight, structure_search_weight
-    from tasks.search_index import SearchIndex
+    from mathgraph.tasks.search.commands import hybrid_search_weight, structure_search_weight
+    from mathgraph.tasks.search.index import SearchIndex
 
     configure_inference_threads(args.threads, single_input=args.queries is None)
     weight = hybrid_search_weight(args.hybrid)
@@ -193,7 +193,7 @@ def _search_file(
     structure_weight: float,
 ) -> int:
     from mathgraph.jsonl import atomic_writer, write_jsonl
-    from tasks.search_commands import search_records
+    from mathgraph.tasks.search.commands import search_records
 
     results = search_records(
         index,

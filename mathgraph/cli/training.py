@@ -1,7 +1,7 @@
 """``mathgraph pretrain``, ``mathgraph train kpc|qrc|qam|sqr|multitask|simcse`` and ``mathgraph evaluate``.
 
 Each ``train`` kind is its own parser, so its ``--help`` lists its own options; the four task kinds share
-one builder, and every training command takes the flags of ``tasks.trainer.TrainingArguments``.
+one builder, and every training command takes the flags of ``tasks.training.trainer.TrainingArguments``.
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def add_training_flags(
     new_model: tuple[str, ...] = (),
     frozen_prefix: bool = False,
 ) -> None:
-    """The flags of ``tasks.trainer.TrainingArguments`` (``dest`` = its field names), shared by every training command.
+    """The flags of ``tasks.training.trainer.TrainingArguments`` (``dest`` = its field names), shared by every training command.
 
     A command lists only the options it takes: ``new_model`` names the options that set up a new model it can
     start (``"gat_heads"``, ``"split_digits"``), ``frozen_prefix`` adds ``--freeze-text-layers`` (single-task
@@ -351,7 +351,7 @@ def add_training_flags(
 
 
 def _training_arguments(args: argparse.Namespace, **overrides):
-    from tasks.trainer import TrainingArguments
+    from mathgraph.tasks.training.trainer import TrainingArguments
 
     return TrainingArguments.from_namespace(args, **overrides)
 
@@ -362,10 +362,10 @@ def _print_result(result: dict, saved: str, output_dir: str) -> None:
 
 
 def run_pretrain(args: argparse.Namespace) -> int:
-    """``pretrain``: continual pre-training on corpora (``tasks.pretrain.run_pretraining``)."""
+    """``pretrain``: continual pre-training on corpora (``tasks.training.pretrain.run_pretraining``)."""
     check_model_argument(args.model, names=NAMED_MODELS)
     check_corpus_files(args.corpus)  # missing or empty corpora: before torch loads
-    from tasks.pretrain import check_pretraining_setup, run_pretraining
+    from mathgraph.tasks.training.pretrain import check_pretraining_setup, run_pretraining
 
     tasks = [t.strip() for t in args.tasks.split(",")]
     check_pretraining_setup(tasks, args.architecture)  # before the slow parsing
@@ -383,15 +383,15 @@ def run_pretrain(args: argparse.Namespace) -> int:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    """``train kpc|qrc|qam|sqr``: a task model (``tasks.finetune.train_task``) or a TF-IDF baseline."""
+    """``train kpc|qrc|qam|sqr``: a task model (``tasks.training.finetune.train_task``) or a TF-IDF baseline."""
     check_input_file(args.train, "--train")
     check_input_file(args.dev, "--dev")
     check_model_argument(args.model, names=NAMED_MODELS)
-    from tasks.finetune import TaskConfig, train_task
+    from mathgraph.tasks.training.finetune import TaskConfig, train_task
 
     if args.architecture == "tfidf":
-        from tasks.baselines import train_tfidf_file
-        from tasks.evaluation import evaluate_directory
+        from mathgraph.tasks.baselines import train_tfidf_file
+        from mathgraph.tasks.evaluation import evaluate_directory
 
         config = TaskConfig(args.task, text_field=args.text_field, label_field=args.label_field)
         train_tfidf_file(config, args.train, args.output_dir, args.skip_bad)
@@ -424,15 +424,15 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_train_multitask(args: argparse.Namespace) -> int:
-    """``train multitask``: one model with a head per task (``tasks.multitask.train_multitask``)."""
+    """``train multitask``: one model with a head per task (``tasks.training.multitask.train_multitask``)."""
     check_model_argument(args.model, names=NAMED_MODELS)
     for spec in args.task_specs:  # TASK:TRAIN[:DEV]: missing or empty files before torch loads
         task, *paths = spec.split(":")
         if task in TASKS and len(paths) in (1, 2):  # a malformed spec is parse_task_spec's to explain
             for path in paths:
                 check_input_file(path or None, "--task")
-    from tasks.finetune import TaskConfig
-    from tasks.multitask import parse_task_spec, train_multitask
+    from mathgraph.tasks.training.finetune import TaskConfig
+    from mathgraph.tasks.training.multitask import parse_task_spec, train_multitask
 
     task_files = []
     for spec in args.task_specs:
@@ -479,10 +479,10 @@ def run_train_multitask(args: argparse.Namespace) -> int:
 
 
 def run_train_simcse(args: argparse.Namespace) -> int:
-    """``train simcse``: a retrieval encoder from unlabelled texts (``tasks.simcse``)."""
+    """``train simcse``: a retrieval encoder from unlabelled texts (``tasks.training.simcse``)."""
     check_model_argument(args.model, names=NAMED_MODELS)
     texts = corpus_texts(args.corpus)  # missing or empty corpora: before torch loads
-    from tasks.simcse import train_simcse
+    from mathgraph.tasks.training.simcse import train_simcse
 
     result = train_simcse(texts, _training_arguments(args), model=args.model, mode=args.mode)
     _print_result(result, "SimCSE encoder", args.output_dir)
@@ -493,8 +493,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
     """``evaluate``: a model's metrics on a task file, printed as JSON (``tasks.evaluation``)."""
     check_model_argument(args.model)
     check_input_file(args.data, "--data")
-    from tasks.evaluation import evaluate_directory
-    from tasks.trainer import configure_threads
+    from mathgraph.tasks.evaluation import evaluate_directory
+    from mathgraph.tasks.training.trainer import configure_threads
 
     configure_threads(args.threads)
     metrics = evaluate_directory(

@@ -77,9 +77,9 @@ class Service:
         """Load everything once: the task models of ``model`` (a task or multi-task model directory; None:
         the shipped multi-task model, fused with TF-IDF as ``mathgraph predict`` does, per ``hybrid``), the
         ``encoder`` of ``encode`` (as ``mathgraph encode --model``) and the ``index`` (as ``mathgraph search``)."""
-        from models.encoder import MathEncoder
-        from tasks.embedders import MathEncoderEmbedder
-        from tasks.search_index import SearchIndex
+        from mathgraph.models.encoder import MathEncoder
+        from mathgraph.tasks.search.embedders import MathEncoderEmbedder
+        from mathgraph.tasks.search.index import SearchIndex
 
         if model is not None and hybrid:
             raise ValueError("--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model")
@@ -103,7 +103,7 @@ class Service:
     # ------------------------------------------------------------- the endpoints' work
     def parse(self, texts: Sequence[str], bare_arithmetic: bool = False) -> list:
         """The math syntax graphs of ``texts`` (as ``mathgraph parse``)."""
-        from parsers.problem import parse_problems
+        from mathgraph.parsers.problem import parse_problems
 
         with self.model_lock.lock:
             return list(parse_problems(list(texts), bare_arithmetic=bare_arithmetic))
@@ -113,7 +113,7 @@ class Service:
         from matplotlib.figure import Figure
 
         from mathgraph.draw import draw_graph, picture_size
-        from parsers.problem import parse_problem
+        from mathgraph.parsers.problem import parse_problem
 
         with self.model_lock.lock:
             graph = parse_problem(text)
@@ -134,8 +134,8 @@ class Service:
     def predict(self, task: str, inputs: Sequence) -> list[dict]:
         """Results of ``task``'s model for ``inputs`` (as ``mathgraph predict``); ``KeyError`` for a task
         the model does not predict, ``tasks.task_io.InputError`` for an input it cannot read."""
-        from tasks.task_io import check_input
-        from tasks.task_types import get_task
+        from mathgraph.tasks.task_io import check_input
+        from mathgraph.tasks.task_types import get_task
 
         predictor = self.predictors[task]
         for position, item in enumerate(inputs):  # before batching: an error names this request's input
@@ -144,7 +144,7 @@ class Service:
 
     def search(self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None) -> list[list]:
         """The ``k`` index rows nearest each query, best first (as ``mathgraph search``)."""
-        from tasks.search_commands import hybrid_search_weight, structure_search_weight
+        from mathgraph.tasks.search.commands import hybrid_search_weight, structure_search_weight
 
         if self.index is None:
             raise LookupError("no search index: start the server with --index DIR")
@@ -159,7 +159,7 @@ class Service:
         """``{alignment, relation}`` of each ``(text_a, text_b)`` pair, as ``mathgraph compare --format json``:
         ``parsers.compare.align_problems`` (or, with ``solution``, ``align_solution``) and the QRC model's
         ``{label, probabilities}`` for the pair (None with ``solution`` or without a QRC model)."""
-        from parsers.compare import align_texts
+        from mathgraph.parsers.compare import align_texts
 
         pairs = [tuple(pair) for pair in pairs]
         with self.model_lock.lock:  # spaCy parses under the lock; the QRC model then finds the graphs cached
@@ -174,7 +174,7 @@ class Service:
 
     def describe(self) -> dict:
         """What is loaded, for the health endpoint and the page."""
-        from tasks.task_types import get_task
+        from mathgraph.tasks.task_types import get_task
 
         index = (
             None
@@ -196,8 +196,8 @@ class Service:
 def _shipped_predictors(hybrid: bool | None) -> tuple[dict, dict[str, bool]]:
     """The shipped multi-task model's heads, each fused with its TF-IDF baseline where ``hybrid`` (or, for
     None, dev) says so, and which are fused."""
-    from tasks.hybrid import HybridPredictor
-    from tasks.shipped import shipped_parts, shipped_predictor
+    from mathgraph.tasks.hybrid import HybridPredictor
+    from mathgraph.tasks.release.shipped import shipped_parts, shipped_predictor
 
     parts = shipped_parts()
     predictors = {task: shipped_predictor(task, hybrid=hybrid, parts=parts) for task in parts[0].config.task_names}
@@ -207,8 +207,8 @@ def _shipped_predictors(hybrid: bool | None) -> tuple[dict, dict[str, bool]]:
 def _directory_predictors(directory: str | PathLike, device: str | None) -> dict:
     """``{task: predictor}`` of a task model (its one task) or a multi-task model (every head)."""
     from mathgraph.hub import local_directory
-    from models.comus import CheckpointError
-    from tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
+    from mathgraph.models.comus import CheckpointError
+    from mathgraph.tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
 
     kind = model_type(local_directory(directory))  # a Hub id is downloaded; no directory: "no such directory"
     if kind not in (TASK_MODEL, MULTITASK_MODEL):

@@ -93,7 +93,7 @@ def test_smoke_run(script, tmp_path):
 
 
 def _one_core() -> None:
-    """Run the script on one core, so torch uses one thread (``tasks.trainer.available_cores``): the tiny
+    """Run the script on one core, so torch uses one thread (``tasks.training.trainer.available_cores``): the tiny
     smoke models gain nothing from a second, and where other jobs load the CPU, a second thread waiting on
     a busy core made these runs 3 to 4 times slower (release_model: 76 s on 2 cores, 18 s on 1)."""
     if hasattr(os, "sched_setaffinity"):

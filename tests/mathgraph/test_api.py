@@ -48,8 +48,8 @@ def test_the_public_names_resolve_and_importing_loads_no_model_code():
 @pytest.fixture
 def qrc_tfidf(tmp_path):
     """A TF-IDF QRC model directory and two of its pairs."""
-    from tasks.baselines import train_tfidf
-    from tasks.data import build_qrc_pairs, group_seeds
+    from mathgraph.tasks.baselines import train_tfidf
+    from mathgraph.tasks.data import build_qrc_pairs, group_seeds
 
     pairs = build_qrc_pairs(group_seeds([json.loads(line) for line in SAMPLE.read_text().splitlines()]), random_state=0)
     directory = tmp_path / "qrc-tfidf"
@@ -58,7 +58,7 @@ def qrc_tfidf(tmp_path):
 
 
 def test_load_gives_what_a_directory_holds(tiny_encoder, qrc_tfidf, tmp_path):
-    from tasks.baselines import TfidfClassifier
+    from mathgraph.tasks.baselines import TfidfClassifier
 
     tiny_encoder.save_pretrained(tmp_path / "encoder")
     assert type(load(tmp_path / "encoder")).__name__ == "MathEncoder"
@@ -124,8 +124,8 @@ def test_a_hub_id_loads_from_the_cache_offline(qrc_tfidf, tmp_path):
 
 @pytest.mark.slow
 def test_the_shipped_model_exports_as_a_self_contained_directory(tmp_path):
-    from models.delta import DELTA_NAME
-    from tasks.release import export_package
+    from mathgraph.models.delta import DELTA_NAME
+    from mathgraph.tasks.release.package import export_package
 
     texts = ["Find $x$ if $2x + 3 = 7$.", "What is the area of a circle of radius $2$?"]
     shipped = Predictor.from_pretrained("shipped", task="kpc").predict(texts)

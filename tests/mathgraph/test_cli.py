@@ -149,7 +149,7 @@ def test_encode_from_texts_and_from_parsed_graphs(tmp_path, tiny_encoder, capsys
 
 
 def test_pretrain_command_writes_an_encoder(tmp_path, tiny_encoder, capsys):
-    from models.encoder import MathEncoder
+    from mathgraph.models.encoder import MathEncoder
 
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)
@@ -532,7 +532,7 @@ def test_simcse_index_search_and_refine_commands(tmp_path, tiny_encoder, capsys)
 
 
 def test_routes_need_a_moe_model_and_a_text(tiny_encoder):
-    from tasks.multitask import MultiTaskConfig, MultiTaskModel
+    from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
 
     dense = MultiTaskModel(tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}]))
     with pytest.raises(ValueError, match="no MoE layers"):

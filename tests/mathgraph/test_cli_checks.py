@@ -11,9 +11,9 @@ import torch
 
 from mathgraph.cli import main
 from mathgraph.cli.common import NAMED_MODELS, check_model_argument, configure_inference_threads
-from tasks.trainer import available_cores
+from mathgraph.tasks.training.trainer import available_cores
 
-HEAVY = ("torch", "transformers", "torch_geometric", "sklearn", "spacy", "models.encoder")
+HEAVY = ("torch", "transformers", "torch_geometric", "sklearn", "spacy", "mathgraph.models.encoder")
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_a_missing_directory_that_looks_like_a_hub_id_is_named_with_what_its_par
 
 
 def test_the_cli_names_the_models_the_encoder_knows():
-    from models.encoder import NAMED_MODELS as ENCODER_NAMES
+    from mathgraph.models.encoder import NAMED_MODELS as ENCODER_NAMES
 
     assert NAMED_MODELS == ENCODER_NAMES
 
@@ -145,6 +145,6 @@ def test_one_input_runs_on_one_thread_many_on_every_core():
 
 
 def test_the_tfidf_names_of_model_types_are_the_baselines():
-    from tasks import baselines, model_types
+    from mathgraph.tasks import baselines, model_types
 
     assert (model_types.TFIDF, model_types.TFIDF_MODELS) == (baselines.MODEL_TYPE, baselines.TFIDF_MODELS)

@@ -68,7 +68,7 @@ def test_parsing_one_problem_imports_no_model_code():
     # spaCy itself imports torch (thinc looks for it); the CLI adds neither transformers nor the models
     code = (
         "import sys; from mathgraph.cli import main; main(['-q', 'parse', 'Find $x$ if $2x+3=7$.']); "
-        "print(sorted(m for m in ('transformers', 'torch_geometric', 'models.encoder', 'tasks.search_index') "
+        "print(sorted(m for m in ('transformers', 'torch_geometric', 'mathgraph.models.encoder', 'mathgraph.tasks.search.index') "
         "if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -131,9 +131,9 @@ def _choices(argv_prefix: list[str], option: str) -> tuple:
 
 def test_the_cli_choices_are_the_library_names():
     # The CLI spells them out so that building the parser imports no torch; they must not drift apart.
-    from tasks.finetune import ARCHITECTURES
-    from tasks.multitask import ADAPTERS, LABEL_SPACES, SAMPLING
-    from tasks.pretrain import PRETRAINING_ARCHITECTURES
+    from mathgraph.tasks.training.finetune import ARCHITECTURES
+    from mathgraph.tasks.training.multitask import ADAPTERS, LABEL_SPACES, SAMPLING
+    from mathgraph.tasks.training.pretrain import PRETRAINING_ARCHITECTURES
 
     assert _choices(["train", "kpc"], "--architecture") == (*ARCHITECTURES, "tfidf")
     assert _choices(["train", "multitask"], "--architecture") == ARCHITECTURES
@@ -142,7 +142,7 @@ def test_the_cli_choices_are_the_library_names():
     assert _choices(["train", "multitask"], "--sampling") == SAMPLING
     assert _choices(["pretrain"], "--architecture") == PRETRAINING_ARCHITECTURES
     from mathgraph.cli.training import SKILLS as CLI_SKILLS
-    from models.reasoning import MODULE_SHARING, SKILLS
+    from mathgraph.models.reasoning import MODULE_SHARING, SKILLS
 
     assert CLI_SKILLS == SKILLS
     assert _choices(["train", "multitask"], "--reasoning-modules") == MODULE_SHARING

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from mathgraph.cli import main
-from parsers.compare import align_problems, align_solution
-from parsers.problem import parse_problem
+from mathgraph.parsers.compare import align_problems, align_solution
+from mathgraph.parsers.problem import parse_problem
 
 A = "Tom has 3 apples. He buys 5 more apples. How many apples does he have now?"
 B = (
@@ -183,8 +183,8 @@ def test_comparing_without_a_model_imports_no_model_code():
     # spaCy imports torch itself (thinc looks for it); --no-model adds neither transformers nor the models
     code = (
         f"import sys; from mathgraph.cli import main; main(['-q', 'compare', '--no-model', {A!r}, {B!r}]); "
-        "print(sorted(m for m in ('transformers', 'torch_geometric', 'models.encoder', 'tasks.shipped', "
-        "'tasks.inference') if m in sys.modules))"
+        "print(sorted(m for m in ('transformers', 'torch_geometric', 'mathgraph.models.encoder', 'mathgraph.tasks.release.shipped', "
+        "'mathgraph.tasks.inference') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
@@ -193,7 +193,7 @@ def test_comparing_without_a_model_imports_no_model_code():
 
 @pytest.mark.slow
 def test_the_shipped_model_predicts_the_relation(capsys):
-    from tasks.shipped import shipped_predictor
+    from mathgraph.tasks.release.shipped import shipped_predictor
 
     [expected] = shipped_predictor("qrc").predict([(A, B)])
     assert main(["-q", "compare", "--format", "json", A, B]) == 0

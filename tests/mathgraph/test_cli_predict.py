@@ -14,8 +14,8 @@ LABELS = ["Algebra", "Geometry", "Number Theory"]
 @pytest.fixture
 def kpc_dir(tmp_path, tiny_encoder):
     """An untrained tiny KPC task model, saved."""
-    from models.task_model import TaskModel
-    from tasks.finetune import TaskConfig
+    from mathgraph.models.task_model import TaskModel
+    from mathgraph.tasks.training.finetune import TaskConfig
 
     directory = tmp_path / "kpc"
     TaskModel(tiny_encoder, TaskConfig("kpc", labels=list(LABELS))).save_pretrained(directory)
@@ -39,8 +39,8 @@ def test_one_text_prints_the_label_and_top_probabilities(kpc_dir, capsys):
 
 
 def test_jsonl_file_round_trip_keeps_order_and_ids(kpc_dir, tmp_path, capsys):
-    from models.task_model import TaskModel
-    from tasks.finetune import TaskConfig
+    from mathgraph.models.task_model import TaskModel
+    from mathgraph.tasks.training.finetune import TaskConfig
 
     texts = sorted(PROBLEMS[:5], key=len, reverse=True)  # longest first: batching reorders them
     rows = [json.dumps({"id": f"p{i}", "problem": t}) for i, t in enumerate(texts)]
@@ -119,9 +119,9 @@ def test_pairs_rankings_and_other_model_kinds(tmp_path, tiny_encoder, capsys):
     from pathlib import Path
 
     import mathgraph
-    from tasks.baselines import train_tfidf
-    from tasks.data import build_qrc_pairs, group_seeds
-    from tasks.multitask import MultiTaskConfig, MultiTaskModel
+    from mathgraph.tasks.baselines import train_tfidf
+    from mathgraph.tasks.data import build_qrc_pairs, group_seeds
+    from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
 
     sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
     gsmplus = [json.loads(line) for line in sample.read_text().splitlines()]
@@ -180,7 +180,7 @@ def test_usage_errors_are_clear(kpc_dir, tmp_path, capsys):
 
 def test_a_directory_that_does_not_exist_is_not_one_that_holds_nothing(tmp_path, capsys):
     """Issue 27: a --model that does not exist said it 'holds nothing mathgraph can load'."""
-    from tasks.inference import load_predictor, load_task_model
+    from mathgraph.tasks.inference import load_predictor, load_task_model
 
     empty, gone = tmp_path / "empty", tmp_path / "gone"
     empty.mkdir()

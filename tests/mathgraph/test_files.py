@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from mathgraph.jsonl import atomic_writer
-from models.delta import save_delta
+from mathgraph.models.delta import save_delta
 
 
 @pytest.fixture(params=[0o022, 0o077])

@@ -11,7 +11,7 @@ import pytest
 import mathgraph
 from mathgraph.cli import main
 from mathgraph.cli.search import LARGE_INPUT, SUBSET
-from tasks.search_index import SearchIndex
+from mathgraph.tasks.search.index import SearchIndex
 
 SAMPLE = Path(mathgraph.__file__).parent / "data" / "kpc_sample.jsonl"
 

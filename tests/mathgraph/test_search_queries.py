@@ -1,5 +1,5 @@
 """`mathgraph search --queries FILE`: many queries against one loaded model and index, and the library
-functions behind it (``tasks.search_commands.search_records``, ``mathgraph.jsonl.read_text_lines``)."""
+functions behind it (``tasks.search.commands.search_records``, ``mathgraph.jsonl.read_text_lines``)."""
 
 import json
 from pathlib import Path

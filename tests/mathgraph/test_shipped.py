@@ -10,12 +10,12 @@ import sys
 import pytest
 import torch
 
-from models.comus import CheckpointError
-from models.encoder import MathEncoder, load_shipped_encoder
-from models.shipped import SHIPPED_DIR, release_info
-from tasks.evaluation import labelled_inputs, task_metric
-from tasks.hybrid import HybridPredictor
-from tasks.shipped import shipped_parts, shipped_predictor
+from mathgraph.models.comus import CheckpointError
+from mathgraph.models.encoder import MathEncoder, load_shipped_encoder
+from mathgraph.models.shipped import SHIPPED_DIR, release_info
+from mathgraph.tasks.evaluation import labelled_inputs, task_metric
+from mathgraph.tasks.hybrid import HybridPredictor
+from mathgraph.tasks.release.shipped import shipped_parts, shipped_predictor
 
 pytestmark = pytest.mark.slow
 
@@ -34,7 +34,7 @@ def test_the_package_is_small_and_complete():
 
 
 def test_the_model_card_states_the_search_structure_gate():
-    from tasks.model_card import card_text
+    from mathgraph.tasks.release.model_card import card_text
 
     release = release_info()
     setting = release["search"]["structure"]

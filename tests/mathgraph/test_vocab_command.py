@@ -4,8 +4,8 @@ import json
 
 from mathgraph.cli import main
 from mathgraph.graph import GraphVocabulary
+from mathgraph.models.encoder import LATEX_TOKENS_NAME
 from mathgraph.samples import sample_problems
-from models.encoder import LATEX_TOKENS_NAME
 
 PROBLEMS = [row["problem"] for row in sample_problems()]
 

@@ -57,7 +57,7 @@ def test_text_only_features_have_no_graph(tiny_encoder, sample_graphs):
 
 
 def test_a_pair_reads_as_one_sequence_with_both_graphs_under_one_root(tiny_encoder, sample_graphs):
-    from models.batching import pair_features
+    from mathgraph.models.batching import pair_features
 
     collator = tiny_encoder.collator
     a, b = collator.features(sample_graphs[:2])
@@ -98,7 +98,7 @@ def test_a_pair_reads_as_one_sequence_with_both_graphs_under_one_root(tiny_encod
 
 
 def test_a_pair_longer_than_the_positions_keeps_its_final_sep(tiny_encoder, sample_graphs):
-    from models.batching import pair_features
+    from mathgraph.models.batching import pair_features
 
     a, b = tiny_encoder.collator.features(sample_graphs[:2])
     pair = pair_features(a, b, max_length=len(a.input_ids) + 2)
@@ -110,7 +110,7 @@ def test_a_pair_longer_than_the_positions_keeps_its_final_sep(tiny_encoder, samp
 def test_a_text_longer_than_the_text_encoder_reads_is_cut_with_a_warning(tiny_encoder):
     import pytest
 
-    from models.batching import ProblemCollator
+    from mathgraph.models.batching import ProblemCollator
 
     limit = 16
     collator = ProblemCollator(tiny_encoder.collator.tokenizer, tiny_encoder.collator.vocab, max_length=limit)

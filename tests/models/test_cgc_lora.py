@@ -8,7 +8,7 @@ import torch
 from torch import nn
 from transformers import BertConfig, BertModel
 
-from models.cgc_lora import (
+from mathgraph.models.cgc_lora import (
     CGCLoRALinear,
     PartlyTrainableEmbedding,
     TaskGate,

@@ -7,7 +7,7 @@ import torch
 from transformers import AutoModel
 
 from mathgraph.graph import MathSyntaxGraph, Node
-from models.comus import CheckpointError, ComusModel
+from mathgraph.models.comus import CheckpointError, ComusModel
 
 
 def randomise_read_out(model):
@@ -53,7 +53,7 @@ def test_without_triplets_the_text_path_is_plain_bert(tiny_encoder, sample_graph
 
 
 def test_k0_keeps_text_and_graph_apart(tiny_text_dir, tiny_vocab_dir, sample_graphs):
-    from models.encoder import MathEncoder
+    from mathgraph.models.encoder import MathEncoder
 
     encoder = MathEncoder.build(
         tiny_vocab_dir,
@@ -180,7 +180,7 @@ def test_fusion_layers_beyond_the_encoders_are_refused(tiny_text_dir, sample_voc
 
 
 def test_padding_mask_stays_finite_in_half_precision():
-    from models.comus import additive_attention_mask
+    from mathgraph.models.comus import additive_attention_mask
 
     mask, states = torch.tensor([[1, 1, 0]]), torch.zeros(1, 3, 4)
     assert torch.isinf(torch.finfo(torch.float32).min * torch.ones(1).to(torch.float16)).all()  # the old way

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from models.comus import CheckpointError
-from models.delta import apply_delta, save_delta, weights_delta
+from mathgraph.models.comus import CheckpointError
+from mathgraph.models.delta import apply_delta, save_delta, weights_delta
 
 
 def _base():

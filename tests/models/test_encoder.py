@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from mathgraph.graph import MathSyntaxGraph, Node
+from mathgraph.models.comus import CheckpointError
+from mathgraph.models.encoder import MathEncoder
 from mathgraph.samples import sample_problems
-from models.comus import CheckpointError
-from models.encoder import MathEncoder
 
 TEXTS = [row["problem"] for row in sample_problems()]
 
@@ -80,7 +80,7 @@ def test_untrained_architecture_with_the_packaged_minilm():
     assert "\\in" not in tokens and "\\" in tokens
     vectors = encoder.encode(TEXTS, batch_size=4)
     assert encoder.model.config.gat_heads == 6  # the GAT is as wide as MiniLM: 6 x 64 = 384
-    from tasks.finetune import load_start_encoder
+    from mathgraph.tasks.training.finetune import load_start_encoder
 
     wide = load_start_encoder("untrained", gat_heads=12)  # COMUS's own width, by option
     assert wide.model.config.gat_hidden == 768 and wide.model.output_dim == 384 + 768

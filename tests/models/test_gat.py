@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from models.gat import GraphAttentionLayer, GraphEncoder
+from mathgraph.models.gat import GraphAttentionLayer, GraphEncoder
 
 
 def path_graph():
@@ -66,7 +66,7 @@ def test_heads_must_divide_the_hidden_size():
 def test_folded_edge_term_equals_gatconv_with_the_same_weights():
     from torch_geometric.nn import GATConv
 
-    from models.gat import FoldedEdgeGATConv
+    from mathgraph.models.gat import FoldedEdgeGATConv
 
     torch.manual_seed(0)
     reference = GATConv(16, 4, heads=3, edge_dim=5, add_self_loops=False, dropout=0.0)

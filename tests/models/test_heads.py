@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from models.heads import (
+from mathgraph.models.heads import (
     BiEncoderScorer,
     DtcHead,
     MlmHead,
@@ -122,8 +122,8 @@ def test_listwise_ranking_loss_by_hand():
 def test_mlm_head_on_a_partly_frozen_embedding_decodes_as_the_tied_one_and_trains_only_new_rows():
     from torch import nn
 
-    from models.cgc_lora import PartlyTrainableEmbedding
-    from models.heads import MlmHead
+    from mathgraph.models.cgc_lora import PartlyTrainableEmbedding
+    from mathgraph.models.heads import MlmHead
 
     torch.manual_seed(0)
     embedding = nn.Embedding(10, 4)

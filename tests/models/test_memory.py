@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from models.memory import SyntaxAwareMemory, scatter_slot_values
+from mathgraph.models.memory import SyntaxAwareMemory, scatter_slot_values
 
 
 def softmax(values):

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from transformers import BertConfig, BertModel
 
-from models.moe import (
+from mathgraph.models.moe import (
     MoEFeedForward,
     add_moe_layers,
     moe_aux_loss,

@@ -2,7 +2,7 @@
 
 import torch
 
-from models.precision import autocast_dtype, full_precision
+from mathgraph.models.precision import autocast_dtype, full_precision
 
 
 def test_autocast_dtype_and_full_precision():

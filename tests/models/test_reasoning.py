@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel
 
-from models.reasoning import (
+from mathgraph.models.reasoning import (
     AdaptedOutput,
     ReasoningConfig,
     ReasoningModules,
@@ -236,7 +236,7 @@ def test_bad_configs_are_refused(bad, message):
 
 
 def test_the_router_s_cls_only_layer_equals_the_full_layer_at_cls():
-    from models.reasoning import cls_through_layer
+    from mathgraph.models.reasoning import cls_through_layer
 
     text = tiny_bert()
     layer = text.encoder.layer[2]

@@ -10,10 +10,10 @@ import re
 import numpy as np
 import pytest
 
+from mathgraph.models.comus import CONFIG_NAME, TOKENIZER_DIR
+from mathgraph.models.encoder import MathEncoder
+from mathgraph.models.text_encoder import set_split_digits, splits_digits
 from mathgraph.samples import sample_problems
-from models.comus import CONFIG_NAME, TOKENIZER_DIR
-from models.encoder import MathEncoder
-from models.text_encoder import set_split_digits, splits_digits
 
 TEXTS = [row["problem"] for row in sample_problems()]
 TINY = {
@@ -72,7 +72,7 @@ def test_latex_commands_are_kept_and_only_numbers_differ(split_encoder, tiny_enc
 
 
 def test_feature_store_and_encode_use_digit_tokens(split_encoder, tiny_encoder):
-    from tasks.features import FeatureStore
+    from mathgraph.tasks.features import FeatureStore
 
     store = FeatureStore(split_encoder.collator, TEXTS[7:8], with_graphs=False, show_progress=False)
     ids = store.features[0].input_ids.tolist()
@@ -134,7 +134,7 @@ def test_set_split_digits_is_idempotent_and_reversible(tiny_encoder):
 
 
 def test_split_digits_is_a_new_model_option(split_encoder, tmp_path):
-    from tasks.finetune import load_start_encoder
+    from mathgraph.tasks.training.finetune import load_start_encoder
 
     split_encoder.save_pretrained(tmp_path)
     assert splits_digits(load_start_encoder(str(tmp_path)).tokenizer)  # a saved model keeps its setting
@@ -143,8 +143,8 @@ def test_split_digits_is_a_new_model_option(split_encoder, tmp_path):
 
 
 def test_index_identity_tells_split_models_apart(split_encoder, tiny_encoder):
-    from tasks.embedders import MathEncoderEmbedder
-    from tasks.search_index import IndexMismatchError, check_identity
+    from mathgraph.tasks.search.embedders import MathEncoderEmbedder
+    from mathgraph.tasks.search.index import IndexMismatchError, check_identity
 
     split, plain = MathEncoderEmbedder(split_encoder).identity(), MathEncoderEmbedder(tiny_encoder).identity()
     assert split["weights_sha256"] == plain["weights_sha256"]  # same seed, same weights
@@ -154,14 +154,18 @@ def test_index_identity_tells_split_models_apart(split_encoder, tiny_encoder):
 
 
 def test_cli_passes_split_digits_to_new_models(tmp_path, monkeypatch, capsys):
-    import tasks.finetune
-    import tasks.pretrain
+    import mathgraph.tasks.training.finetune
+    import mathgraph.tasks.training.pretrain
     from mathgraph.cli import main
 
     seen = {}
-    monkeypatch.setattr(tasks.finetune, "train_task", lambda *a, **kw: seen.setdefault("train", kw) and {})
     monkeypatch.setattr(
-        tasks.pretrain, "run_pretraining", lambda *a, **kw: seen.setdefault("pretrain", kw) and {"step": 0}
+        mathgraph.tasks.training.finetune, "train_task", lambda *a, **kw: seen.setdefault("train", kw) and {}
+    )
+    monkeypatch.setattr(
+        mathgraph.tasks.training.pretrain,
+        "run_pretraining",
+        lambda *a, **kw: seen.setdefault("pretrain", kw) and {"step": 0},
     )
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({"problem": TEXTS[0]}) + "\n")

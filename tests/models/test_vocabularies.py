@@ -3,9 +3,9 @@
 import json
 
 from mathgraph.graph import GraphVocabulary
+from mathgraph.models.encoder import LATEX_TOKENS_NAME, MathEncoder
+from mathgraph.models.vocabularies import build_vocabularies, save_vocabularies
 from mathgraph.samples import sample_problems
-from models.encoder import LATEX_TOKENS_NAME, MathEncoder
-from models.vocabularies import build_vocabularies, save_vocabularies
 
 PROBLEMS = [row["problem"] for row in sample_problems()]
 

@@ -4,8 +4,14 @@ from fractions import Fraction
 
 import pytest
 
-from parsers.compare import ALIGNMENT_FEATURES, SOLUTION_FEATURES, align_problems, align_solution, solution_steps
-from parsers.problem import ProblemParser
+from mathgraph.parsers.compare import (
+    ALIGNMENT_FEATURES,
+    SOLUTION_FEATURES,
+    align_problems,
+    align_solution,
+    solution_steps,
+)
+from mathgraph.parsers.problem import ProblemParser
 
 PARSER = ProblemParser("spacy")
 SEED = "Tom has 12 apples. He buys 3 bags with 4 apples each. How many apples does he have now?"

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-import parsers.dependency as dep
-from parsers.dependency import (
+import mathgraph.parsers.dependency as dep
+from mathgraph.parsers.dependency import (
     DependencyParser,
     DepSentence,
     DepToken,
@@ -21,7 +21,7 @@ from parsers.dependency import (
     sentences_from_stanza,
     stanza_models_available,
 )
-from parsers.segment import PLACEHOLDER, segment
+from mathgraph.parsers.segment import PLACEHOLDER, segment
 
 
 @pytest.fixture(scope="module")

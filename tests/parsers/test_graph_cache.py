@@ -5,10 +5,10 @@ import sqlite3
 
 import pytest
 
-import parsers
-import parsers.graph_cache as graph_cache
-from parsers.graph_cache import GraphCache, default_cache_path, graph_key, parse_cached, parser_identity
-from parsers.problem import _problem_parser, parse_problem
+import mathgraph.parsers.graph_cache as graph_cache
+from mathgraph import parsers
+from mathgraph.parsers.graph_cache import GraphCache, default_cache_path, graph_key, parse_cached, parser_identity
+from mathgraph.parsers.problem import _problem_parser, parse_problem
 
 TEXTS = ["Let $f(x)=x^2+1$. Find $f(2)$.", "Solve $2x+3=7$ for $x$.", "What is 48/2 = 24?"]
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parsers.latex import NODE_TYPES, OperatorTree, parse_latex
+from mathgraph.parsers.latex import NODE_TYPES, OperatorTree, parse_latex
 
 # (formula from the MATH training data, expected tree)
 REAL = [

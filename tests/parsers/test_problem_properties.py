@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from mathgraph import MathSyntaxGraph, parse_problem, parse_problems
 from mathgraph.graph import GraphVocabulary
+from mathgraph.parsers.problem import ProblemParser
 from mathgraph.samples import sample_problems
-from parsers.problem import ProblemParser
 
 PARSER = ProblemParser("spacy")
 PROBLEMS = [row["problem"] for row in sample_problems()]

@@ -5,8 +5,8 @@ from fractions import Fraction
 import pytest
 
 from mathgraph.graph import MathSyntaxGraph
-from parsers.problem import ProblemParser
-from parsers.quantities import parse_number, problem_sentences
+from mathgraph.parsers.problem import ProblemParser
+from mathgraph.parsers.quantities import parse_number, problem_sentences
 
 PARSER = ProblemParser("spacy")
 

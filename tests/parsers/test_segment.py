@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parsers.segment import PLACEHOLDER, ExcludedBlock, Formula, Segmentation, segment
+from mathgraph.parsers.segment import PLACEHOLDER, ExcludedBlock, Formula, Segmentation, segment
 
 _OPENERS = {"$": "$", "$$": "$$", "\\(": "\\(", "\\[": "\\["}
 _CLOSERS = {"$": "$", "$$": "$$", "\\(": "\\)", "\\[": "\\]"}

@@ -7,8 +7,8 @@ the packaged spaCy model's (ClearNLP labels), every formula hangs from its
 
 import pytest
 
+from mathgraph.parsers.problem import ProblemParser
 from mathgraph.samples import sample_problems
-from parsers.problem import ProblemParser
 
 SAMPLES = {row["id"]: row for row in sample_problems()}
 PARSER = ProblemParser("spacy")

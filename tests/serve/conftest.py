@@ -13,7 +13,7 @@ INDEXED_ROWS = 40
 @pytest.fixture(scope="session")
 def index_dir(tmp_path_factory):
     """A search index (``mathgraph index build``, shipped encoder) of the first 40 KPC sample problems."""
-    from tasks.search_commands import build_index_from_file
+    from mathgraph.tasks.search.commands import build_index_from_file
 
     rows = [json.loads(line) for line in KPC_SAMPLE.read_text(encoding="utf-8").splitlines()[:INDEXED_ROWS]]
     corpus = tmp_path_factory.mktemp("serve") / "corpus.jsonl"

@@ -8,10 +8,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from mathgraph.cli.compare import compare_pairs
+from mathgraph.parsers.compare import align_problems, align_solution
+from mathgraph.parsers.problem import parse_problem
 from mathgraph.serve.app import create_app
 from mathgraph.serve.service import Limits, Service
-from parsers.compare import align_problems, align_solution
-from parsers.problem import parse_problem
 
 A = "Tom has 3 apples. He buys 5 more apples. How many apples does he have now?"
 B = (

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from mathgraph.parsers.problem import parse_problem
 from mathgraph.serve.app import create_app
 from mathgraph.serve.service import Limits
-from parsers.problem import parse_problem
 
 pytestmark = pytest.mark.slow
 

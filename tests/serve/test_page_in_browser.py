@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from parsers.compare import align_problems
-from parsers.problem import parse_problem
+from mathgraph.parsers.compare import align_problems
+from mathgraph.parsers.problem import parse_problem
 
 pytestmark = pytest.mark.slow
 

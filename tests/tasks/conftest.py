@@ -39,8 +39,8 @@ def task_files(tmp_path, gsmplus, write):
     """KPC (the bundled sample problems), QRC and SQR (from the GSM-Plus sample) task files, each its own dev
     file: ``[(TaskConfig, train, dev)]``, what ``train_multitask`` takes."""
     from mathgraph.samples import sample_problems
-    from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
-    from tasks.finetune import TaskConfig
+    from mathgraph.tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
+    from mathgraph.tasks.training.finetune import TaskConfig
 
     kpc = write(
         tmp_path / "kpc.jsonl",

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tasks.answers import (
+from mathgraph.tasks.answers import (
     answers_equal,
     extract_answer,
     normalize_answer,

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from tasks.baselines import TfidfClassifier, TfidfRanker, evaluate_tfidf, train_tfidf
-from tasks.loading import load_model
+from mathgraph.tasks.baselines import TfidfClassifier, TfidfRanker, evaluate_tfidf, train_tfidf
+from mathgraph.tasks.loading import load_model
 
 TOPICS = {
     "geometry": ["triangle", "circle", "radius", "angle", "polygon", "area", "perimeter", "hypotenuse"],

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from tasks.bucketing import LengthBucketSampler, bucketed_batches, length_sorted_batches
+from mathgraph.tasks.training.bucketing import LengthBucketSampler, bucketed_batches, length_sorted_batches
 
 
 def test_every_example_exactly_once_per_epoch_and_seeded():

@@ -11,7 +11,7 @@ from sklearn.metrics.pairwise import cosine_similarity
 
 from mathgraph.cli import main
 from mathgraph.jsonl import JsonlError, read_rows
-from tasks.data import (
+from mathgraph.tasks.data import (
     IRRELEVANT,
     PERTURBATION_TYPES,
     QRC_LABELS,

@@ -17,7 +17,7 @@ def test_encode_stays_on_the_model_device(tiny_encoder, monkeypatch):
 
 
 def test_bf16_only_where_the_gpu_has_it(monkeypatch):
-    from models.encoder import cuda_autocast_dtype
+    from mathgraph.models.encoder import cuda_autocast_dtype
 
     # a T4 or V100: bf16 only through emulation
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: including_emulation)

@@ -2,12 +2,12 @@
 
 import pytest
 
+from mathgraph.models.task_model import TaskModel
 from mathgraph.samples import sample_problems
-from models.task_model import TaskModel
-from tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds
-from tasks.evaluation import evaluate_directory
-from tasks.finetune import TaskConfig, train_task
-from tasks.trainer import TrainingArguments
+from mathgraph.tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds
+from mathgraph.tasks.evaluation import evaluate_directory
+from mathgraph.tasks.training.finetune import TaskConfig, train_task
+from mathgraph.tasks.training.trainer import TrainingArguments
 
 
 def args(output, epochs=1, batch_size=8, learning_rate=3e-5, **extra):
@@ -85,7 +85,7 @@ def test_a_config_saved_with_the_old_encoder_key_loads_as_its_architecture(tiny_
 def test_mean_pooling_and_the_fused_halves_at_one_scale():
     import torch
 
-    from models.pooling import SplitLayerNorm, pool_tokens
+    from mathgraph.models.pooling import SplitLayerNorm, pool_tokens
 
     states = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [100.0, 100.0]]])
     mask = torch.tensor([[1, 1, 0]])
@@ -118,7 +118,7 @@ def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
 
 
 def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
-    from tasks.baselines import train_tfidf
+    from mathgraph.tasks.baselines import train_tfidf
 
     pairs_rows = build_qrc_pairs(group_seeds(gsmplus), random_state=0)
     pairs = write(tmp_path / "qrc.jsonl", pairs_rows)
@@ -138,7 +138,7 @@ def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
 def test_text_only_training_parses_nothing_and_graph_training_parses_once(
     start_model, tmp_path, gsmplus, write, monkeypatch
 ):
-    import tasks.features
+    import mathgraph.tasks.features
 
     pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), random_state=0))
     parsed = []
@@ -147,8 +147,8 @@ def test_text_only_training_parses_nothing_and_graph_training_parses_once(
         parsed.append(len(texts))
         return real_parse(texts, **options)
 
-    real_parse = tasks.features.parse_cached
-    monkeypatch.setattr(tasks.features, "parse_cached", counting_parse)
+    real_parse = mathgraph.tasks.features.parse_cached
+    monkeypatch.setattr(mathgraph.tasks.features, "parse_cached", counting_parse)
     train_task(
         TaskConfig("qrc", architecture="bert"),
         pairs,
@@ -162,8 +162,8 @@ def test_text_only_training_parses_nothing_and_graph_training_parses_once(
 
 
 def test_start_encoder_options_apply_to_a_new_model_only(start_model):
-    from tasks.features import graph_cache_option
-    from tasks.finetune import load_start_encoder
+    from mathgraph.tasks.features import graph_cache_option
+    from mathgraph.tasks.training.finetune import load_start_encoder
 
     loaded = load_start_encoder(start_model, gat_heads=None)  # unset options are no options
     assert loaded.model.config.gat_heads == 2
@@ -175,9 +175,9 @@ def test_start_encoder_options_apply_to_a_new_model_only(start_model):
 
 @pytest.mark.parametrize("task,pair_mode", [("qrc", "bi"), ("qam", "cross"), ("sqr", None)])
 def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_path, task, pair_mode, gsmplus, write):
-    from tasks.alignment_features import feature_names
-    from tasks.data import build_qam_number_swap
-    from tasks.task_types import get_task
+    from mathgraph.tasks.alignment_features import feature_names
+    from mathgraph.tasks.data import build_qam_number_swap
+    from mathgraph.tasks.task_types import get_task
 
     seeds = group_seeds(gsmplus)
     rows = {

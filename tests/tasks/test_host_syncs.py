@@ -2,7 +2,7 @@
 
 import torch
 
-from tasks.host_syncs import count_host_syncs
+from mathgraph.tasks.training.host_syncs import count_host_syncs
 
 
 def test_counts_reads_value_dependent_shapes_and_nothing_else():

@@ -5,7 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from tasks.hybrid import HybridPredictor, accuracy_metric, choose_weight, fuse, fuse_probabilities, fuse_scores
+from mathgraph.tasks.hybrid import (
+    HybridPredictor,
+    accuracy_metric,
+    choose_weight,
+    fuse,
+    fuse_probabilities,
+    fuse_scores,
+)
 
 
 def test_probabilities_are_a_weighted_product_renormalised():

@@ -7,7 +7,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from tasks.llm import (
+from mathgraph.tasks.refine.llm import (
     LLM,
     HuggingFaceLLM,
     LLMError,
@@ -133,7 +133,7 @@ def test_packaged_smollm2_is_found_without_importing_it():
 
 
 def test_default_names_load_the_packaged_model(monkeypatch):
-    import tasks.llm as llm_module
+    import mathgraph.tasks.refine.llm as llm_module
 
     monkeypatch.setattr(llm_module, "load_smollm2", lambda device=None: "packaged")
     assert load_llm("smollm2") == "packaged" and load_llm("default") == "packaged"
@@ -145,7 +145,7 @@ def tiny_causal_lm(tmp_path_factory):
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from models.text_encoder import resolve_text_encoder
+    from mathgraph.models.text_encoder import resolve_text_encoder
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("default"))
     tokenizer.chat_template = (

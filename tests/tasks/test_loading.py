@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from models.comus import CheckpointError
-from tasks.loading import MODEL_TYPES, load_model, model_type
+from mathgraph.models.comus import CheckpointError
+from mathgraph.tasks.loading import MODEL_TYPES, load_model, model_type
 
 # The file of each kind that names its model_type.
 CONFIG_FILES = {
@@ -36,12 +36,12 @@ class TinyEmbedder:
 @pytest.fixture
 def directories(tmp_path, tiny_encoder, gsmplus):
     """One directory of every kind, saved by its own writer."""
-    from models.task_model import TaskModel
-    from tasks.baselines import train_tfidf
-    from tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
-    from tasks.finetune import TaskConfig
-    from tasks.multitask import MultiTaskConfig, MultiTaskModel
-    from tasks.search_index import SearchIndex
+    from mathgraph.models.task_model import TaskModel
+    from mathgraph.tasks.baselines import train_tfidf
+    from mathgraph.tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
+    from mathgraph.tasks.search.index import SearchIndex
+    from mathgraph.tasks.training.finetune import TaskConfig
+    from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
 
     paths = {
         kind: tmp_path / kind for kind in ("encoder", "task", "multitask", "tfidf-classifier", "tfidf-ranker", "index")
@@ -128,7 +128,7 @@ def test_a_directory_of_no_known_kind_is_a_clear_error(tmp_path):
 
 
 def test_load_task_model_says_what_a_directory_holds_instead(directories):
-    from tasks.inference import load_task_model
+    from mathgraph.tasks.inference import load_task_model
 
     with pytest.raises(CheckpointError, match="not a trained task model: it holds an encoder"):
         load_task_model("kpc", str(directories["encoder"]))

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tasks.metrics import (
+from mathgraph.tasks.metrics import (
     classification_metrics,
     hit_rate_at_k,
     mean_average_precision,

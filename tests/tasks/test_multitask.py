@@ -5,17 +5,17 @@ from collections import Counter
 import pytest
 import torch
 
-from tasks.evaluation import evaluate_directory
-from tasks.finetune import TaskConfig
-from tasks.multitask import (
+from mathgraph.tasks.evaluation import evaluate_directory
+from mathgraph.tasks.task_types import get_task
+from mathgraph.tasks.training.finetune import TaskConfig
+from mathgraph.tasks.training.multitask import (
     MultiTaskConfig,
     MultiTaskModel,
     TaskMixingSampler,
     parse_task_spec,
     train_multitask,
 )
-from tasks.task_types import get_task
-from tasks.trainer import TrainingArguments
+from mathgraph.tasks.training.trainer import TrainingArguments
 
 
 def test_proportional_sampling_visits_every_example_once_per_epoch():
@@ -121,8 +121,8 @@ def test_cgc_lora_trains_only_adapters_and_the_graph_side(tiny_encoder):
 
 
 def test_a_cgc_lora_task_predicts_with_its_update_merged_and_the_weights_come_back(tiny_encoder, monkeypatch):
-    import tasks.multitask as multitask
-    from models.cgc_lora import cgc_lora_layers
+    import mathgraph.tasks.training.multitask as multitask
+    from mathgraph.models.cgc_lora import cgc_lora_layers
 
     config = MultiTaskConfig(
         [{"task": "kpc", "labels": ["a", "b"]}, {"task": "qrc", "labels": ["x", "y"]}], adapter="cgc-lora"
@@ -152,9 +152,9 @@ def test_a_cgc_lora_task_predicts_with_its_update_merged_and_the_weights_come_ba
 
 
 def test_cgc_lora_trains_the_new_latex_token_embeddings_and_keeps_the_pretrained_ones(tiny_encoder):
-    from models.task_model import TaskBatch
-    from tasks.multitask import MultiTaskBatch
-    from tasks.trainer import build_optimizer
+    from mathgraph.models.task_model import TaskBatch
+    from mathgraph.tasks.training.multitask import MultiTaskBatch
+    from mathgraph.tasks.training.trainer import build_optimizer
 
     tokenizer = tiny_encoder.tokenizer
     config = MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}], adapter="cgc-lora")
@@ -230,7 +230,7 @@ def test_unknown_label_space_is_refused():
 
 
 def test_frozen_embeddings_stay_as_the_start_encoder_has_them(start_model, task_files, tmp_path):
-    from models.encoder import MathEncoder
+    from mathgraph.models.encoder import MathEncoder
 
     output = tmp_path / "frozen"
     args = TrainingArguments(output_dir=str(output), epochs=1, batch_size=4, learning_rate=3e-3)
@@ -281,7 +281,7 @@ def test_heads_pool_by_the_mean_and_models_saved_before_keep_cls(tiny_encoder, t
     import json
     from dataclasses import asdict
 
-    from tasks.multitask import MULTITASK_CONFIG_NAME, MultiTaskConfig, MultiTaskModel
+    from mathgraph.tasks.training.multitask import MULTITASK_CONFIG_NAME, MultiTaskConfig, MultiTaskModel
 
     config = MultiTaskConfig([asdict(TaskConfig("kpc", labels=["a", "b"]))])
     assert config.pooling == "mean"

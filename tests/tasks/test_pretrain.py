@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from tasks.bucketing import LengthBucketSampler
-from tasks.pretrain import ComusPretrainer, PretrainingCollator, PretrainingWeights, mask_tokens
-from tasks.trainer import TrainingArguments, TrainingData, fit
+from mathgraph.tasks.training.bucketing import LengthBucketSampler
+from mathgraph.tasks.training.pretrain import ComusPretrainer, PretrainingCollator, PretrainingWeights, mask_tokens
+from mathgraph.tasks.training.trainer import TrainingArguments, TrainingData, fit
 
 
 def test_masking_follows_80_10_10():
@@ -71,9 +71,9 @@ def test_dapt_bert_is_mlm_on_the_text_encoder_alone(tiny_encoder, sample_graphs)
 def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_path):
     import json
 
+    from mathgraph.models.encoder import MathEncoder
     from mathgraph.samples import sample_problems
-    from models.encoder import MathEncoder
-    from tasks.pretrain import run_pretraining
+    from mathgraph.tasks.training.pretrain import run_pretraining
 
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)
@@ -100,7 +100,7 @@ def test_run_pretraining_saves_a_loadable_encoder_and_resumes(tiny_encoder, tmp_
 
 
 def test_mlm_decodes_only_the_masked_positions_to_the_same_loss(tiny_encoder, sample_graphs):
-    from models.heads import mlm_loss
+    from mathgraph.models.heads import mlm_loss
 
     pretrainer = ComusPretrainer(tiny_encoder.model, PretrainingWeights(enabled=("mlm",)), architecture="bert").eval()
     item = PretrainingCollator(tiny_encoder.collator, seed=0)(sample_graphs[:3])
@@ -116,10 +116,10 @@ def test_mlm_decodes_only_the_masked_positions_to_the_same_loss(tiny_encoder, sa
 def test_a_frozen_vocabulary_keeps_the_pretrained_rows_and_the_loss_curve_is_logged(tiny_encoder, tmp_path):
     import json
 
+    from mathgraph.models.encoder import MathEncoder
+    from mathgraph.models.text_encoder import first_added_latex_row
     from mathgraph.samples import sample_problems
-    from models.encoder import MathEncoder
-    from models.text_encoder import first_added_latex_row
-    from tasks.pretrain import run_pretraining
+    from mathgraph.tasks.training.pretrain import run_pretraining
 
     start = tmp_path / "start"
     tiny_encoder.save_pretrained(start)

@@ -5,10 +5,10 @@ import json
 import pytest
 import torch
 
-from models.reasoning import skill_routing_loss
-from tasks.multitask import MultiTaskConfig, MultiTaskModel, train_multitask
-from tasks.reasoning_pretraining import SKILL_PRETRAINING_DIR, skill_sources
-from tasks.trainer import TRAINING_LOG, TrainingArguments
+from mathgraph.models.reasoning import skill_routing_loss
+from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel, train_multitask
+from mathgraph.tasks.training.reasoning_pretraining import SKILL_PRETRAINING_DIR, skill_sources
+from mathgraph.tasks.training.trainer import TRAINING_LOG, TrainingArguments
 
 TEXTS = ["Find $x$ if $2x+1=5$.", "Tom has 3 apples and buys 4 more. How many apples does he have?"]
 
@@ -125,7 +125,7 @@ def test_a_saved_reasonformer_gives_the_same_vectors_and_routes(tiny_encoder, tm
 
 
 def test_a_reasonformer_stored_as_a_delta_from_its_start_encoder_loads_the_same(tiny_encoder, start_model, tmp_path):
-    from models.encoder import MathEncoder
+    from mathgraph.models.encoder import MathEncoder
 
     model = reasonformer(tiny_encoder)
     with torch.no_grad():
@@ -138,7 +138,7 @@ def test_a_reasonformer_stored_as_a_delta_from_its_start_encoder_loads_the_same(
 
 
 def test_skill_routes_summaries_against_hand_computation():
-    from tasks.multitask import SkillRoutes
+    from mathgraph.tasks.training.multitask import SkillRoutes
 
     routes = SkillRoutes(
         "kpc",

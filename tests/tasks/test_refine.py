@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from tasks.refine import (
+from mathgraph.tasks.refine.refinement import (
     SOLVE_TEMPLATE,
     STAGES,
     RefineConfig,
@@ -16,7 +16,7 @@ from tasks.refine import (
     refine_file,
     refine_solution,
 )
-from tasks.search_index import SearchIndex
+from mathgraph.tasks.search.index import SearchIndex
 
 
 class HashingEncoder:
@@ -377,7 +377,7 @@ def one_torch_thread():
 @pytest.mark.slow
 def test_real_run_with_the_packaged_smollm2(index, tmp_path, one_torch_thread, write):
     """Two GSM8K-style problems through the packaged SmolLM2: three stages each, one exemplar, short replies."""
-    from tasks.llm import load_llm
+    from mathgraph.tasks.refine.llm import load_llm
 
     start = time.perf_counter()
     llm = load_llm("smollm2", device="cpu")  # fails (not skips) when the packaged model cannot be loaded

@@ -7,16 +7,16 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from models.comus import CheckpointError
-from models.delta import DELTA_NAME
-from models.encoder import load_shipped_encoder
-from models.shipped import release_info, shipped_path
-from tasks.baselines import train_tfidf
-from tasks.finetune import TaskConfig
-from tasks.hybrid import HybridPredictor
-from tasks.multitask import MultiTaskConfig, MultiTaskModel
-from tasks.release import finish_package, write_package
-from tasks.shipped import load_shipped_multitask, shipped_predictor
+from mathgraph.models.comus import CheckpointError
+from mathgraph.models.delta import DELTA_NAME
+from mathgraph.models.encoder import load_shipped_encoder
+from mathgraph.models.shipped import release_info, shipped_path
+from mathgraph.tasks.baselines import train_tfidf
+from mathgraph.tasks.hybrid import HybridPredictor
+from mathgraph.tasks.release.package import finish_package, write_package
+from mathgraph.tasks.release.shipped import load_shipped_multitask, shipped_predictor
+from mathgraph.tasks.training.finetune import TaskConfig
+from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
 
 PROBLEMS = [
     ("Find $x$ if $2x+3=7$.", "Algebra"),
@@ -125,7 +125,7 @@ def test_the_shipped_predictor_is_hybrid_where_the_release_says_so(package):
 
 
 def test_the_card_says_what_the_graph_adds_on_kpc_whichever_way_it_falls():
-    from tasks.model_card import _release_notes
+    from mathgraph.tasks.release.model_card import _release_notes
 
     def note(difference, ci95):
         release = {"tasks": {}, "kpc_study": {"difference": difference, "ci95": ci95, "seeds": 2}}

@@ -6,9 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from tasks.embedders import Embedder, TextEmbedder, as_embedder, load_embedder
-from tasks.search_commands import build_index_from_file
-from tasks.search_index import (
+import mathgraph.tasks.search.commands
+import mathgraph.tasks.search.index
+from mathgraph.tasks.search.commands import build_index_from_file
+from mathgraph.tasks.search.embedders import Embedder, TextEmbedder, as_embedder, load_embedder
+from mathgraph.tasks.search.index import (
     EMBEDDINGS_FILE,
     MANIFEST_FILE,
     ROWS_FILE,
@@ -280,7 +282,7 @@ def test_index_files_with_a_saved_math_encoder(tiny_encoder, tmp_path):
 
 def test_an_index_built_in_python_finds_its_encoder_again(tiny_encoder, tmp_path):
     """SearchIndex.build with a loaded MathEncoder records where it came from; a built one records nothing."""
-    from models.encoder import MathEncoder
+    from mathgraph.models.encoder import MathEncoder
 
     assert tiny_encoder.name_or_path is None
     model_dir = tmp_path / "model"
@@ -293,12 +295,14 @@ def test_an_index_built_in_python_finds_its_encoder_again(tiny_encoder, tmp_path
 
 
 def test_a_damaged_index_is_reported_before_its_model_loads(tmp_path, monkeypatch):
-    import tasks.search_index
+    import mathgraph.tasks.search.index
 
     SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem").save_pretrained(tmp_path)
     weights = tmp_path / EMBEDDINGS_FILE
     weights.write_bytes(weights.read_bytes()[:40])
-    monkeypatch.setattr(tasks.search_index, "load_embedder", lambda *a, **kw: pytest.fail("the model was loaded first"))
+    monkeypatch.setattr(
+        mathgraph.tasks.search.index, "load_embedder", lambda *a, **kw: pytest.fail("the model was loaded first")
+    )
     with pytest.raises(IndexFormatError):
         SearchIndex.from_pretrained(tmp_path, encoder="any")
 
@@ -317,8 +321,8 @@ def test_text_only_encoder(tiny_text_dir, tmp_path):
 def test_hybrid_search_fuses_standardised_dense_and_tfidf_scores(index):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from tasks.baselines import VECTORIZER_DEFAULTS
-    from tasks.hybrid import fuse_scores
+    from mathgraph.tasks.baselines import VECTORIZER_DEFAULTS
+    from mathgraph.tasks.hybrid import fuse_scores
 
     query = "find the area of a right triangle"
     dense_only = index.search([query], k=8)[0]
@@ -338,10 +342,9 @@ def test_hybrid_search_fuses_standardised_dense_and_tfidf_scores(index):
 
 
 def test_search_records_streams_in_chunks(monkeypatch):
-    import tasks.search_commands
     from mathgraph.jsonl import TextRecord
-    from tasks.search_commands import search_records
-    from tasks.search_index import SearchIndex
+    from mathgraph.tasks.search.commands import search_records
+    from mathgraph.tasks.search.index import SearchIndex
 
     class Axes:
         """Vectors along the axis named by the text's first word."""
@@ -358,7 +361,7 @@ def test_search_records_streams_in_chunks(monkeypatch):
     embedder = Axes()
     index = SearchIndex.build([f"{i} row" for i in range(3)], embedder, text_field="t")
     embedder.calls.clear()
-    monkeypatch.setattr(tasks.search_commands, "QUERY_CHUNK", 2)
+    monkeypatch.setattr(mathgraph.tasks.search.commands, "QUERY_CHUNK", 2)
     records = [TextRecord(line, f"{line % 3} query", {"id": f"q{line}"} if line % 2 else {}) for line in range(5)]
     results = list(search_records(index, records, k=2))
     assert embedder.calls == [2, 2, 1]  # the model sees the queries a chunk at a time
@@ -382,7 +385,7 @@ class FixedStructure:
 
     def predict(self, inputs):
         self.calls.append(inputs)
-        from tasks.task_io import ranking_result
+        from mathgraph.tasks.task_io import ranking_result
 
         return [ranking_result([self.score_of(c) for c in candidates]) for _, candidates in inputs]
 
@@ -400,7 +403,7 @@ def test_structure_signal_rescores_the_first_stage(index):
     (call,) = index.structure.calls
     assert call[0][0] == query and len(call[0][1]) == len(CORPUS)  # every first-stage row up to STRUCTURE_RERANK
     # halfway, the fused score is the mean of the two standardised scores (tasks.hybrid.fuse_scores)
-    from tasks.hybrid import fuse_scores
+    from mathgraph.tasks.hybrid import fuse_scores
 
     half = index.search([query], k=len(CORPUS), structure_weight=0.5, **every_row)[0]
     expected = fuse_scores([h.score for h in first], [10.0 if h.row["problem"] == boosted else 0.0 for h in first], 0.5)
@@ -421,7 +424,7 @@ def test_the_structure_step_scores_only_rows_close_to_the_query(index):
     (call,) = index.structure.calls
     assert call == [(query, [h.row["problem"] for h in close])]
     assert hits[0].row["problem"] == third
-    from tasks.hybrid import fuse_scores
+    from mathgraph.tasks.hybrid import fuse_scores
 
     expected = fuse_scores([h.score for h in first], [10.0 if h.index == close[2].index else 0.0 for h in first], 1.0)
     assert [h.index for h in hits] == [first[i].index for i in np.argsort(-expected, kind="stable")]
@@ -432,7 +435,7 @@ def test_the_structure_step_scores_only_rows_close_to_the_query(index):
 
 
 def test_close_variant_scores_gates_per_list():
-    from tasks.structure import close_variant_scores
+    from mathgraph.tasks.structure import close_variant_scores
 
     model = FixedStructure(lambda text: float(len(text)))
     lists = [("q1", ["a", "bbb", "cc"]), ("q2", ["dddd"]), ("q3", ["e", "ff"])]
@@ -459,11 +462,9 @@ def test_a_progress_bar_over_the_corpus_gives_the_same_index(capsys):
 def test_build_index_from_file_takes_the_first_n_rows_and_estimates_the_time(tmp_path, monkeypatch, capsys):
     import torch
 
-    import tasks.search_commands
-
     monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
-    monkeypatch.setattr(tasks.search_commands, "load_embedder", lambda *args, **kwargs: HashingEncoder())
-    monkeypatch.setattr(tasks.search_commands, "_load_average", lambda: 0.0)
+    monkeypatch.setattr(mathgraph.tasks.search.commands, "load_embedder", lambda *args, **kwargs: HashingEncoder())
+    monkeypatch.setattr(mathgraph.tasks.search.commands, "_load_average", lambda: 0.0)
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(row) + "\n" for row in CORPUS))
     index = build_index_from_file(corpus, limit=3, show_progress=True)
@@ -476,14 +477,13 @@ def test_build_index_from_file_takes_the_first_n_rows_and_estimates_the_time(tmp
 def test_the_rough_estimate_is_slower_on_busy_cores(monkeypatch):
     import torch
 
-    import tasks.search_commands
-    from tasks.search_commands import BUSY_SLOWDOWN, rough_seconds
+    from mathgraph.tasks.search.commands import BUSY_SLOWDOWN, rough_seconds
 
     monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
-    monkeypatch.setattr(tasks.search_commands, "_load_average", lambda: 0.2)
+    monkeypatch.setattr(mathgraph.tasks.search.commands, "_load_average", lambda: 0.2)
     idle, basis = rough_seconds(HashingEncoder(), 7500)
     assert idle == pytest.approx(7500 / 43) and "2 idle CPU cores" in basis
-    monkeypatch.setattr(tasks.search_commands, "_load_average", lambda: 2.5)
+    monkeypatch.setattr(mathgraph.tasks.search.commands, "_load_average", lambda: 2.5)
     busy, basis = rough_seconds(HashingEncoder(), 7500)
     assert busy == pytest.approx(idle * BUSY_SLOWDOWN) and "kept busy by other work (load average 2.5)" in basis
     assert 18 * 60 < busy < 20 * 60  # issue 27: 7,500 problems beside a training run took 19 min

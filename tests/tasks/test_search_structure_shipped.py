@@ -11,7 +11,7 @@ import json
 import pytest
 
 from mathgraph.samples import SAMPLE_PATH
-from tasks.search_commands import structure_search_weight
+from mathgraph.tasks.search.commands import structure_search_weight
 
 pytestmark = pytest.mark.slow
 
@@ -24,8 +24,8 @@ LINES = (41, 100, 85, 87, 9, 61, 98, 55)
 
 @pytest.fixture(scope="module")
 def index():
-    from tasks.embedders import load_embedder
-    from tasks.search_index import SearchIndex
+    from mathgraph.tasks.search.embedders import load_embedder
+    from mathgraph.tasks.search.index import SearchIndex
 
     lines = (SAMPLE_PATH.parent / "kpc_sample.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(lines[i]) for i in LINES]
@@ -33,7 +33,7 @@ def index():
 
 
 def test_a_math_query_without_a_near_variant_keeps_the_cosine_order(index):
-    from tasks.search_index import shipped_structure_min_cosine
+    from mathgraph.tasks.search.index import shipped_structure_min_cosine
 
     weight = structure_search_weight()
     assert weight > 0  # the structure step is on by default

@@ -3,11 +3,11 @@
 import pytest
 import torch
 
+from mathgraph.models.encoder import MathEncoder
+from mathgraph.models.heads import info_nce
 from mathgraph.samples import sample_problems
-from models.encoder import MathEncoder
-from models.heads import info_nce
-from tasks.simcse import SimCSEModel, train_simcse
-from tasks.trainer import TrainingArguments
+from mathgraph.tasks.training.simcse import SimCSEModel, train_simcse
+from mathgraph.tasks.training.trainer import TrainingArguments
 
 TEXTS = [r["problem"] for r in sample_problems()]
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from parsers.problem import ProblemParser
-from tasks.alignment_features import alignment_features
-from tasks.loading import STRUCTURE, load_model, model_type
-from tasks.structure import StructureModel, _tree_arrays
+from mathgraph.parsers.problem import ProblemParser
+from mathgraph.tasks.alignment_features import alignment_features
+from mathgraph.tasks.loading import STRUCTURE, load_model, model_type
+from mathgraph.tasks.structure import StructureModel, _tree_arrays
 
 PARSER = ProblemParser("spacy")
 
@@ -86,7 +86,7 @@ def test_sqr_ranks_by_expected_gain():
 
 def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
     """QAM pairs a question with a solution: solution features, not the problems' alignment; labels stay 0/1."""
-    from parsers.compare import SOLUTION_FEATURES
+    from mathgraph.parsers.compare import SOLUTION_FEATURES
 
     inputs, labels = [], []
     for k in range(6):

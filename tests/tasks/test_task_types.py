@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from tasks.data import KpcExample, QamPair, QrcPair, SqrList
-from tasks.task_types import TASKS, get_task
+from mathgraph.tasks.data import KpcExample, QamPair, QrcPair, SqrList
+from mathgraph.tasks.task_types import TASKS, get_task
 
 
 def fixed_linear(linear, weight, bias):

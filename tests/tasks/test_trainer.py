@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from tasks.bucketing import LengthBucketSampler
-from tasks.trainer import (
+from mathgraph.tasks.training.bucketing import LengthBucketSampler
+from mathgraph.tasks.training.trainer import (
     BEST_CHECKPOINT,
     LAST_CHECKPOINT,
     NonFiniteLossError,
@@ -207,7 +207,7 @@ SCRIPT = textwrap.dedent("""
     sys.path.insert(0, {tests!r})
     from accelerate import PartialState
     from test_trainer import Regression, regression_data
-    from tasks.trainer import TrainingArguments, fit
+    from mathgraph.tasks.training.trainer import TrainingArguments, fit
     torch.manual_seed(0)
     model = Regression()
     fit(model, regression_data(n=64, batch_size=4),
@@ -278,9 +278,9 @@ def test_pretrained_text_encoder_and_fresh_parts_get_their_own_learning_rates():
 
 
 def test_the_adapters_of_the_models_declare_their_fresh_parameters():
-    from models.cgc_lora import CGCLoRALinear, PartlyTrainableEmbedding
-    from models.moe import MoEFeedForward
-    from models.reasoning import AdaptedOutput
+    from mathgraph.models.cgc_lora import CGCLoRALinear, PartlyTrainableEmbedding
+    from mathgraph.models.moe import MoEFeedForward
+    from mathgraph.models.reasoning import AdaptedOutput
 
     declared = {cls: set(cls.FRESH_PARAMETERS) for cls in (CGCLoRALinear, PartlyTrainableEmbedding, MoEFeedForward)}
     assert declared == {
@@ -326,7 +326,7 @@ def test_linear_warm_up_then_linear_decay_for_every_group(tmp_path):
         warmup_ratio=0.1,
         cpu=True,
     )
-    from tasks.trainer import Trainer
+    from mathgraph.tasks.training.trainer import Trainer
 
     loader = torch.utils.data.DataLoader(data.examples, batch_sampler=data.batch_sampler, collate_fn=data.collate)
     trainer = Trainer(probe, loader, args)
@@ -342,7 +342,7 @@ def test_linear_warm_up_then_linear_decay_for_every_group(tmp_path):
 
 
 def test_mixed_precision_on_the_cpu_is_refused_or_warned(tmp_path):
-    from tasks.trainer import check_mixed_precision
+    from mathgraph.tasks.training.trainer import check_mixed_precision
 
     with pytest.raises(ValueError, match="fp16 needs a GPU"):
         train(tmp_path / "fp16", epochs=1, mixed_precision="fp16")  # refused before any step
@@ -355,7 +355,7 @@ def test_mixed_precision_on_the_cpu_is_refused_or_warned(tmp_path):
 
 
 def test_the_fp16_loss_scale_survives_a_resume(tmp_path):
-    from tasks.trainer import Trainer
+    from mathgraph.tasks.training.trainer import Trainer
 
     def trainer():
         data = regression_data()
@@ -376,8 +376,8 @@ def test_the_fp16_loss_scale_survives_a_resume(tmp_path):
 
 
 def test_on_a_gpu_the_loop_reads_the_losses_only_when_it_logs(tmp_path):
-    from tasks.host_syncs import count_host_syncs
-    from tasks.trainer import Trainer
+    from mathgraph.tasks.training.host_syncs import count_host_syncs
+    from mathgraph.tasks.training.trainer import Trainer
 
     data = regression_data()
     loader = torch.utils.data.DataLoader(data.examples, batch_sampler=data.batch_sampler, collate_fn=data.collate)

@@ -1,4 +1,4 @@
-"""What names a search index directory (``tasks.search_index`` writes it, ``tasks.loading`` recognises it):
+"""What names a search index directory (``tasks.search.index`` writes it, ``tasks.loading`` recognises it):
 kept apart so that the loader need not import the index, nor the index the loader."""
 
 FORMAT = "mathgraph-search-index"

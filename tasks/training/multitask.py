@@ -19,14 +19,14 @@ Adapters on the text encoder (``--adapter``):
   text encoder's top ``reasoning_layers`` layers become one module per skill,
   composed per problem by a skill router at each of ``reasoning_depth`` steps
   (top ``reasoning_top_k``), with a stop gate after each step. Skill
-  pre-training (``skill_pretraining_steps``, ``tasks.reasoning_pretraining``)
+  pre-training (``skill_pretraining_steps``, ``tasks.training.reasoning_pretraining``)
   can come first; adaptation trains with the task loss only.
 - ``none``: one dense encoder shared by all tasks.
 
 ``freeze_embeddings`` keeps the word, position and node-label embeddings as the
 start encoder has them: with an encoder pre-trained with a frozen vocabulary, the
 model differs from it in its layers, graph side and heads only, which is what the
-shipped model stores (``tasks.release``).
+shipped model stores (``tasks.release.package``).
 
 ``task_prompts`` (JiuZhang 2.0, Eq. 7) inserts one learned embedding per task
 right after ``[CLS]`` and, with MoE, adds it to the router input.
@@ -59,19 +59,20 @@ from torch import nn
 
 from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
-from models.batching import ProblemBatch
-from models.cgc_lora import apply_cgc_lora, merge_cgc_lora, unmerge_cgc_lora
-from models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
-from models.delta import DELTA_NAME, apply_delta, save_delta
-from models.encoder import MathEncoder
-from models.heads import PairClassificationHead
-from models.moe import add_moe_layers, moe_aux_loss, moe_inputs, moe_load_stats
-from models.pooling import DEFAULT_POOLING, POOLINGS, problem_vectors, vector_dim
-from models.reasoning import SKILLS, ReasoningConfig, ReasoningModules
-from models.task_model import TaskBatch
-from models.text_encoder import first_added_latex_row
-from tasks.features import FeatureStore
-from tasks.finetune import (
+from mathgraph.models.batching import ProblemBatch
+from mathgraph.models.cgc_lora import apply_cgc_lora, merge_cgc_lora, unmerge_cgc_lora
+from mathgraph.models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
+from mathgraph.models.delta import DELTA_NAME, apply_delta, save_delta
+from mathgraph.models.encoder import MathEncoder
+from mathgraph.models.heads import PairClassificationHead
+from mathgraph.models.moe import add_moe_layers, moe_aux_loss, moe_inputs, moe_load_stats
+from mathgraph.models.pooling import DEFAULT_POOLING, POOLINGS, problem_vectors, vector_dim
+from mathgraph.models.reasoning import SKILLS, ReasoningConfig, ReasoningModules
+from mathgraph.models.task_model import TaskBatch
+from mathgraph.models.text_encoder import first_added_latex_row
+from mathgraph.tasks.features import FeatureStore
+from mathgraph.tasks.task_types import TASKS, Task
+from mathgraph.tasks.training.finetune import (
     TaskCollator,
     TaskConfig,
     current_keys,
@@ -81,10 +82,9 @@ from tasks.finetune import (
     predict_inputs,
     require_two_labels,
 )
-from tasks.reasoning_pretraining import pretrain_skills
-from tasks.task_mixing import SAMPLING, MultiTaskBatch, MultiTaskCollator, TaskMixingSampler
-from tasks.task_types import TASKS, Task
-from tasks.trainer import LAST_CHECKPOINT, TrainingArguments, TrainingData, fit
+from mathgraph.tasks.training.reasoning_pretraining import pretrain_skills
+from mathgraph.tasks.training.task_mixing import SAMPLING, MultiTaskBatch, MultiTaskCollator, TaskMixingSampler
+from mathgraph.tasks.training.trainer import LAST_CHECKPOINT, TrainingArguments, TrainingData, fit
 
 ADAPTERS = ("none", "moe", "cgc-lora", "reasonformer")
 LABEL_SPACES = ("per-task", "unified")
@@ -486,7 +486,7 @@ def _backbone_state(encoder: MathEncoder) -> dict[str, torch.Tensor]:
 
 class TaskView(nn.Module):
     """One task of a ``MultiTaskModel``, with the ``encoder``, ``config`` and ``forward(TaskBatch)`` of a
-    ``models.task_model.TaskModel``, so ``tasks.finetune.predict`` / ``evaluate_examples`` work on it unchanged."""
+    ``models.task_model.TaskModel``, so ``tasks.training.finetune.predict`` / ``evaluate_examples`` work on it unchanged."""
 
     def __init__(self, model: MultiTaskModel, task_id: int):
         super().__init__()
@@ -535,7 +535,7 @@ def train_multitask(
     ``reasoning_layers``, ``reasoning_top_k``, ``reasoning_modules``). The dev metric is the mean
     over tasks of their metrics (accuracy; NDCG@3 for SQR); the best epoch is saved to
     ``args.output_dir``. With ``reasonformer``, ``skill_pretraining_steps`` batches of skill
-    pre-training (``tasks.reasoning_pretraining``, routing loss weighted ``routing_weight``) come
+    pre-training (``tasks.training.reasoning_pretraining``, routing loss weighted ``routing_weight``) come
     before adaptation. Returns the history (and the skill pre-training's under ``skill_pretraining``).
     """
     if not task_files:

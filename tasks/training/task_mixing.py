@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import torch
 
-from models.batching import DeviceBatch
-from models.task_model import TaskBatch
-from tasks.bucketing import bucketed_batches
-from tasks.finetune import TaskCollator
+from mathgraph.models.batching import DeviceBatch
+from mathgraph.models.task_model import TaskBatch
+from mathgraph.tasks.training.bucketing import bucketed_batches
+from mathgraph.tasks.training.finetune import TaskCollator
 
 SAMPLING = ("proportional", "uniform", "temperature")
 

@@ -7,7 +7,7 @@
 
 Decoding is greedy everywhere (temperature 0 on servers), so a run can be repeated.
 Every back end raises ``LLMError`` (with the reason) when a call fails; callers such
-as ``tasks.refine`` retry on it.
+as ``tasks.refine.refinement`` retry on it.
 """
 
 from __future__ import annotations

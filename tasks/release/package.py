@@ -1,4 +1,4 @@
-"""Writing the shipped model (``models.shipped`` reads it; ``tasks.shipped`` predicts with it).
+"""Writing the shipped model (``models.shipped`` reads it; ``tasks.release.shipped`` predicts with it).
 
 ``write_package`` stores a pre-trained encoder and a multi-task model fine-tuned
 from it as fp16 deltas (``models.delta``: the encoder against the packaged
@@ -20,9 +20,9 @@ import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
-from models.comus import TOKENIZER_DIR
-from models.delta import DELTA_NAME, save_delta
-from models.shipped import (
+from mathgraph.models.comus import TOKENIZER_DIR
+from mathgraph.models.delta import DELTA_NAME, save_delta
+from mathgraph.models.shipped import (
     CHECKSUMS_NAME,
     ENCODER_DIR,
     MULTITASK_DIR,
@@ -58,9 +58,9 @@ def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path])
 
 
 def finish_package(output: Path, release: dict) -> None:
-    """Write ``release.json`` and the model card from ``release`` (see ``tasks.model_card``), and the
+    """Write ``release.json`` and the model card from ``release`` (see ``tasks.release.model_card``), and the
     checksums again."""
-    from tasks.model_card import model_card
+    from mathgraph.tasks.release.model_card import model_card
 
     (output / RELEASE_NAME).write_text(json.dumps(release, indent=1), encoding="utf-8")
     (output / CARD_NAME).write_text(model_card(release), encoding="utf-8")
@@ -80,7 +80,7 @@ def export_package(output: str | Path, root: Path | None = None) -> Path:
     and the multi-task model with their full weights (``save_pretrained``; no deltas), the TF-IDF and structure
     models, ``release.json``, the model card and new checksums. ``mathgraph.load(output)`` and
     ``mathgraph.Predictor.from_pretrained(output, task=...)`` read it as they read the shipped model."""
-    from tasks.shipped import load_shipped_multitask
+    from mathgraph.tasks.release.shipped import load_shipped_multitask
 
     output = Path(output)
     if output.exists() and any(output.iterdir()):
@@ -103,7 +103,7 @@ def _copy_tfidf(source: Path, target: Path) -> None:
     ``release.json`` are measured on these)."""
     from safetensors.numpy import load_file, save_file
 
-    from tasks.baselines import ARRAYS_FILE
+    from mathgraph.tasks.baselines import ARRAYS_FILE
 
     shutil.copytree(source, target)
     arrays = load_file(str(source / ARRAYS_FILE))

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from models.heads import info_nce
-from tasks.trainer import TrainingArguments, TrainingData, fit
+from mathgraph.models.heads import info_nce
+from mathgraph.tasks.training.trainer import TrainingArguments, TrainingData, fit
 
 SIMCSE_TEMPERATURE = 0.05
 MODES = ("fused", "text", "graph")
@@ -59,9 +59,9 @@ def train_simcse(
 
     Graphs come from the graph cache; batches are length-bucketed.
     """
-    from tasks.bucketing import LengthBucketSampler
-    from tasks.features import FeatureStore
-    from tasks.finetune import load_start_encoder
+    from mathgraph.tasks.features import FeatureStore
+    from mathgraph.tasks.training.bucketing import LengthBucketSampler
+    from mathgraph.tasks.training.finetune import load_start_encoder
 
     texts = list(dict.fromkeys(t for t in texts if t and t.strip()))
     if len(texts) < 2:

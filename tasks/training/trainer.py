@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from mathgraph.files import apply_umask
-from models.reasoning import PRETRAINED_LAYERS_NAME
+from mathgraph.models.reasoning import PRETRAINED_LAYERS_NAME
 
 LAST_CHECKPOINT = "checkpoint-last"
 # The loss curve: every ``log_every`` steps, the mean of each loss term since the last line.

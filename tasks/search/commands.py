@@ -12,8 +12,8 @@ from itertools import islice
 from os import PathLike
 
 from mathgraph.jsonl import TextRecord, read_rows
-from tasks.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
-from tasks.search_index import SearchIndex
+from mathgraph.tasks.search.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
+from mathgraph.tasks.search.index import SearchIndex
 
 # Queries of a file searched at once by search_records: enough to keep every batch full, few enough to bound memory.
 QUERY_CHUNK = 1024
@@ -114,7 +114,7 @@ def hybrid_search_weight(hybrid: bool | None = None) -> float:
     hybrid search helps; 0 (dense cosine only) otherwise."""
     if hybrid is False:
         return 0.0
-    from models.shipped import release_info
+    from mathgraph.models.shipped import release_info
 
     setting = release_info()["search"]["hybrid"]
     return float(setting["weight"]) if hybrid or setting["default"] else 0.0
@@ -126,7 +126,7 @@ def structure_search_weight(hybrid: bool | None = None) -> float:
     helps; 0 otherwise (and for a package without a structure model)."""
     if hybrid is False:
         return 0.0
-    from models.shipped import release_info
+    from mathgraph.models.shipped import release_info
 
     setting = release_info()["search"].get("structure")
     if setting is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tasks.task_types import TASKS, get_task
+from mathgraph.tasks.task_types import TASKS, get_task
 
 
 def model_card(release: dict) -> str:

@@ -25,15 +25,15 @@ from pathlib import Path
 import torch
 
 from mathgraph.hub import local_directory
-from models.comus import CheckpointError
-from models.encoder import UNTRAINED, MathEncoder
-from models.pooling import DEFAULT_POOLING, POOLINGS
-from models.task_model import TASK_CONFIG_NAME, TaskBatch, TaskModel
-from tasks.bucketing import LengthBucketSampler, length_sorted_batches
-from tasks.features import FeatureStore
-from tasks.task_io import build_examples, classification_result, label_values, ranking_result
-from tasks.task_types import TASKS, Task, get_task
-from tasks.trainer import TrainingArguments, TrainingData, fit
+from mathgraph.models.comus import CheckpointError
+from mathgraph.models.encoder import UNTRAINED, MathEncoder
+from mathgraph.models.pooling import DEFAULT_POOLING, POOLINGS
+from mathgraph.models.task_model import TASK_CONFIG_NAME, TaskBatch, TaskModel
+from mathgraph.tasks.features import FeatureStore
+from mathgraph.tasks.task_io import build_examples, classification_result, label_values, ranking_result
+from mathgraph.tasks.task_types import TASKS, Task, get_task
+from mathgraph.tasks.training.bucketing import LengthBucketSampler, length_sorted_batches
+from mathgraph.tasks.training.trainer import TrainingArguments, TrainingData, fit
 
 logger = logging.getLogger("mathgraph")
 

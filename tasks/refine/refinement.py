@@ -31,7 +31,7 @@ from os import PathLike
 from pathlib import Path
 
 from mathgraph.jsonl import read_rows, write_jsonl
-from tasks.answers import answers_equal, extract_answer, reference_answer
+from mathgraph.tasks.answers import answers_equal, extract_answer, reference_answer
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ Search is exact (one matrix product, ``argpartition``) unless asked for
 the approximate index is faiss (``pip install faiss-cpu``): HNSW by default,
 ``IndexFlatIP`` (exact, but faiss's speed) with ``approximate_kind="flat"``. It is
 built in memory on first use, not saved: building it is quick next to embedding.
-Encoders are ``tasks.embedders.Embedder``s; the commands' helpers are in
-``tasks.search_commands``.
+Encoders are ``tasks.search.embedders.Embedder``s; the commands' helpers are in
+``tasks.search.commands``.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from mathgraph.hub import local_directory
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
-from tasks.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
-from tasks.index_format import FORMAT, FORMAT_VERSION, MANIFEST_FILE, MODEL_TYPE
+from mathgraph.tasks.search.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
+from mathgraph.tasks.search.index_format import FORMAT, FORMAT_VERSION, MANIFEST_FILE, MODEL_TYPE
 
 EMBEDDINGS_FILE = "embeddings.safetensors"
 ROWS_FILE = "rows.jsonl"
@@ -61,7 +61,7 @@ STRUCTURE_RERANK = 50
 def shipped_structure_min_cosine() -> float:
     """The cosine below which search's structure step leaves a row unscored, as the shipped package measured it
     (``release.json`` ``search.structure.min_cosine``; 0, every row scored, for a package without one)."""
-    from models.shipped import release_info
+    from mathgraph.models.shipped import release_info
 
     return float(release_info()["search"].get("structure", {}).get("min_cosine", 0.0))
 
@@ -208,12 +208,12 @@ class SearchIndex:
         weight: float,
         min_cosine: float | None,
     ) -> list[list[Hit]]:
-        from tasks.hybrid import fuse_scores
-        from tasks.structure import close_variant_scores
+        from mathgraph.tasks.hybrid import fuse_scores
+        from mathgraph.tasks.structure import close_variant_scores
 
         if self.structure is None:
-            from models.shipped import STRUCTURE_DIR, shipped_path
-            from tasks.structure import StructureModel
+            from mathgraph.models.shipped import STRUCTURE_DIR, shipped_path
+            from mathgraph.tasks.structure import StructureModel
 
             self.structure = StructureModel.from_pretrained(shipped_path(STRUCTURE_DIR, "sqr"))
         if min_cosine is None:
@@ -235,12 +235,12 @@ class SearchIndex:
         return reranked
 
     def _hybrid_search(self, queries: list[str], vectors: np.ndarray, k: int, weight: float) -> list[list[Hit]]:
-        from tasks.hybrid import fuse_scores
+        from mathgraph.tasks.hybrid import fuse_scores
 
         if self._sparse is None:  # fitted once per loaded index: a second's work for tens of thousands of rows
             from sklearn.feature_extraction.text import TfidfVectorizer
 
-            from tasks.baselines import VECTORIZER_DEFAULTS
+            from mathgraph.tasks.baselines import VECTORIZER_DEFAULTS
 
             vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS)
             self._sparse = vectorizer, vectorizer.fit_transform([row[self.text_field] for row in self.rows])
@@ -352,7 +352,7 @@ class SearchIndex:
 
         - ``"auto"`` (the default): the model that built it, as its manifest records it (an index built with an
           encoder object that names no model, such as a custom ``Embedder``, loads without one);
-        - a ``MathEncoder`` or ``Embedder`` already loaded, or a model spec (``tasks.embedders.load_embedder``);
+        - a ``MathEncoder`` or ``Embedder`` already loaded, or a model spec (``tasks.search.embedders.load_embedder``);
         - ``None``: no encoder (``search_vectors`` only; nothing is loaded but the index).
 
         An encoder that is not the index's raises ``IndexMismatchError``; damaged files raise
@@ -372,7 +372,7 @@ class SearchIndex:
         if encoder is None:
             return index
         if mode is None:
-            from models.encoder import MODES
+            from mathgraph.models.encoder import MODES
 
             # Query with the vector the index was built from; an index of another kind fails the check below.
             built_mode = manifest["encoder"].get("mode")

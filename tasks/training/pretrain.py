@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch import nn
 
-from models.batching import DeviceBatch, ProblemBatch, ProblemCollator
-from models.comus import ComusModel, ComusOutput
-from models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
-from tasks.trainer import TrainingArguments, TrainingData, fit
+from mathgraph.models.batching import DeviceBatch, ProblemBatch, ProblemCollator
+from mathgraph.models.comus import ComusModel, ComusOutput
+from mathgraph.models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
+from mathgraph.tasks.training.trainer import TrainingArguments, TrainingData, fit
 
 PRETRAINING_ARCHITECTURES = ("comus", "bert", "bert+gat")  # bert+gat: no memory layers (an ablation)
 
@@ -220,9 +220,9 @@ class ComusPretrainer(nn.Module):
 def freeze_pretrained_vocabulary(model: ComusModel, tokenizer) -> None:
     """Keep the text encoder's pre-trained word embeddings fixed; only the LaTeX rows added to the vocabulary
     train (all rows are fixed where none was added). A model pre-trained so differs from its start only in
-    its layers, graph side and new rows, which is what the shipped model stores (``tasks.release``)."""
-    from models.cgc_lora import PartlyTrainableEmbedding
-    from models.text_encoder import first_added_latex_row
+    its layers, graph side and new rows, which is what the shipped model stores (``tasks.release.package``)."""
+    from mathgraph.models.cgc_lora import PartlyTrainableEmbedding
+    from mathgraph.models.text_encoder import first_added_latex_row
 
     embeddings = model.text.embeddings
     start = first_added_latex_row(tokenizer)
@@ -251,9 +251,9 @@ def run_pretraining(
     its config). ``freeze_vocabulary=True`` keeps the pre-trained word embeddings (and so the tied MLM
     decoder) fixed: see ``freeze_pretrained_vocabulary``. Returns the trainer state as a dict.
     """
-    from tasks.bucketing import LengthBucketSampler
-    from tasks.features import FeatureStore
-    from tasks.finetune import load_start_encoder
+    from mathgraph.tasks.features import FeatureStore
+    from mathgraph.tasks.training.bucketing import LengthBucketSampler
+    from mathgraph.tasks.training.finetune import load_start_encoder
 
     check_pretraining_setup(tasks, architecture)
     if args.freeze_text_layers:

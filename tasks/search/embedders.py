@@ -34,7 +34,7 @@ class MathEncoderEmbedder:
     """A ``models.encoder.MathEncoder`` as an ``Embedder``, with ``mode`` ``"fused"``, ``"text"`` or ``"graph"``."""
 
     def __init__(self, encoder, mode: str = "fused", source: str | None = None):
-        from models.encoder import MODES
+        from mathgraph.models.encoder import MODES
 
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
@@ -73,7 +73,7 @@ class TextEmbedder:
         import torch
         from transformers import AutoModel, AutoTokenizer
 
-        from models.text_encoder import resolve_text_encoder
+        from mathgraph.models.text_encoder import resolve_text_encoder
 
         resolved = resolve_text_encoder(str(path))
         self.directory = Path(resolved) if Path(resolved).is_dir() else None
@@ -145,8 +145,8 @@ def load_embedder(spec: str | PathLike = "shipped", mode: str = "fused", device:
     spec = str(spec)
     if spec.startswith("text:"):
         return TextEmbedder(spec[len("text:") :], device=device)
-    from models.encoder import NAMED_MODELS, MathEncoder
-    from tasks.model_types import ENCODER, MODEL_TYPES, MULTITASK_MODEL, TASK_MODEL, describe, model_type
+    from mathgraph.models.encoder import NAMED_MODELS, MathEncoder
+    from mathgraph.tasks.model_types import ENCODER, MODEL_TYPES, MULTITASK_MODEL, TASK_MODEL, describe, model_type
 
     if spec in NAMED_MODELS:  # the shipped encoder, or the architecture before training
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=spec)
@@ -188,7 +188,7 @@ def state_dict_sha256(model) -> str:
 
 def _is_math_encoder(encoder) -> bool:
     # Without importing models.encoder (torch, PyG): if it was never imported, nothing is a MathEncoder.
-    module = sys.modules.get("models.encoder")
+    module = sys.modules.get("mathgraph.models.encoder")
     return module is not None and isinstance(encoder, module.MathEncoder)
 
 

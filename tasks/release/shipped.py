@@ -1,4 +1,4 @@
-"""Predicting with the shipped model (``models.shipped`` reads its files; ``tasks.release`` writes them).
+"""Predicting with the shipped model (``models.shipped`` reads its files; ``tasks.release.package`` writes them).
 
 ``shipped_predictor(task)`` is what ``mathgraph predict TASK`` (and ``mathgraph.Predictor.from_pretrained("shipped",
 task=TASK)``) uses: the multi-task model's head, fused with TF-IDF and the structure model where dev said so.
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from models.shipped import MULTITASK_DIR, STRUCTURE_DIR, TFIDF_DIR, release_info, shipped_path
+from mathgraph.models.shipped import MULTITASK_DIR, STRUCTURE_DIR, TFIDF_DIR, release_info, shipped_path
 
 
 def load_shipped_multitask(root: Path | None = None):
     """The shipped multi-task model (KPC, QRC, QAM, SQR heads) as a ``MultiTaskModel`` (CPU, eval mode)."""
-    from models.delta import DELTA_NAME
-    from models.encoder import load_shipped_encoder
-    from tasks.multitask import MultiTaskModel
+    from mathgraph.models.delta import DELTA_NAME
+    from mathgraph.models.encoder import load_shipped_encoder
+    from mathgraph.tasks.training.multitask import MultiTaskModel
 
     directory = shipped_path(MULTITASK_DIR, root=root)
     if not (directory / DELTA_NAME).is_file():  # a self-contained export: full weights
@@ -27,8 +27,8 @@ def load_shipped_multitask(root: Path | None = None):
 
 def shipped_tfidf(task: str, root: Path | None = None):
     """The shipped TF-IDF baseline of ``task`` as a ``TfidfPredictor`` (checksums checked)."""
-    from tasks.inference import TfidfPredictor
-    from tasks.loading import load_model
+    from mathgraph.tasks.inference import TfidfPredictor
+    from mathgraph.tasks.loading import load_model
 
     return TfidfPredictor(task, load_model(shipped_path(TFIDF_DIR, task, root=root)))
 
@@ -36,7 +36,7 @@ def shipped_tfidf(task: str, root: Path | None = None):
 def shipped_structure(task: str, root: Path | None = None):
     """The shipped structure model of ``task`` (``tasks.structure``; checksums checked), or ``None`` when the
     package has none for it."""
-    from tasks.structure import StructureModel
+    from mathgraph.tasks.structure import StructureModel
 
     info = release_info(root)["tasks"][task]
     return StructureModel.from_pretrained(shipped_path(STRUCTURE_DIR, task, root=root)) if "structure" in info else None
@@ -54,7 +54,7 @@ def shipped_predictor(task: str, hybrid: bool | None = None, root: Path | None =
     ``tasks.structure``; pair tasks only) when ``hybrid`` is True, or, with ``None``, each where dev said it
     helps (``release.json``); ``hybrid=False`` is the neural head alone. ``parts`` (from ``shipped_parts``)
     reuses models already loaded."""
-    from tasks.hybrid import HybridPredictor
+    from mathgraph.tasks.hybrid import HybridPredictor
 
     info = release_info(root)["tasks"][task]
     multitask = parts[0] if parts is not None else load_shipped_multitask(root)

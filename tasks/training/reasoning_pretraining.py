@@ -3,7 +3,7 @@
 Before adaptation, the reasoning modules learn one skill each. Every batch
 teaches one skill with the objective or task that ``models.reasoning.SKILL_SOURCES``
 maps it to: ``language`` with MLM and ``alignment`` with TGCL (on the training
-texts of all tasks; ``tasks.pretrain``'s objectives, run on the reasoning
+texts of all tasks; ``tasks.training.pretrain``'s objectives, run on the reasoning
 modules' output), ``knowledge`` with KPC and ``relation`` with QRC (their training
 examples, when the run has those tasks). The router is told the skill: the loss
 is the objective's plus ``routing_weight`` times the skill routing loss towards
@@ -27,19 +27,19 @@ from typing import Any, Protocol
 import torch
 from torch import nn
 
-from models.batching import DeviceBatch
-from models.comus import ComusOutput
-from models.encoder import MathEncoder
-from models.reasoning import SKILL_SOURCES, skill_routing_loss
-from tasks.features import FeatureStore
-from tasks.finetune import TaskCollator, example_lengths
-from tasks.pretrain import OBJECTIVES, PretrainingBatch, PretrainingCollator
-from tasks.task_mixing import MultiTaskBatch, TaskMixingSampler
-from tasks.trainer import LAST_CHECKPOINT, TrainingArguments, TrainingData, fit
+from mathgraph.models.batching import DeviceBatch
+from mathgraph.models.comus import ComusOutput
+from mathgraph.models.encoder import MathEncoder
+from mathgraph.models.reasoning import SKILL_SOURCES, skill_routing_loss
+from mathgraph.tasks.features import FeatureStore
+from mathgraph.tasks.training.finetune import TaskCollator, example_lengths
+from mathgraph.tasks.training.pretrain import OBJECTIVES, PretrainingBatch, PretrainingCollator
+from mathgraph.tasks.training.task_mixing import MultiTaskBatch, TaskMixingSampler
+from mathgraph.tasks.training.trainer import LAST_CHECKPOINT, TrainingArguments, TrainingData, fit
 
 
 class ReasoningModel(Protocol):
-    """What skill pre-training needs of a ``reasonformer`` ``tasks.multitask.MultiTaskModel``, named here so
+    """What skill pre-training needs of a ``reasonformer`` ``tasks.training.multitask.MultiTaskModel``, named here so
     that this module does not import the one that imports it (``MultiTaskModel`` runs ``pretrain_skills``)."""
 
     encoder: MathEncoder
@@ -53,7 +53,7 @@ SKILL_PRETRAINING_DIR = "skill-pretraining"
 
 @dataclass
 class SkillBatch(DeviceBatch):
-    """A batch that teaches ``skill`` through ``source`` (an objective of ``tasks.pretrain`` or a task)."""
+    """A batch that teaches ``skill`` through ``source`` (an objective of ``tasks.training.pretrain`` or a task)."""
 
     skill: str
     source: str
@@ -101,7 +101,7 @@ class SkillPretrainer(nn.Module):
 
 class SkillCollator:
     """A list of ``(source_id, item)`` of one source -> ``SkillBatch`` (objective items are texts, masked
-    for MLM as ``tasks.pretrain`` does; task items are examples)."""
+    for MLM as ``tasks.training.pretrain`` does; task items are examples)."""
 
     def __init__(self, sources: Sequence[tuple[str, str]], model: ReasoningModel, store: FeatureStore, seed: int):
         self.sources = list(sources)  # (skill, objective or task name)
