@@ -63,7 +63,7 @@ def _questions(data: Path, count: int) -> list[str]:
 
 
 def _examples(texts: list[str], labels: list[str]) -> list:
-    from mathgraph.tasks.data import KpcExample
+    from mathgraph.models.examples import KpcExample
 
     return [KpcExample(t, y) for t, y in zip(texts, labels)]
 
@@ -76,8 +76,9 @@ def _encoder(smoke: bool):
 
 def _task_model(architecture: str):
     def build(texts, labels, smoke):
-        from mathgraph.models.task_model import TaskModel
-        from mathgraph.tasks.training.finetune import TaskCollator, TaskConfig, feature_store
+        from mathgraph.models.prediction import feature_store
+        from mathgraph.models.task_batches import TaskCollator
+        from mathgraph.models.task_model import TaskConfig, TaskModel
 
         config = TaskConfig("kpc", architecture=architecture, labels=sorted(set(labels)))
         model = TaskModel(_encoder(smoke), config)
@@ -89,9 +90,9 @@ def _task_model(architecture: str):
 
 def _multitask(adapter: str):
     def build(texts, labels, smoke):
-        from mathgraph.tasks.training.finetune import TaskCollator, feature_store
-        from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
-        from mathgraph.tasks.training.task_mixing import MultiTaskBatch
+        from mathgraph.models.multitask import MultiTaskBatch, MultiTaskConfig, MultiTaskModel
+        from mathgraph.models.prediction import feature_store
+        from mathgraph.models.task_batches import TaskCollator
 
         options = {"moe_layers": "last-2", "moe_experts": 4} if adapter == "moe" else {}
         config = MultiTaskConfig([{"task": "kpc", "labels": sorted(set(labels))}], adapter=adapter, **options)
@@ -125,9 +126,10 @@ def _measure(model, batch, repeats: int) -> dict:
 
 def _trainer_loop(texts, labels, smoke: bool) -> dict:
     """Syncs per step of ``fit`` itself, less those of the model's forward (counted above)."""
-    from mathgraph.models.task_model import TaskModel
+    from mathgraph.models.prediction import feature_store
+    from mathgraph.models.task_batches import TaskCollator
+    from mathgraph.models.task_model import TaskConfig, TaskModel
     from mathgraph.tasks.training.bucketing import LengthBucketSampler
-    from mathgraph.tasks.training.finetune import TaskCollator, TaskConfig, feature_store
     from mathgraph.tasks.training.trainer import TrainingArguments, TrainingData, fit
 
     config = TaskConfig("kpc", labels=sorted(set(labels)))

@@ -174,13 +174,14 @@ def run_row(row: str, files: dict, work: Path, study: dict, args) -> dict:
     output = work / "models" / row.replace("@", "-").replace("%", "pct")
     record: dict = {"n_train": sum(1 for _ in open(train, encoding="utf-8")), "machine": machine(), **variant}
     if name == "tfidf":
-        from mathgraph.tasks.baselines import train_tfidf
+        from mathgraph.tasks.training.tfidf import train_tfidf
 
         started = time.perf_counter()
         rows = [json.loads(line) for line in open(train, encoding="utf-8")]
         train_tfidf("kpc", rows, **FIELDS).save_pretrained(output)
     else:
-        from mathgraph.tasks.training.finetune import TaskConfig, train_task
+        from mathgraph.models.task_model import TaskConfig
+        from mathgraph.tasks.training.finetune import train_task
         from mathgraph.tasks.training.trainer import TrainingArguments
 
         architecture, start = ROWS[name]

@@ -36,9 +36,10 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mathgraph.tasks.baselines import train_tfidf_file  # noqa: E402
-from mathgraph.tasks.training.finetune import TaskConfig, train_task  # noqa: E402
+from mathgraph.models.task_model import TaskConfig  # noqa: E402
+from mathgraph.tasks.training.finetune import train_task  # noqa: E402
 from mathgraph.tasks.training.multitask import train_multitask  # noqa: E402
+from mathgraph.tasks.training.tfidf import train_tfidf_file  # noqa: E402
 from mathgraph.tasks.training.trainer import TrainingArguments  # noqa: E402
 
 from results import build_task_files, evaluate_with_interval  # noqa: E402

@@ -26,8 +26,8 @@ from sklearn.preprocessing import StandardScaler
 
 from mathgraph.models.encoder import MathEncoder
 from mathgraph.models.pooling import POOLINGS, problem_vectors
-from mathgraph.models.task_model import TaskModel
-from mathgraph.tasks.training.finetune import TaskConfig, feature_store
+from mathgraph.models.prediction import feature_store
+from mathgraph.models.task_model import TaskConfig, TaskModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results import build_task_files  # noqa: E402

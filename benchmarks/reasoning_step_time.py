@@ -32,10 +32,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mathgraph.models.encoder import MathEncoder
-from mathgraph.tasks.features import FeatureStore
-from mathgraph.tasks.training.finetune import TaskCollator, TaskConfig
-from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
-from mathgraph.tasks.training.task_mixing import MultiTaskBatch
+from mathgraph.models.features import FeatureStore
+from mathgraph.models.multitask import MultiTaskBatch, MultiTaskConfig, MultiTaskModel
+from mathgraph.models.task_batches import TaskCollator
+from mathgraph.models.task_model import TaskConfig
 from mathgraph.tasks.training.trainer import TrainingArguments, build_optimizer
 
 from moe_step_time import interleaved_step_times, sync  # noqa: E402

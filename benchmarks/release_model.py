@@ -110,7 +110,7 @@ def pretrain(files: dict, work: Path, args) -> None:
 
 def multitask(files: dict, work: Path, args) -> None:
     """Stage 2: the dense multi-task model from the pre-trained encoder, embeddings frozen."""
-    from mathgraph.tasks.training.finetune import TaskConfig
+    from mathgraph.models.task_model import TaskConfig
     from mathgraph.tasks.training.multitask import train_multitask
 
     output = work / "multitask"
@@ -158,9 +158,9 @@ PACKAGE_FACTS = "pretrain_facts_from_package.json"
 def package(files: dict, work: Path, args) -> None:
     """Stage 3: TF-IDF, hybrid weights on dev, the package, and its figures measured from the package."""
     from mathgraph.models.encoder import MathEncoder
-    from mathgraph.tasks.baselines import train_tfidf
+    from mathgraph.models.multitask import MultiTaskModel
     from mathgraph.tasks.release.package import finish_package, write_package
-    from mathgraph.tasks.training.multitask import MultiTaskModel
+    from mathgraph.tasks.training.tfidf import train_tfidf
 
     output = Path(args.output)
     tfidf_dirs = {}
@@ -188,11 +188,12 @@ def package(files: dict, work: Path, args) -> None:
 
 def structure(files: dict, work: Path, args) -> None:
     """Stage 4: structure models in the package, fused with its results where dev says so."""
+    from mathgraph.models.late_fusion import fuse
     from mathgraph.models.shipped import RELEASE_NAME, STRUCTURE_DIR
-    from mathgraph.tasks.hybrid import choose_weight, fuse
+    from mathgraph.models.structure import STRUCTURE_TASKS, StructureModel
     from mathgraph.tasks.release.package import finish_package
     from mathgraph.tasks.release.shipped import shipped_parts, shipped_predictor
-    from mathgraph.tasks.structure import STRUCTURE_TASKS, StructureModel
+    from mathgraph.tasks.training.late_fusion import choose_weight
 
     output = Path(args.output)
     release = json.loads((output / RELEASE_NAME).read_text(encoding="utf-8"))
@@ -274,12 +275,13 @@ def measure_search_structure(files: dict, root: Path, search: dict) -> dict:
     import numpy as np
 
     from mathgraph.models.encoder import load_shipped_encoder
+    from mathgraph.models.late_fusion import fuse
     from mathgraph.models.shipped import STRUCTURE_DIR
-    from mathgraph.tasks.hybrid import choose_weight, fuse
+    from mathgraph.models.structure import StructureModel, close_variant_scores
+    from mathgraph.models.task_io import ranking_result
     from mathgraph.tasks.release.shipped import shipped_tfidf
     from mathgraph.tasks.search.index import l2_normalize
-    from mathgraph.tasks.structure import StructureModel, close_variant_scores
-    from mathgraph.tasks.task_io import ranking_result
+    from mathgraph.tasks.training.late_fusion import choose_weight
 
     for part in ("dev", "test"):
         for name in ("structure", "with structure"):
@@ -340,8 +342,9 @@ def _shipped_before(record: dict) -> str:
 def measure_package(files: dict, root: Path) -> dict:
     """Neural, TF-IDF and hybrid figures of the package at ``root`` on every dev and test part; the hybrid
     weight of each task chosen on its dev part."""
-    from mathgraph.tasks.hybrid import WEIGHTS, choose_weight, fuse
+    from mathgraph.models.late_fusion import WEIGHTS, fuse
     from mathgraph.tasks.release.shipped import shipped_parts
+    from mathgraph.tasks.training.late_fusion import choose_weight
 
     multitask, tfidf = shipped_parts(root)
     release: dict = {"machine": machine(), "tasks": {}}
@@ -399,11 +402,12 @@ def measure_search(files: dict, root: Path) -> dict:
     untrained architecture, all-MiniLM-L6-v2 alone (mean-pooled text vectors) and TF-IDF, and the hybrid of
     the shipped encoder with TF-IDF (weight chosen on dev): what ``mathgraph search --hybrid`` uses."""
     from mathgraph.models.encoder import MathEncoder, load_shipped_encoder
-    from mathgraph.tasks.hybrid import WEIGHTS, choose_weight, fuse
+    from mathgraph.models.late_fusion import WEIGHTS, fuse
+    from mathgraph.models.task_io import ranking_result
     from mathgraph.tasks.release.shipped import shipped_tfidf
     from mathgraph.tasks.search.embedders import TextEmbedder
     from mathgraph.tasks.search.index import l2_normalize
-    from mathgraph.tasks.task_io import ranking_result
+    from mathgraph.tasks.training.late_fusion import choose_weight
 
     tfidf = shipped_tfidf("sqr", root)
     embedders = {

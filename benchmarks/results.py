@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mathgraph.tasks.baselines import train_tfidf
+from mathgraph.models.task_model import TaskConfig
 from mathgraph.tasks.data import (
     build_qam_number_swap,
     build_qam_pairs,
@@ -61,7 +61,8 @@ from mathgraph.tasks.data import (
 from mathgraph.tasks.evaluation import evaluate_directory
 from mathgraph.tasks.inference import load_predictor
 from mathgraph.tasks.metrics import ranking_metrics
-from mathgraph.tasks.training.finetune import TaskConfig, train_task
+from mathgraph.tasks.training.finetune import train_task
+from mathgraph.tasks.training.tfidf import train_tfidf
 from mathgraph.tasks.training.trainer import TrainingArguments
 
 from smoke import SMOKE_DATA, smoke_work, tiny_model_options

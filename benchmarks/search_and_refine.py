@@ -92,7 +92,7 @@ def main() -> None:
 # --------------------------------------------------------------------------- search
 def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
     from mathgraph.models.encoder import MathEncoder
-    from mathgraph.tasks.baselines import train_tfidf
+    from mathgraph.tasks.training.tfidf import train_tfidf
 
     data = work / "data"
     paths = {split: data / f"sqr.{split}.jsonl" for split in ("train", args.split)}

@@ -26,8 +26,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from mathgraph.models.multitask import MultiTaskModel  # noqa: E402
 from mathgraph.routing_pictures import draw_skill_routes  # noqa: E402
-from mathgraph.tasks.training.multitask import MultiTaskModel, parse_task_spec  # noqa: E402
+from mathgraph.tasks.task_types import load_examples  # noqa: E402
+from mathgraph.tasks.training.multitask import parse_task_spec  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from smoke import smoke_work, tiny_encoder  # noqa: E402
@@ -45,7 +47,7 @@ def main() -> None:
     summary = {}
     for axes, (task, path) in zip(panels[0], specs):
         view = model.for_task(task)
-        examples = view.config.load(path)[: args.limit]
+        examples = load_examples(view.config, path)[: args.limit]
         firsts = [view.config.task_type.example_texts(e)[0] for e in examples]
         texts = [t[0] if isinstance(t, tuple) else t for t in firsts]  # a cross-encoder pair: its first problem
         routes = model.skill_routes(texts, task)
@@ -69,7 +71,7 @@ def main() -> None:
 def _smoke_model(work: Path) -> tuple[str, list[str]]:
     """A tiny ReasonFormer model trained for 2 steps on the smoke task files, and the ``--task`` specs of
     their test parts."""
-    from mathgraph.tasks.training.finetune import TaskConfig
+    from mathgraph.models.task_model import TaskConfig
     from mathgraph.tasks.training.multitask import train_multitask
     from mathgraph.tasks.training.trainer import TrainingArguments
 

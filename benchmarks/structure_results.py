@@ -28,11 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mathgraph.tasks.baselines import train_tfidf  # noqa: E402
+from mathgraph.models.late_fusion import fuse  # noqa: E402
+from mathgraph.models.structure import StructureModel  # noqa: E402
+from mathgraph.models.tfidf import TfidfPredictor  # noqa: E402
 from mathgraph.tasks.evaluation import labelled_inputs, task_metric  # noqa: E402
-from mathgraph.tasks.hybrid import choose_weight, fuse  # noqa: E402
-from mathgraph.tasks.inference import TfidfPredictor  # noqa: E402
-from mathgraph.tasks.structure import StructureModel  # noqa: E402
+from mathgraph.tasks.training.late_fusion import choose_weight  # noqa: E402
+from mathgraph.tasks.training.tfidf import train_tfidf  # noqa: E402
 
 from results import build_task_files, machine, metrics_with_interval  # noqa: E402
 from smoke import smoke_work  # noqa: E402

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import sklearn
 
-from mathgraph.tasks.baselines import evaluate_tfidf, train_tfidf
+from mathgraph.tasks.training.tfidf import evaluate_tfidf, train_tfidf
 
 from smoke import SMOKE_DATA
 

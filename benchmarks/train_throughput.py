@@ -41,12 +41,13 @@ from pathlib import Path
 
 import torch
 
-from mathgraph.models.task_model import TaskModel
-from mathgraph.tasks.data import KpcExample
-from mathgraph.tasks.features import FeatureStore
+from mathgraph.models.examples import KpcExample
+from mathgraph.models.features import FeatureStore
+from mathgraph.models.task_batches import TaskCollator, example_lengths
+from mathgraph.models.task_model import TaskConfig, TaskModel
 from mathgraph.tasks.task_types import get_task
 from mathgraph.tasks.training.bucketing import LengthBucketSampler
-from mathgraph.tasks.training.finetune import TaskCollator, TaskConfig, example_lengths, load_start_encoder
+from mathgraph.tasks.training.finetune import load_start_encoder
 from mathgraph.tasks.training.trainer import TrainingArguments, build_optimizer, configure_threads
 
 from smoke import SMOKE_MATH, tiny_model_options

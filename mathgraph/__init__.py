@@ -30,7 +30,7 @@ _EXPORTS = {
     "MathSyntaxGraph": "mathgraph.graph",
     "Quantity": "mathgraph.graph",
     "CheckpointError": "mathgraph.models.comus",
-    "InputError": "mathgraph.tasks.task_io",
+    "InputError": "mathgraph.models.task_io",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -3,95 +3,154 @@
     import mathgraph
     kpc = mathgraph.Predictor.from_pretrained("shipped", task="kpc")
     kpc.predict(["Find $x$ if $2x + 3 = 7$."])      # [{"label": ..., "probabilities": {...}}]
-    encoder = mathgraph.load("shipped")              # the shipped encoder, a MathEncoder
-    model = mathgraph.load("runs/kpc")               # whatever the directory holds (tasks.loading)
+    package = mathgraph.load("shipped")              # the shipped ModelPackage: .encode(...), .predictor(task)
+    model = mathgraph.load("runs/kpc")               # whatever the directory holds: a TaskModel here
 
-A name is one of three things, looked at in this order:
-
-- ``"shipped"`` (or its alias ``"default"``): the model inside the package;
-- a local directory: a model directory (``tasks.loading.model_type`` says which kind), or a package of the
-  shipped model's layout (``tasks.release.package.export_package``: a ``release.json`` in it);
-- ``"org/name"``: a repository on the Hugging Face Hub holding either, downloaded once to the Hub's cache by
-  ``huggingface_hub`` (``HF_HUB_OFFLINE=1`` reads the cache only).
+A name is ``"shipped"`` (alias ``"default"``), a local directory, or a Hugging Face Hub id ``org/name``
+(``mathgraph.registry.resolve``); what a directory holds is its ``config.json``'s ``model_type``
+(``mathgraph.registry``). ``mathgraph predict``, ``evaluate``, ``compare`` and the server predict through
+``Predictor``, so every entry point accepts and refuses the same names with the same message.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from os import PathLike
-from pathlib import Path
 
-from mathgraph.hub import local_directory
+from mathgraph.registry import CheckpointError, describe, load, loader_of, model_type, resolve
 
-SHIPPED_NAMES = ("shipped", "default")
-_PACKAGE_FILE = "release.json"  # what marks a directory of the shipped model's layout (models.shipped)
-
-
-def resolve(name_or_dir: str | PathLike) -> str | Path:
-    """``"shipped"`` for the packaged model, else the local directory ``name_or_dir`` names (a Hub id is
-    downloaded, or found in the Hub's cache). A name that is none of these raises ``FileNotFoundError``."""
-    if str(name_or_dir) in SHIPPED_NAMES:
-        return "shipped"
-    try:
-        return local_directory(name_or_dir)
-    except FileNotFoundError as err:
-        raise FileNotFoundError(f"{err}; train a model with `mathgraph train ...`, or use 'shipped'") from None
+# what predicts a task, by model_type (a search index or an encoder predicts no task)
+PREDICTING_TYPES = ("package", "task-model", "multi-task-model", "tfidf", "structure")
 
 
-def load(name_or_dir: str | PathLike = "shipped", device: str | None = None):
-    """The model ``name_or_dir`` names (see the module docstring): ``"shipped"`` and packages give their
-    encoder (a ``MathEncoder``); a model directory gives what it holds: ``MathEncoder``, ``TaskModel``,
-    ``MultiTaskModel``, ``TfidfClassifier`` / ``TfidfRanker``, ``StructureModel`` or ``SearchIndex`` (with the
-    encoder that built it). Neural models go to ``device`` (default: the CPU) in eval mode."""
-    where = resolve(name_or_dir)
-    if where == "shipped" or _is_package(where):
-        from mathgraph.models.encoder import load_shipped_encoder
+def task_predictor(task: str, name_or_dir: str | PathLike = "shipped", hybrid: bool | None = None, device=None):
+    """What predicts ``task`` from the model ``name_or_dir`` (each has ``predict(inputs, batch_size)``):
 
-        encoder = load_shipped_encoder(None if where == "shipped" else where)
-        encoder.model.to(device or "cpu")
-        return encoder
-    from mathgraph.tasks.loading import load_model
+    - a package (``"shipped"``, an export, a Hub copy): its multi-task ``task`` head, fused with its TF-IDF and
+      alignment models where dev said so (``hybrid=None``), always (``True``) or never (``False``);
+    - a task model trained for ``task``, or the ``task`` head of a multi-task model;
+    - a TF-IDF model or an alignment model of ``task``'s input shape.
 
-    return load_model(where, device=device)
+    ``hybrid=True`` needs a package. ``device``: ``None`` is CUDA when available, else the CPU."""
+    from mathgraph.models.task_heads import get_task_head
+
+    head = get_task_head(task)  # an unknown task fails here, before any loading
+    directory = resolve(name_or_dir)
+    kind = model_type(directory)
+    if kind not in PREDICTING_TYPES:
+        raise CheckpointError(f"{name_or_dir} holds {describe(kind)}, which predicts no task")
+    if hybrid and kind != "package":
+        raise ValueError(f"hybrid fusion needs a model package such as 'shipped'; {name_or_dir} holds {describe(kind)}")
+    model = loader_of(kind, directory).from_pretrained(directory, device=device)
+    if kind == "package":
+        return model.predictor(head.name, hybrid=hybrid)
+    if kind == "multi-task-model":
+        return model.for_task(head.name)
+    if kind == "tfidf":
+        from mathgraph.models.tfidf import TfidfPredictor
+
+        return TfidfPredictor(head.name, model)
+    trained_for = model.config.task if kind == "task-model" else model.task
+    if trained_for != head.name:
+        raise ValueError(f"{name_or_dir} holds {describe(kind)} trained for {trained_for}, not {head.name}")
+    return model
+
+
+def task_predictors(name_or_dir: str | PathLike = "shipped", hybrid: bool | None = None, device=None) -> dict:
+    """``{task: predictor}`` of every task the model ``name_or_dir`` predicts (what the server serves): each
+    head of a package or a multi-task model, a task model's or an alignment model's task. A TF-IDF model does
+    not record which task it was trained for, so it is refused here (``task_predictor`` takes it with a task)."""
+    directory = resolve(name_or_dir)
+    kind = model_type(directory)
+    if kind not in PREDICTING_TYPES or kind == "tfidf":
+        what = "a TF-IDF model does not record its task; predict with `mathgraph predict TASK --model DIR`"
+        raise CheckpointError(
+            f"{name_or_dir} holds {describe(kind)}: {what if kind == 'tfidf' else 'it predicts no task'}"
+        )
+    if hybrid and kind != "package":
+        raise ValueError(f"hybrid fusion needs a model package such as 'shipped'; {name_or_dir} holds {describe(kind)}")
+    model = loader_of(kind, directory).from_pretrained(directory, device=device)
+    if kind == "package":
+        return {task: model.predictor(task, hybrid=hybrid) for task in model.tasks}
+    if kind == "multi-task-model":
+        return {task: model.for_task(task) for task in model.config.task_names}
+    return {model.config.task if kind == "task-model" else model.task: model}
+
+
+def evaluate(
+    name_or_dir: str | PathLike,
+    task: str,
+    data_path: str | PathLike,
+    text_field: str | None = None,
+    label_field: str | None = None,
+    batch_size: int = 32,
+    hybrid: bool | None = None,
+    device=None,
+) -> dict:
+    """Metrics of the model ``name_or_dir`` on a task file (accuracy and macro-F1, or HR/NDCG at 1, 3, 5 and
+    MAP for SQR), predicted as ``Predictor`` predicts. KPC's text and label fields default to those the model
+    was trained with (else ``problem`` and ``subject``).
+
+    Gold labels the model cannot predict (never seen in training) are counted in ``unseen_labels``
+    (``{label: examples}``) and warned about, never passed over in silence."""
+    import warnings
+    from collections import Counter
+
+    from mathgraph.tasks.task_types import get_task
+
+    predictor = task_predictor(task, name_or_dir, hybrid=hybrid, device=device)
+    config = getattr(predictor, "config", None)
+    data_task = get_task(task)
+    examples = data_task.load(
+        str(data_path),
+        text_field or getattr(config, "text_field", None) or "problem",
+        label_field or getattr(config, "label_field", None) or "subject",
+    )
+    results = predictor.predict([_example_input(example) for example in examples], batch_size=batch_size)
+    if not data_task.classifies:
+        return data_task.metrics(examples, [result["scores"] for result in results])
+    metrics = data_task.metrics(examples, [result["label"] for result in results])
+    known = {str(label) for label in results[0]["probabilities"]} if results else set()
+    unseen = Counter(str(e.label) for e in examples if str(e.label) not in known)
+    if unseen:
+        metrics["unseen_labels"] = dict(sorted(unseen.items()))
+        warnings.warn(
+            f"{data_path}: {sum(unseen.values())} examples have labels the model never saw in "
+            f"training, so it cannot get them right: {dict(sorted(unseen.items()))}",
+            stacklevel=2,
+        )
+    return metrics
+
+
+def _example_input(example):
+    """What ``predict`` takes for a task-file example: its text, its pair, or its query and candidates."""
+    if hasattr(example, "query"):
+        return example.query, list(example.candidates)
+    if hasattr(example, "text_a"):
+        return example.text_a, example.text_b
+    return example.text
 
 
 class Predictor:
     """Predictions of one task (``kpc``, ``qrc``, ``qam`` or ``sqr``) from a model, one result per input.
 
     Inputs: a list of problem texts (KPC), of ``(text_a, text_b)`` pairs (QRC, QAM) or of
-    ``(query, [candidates])`` (SQR). Results (``tasks.task_io``): ``{"label", "probabilities"}`` per input, or
+    ``(query, [candidates])`` (SQR). Results: ``{"label", "probabilities"}`` per input, or
     ``{"ranking", "scores"}`` for SQR. A lone input is refused: always a list in, a list out.
     """
 
     def __init__(self, task: str, model):
-        from mathgraph.tasks.task_types import get_task
+        from mathgraph.models.task_heads import get_task_head
 
-        self.task = get_task(task).name
+        self.task = get_task_head(task).name
         self.model = model
 
     @classmethod
     def from_pretrained(
         cls, name_or_dir: str | PathLike = "shipped", task: str = "kpc", hybrid: bool | None = None, device=None
     ) -> Predictor:
-        """The predictor of ``task`` from ``name_or_dir`` (see the module docstring).
-
-        The shipped model and packages predict as ``mathgraph predict`` does: the multi-task head, fused with
-        TF-IDF and the structure model where dev said so (``hybrid=None``), always (``True``) or never
-        (``False``). A model directory predicts with what it holds: a task model trained for ``task``, the
-        ``task`` head of a multi-task model, a TF-IDF baseline or a structure model of ``task``."""
-        from mathgraph.tasks.task_types import get_task
-
-        task = get_task(task).name  # an unknown task fails here, before any loading
-        where = resolve(name_or_dir)
-        if where == "shipped" or _is_package(where):
-            from mathgraph.tasks.release.shipped import shipped_predictor
-
-            return cls(task, shipped_predictor(task, hybrid=hybrid, root=None if where == "shipped" else where))
-        if hybrid:
-            raise ValueError("hybrid=True fuses a package's models; a model directory predicts with what it holds")
-        from mathgraph.tasks.inference import load_predictor
-
-        return cls(task, load_predictor(task, where, device=device))
+        """The predictor of ``task`` from ``name_or_dir`` (``task_predictor`` says what each model gives)."""
+        return cls(task, task_predictor(task, name_or_dir, hybrid=hybrid, device=device))
 
     def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
         """One result per input, in input order (see the class docstring)."""
@@ -103,8 +162,4 @@ class Predictor:
         return f"Predictor(task={self.task!r}, model={type(self.model).__name__})"
 
 
-def _is_package(where) -> bool:
-    return isinstance(where, Path) and (where / _PACKAGE_FILE).is_file()
-
-
-__all__ = ["load", "Predictor", "resolve", "SHIPPED_NAMES"]
+__all__ = ["load", "resolve", "Predictor", "evaluate", "task_predictor", "task_predictors", "PREDICTING_TYPES"]

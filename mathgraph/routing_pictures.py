@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mathgraph.tasks.training.multitask import SkillRoutes, TokenRoutes
+    from mathgraph.models.multitask import SkillRoutes, TokenRoutes
 
 # Colour-blind-safe palette (Okabe-Ito), cycled when there are more experts.
 EXPERT_COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999")

@@ -29,14 +29,11 @@ from mathgraph.files import apply_umask
 from mathgraph.models.gat import GraphEncoder
 from mathgraph.models.memory import SyntaxAwareMemory
 from mathgraph.models.precision import autocast_dtype
+from mathgraph.registry import CheckpointError, read_config
 
 CONFIG_NAME = "config.json"
 WEIGHTS_NAME = "model.safetensors"
 TOKENIZER_DIR = "tokenizer"
-
-
-class CheckpointError(ValueError):
-    """A model directory that cannot be loaded: missing, truncated, tampered or mismatched files."""
 
 
 @dataclass
@@ -81,7 +78,9 @@ class ComusConfig:
         unknown = sorted(set(data) - known - {"weights_sha256"})
         if unknown:
             raise CheckpointError(f"config.json has fields this mathgraph does not know: {unknown}")
-        values = {k: v for k, v in data.items() if k in known}
+        # model_type says what the directory holds (a task model's config.json names "task-model" and holds
+        # its encoder's configuration); the encoder's own type is always "comus"
+        values = {k: v for k, v in data.items() if k in known and k != "model_type"}
         if values.get("text_encoder") == "default":  # saved before the packaged MiniLM was named "minilm"
             values["text_encoder"] = "minilm"
         return cls(**values)
@@ -327,21 +326,6 @@ def _run_text_layer(layer: nn.Module, hidden: torch.Tensor, additive_mask: torch
     output = layer(hidden, attention_mask=additive_mask)
     # transformers 4.x returns a tuple, 5.x the tensor itself.
     return output[0] if isinstance(output, tuple) else output
-
-
-def read_config(directory: Path) -> dict:
-    """The parsed ``config.json`` of a model directory, or a ``CheckpointError`` saying what is wrong."""
-    path = directory / CONFIG_NAME
-    if not path.is_file():
-        raise CheckpointError(f"{directory} is not a mathgraph model directory: no {CONFIG_NAME}")
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise CheckpointError(f"{path} is not valid JSON: {err}") from err
-    if not isinstance(data, dict):
-        raise CheckpointError(f"{path} must hold a JSON object")
-    return data
 
 
 def load_weights(directory: Path, expected_sha256: str | None, map_location: str | torch.device = "cpu") -> dict:

@@ -5,8 +5,8 @@
 
 ``"shipped"`` (alias ``"default"``) is the shipped COMUS encoder: the packaged all-MiniLM-L6-v2 with the
 LaTeX commands of MATH and GSM8K added as tokens, continually pre-trained (MLM, DTC,
-TGCL) on MATH and GSM8K train texts (``models.shipped``, its model card in
-``mathgraph/data/shipped_model/MODEL_CARD.md``).
+TGCL) on MATH and GSM8K train texts (the encoder of the shipped package, ``models.package``; its model
+card is ``mathgraph/data/shipped_model/MODEL_CARD.md``). Any package's name gives its encoder.
 
 ``"untrained"`` is the same architecture before any training: MiniLM with the
 LaTeX tokens added, a GAT and memory layers initialised from a fixed seed, and the
@@ -31,10 +31,11 @@ import torch
 
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from mathgraph.models.batching import ProblemBatch, ProblemCollator
-from mathgraph.models.comus import TOKENIZER_DIR, CheckpointError, ComusModel, ComusOutput, read_config
+from mathgraph.models.comus import TOKENIZER_DIR, ComusModel, ComusOutput
 from mathgraph.models.delta import DELTA_NAME, apply_delta
-from mathgraph.models.shipped import ENCODER_DIR, shipped_path, text_encoder_base
+from mathgraph.models.package import ModelPackage, text_encoder_base
 from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
+from mathgraph.registry import SHIPPED_NAMES, CheckpointError, describe, model_type, read_config, resolve
 
 if TYPE_CHECKING:
     from mathgraph.parsers.graph_cache import GraphCache
@@ -46,8 +47,7 @@ LATEX_TOKENS_NAME = "latex_tokens.json"
 MODES = ("fused", "text", "graph")
 DEFAULT_SEED = 0
 SHIPPED, UNTRAINED = "shipped", "untrained"  # the names from_pretrained takes besides a directory
-SHIPPED_ALIASES = (SHIPPED, "default")  # "default": the name the shipped encoder had first, kept as an alias
-NAMED_MODELS = (*SHIPPED_ALIASES, UNTRAINED)
+NAMED_MODELS = (*SHIPPED_NAMES, UNTRAINED)
 
 
 class MathEncoder:
@@ -69,28 +69,33 @@ class MathEncoder:
     # ------------------------------------------------------------- building
     @classmethod
     def from_pretrained(cls, path: str | PathLike = SHIPPED, device: str | torch.device | None = None) -> MathEncoder:
-        """Load the shipped pre-trained ``"shipped"`` (alias ``"default"``), build the ``"untrained"`` one, or load
-        a saved encoder directory: a local one or a Hugging Face Hub id (``mathgraph.hub``)."""
-        if str(path) in SHIPPED_ALIASES:
-            encoder = load_shipped_encoder()
-            encoder.name_or_path = SHIPPED
-        elif str(path) == UNTRAINED:
+        """Load an encoder: ``"shipped"`` (alias ``"default"``) or any model package gives its encoder, a
+        directory from ``save_pretrained`` (local or a Hugging Face Hub id, ``mathgraph.registry.resolve``)
+        loads as saved, and ``"untrained"`` builds the untrained one. ``device``: ``None`` is CUDA when
+        available, else the CPU."""
+        if str(path) == UNTRAINED:
             encoder = cls.build(UNTRAINED_MODEL_DIR)
             encoder.name_or_path = UNTRAINED
-        else:
-            from mathgraph.hub import local_directory
+            encoder.model.to(resolve_device(device)).eval()
+            return encoder
+        directory = resolve(path)
+        kind = model_type(directory)
+        if kind == "package":
+            encoder = ModelPackage.from_pretrained(directory, device=device).encoder
+            encoder.name_or_path = SHIPPED if str(path) in SHIPPED_NAMES else str(directory.resolve())
+            return encoder
+        if kind not in ("comus", "task-model", "multi-task-model"):  # the latter two hold their encoder's files
+            raise CheckpointError(f"{path} holds {describe(kind)}, not an encoder")
+        model = ComusModel.from_pretrained(directory)
+        from transformers import AutoTokenizer
 
-            directory = local_directory(path)
-            model = ComusModel.from_pretrained(directory)
-            from transformers import AutoTokenizer
-
-            try:
-                tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
-                vocab = GraphVocabulary.from_pretrained(directory)
-            except (OSError, ValueError, json.JSONDecodeError) as err:
-                raise CheckpointError(f"{directory}: cannot load the tokenizer or graph vocabularies: {err}") from err
-            encoder = cls(model, tokenizer, vocab)
-            encoder.name_or_path = str(Path(path).resolve()) if Path(path).is_dir() else str(path)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
+            vocab = GraphVocabulary.from_pretrained(directory)
+        except (OSError, ValueError, json.JSONDecodeError) as err:
+            raise CheckpointError(f"{directory}: cannot load the tokenizer or graph vocabularies: {err}") from err
+        encoder = cls(model, tokenizer, vocab)
+        encoder.name_or_path = str(Path(path).resolve()) if Path(path).is_dir() else str(path)
         encoder.model.to(resolve_device(device)).eval()
         return encoder
 
@@ -232,19 +237,21 @@ class MathEncoder:
             return self.model(**batch.as_model_inputs())
 
 
-def load_shipped_encoder(root: Path | None = None):
-    """The shipped pre-trained COMUS encoder as a ``MathEncoder`` (CPU, eval mode); ``root``: another package
-    directory of the same layout (its encoder stored as a delta, or with full weights)."""
+def load_package_encoder(package: ModelPackage, device: str | torch.device | None = None) -> MathEncoder:
+    """The encoder of a model package (``models.package``) as a ``MathEncoder`` on ``device``, in eval mode:
+    stored as a delta against its text encoder (the shipped model), or with full weights (an export)."""
     from transformers import AutoTokenizer
 
-    directory = shipped_path(ENCODER_DIR, root=root)
-    if not (directory / DELTA_NAME).is_file():  # a self-contained export (tasks.release.package.export_package)
-        return MathEncoder.from_pretrained(directory, device="cpu")
+    directory = package.path(package.config["encoder"])
+    if not (directory / DELTA_NAME).is_file():  # a self-contained export (mathgraph export)
+        return MathEncoder.from_pretrained(directory, device=device)
     config = read_config(directory)
     state = apply_delta(text_encoder_base(config.get("text_encoder", "minilm")), directory / DELTA_NAME)
     model = ComusModel.from_state(config, state, where=directory / DELTA_NAME)
     tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
-    return MathEncoder(model.eval(), tokenizer, GraphVocabulary.from_pretrained(directory))
+    encoder = MathEncoder(model, tokenizer, GraphVocabulary.from_pretrained(directory))
+    encoder.model.to(resolve_device(device)).eval()
+    return encoder
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:

@@ -7,11 +7,10 @@ encoders run side by side without memory (``bert+gat``), all on the same backbon
 the text pooled by the mean of its tokens (``pooling``, default ``"mean"``) and
 each half normed (``vector_norm``, ``models.pooling.SplitLayerNorm``).
 
-What the head is, its loss and outputs come from the task, and prediction from
-text reads the task's input formats: both belong to the tasks layer
-(``tasks.task_types``, ``tasks.training.finetune``), which this layer does not import. The
-model reads them from its config (``TaskModelConfig``; ``tasks.training.finetune.TaskConfig``
-is one), and ``from_pretrained`` is given the config's type to read a saved one.
+What the head is, its loss, outputs and decoding come from the task's model side
+(``models.task_heads``), named by the model's config (``TaskConfig``); prediction
+from text is ``models.prediction``. ``TaskModel.from_pretrained(directory)`` reads
+the config and the weights of a saved model.
 
 A trained model directory holds the encoder (``save_pretrained``), the head and
 the vector norm (``head.safetensors``) and ``task_config.json`` (the config, with
@@ -22,20 +21,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 import torch
 from torch import nn
 
 from mathgraph.files import apply_umask
-from mathgraph.hub import local_directory
-from mathgraph.models.batching import DeviceBatch, ProblemBatch
+from mathgraph.models.batching import ProblemBatch
 from mathgraph.models.comus import CheckpointError
 from mathgraph.models.encoder import MathEncoder
 from mathgraph.models.frozen_prefix import FrozenTextPrefix
-from mathgraph.models.pooling import SplitLayerNorm, problem_vectors, vector_dim
+from mathgraph.models.pooling import DEFAULT_POOLING, POOLINGS, SplitLayerNorm, problem_vectors, vector_dim
+from mathgraph.models.prediction import predict_inputs
+from mathgraph.models.task_batches import TaskBatch
+from mathgraph.models.task_heads import TaskHead, get_task_head
+from mathgraph.registry import resolve
 
 TASK_CONFIG_NAME = "task_config.json"
 TASK_MODEL_TYPE = "task-model"  # task_config.json's model_type (tasks.loading)
@@ -43,56 +44,74 @@ HEAD_NAME = "head.safetensors"
 NORM_PREFIX = "vector_norm."  # the problem-vector norm's weights (SplitLayerNorm), saved in HEAD_NAME beside the head's
 
 
+ARCHITECTURES = ("comus", "bert", "bert+gat")  # what makes the problem vector (TF-IDF trains elsewhere)
+LEGACY_KEYS = {"encoder": "architecture"}  # configs saved before the rename
+DEFAULT_PAIR_MODE = "cross"
+
+
+def current_keys(data: dict) -> dict:
+    """A saved config's fields with the names they have now (``encoder`` is ``architecture``)."""
+    return {LEGACY_KEYS.get(key, key): value for key, value in data.items()}
+
+
 @dataclass
-class TaskBatch(DeviceBatch):
-    """A batch's problems in one ``ProblemBatch`` (in the task's ``batch_texts`` layout) and its targets:
-    ``labels: [B]`` (classification) or ``candidates, candidate_mask, relevant: [B, N]`` (SQR), and the
-    pairs' ``alignment`` features (``[B, F]``, SQR ``[B, N, F]``) when the head reads them."""
+class TaskConfig:
+    """What a task model predicts and how it reads its data."""
 
-    problems: ProblemBatch
-    labels: torch.Tensor | None = None
-    candidates: torch.Tensor | None = None
-    candidate_mask: torch.Tensor | None = None
-    relevant: torch.Tensor | None = None
-    alignment: torch.Tensor | None = None
+    task: str
+    architecture: str = "comus"
+    labels: list[str] = field(default_factory=list)
+    text_field: str = "problem"
+    label_field: str = "subject"
+    pooling: str = DEFAULT_POOLING
+    pair_mode: str | None = None  # QRC/QAM: "cross" (default) or "bi"; None for the other tasks
+    vector_norm: bool = True
+    alignment: bool = False  # QRC/QAM/SQR: the head also reads each pair's alignment features (parsers.compare)
 
-    def __len__(self) -> int:
-        return len(self.labels) if self.labels is not None else len(self.candidates)
-
-
-class TaskHead(Protocol):
-    """What the model reads of its task (``tasks.task_types.Task``): the head, and the loss and outputs."""
-
-    def make_head(self, dim: int, num_labels: int) -> nn.Module: ...
-
-    def outputs(self, head: nn.Module, vectors: torch.Tensor, batch: TaskBatch) -> dict[str, torch.Tensor]: ...
-
-
-class TaskModelConfig(Protocol):
-    """The config of a ``TaskModel`` (``tasks.training.finetune.TaskConfig``), a dataclass: what the model reads of it."""
-
-    architecture: str
-    labels: list[str]
-    pooling: str
-    vector_norm: bool
+    def __post_init__(self) -> None:
+        task = get_task_head(self.task)
+        if self.architecture not in ARCHITECTURES:
+            raise ValueError(f"unknown architecture {self.architecture!r}; choose one of {ARCHITECTURES} (or tfidf)")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {self.pooling!r}; choose one of {POOLINGS}")
+        if self.pair_mode is None and task.input_shape == "pair":
+            self.pair_mode = DEFAULT_PAIR_MODE
+        task.with_pair_mode(self.pair_mode).with_alignment(self.alignment)  # refuses what the task cannot read
 
     @property
-    def task_type(self) -> TaskHead: ...
+    def task_type(self) -> TaskHead:
+        """The model side of the task (``models.task_heads``) in this config's pair mode and alignment;
+        ``tasks.task_types.task_of(config)`` is the task with its data side."""
+        return get_task_head(self.task).with_pair_mode(self.pair_mode).with_alignment(self.alignment)
 
-    def predict_inputs(self, model: TaskModel, inputs: Sequence, batch_size: int) -> list[dict]:
-        """``model``'s results of ``inputs`` in the task's formats (``TaskModel.predict``)."""
-        ...
+    @property
+    def uses_graph(self) -> bool:
+        """Whether the encoder reads the math syntax graph (``bert`` does not: nothing is parsed)."""
+        return self.architecture != "bert"
 
     @classmethod
-    def from_pretrained(cls, directory: Path) -> TaskModelConfig:
-        """The config saved in ``directory``'s ``TASK_CONFIG_NAME``; ``CheckpointError`` if it holds none."""
-        ...
+    def from_pretrained(cls, directory: str | Path) -> TaskConfig:
+        """The config in a task model directory's ``task_config.json`` (what ``TaskModel.from_pretrained``
+        reads); ``CheckpointError`` if it holds none."""
+        directory = resolve(directory)  # a Hugging Face Hub id is downloaded
+        try:
+            data = json.loads((directory / TASK_CONFIG_NAME).read_text(encoding="utf-8"))
+            if isinstance(data, dict):
+                data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
+            # Models saved before these options existed: [CLS], no vector norm, bi-encoder pairs.
+            data.setdefault("pooling", "cls")
+            data.setdefault("vector_norm", False)
+            if get_task_head(data.get("task")).input_shape == "pair":
+                data.setdefault("pair_mode", "bi")
+            return cls(**current_keys(data))
+        except (OSError, json.JSONDecodeError, TypeError, ValueError) as err:
+            raise CheckpointError(f"{directory} is not a trained task model: {err}") from err
 
 
 class TaskModel(nn.Module):
     """An encoder with the head of one task; ``forward(TaskBatch)`` gives the loss and outputs."""
 
-    def __init__(self, encoder: MathEncoder, config: TaskModelConfig):
+    def __init__(self, encoder: MathEncoder, config: TaskConfig):
         super().__init__()
         self.encoder, self.config = encoder, config
         self.backbone = encoder.model  # registered, so its weights train and save with the head
@@ -123,9 +142,10 @@ class TaskModel(nn.Module):
         return self.config.task_type.outputs(self.head, self.vectors(batch.problems), batch)
 
     def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
-        """Predictions from text, one per input in input order (formats in ``tasks.task_io``): a ``str``
-        (KPC), ``(text_a, text_b)`` (QRC, QAM) or ``(query, [candidates])`` (SQR) each."""
-        return self.config.predict_inputs(self, inputs, batch_size)
+        """Predictions from text, one per input in input order (formats in ``models.task_io``): a ``str``
+        (KPC), ``(text_a, text_b)`` (QRC, QAM) or ``(query, [candidates])`` (SQR) each
+        (``models.prediction.predict_inputs``)."""
+        return predict_inputs(self, inputs, batch_size)
 
     # ------------------------------------------------------------ saving
     def save_pretrained(self, directory: str | Path) -> None:
@@ -144,15 +164,13 @@ class TaskModel(nn.Module):
             json.dump({"model_type": TASK_MODEL_TYPE, **asdict(self.config)}, f, indent=1)
 
     @classmethod
-    def from_pretrained(
-        cls, directory: str | Path, config_type: type[TaskModelConfig], device: str | None = None
-    ) -> TaskModel:
+    def from_pretrained(cls, directory: str | Path, device: str | None = None) -> TaskModel:
         """Load a directory written by ``save_pretrained`` (safetensors only), its ``task_config.json`` read
-        by ``config_type.from_pretrained`` (``tasks.training.finetune.TaskConfig``)."""
+        by ``TaskConfig.from_pretrained``, on ``device`` (default the CPU)."""
         from safetensors.torch import load_file
 
-        directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
-        config = config_type.from_pretrained(directory)  # first: a directory of another kind fails fast
+        directory = resolve(directory)  # a Hugging Face Hub id is downloaded
+        config = TaskConfig.from_pretrained(directory)  # first: a directory of another kind fails fast
         model = cls(MathEncoder.from_pretrained(directory, device="cpu"), config)
         try:
             weights = load_file(str(directory / HEAD_NAME))
@@ -167,9 +185,9 @@ class TaskModel(nn.Module):
 
 __all__ = [
     "TaskModel",
-    "TaskBatch",
-    "TaskModelConfig",
-    "TaskHead",
+    "TaskConfig",
+    "ARCHITECTURES",
+    "current_keys",
     "TASK_CONFIG_NAME",
     "TASK_MODEL_TYPE",
     "HEAD_NAME",

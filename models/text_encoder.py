@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 
 from tokenizers import pre_tokenizers
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.tokenization_utils_base import AddedToken
-from transformers.utils import logging as transformers_logging
+
+from mathgraph.quiet import quiet_transformers  # also imported from here by models.encoder
 
 MINILM = "minilm"  # the packaged all-MiniLM-L6-v2
 DEFAULT_TEXT_ENCODER = MINILM
@@ -45,18 +45,6 @@ def load_text_encoder(name_or_path: str = DEFAULT_TEXT_ENCODER) -> tuple[PreTrai
             f"{name_or_path}: mathgraph needs a BERT-like encoder (embeddings + encoder.layer), got {type(model).__name__}"
         )
     return model, AutoTokenizer.from_pretrained(path)
-
-
-@contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """Only transformers' errors inside the block: its notices on what mathgraph does on purpose (a dropped
-    pooler, new LaTeX token rows initialised from the old ones' statistics) read like problems."""
-    verbosity = transformers_logging.get_verbosity()
-    transformers_logging.set_verbosity_error()
-    try:
-        yield
-    finally:
-        transformers_logging.set_verbosity(verbosity)
 
 
 def latex_commands(texts: Iterable[str], min_freq: int = 2) -> list[str]:

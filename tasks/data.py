@@ -38,6 +38,8 @@ from os import PathLike
 from pathlib import Path
 
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
+from mathgraph.models.examples import KpcExample, QamPair, QrcPair, SqrList
+from mathgraph.models.task_heads import TaskHead, get_task_head
 
 logger = logging.getLogger(__name__)
 
@@ -91,41 +93,6 @@ def _valid_rows(
     """``mathgraph.jsonl.read_rows`` without the line numbers."""
     numbered, bad = read_rows(path, fields, skip_bad, check)
     return [row for _, row in numbered], bad
-
-
-@dataclass(frozen=True)
-class KpcExample:
-    text: str
-    label: str
-
-
-@dataclass(frozen=True)
-class QrcPair:
-    id: str
-    group: str
-    text_a: str
-    text_b: str
-    label: str
-
-
-@dataclass(frozen=True)
-class QamPair:
-    id: str
-    group: str
-    text_a: str
-    text_b: str
-    label: int
-
-
-@dataclass(frozen=True)
-class SqrList:
-    """One SQR candidate list: ``relevance[i]`` (0, 1 or 2) grades ``candidates[i]`` for ``query``."""
-
-    id: str
-    group: str
-    query: str
-    candidates: tuple[str, ...]
-    relevance: tuple[int, ...]
 
 
 def load_kpc(
@@ -596,3 +563,37 @@ def count_summary(rows: Iterable[dict], field: str) -> str:
     """``"a: 3, b: 1"``: how many rows hold each value of ``field``, most common first."""
     counts = Counter(str(row[field]) for row in rows)
     return ", ".join(f"{value}: {n}" for value, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# ---------------------------------------------------------------- prediction files
+def read_inputs(
+    task: str | TaskHead, path: str | PathLike, text_field: str = "problem", skip_bad: bool = False
+) -> tuple[list[tuple[int, dict]], list, list[JsonlError]]:
+    """``(line, row)`` of the good rows of a JSONL file in the task's format (see the module docstring),
+    their inputs, and the bad rows (raised as ``JsonlError`` unless ``skip_bad``)."""
+    task = get_task_head(task) if isinstance(task, str) else task
+    kind = task.input_shape
+    fields = {"single": (text_field,), "pair": ("text_a", "text_b"), "ranker": ("query",)}[kind]
+
+    def check(row: dict) -> None:
+        if kind == "ranker":
+            candidates = row.get("candidates")
+            if (
+                not isinstance(candidates, list)
+                or not candidates
+                or not all(isinstance(c, str) and c.strip() for c in candidates)
+            ):
+                raise ValueError("field 'candidates' must be a non-empty list of non-empty strings")
+
+    rows, bad = read_rows(path, fields, skip_bad, check)
+    inputs = [row_input(kind, row, text_field) for _, row in rows]
+    return rows, inputs, bad
+
+
+def row_input(kind: str, row: dict, text_field: str = "problem") -> object:
+    """The input of a validated row, for a task whose ``input_shape`` is ``kind``."""
+    if kind == "single":
+        return row[text_field]
+    if kind == "pair":
+        return row["text_a"], row["text_b"]
+    return row["query"], row["candidates"]

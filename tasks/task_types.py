@@ -1,58 +1,35 @@
 """The fine-tuning tasks, one small class each, and the registry that names them.
 
-A task says how its examples are read and validated (``load``), which problem
-texts the model encodes for a batch of them and in what layout
-(``batch_texts``), what the head is (``make_head``), the loss and outputs
-(``outputs``), how outputs decode to predictions (``decode``) and which metrics
-it reports (``metrics``, with ``metric`` the one that picks the best epoch); what
-one input to a prediction becomes (``input_example``), and how the model card
-names it (``title``, ``hub_type``, ``dataset``). Training, evaluation,
-prediction, multi-task training, the TF-IDF baseline and the release all go
-through this interface.
+A task is its model side (``models.task_heads``: what one input to a prediction
+becomes, the problem texts of a batch, the head, the loss and outputs, the
+decoding) extended here with its data side: how its examples are read and
+validated (``load``), which metrics it reports (``metrics``, with ``metric`` the
+one that picks the best epoch), its rows for the TF-IDF models (``tfidf_row``),
+the gold answer of a row (``gold``), and how the model card names it (``title``,
+``hub_type``, ``dataset``). Training, evaluation, multi-task training, the TF-IDF
+models and the release go through this interface.
 
     task = get_task("qrc")
     examples = task.load("qrc.train.jsonl")
+    examples = load_examples(config, "qrc.train.jsonl")  # a TaskConfig's task, fields, pair mode, alignment
 """
 
 from __future__ import annotations
 
-import copy
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict
 
-import torch
-from torch import nn
-
-from mathgraph.models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
-from mathgraph.tasks.alignment_features import alignment_features, feature_names
-from mathgraph.tasks.data import (
-    KpcExample,
-    QamPair,
-    QrcPair,
-    SqrList,
-    load_kpc,
-    load_qam,
-    load_qrc,
-    load_sqr,
-    sqr_relevance,
-)
+from mathgraph.models.task_heads import PAIR_MODES, KpcHead, PairHead, QamHead, QrcHead, SqrHead, TaskHead
+from mathgraph.tasks.data import load_kpc, load_qam, load_qrc, load_sqr, sqr_relevance
 from mathgraph.tasks.metrics import accuracy_metric, ndcg_metric
 
-PAIR_MODES = ("cross", "bi")
 
+class Task(TaskHead):
+    """The data side of a task (see the module docstring) on its model side (``models.task_heads.TaskHead``).
+    Subclasses set ``name`` and implement the abstract methods."""
 
-class Task(ABC):
-    """The interface; see the module docstring. Subclasses set ``name`` and implement the abstract methods."""
-
-    name: str = ""
     metric: str = "accuracy"  # the dev metric (higher is better) that picks the best epoch
-    classifies: bool = True  # predicts one label per example (False: ranks candidates)
-    # what one input is (tasks.task_io): "single" text, a "pair" of texts, or a query with candidates to rank
-    # ("ranker"); the TF-IDF baseline of the task is the model of that shape (tasks.baselines)
-    input_shape: str = "single"
-    alignment: bool = False  # the head also reads the alignment features of each pair (tasks.alignment_features)
-    aligned_with: str = "problem"  # the second text of its pairs, for their alignment: a "problem" or a "solution"
     # the model card (tasks.release.model_card): the task in words, its Hugging Face Hub task type, and the data set
     # (Hub id, name) it is built from
     title: str = ""
@@ -65,86 +42,6 @@ class Task(ABC):
     ) -> list:
         """The validated examples of a JSONL file (formats in ``tasks.data``); fields are KPC's."""
 
-    def with_pair_mode(self, mode: str | None) -> Task:
-        """This task reading its pairs as ``mode`` (``PAIR_MODES``); only pair tasks take one."""
-        if mode is not None:
-            raise ValueError(f"{self.name} reads one problem per example: --pair-mode is for qrc and qam")
-        return self
-
-    def with_alignment(self, alignment: bool) -> Task:
-        """This task with heads that read each pair's alignment features too; only pair and ranking tasks."""
-        if not alignment:
-            return self
-        if self.input_shape == "single":
-            raise ValueError(f"{self.name} reads one problem per example: alignment features are for qrc, qam, sqr")
-        task = copy.copy(self)
-        task.alignment = True
-        return task
-
-    @property
-    def alignment_dim(self) -> int:
-        """How many alignment features the head reads (0 without them)."""
-        return len(feature_names(self.aligned_with)) if self.alignment else 0
-
-    def alignment_pairs(self, examples: Sequence) -> list[tuple[str, str]]:
-        """The ``(text_a, text_b)`` pairs whose alignment the head reads, in the layout of ``targets``."""
-        return [(e.text_a, e.text_b) for e in examples]
-
-    @abstractmethod
-    def input_example(self, texts: tuple, position: int = 0):
-        """The example (``tasks.data``) of one input to a prediction, its texts as ``tasks.task_io.check_input``
-        gives them, with placeholder gold the prediction does not read; ``position`` numbers its ``id``."""
-
-    @abstractmethod
-    def example_texts(self, example) -> list[str]:
-        """Every problem text ``example`` needs encoded (a cross-encoder pair is one ``(text_a, text_b)`` entry)."""
-
-    def batch_texts(self, examples: Sequence) -> list[str]:
-        """The problems of a batch of ``examples``, in the layout ``outputs`` reads."""
-        return [t for e in examples for t in self.example_texts(e)]
-
-    def label_names(self, examples: Sequence) -> list[str]:
-        """Label names in a deterministic (sorted) order."""
-        return sorted({str(e.label) for e in examples}) if self.classifies else []
-
-    def targets(self, examples: Sequence, label_ids: dict[str, int] | None) -> dict[str, torch.Tensor]:
-        """Gold tensors of a batch (``label_ids=None`` when predicting: zeros stand in for labels), and
-        ``alignment: [B, F]`` when the head reads alignment features."""
-        labels = (
-            torch.zeros(len(examples), dtype=torch.long)
-            if label_ids is None
-            else torch.tensor([_label_id(label_ids, e.label) for e in examples])
-        )
-        return {"labels": labels, **self.alignment_targets(examples)}
-
-    def alignment_targets(self, examples: Sequence) -> dict[str, torch.Tensor]:
-        """``{"alignment": [B, F] float32}`` of a batch when ``alignment`` is on, else nothing."""
-        if not self.alignment:
-            return {}
-        features = alignment_features(self.aligned_with, self.alignment_pairs(examples))
-        return {"alignment": torch.from_numpy(features).float()}
-
-    @abstractmethod
-    def make_head(self, dim: int, num_labels: int) -> nn.Module:
-        """The head on problem vectors of length ``dim`` (``num_labels`` classes where the task classifies)."""
-
-    def pair_vectors(self, vectors: torch.Tensor, batch) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(u, v)`` of each example for a pair classifier (a single problem is the pair ``(u, u)``)."""
-        return vectors, vectors
-
-    def logits(self, head: nn.Module, vectors: torch.Tensor, batch) -> torch.Tensor:
-        """Class logits ``[B, C]`` of the head (KPC: on the problem vectors)."""
-        return head(vectors)
-
-    def outputs(self, head: nn.Module, vectors: torch.Tensor, batch) -> dict[str, torch.Tensor]:
-        """``loss`` and ``logits [B, C]`` of a ``TaskBatch`` whose problems are encoded as ``vectors``."""
-        logits = self.logits(head, vectors, batch)
-        return {"loss": nn.functional.cross_entropy(logits.float(), batch.labels), "logits": logits}
-
-    def decode(self, outputs: dict[str, torch.Tensor], examples: Sequence, labels: Sequence[str]) -> list:
-        """Predicted label names of a batch."""
-        return [labels[i] for i in outputs["logits"].argmax(-1).tolist()]
-
     def metrics(self, examples: Sequence, predictions: Sequence) -> dict:
         """Accuracy and macro-F1 with the number of examples."""
         from mathgraph.tasks.metrics import classification_metrics
@@ -152,7 +49,7 @@ class Task(ABC):
         return classification_metrics([e.label for e in examples], predictions)
 
     def tfidf_row(self, example, text_field: str = "problem", label_field: str = "subject") -> dict:
-        """The example as the dict row the TF-IDF baselines read."""
+        """The example as the dict row the TF-IDF models read."""
         return asdict(example)
 
     def gold(self, row: dict, label_field: str = "label"):
@@ -160,29 +57,18 @@ class Task(ABC):
         return row[label_field]
 
     def result_metric(self, gold: Sequence):
-        """``metric(results) -> float`` of predictions (``tasks.task_io`` results) against ``gold``: accuracy."""
+        """``metric(results) -> float`` of predictions (``models.task_io`` results) against ``gold``: accuracy."""
         return accuracy_metric(gold)
 
 
-class KnowledgePointClassification(Task):
+class KnowledgePointClassification(KpcHead, Task):
     """KPC: one problem -> its subject (a classifier on the problem vector)."""
 
-    name = "kpc"
     title = "KPC (MATH subject, 7 classes)"
     dataset = ("hendrycks/competition_math", "MATH")
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_kpc(path, text_field, label_field, skip_bad)
-
-    def input_example(self, texts, position=0):
-        (text,) = texts
-        return KpcExample(text=text, label="")
-
-    def example_texts(self, example: KpcExample) -> list[str]:
-        return [example.text]
-
-    def make_head(self, dim, num_labels):
-        return ClassificationHead(dim, num_labels)
 
     def tfidf_row(self, example, text_field="problem", label_field="subject"):
         return {text_field: example.text, label_field: example.label}
@@ -191,157 +77,40 @@ class KnowledgePointClassification(Task):
         return row[label_field]
 
 
-class PairClassification(Task):
-    """Two problems -> a relation label, read in one of two ``pair_mode``s.
+class PairClassification(PairHead, Task):
+    """Two problems -> a relation label (``models.task_heads.PairHead``: its two pair modes)."""
 
-    ``cross``: one input ``[CLS] a [SEP] b [SEP]`` whose graphs hang under one ROOT
-    (``models.batching.pair_features``), so every token and memory read sees both
-    problems; a classifier on its vector. ``bi``: each problem encoded alone (problems
-    ``0..B-1`` of a batch are the ``text_a``, ``B..2B-1`` the ``text_b``), a classifier on
-    ``[u; v; |u - v|; u * v]``; the vectors can be indexed for retrieval.
-    """
-
-    input_shape = "pair"
-    pair_mode = "bi"
     dataset = ("qintongli/GSM-Plus", "GSM-Plus")
-    example_type: type = QrcPair  # what input_example makes, with placeholder_label as its label
-    placeholder_label: object = ""
-
-    def with_pair_mode(self, mode):
-        if mode not in PAIR_MODES:
-            raise ValueError(f"unknown pair mode {mode!r}; choose one of {PAIR_MODES}")
-        task = copy.copy(self)
-        task.pair_mode = mode
-        return task
-
-    @property
-    def cross(self) -> bool:
-        return self.pair_mode == "cross"
-
-    def input_example(self, texts, position=0):
-        text_a, text_b = texts
-        return self.example_type(
-            id=f"input-{position}", group="", text_a=text_a, text_b=text_b, label=self.placeholder_label
-        )
-
-    def example_texts(self, example) -> list:
-        return [(example.text_a, example.text_b)] if self.cross else [example.text_a, example.text_b]
-
-    def batch_texts(self, examples):
-        if self.cross:
-            return [(e.text_a, e.text_b) for e in examples]
-        return [e.text_a for e in examples] + [e.text_b for e in examples]
-
-    def make_head(self, dim, num_labels):
-        head = ClassificationHead if self.cross else PairClassificationHead
-        return head(dim, num_labels, alignment_dim=self.alignment_dim)
-
-    def pair_vectors(self, vectors, batch):
-        if self.cross:  # one vector already reads both problems
-            return vectors, vectors
-        half = len(batch.labels)
-        return vectors[:half], vectors[half:]
-
-    def logits(self, head, vectors, batch):
-        alignment = getattr(batch, "alignment", None)
-        return head(vectors, alignment) if self.cross else head(*self.pair_vectors(vectors, batch), alignment)
 
 
-class QuestionRelationClassification(PairClassification):
+class QuestionRelationClassification(QrcHead, PairClassification):
     """QRC: (seed, variant) -> perturbation type, or irrelevant (GSM-Plus)."""
 
-    name = "qrc"
     title = "QRC (GSM-Plus relation, 9 classes)"
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_qrc(path, skip_bad)
 
 
-class QuestionAnswerMatching(PairClassification):
+class QuestionAnswerMatching(QamHead, PairClassification):
     """QAM: (question, solution) -> 1 if the solution solves the question, else 0; labels are ints."""
 
-    name = "qam"
     title = "QAM (GSM-Plus number-swap pairs)"
-    example_type = QamPair
-    placeholder_label = 0
-    aligned_with = "solution"
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_qam(path, skip_bad)
 
-    def decode(self, outputs, examples, labels):
-        return [int(name) for name in super().decode(outputs, examples, labels)]
 
+class SimilarQuestionRecommendation(SqrHead, Task):
+    """SQR: a query and its candidates -> a score per candidate (bi-encoder); HR@k, NDCG@k and MAP."""
 
-class SimilarQuestionRecommendation(Task):
-    """SQR: a query and its candidates -> a score per candidate (bi-encoder); HR@k, NDCG@k and MAP.
-
-    Problems ``0..B-1`` of a batch are the queries; ``candidates: [B, N]`` indexes
-    the problems of each list (``candidate_mask`` marks real ones) and
-    ``relevant: [B, N]`` holds each candidate's graded relevance (long, 0..2; 0 on padding).
-    """
-
-    name = "sqr"
     metric = "ndcg@3"
-    classifies = False
-    input_shape = "ranker"
     title = "SQR (graded GSM-Plus lists)"
     hub_type = "text-ranking"
     dataset = ("qintongli/GSM-Plus", "GSM-Plus")
 
     def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
         return load_sqr(path, skip_bad)
-
-    def input_example(self, texts, position=0):
-        """The first candidate stands as the relevant one: the loss computed beside the scores needs one."""
-        query, candidates = texts
-        return SqrList(
-            id=f"input-{position}",
-            group="",
-            query=query,
-            candidates=candidates,
-            relevance=(1,) + (0,) * (len(candidates) - 1),
-        )
-
-    def example_texts(self, example: SqrList) -> list[str]:
-        return [example.query, *example.candidates]
-
-    def batch_texts(self, examples):
-        return [e.query for e in examples] + [c for e in examples for c in e.candidates]
-
-    def targets(self, examples, label_ids):
-        width = max(len(e.candidates) for e in examples)
-        candidates = torch.zeros(len(examples), width, dtype=torch.long)
-        mask = torch.zeros(len(examples), width, dtype=torch.bool)
-        relevant = torch.zeros(len(examples), width, dtype=torch.long)
-        start = len(examples)
-        for i, example in enumerate(examples):
-            count = len(example.candidates)
-            candidates[i, :count] = torch.arange(start, start + count)
-            mask[i, :count] = True
-            relevant[i, :count] = torch.tensor(example.relevance, dtype=torch.long)
-            start += count
-        targets = {"candidates": candidates, "candidate_mask": mask, "relevant": relevant}
-        aligned = self.alignment_targets(examples)
-        if aligned:  # [B * N real candidates, F] -> [B, N, F], zeros on padding
-            padded = torch.zeros(len(examples), width, aligned["alignment"].shape[-1])
-            padded[mask] = aligned["alignment"]
-            targets["alignment"] = padded
-        return targets
-
-    def alignment_pairs(self, examples):
-        return [(e.query, c) for e in examples for c in e.candidates]
-
-    def make_head(self, dim, num_labels):
-        return BiEncoderScorer(dim, alignment_dim=self.alignment_dim)
-
-    def outputs(self, head, vectors, batch):
-        scores = head(vectors[: len(batch.candidates)], vectors[batch.candidates], getattr(batch, "alignment", None))
-        loss = head.loss(scores, batch.relevant, batch.candidate_mask)
-        return {"loss": loss, "scores": scores.masked_fill(~batch.candidate_mask, float("-inf"))}
-
-    def decode(self, outputs, examples, labels):
-        return [row[: len(e.candidates)].tolist() for row, e in zip(outputs["scores"].float().cpu(), examples)]
 
     def metrics(self, examples, predictions):
         from mathgraph.tasks.metrics import ranking_metrics
@@ -380,17 +149,25 @@ def get_task(name: str) -> Task:
     return TASKS[name]
 
 
-def _label_id(label_ids: dict[str, int], label) -> int:
-    key = str(label)
-    if key not in label_ids:
-        raise ValueError(f"label {key!r} was not seen in training (labels: {sorted(label_ids)})")
-    return label_ids[key]
+def task_of(config) -> Task:
+    """The task of a ``models.task_model.TaskConfig`` with its data side: the task read in the config's
+    pair mode, with its alignment features when the config asks for them (``config.task_type`` is its
+    model side)."""
+    return get_task(config.task).with_pair_mode(config.pair_mode).with_alignment(config.alignment)
+
+
+def load_examples(config, path: str, skip_bad: bool = False) -> list:
+    """The examples of a ``TaskConfig``'s task in a JSONL file (formats in ``tasks.data``), read with the
+    config's text and label fields."""
+    return task_of(config).load(path, config.text_field, config.label_field, skip_bad)
 
 
 __all__ = [
     "Task",
     "TASKS",
     "get_task",
+    "task_of",
+    "load_examples",
     "PAIR_MODES",
     "KnowledgePointClassification",
     "QuestionRelationClassification",

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from mathgraph.jsonl import corpus_spec, read_corpora, read_rows
+from mathgraph.registry import SHIPPED_NAMES, resolve
 
 
 def report_skipped(bad: list, limit: int = 20) -> None:
@@ -62,39 +63,19 @@ class IntermixedArgumentParser(argparse.ArgumentParser):
             self._intermixing = False
 
 
-# models.encoder.NAMED_MODELS, as a literal so that checking --model imports no torch (a test keeps them equal).
-NAMED_MODELS = ("shipped", "default", "untrained")
+NAMED_MODELS = (*SHIPPED_NAMES, "untrained")  # the names an encoder option takes besides a model
 
 
 def check_model_argument(value: str | None, option: str = "--model", names: tuple[str, ...] = ()) -> None:
-    """Fail fast, before torch loads, on a model option naming a directory that does not exist (or a file).
-
-    ``None`` (the default model), one of ``names`` and ``text:PATH`` (a text-only encoder) pass; so does a
-    Hugging Face Hub id (``org/name``) that is no local path: the loader downloads it or says why not. A name
-    of that form whose ``org`` is a local directory (``runs/kpc`` where ``runs/`` exists) is a local path that
-    does not exist, and the message lists what that directory holds (a typo shows)."""
-    from mathgraph.hub import is_hub_id
-
+    """Fail fast, before torch loads, on a model option that names no model (``mathgraph.registry.resolve``:
+    the same names and the same message as ``mathgraph.load`` and the server). ``None`` (the option's
+    default), one of ``names`` and ``text:PATH`` (a text-only encoder) pass."""
     if value is None or value in names or value.startswith("text:"):
         return
-    path = Path(value).expanduser()
-    if path.is_dir():
-        return
-    if path.exists():
-        raise NotADirectoryError(f"{option} {value} is a file; mathgraph models are directories")
-    if not is_hub_id(value):
-        raise FileNotFoundError(f"{option} {value}: no such directory")
-    if path.parent.is_dir():
-        raise FileNotFoundError(f"{option} {value}: no such directory ({_listing(path.parent)})")
-
-
-def _listing(directory: Path, limit: int = 8) -> str:
-    """What ``directory`` holds, in words: its first ``limit`` subdirectories by name."""
-    names = sorted(p.name + "/" for p in directory.iterdir() if p.is_dir() and not p.name.startswith("."))
-    if not names:
-        return f"{directory}/ holds no directory"
-    more = f" and {len(names) - limit} more" if len(names) > limit else ""
-    return f"{directory}/ holds {', '.join(names[:limit])}{more}"
+    try:
+        resolve(value)
+    except (FileNotFoundError, NotADirectoryError) as err:
+        raise type(err)(f"{option} {err}") from None
 
 
 def check_input_file(path: str | None, option: str = "--input") -> None:
@@ -126,11 +107,11 @@ def read_input_rows(
 
 def configure_inference_threads(threads: int | None, single_input: bool) -> int:
     """Set torch's CPU threads for a prediction: ``threads`` when given, one for a single input (one TEXT, one
-    QUERY), else every core this process may use (``tasks.training.trainer.configure_threads``); returns the number set.
+    QUERY), else every core this process may use (``models.threads.configure_threads``); returns the number set.
 
     One input is a few milliseconds of small matrix products that a second thread barely shortens, while on
     a machine whose cores are busy (a training run beside it) each parallel region waits for a core to be
     free: one problem took 2 s with two threads and 0.06 s with one on a 2-core machine under load."""
-    from mathgraph.tasks.training.trainer import configure_threads
+    from mathgraph.models.threads import configure_threads
 
     return configure_threads(threads or (1 if single_input else None))

@@ -163,16 +163,11 @@ def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]
 
 
 def _load_predictor(args: argparse.Namespace):
-    """The QRC predictor of ``mathgraph predict qrc``: the shipped model, or ``--model DIR``."""
+    """The QRC predictor of ``mathgraph predict qrc --model NAME`` (``mathgraph.api.task_predictor``)."""
+    from mathgraph.api import task_predictor
+
     configure_inference_threads(args.threads, single_input=not args.input)
-    if args.model is None:
-        from mathgraph.tasks.release.shipped import shipped_predictor
-
-        return shipped_predictor("qrc")
-    from mathgraph.models.encoder import resolve_device
-    from mathgraph.tasks.inference import load_predictor
-
-    return load_predictor("qrc", args.model, device=resolve_device(args.device))
+    return task_predictor("qrc", args.model or "shipped", device=args.device)
 
 
 def _format_text(record: dict) -> str:

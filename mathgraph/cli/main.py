@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from mathgraph.cli import compare, data, encode, parse, predict, refine, routes, search, serve, training
 from mathgraph.jsonl import JsonlError
+from mathgraph.quiet import plain_warnings
 
 # In the order `mathgraph --help` lists them.
 COMMAND_GROUPS = (parse, encode, data, training, predict, compare, search, refine, routes, serve)
@@ -23,7 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_argument_parser().parse_args(argv)
     except SystemExit as exit:
         return exit.code if isinstance(exit.code, int) else 2
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO, format="%(name)s: %(message)s")
+    configure_output(args.quiet, args.verbose)
     if args.quiet:
         _quiet_libraries()
     try:
@@ -41,11 +42,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_argument_parser() -> argparse.ArgumentParser:
     """The ``mathgraph`` parser with every command group's commands (no model code is imported)."""
     parser = argparse.ArgumentParser(prog="mathgraph", description="Math problem understanding: parse, encode, train.")
-    parser.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
+    loudness.add_argument(
+        "-v", "--verbose", action="store_true", help="also mathgraph's notes on stderr (graph cache hits, parser used)"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in COMMAND_GROUPS:
         group.register(commands)
     return parser
+
+
+def configure_output(quiet: bool = False, verbose: bool = False) -> None:
+    """What reaches stderr: mathgraph's own messages at INFO (``-q``: WARNING; ``-v``: DEBUG, its notes
+    too), other libraries' from WARNING only (their INFO lines, such as matplotlib's "generated new
+    fontManager" on a first run, are theirs to log, not ours to show), and Python warnings as one line
+    ``mathgraph: warning: ...`` without the path of the file inside the package that raised them."""
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    logging.getLogger("mathgraph").setLevel(logging.WARNING if quiet else logging.DEBUG if verbose else logging.INFO)
+    plain_warnings()
 
 
 def _quiet_libraries() -> None:

@@ -34,13 +34,15 @@ def register(commands) -> None:
 def run_routes(args: argparse.Namespace) -> int:
     """``routes``: a picture of the model's routing (``MultiTaskModel.token_routes`` or ``skill_routes``)."""
     check_model_argument(args.model)
+    from mathgraph.registry import describe, load, model_type, resolve
     from mathgraph.routing_pictures import save_routes
-    from mathgraph.tasks.loading import MULTITASK_MODEL, model_type
-    from mathgraph.tasks.training.multitask import MultiTaskModel
 
-    if model_type(args.model) != MULTITASK_MODEL:
-        raise ValueError(f"{args.model} is not a multi-task model directory (train one with `train multitask`)")
-    model = MultiTaskModel.from_pretrained(args.model)
+    kind = model_type(resolve(args.model))
+    if kind != "multi-task-model":
+        raise ValueError(
+            f"{args.model} holds {describe(kind)}, not a multi-task model (train one with `train multitask`)"
+        )
+    model = load(args.model, device=args.device)
     if model.reasoning is not None:
         routes = model.skill_routes(args.texts, args.task)
         for step, (weights, gate) in enumerate(zip(routes.mean_weights(), routes.mean_stop_gates())):

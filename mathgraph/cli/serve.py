@@ -98,7 +98,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ValueError(
             f"mathgraph serve needs the serve extra ({err.name} is missing): pip install 'mathgraph[serve]'"
         ) from None
-    from mathgraph.tasks.training.trainer import configure_threads
+    from mathgraph.models.threads import configure_threads
 
     limits = Limits(args.max_text_chars, args.max_batch, args.max_request_bytes, args.max_k)
     listener = bind(args.host, args.port)  # a taken port is reported before the models' seconds of loading

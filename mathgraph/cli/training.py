@@ -18,11 +18,9 @@ from mathgraph.cli.common import (
     check_model_argument,
     corpus_texts,
 )
+from mathgraph.task_specs import PAIR_TASKS
+from mathgraph.task_specs import TASK_NAMES as TASKS
 
-# The parsers are built before torch is imported (tasks.task_types imports it), so the tasks' names and the
-# pair tasks are repeated here; tests/tasks/test_task_types.py checks them against the Task classes.
-TASKS = ("kpc", "qrc", "qam", "sqr")
-PAIR_TASKS = ("qrc", "qam")
 # Fields only KPC reads; the other tasks' examples have fixed fields.
 KPC_FIELD_DEFAULTS = {"text_field": "problem", "label_field": "subject"}
 
@@ -255,7 +253,20 @@ def _register_train_simcse(kinds) -> None:
 def _register_evaluate(commands) -> None:
     evaluate = commands.add_parser("evaluate", help="evaluate a trained model on a task file (prints JSON)")
     evaluate.add_argument("task", choices=TASKS)
-    evaluate.add_argument("--model", required=True, metavar="DIR")
+    evaluate.add_argument(
+        "--model",
+        default="shipped",
+        metavar="NAME",
+        help="any model `predict` takes: a package ('shipped', an export, a Hub id), a task, multi-task, TF-IDF "
+        "or alignment model (default: shipped)",
+    )
+    evaluate.add_argument(
+        "--hybrid",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a package's late fusion, as `predict --hybrid` (default: where dev said it helps)",
+    )
+    evaluate.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
     evaluate.add_argument("--data", required=True, metavar="FILE")
     evaluate.add_argument("--text-field", help="KPC text field (default: the one the model was trained with)")
     evaluate.add_argument("--label-field", help="KPC label field (default: the one the model was trained with)")
@@ -387,16 +398,17 @@ def run_train(args: argparse.Namespace) -> int:
     check_input_file(args.train, "--train")
     check_input_file(args.dev, "--dev")
     check_model_argument(args.model, names=NAMED_MODELS)
-    from mathgraph.tasks.training.finetune import TaskConfig, train_task
+    from mathgraph.models.task_model import TaskConfig
+    from mathgraph.tasks.training.finetune import train_task
 
     if args.architecture == "tfidf":
-        from mathgraph.tasks.baselines import train_tfidf_file
-        from mathgraph.tasks.evaluation import evaluate_directory
+        from mathgraph.api import evaluate
+        from mathgraph.tasks.training.tfidf import train_tfidf_file
 
         config = TaskConfig(args.task, text_field=args.text_field, label_field=args.label_field)
         train_tfidf_file(config, args.train, args.output_dir, args.skip_bad)
         result = (
-            {"dev": evaluate_directory(args.task, args.output_dir, args.dev, args.text_field, args.label_field)}
+            {"dev": evaluate(args.output_dir, args.task, args.dev, args.text_field, args.label_field)}
             if args.dev
             else {}
         )
@@ -431,7 +443,7 @@ def run_train_multitask(args: argparse.Namespace) -> int:
         if task in TASKS and len(paths) in (1, 2):  # a malformed spec is parse_task_spec's to explain
             for path in paths:
                 check_input_file(path or None, "--task")
-    from mathgraph.tasks.training.finetune import TaskConfig
+    from mathgraph.models.task_model import TaskConfig
     from mathgraph.tasks.training.multitask import parse_task_spec, train_multitask
 
     task_files = []
@@ -490,15 +502,22 @@ def run_train_simcse(args: argparse.Namespace) -> int:
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    """``evaluate``: a model's metrics on a task file, printed as JSON (``tasks.evaluation``)."""
+    """``evaluate``: a model's metrics on a task file, printed as JSON (``mathgraph.api.evaluate``)."""
     check_model_argument(args.model)
     check_input_file(args.data, "--data")
-    from mathgraph.tasks.evaluation import evaluate_directory
-    from mathgraph.tasks.training.trainer import configure_threads
+    from mathgraph.api import evaluate
+    from mathgraph.models.threads import configure_threads
 
     configure_threads(args.threads)
-    metrics = evaluate_directory(
-        args.task, args.model, args.data, args.text_field, args.label_field, batch_size=args.batch_size
+    metrics = evaluate(
+        args.model,
+        args.task,
+        args.data,
+        args.text_field,
+        args.label_field,
+        batch_size=args.batch_size,
+        hybrid=args.hybrid,
+        device=args.device,
     )
     print(json.dumps(metrics))
     return 0

@@ -81,11 +81,13 @@ class Service:
         from mathgraph.tasks.search.embedders import MathEncoderEmbedder
         from mathgraph.tasks.search.index import SearchIndex
 
-        if model is not None and hybrid:
-            raise ValueError("--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model")
         # damaged index files are reported before any model is loaded
         loaded_index = SearchIndex.from_pretrained(index, device=device) if index is not None else None
-        predictors, fused = _shipped_predictors(hybrid) if model is None else (_directory_predictors(model, device), {})
+        from mathgraph.api import task_predictors
+        from mathgraph.models.late_fusion import HybridPredictor
+
+        predictors = task_predictors("shipped" if model is None else model, hybrid=hybrid, device=device)
+        fused = {task: isinstance(p, HybridPredictor) for task, p in predictors.items()}
         embedder = loaded_index.embedder if loaded_index is not None else None
         if isinstance(embedder, MathEncoderEmbedder) and embedder.source == str(encoder):
             math_encoder = embedder.encoder  # the index was built with this encoder: one copy in memory
@@ -133,13 +135,13 @@ class Service:
 
     def predict(self, task: str, inputs: Sequence) -> list[dict]:
         """Results of ``task``'s model for ``inputs`` (as ``mathgraph predict``); ``KeyError`` for a task
-        the model does not predict, ``tasks.task_io.InputError`` for an input it cannot read."""
-        from mathgraph.tasks.task_io import check_input
-        from mathgraph.tasks.task_types import get_task
+        the model does not predict, ``models.task_io.InputError`` for an input it cannot read."""
+        from mathgraph.models.task_heads import get_task_head
+        from mathgraph.models.task_io import check_input
 
         predictor = self.predictors[task]
         for position, item in enumerate(inputs):  # before batching: an error names this request's input
-            check_input(get_task(task), item, position)
+            check_input(get_task_head(task), item, position)
         return self.model_lock.run_batched(("predict", task), inputs, predictor.predict)
 
     def search(self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None) -> list[list]:
@@ -174,7 +176,7 @@ class Service:
 
     def describe(self) -> dict:
         """What is loaded, for the health endpoint and the page."""
-        from mathgraph.tasks.task_types import get_task
+        from mathgraph.models.task_heads import get_task_head
 
         index = (
             None
@@ -182,7 +184,7 @@ class Service:
             else {"path": self.index_path, "rows": len(self.index), "text_field": self.index.text_field}
         )
         tasks = [
-            {"name": task, "input": get_task(task).input_shape, "hybrid": self.hybrid.get(task, False)}
+            {"name": task, "input": get_task_head(task).input_shape, "hybrid": self.hybrid.get(task, False)}
             for task in self.predictors
         ]
         return {
@@ -191,32 +193,3 @@ class Service:
             "encoder_dimension": self.encoder.dimension("fused"),
             "index": index,
         }
-
-
-def _shipped_predictors(hybrid: bool | None) -> tuple[dict, dict[str, bool]]:
-    """The shipped multi-task model's heads, each fused with its TF-IDF baseline where ``hybrid`` (or, for
-    None, dev) says so, and which are fused."""
-    from mathgraph.tasks.hybrid import HybridPredictor
-    from mathgraph.tasks.release.shipped import shipped_parts, shipped_predictor
-
-    parts = shipped_parts()
-    predictors = {task: shipped_predictor(task, hybrid=hybrid, parts=parts) for task in parts[0].config.task_names}
-    return predictors, {task: isinstance(p, HybridPredictor) for task, p in predictors.items()}
-
-
-def _directory_predictors(directory: str | PathLike, device: str | None) -> dict:
-    """``{task: predictor}`` of a task model (its one task) or a multi-task model (every head)."""
-    from mathgraph.hub import local_directory
-    from mathgraph.models.comus import CheckpointError
-    from mathgraph.tasks.loading import MULTITASK_MODEL, TASK_MODEL, describe, load_model, model_type
-
-    kind = model_type(local_directory(directory))  # a Hub id is downloaded; no directory: "no such directory"
-    if kind not in (TASK_MODEL, MULTITASK_MODEL):
-        raise CheckpointError(
-            f"{directory} holds {describe(kind)}; --model takes a task model or a multi-task "
-            "model (an encoder goes to --encoder, an index to --index)"
-        )
-    model = load_model(directory, device=device)
-    if kind == TASK_MODEL:
-        return {model.config.task: model}
-    return {task: model.for_task(task) for task in model.config.task_names}

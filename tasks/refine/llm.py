@@ -69,7 +69,8 @@ class HuggingFaceLLM:
     ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
-        from transformers.utils import logging as transformers_logging
+
+        from mathgraph.quiet import quiet_transformers
 
         path = Path(path)
         if gguf_file is None and path.is_file() and path.suffix == ".gguf":
@@ -86,17 +87,14 @@ class HuggingFaceLLM:
             else torch.float32
         )
         kwargs = {"gguf_file": gguf_file} if gguf_file else {}
-        verbosity = transformers_logging.get_verbosity()
-        transformers_logging.set_verbosity_error()  # the GGUF loader reports every tensor it converts
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(path), **kwargs)
-            self.model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs)
+            with quiet_transformers():  # the GGUF loader reports every tensor it converts
+                self.tokenizer = AutoTokenizer.from_pretrained(str(path), **kwargs)
+                self.model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs)
         except (OSError, ValueError, KeyError, NotImplementedError) as err:
             raise LLMError(
                 f"cannot load the language model {path}{'/' + gguf_file if gguf_file else ''}: {err}"
             ) from err
-        finally:
-            transformers_logging.set_verbosity(verbosity)
         self.model.to(self.device).eval()
         self.system_prompt = system_prompt
         self.name = str(path / gguf_file) if gguf_file else str(path)

@@ -103,7 +103,7 @@ def _copy_tfidf(source: Path, target: Path) -> None:
     ``release.json`` are measured on these)."""
     from safetensors.numpy import load_file, save_file
 
-    from mathgraph.tasks.baselines import ARRAYS_FILE
+    from mathgraph.models.tfidf import ARRAYS_FILE
 
     shutil.copytree(source, target)
     arrays = load_file(str(source / ARRAYS_FILE))

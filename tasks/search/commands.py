@@ -108,15 +108,23 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
 
 
+def shipped_package():
+    """The shipped package, whose ``config.json`` holds the search's fusion weights (nothing loads yet)."""
+    from mathgraph.models.package import ModelPackage
+    from mathgraph.registry import SHIPPED_DIR
+
+    return ModelPackage(SHIPPED_DIR)
+
+
 def hybrid_search_weight(hybrid: bool | None = None) -> float:
     """The ``sparse_weight`` of ``SearchIndex.search`` for ``mathgraph search [--hybrid|--no-hybrid]``: the
     shipped model's TF-IDF weight, chosen on dev, when ``hybrid`` is True, or when it is None and dev said
     hybrid search helps; 0 (dense cosine only) otherwise."""
     if hybrid is False:
         return 0.0
-    from mathgraph.models.shipped import release_info
-
-    setting = release_info()["search"]["hybrid"]
+    setting = shipped_package().search_setting("tfidf")
+    if setting is None:
+        return 0.0
     return float(setting["weight"]) if hybrid or setting["default"] else 0.0
 
 
@@ -126,9 +134,7 @@ def structure_search_weight(hybrid: bool | None = None) -> float:
     helps; 0 otherwise (and for a package without a structure model)."""
     if hybrid is False:
         return 0.0
-    from mathgraph.models.shipped import release_info
-
-    setting = release_info()["search"].get("structure")
+    setting = shipped_package().search_setting("structure")
     if setting is None:
         return 0.0
     return float(setting["weight"]) if hybrid or setting["default"] else 0.0

@@ -74,11 +74,13 @@ class TextEmbedder:
         from transformers import AutoModel, AutoTokenizer
 
         from mathgraph.models.text_encoder import resolve_text_encoder
+        from mathgraph.quiet import quiet_transformers
 
         resolved = resolve_text_encoder(str(path))
         self.directory = Path(resolved) if Path(resolved).is_dir() else None
         self.tokenizer = AutoTokenizer.from_pretrained(resolved)
-        self.model = AutoModel.from_pretrained(resolved).eval()
+        with quiet_transformers():  # no weight-loading bar or notices from transformers
+            self.model = AutoModel.from_pretrained(resolved).eval()
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.model.to(self.device)
         local = Path(path)
@@ -145,20 +147,23 @@ def load_embedder(spec: str | PathLike = "shipped", mode: str = "fused", device:
     spec = str(spec)
     if spec.startswith("text:"):
         return TextEmbedder(spec[len("text:") :], device=device)
-    from mathgraph.models.encoder import NAMED_MODELS, MathEncoder
-    from mathgraph.tasks.model_types import ENCODER, MODEL_TYPES, MULTITASK_MODEL, TASK_MODEL, describe, model_type
+    from mathgraph.models.encoder import UNTRAINED, MathEncoder
+    from mathgraph.registry import SHIPPED_NAMES, describe, model_type, resolve
 
-    if spec in NAMED_MODELS:  # the shipped encoder, or the architecture before training
+    if spec == UNTRAINED:  # the architecture before training
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=spec)
-    if not Path(spec).is_dir():
-        raise FileNotFoundError(f"no such directory: {spec}")
-    kind = model_type(spec)  # a config that is not JSON raises CheckpointError naming it
-    if kind in (ENCODER, TASK_MODEL, MULTITASK_MODEL):  # the latter two hold their encoder's files too
-        source = str(Path(spec).resolve())
+    directory = resolve(spec)  # the same names and errors as every --model
+    kind = model_type(directory)  # a config that is not JSON raises CheckpointError naming it
+    if kind in ENCODER_TYPES:
+        source = spec if spec in SHIPPED_NAMES or not Path(spec).is_dir() else str(Path(spec).resolve())
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=source)
-    if kind is None or kind in MODEL_TYPES:
+    if kind is not None or not (directory / "config.json").is_file():
         raise ValueError(f"{spec} holds {describe(kind)}, not an encoder")
-    return TextEmbedder(str(Path(spec).resolve()), device=device)  # another Hugging Face model (its config.json)
+    return TextEmbedder(str(directory.resolve()), device=device)  # another Hugging Face model (its config.json)
+
+
+# what holds a mathgraph encoder: an encoder, a package (its encoder), a task or multi-task model (theirs)
+ENCODER_TYPES = ("comus", "package", "task-model", "multi-task-model")
 
 
 def files_sha256(directory: Path) -> str:

@@ -37,8 +37,8 @@ import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
-from mathgraph.hub import local_directory
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
+from mathgraph.registry import resolve
 from mathgraph.tasks.search.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
 from mathgraph.tasks.search.index_format import FORMAT, FORMAT_VERSION, MANIFEST_FILE, MODEL_TYPE
 
@@ -60,10 +60,12 @@ STRUCTURE_RERANK = 50
 
 def shipped_structure_min_cosine() -> float:
     """The cosine below which search's structure step leaves a row unscored, as the shipped package measured it
-    (``release.json`` ``search.structure.min_cosine``; 0, every row scored, for a package without one)."""
-    from mathgraph.models.shipped import release_info
+    (its ``config.json``'s ``search.structure.min_cosine``; 0, every row scored, for a package without one)."""
+    from mathgraph.models.package import ModelPackage
+    from mathgraph.registry import SHIPPED_DIR
 
-    return float(release_info()["search"].get("structure", {}).get("min_cosine", 0.0))
+    setting = ModelPackage(SHIPPED_DIR).search_setting("structure")
+    return 0.0 if setting is None else float(setting.get("min_cosine", 0.0))
 
 
 class IndexFormatError(ValueError):
@@ -208,14 +210,15 @@ class SearchIndex:
         weight: float,
         min_cosine: float | None,
     ) -> list[list[Hit]]:
-        from mathgraph.tasks.hybrid import fuse_scores
-        from mathgraph.tasks.structure import close_variant_scores
+        from mathgraph.models.late_fusion import fuse_scores
+        from mathgraph.models.structure import close_variant_scores
 
         if self.structure is None:
-            from mathgraph.models.shipped import STRUCTURE_DIR, shipped_path
-            from mathgraph.tasks.structure import StructureModel
+            from mathgraph.models.package import ModelPackage
+            from mathgraph.registry import SHIPPED_DIR
 
-            self.structure = StructureModel.from_pretrained(shipped_path(STRUCTURE_DIR, "sqr"))
+            package = ModelPackage(SHIPPED_DIR)
+            self.structure = package.structure("sqr", package.search_setting("structure"))
         if min_cosine is None:
             min_cosine = shipped_structure_min_cosine()
         query_vectors = l2_normalize(np.asarray(vectors, dtype=np.float32))
@@ -235,12 +238,12 @@ class SearchIndex:
         return reranked
 
     def _hybrid_search(self, queries: list[str], vectors: np.ndarray, k: int, weight: float) -> list[list[Hit]]:
-        from mathgraph.tasks.hybrid import fuse_scores
+        from mathgraph.models.late_fusion import fuse_scores
 
         if self._sparse is None:  # fitted once per loaded index: a second's work for tens of thousands of rows
             from sklearn.feature_extraction.text import TfidfVectorizer
 
-            from mathgraph.tasks.baselines import VECTORIZER_DEFAULTS
+            from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
 
             vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS)
             self._sparse = vectorizer, vectorizer.fit_transform([row[self.text_field] for row in self.rows])
@@ -357,7 +360,7 @@ class SearchIndex:
 
         An encoder that is not the index's raises ``IndexMismatchError``; damaged files raise
         ``IndexFormatError`` (checked before any model is loaded)."""
-        directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
+        directory = resolve(directory)  # a Hugging Face Hub id is downloaded
         manifest = read_manifest(directory)
         embeddings = _read_embeddings(directory, manifest)
         try:

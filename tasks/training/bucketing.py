@@ -4,9 +4,8 @@ Training (``LengthBucketSampler``): each epoch shuffles the examples with
 ``seed + epoch``, cuts the shuffled order into pools of ``pool_batches``
 batches, sorts each pool by length, cuts it into batches and shuffles the
 batches. Every example is in exactly one batch per epoch, batches still differ
-from epoch to epoch, and the same seed gives the same batches. Prediction
-(``length_sorted_batches``) sorts everything by length; callers put the results
-back in input order.
+from epoch to epoch, and the same seed gives the same batches. Prediction sorts
+everything by length instead (``models.task_batches.length_sorted_batches``).
 """
 
 from __future__ import annotations
@@ -74,10 +73,3 @@ class LengthBucketSampler(torch.utils.data.Sampler):
         batches = bucketed_batches(range(len(self.lengths)), self.lengths, self.batch_size, rng, self.pool_batches)
         yield from (b for b in batches if len(b) == self.batch_size or not self.drop_last)
 
-
-def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices ``0..n-1`` sorted by length (stable) and cut into batches: the order for prediction."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    order = sorted(range(len(lengths)), key=lengths.__getitem__)
-    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]

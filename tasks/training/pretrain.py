@@ -251,7 +251,7 @@ def run_pretraining(
     its config). ``freeze_vocabulary=True`` keeps the pre-trained word embeddings (and so the tied MLM
     decoder) fixed: see ``freeze_pretrained_vocabulary``. Returns the trainer state as a dict.
     """
-    from mathgraph.tasks.features import FeatureStore
+    from mathgraph.models.features import FeatureStore
     from mathgraph.tasks.training.bucketing import LengthBucketSampler
     from mathgraph.tasks.training.finetune import load_start_encoder
 

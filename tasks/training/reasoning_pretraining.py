@@ -31,10 +31,11 @@ from mathgraph.models.batching import DeviceBatch
 from mathgraph.models.comus import ComusOutput
 from mathgraph.models.encoder import MathEncoder
 from mathgraph.models.reasoning import SKILL_SOURCES, skill_routing_loss
-from mathgraph.tasks.features import FeatureStore
-from mathgraph.tasks.training.finetune import TaskCollator, example_lengths
+from mathgraph.models.features import FeatureStore
+from mathgraph.models.multitask import MultiTaskBatch
+from mathgraph.models.task_batches import TaskCollator, example_lengths
 from mathgraph.tasks.training.pretrain import OBJECTIVES, PretrainingBatch, PretrainingCollator
-from mathgraph.tasks.training.task_mixing import MultiTaskBatch, TaskMixingSampler
+from mathgraph.tasks.training.task_mixing import TaskMixingSampler
 from mathgraph.tasks.training.trainer import LAST_CHECKPOINT, TrainingArguments, TrainingData, fit
 
 

@@ -59,7 +59,7 @@ def train_simcse(
 
     Graphs come from the graph cache; batches are length-bucketed.
     """
-    from mathgraph.tasks.features import FeatureStore
+    from mathgraph.models.features import FeatureStore
     from mathgraph.tasks.training.bucketing import LengthBucketSampler
     from mathgraph.tasks.training.finetune import load_start_encoder
 

@@ -12,27 +12,12 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 import torch
 
-from mathgraph.models.batching import DeviceBatch
-from mathgraph.models.task_model import TaskBatch
+from mathgraph.models.multitask import SAMPLING, MultiTaskBatch
+from mathgraph.models.task_batches import TaskCollator
 from mathgraph.tasks.training.bucketing import bucketed_batches
-from mathgraph.tasks.training.finetune import TaskCollator
-
-SAMPLING = ("proportional", "uniform", "temperature")
-
-
-@dataclass
-class MultiTaskBatch(DeviceBatch):
-    """A ``TaskBatch`` of one task, with that task's position in ``MultiTaskConfig.tasks``."""
-
-    task_id: int
-    batch: TaskBatch
-
-    def __len__(self) -> int:
-        return len(self.batch)
 
 
 class TaskMixingSampler(torch.utils.data.Sampler):
@@ -100,4 +85,4 @@ class MultiTaskCollator:
         return MultiTaskBatch(task_id, self.collators[task_id]([example for _, example in items]))
 
 
-__all__ = ["MultiTaskBatch", "TaskMixingSampler", "MultiTaskCollator", "SAMPLING"]
+__all__ = ["TaskMixingSampler", "MultiTaskCollator"]

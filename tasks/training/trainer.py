@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import time
 import warnings
@@ -37,6 +36,7 @@ from torch import nn
 
 from mathgraph.files import apply_umask
 from mathgraph.models.reasoning import PRETRAINED_LAYERS_NAME
+from mathgraph.models.threads import available_cores, configure_threads  # noqa: F401 (re-exported)
 
 LAST_CHECKPOINT = "checkpoint-last"
 # The loss curve: every ``log_every`` steps, the mean of each loss term since the last line.
@@ -141,21 +141,6 @@ class TrainingData:
     examples: Sequence
     batch_sampler: torch.utils.data.Sampler
     collate: Callable
-
-
-def available_cores() -> int:
-    """CPU cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def configure_threads(threads: int | None) -> int:
-    """Set torch's CPU threads to ``threads`` (default: ``available_cores()``); returns the number set."""
-    wanted = threads or available_cores()
-    if wanted < 1:
-        raise ValueError(f"threads must be >= 1, got {wanted}")
-    if torch.get_num_threads() != wanted:
-        torch.set_num_threads(wanted)
-    return wanted
 
 
 # Modules outside the text encoder that start as copies of its layers (ReasonFormer's reasoning modules and

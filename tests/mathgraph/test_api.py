@@ -48,8 +48,8 @@ def test_the_public_names_resolve_and_importing_loads_no_model_code():
 @pytest.fixture
 def qrc_tfidf(tmp_path):
     """A TF-IDF QRC model directory and two of its pairs."""
-    from mathgraph.tasks.baselines import train_tfidf
     from mathgraph.tasks.data import build_qrc_pairs, group_seeds
+    from mathgraph.tasks.training.tfidf import train_tfidf
 
     pairs = build_qrc_pairs(group_seeds([json.loads(line) for line in SAMPLE.read_text().splitlines()]), random_state=0)
     directory = tmp_path / "qrc-tfidf"
@@ -58,7 +58,7 @@ def qrc_tfidf(tmp_path):
 
 
 def test_load_gives_what_a_directory_holds(tiny_encoder, qrc_tfidf, tmp_path):
-    from mathgraph.tasks.baselines import TfidfClassifier
+    from mathgraph.models.tfidf import TfidfClassifier
 
     tiny_encoder.save_pretrained(tmp_path / "encoder")
     assert type(load(tmp_path / "encoder")).__name__ == "MathEncoder"

@@ -532,7 +532,7 @@ def test_simcse_index_search_and_refine_commands(tmp_path, tiny_encoder, capsys)
 
 
 def test_routes_need_a_moe_model_and_a_text(tiny_encoder):
-    from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
+    from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
 
     dense = MultiTaskModel(tiny_encoder, MultiTaskConfig([{"task": "kpc", "labels": ["a", "b"]}]))
     with pytest.raises(ValueError, match="no MoE layers"):

@@ -131,8 +131,8 @@ def _choices(argv_prefix: list[str], option: str) -> tuple:
 
 def test_the_cli_choices_are_the_library_names():
     # The CLI spells them out so that building the parser imports no torch; they must not drift apart.
-    from mathgraph.tasks.training.finetune import ARCHITECTURES
-    from mathgraph.tasks.training.multitask import ADAPTERS, LABEL_SPACES, SAMPLING
+    from mathgraph.models.multitask import ADAPTERS, LABEL_SPACES, SAMPLING
+    from mathgraph.models.task_model import ARCHITECTURES
     from mathgraph.tasks.training.pretrain import PRETRAINING_ARCHITECTURES
 
     assert _choices(["train", "kpc"], "--architecture") == (*ARCHITECTURES, "tfidf")

@@ -14,8 +14,7 @@ LABELS = ["Algebra", "Geometry", "Number Theory"]
 @pytest.fixture
 def kpc_dir(tmp_path, tiny_encoder):
     """An untrained tiny KPC task model, saved."""
-    from mathgraph.models.task_model import TaskModel
-    from mathgraph.tasks.training.finetune import TaskConfig
+    from mathgraph.models.task_model import TaskConfig, TaskModel
 
     directory = tmp_path / "kpc"
     TaskModel(tiny_encoder, TaskConfig("kpc", labels=list(LABELS))).save_pretrained(directory)
@@ -40,7 +39,6 @@ def test_one_text_prints_the_label_and_top_probabilities(kpc_dir, capsys):
 
 def test_jsonl_file_round_trip_keeps_order_and_ids(kpc_dir, tmp_path, capsys):
     from mathgraph.models.task_model import TaskModel
-    from mathgraph.tasks.training.finetune import TaskConfig
 
     texts = sorted(PROBLEMS[:5], key=len, reverse=True)  # longest first: batching reorders them
     rows = [json.dumps({"id": f"p{i}", "problem": t}) for i, t in enumerate(texts)]
@@ -67,7 +65,7 @@ def test_jsonl_file_round_trip_keeps_order_and_ids(kpc_dir, tmp_path, capsys):
     assert "wrote 5 predictions" in capsys.readouterr().err
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert [r["id"] for r in records] == [f"p{i}" for i in range(5)] and [r["line"] for r in records] == [1, 2, 3, 4, 5]
-    expected = TaskModel.from_pretrained(kpc_dir, TaskConfig).predict(texts, batch_size=1)
+    expected = TaskModel.from_pretrained(kpc_dir).predict(texts, batch_size=1)
     for record, result in zip(records, expected):
         assert record["label"] == result["label"]
         assert record["probabilities"] == pytest.approx(result["probabilities"], abs=1e-4)
@@ -119,9 +117,9 @@ def test_pairs_rankings_and_other_model_kinds(tmp_path, tiny_encoder, capsys):
     from pathlib import Path
 
     import mathgraph
-    from mathgraph.tasks.baselines import train_tfidf
+    from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
     from mathgraph.tasks.data import build_qrc_pairs, group_seeds
-    from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
+    from mathgraph.tasks.training.tfidf import train_tfidf
 
     sample = Path(mathgraph.__file__).parent / "data" / "gsmplus_sample.jsonl"
     gsmplus = [json.loads(line) for line in sample.read_text().splitlines()]

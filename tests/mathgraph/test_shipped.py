@@ -12,9 +12,9 @@ import torch
 
 from mathgraph.models.comus import CheckpointError
 from mathgraph.models.encoder import MathEncoder, load_shipped_encoder
+from mathgraph.models.late_fusion import HybridPredictor
 from mathgraph.models.shipped import SHIPPED_DIR, release_info
 from mathgraph.tasks.evaluation import labelled_inputs, task_metric
-from mathgraph.tasks.hybrid import HybridPredictor
 from mathgraph.tasks.release.shipped import shipped_parts, shipped_predictor
 
 pytestmark = pytest.mark.slow

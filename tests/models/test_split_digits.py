@@ -72,7 +72,7 @@ def test_latex_commands_are_kept_and_only_numbers_differ(split_encoder, tiny_enc
 
 
 def test_feature_store_and_encode_use_digit_tokens(split_encoder, tiny_encoder):
-    from mathgraph.tasks.features import FeatureStore
+    from mathgraph.models.features import FeatureStore
 
     store = FeatureStore(split_encoder.collator, TEXTS[7:8], with_graphs=False, show_progress=False)
     ids = store.features[0].input_ids.tolist()

@@ -38,9 +38,9 @@ def start_model(tiny_encoder, tmp_path):
 def task_files(tmp_path, gsmplus, write):
     """KPC (the bundled sample problems), QRC and SQR (from the GSM-Plus sample) task files, each its own dev
     file: ``[(TaskConfig, train, dev)]``, what ``train_multitask`` takes."""
+    from mathgraph.models.task_model import TaskConfig
     from mathgraph.samples import sample_problems
     from mathgraph.tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
-    from mathgraph.tasks.training.finetune import TaskConfig
 
     kpc = write(
         tmp_path / "kpc.jsonl",

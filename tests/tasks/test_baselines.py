@@ -5,8 +5,9 @@ import random
 
 import pytest
 
-from mathgraph.tasks.baselines import TfidfClassifier, TfidfRanker, evaluate_tfidf, train_tfidf
+from mathgraph.models.tfidf import TfidfClassifier, TfidfRanker
 from mathgraph.tasks.loading import load_model
+from mathgraph.tasks.training.tfidf import evaluate_tfidf, train_tfidf
 
 TOPICS = {
     "geometry": ["triangle", "circle", "radius", "angle", "polygon", "area", "perimeter", "hypotenuse"],

@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from mathgraph.tasks.training.bucketing import LengthBucketSampler, bucketed_batches, length_sorted_batches
+from mathgraph.models.task_batches import length_sorted_batches
+from mathgraph.tasks.training.bucketing import LengthBucketSampler, bucketed_batches
 
 
 def test_every_example_exactly_once_per_epoch_and_seeded():

@@ -3,7 +3,7 @@
 
 import pytest
 
-from mathgraph.tasks.features import PROGRESS_MIN_TEXTS, FeatureStore
+from mathgraph.models.features import PROGRESS_MIN_TEXTS, FeatureStore
 
 
 @pytest.mark.parametrize(

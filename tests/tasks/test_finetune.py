@@ -2,11 +2,11 @@
 
 import pytest
 
-from mathgraph.models.task_model import TaskModel
+from mathgraph.models.task_model import TaskConfig, TaskModel
 from mathgraph.samples import sample_problems
 from mathgraph.tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds
 from mathgraph.tasks.evaluation import evaluate_directory
-from mathgraph.tasks.training.finetune import TaskConfig, train_task
+from mathgraph.tasks.training.finetune import train_task
 from mathgraph.tasks.training.trainer import TrainingArguments
 
 
@@ -31,7 +31,7 @@ def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, writ
     assert result["best_dev"] >= 0.8 and result["metric"] == "accuracy"
     metrics = evaluate_directory("kpc", str(tmp_path / "kpc"), train)
     assert metrics["accuracy"] == result["best_dev"] and metrics["n"] == len(rows)
-    loaded = TaskModel.from_pretrained(tmp_path / "kpc", TaskConfig)
+    loaded = TaskModel.from_pretrained(tmp_path / "kpc")
     assert loaded.config.labels == sorted({r["topic"] for r in rows})
     with pytest.raises(ValueError, match="trained for kpc, not qrc"):
         evaluate_directory("qrc", str(tmp_path / "kpc"), train)
@@ -52,7 +52,7 @@ def test_qrc_trains_with_each_architecture(start_model, tmp_path, architecture, 
     assert result["history"][0]["dev_n"] == 27
     metrics = evaluate_directory("qrc", str(tmp_path / architecture), pairs)
     assert set(metrics) >= {"accuracy", "macro_f1", "n"} and metrics["n"] == 27
-    loaded = TaskModel.from_pretrained(tmp_path / architecture, TaskConfig)
+    loaded = TaskModel.from_pretrained(tmp_path / architecture)
     assert loaded.config.pair_mode == pair_mode and loaded.config.pooling == "mean"
     # cross: one classifier on the pair's vector; bi: on [u; v; |u - v|; u * v]
     width = loaded.head.classifier.in_features if pair_mode == "cross" else loaded.head.head.classifier.in_features
@@ -77,7 +77,7 @@ def test_a_config_saved_with_the_old_encoder_key_loads_as_its_architecture(tiny_
     saved = json.loads(path.read_text())
     saved["encoder"] = saved.pop("architecture")  # as models saved before the rename have it
     path.write_text(json.dumps(saved))
-    assert TaskModel.from_pretrained(tmp_path, TaskConfig).config.architecture == "bert"
+    assert TaskModel.from_pretrained(tmp_path).config.architecture == "bert"
     with pytest.raises(ValueError, match="unknown architecture 'gpt'"):
         TaskConfig("kpc", architecture="gpt")
 
@@ -118,7 +118,7 @@ def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
 
 
 def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
-    from mathgraph.tasks.baselines import train_tfidf
+    from mathgraph.tasks.training.tfidf import train_tfidf
 
     pairs_rows = build_qrc_pairs(group_seeds(gsmplus), random_state=0)
     pairs = write(tmp_path / "qrc.jsonl", pairs_rows)
@@ -138,7 +138,7 @@ def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
 def test_text_only_training_parses_nothing_and_graph_training_parses_once(
     start_model, tmp_path, gsmplus, write, monkeypatch
 ):
-    import mathgraph.tasks.features
+    import mathgraph.models.features
 
     pairs = write(tmp_path / "qrc.jsonl", build_qrc_pairs(group_seeds(gsmplus), random_state=0))
     parsed = []
@@ -147,8 +147,8 @@ def test_text_only_training_parses_nothing_and_graph_training_parses_once(
         parsed.append(len(texts))
         return real_parse(texts, **options)
 
-    real_parse = mathgraph.tasks.features.parse_cached
-    monkeypatch.setattr(mathgraph.tasks.features, "parse_cached", counting_parse)
+    real_parse = mathgraph.models.features.parse_cached
+    monkeypatch.setattr(mathgraph.models.features, "parse_cached", counting_parse)
     train_task(
         TaskConfig("qrc", architecture="bert"),
         pairs,
@@ -162,7 +162,7 @@ def test_text_only_training_parses_nothing_and_graph_training_parses_once(
 
 
 def test_start_encoder_options_apply_to_a_new_model_only(start_model):
-    from mathgraph.tasks.features import graph_cache_option
+    from mathgraph.models.features import graph_cache_option
     from mathgraph.tasks.training.finetune import load_start_encoder
 
     loaded = load_start_encoder(start_model, gat_heads=None)  # unset options are no options
@@ -175,7 +175,7 @@ def test_start_encoder_options_apply_to_a_new_model_only(start_model):
 
 @pytest.mark.parametrize("task,pair_mode", [("qrc", "bi"), ("qam", "cross"), ("sqr", None)])
 def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_path, task, pair_mode, gsmplus, write):
-    from mathgraph.tasks.alignment_features import feature_names
+    from mathgraph.models.alignment_features import feature_names
     from mathgraph.tasks.data import build_qam_number_swap
     from mathgraph.tasks.task_types import get_task
 
@@ -196,7 +196,7 @@ def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_pat
     )
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"]
-    loaded = TaskModel.from_pretrained(tmp_path / task, TaskConfig)
+    loaded = TaskModel.from_pretrained(tmp_path / task)
     assert loaded.config.alignment and loaded.head.state_dict()
     projection = {name: p.shape for name, p in loaded.head.named_parameters() if "alignment." in name}
     assert [shape[-1] for name, shape in projection.items() if name.endswith("linear.weight")] == [

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from mathgraph.models.task_model import TaskModel
+from mathgraph.models.prediction import feature_store
+from mathgraph.models.task_model import TaskConfig, TaskModel
 from mathgraph.samples import sample_problems
-from mathgraph.tasks.training.finetune import TaskConfig, feature_store
 
 TEXTS = [r["problem"] for r in sample_problems()][:4]
 

@@ -5,14 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from mathgraph.tasks.hybrid import (
-    HybridPredictor,
-    accuracy_metric,
-    choose_weight,
-    fuse,
-    fuse_probabilities,
-    fuse_scores,
-)
+from mathgraph.models.late_fusion import HybridPredictor, fuse, fuse_probabilities, fuse_scores
+from mathgraph.tasks.metrics import accuracy_metric
+from mathgraph.tasks.training.late_fusion import choose_weight
 
 
 def test_probabilities_are_a_weighted_product_renormalised():

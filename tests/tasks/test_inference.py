@@ -2,13 +2,13 @@
 
 import pytest
 
-from mathgraph.models.task_model import TaskModel
+from mathgraph.models.prediction import feature_store
+from mathgraph.models.task_batches import example_lengths, length_sorted_batches
+from mathgraph.models.task_io import InputError, build_examples, input_from_texts
+from mathgraph.models.task_model import TaskConfig, TaskModel
+from mathgraph.models.tfidf import TfidfPredictor
 from mathgraph.samples import sample_problems
-from mathgraph.tasks.inference import TfidfPredictor
-from mathgraph.tasks.task_io import InputError, build_examples, input_from_texts
 from mathgraph.tasks.task_types import get_task
-from mathgraph.tasks.training.bucketing import length_sorted_batches
-from mathgraph.tasks.training.finetune import TaskConfig, example_lengths, feature_store
 
 PROBLEMS = [row["problem"] for row in sample_problems()]
 LABELS = ["Algebra", "Geometry", "Number Theory"]
@@ -77,7 +77,7 @@ def test_sqr_scores_and_ranking(tiny_encoder):
 
 
 def test_multitask_view_predicts_like_a_task_model(tiny_encoder):
-    from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
+    from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
 
     config = MultiTaskConfig([{"task": "kpc", "labels": list(LABELS)}, {"task": "sqr", "labels": []}])
     model = MultiTaskModel(tiny_encoder, config).eval()
@@ -119,8 +119,8 @@ def test_inputs_from_command_line_texts():
 
 
 def test_tfidf_baseline_predicts_in_the_same_format(gsmplus):
-    from mathgraph.tasks.baselines import train_tfidf
     from mathgraph.tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
+    from mathgraph.tasks.training.tfidf import train_tfidf
 
     pairs = build_qrc_pairs(group_seeds(gsmplus), random_state=0)
     predictor = TfidfPredictor("qrc", train_tfidf("qrc", pairs))

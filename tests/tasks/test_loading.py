@@ -36,12 +36,11 @@ class TinyEmbedder:
 @pytest.fixture
 def directories(tmp_path, tiny_encoder, gsmplus):
     """One directory of every kind, saved by its own writer."""
-    from mathgraph.models.task_model import TaskModel
-    from mathgraph.tasks.baselines import train_tfidf
+    from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
+    from mathgraph.models.task_model import TaskConfig, TaskModel
     from mathgraph.tasks.data import build_qrc_pairs, build_sqr_lists, group_seeds
     from mathgraph.tasks.search.index import SearchIndex
-    from mathgraph.tasks.training.finetune import TaskConfig
-    from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
+    from mathgraph.tasks.training.tfidf import train_tfidf
 
     paths = {
         kind: tmp_path / kind for kind in ("encoder", "task", "multitask", "tfidf-classifier", "tfidf-ranker", "index")

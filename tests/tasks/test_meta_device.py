@@ -14,15 +14,15 @@ import torch
 from accelerate.utils import send_to_device
 
 from mathgraph.models.batching import DeviceBatch
-from mathgraph.models.task_model import TaskModel
-from mathgraph.tasks.data import KpcExample, QamPair, QrcPair, SqrList
-from mathgraph.tasks.training.finetune import TaskCollator, TaskConfig, feature_store
+from mathgraph.models.examples import KpcExample, QamPair, QrcPair, SqrList
+from mathgraph.models.multitask import MultiTaskBatch, MultiTaskConfig, MultiTaskModel
+from mathgraph.models.prediction import feature_store
+from mathgraph.models.task_batches import TaskCollator
+from mathgraph.models.task_model import TaskConfig, TaskModel
 from mathgraph.tasks.training.host_syncs import count_host_syncs
-from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
 from mathgraph.tasks.training.pretrain import ComusPretrainer, PretrainingCollator, PretrainingWeights
 from mathgraph.tasks.training.reasoning_pretraining import SkillCollator, SkillPretrainer, skill_sources
 from mathgraph.tasks.training.simcse import SimCSEModel
-from mathgraph.tasks.training.task_mixing import MultiTaskBatch
 
 A, B = "Tom has 3 apples and buys 5 more. How many apples does he have?", "Find $x$ if $2x+3=7$."
 C, D = "Tom has 4 apples and buys 5 more. How many apples does he have?", "A shop sells 3 pens for $2."

@@ -5,16 +5,12 @@ from collections import Counter
 import pytest
 import torch
 
+from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
+from mathgraph.models.task_model import TaskConfig
 from mathgraph.tasks.evaluation import evaluate_directory
 from mathgraph.tasks.task_types import get_task
-from mathgraph.tasks.training.finetune import TaskConfig
-from mathgraph.tasks.training.multitask import (
-    MultiTaskConfig,
-    MultiTaskModel,
-    TaskMixingSampler,
-    parse_task_spec,
-    train_multitask,
-)
+from mathgraph.tasks.training.multitask import parse_task_spec, train_multitask
+from mathgraph.tasks.training.task_mixing import TaskMixingSampler
 from mathgraph.tasks.training.trainer import TrainingArguments
 
 
@@ -121,7 +117,7 @@ def test_cgc_lora_trains_only_adapters_and_the_graph_side(tiny_encoder):
 
 
 def test_a_cgc_lora_task_predicts_with_its_update_merged_and_the_weights_come_back(tiny_encoder, monkeypatch):
-    import mathgraph.tasks.training.multitask as multitask
+    import mathgraph.models.multitask as multitask
     from mathgraph.models.cgc_lora import cgc_lora_layers
 
     config = MultiTaskConfig(
@@ -152,8 +148,8 @@ def test_a_cgc_lora_task_predicts_with_its_update_merged_and_the_weights_come_ba
 
 
 def test_cgc_lora_trains_the_new_latex_token_embeddings_and_keeps_the_pretrained_ones(tiny_encoder):
+    from mathgraph.models.multitask import MultiTaskBatch
     from mathgraph.models.task_model import TaskBatch
-    from mathgraph.tasks.training.multitask import MultiTaskBatch
     from mathgraph.tasks.training.trainer import build_optimizer
 
     tokenizer = tiny_encoder.tokenizer
@@ -281,7 +277,7 @@ def test_heads_pool_by_the_mean_and_models_saved_before_keep_cls(tiny_encoder, t
     import json
     from dataclasses import asdict
 
-    from mathgraph.tasks.training.multitask import MULTITASK_CONFIG_NAME, MultiTaskConfig, MultiTaskModel
+    from mathgraph.models.multitask import MULTITASK_CONFIG_NAME, MultiTaskConfig, MultiTaskModel
 
     config = MultiTaskConfig([asdict(TaskConfig("kpc", labels=["a", "b"]))])
     assert config.pooling == "mean"

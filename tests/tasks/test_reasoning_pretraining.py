@@ -5,8 +5,9 @@ import json
 import pytest
 import torch
 
+from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
 from mathgraph.models.reasoning import skill_routing_loss
-from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel, train_multitask
+from mathgraph.tasks.training.multitask import train_multitask
 from mathgraph.tasks.training.reasoning_pretraining import SKILL_PRETRAINING_DIR, skill_sources
 from mathgraph.tasks.training.trainer import TRAINING_LOG, TrainingArguments
 
@@ -138,7 +139,7 @@ def test_a_reasonformer_stored_as_a_delta_from_its_start_encoder_loads_the_same(
 
 
 def test_skill_routes_summaries_against_hand_computation():
-    from mathgraph.tasks.training.multitask import SkillRoutes
+    from mathgraph.models.multitask import SkillRoutes
 
     routes = SkillRoutes(
         "kpc",

@@ -10,13 +10,13 @@ from safetensors import safe_open
 from mathgraph.models.comus import CheckpointError
 from mathgraph.models.delta import DELTA_NAME
 from mathgraph.models.encoder import load_shipped_encoder
+from mathgraph.models.late_fusion import HybridPredictor
+from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
 from mathgraph.models.shipped import release_info, shipped_path
-from mathgraph.tasks.baselines import train_tfidf
-from mathgraph.tasks.hybrid import HybridPredictor
+from mathgraph.models.task_model import TaskConfig
 from mathgraph.tasks.release.package import finish_package, write_package
 from mathgraph.tasks.release.shipped import load_shipped_multitask, shipped_predictor
-from mathgraph.tasks.training.finetune import TaskConfig
-from mathgraph.tasks.training.multitask import MultiTaskConfig, MultiTaskModel
+from mathgraph.tasks.training.tfidf import train_tfidf
 
 PROBLEMS = [
     ("Find $x$ if $2x+3=7$.", "Algebra"),

@@ -321,8 +321,8 @@ def test_text_only_encoder(tiny_text_dir, tmp_path):
 def test_hybrid_search_fuses_standardised_dense_and_tfidf_scores(index):
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from mathgraph.tasks.baselines import VECTORIZER_DEFAULTS
-    from mathgraph.tasks.hybrid import fuse_scores
+    from mathgraph.models.late_fusion import fuse_scores
+    from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
 
     query = "find the area of a right triangle"
     dense_only = index.search([query], k=8)[0]
@@ -385,7 +385,7 @@ class FixedStructure:
 
     def predict(self, inputs):
         self.calls.append(inputs)
-        from mathgraph.tasks.task_io import ranking_result
+        from mathgraph.models.task_io import ranking_result
 
         return [ranking_result([self.score_of(c) for c in candidates]) for _, candidates in inputs]
 
@@ -403,7 +403,7 @@ def test_structure_signal_rescores_the_first_stage(index):
     (call,) = index.structure.calls
     assert call[0][0] == query and len(call[0][1]) == len(CORPUS)  # every first-stage row up to STRUCTURE_RERANK
     # halfway, the fused score is the mean of the two standardised scores (tasks.hybrid.fuse_scores)
-    from mathgraph.tasks.hybrid import fuse_scores
+    from mathgraph.models.late_fusion import fuse_scores
 
     half = index.search([query], k=len(CORPUS), structure_weight=0.5, **every_row)[0]
     expected = fuse_scores([h.score for h in first], [10.0 if h.row["problem"] == boosted else 0.0 for h in first], 0.5)
@@ -424,7 +424,7 @@ def test_the_structure_step_scores_only_rows_close_to_the_query(index):
     (call,) = index.structure.calls
     assert call == [(query, [h.row["problem"] for h in close])]
     assert hits[0].row["problem"] == third
-    from mathgraph.tasks.hybrid import fuse_scores
+    from mathgraph.models.late_fusion import fuse_scores
 
     expected = fuse_scores([h.score for h in first], [10.0 if h.index == close[2].index else 0.0 for h in first], 1.0)
     assert [h.index for h in hits] == [first[i].index for i in np.argsort(-expected, kind="stable")]
@@ -435,7 +435,7 @@ def test_the_structure_step_scores_only_rows_close_to_the_query(index):
 
 
 def test_close_variant_scores_gates_per_list():
-    from mathgraph.tasks.structure import close_variant_scores
+    from mathgraph.models.structure import close_variant_scores
 
     model = FixedStructure(lambda text: float(len(text)))
     lists = [("q1", ["a", "bbb", "cc"]), ("q2", ["dddd"]), ("q3", ["e", "ff"])]

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 
+from mathgraph.models.alignment_features import alignment_features
+from mathgraph.models.structure import StructureModel, _tree_arrays
 from mathgraph.parsers.problem import ProblemParser
-from mathgraph.tasks.alignment_features import alignment_features
 from mathgraph.tasks.loading import STRUCTURE, load_model, model_type
-from mathgraph.tasks.structure import StructureModel, _tree_arrays
 
 PARSER = ProblemParser("spacy")
 

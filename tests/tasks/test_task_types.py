@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from mathgraph.tasks.data import KpcExample, QamPair, QrcPair, SqrList
+from mathgraph.models.examples import KpcExample, QamPair, QrcPair, SqrList
 from mathgraph.tasks.task_types import TASKS, get_task
 
 

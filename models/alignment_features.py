@@ -3,10 +3,10 @@
 ``alignment_features(against, pairs)`` gives the ``[n, F]`` matrix of the named features
 of ``(text_a, text_b)`` pairs: ``align_problems`` where ``text_b`` is a ``"problem"``
 (QRC, and SQR's query and candidate), ``align_solution`` where it is a ``"solution"``
-(QAM's question and solution); each task says which (``Task.aligned_with``). Problems are
+(QAM's question and solution); each task says which (``TaskHead.aligned_with``). Problems are
 parsed through the graph cache, and each pair's row is kept for the life of the
 process, so an epoch after the first, or the dev pass, computes nothing again.
-Both the structure model (``tasks.structure``) and the neural pair heads that read
+Both the structure model (``models.structure``) and the neural pair heads that read
 the alignment next to their pair vector (``TaskConfig.alignment``) use it.
 """
 

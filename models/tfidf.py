@@ -1,4 +1,4 @@
-"""TF-IDF reference points for every task: logistic regression for KPC/QRC/QAM, cosine ranking for SQR.
+"""TF-IDF models for every task: logistic regression for KPC/QRC/QAM, cosine ranking for SQR.
 
 - `TfidfClassifier(kind="single")`: a `Pipeline` of `TfidfVectorizer` and `LogisticRegression` on one text (KPC).
 - `TfidfClassifier(kind="pair")`: the same on a pair of texts (QRC, QAM). One vectorizer, fitted on both sides,
@@ -12,8 +12,9 @@ Models are saved without pickle: `config.json` holds the hyperparameters, the vo
 and the class labels; `arrays.safetensors` holds the idf weights and the logistic regression coefficients.
 `load()` rebuilds the scikit-learn objects from those.
 
-`train_tfidf(task, rows)` and `evaluate_tfidf(task, model, rows)` take the rows of the task files (see
-the comment above `_check_task`) and return the metrics dicts of `tasks.metrics`.
+`TfidfModel.from_pretrained(directory)` loads whichever of the two a directory holds, and `TfidfPredictor`
+gives either the `predict(inputs)` of a task model (`models.task_io`). Training and evaluation on task files
+are `tasks.training.tfidf` (`train_tfidf`, `evaluate_tfidf`).
 """
 
 from __future__ import annotations
@@ -30,13 +31,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
 from mathgraph.files import apply_umask
-from mathgraph.hub import local_directory
-from mathgraph.tasks.metrics import classification_metrics, ranking_metrics
+from mathgraph.models.task_heads import TaskHead, get_task_head
+from mathgraph.models.task_io import check_input, ranking_result
+from mathgraph.registry import resolve
 
 CONFIG_FILE = "config.json"
 ARRAYS_FILE = "arrays.safetensors"
 FORMAT_VERSION = 1
-MODEL_TYPE = "tfidf"  # config.json's model_type (tasks.loading); "model" says which of TFIDF_MODELS
+MODEL_TYPE = "tfidf"  # config.json's model_type (mathgraph.registry); "model" says which of TFIDF_MODELS
 TFIDF_MODELS = ("tfidf_classifier", "tfidf_ranker")
 
 # LaTeX commands (\frac), words, numbers and single symbols ($, ^, =, ...) are all tokens: in math text the
@@ -57,7 +59,8 @@ LOGREG_DEFAULTS = {"C": 10.0, "max_iter": 2000}
 #   single: {text_field, label_field} (KPC; MATH: "problem", "subject")
 #   pair:   {"text_a", "text_b", "label"} (QRC; QAM with text_b the solution and label 1 or 0)
 #   ranker: {"query", "candidates": [...], "relevance": [0..2 per candidate]} (SQR; the old
-#           "relevant": [indices] is read as relevance 2 there, see tasks.data.sqr_relevance)
+#           "relevant": [indices] is read as relevance 2 there, see tasks.data.sqr_relevance);
+#           tasks.training.tfidf reads them
 
 
 def _vectorizer_params(params: dict) -> dict:
@@ -90,7 +93,7 @@ def _write(directory, config: dict, arrays: dict[str, np.ndarray]) -> Path:
 
 
 def _read(directory, expected_model: str) -> tuple[dict, dict[str, np.ndarray]]:
-    directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
+    directory = resolve(directory)  # a Hugging Face Hub id is downloaded
     config = json.loads((directory / CONFIG_FILE).read_text())
     if config.get("model") != expected_model:
         raise ValueError(f"{directory} holds a {config.get('model')!r} model, not a {expected_model!r}")
@@ -192,7 +195,8 @@ class TfidfClassifier:
         return _write(directory, config, {"idf": idf, "coef": logreg.coef_, "intercept": logreg.intercept_})
 
     @classmethod
-    def from_pretrained(cls, directory) -> TfidfClassifier:
+    def from_pretrained(cls, directory, device=None) -> TfidfClassifier:
+        """The classifier saved in ``directory`` (``device`` is not used: it runs on the CPU)."""
         config, arrays = _read(directory, "tfidf_classifier")
         model = cls(config["kind"], config["vectorizer"], config["logreg"])
         model.pipeline = model._build(_rebuild_vectorizer(config["vectorizer"], config["terms"], arrays["idf"]))
@@ -234,97 +238,68 @@ class TfidfRanker:
         return _write(directory, config, {"idf": idf})
 
     @classmethod
-    def from_pretrained(cls, directory) -> TfidfRanker:
+    def from_pretrained(cls, directory, device=None) -> TfidfRanker:
+        """The ranker saved in ``directory`` (``device`` is not used: it runs on the CPU)."""
         config, arrays = _read(directory, "tfidf_ranker")
         model = cls(config["vectorizer"])
         model.vectorizer = _rebuild_vectorizer(config["vectorizer"], config["terms"], arrays["idf"])
         return model
 
 
-def _check_task(task: str) -> str:
-    from mathgraph.tasks.task_types import get_task
+class TfidfModel:
+    """What loads a TF-IDF directory (``model_type`` ``tfidf``): ``from_pretrained`` gives the
+    ``TfidfClassifier`` or ``TfidfRanker`` its ``config.json`` names."""
 
-    return get_task(task).input_shape
+    MODELS = {"tfidf_classifier": TfidfClassifier, "tfidf_ranker": TfidfRanker}
 
-
-def _classification_data(task: str, rows, text_field: str, label_field: str) -> tuple[list, list]:
-    rows = list(rows)
-    if not rows:
-        raise ValueError(f"{task}: no rows")
-    try:
-        if _check_task(task) == "single":
-            return [row[text_field] for row in rows], [row[label_field] for row in rows]
-        return [(row["text_a"], row["text_b"]) for row in rows], [row["label"] for row in rows]
-    except KeyError as missing:
-        raise ValueError(f"{task}: row without field {missing}") from None
+    @classmethod
+    def from_pretrained(cls, directory, device=None) -> TfidfClassifier | TfidfRanker:
+        """The TF-IDF model saved in ``directory`` (``device`` is not used: it runs on the CPU)."""
+        directory = resolve(directory)  # a Hugging Face Hub id is downloaded
+        model = json.loads((directory / CONFIG_FILE).read_text()).get("model")
+        if model not in cls.MODELS:
+            raise ValueError(f"{directory} holds a {model!r} model, not one of {TFIDF_MODELS}")
+        return cls.MODELS[model].from_pretrained(directory)
 
 
-def _ranking_data(rows) -> tuple[list[dict], list[tuple[int, ...]]]:
-    """The SQR rows and their validated graded relevance (``tasks.data.sqr_relevance``)."""
-    from mathgraph.tasks.data import sqr_relevance
+class TfidfPredictor:
+    """A TF-IDF model with the ``predict(inputs)`` of a ``TaskModel`` (``models.task_io``): class
+    probabilities from ``predict_proba``, or the ranker's cosine scores."""
 
-    rows = list(rows)
-    if not rows:
-        raise ValueError("sqr: no rows")
-    relevance = []
-    for row in rows:
-        if not {"query", "candidates"} <= row.keys():
-            raise ValueError(f"sqr: row {row.get('id')!r} needs 'query', 'candidates' and 'relevance'")
-        try:
-            relevance.append(sqr_relevance(row))
-        except ValueError as err:
-            raise ValueError(f"sqr: row {row.get('id')!r}: {err}") from None
-    return rows, relevance
+    def __init__(self, task: str | TaskHead, model):
+        self.task = get_task_head(task) if isinstance(task, str) else task
+        self.model = model
+        kind = "ranker" if isinstance(model, TfidfRanker) else model.kind
+        if kind != self.task.input_shape:
+            raise ValueError(
+                f"a TF-IDF {kind} model cannot predict {self.task.name} (that needs a {self.task.input_shape} model)"
+            )
 
-
-def train_tfidf(
-    task: str,
-    train_rows,
-    *,
-    text_field: str = "problem",
-    label_field: str = "subject",
-    vectorizer: dict | None = None,
-    logreg: dict | None = None,
-) -> TfidfClassifier | TfidfRanker:
-    """Fit the TF-IDF baseline of `task` ("kpc", "qrc", "qam" or "sqr") on its training rows.
-
-    `text_field` / `label_field` name the KPC fields (MATH by default); the other tasks use their fixed fields.
-    For SQR the vectorizer is fitted on every query and candidate text of the training rows.
-    """
-    kind = _check_task(task)
-    if kind == "ranker":
-        rows, _ = _ranking_data(train_rows)
-        return TfidfRanker(vectorizer).fit([text for row in rows for text in (row["query"], *row["candidates"])])
-    inputs, labels = _classification_data(task, train_rows, text_field, label_field)
-    return TfidfClassifier(kind, vectorizer, logreg).fit(inputs, labels)
+    def predict(self, inputs, batch_size: int = 32) -> list[dict]:
+        """Results of ``inputs`` in the format of ``TaskModel.predict`` (``batch_size`` is not used)."""
+        checked = [check_input(self.task, item, i) for i, item in enumerate(inputs)]
+        if not checked:
+            return []
+        if self.task.input_shape == "ranker":
+            return [ranking_result(self.model.score(query, list(candidates)).tolist()) for query, candidates in checked]
+        texts = [text for (text,) in checked] if self.task.input_shape == "single" else checked
+        classes = self.model.classes_
+        return [
+            {"label": classes[int(row.argmax())], "probabilities": dict(zip(classes, row.tolist()))}
+            for row in self.model.predict_proba(texts)
+        ]
 
 
-def train_tfidf_file(config, train_path: str, output_dir: str, skip_bad: bool = False) -> TfidfClassifier | TfidfRanker:
-    """Fit the TF-IDF baseline of a ``tasks.training.finetune.TaskConfig``'s task on a task file (its fields as the
-    config names them) and save it to ``output_dir``, where ``tasks.loading.load_model`` finds it."""
-    rows = [
-        config.task_type.tfidf_row(e, config.text_field, config.label_field) for e in config.load(train_path, skip_bad)
-    ]
-    model = train_tfidf(config.task, rows, text_field=config.text_field, label_field=config.label_field)
-    model.save_pretrained(output_dir)
-    return model
-
-
-def evaluate_tfidf(
-    task: str,
-    model: TfidfClassifier | TfidfRanker,
-    rows,
-    *,
-    text_field: str = "problem",
-    label_field: str = "subject",
-    ks=(1, 3, 5),
-) -> dict:
-    """Metrics of `model` on `rows`: `classification_metrics` for KPC/QRC/QAM, `ranking_metrics` for SQR
-    (graded `relevance` per candidate: HR@k, NDCG@k for each k in `ks`, MAP)."""
-    kind = _check_task(task)
-    if kind == "ranker":
-        rows, relevance = _ranking_data(rows)
-        scores = [model.score(row["query"], row["candidates"]) for row in rows]
-        return ranking_metrics(scores, relevance, ks=ks)
-    inputs, labels = _classification_data(task, rows, text_field, label_field)
-    return classification_metrics(labels, model.predict(inputs))
+__all__ = [
+    "TfidfClassifier",
+    "TfidfRanker",
+    "TfidfModel",
+    "TfidfPredictor",
+    "PairTfidfFeatures",
+    "VECTORIZER_DEFAULTS",
+    "LOGREG_DEFAULTS",
+    "MODEL_TYPE",
+    "TFIDF_MODELS",
+    "CONFIG_FILE",
+    "ARRAYS_FILE",
+]

@@ -23,7 +23,6 @@ PROGRESS_MIN_TEXTS = 128  # FeatureStore shows a parsing bar by default for more
 
 if TYPE_CHECKING:
     from mathgraph.models.encoder import MathEncoder
-    from mathgraph.tasks.training.trainer import TrainingArguments
 
 
 def graph_cache_option(value: str | None):
@@ -65,10 +64,11 @@ class FeatureStore:
 
     @classmethod
     def for_run(
-        cls, encoder: MathEncoder, texts: Iterable[str], args: TrainingArguments, with_graphs: bool = True
+        cls, encoder: MathEncoder, texts: Iterable[str], args, with_graphs: bool = True
     ) -> FeatureStore:
         """The store of a training run: ``encoder``'s collator and parser, the run's graph cache and
-        parser processes (``args.graph_cache``, ``args.parse_workers``)."""
+        parser processes (``args.graph_cache``, ``args.parse_workers`` of a
+        ``tasks.training.trainer.TrainingArguments``)."""
         return cls(
             encoder.collator,
             texts,

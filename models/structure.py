@@ -4,7 +4,8 @@ The pair tasks ask what changed between two problems, and the alignment of their
 graphs (``parsers.compare``) says it in named numbers: quantities kept or changed,
 their written form, sentences inserted or deleted, whether the question changed.
 A scikit-learn ``HistGradientBoostingClassifier`` on those numbers is a strong
-model of its own and a member of the hybrid with the neural model and TF-IDF:
+model of its own and a member of the late fusion (``models.late_fusion``) with the
+neural model and TF-IDF:
 
 - QRC: ``align_problems(a, b)`` features -> the relation (9 labels);
 - QAM: ``align_solution(question, solution)`` features (does the solution compute
@@ -27,16 +28,16 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from mathgraph.files import apply_umask
-from mathgraph.hub import local_directory
-from mathgraph.tasks.alignment_features import alignment_features, feature_names
-from mathgraph.tasks.task_io import ranking_result
-from mathgraph.tasks.task_types import TASKS, get_task
+from mathgraph.models.alignment_features import alignment_features, feature_names
+from mathgraph.models.task_heads import TASK_HEADS, get_task_head
+from mathgraph.models.task_io import ranking_result
+from mathgraph.registry import resolve
 
 MODEL_TYPE = "structure"
 CONFIG_FILE = "config.json"
 ARRAYS_FILE = "arrays.safetensors"
 FORMAT_VERSION = 1
-STRUCTURE_TASKS = tuple(name for name, task in TASKS.items() if task.input_shape != "single")  # the pair tasks
+STRUCTURE_TASKS = tuple(name for name, task in TASK_HEADS.items() if task.input_shape != "single")  # the pair tasks
 DEFAULT_PARAMS = {
     "max_iter": 300,
     "learning_rate": 0.05,
@@ -54,15 +55,15 @@ class StructureModel:
     ``fit(inputs, labels)`` and ``predict(inputs)`` take what the task's predictors take:
     QRC/QAM ``(text_a, text_b)`` pairs with labels, SQR ``(query, candidates)`` lists with
     per-candidate relevance lists. ``predict`` returns ``{"label", "probabilities"}`` per pair or
-    ``{"scores", "ranking"}`` per list, like every predictor in ``tasks``.
+    ``{"scores", "ranking"}`` per list, like every predictor (``models.task_io``).
     """
 
     def __init__(self, task: str, params: dict | None = None):
         if task not in STRUCTURE_TASKS:
             raise ValueError(f"the structure model serves {STRUCTURE_TASKS}, not {task!r}")
         self.task = task
-        self.aligned_with = get_task(task).aligned_with
-        self.ranks = not get_task(task).classifies  # SQR: relevance per candidate, a ranking per list
+        self.aligned_with = get_task_head(task).aligned_with
+        self.ranks = not get_task_head(task).classifies  # SQR: relevance per candidate, a ranking per list
         self.params = {**DEFAULT_PARAMS, **(params or {})}
         self.labels: list = []
         self.trees: dict[str, np.ndarray] = {}
@@ -164,9 +165,10 @@ class StructureModel:
         return directory
 
     @classmethod
-    def from_pretrained(cls, directory) -> StructureModel:
-        """A model written by ``save``; a config of another kind or other features is a clear error."""
-        directory = local_directory(directory)  # a Hugging Face Hub id is downloaded
+    def from_pretrained(cls, directory, device=None) -> StructureModel:
+        """A model written by ``save_pretrained``; a config of another kind or other features is a clear error
+        (``device`` is not used: the trees are walked in NumPy)."""
+        directory = resolve(directory)  # a Hugging Face Hub id is downloaded
         try:
             config = json.loads((directory / CONFIG_FILE).read_text())
             arrays = load_file(str(directory / ARRAYS_FILE))

@@ -14,8 +14,8 @@ Results, one per input and in input order:
 - SQR: ``{"scores": [s_0, ...], "ranking": [candidate indices, best first]}``
   (equal scores keep the candidate order).
 
-``TaskModel.predict`` (``tasks.training.finetune.predict_inputs``), the TF-IDF predictor and
-the hybrid (``tasks.inference``, ``tasks.hybrid``) all read and give these.
+``TaskModel.predict`` (``models.prediction.predict_inputs``), the TF-IDF predictor and
+the late fusion (``models.tfidf.TfidfPredictor``, ``models.late_fusion``) all read and give these.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from mathgraph.tasks.task_types import Task, get_task
+from mathgraph.models.task_heads import TaskHead, get_task_head
 
-# An input's shape (``Task.input_shape``): one text, a pair of
+# An input's shape (``TaskHead.input_shape``): one text, a pair of
 # texts, or a query with candidates.
 SHAPES = {"single": "one text (a str)", "pair": "a pair (text_a, text_b)", "ranker": "(query, [candidates])"}
 
@@ -35,7 +35,7 @@ class InputError(ValueError):
     """An input that is not what the task reads: an empty text, or the wrong shape (a ``str`` given to QRC)."""
 
 
-def check_input(task: Task, item, position: int = 0) -> tuple:
+def check_input(task: TaskHead, item, position: int = 0) -> tuple:
     """The texts of one input, validated for ``task``: ``(text,)``, ``(text_a, text_b)`` or
     ``(query, (candidate, ...))``; ``InputError`` naming the input's ``position`` otherwise."""
     where = f"input {position}"
@@ -57,18 +57,18 @@ def check_input(task: Task, item, position: int = 0) -> tuple:
     return _text(query, f"{where}: query"), tuple(_text(c, f"{where}: candidate {j}") for j, c in enumerate(candidates))
 
 
-def build_examples(task: Task, inputs: Iterable) -> list:
-    """The task's examples (``tasks.data``) of ``inputs`` (``Task.input_example``), with placeholder gold the
+def build_examples(task: TaskHead, inputs: Iterable) -> list:
+    """The task's examples (``models.examples``) of ``inputs`` (``TaskHead.input_example``), with placeholder gold the
     prediction does not read (SQR: the first candidate relevant, since the loss computed beside the scores
     needs one). Every input is checked before the first example is made."""
     checked = [check_input(task, item, i) for i, item in enumerate(inputs)]
     return [task.input_example(texts, i) for i, texts in enumerate(checked)]
 
 
-def input_from_texts(task: str | Task, texts: Sequence[str]) -> object:
+def input_from_texts(task: str | TaskHead, texts: Sequence[str]) -> object:
     """One input from command-line texts: KPC one text, QRC/QAM two (``text_a text_b``), SQR the query
     and then its candidates."""
-    task = get_task(task) if isinstance(task, str) else task
+    task = get_task_head(task) if isinstance(task, str) else task
     kind, texts = task.input_shape, list(texts)
     if kind == "single" and len(texts) == 1:
         return texts[0]
@@ -80,8 +80,8 @@ def input_from_texts(task: str | Task, texts: Sequence[str]) -> object:
     raise InputError(f"{task.name} takes {wanted}, got {len(texts)} (or give --input FILE)")
 
 
-def label_values(task: Task, labels: Sequence[str]) -> list:
-    """The labels as the task predicts them (``Task.decode``: QAM's ``"0"``, ``"1"`` become ints), in logit order."""
+def label_values(task: TaskHead, labels: Sequence[str]) -> list:
+    """The labels as the task predicts them (``TaskHead.decode``: QAM's ``"0"``, ``"1"`` become ints), in logit order."""
     return task.decode({"logits": torch.eye(len(labels))}, [None] * len(labels), labels)
 
 

@@ -9,19 +9,19 @@ with a dense retriever. Here, with a weight ``w`` chosen on dev:
   score list standardised over the candidates of its query (``z``) first, because cosine
   scores of the two models live on different scales.
 
-``w = 0`` is the neural model alone, ``w = 1`` TF-IDF alone. ``choose_weight`` tries
-``WEIGHTS`` on dev and keeps the best (the smallest weight among equals).
+``w = 0`` is the neural model alone, ``w = 1`` TF-IDF alone.
+``tasks.training.late_fusion.choose_weight`` tries ``WEIGHTS`` on dev and keeps the best
+(the smallest weight among equals).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from mathgraph.tasks.metrics import accuracy_metric, ndcg_metric
-from mathgraph.tasks.task_io import ranking_result
+from mathgraph.models.task_io import ranking_result
 
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 _FLOOR = 1e-12  # probabilities of 0 (a label a TF-IDF model never saw) stay finite in the log
@@ -55,7 +55,7 @@ def fuse_scores(dense: Sequence[float], sparse: Sequence[float], weight: float) 
 
 
 def fuse(neural: dict, sparse: dict, weight: float) -> dict:
-    """One fused result, in the format of ``TaskModel.predict`` (``tasks.task_io``)."""
+    """One fused result, in the format of ``TaskModel.predict`` (``models.task_io``)."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"the hybrid weight must be in [0, 1], got {weight}")
     if "ranking" in neural:
@@ -64,7 +64,7 @@ def fuse(neural: dict, sparse: dict, weight: float) -> dict:
 
 
 class HybridPredictor:
-    """``predict(inputs)`` of ``neural`` and ``sparse`` (a ``TfidfPredictor``) fused with ``weight``."""
+    """``predict(inputs)`` of ``neural`` and ``sparse`` (a ``models.tfidf.TfidfPredictor``) fused with ``weight``."""
 
     def __init__(self, neural, sparse, weight: float):
         if not 0.0 <= weight <= 1.0:
@@ -79,19 +79,6 @@ class HybridPredictor:
         return [fuse(n, s, self.weight) for n, s in zip(neural, sparse, strict=True)]
 
 
-def choose_weight(
-    neural: Sequence[dict],
-    sparse: Sequence[dict],
-    metric: Callable[[list[dict]], float],
-    weights: Sequence[float] = WEIGHTS,
-) -> tuple[float, dict[float, float]]:
-    """The weight with the best ``metric`` of the fused dev results (the smallest among equals), and the
-    metric of every weight tried. ``neural`` and ``sparse`` are the two models' results on the same inputs."""
-    scores = {w: metric([fuse(n, s, w) for n, s in zip(neural, sparse, strict=True)]) for w in weights}
-    best = max(scores.values())
-    return min(w for w, value in scores.items() if value == best), scores
-
-
 __all__ = [
     "WEIGHTS",
     "fuse_probabilities",
@@ -99,7 +86,4 @@ __all__ = [
     "fuse_scores",
     "fuse",
     "HybridPredictor",
-    "choose_weight",
-    "accuracy_metric",
-    "ndcg_metric",
 ]

@@ -1,0 +1,80 @@
+"""What mathgraph lets through to its user's terminal: only what was asked for, and real warnings, once.
+
+Two helpers, both scoped so that a user's own use of the libraries is left as it was:
+
+* ``quiet_transformers()``, a context manager around the places where mathgraph
+  has transformers load weights: inside it transformers says only errors and shows
+  no progress bar of its own (the ``Loading weights`` bar of transformers 5, and
+  its notices on what mathgraph does on purpose: a dropped pooler, new LaTeX token
+  rows). The Hugging Face Hub's download bars are left alone: a download is real
+  progress.
+* ``plain_warnings()``, for the ``mathgraph`` command: a Python warning prints as
+  ``mathgraph: warning: MESSAGE``, without the source file and line that Python
+  shows by default (a path inside the installed package means nothing to the
+  user of a command).
+
+Standard library and third-party imports only (the bottom layer of the packages).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Inside the block, only transformers' errors and none of its own progress bars; both settings are
+    put back as they were on the way out (a no-op without transformers)."""
+    try:
+        from transformers.utils import logging as transformers_logging
+    except ImportError:  # pragma: no cover - transformers is a dependency; keep the helper import-safe anyway
+        yield
+        return
+    verbosity = transformers_logging.get_verbosity()
+    bars = _transformers_bars(transformers_logging, False)
+    transformers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        _transformers_bars(transformers_logging, bars)
+
+
+def _transformers_bars(transformers_logging, enabled: bool) -> bool:
+    """Turn transformers' own progress bars on or off; returns whether they were on. Its public switch
+    (``disable_progress_bar``) also turns the Hub's download bars off for the whole process, and turning
+    them on again warns when ``HF_HUB_DISABLE_PROGRESS_BARS`` is set: set transformers' flag alone when it is
+    there (transformers 4.x and 5.x), else fall back to the public switch."""
+    was = transformers_logging.is_progress_bar_enabled()
+    if hasattr(transformers_logging, "_tqdm_active"):
+        transformers_logging._tqdm_active = enabled
+    elif enabled != was:  # pragma: no cover - a transformers without the flag
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            (transformers_logging.enable_progress_bar if enabled else transformers_logging.disable_progress_bar)()
+    return was
+
+
+def plain_warnings(prefix: str = "mathgraph") -> None:
+    """Print each Python warning as ``PREFIX: warning: MESSAGE`` (a category other than ``UserWarning`` is
+    named: ``PREFIX: warning (FutureWarning): MESSAGE``), with no file path or source line. For a
+    command-line entry point: it replaces ``warnings.showwarning`` for the process. Python's filters still
+    decide what shows and how often (by default each warning once per place that raises it)."""
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        stream = sys.stderr if file is None else file
+        if stream is None:  # pythonw: nowhere to write
+            return
+        kind = "" if category is UserWarning else f" ({category.__name__})"
+        try:
+            stream.write(f"{prefix}: warning{kind}: {message}\n")
+        except OSError:  # the stream went away (a closed pipe): a warning is not worth a crash
+            pass
+
+    warnings.showwarning = show
+
+
+__all__ = ["quiet_transformers", "plain_warnings"]

@@ -1,0 +1,229 @@
+"""A model package: an encoder, a multi-task model, TF-IDF and alignment models, and the weights that fuse them.
+
+The shipped model (``mathgraph/data/shipped_model``, the name ``"shipped"``) is one; an exported copy
+(``mathgraph export``) or a copy on the Hugging Face Hub is another, and all load the same way:
+
+    config.json     model_type "package", and what the package holds (``package_config``):
+                    {"encoder": "encoder", "multitask": "multitask",
+                     "tasks": {TASK: {"tfidf": {"path", "weight", "default"},
+                                      "structure": {"path", "weight", "default"}}},
+                     "search": {"tfidf": {...}, "structure": {"path", "weight", "default", "min_cosine"}}}
+    encoder/        the pre-trained COMUS encoder (``MathEncoder.from_pretrained("shipped")``)
+    multitask/      the multi-task model fine-tuned from it (KPC, QRC, QAM, SQR heads)
+    tfidf/TASK/     the TF-IDF models the predictions are fused with (late fusion)
+    structure/TASK/ the alignment models (gradient-boosted trees on graph alignment features)
+    release.json    the figures of the model card (measured at release; nothing here reads them to predict)
+    MODEL_CARD.md
+    checksums.json  sha256 of every other file
+
+The encoder and the multi-task model may be stored as what differs from the model below them
+(``models.delta``, fp16): the encoder from the packaged all-MiniLM-L6-v2, the multi-task model from the
+encoder. Every file is checked against ``checksums.json`` before it is used, so a damaged or edited package
+is refused with a ``CheckpointError`` naming the file. Nothing here needs a network.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache, cached_property
+from os import PathLike
+from pathlib import Path
+
+from mathgraph.checksums import file_sha256
+from mathgraph.registry import SHIPPED_DIR, CheckpointError, read_config
+
+CHECKSUMS_NAME = "checksums.json"
+RELEASE_NAME = "release.json"
+ENCODER_DIR, MULTITASK_DIR, TFIDF_DIR, STRUCTURE_DIR = "encoder", "multitask", "tfidf", "structure"
+
+
+def package_config(release: dict) -> dict:
+    """A package's ``config.json`` from the release notes (``release.json``) the release wrote: which models
+    it holds and, per task and for search, the late-fusion weights dev chose and whether they apply by default."""
+
+    def fusion(entry: dict | None, path: str) -> dict | None:
+        if entry is None:
+            return None
+        return {"path": path, "weight": entry["weight"], "default": entry["default"]}
+
+    tasks = {
+        task: {
+            "tfidf": fusion(info["hybrid"], f"{TFIDF_DIR}/{task}"),
+            "structure": fusion(info.get("structure"), f"{STRUCTURE_DIR}/{task}"),
+        }
+        for task, info in release["tasks"].items()
+    }
+    search = release.get("search", {})
+    search_structure = fusion(search.get("structure"), f"{STRUCTURE_DIR}/sqr")
+    if search_structure is not None:
+        search_structure["min_cosine"] = search["structure"].get("min_cosine", 0.0)
+    return {
+        "model_type": "package",
+        "encoder": ENCODER_DIR,
+        "multitask": MULTITASK_DIR,
+        "tasks": tasks,
+        "search": {"tfidf": fusion(search.get("hybrid"), f"{TFIDF_DIR}/sqr"), "structure": search_structure},
+    }
+
+
+class ModelPackage:
+    """A package directory (see the module docstring), its parts loaded when first asked for.
+
+    ``encode`` encodes with the package's encoder; ``predictor(task)`` predicts as ``mathgraph predict`` does.
+    """
+
+    def __init__(self, root: str | PathLike, device=None):
+        self.root = Path(root)
+        self.device = device
+        self.name_or_path = "shipped" if self.root == SHIPPED_DIR else str(self.root)
+        self.config = self._config()
+
+    @classmethod
+    def from_pretrained(cls, directory: str | PathLike, device=None) -> ModelPackage:
+        """The package in ``directory`` (``mathgraph.registry.load`` resolves names first); its neural models
+        go to ``device`` (``None``: CUDA when available, else the CPU) when they load."""
+        return cls(directory, device=device)
+
+    def _config(self) -> dict:
+        if (self.root / "config.json").is_file():
+            self.path("config.json")  # checked against checksums.json
+            return read_config(self.root)
+        # a package written before packages had a config.json: the same facts from its release notes
+        return package_config(self.release_info())
+
+    def path(self, *parts: str) -> Path:
+        """A file or folder of the package, after checking every file under it against its checksum."""
+        return checked_path(self.root, *parts)
+
+    def release_info(self) -> dict:
+        """``release.json``: the figures of the model card."""
+        return json.loads(self.path(RELEASE_NAME).read_text(encoding="utf-8"))
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        """The tasks the package predicts."""
+        return tuple(self.config["tasks"])
+
+    @cached_property
+    def encoder(self):
+        """The package's pre-trained encoder, a ``MathEncoder`` in eval mode."""
+        from mathgraph.models.encoder import load_package_encoder
+
+        return load_package_encoder(self, device=self.device)
+
+    @cached_property
+    def multitask(self):
+        """The multi-task model (one head per task), a ``MultiTaskModel`` in eval mode."""
+        from mathgraph.models.delta import DELTA_NAME
+        from mathgraph.models.multitask import MultiTaskModel
+
+        directory = self.path(self.config["multitask"])
+        if not (directory / DELTA_NAME).is_file():  # a self-contained export: full weights
+            return MultiTaskModel.from_pretrained(directory, device=self.device)
+        return MultiTaskModel.from_pretrained(directory, base=self.encoder, device=self.device)
+
+    def encode(self, texts, **options):
+        """The encoder's vectors of ``texts`` (``MathEncoder.encode``)."""
+        return self.encoder.encode(texts, **options)
+
+    def tfidf(self, task: str, setting: dict | None = None):
+        """The TF-IDF model of ``task`` as a predictor (``TfidfPredictor``)."""
+        from mathgraph.models.tfidf import TfidfModel, TfidfPredictor
+
+        setting = setting or self._task(task)["tfidf"]
+        return TfidfPredictor(task, TfidfModel.from_pretrained(self.path(setting["path"])))
+
+    def structure(self, task: str, setting: dict | None = None):
+        """The alignment model of ``task`` (a ``StructureModel``), or ``None`` when the package has none."""
+        from mathgraph.models.structure import StructureModel
+
+        setting = setting if setting is not None else self._task(task)["structure"]
+        return None if setting is None else StructureModel.from_pretrained(self.path(setting["path"]))
+
+    def search_setting(self, part: str) -> dict | None:
+        """How search fuses ``part`` (``"tfidf"`` or ``"structure"``) with the encoder's cosine, or ``None``."""
+        return self.config.get("search", {}).get(part)
+
+    def predictor(self, task: str, hybrid: bool | None = None):
+        """The ``task`` head of the multi-task model, fused with the TF-IDF model and then the alignment model
+        (late fusion; pair tasks only) when ``hybrid`` is True, or, with ``None``, each where dev said it
+        helps (``config.json``); ``hybrid=False`` is the neural head alone."""
+        from mathgraph.models.late_fusion import HybridPredictor
+
+        setting = self._task(task)
+        predictor = self.multitask.for_task(task)
+        tfidf, structure = setting["tfidf"], setting.get("structure")
+        if tfidf is not None and (tfidf["default"] if hybrid is None else hybrid):
+            predictor = HybridPredictor(predictor, self._tfidf_predictor(task), tfidf["weight"])
+        if structure is not None and (structure["default"] if hybrid is None else hybrid):
+            predictor = HybridPredictor(predictor, self.structure(task, structure), structure["weight"])
+        return predictor
+
+    def _tfidf_predictor(self, task: str):
+        cache = self.__dict__.setdefault("_tfidf_predictors", {})
+        if task not in cache:
+            cache[task] = self.tfidf(task)
+        return cache[task]
+
+    def _task(self, task: str) -> dict:
+        if task not in self.config["tasks"]:
+            raise ValueError(f"the package {self.name_or_path} has no {task} model (tasks: {', '.join(self.tasks)})")
+        return self.config["tasks"][task]
+
+    def __repr__(self) -> str:
+        return f"ModelPackage({self.name_or_path!r}, tasks={self.tasks})"
+
+
+def checked_path(root: Path, *parts: str) -> Path:
+    """A file or folder of the package at ``root``, after checking every file under it against its checksum."""
+    path = root.joinpath(*parts)
+    expected = _checksums(root)
+    files = (
+        [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and p != root / CHECKSUMS_NAME)
+    )
+    for file in files:
+        name = file.relative_to(root).as_posix()
+        if name not in expected:
+            raise CheckpointError(f"the model package has a file {name} that its {CHECKSUMS_NAME} does not list")
+    for name, digest in expected.items():
+        if (root / name).is_relative_to(path):
+            _check_file(root, name, digest)
+    return path
+
+
+def text_encoder_base(name: str = "minilm") -> dict:
+    """The weights of the text encoder ``name`` (a model's ``text_encoder``: ``"minilm"`` is the packaged
+    all-MiniLM-L6-v2) under ``ComusModel``'s names (``text.``): what a package's encoder is stored against."""
+    from mathgraph.models.text_encoder import load_text_encoder
+
+    text, _ = load_text_encoder(name)
+    return {f"text.{key}": tensor for key, tensor in text.state_dict().items()}
+
+
+@cache
+def _checksums(root: Path) -> dict[str, str]:
+    path = root / CHECKSUMS_NAME
+    if not path.is_file():
+        raise CheckpointError(
+            f"no model package in {root} (no {CHECKSUMS_NAME}): reinstall mathgraph, or pass --model DIR"
+        )
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def forget_checksums() -> None:
+    """Drop the checksum lists read so far (after a package is rewritten in the same process)."""
+    _checksums.cache_clear()
+
+
+def _check_file(root: Path, name: str, digest: str) -> None:
+    path = root / name
+    if not path.is_file():
+        raise CheckpointError(f"the model package file {name} is missing: reinstall mathgraph, or export it again")
+    if file_sha256(path) != digest:
+        raise CheckpointError(
+            f"the model package file {name} does not match its checksum (damaged or edited): "
+            "reinstall mathgraph, or export it again"
+        )
+
+
+__all__ = ["ModelPackage", "package_config", "checked_path", "text_encoder_base", "forget_checksums"]
