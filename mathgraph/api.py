@@ -156,7 +156,9 @@ class Predictor:
         """One result per input, in input order (see the class docstring)."""
         if isinstance(inputs, (str, tuple)):
             raise TypeError(f"predict takes a list of {self.task} inputs; wrap a single input in a list")
-        return self.model.predict(list(inputs), batch_size=batch_size)
+        from mathgraph.labels import with_label_names  # QAM's 1/0 also as "matches"/"does not match"
+
+        return with_label_names(self.task, self.model.predict(list(inputs), batch_size=batch_size))
 
     def __repr__(self) -> str:
         return f"Predictor(task={self.task!r}, model={type(self.model).__name__})"

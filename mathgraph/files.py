@@ -33,18 +33,4 @@ def cache_directory() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser() / "mathgraph"
 
 
-def first_notice(name: str) -> bool:
-    """Whether the notice ``name`` is new to this user: true once, then false (a marker file in the cache
-    directory remembers it; where that cannot be written, every process counts as new)."""
-    marker = cache_directory() / "notices" / name
-    if marker.exists():
-        return False
-    try:
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-    except OSError:
-        pass
-    return True
-
-
-__all__ = ["apply_umask", "umask_file_mode", "cache_directory", "first_notice"]
+__all__ = ["apply_umask", "umask_file_mode", "cache_directory"]

@@ -84,7 +84,7 @@ class MathEncoder:
             encoder = ModelPackage.from_pretrained(directory, device=device).encoder
             encoder.name_or_path = SHIPPED if str(path) in SHIPPED_NAMES else str(directory.resolve())
             return encoder
-        if kind not in ("comus", "task-model", "multi-task-model"):  # the latter two hold their encoder's files
+        if kind not in ("comus", "task-model"):  # a task model holds its encoder's files
             raise CheckpointError(f"{path} holds {describe(kind)}, not an encoder")
         model = ComusModel.from_pretrained(directory)
         from transformers import AutoTokenizer

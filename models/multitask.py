@@ -56,7 +56,7 @@ from torch import nn
 from mathgraph.files import apply_umask
 from mathgraph.models.batching import DeviceBatch, ProblemBatch
 from mathgraph.models.cgc_lora import apply_cgc_lora, merge_cgc_lora, unmerge_cgc_lora
-from mathgraph.models.comus import TOKENIZER_DIR, CheckpointError, ComusConfig, ComusModel, read_config
+from mathgraph.models.comus import TOKENIZER_DIR, ComusConfig, ComusModel
 from mathgraph.models.delta import DELTA_NAME, apply_delta, save_delta
 from mathgraph.models.encoder import MathEncoder
 from mathgraph.models.heads import PairClassificationHead
@@ -68,7 +68,7 @@ from mathgraph.models.task_batches import TaskBatch
 from mathgraph.models.task_heads import TASK_HEADS, TaskHead
 from mathgraph.models.task_model import TaskConfig, current_keys
 from mathgraph.models.text_encoder import first_added_latex_row
-from mathgraph.registry import resolve
+from mathgraph.registry import CheckpointError, read_config, resolve, write_model_type
 
 ADAPTERS = ("none", "moe", "cgc-lora", "reasonformer")
 LABEL_SPACES = ("per-task", "unified")
@@ -411,6 +411,7 @@ class MultiTaskModel(nn.Module):
         (directory / MULTITASK_CONFIG_NAME).write_text(
             json.dumps({"model_type": MULTITASK_MODEL_TYPE, **asdict(self.config)}, indent=1), encoding="utf-8"
         )
+        write_model_type(directory, MULTITASK_MODEL_TYPE)  # config.json says what the directory holds
 
     @classmethod
     def from_pretrained(
@@ -427,9 +428,9 @@ class MultiTaskModel(nn.Module):
 
         directory = resolve(directory)  # a Hugging Face Hub id is downloaded
         try:
-            data = json.loads((directory / MULTITASK_CONFIG_NAME).read_text(encoding="utf-8"))
+            data = read_config(directory, MULTITASK_CONFIG_NAME)
             if isinstance(data, dict):
-                data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
+                data.pop("model_type", None)  # what the registry reads; models saved before it have none
                 data.setdefault("pooling", "cls")  # models saved before the field pooled by [CLS]
             config = MultiTaskConfig(**current_keys(data))
             if base is None:

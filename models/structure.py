@@ -31,7 +31,7 @@ from mathgraph.files import apply_umask
 from mathgraph.models.alignment_features import alignment_features, feature_names
 from mathgraph.models.task_heads import TASK_HEADS, get_task_head
 from mathgraph.models.task_io import ranking_result
-from mathgraph.registry import resolve
+from mathgraph.registry import read_config, resolve
 
 MODEL_TYPE = "structure"
 CONFIG_FILE = "config.json"
@@ -170,7 +170,7 @@ class StructureModel:
         (``device`` is not used: the trees are walked in NumPy)."""
         directory = resolve(directory)  # a Hugging Face Hub id is downloaded
         try:
-            config = json.loads((directory / CONFIG_FILE).read_text())
+            config = read_config(directory)
             arrays = load_file(str(directory / ARRAYS_FILE))
         except Exception as error:  # a missing or truncated file: OSError, JSONDecodeError, safetensors' own errors
             raise ValueError(f"{directory} holds no readable structure model: {error}") from None

@@ -29,14 +29,13 @@ from torch import nn
 
 from mathgraph.files import apply_umask
 from mathgraph.models.batching import ProblemBatch
-from mathgraph.models.comus import CheckpointError
 from mathgraph.models.encoder import MathEncoder
 from mathgraph.models.frozen_prefix import FrozenTextPrefix
 from mathgraph.models.pooling import DEFAULT_POOLING, POOLINGS, SplitLayerNorm, problem_vectors, vector_dim
 from mathgraph.models.prediction import predict_inputs
 from mathgraph.models.task_batches import TaskBatch
 from mathgraph.models.task_heads import TaskHead, get_task_head
-from mathgraph.registry import resolve
+from mathgraph.registry import CheckpointError, read_config, resolve, write_model_type
 
 TASK_CONFIG_NAME = "task_config.json"
 TASK_MODEL_TYPE = "task-model"  # task_config.json's model_type (tasks.loading)
@@ -95,9 +94,9 @@ class TaskConfig:
         reads); ``CheckpointError`` if it holds none."""
         directory = resolve(directory)  # a Hugging Face Hub id is downloaded
         try:
-            data = json.loads((directory / TASK_CONFIG_NAME).read_text(encoding="utf-8"))
+            data = read_config(directory, TASK_CONFIG_NAME)
             if isinstance(data, dict):
-                data.pop("model_type", None)  # what tasks.loading reads; models saved before it have none
+                data.pop("model_type", None)  # what the registry reads; models saved before it have none
             # Models saved before these options existed: [CLS], no vector norm, bi-encoder pairs.
             data.setdefault("pooling", "cls")
             data.setdefault("vector_norm", False)
@@ -162,6 +161,7 @@ class TaskModel(nn.Module):
         apply_umask(directory / HEAD_NAME)
         with open(directory / TASK_CONFIG_NAME, "w", encoding="utf-8") as f:
             json.dump({"model_type": TASK_MODEL_TYPE, **asdict(self.config)}, f, indent=1)
+        write_model_type(directory, TASK_MODEL_TYPE)  # config.json says what the directory holds
 
     @classmethod
     def from_pretrained(cls, directory: str | Path, device: str | None = None) -> TaskModel:

@@ -33,7 +33,7 @@ from sklearn.pipeline import Pipeline
 from mathgraph.files import apply_umask
 from mathgraph.models.task_heads import TaskHead, get_task_head
 from mathgraph.models.task_io import check_input, ranking_result
-from mathgraph.registry import resolve
+from mathgraph.registry import read_config, resolve
 
 CONFIG_FILE = "config.json"
 ARRAYS_FILE = "arrays.safetensors"
@@ -94,7 +94,7 @@ def _write(directory, config: dict, arrays: dict[str, np.ndarray]) -> Path:
 
 def _read(directory, expected_model: str) -> tuple[dict, dict[str, np.ndarray]]:
     directory = resolve(directory)  # a Hugging Face Hub id is downloaded
-    config = json.loads((directory / CONFIG_FILE).read_text())
+    config = read_config(directory)
     if config.get("model") != expected_model:
         raise ValueError(f"{directory} holds a {config.get('model')!r} model, not a {expected_model!r}")
     if config.get("format_version") != FORMAT_VERSION:
@@ -256,7 +256,7 @@ class TfidfModel:
     def from_pretrained(cls, directory, device=None) -> TfidfClassifier | TfidfRanker:
         """The TF-IDF model saved in ``directory`` (``device`` is not used: it runs on the CPU)."""
         directory = resolve(directory)  # a Hugging Face Hub id is downloaded
-        model = json.loads((directory / CONFIG_FILE).read_text()).get("model")
+        model = read_config(directory).get("model")
         if model not in cls.MODELS:
             raise ValueError(f"{directory} holds a {model!r} model, not one of {TFIDF_MODELS}")
         return cls.MODELS[model].from_pretrained(directory)

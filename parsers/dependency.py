@@ -23,7 +23,6 @@ when its English models are installed and spaCy otherwise.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import logging
 import os
@@ -34,7 +33,6 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from mathgraph.files import first_notice
 from mathgraph.parsers.segment import PLACEHOLDER
 
 __all__ = [
@@ -375,11 +373,10 @@ def load_dependency_parser(name: str = "auto", **kwargs: Any) -> DependencyParse
       :class:`StanzaModelsNotFound`, saying how to install them, when the models
       are missing;
     * ``"auto"``: Stanza when its models for ``lang`` (default ``"en"``) are
-      installed, otherwise spaCy, saying so in one INFO line on the
-      ``mathgraph.parsers`` logger the first time for this user (a marker in
-      the cache directory, ``mathgraph.files.first_notice``), at DEBUG level
-      after that.  Each back end gets the keyword arguments
-      its constructor accepts.
+      installed, otherwise spaCy, saying so at DEBUG level on the
+      ``mathgraph.parsers`` logger (``mathgraph -v``); the parser used is in
+      every graph.  Each back end gets the keyword arguments its constructor
+      accepts.
 
     Any other name raises ``ValueError`` listing the choices.
     """
@@ -393,14 +390,12 @@ def load_dependency_parser(name: str = "auto", **kwargs: Any) -> DependencyParse
         if stanza_models_available(lang, kwargs.get("model_dir")):
             return StanzaParser(**_accepted(StanzaParser, kwargs))
         parser = SpacyParser(**_accepted(SpacyParser, kwargs))
-        resources = str(kwargs.get("model_dir") or stanza_resources_dir())
-        notice = f"stanza-fallback-{hashlib.sha256(f'{lang} {resources}'.encode()).hexdigest()[:16]}"
-        logger.log(
-            logging.INFO if first_notice(notice) else logging.DEBUG,
-            "Stanza's %s models were not found in %s; using spaCy (%s) for dependency parsing "
-            "(said once; `mathgraph parse` output names the parser of every graph).",
+        # A note for `mathgraph -v` only: spaCy is a working back end, not a fault, and every graph names its
+        # parser (`mathgraph parse` prints it).
+        logger.debug(
+            "Stanza's %s models were not found in %s; using spaCy (%s) for dependency parsing",
             "English" if lang == "en" else repr(lang),
-            resources,
+            kwargs.get("model_dir") or stanza_resources_dir(),
             parser.model,
         )
         return parser

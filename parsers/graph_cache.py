@@ -175,7 +175,8 @@ def parse_cached(
                 if owned:
                     store.close()
     if store is not None:
-        logger.info("graph cache %s: %d hits, %d parsed", store.path, len(text_of) - len(misses), len(misses))
+        # a note for `mathgraph -v` (DEBUG): a command may come through here several times for one answer
+        logger.debug("graph cache %s: %d hits, %d parsed", store.path, len(text_of) - len(misses), len(misses))
     return [graphs[key] for key in keys]
 
 

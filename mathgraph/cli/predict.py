@@ -13,6 +13,7 @@ from mathgraph.cli.common import (
     read_input_rows,
     report_skipped,
 )
+from mathgraph.labels import with_label_names
 from mathgraph.task_specs import TASK_NAMES, task_spec
 
 
@@ -74,8 +75,8 @@ def run_predict(args: argparse.Namespace) -> int:
     configure_inference_threads(args.threads, single_input=item is not None)
     predictor = task_predictor(args.task, args.model, hybrid=args.hybrid, device=args.device)
     if item is not None:
-        [result] = predictor.predict([item], batch_size=args.batch_size)
-        print(format_prediction(item, result, args.top) if args.format == "text" else json.dumps(result))
+        [result] = with_label_names(args.task, predictor.predict([item], batch_size=args.batch_size))
+        print(format_prediction(item, result, args.top, args.task) if args.format == "text" else json.dumps(result))
         return 0
     written, bad = predict_file(
         predictor,

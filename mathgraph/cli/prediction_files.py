@@ -15,6 +15,7 @@ from os import PathLike
 from typing import IO
 
 from mathgraph.jsonl import JsonlError, atomic_writer, write_jsonl
+from mathgraph.labels import label_text, with_label_names
 from mathgraph.models.task_io import input_from_texts
 from mathgraph.tasks.data import read_inputs, row_input
 
@@ -32,7 +33,7 @@ def predict_file(
     """Predict every row of a JSONL file and write the results as JSONL (see the module docstring) to
     ``output_path`` (atomically) or ``out`` (default: stdout); returns the lines written and the bad rows."""
     rows, inputs, bad = read_inputs(task, input_path, text_field, skip_bad)
-    results = predictor.predict(inputs, batch_size=batch_size)
+    results = with_label_names(task, predictor.predict(inputs, batch_size=batch_size))
     records = [output_record(line, row, result) for (line, row), result in zip(rows, results)]
     if output_path is None:
         return write_jsonl(out or sys.stdout, records), bad
@@ -46,8 +47,9 @@ def output_record(line: int, row: dict, result: dict) -> dict:
     return {**record, "line": line, **result}
 
 
-def format_prediction(item, result: dict, top: int = 5) -> str:
-    """A result as readable text: the label and the ``top`` probabilities, or the ranked candidates."""
+def format_prediction(item, result: dict, top: int = 5, task: str | None = None) -> str:
+    """A result as readable text: the label and the ``top`` probabilities, or the ranked candidates; with
+    ``task``, a coded label says what it means (QAM: ``1 (matches)``, ``mathgraph.labels``)."""
     if "ranking" in result:
         candidates = item[1]
         lines = ["ranking (best first):"]
@@ -56,9 +58,9 @@ def format_prediction(item, result: dict, top: int = 5) -> str:
             lines.append(f"{rank:3d}. {result['scores'][j]:8.4f}  [{j}] {text[:100]}")
         return "\n".join(lines)
     best = sorted(result["probabilities"].items(), key=lambda kv: -kv[1])[: max(top, 1)]
-    width = max(len(str(label)) for label, _ in best)
-    lines = [f"label: {result['label']}", f"probabilities (top {len(best)}):"]
-    lines.extend(f"  {label!s:<{width}}  {p:.4f}" for label, p in best)
+    width = max(len(label_text(task, label)) for label, _ in best)
+    lines = [f"label: {label_text(task, result['label'])}", f"probabilities (top {len(best)}):"]
+    lines.extend(f"  {label_text(task, label):<{width}}  {p:.4f}" for label, p in best)
     return "\n".join(lines)
 
 

@@ -28,6 +28,7 @@ def register(commands) -> None:
     )
     routes.add_argument("--task", help="whose task prompt and routing to use (default: the model's first task)")
     routes.add_argument("--output", default="routes.html", metavar="FILE.html|FILE.png")
+    routes.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
     routes.set_defaults(run=run_routes)
 
 

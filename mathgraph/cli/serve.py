@@ -19,9 +19,9 @@ def register(commands) -> None:
     defaults = Limits()
     serve = commands.add_parser(
         "serve",
-        help="serve parse, draw, encode, predict and search over HTTP, with a page to explore problems",
+        help="serve parse, draw, encode, predict, search and compare over HTTP, with a page to explore problems",
         description="Load the models once and serve JSON endpoints under /api (health, parse, draw, encode, "
-        "predict/TASK, search; the OpenAPI schema at /api/openapi.json) and, at /, a page that draws a problem's "
+        "predict/TASK, search, compare; the OpenAPI schema at /api/openapi.json) and, at /, a page that draws a problem's "
         "graph, its predictions and its most similar problems. Needs the serve extra: pip install 'mathgraph[serve]'.",
     )
     serve.add_argument(

@@ -142,7 +142,9 @@ class Service:
         predictor = self.predictors[task]
         for position, item in enumerate(inputs):  # before batching: an error names this request's input
             check_input(get_task_head(task), item, position)
-        return self.model_lock.run_batched(("predict", task), inputs, predictor.predict)
+        from mathgraph.labels import with_label_names  # QAM's 1/0 also as "matches"/"does not match"
+
+        return with_label_names(task, self.model_lock.run_batched(("predict", task), inputs, predictor.predict))
 
     def search(self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None) -> list[list]:
         """The ``k`` index rows nearest each query, best first (as ``mathgraph search``)."""

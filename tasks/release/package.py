@@ -1,13 +1,16 @@
-"""Writing the shipped model (``models.shipped`` reads it; ``tasks.release.shipped`` predicts with it).
+"""Writing a model package such as the shipped model (``models.package.ModelPackage`` reads and predicts with it;
+``tasks.release.build`` builds the shipped one).
 
 ``write_package`` stores a pre-trained encoder and a multi-task model fine-tuned
 from it as fp16 deltas (``models.delta``: the encoder against the packaged
 all-MiniLM-L6-v2, the multi-task model against the encoder) with the TF-IDF
-baselines (their arrays as float32); ``finish_package`` adds ``release.json``
-(hybrid weights and measured figures), the model card and ``checksums.json``.
-``export_package`` writes the shipped model as a self-contained directory (full
-weights, no deltas: nothing to resolve against the packaged MiniLM), the form to
-publish on the Hugging Face Hub.
+models (their arrays as float32), and a first ``config.json`` (late fusion off: no
+weight chosen yet); ``finish_package`` adds ``release.json`` (late-fusion weights and
+measured figures), the ``config.json`` made from it (``models.package.package_config``),
+the model card and ``checksums.json``. ``export_package`` (``mathgraph export``) writes
+a package, the shipped one unless told, as a self-contained directory (full weights,
+no deltas: nothing to resolve against the packaged MiniLM), the form to publish on the
+Hugging Face Hub.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from mathgraph.models.comus import TOKENIZER_DIR
 from mathgraph.models.delta import DELTA_NAME, save_delta
-from mathgraph.models.shipped import (
+from mathgraph.models.package import (
     CHECKSUMS_NAME,
     ENCODER_DIR,
     MULTITASK_DIR,
@@ -30,16 +33,18 @@ from mathgraph.models.shipped import (
     STRUCTURE_DIR,
     TFIDF_DIR,
     forget_checksums,
-    shipped_path,
+    package_config,
     text_encoder_base,
 )
+from mathgraph.registry import CONFIG_NAME, CheckpointError, describe, model_type, resolve
 
 CARD_NAME = "MODEL_CARD.md"
 
 
 def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path]) -> dict[str, int]:
-    """Write the encoder, the multi-task model and the TF-IDF baselines to ``output`` (replacing it) with
-    their ``checksums.json``, so the package loads; returns the values stored per model."""
+    """Write the encoder, the multi-task model and the TF-IDF models to ``output`` (replacing it) with a
+    ``config.json`` that fuses nothing yet and their ``checksums.json``, so the package loads; returns the
+    values stored per model."""
     if output.exists():
         shutil.rmtree(output)
     encoder_dir = output / ENCODER_DIR
@@ -53,18 +58,29 @@ def write_package(output: Path, encoder, multitask, tfidf_dirs: dict[str, Path])
     stored["multitask"] = multitask.save_delta(output / MULTITASK_DIR, encoder)
     for task, directory in tfidf_dirs.items():
         _copy_tfidf(Path(directory), output / TFIDF_DIR / task)
+    unfused = {"weight": 0.0, "default": False}  # the weights are chosen on dev later (finish_package)
+    tasks = {task: {"hybrid": unfused if task in tfidf_dirs else None} for task in multitask.config.task_names}
+    _write_config(output, {"tasks": tasks})
     write_checksums(output)
     return stored
 
 
 def finish_package(output: Path, release: dict) -> None:
-    """Write ``release.json`` and the model card from ``release`` (see ``tasks.release.model_card``), and the
-    checksums again."""
+    """Write ``release.json``, the ``config.json`` made from it (``package_config``: which models the package
+    holds and the late-fusion weights dev chose) and the model card from ``release`` (see
+    ``tasks.release.model_card``), and the checksums again."""
     from mathgraph.tasks.release.model_card import model_card
 
     (output / RELEASE_NAME).write_text(json.dumps(release, indent=1), encoding="utf-8")
+    _write_config(output, release)
     (output / CARD_NAME).write_text(model_card(release), encoding="utf-8")
     write_checksums(output)
+
+
+def _write_config(output: Path, release: dict) -> None:
+    """``config.json``: model_type "package" and what the package holds (``models.package.package_config``)."""
+    config = package_config(release)
+    (output / CONFIG_NAME).write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
 
 
 def write_checksums(output: Path) -> None:
@@ -75,25 +91,31 @@ def write_checksums(output: Path) -> None:
     forget_checksums()
 
 
-def export_package(output: str | Path, root: Path | None = None) -> Path:
-    """The shipped model (or the package at ``root``) as a self-contained directory at ``output``: the encoder
-    and the multi-task model with their full weights (``save_pretrained``; no deltas), the TF-IDF and structure
-    models, ``release.json``, the model card and new checksums. ``mathgraph.load(output)`` and
+def export_package(output: str | Path, model: str | Path = "shipped") -> Path:
+    """The model package ``model`` (the shipped model unless told; any name ``mathgraph.registry.resolve``
+    takes) as a self-contained directory at ``output``: the encoder and the multi-task model with their full
+    weights (``save_pretrained``; no deltas), the TF-IDF and alignment models, ``release.json``, the model card,
+    the ``config.json`` made from the release notes and new checksums. ``mathgraph.load(output)`` and
     ``mathgraph.Predictor.from_pretrained(output, task=...)`` read it as they read the shipped model."""
-    from mathgraph.tasks.release.shipped import load_shipped_multitask
+    from mathgraph.models.package import ModelPackage
 
     output = Path(output)
     if output.exists() and any(output.iterdir()):
         raise FileExistsError(f"{output} exists and is not empty: export to a new directory")
-    multitask = load_shipped_multitask(root)
-    multitask.encoder.save_pretrained(output / ENCODER_DIR)
-    multitask.save_pretrained(output / MULTITASK_DIR)
-    source = shipped_path(root=root)  # every file checked against its checksum
+    source = resolve(model)
+    kind = model_type(source)
+    if kind != "package":
+        raise CheckpointError(f"{model} holds {describe(kind)}, not a model package: only packages are exported")
+    package = ModelPackage(source, device="cpu")
+    release = package.release_info()  # checked against its checksum, as every file copied below
+    package.encoder.save_pretrained(output / ENCODER_DIR)
+    package.multitask.save_pretrained(output / MULTITASK_DIR)
     for folder in (TFIDF_DIR, STRUCTURE_DIR):
         if (source / folder).is_dir():
-            shutil.copytree(source / folder, output / folder)
+            shutil.copytree(package.path(folder), output / folder)
     for name in (RELEASE_NAME, CARD_NAME):
-        shutil.copy2(source / name, output / name)
+        shutil.copy2(package.path(name), output / name)
+    _write_config(output, release)
     write_checksums(output)
     return output
 

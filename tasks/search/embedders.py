@@ -162,8 +162,9 @@ def load_embedder(spec: str | PathLike = "shipped", mode: str = "fused", device:
     return TextEmbedder(str(directory.resolve()), device=device)  # another Hugging Face model (its config.json)
 
 
-# what holds a mathgraph encoder: an encoder, a package (its encoder), a task or multi-task model (theirs)
-ENCODER_TYPES = ("comus", "package", "task-model", "multi-task-model")
+# what holds a mathgraph encoder: an encoder, a package (its encoder), a task model (its encoder's files); a
+# multi-task model's encoder carries its adapters (MoE, LoRA...), so it is not an encoder of its own
+ENCODER_TYPES = ("comus", "package", "task-model")
 
 
 def files_sha256(directory: Path) -> str:

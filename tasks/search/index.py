@@ -38,7 +38,7 @@ import numpy as np
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
-from mathgraph.registry import resolve
+from mathgraph.registry import CheckpointError, read_config, resolve, write_model_type
 from mathgraph.tasks.search.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
 from mathgraph.tasks.search.index_format import FORMAT, FORMAT_VERSION, MANIFEST_FILE, MODEL_TYPE
 
@@ -344,6 +344,7 @@ class SearchIndex:
                 ROWS_FILE: file_sha256(directory / ROWS_FILE),
             },
         }
+        write_model_type(directory, MODEL_TYPE)  # config.json says what the directory holds
         with atomic_writer(directory / MANIFEST_FILE) as f:
             json.dump(manifest, f, indent=2, ensure_ascii=False)
 
@@ -419,10 +420,10 @@ def read_manifest(directory: Path) -> dict:
     if not path.is_file():
         raise IndexFormatError(f"{directory} is not a search index: no {MANIFEST_FILE} (not built, or saving failed)")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise IndexFormatError(f"{path} is not valid JSON: {err}") from err
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        manifest = read_config(directory, MANIFEST_FILE)
+    except CheckpointError as err:
+        raise IndexFormatError(str(err)) from err
+    if manifest.get("format") != FORMAT:
         raise IndexFormatError(f"{path} is not a {FORMAT} manifest")
     if manifest.get("version") != FORMAT_VERSION:
         raise IndexFormatError(

@@ -30,9 +30,9 @@ from torch import nn
 from mathgraph.models.batching import DeviceBatch
 from mathgraph.models.comus import ComusOutput
 from mathgraph.models.encoder import MathEncoder
-from mathgraph.models.reasoning import SKILL_SOURCES, skill_routing_loss
 from mathgraph.models.features import FeatureStore
 from mathgraph.models.multitask import MultiTaskBatch
+from mathgraph.models.reasoning import SKILL_SOURCES, skill_routing_loss
 from mathgraph.models.task_batches import TaskCollator, example_lengths
 from mathgraph.tasks.training.pretrain import OBJECTIVES, PretrainingBatch, PretrainingCollator
 from mathgraph.tasks.training.task_mixing import TaskMixingSampler

@@ -34,7 +34,7 @@ def test_miss_then_hit(tmp_path, parsed_texts, caplog):
     assert parsed_texts == TEXTS  # the duplicate is parsed once
     assert first[0] is first[2]
     parsed_texts.clear()
-    with caplog.at_level(logging.INFO, logger="mathgraph"):
+    with caplog.at_level(logging.DEBUG, logger="mathgraph"):  # a note for `mathgraph -v`, not a default line
         second = parse_cached(problems, parser="spacy", cache=path)
     assert parsed_texts == []
     assert f"graph cache {path}: 3 hits, 0 parsed" in caplog.text

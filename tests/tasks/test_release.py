@@ -9,13 +9,13 @@ from safetensors import safe_open
 
 from mathgraph.models.comus import CheckpointError
 from mathgraph.models.delta import DELTA_NAME
-from mathgraph.models.encoder import load_shipped_encoder
+from mathgraph.models.encoder import MathEncoder
 from mathgraph.models.late_fusion import HybridPredictor
 from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
-from mathgraph.models.shipped import release_info, shipped_path
+from mathgraph.models.package import ModelPackage, package_config
 from mathgraph.models.task_model import TaskConfig
-from mathgraph.tasks.release.package import finish_package, write_package
-from mathgraph.tasks.release.shipped import load_shipped_multitask, shipped_predictor
+from mathgraph.registry import model_type, read_config
+from mathgraph.tasks.release.package import export_package, finish_package, write_package
 from mathgraph.tasks.training.tfidf import train_tfidf
 
 PROBLEMS = [
@@ -62,14 +62,14 @@ def package(tiny_encoder, tmp_path):
 
 def test_the_package_loads_back_to_the_models_it_was_written_from(package):
     root, encoder, model, _ = package
-    loaded = load_shipped_encoder(root)
+    loaded = ModelPackage(root, device="cpu")
     texts = [p for p, _ in PROBLEMS]
     assert loaded.encode(texts) == pytest.approx(encoder.encode(texts), abs=2e-2)  # fp16 storage
-    multitask = load_shipped_multitask(root)
+    multitask = loaded.multitask
     probabilities = [r["probabilities"]["Algebra"] for r in multitask.for_task("kpc").predict(texts)]
     expected = [r["probabilities"]["Algebra"] for r in model.for_task("kpc").predict(texts)]
     assert probabilities == pytest.approx(expected, abs=1e-2)
-    assert release_info(root)["tasks"]["kpc"]["hybrid"]["weight"] == 0.3
+    assert loaded.release_info()["tasks"]["kpc"]["hybrid"]["weight"] == 0.3
     card = (root / "MODEL_CARD.md").read_text()
     assert "| KPC (MATH subject, 7 classes) | dev | 4 | 0.5000 [0.0000-1.0000] | 0.7500" in card
     assert "| test (n=2) | 0.6000 [0.0000-1.0000] | 0.4000 [0.0000-1.0000] |" in card
@@ -94,34 +94,90 @@ def test_a_tampered_missing_or_unlisted_file_is_refused(package):
     extra = root / "tfidf" / "kpc" / "extra.json"
     extra.write_text("{}")
     with pytest.raises(CheckpointError, match="tfidf/kpc/extra.json that its checksums.json does not list"):
-        shipped_path("tfidf", root=root)
+        ModelPackage(root).path("tfidf")
     extra.unlink()
     weights = root / "encoder" / DELTA_NAME
     data = bytearray(weights.read_bytes())
     data[-1] ^= 0xFF
     weights.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match="encoder/weights.delta.safetensors does not match its checksum"):
-        load_shipped_encoder(root)
+        MathEncoder.from_pretrained(root, device="cpu")
     with pytest.raises(CheckpointError, match="does not match its checksum"):
-        shipped_predictor("kpc", root=root)  # the multi-task model stands on the encoder
+        ModelPackage(root, device="cpu").predictor("kpc")  # the multi-task model stands on the encoder
     weights.unlink()
     with pytest.raises(CheckpointError, match="is missing"):
-        load_shipped_encoder(root)
+        MathEncoder.from_pretrained(root, device="cpu")
 
 
 def test_an_install_without_the_package_says_so(tmp_path):
-    with pytest.raises(CheckpointError, match="no shipped model"):
-        load_shipped_encoder(tmp_path)
+    with pytest.raises(CheckpointError, match="no model package"):
+        ModelPackage(tmp_path, device="cpu").encode(["x"])
 
 
-def test_the_shipped_predictor_is_hybrid_where_the_release_says_so(package):
+def test_the_package_predictor_uses_late_fusion_where_the_release_says_so(package):
     root = package[0]
-    assert isinstance(shipped_predictor("kpc", root=root), HybridPredictor)  # release.json: default on
-    plain = shipped_predictor("kpc", hybrid=False, root=root)
+    loaded = ModelPackage(root, device="cpu")
+    assert isinstance(loaded.predictor("kpc"), HybridPredictor)  # release.json: on unless told
+    plain = loaded.predictor("kpc", hybrid=False)
     assert not isinstance(plain, HybridPredictor)
-    [result] = shipped_predictor("kpc", root=root).predict(["Find $y$ if $y+1=2$."])
+    [result] = loaded.predictor("kpc").predict(["Find $y$ if $y+1=2$."])
     assert set(result["probabilities"]) == {"Algebra", "Geometry"}
     assert sum(result["probabilities"].values()) == pytest.approx(1.0)
+
+
+def test_the_package_config_is_made_from_the_release_and_checksummed(package):
+    root = package[0]
+    release = json.loads((root / "release.json").read_text())
+    assert model_type(root) == "package"
+    assert read_config(root) == package_config(release)
+    assert read_config(root)["tasks"]["kpc"]["tfidf"] == {"path": "tfidf/kpc", "weight": 0.3, "default": True}
+    assert "config.json" in json.loads((root / "checksums.json").read_text())
+    ModelPackage(root).path()  # every file under the root listed and matching its checksum
+
+
+def test_a_package_fuses_nothing_until_finished(tiny_encoder, tmp_path):
+    """write_package's config.json names the TF-IDF models with late fusion off: no weight is chosen yet."""
+    labels = sorted({label for _, label in PROBLEMS})
+    config = MultiTaskConfig([asdict(TaskConfig("kpc", labels=labels))], freeze_embeddings=True)
+    model = MultiTaskModel(tiny_encoder, config).eval()
+    tfidf_dir = tmp_path / "tfidf-kpc"
+    train_tfidf("kpc", [{"problem": p, "subject": s} for p, s in PROBLEMS]).save_pretrained(tfidf_dir)
+    root = tmp_path / "unfinished"
+    write_package(root, tiny_encoder, model, {"kpc": tfidf_dir})
+    assert read_config(root)["tasks"]["kpc"]["tfidf"] == {"path": "tfidf/kpc", "weight": 0.0, "default": False}
+    loaded = ModelPackage(root, device="cpu")
+    assert not isinstance(loaded.predictor("kpc"), HybridPredictor)
+    assert loaded.tfidf("kpc").predict(["Find $x$."])[0]["label"] in labels
+
+
+def test_a_package_exports_as_a_self_contained_package(package, tmp_path):
+    root = package[0]
+    exported = export_package(tmp_path / "export", root)
+    assert not list(exported.rglob(DELTA_NAME))  # full weights: nothing to resolve against the text encoder
+    assert model_type(exported) == "package"
+    assert read_config(exported) == read_config(root)
+    texts = [p for p, _ in PROBLEMS]
+    before = ModelPackage(root, device="cpu").predictor("kpc").predict(texts)
+    after = ModelPackage(exported, device="cpu")
+    after.path()  # the new checksums hold
+    again = after.predictor("kpc").predict(texts)
+    assert [r["label"] for r in again] == [r["label"] for r in before]
+    for a, b in zip(again, before):
+        assert a["probabilities"] == pytest.approx(b["probabilities"], abs=1e-5)
+    with pytest.raises(FileExistsError):
+        export_package(exported, root)
+    with pytest.raises(CheckpointError, match="not a model package"):
+        export_package(tmp_path / "other", root / "tfidf" / "kpc")
+
+
+def test_mathgraph_export_writes_the_package_it_is_given(package, tmp_path, capsys):
+    from mathgraph.cli.main import main
+
+    root = package[0]
+    assert main(["export", str(tmp_path / "out"), "--model", str(root)]) == 0
+    assert model_type(tmp_path / "out") == "package"
+    assert main(["export", str(tmp_path / "none"), "--model", str(tmp_path / "missing")]) == 2
+    assert "--model no such model" in capsys.readouterr().err
 
 
 def test_the_card_says_what_the_graph_adds_on_kpc_whichever_way_it_falls():

@@ -1,4 +1,4 @@
-"""TF-IDF baselines on small hand-made data: they learn what is learnable, and survive save -> load without pickle."""
+"""TF-IDF models on small hand-made data: they learn what is learnable, and survive save -> load without pickle."""
 
 import json
 import random
@@ -6,7 +6,7 @@ import random
 import pytest
 
 from mathgraph.models.tfidf import TfidfClassifier, TfidfRanker
-from mathgraph.tasks.loading import load_model
+from mathgraph.registry import load
 from mathgraph.tasks.training.tfidf import evaluate_tfidf, train_tfidf
 
 TOPICS = {
@@ -115,7 +115,7 @@ def test_classifier_save_load_identical_predictions(kpc_model, tmp_path):
     texts = [row["problem"] for row in kpc_rows(10, seed=2)] + ["an unseen sentence with no topic words"]
     assert loaded.predict(texts) == kpc_model.predict(texts)
     assert loaded.predict_proba(texts) == pytest.approx(kpc_model.predict_proba(texts), abs=1e-12)
-    assert isinstance(load_model(tmp_path / "kpc"), TfidfClassifier)
+    assert isinstance(load(tmp_path / "kpc"), TfidfClassifier)
 
 
 def test_pair_classifier_with_string_labels_save_load(tmp_path):
@@ -125,7 +125,7 @@ def test_pair_classifier_with_string_labels_save_load(tmp_path):
     model = train_tfidf("qrc", rows)
     model.save_pretrained(tmp_path / "qrc")
     assert_no_pickle(tmp_path)
-    loaded = load_model(tmp_path / "qrc")
+    loaded = load(tmp_path / "qrc")
     pairs = [(row["text_a"], row["text_b"]) for row in same_or_different_pairs(20, seed=3)]
     assert loaded.kind == "pair"
     assert loaded.predict(pairs) == model.predict(pairs)
@@ -137,7 +137,7 @@ def test_ranker_save_load_identical_scores(tmp_path):
     ranker = TfidfRanker().fit(texts)
     ranker.save_pretrained(tmp_path / "sqr")
     assert_no_pickle(tmp_path)
-    loaded = load_model(tmp_path / "sqr")
+    loaded = load(tmp_path / "sqr")
     assert isinstance(loaded, TfidfRanker)
     assert loaded.score(texts[0], texts[1:]) == pytest.approx(ranker.score(texts[0], texts[1:]), abs=1e-12)
     with pytest.raises(ValueError, match="tfidf_ranker"):

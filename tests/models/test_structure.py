@@ -9,7 +9,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from mathgraph.models.alignment_features import alignment_features
 from mathgraph.models.structure import StructureModel, _tree_arrays
 from mathgraph.parsers.problem import ProblemParser
-from mathgraph.tasks.loading import STRUCTURE, load_model, model_type
+from mathgraph.registry import load, model_type
 
 PARSER = ProblemParser("spacy")
 
@@ -59,9 +59,9 @@ def test_learns_relations_and_round_trips(tmp_path):
     predicted = [r["label"] for r in model.predict(inputs)]
     assert predicted == labels
     model.save_pretrained(tmp_path / "m")
-    assert model_type(tmp_path / "m") == STRUCTURE
+    assert model_type(tmp_path / "m") == "structure"
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == ["arrays.safetensors", "config.json"]
-    again = load_model(tmp_path / "m")
+    again = load(tmp_path / "m")
     again.parse = parse
     assert again.predict(inputs[:3]) == model.predict(inputs[:3])
 
@@ -102,7 +102,7 @@ def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
     assert model.labels == [0, 1]
     assert [r["label"] for r in model.predict(inputs)] == labels
     model.save_pretrained(tmp_path / "m")
-    again = load_model(tmp_path / "m")
+    again = load(tmp_path / "m")
     assert again.labels == [0, 1] and again.aligned_with == "solution"
     config = json.loads((tmp_path / "m" / "config.json").read_text())
     assert len(again.trees["baseline"]) == 1 and tuple(config["features"]) == SOLUTION_FEATURES
