@@ -195,7 +195,7 @@ def _collation(collator: ProblemCollator, chunks: Sequence[Sequence[MathSyntaxGr
     """Per-batch collation time of ``collator(graphs)``, in its three steps: tokenizing, building each
     problem's graph tensors (``graph_features``), and padding + concatenating them (``collate``).
 
-    Training builds the first two once per problem (``tasks.features.FeatureStore``)
+    Training builds the first two once per problem (``models.features.FeatureStore``)
     and pays only the last per batch.
     """
     for chunk in chunks:  # warm-up

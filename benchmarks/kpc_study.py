@@ -221,10 +221,10 @@ def evaluate(directory: Path, path: str) -> dict:
     from sklearn.metrics import f1_score
 
     from mathgraph.tasks.evaluation import labelled_inputs
-    from mathgraph.tasks.inference import load_predictor
+    from mathgraph.api import task_predictor
 
     inputs, gold = labelled_inputs("kpc", path)
-    predicted = [r["label"] for r in load_predictor("kpc", directory).predict(inputs)]
+    predicted = [r["label"] for r in task_predictor("kpc", directory).predict(inputs)]
     correct = [int(p == g) for p, g in zip(predicted, gold)]
     accuracy = float(np.mean(correct))
     # each problem's correctness as a string of 0s and 1s (file order): compact in the published JSON
@@ -253,11 +253,12 @@ def pretrain(name: str, work: Path, study: dict, args, until: int = 0) -> Path:
             )
         return output
     if name == "comus" and args.comus_from_package and not args.smoke:
-        from mathgraph.models.encoder import load_shipped_encoder
-        from mathgraph.models.shipped import release_info
+        from mathgraph.models.package import ModelPackage
+        from mathgraph.registry import SHIPPED_DIR
 
-        load_shipped_encoder().save_pretrained(output)
-        facts = {k: v for k, v in release_info()["training"].items() if k.startswith("pretrain_")}
+        package = ModelPackage(SHIPPED_DIR, device="cpu")
+        package.encoder.save_pretrained(output)
+        facts = {k: v for k, v in package.release_info()["training"].items() if k.startswith("pretrain_")}
         study["pretraining"][name] = {"from": "the shipped encoder (release_model.py --stage pretrain)", **facts}
         return output
     architecture, objectives = PRETRAININGS[name]
@@ -424,13 +425,14 @@ def report(study: dict, directory: Path, args) -> None:
 def update_card(study: dict, args) -> None:
     """Put the headline difference into the shipped package's ``release.json`` (``kpc_study``) and write its
     model card (which says what the graph adds on KPC, whichever way it falls) and checksums again."""
-    from mathgraph.models.shipped import RELEASE_NAME, shipped_path
+    from mathgraph.models.package import RELEASE_NAME, checked_path
+    from mathgraph.registry import SHIPPED_DIR
     from mathgraph.tasks.release.package import finish_package
 
     summary = headline(study)
     if summary is None:
         raise SystemExit("--update-card: no headline yet (comus-pt and dapt-bert at one fine-tuning seed at least)")
-    package = shipped_path()
+    package = checked_path(SHIPPED_DIR)
     release = json.loads((package / RELEASE_NAME).read_text(encoding="utf-8"))
     difference = summary["comus-pt minus dapt-bert (test)"]
     run = study["pretraining"]["dapt"]

@@ -169,9 +169,9 @@ def _kept_epoch(history: list[dict], metric: str, prefix: str) -> dict:
 
 def _trainable(directory: Path) -> int:
     """Trainable parameters of the model saved in ``directory`` (frozen CGC-LoRA bases not counted)."""
-    from mathgraph.tasks.loading import load_model
+    from mathgraph.registry import load
 
-    model = load_model(directory)
+    model = load(directory, device="cpu")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 

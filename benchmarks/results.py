@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from mathgraph.api import evaluate, task_predictor
 from mathgraph.models.task_model import TaskConfig
 from mathgraph.tasks.data import (
     build_qam_number_swap,
@@ -58,8 +59,6 @@ from mathgraph.tasks.data import (
     split_by_group,
     split_rows,
 )
-from mathgraph.tasks.evaluation import evaluate_directory
-from mathgraph.tasks.inference import load_predictor
 from mathgraph.tasks.metrics import ranking_metrics
 from mathgraph.tasks.training.finetune import train_task
 from mathgraph.tasks.training.tfidf import train_tfidf
@@ -139,9 +138,7 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
     started = time.perf_counter()
     record: dict = {"n_train": sum(1 for _ in open(split["train"], encoding="utf-8"))}
     if ROWS[row] == "shipped":
-        from mathgraph.tasks.release.shipped import shipped_predictor
-
-        predictor = shipped_predictor(task, hybrid=row == "released-hybrid")
+        predictor = task_predictor(task, "shipped", hybrid=row == "released-hybrid")
         record.update(epochs=None, train_examples_per_s=None, train_seconds=None)
         for part in (name for name in split if name != "train"):
             record[part] = evaluate_predictor(task, predictor, split[part])
@@ -189,10 +186,10 @@ def run_row(task: str, row: str, split: dict[str, str], output: Path, epochs: in
 def evaluate_with_interval(task: str, directory: Path, path: str) -> dict:
     """The task's metrics on ``path`` with 95% intervals: Wilson for accuracy, bootstrap over lists for SQR."""
     if task != "sqr":
-        metrics = evaluate_directory(task, str(directory), path, **FIELDS)
+        metrics = evaluate(directory, task, path, **FIELDS)
         metrics["accuracy_ci95"] = wilson(metrics["accuracy"], metrics["n"])
         return metrics
-    return evaluate_predictor(task, load_predictor(task, directory), path)
+    return evaluate_predictor(task, task_predictor(task, directory), path)
 
 
 def evaluate_predictor(task: str, predictor, path: str) -> dict:

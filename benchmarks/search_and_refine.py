@@ -11,7 +11,7 @@
 written by ``benchmarks/results.py``; built the same way when it is missing) by
 cosine similarity to the list's query, with
 
-- TF-IDF (``tasks.baselines.train_tfidf("sqr", ...)``: the vectorizer is fitted on
+- TF-IDF (``tasks.training.tfidf.train_tfidf("sqr", ...)``: the vectorizer is fitted on
   every query and candidate text of the *training* lists),
 - the untrained ``"default"`` encoder (``MathEncoder.encode``, ``--mode`` vectors,
   ``fused`` by default),

@@ -5,7 +5,7 @@
 Prints a markdown table. Load time is measured inside a new Python process after
 its imports (so it is the model's cost, not the interpreter's): the encoder
 (``MathEncoder.from_pretrained("shipped")``: checksums, the packaged MiniLM, the
-fp16 delta) and the multi-task model with its TF-IDF baselines (``shipped_parts``).
+fp16 delta) and the multi-task model with its TF-IDF and alignment models (``ModelPackage.predictor``).
 Encode throughput against MiniLM alone is ``benchmarks/encode_benchmark.py``'s. ``--smoke``: one
 load of each (seconds).
 """
@@ -17,11 +17,11 @@ import statistics
 import subprocess
 import sys
 
-from mathgraph.models.shipped import SHIPPED_DIR
+from mathgraph.registry import SHIPPED_DIR
 
 LOADS = {
     "encoder (MathEncoder.from_pretrained('shipped'))": "from mathgraph.models.encoder import MathEncoder; load = lambda: MathEncoder.from_pretrained('shipped', device='cpu')",
-    "multi-task model + TF-IDF (shipped_parts())": "from mathgraph.tasks.shipped import shipped_parts; load = shipped_parts",
+    "multi-task model + TF-IDF (ModelPackage)": "from mathgraph.models.package import ModelPackage; from mathgraph.registry import SHIPPED_DIR; load = lambda: [ModelPackage(SHIPPED_DIR, device='cpu').predictor(t, hybrid=True) for t in ('kpc', 'qrc', 'qam', 'sqr')]",
 }
 TIMER = "; import time; start = time.perf_counter(); load(); print(time.perf_counter() - start)"
 

@@ -7,9 +7,9 @@ seed, 80/10/10, seed 0; QAM trained on 500 GSM8K questions with hard negatives p
 the train seeds' number-swap pairs, tested on the test seeds' number-swap pairs),
 then per task:
 
-- ``tfidf``: the TF-IDF baseline (``tasks.baselines``);
-- ``structure``: ``tasks.structure.StructureModel`` on the alignment features;
-- ``structure+tfidf``: the two fused (``tasks.hybrid``), the weight chosen on dev.
+- ``tfidf``: the TF-IDF baseline (``models.tfidf``);
+- ``structure``: ``models.structure.StructureModel`` on the alignment features;
+- ``structure+tfidf``: the two fused (``models.late_fusion``), the weight chosen on dev.
 
 Accuracy with a 95% Wilson interval, NDCG@3 with a 95% bootstrap interval over lists.
 Test is never used for a choice. Also the time to align a pair, as a ratio to parsing

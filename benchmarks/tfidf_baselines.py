@@ -12,8 +12,8 @@
   variants of other seeds (0), split 80/10/10 by seed. NDCG uses the gains 2^rel - 1; HR and MAP count
   relevance 2 as relevant.
 
-Every model is fitted on the train split only (`tasks.baselines.train_tfidf`, default hyperparameters, no tuning
-on dev) and scored with `tasks.baselines.evaluate_tfidf`. Everything uses `--seed`. Prints markdown tables.
+Every model is fitted on the train split only (`tasks.training.tfidf.train_tfidf`, default hyperparameters, no tuning
+on dev) and scored with `tasks.training.tfidf.evaluate_tfidf`. Everything uses `--seed`. Prints markdown tables.
 `--smoke`: the smoke data (`benchmarks/smoke.py`), seconds.
 """
 

@@ -1,6 +1,6 @@
 """What mathgraph lets through to its user's terminal: only what was asked for, and real warnings, once.
 
-Two helpers, both scoped so that a user's own use of the libraries is left as it was:
+Three helpers, scoped so that a user's own use of the libraries is left as it was:
 
 * ``quiet_transformers()``, a context manager around the places where mathgraph
   has transformers load weights: inside it transformers says only errors and shows
@@ -8,6 +8,9 @@ Two helpers, both scoped so that a user's own use of the libraries is left as it
   its notices on what mathgraph does on purpose: a dropped pooler, new LaTeX token
   rows). The Hugging Face Hub's download bars are left alone: a download is real
   progress.
+* ``warn(message)``, for mathgraph's own warnings: Python shows them at the user's
+  line that called into mathgraph, not at a file inside the package, and once for
+  that line;
 * ``plain_warnings()``, for the ``mathgraph`` command: a Python warning prints as
   ``mathgraph: warning: MESSAGE``, without the source file and line that Python
   shows by default (a path inside the installed package means nothing to the
@@ -58,6 +61,21 @@ def _transformers_bars(transformers_logging, enabled: bool) -> bool:
     return was
 
 
+def warn(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` pointing at the user's line: the caller of the outermost mathgraph frame on the stack
+    (a frame whose module is ``mathgraph`` or under it), whatever the depth of the call inside mathgraph, so
+    that Python shows the user's file and line, not a path inside the package, and shows the warning once for
+    that line. Without such a caller (a ``mathgraph`` command), the outermost frame."""
+    frame, depth, outermost = sys._getframe(1), 1, 0
+    while frame is not None:
+        name = frame.f_globals.get("__name__") or ""
+        if name == "mathgraph" or name.startswith("mathgraph."):
+            outermost = depth
+        frame, depth = frame.f_back, depth + 1
+    # sys._getframe(d) is stacklevel d + 1 of a warnings.warn called here; the outermost frame's caller is d + 1
+    warnings.warn(message, category, stacklevel=min(outermost + 2, depth))
+
+
 def plain_warnings(prefix: str = "mathgraph") -> None:
     """Print each Python warning as ``PREFIX: warning: MESSAGE`` (a category other than ``UserWarning`` is
     named: ``PREFIX: warning (FutureWarning): MESSAGE``), with no file path or source line. For a
@@ -77,4 +95,4 @@ def plain_warnings(prefix: str = "mathgraph") -> None:
     warnings.showwarning = show
 
 
-__all__ = ["quiet_transformers", "plain_warnings"]
+__all__ = ["quiet_transformers", "warn", "plain_warnings"]

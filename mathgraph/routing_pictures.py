@@ -8,7 +8,7 @@
     save_routes(model.token_routes("Find $x$ if $2x = 6$.", task="kpc"), "routes.html")   # or .png
     save_routes(model.skill_routes(["Find $x$ if $2x = 6$."], task="kpc"), "skills.png")
 
-The routes come from the model that owns them (``tasks.training.multitask.MultiTaskModel.token_routes`` and
+The routes come from the model that owns them (``models.multitask.MultiTaskModel.token_routes`` and
 ``skill_routes``); this module only draws them.
 """
 

@@ -9,7 +9,6 @@ first epoch; ``ProblemCollator(graphs)`` builds and collates in one call.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
@@ -19,6 +18,7 @@ from torch.nn.utils.rnn import pad_sequence
 from mathgraph.graph import NODE_KINDS, GraphVocabulary, MathSyntaxGraph, reverse_relation
 from mathgraph.models.text_encoder import protect_unknown_commands
 from mathgraph.parsers.segment import without_excluded_blocks
+from mathgraph.quiet import warn
 
 _EMPTY = torch.zeros(0, dtype=torch.long)
 
@@ -250,10 +250,9 @@ class ProblemCollator:
         lengths = [len(ids) for ids in self.tokenizer(full, verbose=False)["input_ids"]]
         cut = [n for n in lengths if n > self.max_length]
         if cut and not self.truncated:
-            warnings.warn(
+            warn(  # at the user's line that called into mathgraph, however deep this collator sits
                 f"a problem of {cut[0]:,} tokens was cut to the text encoder's first {self.max_length}: the rest "
-                "of its text is not read (its graph is; further cuts are counted, not reported)",
-                stacklevel=4,
+                "of its text is not read (its graph is; further cuts are counted, not reported)"
             )
         self.truncated += len(cut)
 

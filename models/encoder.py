@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
 from collections.abc import Sequence
 from contextlib import nullcontext
 from importlib.resources import files
@@ -35,6 +34,7 @@ from mathgraph.models.comus import TOKENIZER_DIR, ComusModel, ComusOutput
 from mathgraph.models.delta import DELTA_NAME, apply_delta
 from mathgraph.models.package import ModelPackage, text_encoder_base
 from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
+from mathgraph.quiet import warn
 from mathgraph.registry import SHIPPED_NAMES, CheckpointError, describe, model_type, read_config, resolve
 
 if TYPE_CHECKING:
@@ -181,10 +181,9 @@ class MathEncoder:
             graphs[i] = graph
         foreign = sorted({g.parser for g in graphs if g is not None and g.parser != self.parser})
         if foreign:
-            warnings.warn(
+            warn(
                 f"the model was built on {self.parser!r} parses but got graphs from {foreign}: "
-                "their dependency labels differ, so expect worse vectors",
-                stacklevel=3,
+                "their dependency labels differ, so expect worse vectors"
             )
         return graphs  # type: ignore[return-value]
 

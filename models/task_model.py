@@ -38,7 +38,7 @@ from mathgraph.models.task_heads import TaskHead, get_task_head
 from mathgraph.registry import CheckpointError, read_config, resolve, write_model_type
 
 TASK_CONFIG_NAME = "task_config.json"
-TASK_MODEL_TYPE = "task-model"  # task_config.json's model_type (tasks.loading)
+TASK_MODEL_TYPE = "task-model"  # task_config.json's model_type (mathgraph.registry)
 HEAD_NAME = "head.safetensors"
 NORM_PREFIX = "vector_norm."  # the problem-vector norm's weights (SplitLayerNorm), saved in HEAD_NAME beside the head's
 

@@ -142,10 +142,10 @@ def ranking_metrics(scores_per_list, relevance_per_list, ks: Sequence[int] = (1,
 
 
 def accuracy_metric(gold: Sequence) -> Callable[[list[dict]], float]:
-    """Accuracy of results against ``gold`` labels (``tasks.hybrid.choose_weight``, ``Task.result_metric``)."""
+    """Accuracy of results against ``gold`` labels (``tasks.training.late_fusion.choose_weight``, ``Task.result_metric``)."""
     return lambda results: float(np.mean([r["label"] == g for r, g in zip(results, gold, strict=True)]))
 
 
 def ndcg_metric(relevance: Sequence[Sequence[int]], k: int = 3) -> Callable[[list[dict]], float]:
-    """Mean NDCG@k of ranking results against graded ``relevance`` (``tasks.hybrid.choose_weight``, ``Task.result_metric``)."""
+    """Mean NDCG@k of ranking results against graded ``relevance`` (``tasks.training.late_fusion.choose_weight``, ``Task.result_metric``)."""
     return lambda results: ranking_metrics([r["scores"] for r in results], relevance, ks=(k,))[f"ndcg@{k}"]

@@ -92,8 +92,9 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
 
     @app.post("/api/predict/{task}")
     def predict(task: str, request: PredictRequest) -> dict:
-        """The model's results for each input: ``{label, probabilities}`` for KPC, QRC and QAM, ``{scores,
-        ranking}`` of the candidates for SQR."""
+        """The model's results for each input: ``{label, probabilities}`` for KPC, QRC and QAM (QAM's also
+        ``label_name``: ``"matches"`` for 1, ``"does not match"`` for 0), ``{scores, ranking}`` of the
+        candidates for SQR."""
         if task not in service.predictors:
             raise HTTPException(404, f"no task {task!r}: this model predicts {', '.join(service.predictors)}")
         inputs = [_task_input(item) for item in request.inputs]

@@ -20,7 +20,7 @@ def hub_metadata(release: dict) -> str:
     for task, info in release["tasks"].items():
         if "test" not in info:  # a release measured on dev only has no test figure to declare
             continue
-        stage = default_stage(info)
+        stage = shipped_stage(info)
         figure = info["test"][stage]
         described = get_task(task)  # the Hub's metadata of the figure: task type, data set (type, name)
         dataset_type, dataset_name = described.dataset
@@ -51,9 +51,9 @@ def hub_metadata(release: dict) -> str:
     return data.to_yaml() + "\n"
 
 
-def default_stage(info: dict) -> str:
-    """Which of a task's test figures is the default prediction's (``release.json``): ``shipped`` (the
-    structure model fused in), ``hybrid`` (TF-IDF fused in) where dev turned it on, else ``neural``."""
+def shipped_stage(info: dict) -> str:
+    """Which of a task's test figures is the shipped model's prediction (``release.json``): ``shipped`` (the
+    alignment model in late fusion), ``hybrid`` (TF-IDF in late fusion) where dev turned it on, else ``neural``."""
     if "shipped" in info["test"]:
         return "shipped"
     return "hybrid" if info["hybrid"]["default"] else "neural"
@@ -66,9 +66,10 @@ def card_text(release: dict) -> str:
     lines = [
         "# mathgraph shipped model",
         "",
-        'Loaded offline by `MathEncoder.from_pretrained("shipped")` or `mathgraph.load("shipped")` (the encoder) and by `mathgraph predict`,',
-        "`search` and `index build` when no `--model` is given (the multi-task model). Every file is checked",
-        "against `checksums.json` when it is loaded.",
+        'Loaded offline by `mathgraph.load("shipped")` (the package: `.encode(...)`, `.predictor(task)`), by',
+        '`MathEncoder.from_pretrained("shipped")` (the encoder) and by `mathgraph predict`, `search` and',
+        "`index build` when no `--model` is given. `config.json` says what the package holds and the late-fusion",
+        "weights; every file is checked against `checksums.json` when it is loaded.",
         "",
         "## What it is",
         "",
@@ -78,12 +79,13 @@ def card_text(release: dict) -> str:
         "  text layers and the graph side trained. Stored as fp16 differences from the packaged MiniLM.",
         "- **Multi-task model**: one dense encoder fine-tuned from it with a head per task (KPC, QRC, QAM, SQR),",
         "  embeddings frozen, the best epoch by mean dev metric. Stored as fp16 differences from the encoder.",
-        "- **Hybrid**: TF-IDF baselines trained on the same train parts; late fusion with a weight per task chosen",
-        "  on dev (`tasks.hybrid`), on by default only where dev said it helps.",
-        "- **Structure models** (QRC, QAM, SQR): gradient-boosted trees on the alignment of the two problems'",
+        "- **Late fusion with TF-IDF**: TF-IDF models trained on the same train parts, their results mixed with the",
+        "  neural ones with a weight per task chosen on dev (`models.late_fusion`), on only where dev said it helps.",
+        "- **Alignment models** (QRC, QAM, SQR): gradient-boosted trees on the alignment of the two problems'",
         "  graphs (`parsers.compare`: quantities kept or changed and their forms, sentences inserted or deleted,",
         "  the question; for QAM, whether the solution computes with the question's quantities), trained on the",
-        "  same train parts (`tasks.structure`), fused with the neural (+ TF-IDF) result with a weight chosen on dev.",
+        "  same train parts (`models.structure`), in late fusion with the neural (+ TF-IDF) result, a weight chosen",
+        "  on dev.",
         "",
         "## Training",
         "",
@@ -103,9 +105,9 @@ def card_text(release: dict) -> str:
         "## Figures (measured from these files)",
         "",
         "95% intervals: Wilson for accuracy, bootstrap over lists for NDCG@3. Test is the seed-0 test part of",
-        "each task, never used for a choice; the hybrid weight was chosen on dev.",
+        "each task, never used for a choice; the late-fusion weights were chosen on dev.",
         "",
-        "| task | part | n | neural | TF-IDF | hybrid (weight, default) |",
+        "| task | part | n | neural | TF-IDF | hybrid: late fusion (weight, on/off) |",
         "|---|---|---:|---|---|---|",
     ]
     for task, record in release["tasks"].items():
@@ -121,10 +123,10 @@ def card_text(release: dict) -> str:
     if structured:
         lines += [
             "",
-            "With the structure model: the result above (hybrid where on) fused with the structure model's",
-            "(`shipped` is what `mathgraph predict` gives by default):",
+            "With the alignment model: the result above (hybrid where on) in late fusion with the alignment model's",
+            "(`shipped` is what `mathgraph predict` gives unless told otherwise):",
             "",
-            "| task | part | n | structure alone | neural + TF-IDF + structure (weight, default) | shipped |",
+            "| task | part | n | alignment model alone | neural + TF-IDF + alignment (weight, on/off) | shipped |",
             "|---|---|---:|---|---|---|",
         ]
         for task, record in structured.items():
@@ -158,7 +160,7 @@ def card_text(release: dict) -> str:
         if "structure" in search:
             setting = search["structure"]
             lines.append(
-                f"The structure signal (the SQR structure model re-scoring the first stage): weight "
+                f"The alignment step (the SQR alignment model re-scoring the first stage): weight "
                 f"{setting['weight']} ({'on' if setting['default'] else 'off'} by default)."
             )
             if "min_cosine" in setting:
@@ -185,7 +187,7 @@ def card_text(release: dict) -> str:
         "- English competition (MATH) and grade-school (GSM8K / GSM-Plus) problems only; KPC knows MATH's 7",
         "  subjects, QRC GSM-Plus's 8 perturbation types plus `irrelevant`.",
         "- Trained on a 2-core CPU at a small budget: below the accuracy targets the project set (see",
-        "  docs/shipped_model.md); TF-IDF is still better on some tasks, which is why the hybrid exists.",
+        "  docs/shipped_model.md); TF-IDF is still better on some tasks, which is why late fusion exists.",
         "- QAM is trained to tell a question's own solution from a near copy with other numbers; it does not",
         "  check arithmetic.",
         "- fp16 storage: the figures above are measured on the stored (rounded) weights.",
@@ -205,7 +207,7 @@ def card_text(release: dict) -> str:
 
 
 def _release_notes(release: dict) -> list[str]:
-    """Limits that follow from the figures: tasks where the shipped default is TF-IDF alone, what the graph adds
+    """Limits that follow from the figures: tasks where the shipped model answers with TF-IDF alone, what the graph adds
     on KPC against a text-only encoder (``release["kpc_study"]``, when the study has been run), and an SQR head
     that ranks worse than the encoder's plain cosine."""
     notes = []
@@ -214,7 +216,7 @@ def _release_notes(release: dict) -> list[str]:
         if hybrid["default"] and hybrid["weight"] == 1.0:
             notes.append(
                 f"- {task.upper()}: dev chose weight 1.0, so `mathgraph predict {task}` gives the TF-IDF "
-                f"baseline's answer by default; `--no-hybrid` gives the neural model's."
+                f"model's answer unless told otherwise; `--no-hybrid` gives the neural model's."
             )
     if study := release.get("kpc_study"):  # what the graph adds on KPC (benchmarks/kpc_study.py)
         difference, (low, high) = study["difference"], study["ci95"]
@@ -243,4 +245,4 @@ def _cell(figure: dict) -> str:
     return f"{figure['value']:.4f} [{figure['ci95'][0]:.4f}-{figure['ci95'][1]:.4f}]"
 
 
-__all__ = ["model_card"]
+__all__ = ["model_card", "card_text", "hub_metadata", "shipped_stage"]

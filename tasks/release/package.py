@@ -103,9 +103,9 @@ def export_package(output: str | Path, model: str | Path = "shipped") -> Path:
     if output.exists() and any(output.iterdir()):
         raise FileExistsError(f"{output} exists and is not empty: export to a new directory")
     source = resolve(model)
-    kind = model_type(source)
-    if kind != "package":
-        raise CheckpointError(f"{model} holds {describe(kind)}, not a model package: only packages are exported")
+    held = model_type(source)
+    if held != "package":
+        raise CheckpointError(f"{model} holds {describe(held)}, not a model package: only packages are exported")
     package = ModelPackage(source, device="cpu")
     release = package.release_info()  # checked against its checksum, as every file copied below
     package.encoder.save_pretrained(output / ENCODER_DIR)

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from os import PathLike
 
 from mathgraph.jsonl import TextRecord, read_rows
+from mathgraph.quiet import warn
 from mathgraph.tasks.search.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
 from mathgraph.tasks.search.index import SearchIndex
 
@@ -52,7 +52,7 @@ def build_index_from_file(
         raise ValueError(f"limit must be >= 1, got {limit}")
     numbered, bad = read_rows(input_path, (text_field,), skip_bad=skip_bad)
     if bad:
-        warnings.warn(f"{input_path}: skipped {len(bad)} bad rows, the first: {bad[0]}", stacklevel=2)
+        warn(f"{input_path}: skipped {len(bad)} bad rows, the first: {bad[0]}")
     if not numbered:
         raise ValueError(f"{input_path}: no rows with a {text_field!r} field to index")
     rows = [row for _, row in numbered][:limit]

@@ -127,7 +127,10 @@ class TextEmbedder:
 
 def as_embedder(encoder, mode: str | None = None) -> Embedder:
     """``encoder`` as an ``Embedder``: a ``MathEncoder`` is wrapped (``mode`` defaults to ``"fused"``); an object that
-    already has ``encode`` and ``identity`` is returned as it is."""
+    already has ``encode`` and ``identity`` is returned as it is; a model package (``mathgraph.load("shipped")``)
+    gives its encoder."""
+    if _is_math_encoder(getattr(encoder, "encoder", None)):  # a ModelPackage
+        encoder = encoder.encoder
     if _is_math_encoder(encoder):
         return MathEncoderEmbedder(encoder, mode or "fused")
     if isinstance(encoder, Embedder):

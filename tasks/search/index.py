@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -38,6 +37,7 @@ import numpy as np
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
+from mathgraph.quiet import warn
 from mathgraph.registry import CheckpointError, read_config, resolve, write_model_type
 from mathgraph.tasks.search.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
 from mathgraph.tasks.search.index_format import FORMAT, FORMAT_VERSION, MANIFEST_FILE, MODEL_TYPE
@@ -163,15 +163,15 @@ class SearchIndex:
         """The ``k`` most similar rows of each query, best first: one list of hits per query (a lone string is
         refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate``: None -> faiss above ``APPROXIMATE_THRESHOLD`` rows.
 
-        ``sparse_weight`` > 0 is hybrid search (``tasks.hybrid.fuse_scores``): every row's cosine is fused
+        ``sparse_weight`` > 0 is hybrid search (``models.late_fusion.fuse_scores``): every row's cosine is fused
         with its TF-IDF cosine to the query (a TF-IDF model fitted on the index's texts on first use), exactly;
         the hits' scores are then the fused ones.
 
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
-        stage are scored by an SQR structure model (``tasks.structure``: the expected relevance of each row as a
+        stage are scored by an SQR structure model (``models.structure``: the expected relevance of each row as a
         similar problem, from the alignment of its graph with the query's; ``self.structure``, by default the
         shipped one) and the two scores fused the same way (``fuse_scores``). Only rows whose cosine to the query
-        is at least ``structure_min_cosine`` are scored, the others score 0 (``tasks.structure.close_variant_scores``:
+        is at least ``structure_min_cosine`` are scored, the others score 0 (``models.structure.close_variant_scores``:
         the model judges variants of the query); a query with no row that close keeps its first-stage hits. None:
         the shipped setting (``release.json``, measured with the shipped encoder on the SQR train lists)."""
         if self.embedder is None:
@@ -287,9 +287,7 @@ class SearchIndex:
         try:
             import faiss  # noqa: F401
         except ImportError:
-            warnings.warn(
-                f"{len(self)} rows: install faiss-cpu for approximate search; searching exactly", stacklevel=3
-            )
+            warn(f"{len(self)} rows: install faiss-cpu for approximate search; searching exactly")
             return False
         return True
 

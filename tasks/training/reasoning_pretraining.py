@@ -40,7 +40,7 @@ from mathgraph.tasks.training.trainer import LAST_CHECKPOINT, TrainingArguments,
 
 
 class ReasoningModel(Protocol):
-    """What skill pre-training needs of a ``reasonformer`` ``tasks.training.multitask.MultiTaskModel``, named here so
+    """What skill pre-training needs of a ``reasonformer`` ``models.multitask.MultiTaskModel``, named here so
     that this module does not import the one that imports it (``MultiTaskModel`` runs ``pretrain_skills``)."""
 
     encoder: MathEncoder

@@ -52,7 +52,7 @@ SCRIPTS = {
         ["| SimCSE encoder (2 steps, fused) |", "| problems | draft accuracy | final accuracy |"],
     ),
     "serve_load": (["--work", TMP], ["| search k=5 | 2 | 3 |", "one search query: server"]),
-    "shipped_model": ([], ["| **total** |", "| multi-task model + TF-IDF (shipped_parts()) |"]),
+    "shipped_model": ([], ["| **total** |", "| multi-task model + TF-IDF (ModelPackage) |"]),
     "skill_routes_by_task": (["--work", TMP], ["sqr {", "skills_by_task.png"]),
     "structure_results": (["--work", TMP], ["### QRC test (accuracy)", "### SQR test (ndcg@3)", "align a pair:"]),
     "tfidf_baselines": ([], ["| QAM |", "## SQR: TF-IDF cosine ranking"]),

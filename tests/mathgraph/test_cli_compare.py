@@ -193,9 +193,9 @@ def test_comparing_without_a_model_imports_no_model_code():
 
 @pytest.mark.slow
 def test_the_shipped_model_predicts_the_relation(capsys):
-    from mathgraph.tasks.release.shipped import shipped_predictor
+    from mathgraph.api import task_predictor
 
-    [expected] = shipped_predictor("qrc").predict([(A, B)])
+    [expected] = task_predictor("qrc").predict([(A, B)])
     assert main(["-q", "compare", "--format", "json", A, B]) == 0
     relation = json.loads(capsys.readouterr().out)["relation"]
     assert relation["label"] == expected["label"]

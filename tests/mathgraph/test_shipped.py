@@ -10,19 +10,30 @@ import sys
 import pytest
 import torch
 
-from mathgraph.models.comus import CheckpointError
-from mathgraph.models.encoder import MathEncoder, load_shipped_encoder
+from mathgraph.models.encoder import MathEncoder
 from mathgraph.models.late_fusion import HybridPredictor
-from mathgraph.models.shipped import SHIPPED_DIR, release_info
+from mathgraph.models.package import ModelPackage
+from mathgraph.registry import SHIPPED_DIR, CheckpointError
 from mathgraph.tasks.evaluation import labelled_inputs, task_metric
-from mathgraph.tasks.release.shipped import shipped_parts, shipped_predictor
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def parts():
-    return shipped_parts()
+def package():
+    return ModelPackage(SHIPPED_DIR)
+
+
+def release_info() -> dict:
+    return ModelPackage(SHIPPED_DIR).release_info()
+
+
+def test_the_package_config_holds_the_fusion_weights_of_its_release_notes():
+    # config.json (what predicting reads) and release.json (the card's figures) agree
+    from mathgraph.models.package import package_config
+
+    config = json.loads((SHIPPED_DIR / "config.json").read_text())
+    assert config == package_config(release_info()) and config["model_type"] == "package"
 
 
 def test_the_package_is_small_and_complete():
@@ -62,12 +73,12 @@ def test_the_model_card_carries_the_hub_metadata_of_the_release():
     }
 
 
-def test_the_bundled_sample_gives_the_model_card_figures(parts):
+def test_the_bundled_sample_gives_the_model_card_figures(package):
     release = release_info()
     for task, figures in release["sample"].items():
         inputs, gold = labelled_inputs(task, SHIPPED_DIR / "sample" / f"{task}.jsonl")
-        neural = shipped_predictor(task, hybrid=False, parts=parts)
-        shipped = shipped_predictor(task, parts=parts)  # fused where release.json turns TF-IDF or structure on
+        neural = package.predictor(task, hybrid=False)
+        shipped = package.predictor(task)  # fused where config.json turns TF-IDF or structure on
         settings = release["tasks"][task]
         fused = settings["hybrid"]["default"] or settings.get("structure", {}).get("default", False)
         assert isinstance(shipped, HybridPredictor) == fused, task
@@ -103,13 +114,14 @@ def test_predict_without_a_model_works_offline(tmp_path):
 def test_a_tampered_shipped_file_is_refused(tmp_path):
     root = tmp_path / "shipped"
     shutil.copytree(SHIPPED_DIR / "encoder", root / "encoder")
-    shutil.copy(SHIPPED_DIR / "checksums.json", root / "checksums.json")
+    for name in ("checksums.json", "config.json"):
+        shutil.copy(SHIPPED_DIR / name, root / name)
     weights = root / "encoder" / "weights.delta.safetensors"
     data = bytearray(weights.read_bytes())
     data[len(data) // 2] ^= 0x01
     weights.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match="does not match its checksum"):
-        load_shipped_encoder(root)
+        ModelPackage(root).encoder
 
 
 def _architecture(encoder: MathEncoder) -> dict:

@@ -5,7 +5,7 @@ import pytest
 from mathgraph.models.task_model import TaskConfig, TaskModel
 from mathgraph.samples import sample_problems
 from mathgraph.tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds
-from mathgraph.tasks.evaluation import evaluate_directory
+from mathgraph.api import evaluate
 from mathgraph.tasks.training.finetune import train_task
 from mathgraph.tasks.training.trainer import TrainingArguments
 
@@ -29,12 +29,12 @@ def test_kpc_learns_its_training_set_and_round_trips(start_model, tmp_path, writ
     history = result["history"]
     assert history[-1]["loss"] < history[0]["loss"]
     assert result["best_dev"] >= 0.8 and result["metric"] == "accuracy"
-    metrics = evaluate_directory("kpc", str(tmp_path / "kpc"), train)
+    metrics = evaluate(str(tmp_path / "kpc"), "kpc", train)
     assert metrics["accuracy"] == result["best_dev"] and metrics["n"] == len(rows)
     loaded = TaskModel.from_pretrained(tmp_path / "kpc")
     assert loaded.config.labels == sorted({r["topic"] for r in rows})
     with pytest.raises(ValueError, match="trained for kpc, not qrc"):
-        evaluate_directory("qrc", str(tmp_path / "kpc"), train)
+        evaluate(str(tmp_path / "kpc"), "qrc", train)
 
 
 @pytest.mark.parametrize(
@@ -50,7 +50,7 @@ def test_qrc_trains_with_each_architecture(start_model, tmp_path, architecture, 
         model=start_model,
     )
     assert result["history"][0]["dev_n"] == 27
-    metrics = evaluate_directory("qrc", str(tmp_path / architecture), pairs)
+    metrics = evaluate(str(tmp_path / architecture), "qrc", pairs)
     assert set(metrics) >= {"accuracy", "macro_f1", "n"} and metrics["n"] == 27
     loaded = TaskModel.from_pretrained(tmp_path / architecture)
     assert loaded.config.pair_mode == pair_mode and loaded.config.pooling == "mean"
@@ -102,7 +102,7 @@ def test_mean_pooling_and_the_fused_halves_at_one_scale():
 def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
     qam = write(tmp_path / "qam.jsonl", build_qam_pairs(gsmplus[:8], random_state=0, solution_field="solution"))
     train_task(TaskConfig("qam"), qam, args(tmp_path / "qam"), model=start_model)
-    assert evaluate_directory("qam", str(tmp_path / "qam"), qam)["n"] == 16
+    assert evaluate(str(tmp_path / "qam"), "qam", qam)["n"] == 16
 
     lists = write(tmp_path / "sqr.jsonl", build_sqr_lists(group_seeds(gsmplus), random_state=0))
     result = train_task(
@@ -113,7 +113,7 @@ def test_qam_and_sqr(start_model, tmp_path, gsmplus, write):
         model=start_model,
     )
     assert result["metric"] == "ndcg@3"
-    metrics = evaluate_directory("sqr", str(tmp_path / "sqr"), lists)
+    metrics = evaluate(str(tmp_path / "sqr"), "sqr", lists)
     assert {"hr@1", "hr@3", "ndcg@3", "hr@5", "ndcg@5"} <= set(metrics) and metrics["n"] == 3
 
 
@@ -123,7 +123,7 @@ def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
     pairs_rows = build_qrc_pairs(group_seeds(gsmplus), random_state=0)
     pairs = write(tmp_path / "qrc.jsonl", pairs_rows)
     train_tfidf("qrc", pairs_rows).save_pretrained(tmp_path / "tfidf")
-    metrics = evaluate_directory("qrc", str(tmp_path / "tfidf"), pairs)
+    metrics = evaluate(str(tmp_path / "tfidf"), "qrc", pairs)
     assert metrics["n"] == 27 and metrics["accuracy"] > 0.5
     assert "unseen_labels" not in metrics
     # test labels the model never saw in training are counted and warned about
@@ -131,7 +131,7 @@ def test_tfidf_baseline_through_the_same_evaluate(tmp_path, gsmplus, write):
         tmp_path / "no-irrelevant"
     )
     with pytest.warns(UserWarning, match="3 examples have labels the model never saw"):
-        metrics = evaluate_directory("qrc", str(tmp_path / "no-irrelevant"), pairs)
+        metrics = evaluate(str(tmp_path / "no-irrelevant"), "qrc", pairs)
     assert metrics["unseen_labels"] == {"irrelevant": 3}
 
 
@@ -203,7 +203,7 @@ def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_pat
         len(feature_names(get_task(task).aligned_with))
     ]
     # the reloaded model predicts what the trained one measured on dev
-    metrics = evaluate_directory(task, str(tmp_path / task), path)
+    metrics = evaluate(str(tmp_path / task), task, path)
     assert metrics[result["metric"]] == pytest.approx(result["best_dev"])
 
 

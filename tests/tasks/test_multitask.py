@@ -7,7 +7,7 @@ import torch
 
 from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
 from mathgraph.models.task_model import TaskConfig
-from mathgraph.tasks.evaluation import evaluate_directory
+from mathgraph.api import evaluate
 from mathgraph.tasks.task_types import get_task
 from mathgraph.tasks.training.multitask import parse_task_spec, train_multitask
 from mathgraph.tasks.training.task_mixing import TaskMixingSampler
@@ -95,11 +95,11 @@ def test_multitask_training_lowers_the_loss_and_round_trips(
     assert loaded.config.adapter == adapter and loaded.config.task_names == ["kpc", "qrc", "sqr"]
     assert (loaded.unified_head is not None) == (label_space == "unified")
     best = max(history, key=lambda r: r["dev_mean"])
-    metrics = evaluate_directory("kpc", str(output), task_files[0][1])
+    metrics = evaluate(str(output), "kpc", task_files[0][1])
     assert metrics["accuracy"] == pytest.approx(best["dev_kpc_accuracy"])
-    assert evaluate_directory("sqr", str(output), task_files[2][1])["ndcg@3"] == pytest.approx(best["dev_sqr_ndcg@3"])
+    assert evaluate(str(output), "sqr", task_files[2][1])["ndcg@3"] == pytest.approx(best["dev_sqr_ndcg@3"])
     with pytest.raises(ValueError, match="no qam head"):
-        evaluate_directory("qam", str(output), task_files[0][1])
+        evaluate(str(output), "qam", task_files[0][1])
 
 
 def test_cgc_lora_trains_only_adapters_and_the_graph_side(tiny_encoder):
@@ -266,7 +266,7 @@ def test_multitask_heads_that_read_the_alignment(start_model, task_files, tmp_pa
     loaded = MultiTaskModel.from_pretrained(output)
     assert [t.alignment for t in loaded.config.task_configs] == [False, True, True]
     best = max(result["history"], key=lambda r: r["dev_mean"])
-    assert evaluate_directory("qrc", str(output), task_files[1][1])["accuracy"] == pytest.approx(
+    assert evaluate(str(output), "qrc", task_files[1][1])["accuracy"] == pytest.approx(
         best["dev_qrc_accuracy"]
     )
     with pytest.raises(ValueError, match="unified label space"):

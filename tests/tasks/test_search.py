@@ -402,7 +402,7 @@ def test_structure_signal_rescores_the_first_stage(index):
     assert hits[0].row["problem"] == boosted
     (call,) = index.structure.calls
     assert call[0][0] == query and len(call[0][1]) == len(CORPUS)  # every first-stage row up to STRUCTURE_RERANK
-    # halfway, the fused score is the mean of the two standardised scores (tasks.hybrid.fuse_scores)
+    # halfway, the fused score is the mean of the two standardised scores (models.late_fusion.fuse_scores)
     from mathgraph.models.late_fusion import fuse_scores
 
     half = index.search([query], k=len(CORPUS), structure_weight=0.5, **every_row)[0]
