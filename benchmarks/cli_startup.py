@@ -1,7 +1,7 @@
 """Wall time of whole `mathgraph` processes: start-up, and one query against many (issues 14, 27).
 
     python benchmarks/cli_startup.py --work /tmp/cli_bench [--repeats 3] [--rows 1000] [--queries 100]
-                                     [--baseline DIR] [--smoke]
+                                     [--baseline DIR] [--smoke] [--startup]
 
 Times fresh processes (median of ``--repeats``, the runs of each command interleaved so
 that drift on a noisy machine hits them alike): ``mathgraph --help``, ``mathgraph parse
@@ -15,7 +15,10 @@ set, else ``WORK/cache``). ``--baseline DIR``: also time every command with the 
 (another commit's files, e.g. ``git archive HEAD~3 | tar -x -C DIR``, put first on
 ``PYTHONPATH``), run by run alternately with this tree's, for a before/after table under the
 same load. ``--smoke``: an index of 20 problems of the smoke data (``benchmarks/smoke.py``),
-3 queries, one run of each command, in ``WORK/smoke``: seconds.
+3 queries, one run of each command, in ``WORK/smoke``: seconds. ``--startup``: only the start-up
+yardstick of issue 36 (item 6), no index: ``python -c "import torch"`` against ``mathgraph predict kpc
+TEXT`` with the text's graph cached (every run after the first) and with an empty graph cache
+(spaCy loaded and the text parsed), interleaved, and the ratio of the medians (target: at most 3x).
 """
 
 from __future__ import annotations
@@ -97,7 +100,12 @@ def main() -> None:
         help="also time each command with the code in DIR (another commit's files), alternating with this tree's",
     )
     parser.add_argument("--smoke", action="store_true", help="20 problems, 3 queries, one run: seconds (WORK/smoke)")
+    parser.add_argument(
+        "--startup", action="store_true", help="only `import torch` against `predict kpc TEXT` (issue 36), no index"
+    )
     args = parser.parse_args()
+    if args.startup:
+        return startup(args)
     data = MATH_TRAIN
     if args.smoke:
         args.work, args.rows, args.queries, args.repeats, data = smoke_work(args.work), 20, 3, 1, SMOKE_MATH
@@ -143,6 +151,45 @@ def main() -> None:
         f"\n{args.queries} queries / 1 query: {many / one:.2f}x (target < 2x); index of {args.rows} problems; "
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
     )
+
+
+def startup(args: argparse.Namespace) -> None:
+    """``--startup``: the whole-process time of ``predict kpc TEXT`` against ``python -c "import torch"``."""
+    args.work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("MATHGRAPH_CACHE_DIR", str(args.work / "cache"))
+    predict = ["mathgraph", "-q", "predict", "kpc", PARSE_TEXT]
+    subprocess.run(predict, check=True, stdout=subprocess.DEVNULL)  # the text's graph in the cache
+    empty_cache = 'MATHGRAPH_CACHE_DIR="$(mktemp -d)" exec "$@"'
+    commands = {
+        'python -c "import torch"': [sys.executable, "-c", "import torch"],
+        "mathgraph predict kpc TEXT (graph cached)": predict,
+        "mathgraph predict kpc TEXT (graph cache empty)": ["sh", "-c", empty_cache, "sh", *predict],
+    }
+    codes = {"this tree": dict(os.environ)}
+    if args.baseline is not None:
+        path = os.pathsep.join(filter(None, [str(args.baseline.resolve()), os.environ.get("PYTHONPATH")]))
+        codes["baseline"] = {**os.environ, "PYTHONPATH": path}
+    times = wall_times(commands, args.repeats, codes)
+    print(
+        "| command | "
+        + " | ".join(f"{code}: median s ({args.repeats} runs) | {code}: runs" for code in codes)
+        + " |\n|---|"
+        + "---|---|" * len(codes)
+    )
+    for name in commands:
+        cells = [
+            f"{statistics.median(times[code][name]):.2f} | {', '.join(f'{s:.2f}' for s in times[code][name])}"
+            for code in codes
+        ]
+        print(f"| {name} | {' | '.join(cells)} |")
+    torch_s = statistics.median(times["this tree"]['python -c "import torch"'])
+    for code in codes:
+        ratios = ", ".join(
+            f"{name.split('(')[1].rstrip(')')} {statistics.median(times[code][name]) / torch_s:.2f}x"
+            for name in list(commands)[1:]
+        )
+        print(f"\n{code}: predict kpc TEXT / import torch: {ratios} (target <= 3x)", end="")
+    print(f"\npython {sys.version.split()[0]}, {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

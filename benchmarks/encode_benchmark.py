@@ -14,7 +14,7 @@ Prints markdown tables (nothing here asserts a speed):
    eval mode, three models take turns batch by batch after a warm-up pass:
    COMUS with k=2 (``MathEncoder.from_pretrained("shipped")``), COMUS with k=0
    (``MathEncoder.build(fusion_layers=0)``: MiniLM and the GAT side by side,
-   no memory) and the packaged MiniLM alone (``load_text_encoder("default")``
+   no memory) and the packaged MiniLM alone (``load_text_encoder("minilm")``
    run on the batches' ``input_ids``/``attention_mask``/``token_type_ids``).
    The turn order rotates with each repetition, so machine noise hits all
    models alike. The plain MiniLM gets the same resized embedding matrix as
@@ -27,7 +27,7 @@ Prints markdown tables (nothing here asserts a speed):
 4. **GSM-Plus sanity figure.** For each seed problem, the cosine between the
    seed and its "problem understanding" variant (a paraphrase) against the
    mean cosine between the seed and all the variants of the 199 other seeds.
-   The default model is pre-trained (MLM, DTC, TGCL) but not trained for
+   The shipped model is pre-trained (MLM, DTC, TGCL) but not trained for
    similarity, so this shows what pre-training alone gives.
 
 ``--smoke``: 8 problems of the smoke data (``benchmarks/smoke.py``) in batches of 4, one
@@ -73,7 +73,7 @@ def main() -> None:
         return
     _print_header(args)
 
-    comus = MathEncoder.from_pretrained("default", device="cpu")
+    comus = MathEncoder.from_pretrained("shipped", device="cpu")
     no_fusion = MathEncoder.build(fusion_layers=0)
     no_fusion.model.eval()  # build() leaves the model in training mode, with dropout on
     minilm, base_vocab_size = _plain_minilm(comus)
@@ -127,7 +127,7 @@ def _cpu_name() -> str:
 
 def _plain_minilm(comus: MathEncoder) -> tuple[torch.nn.Module, int]:
     """The packaged MiniLM with COMUS's resized word embeddings, and its original vocabulary size."""
-    model, _ = load_text_encoder("default")
+    model, _ = load_text_encoder("minilm")
     base_vocab_size = model.config.vocab_size
     model.resize_token_embeddings(len(comus.tokenizer), mean_resizing=False)
     with torch.no_grad():
@@ -229,7 +229,7 @@ def _collation(collator: ProblemCollator, chunks: Sequence[Sequence[MathSyntaxGr
 
 def _equivalence_check(comus: MathEncoder, minilm: torch.nn.Module, batch: ProblemBatch) -> None:
     """How far COMUS's text path is from plain MiniLM's: 0 for the untrained architecture (its memory read-out
-    W^O starts at zero); pre-training moves the text layers and the memory, so the default model differs."""
+    W^O starts at zero); pre-training moves the text layers and the memory, so the shipped model differs."""
     with torch.inference_mode():
         fused = comus.forward(batch).token_states
         plain = minilm(
@@ -240,7 +240,7 @@ def _equivalence_check(comus: MathEncoder, minilm: torch.nn.Module, batch: Probl
     print(
         f"Check: max |COMUS k=2 token states - MiniLM last hidden state| over the real tokens of batch 0 = "
         f"{difference:.2e} (0 for the untrained architecture, whose memory layers start as the identity on the "
-        "text path; the pre-trained default model's layers moved)."
+        "text path; the pre-trained shipped model's layers moved)."
     )
     print()
 
@@ -382,7 +382,7 @@ def _measure_forward_memory(which: str, batch_file: str, threads: int) -> tuple[
     torch.set_num_threads(threads)
     batch = ProblemBatch(**load_file(batch_file))
     if which == "MiniLM alone":
-        model, tokenizer = load_text_encoder("default")
+        model, tokenizer = load_text_encoder("minilm")
         with open(UNTRAINED_MODEL_DIR / LATEX_TOKENS_NAME, encoding="utf-8") as f:
             add_latex_tokens(tokenizer, json.load(f))  # as MathEncoder.build does
         model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
@@ -391,7 +391,7 @@ def _measure_forward_memory(which: str, batch_file: str, threads: int) -> tuple[
         def run() -> None:
             model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, token_type_ids=batch.token_type_ids)
     else:
-        encoder = MathEncoder.from_pretrained("default", device="cpu")
+        encoder = MathEncoder.from_pretrained("shipped", device="cpu")
 
         def run() -> None:
             encoder.forward(batch)
@@ -441,7 +441,7 @@ def _gsmplus(encoder: MathEncoder, path: Path, batch_size: int) -> None:
     vectors = _embed_all_modes(encoder, graphs, batch_size)
     encoded = time.perf_counter()
 
-    print(f"## GSM-Plus sanity figure (default model): {len(seeds)} seeds, {len(rows)} variants")
+    print(f"## GSM-Plus sanity figure (shipped model): {len(seeds)} seeds, {len(rows)} variants")
     print()
     print(
         f"Parsing {len(graphs)} texts took {parsed - start:.1f} s, encoding {encoded - parsed:.1f} s. "

@@ -220,8 +220,8 @@ def evaluate(directory: Path, path: str) -> dict:
     """Accuracy with its Wilson interval, macro-F1, and each problem's correctness (for paired intervals)."""
     from sklearn.metrics import f1_score
 
-    from mathgraph.tasks.evaluation import labelled_inputs
     from mathgraph.api import task_predictor
+    from mathgraph.tasks.evaluation import labelled_inputs
 
     inputs, gold = labelled_inputs("kpc", path)
     predicted = [r["label"] for r in task_predictor("kpc", directory).predict(inputs)]

@@ -6,7 +6,7 @@
 
 One fixed batch: the first ``--batch-size`` MATH train problems, tokenised
 (padded to the longest, at most ``--max-length`` tokens), labelled by subject.
-Three models start from the same MiniLM (``load_text_encoder("default")``) and
+Three models start from the same MiniLM (``load_text_encoder("minilm")``) and
 the same linear head on ``[CLS]``: dense, MoE (K=4, top-1) in the last 2
 layers, MoE in all layers. A step is forward + cross-entropy (+ the MoE
 auxiliary losses) + backward + AdamW step, in training mode. After warm-up
@@ -61,7 +61,7 @@ def main() -> None:
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     with open(args.math, encoding="utf-8") as f:
         rows = [json.loads(line) for _, line in zip(range(args.batch_size), f)]
-    encoder, tokenizer = load_text_encoder("default")
+    encoder, tokenizer = load_text_encoder("minilm")
     batch = tokenizer(
         [r["problem"] for r in rows], padding=True, truncation=True, max_length=args.max_length, return_tensors="pt"
     )

@@ -212,7 +212,7 @@ def _arguments() -> argparse.Namespace:
         help=f"comma-separated (default: {DEFAULT_VARIANTS}); also tfidf (the baseline on the same files), "
         "dense+unified (JiuZhang 2.0's unified label space), and the reasonformer variants",
     )
-    parser.add_argument("--model", default="default", help="encoder every variant starts from")
+    parser.add_argument("--model", default="shipped", help="encoder every variant starts from")
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--lr", type=float, default=5e-5)

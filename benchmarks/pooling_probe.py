@@ -66,7 +66,7 @@ def main() -> None:
         args.train_limit = sum(1 for _ in open(files["kpc"]["train"], encoding="utf-8"))
     read = lambda name: [json.loads(line) for line in open(data / name, encoding="utf-8")]  # noqa: E731
     model = TaskModel(
-        MathEncoder.from_pretrained("default", device="cpu"), TaskConfig("kpc", architecture="bert", labels=["-", "+"])
+        MathEncoder.from_pretrained("shipped", device="cpu"), TaskConfig("kpc", architecture="bert", labels=["-", "+"])
     ).eval()
     results = {}
 

@@ -114,7 +114,7 @@ def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--math", default=str(REPO.parent / "shared" / "data" / "math" / "train.jsonl"))
     parser.add_argument("--work", default="results/reasoning_step_time", help="where the batch's task file goes")
-    parser.add_argument("--model", default="default", help="the encoder (default: the shipped one)")
+    parser.add_argument("--model", default="shipped", help="the encoder (default: the shipped model)")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=5)

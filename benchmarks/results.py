@@ -327,7 +327,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--lr", type=float, default=3e-5, help="the text encoder's learning rate")
     parser.add_argument("--head-lr", type=float, default=1e-3, help="the fresh parts' learning rate")
     parser.add_argument(
-        "--pretrained", default="default", help="the pre-trained encoder of the comus-pt row (default: the shipped one)"
+        "--pretrained",
+        default="shipped",
+        help="the pre-trained encoder of the comus-pt row (default: the shipped model)",
     )
     parser.add_argument(
         "--dapt",

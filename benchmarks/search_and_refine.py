@@ -191,7 +191,7 @@ def train_or_reuse_simcse(directory: Path, train: list, args: argparse.Namespace
         seed=args.seed,
         threads=torch.get_num_threads(),
     )
-    result = train_simcse(texts, training, model="default", mode=args.mode)
+    result = train_simcse(texts, training, model="shipped", mode=args.mode)
     history = result["history"]
     info = {
         "model": str(directory),
@@ -316,7 +316,7 @@ def gsm8k_index(work: Path, corpus: list[dict], args: argparse.Namespace):
     from mathgraph.tasks.search.embedders import load_embedder
     from mathgraph.tasks.search.index import IndexFormatError, IndexMismatchError, SearchIndex
 
-    tag = "default" if args.index_model == "default" else Path(args.index_model).resolve().name
+    tag = "shipped" if args.index_model in ("shipped", "default") else Path(args.index_model).resolve().name
     directory = work / "refine_index" / f"{tag}-{len(corpus)}"
     if (directory / "manifest.json").exists():
         try:
@@ -416,7 +416,7 @@ def _arguments() -> argparse.Namespace:
     search.add_argument("--simcse-lr", type=float, default=3e-5)
     refine = parser.add_argument_group("--refine")
     refine.add_argument("--problems", type=int, default=50, help="first N problems of the GSM8K test part")
-    refine.add_argument("--index-model", default="default", help="encoder of the exemplar index")
+    refine.add_argument("--index-model", default="shipped", help="encoder of the exemplar index")
     refine.add_argument("--index-limit", type=int, help="index only the first N train-part problems (quick checks)")
     refine.add_argument("--llm", default="smollm2", help="smollm2, a model directory or an OpenAI-compatible URL")
     refine.add_argument("--llm-model", help="model name on an OpenAI-compatible server")

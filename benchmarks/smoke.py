@@ -40,7 +40,7 @@ def tiny_text_encoder(work: Path) -> str:
     """A randomly initialised 6-layer, 32-wide BERT with the packaged MiniLM tokenizer, saved in
     ``work/tiny-bert`` (once), like ``tests/conftest.py``'s. 6 layers, as many as MiniLM's, so that
     ReasonFormer's skill layers and ``--freeze-text-layers 4`` under 2 memory layers fit as on the
-    default model."""
+    shipped model."""
     directory = Path(work) / "tiny-bert"
     if not (directory / "config.json").exists():
         import torch
@@ -48,7 +48,7 @@ def tiny_text_encoder(work: Path) -> str:
 
         from mathgraph.models.text_encoder import resolve_text_encoder
 
-        tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("default"))
+        tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("minilm"))
         config = BertConfig(
             vocab_size=len(tokenizer),
             hidden_size=32,

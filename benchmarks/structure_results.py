@@ -1,4 +1,4 @@
-"""The structure model on the pair tasks, next to TF-IDF and their hybrid: seed-0 splits, dev and test.
+"""The alignment model (``models.structure``: gradient-boosted trees on graph alignment features) on the pair tasks, next to TF-IDF and their hybrid: seed-0 splits, dev and test.
 
     python benchmarks/structure_results.py --work results/ [--tasks qrc,qam,sqr] [--smoke]
 
@@ -15,7 +15,7 @@ Accuracy with a 95% Wilson interval, NDCG@3 with a 95% bootstrap interval over l
 Test is never used for a choice. Also the time to align a pair, as a ratio to parsing
 its two problems. Writes ``WORK/structure_results.json``, the models under
 ``WORK/models/structure-TASK``, and prints markdown tables. ``--smoke`` runs on the smoke
-data (``benchmarks/smoke.py``), a structure model of 20 iterations, in ``WORK/smoke``: seconds.
+data (``benchmarks/smoke.py``), an alignment model of 20 iterations, in ``WORK/smoke``: seconds.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _read(task: str, path: str, limit: int | None):
 
 
 def run_task(task: str, split: dict[str, str], models: Path, smoke: bool) -> dict:
-    """TF-IDF, the structure model and their hybrid on one task: dev and test metrics with intervals."""
+    """TF-IDF, the alignment model and their late fusion on one task: dev and test metrics with intervals."""
     limit = 40 if smoke else None
     train_inputs, train_gold = _read(task, split["train"], limit)
     rows = [json.loads(line) for line in open(split["train"], encoding="utf-8")][: limit or None]

@@ -27,6 +27,8 @@ from pathlib import Path
 
 CONFIG_NAME = "config.json"
 SHIPPED_NAMES = ("shipped", "default")  # "default": the name the shipped model had first, kept as an alias
+UNTRAINED = "untrained"  # an encoder name only: the architecture before training, built from the package data
+ENCODER_NAMES = (*SHIPPED_NAMES, UNTRAINED)
 SHIPPED_DIR = Path(__file__).parent / "data" / "shipped_model"
 
 
@@ -71,7 +73,8 @@ _LEGACY_FILES = (
     ("multitask_config.json", "multi-task-model"),
     ("manifest.json", "search-index"),
 )
-_LEGACY_TFIDF = ("tfidf_classifier", "tfidf_ranker")  # a TF-IDF config.json named only its "model"
+# a TF-IDF config.json of that time named only its "model" (a fixed past format, not a copy to keep in step)
+_LEGACY_TFIDF = ("tfidf_classifier", "tfidf_ranker")
 
 
 def resolve(name_or_dir: str | PathLike) -> Path:
@@ -220,6 +223,8 @@ __all__ = [
     "CheckpointError",
     "ModelNotFoundError",
     "SHIPPED_NAMES",
+    "UNTRAINED",
+    "ENCODER_NAMES",
     "SHIPPED_DIR",
     "CONFIG_NAME",
 ]

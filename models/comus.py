@@ -294,7 +294,8 @@ class ComusModel(nn.Module):
     def from_state(cls, config_data: dict, state: dict[str, torch.Tensor], where: object = "the weights") -> ComusModel:
         """A model of the config ``config_data`` holding exactly the tensors ``state`` (``CheckpointError``,
         naming ``where``, when they do not fit)."""
-        model = cls(ComusConfig.from_dict(config_data))
+        with _no_init_weights():  # every weight is overwritten below: the random init is wasted seconds
+            model = cls(ComusConfig.from_dict(config_data))
         try:
             missing, unexpected = model.load_state_dict(state, strict=False)
         except RuntimeError as err:  # a tensor of the wrong shape
@@ -304,6 +305,16 @@ class ComusModel(nn.Module):
                 f"{where} does not fit config.json: missing {sorted(missing)[:5]}, unexpected {sorted(unexpected)[:5]}"
             )
         return model
+
+
+def _no_init_weights():
+    """transformers' context in which modules skip their random initialisation (torch's ``nn.init`` and
+    ``PreTrainedModel.init_weights``): for a model whose every tensor is loaded right after."""
+    try:
+        from transformers.initialization import no_init_weights  # transformers 5
+    except ImportError:  # pragma: no cover - transformers 4
+        from transformers.modeling_utils import no_init_weights
+    return no_init_weights()
 
 
 def _json_config(model: PreTrainedModel) -> dict:

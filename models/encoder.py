@@ -35,7 +35,16 @@ from mathgraph.models.delta import DELTA_NAME, apply_delta
 from mathgraph.models.package import ModelPackage, text_encoder_base
 from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
 from mathgraph.quiet import warn
-from mathgraph.registry import SHIPPED_NAMES, CheckpointError, describe, model_type, read_config, resolve
+from mathgraph.registry import (
+    ENCODER_NAMES,
+    SHIPPED_NAMES,
+    UNTRAINED,
+    CheckpointError,
+    describe,
+    model_type,
+    read_config,
+    resolve,
+)
 
 if TYPE_CHECKING:
     from mathgraph.parsers.graph_cache import GraphCache
@@ -46,8 +55,8 @@ UNTRAINED_MODEL_DIR = Path(str(files("mathgraph") / "data" / "untrained_model"))
 LATEX_TOKENS_NAME = "latex_tokens.json"
 MODES = ("fused", "text", "graph")
 DEFAULT_SEED = 0
-SHIPPED, UNTRAINED = "shipped", "untrained"  # the names from_pretrained takes besides a directory
-NAMED_MODELS = (*SHIPPED_NAMES, UNTRAINED)
+SHIPPED = "shipped"
+NAMED_MODELS = ENCODER_NAMES  # the names from_pretrained takes besides a directory
 
 
 class MathEncoder:

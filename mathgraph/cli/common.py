@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from mathgraph.jsonl import corpus_spec, read_corpora, read_rows
-from mathgraph.registry import SHIPPED_NAMES, resolve
+from mathgraph.registry import ENCODER_NAMES, resolve
 
 
 def report_skipped(bad: list, limit: int = 20) -> None:
@@ -63,7 +63,7 @@ class IntermixedArgumentParser(argparse.ArgumentParser):
             self._intermixing = False
 
 
-NAMED_MODELS = (*SHIPPED_NAMES, "untrained")  # the names an encoder option takes besides a model
+NAMED_MODELS = ENCODER_NAMES  # the names an encoder option takes besides a model directory
 
 
 def check_model_argument(value: str | None, option: str = "--model", names: tuple[str, ...] = ()) -> None:
@@ -75,7 +75,7 @@ def check_model_argument(value: str | None, option: str = "--model", names: tupl
     try:
         resolve(value)
     except (FileNotFoundError, NotADirectoryError) as err:
-        raise type(err)(f"{option} {err}") from None
+        raise type(err)(f"{option}: {err}") from None
 
 
 def check_input_file(path: str | None, option: str = "--input") -> None:

@@ -66,7 +66,7 @@ def register(commands) -> None:
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    """``mathgraph predict``: print one prediction, or write a JSONL file's (``tasks.inference.predict_file``)."""
+    """``mathgraph predict``: print one prediction, or write a JSONL file's (``mathgraph.cli.prediction_files.predict_file``)."""
     _check_arguments(args)  # every usage, model and input error before the seconds of importing torch
     from mathgraph.api import task_predictor
     from mathgraph.cli.prediction_files import format_prediction, input_from_texts, predict_file

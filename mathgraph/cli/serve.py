@@ -26,20 +26,21 @@ def register(commands) -> None:
     )
     serve.add_argument(
         "--model",
-        metavar="DIR",
-        help="a task or multi-task model whose tasks /api/predict serves (default: the shipped multi-task model)",
+        metavar="NAME",
+        help="the model whose tasks /api/predict serves: a package ('shipped', an export, a Hub id), a task or "
+        "multi-task model, or an alignment model (default: shipped)",
     )
     serve.add_argument(
         "--hybrid",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="fuse the shipped model with its TF-IDF baselines (default: for the tasks where dev "
-        "said it helps; shipped model only)",
+        help="a package's late fusion with its TF-IDF and alignment models (default: for the tasks where dev "
+        "said it helps; packages only)",
     )
     serve.add_argument(
         "--encoder",
         default="shipped",
-        metavar="DIR",
+        metavar="NAME",
         help="the encoder of /api/encode, as `mathgraph encode --model` (default: the shipped one)",
     )
     serve.add_argument(
@@ -79,7 +80,7 @@ def register(commands) -> None:
     serve.add_argument(
         "--device",
         help="cpu, cuda, cuda:1 ... for --model, --encoder and the index's encoder "
-        "(default: the CPU; the shipped model runs on the CPU)",
+        "(default: cuda when available, else cpu)",
     )
     serve.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
     serve.set_defaults(run=run_serve)

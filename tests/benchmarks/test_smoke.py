@@ -22,7 +22,7 @@ SCRIPTS = {
             "| COMUS k=2 |",
             "| **total COMUS k=2** |",
             "| MiniLM alone |",
-            "## GSM-Plus sanity figure (default model): 3 seeds, 24 variants",
+            "## GSM-Plus sanity figure (shipped model): 3 seeds, 24 variants",
         ],
     ),
     "host_syncs": ([], ["| trainer loop (comus) |", "| multitask reasonformer |"]),

@@ -29,8 +29,8 @@ def paths(tmp_path):
 
 # (arguments, what stderr must say); {name} is a path of the fixture
 CASES = [
-    (["predict", "kpc", "--model", "{missing}", "x"], "--model {missing}: no such directory"),
-    (["predict", "kpc", "--model", "{good}", "x"], "--model {good} is a file; mathgraph models are directories"),
+    (["predict", "kpc", "--model", "{missing}", "x"], "--model: no such model: {missing}"),
+    (["predict", "kpc", "--model", "{good}", "x"], "--model: {good} is a file; mathgraph models are directories"),
     (["predict", "kpc", "--input", "{missing}"], "--input {missing}: no such file"),
     (["predict", "kpc", "--input", "{index}"], "--input {index} is a directory, not a file"),
     (["predict", "kpc", "--input", "{empty}"], "--input {empty} is empty: no input lines"),
@@ -40,25 +40,28 @@ CASES = [
     (["predict", "kpc", "a", "b"], "kpc takes one TEXT, got 2"),
     (["predict", "kpc", "  "], "TEXT 1: the text is empty"),
     (["compare", "--input", "{empty}"], "--input {empty} is empty: no input lines"),
-    (["compare", "--model", "{missing}", "a", "b"], "--model {missing}: no such directory"),
-    (["search", "--index", "{missing}", "a query"], "--index {missing}: no such directory"),
+    (["compare", "--model", "{missing}", "a", "b"], "--model: no such model: {missing}"),
+    (["search", "--index", "{missing}", "a query"], "--index: no such model: {missing}"),
     (["search", "--index", "{index}", "--queries", "{empty}"], "--queries {empty} is empty: no input lines"),
     (["search", "--index", "{index}", "--queries", "{missing}"], "--queries {missing}: no such file"),
-    (["search", "--index", "{index}", "--model", "{missing}", "q"], "--model {missing}: no such directory"),
+    (["search", "--index", "{index}", "--model", "{missing}", "q"], "--model: no such model: {missing}"),
     (["index", "build", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty: no input lines"),
     (["index", "build", "--input", "{bad}", "--output", "{out}"], "{bad}:2: not valid JSON"),
-    (["index", "build", "--input", "{good}", "--model", "{missing}", "--output", "{out}"], "no such directory"),
-    (["encode", "--input", "{good}", "--model", "{missing}", "--output", "{out}"], "--model {missing}: no such"),
+    (["index", "build", "--input", "{good}", "--model", "{missing}", "--output", "{out}"], "no such model: {missing}"),
+    (["encode", "--input", "{good}", "--model", "{missing}", "--output", "{out}"], "--model: no such model: {missing}"),
     (["encode", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty"),
-    (["evaluate", "kpc", "--model", "{missing}", "--data", "{good}"], "--model {missing}: no such directory"),
+    (["evaluate", "kpc", "--model", "{missing}", "--data", "{good}"], "--model: no such model: {missing}"),
     (["evaluate", "kpc", "--model", "{index}", "--data", "{missing}"], "--data {missing}: no such file"),
     (["train", "kpc", "--train", "{missing}", "--output", "{out}"], "--train {missing}: no such file"),
     (["train", "kpc", "--train", "{good}", "--dev", "{empty}", "--output", "{out}"], "--dev {empty} is empty"),
-    (["train", "kpc", "--train", "{good}", "--model", "{missing}", "--output", "{out}"], "no such directory"),
-    (["routes", "--model", "{missing}", "x"], "--model {missing}: no such directory"),
+    (["train", "kpc", "--train", "{good}", "--model", "{missing}", "--output", "{out}"], "no such model: {missing}"),
+    (["routes", "--model", "{missing}", "x"], "--model: no such model: {missing}"),
     (["refine", "--problems", "{missing}", "--index", "{index}", "--llm", "smollm2", "--output", "{out}"], "no such"),
     (["refine", "--problems", "{empty}", "--index", "{index}", "--llm", "x", "--output", "{out}"], "is empty"),
-    (["refine", "--problems", "{good}", "--index", "{missing}", "--llm", "x", "--output", "{out}"], "no such dir"),
+    (
+        ["refine", "--problems", "{good}", "--index", "{missing}", "--llm", "x", "--output", "{out}"],
+        "no such model: {missing}",
+    ),
     # every command that reads an input file: an empty one is an error, not "wrote 0 ..." and status 0
     (["parse", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty: no input lines"),
     (["parse", "--input", "{missing}", "--output", "{out}"], "--input {missing}: no such file"),
@@ -101,13 +104,21 @@ def test_no_error_case_imports_torch_or_a_model(paths):
     assert imported == []
 
 
-def test_a_model_option_may_name_a_model_or_a_hub_id(tmp_path):
-    for name in (*NAMED_MODELS, "text:minilm", None, str(tmp_path), "some-org/some-model"):
+def test_a_model_option_may_name_a_model_or_a_hub_id(tmp_path, monkeypatch):
+    import huggingface_hub.constants as constants
+
+    for name in (*NAMED_MODELS, "text:minilm", None, str(tmp_path)):
         check_model_argument(name, names=NAMED_MODELS)  # passes: the loader takes it from here
-    with pytest.raises(FileNotFoundError, match="no such directory"):
-        check_model_argument("shipped")  # a name only where the option takes it
-    with pytest.raises(FileNotFoundError, match=f"--index {tmp_path}/gone: no such directory"):
+    check_model_argument("shipped")  # the shipped package is a model wherever a model is taken
+    with pytest.raises(FileNotFoundError, match="--model: no such model: untrained"):
+        check_model_argument("untrained")  # an encoder name only where the option takes encoders
+    with pytest.raises(FileNotFoundError, match=f"--index: no such model: {tmp_path}/gone"):
         check_model_argument(f"{tmp_path}/gone", "--index")
+    # a Hub id is resolved here, from the cache when offline: one that is not there is said so before torch loads
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    with pytest.raises(FileNotFoundError, match="--model: no such model: some-org/some-model; as a Hugging Face Hub"):
+        check_model_argument("some-org/some-model")
 
 
 def test_a_missing_directory_that_looks_like_a_hub_id_is_named_with_what_its_parent_holds(
@@ -117,21 +128,15 @@ def test_a_missing_directory_that_looks_like_a_hub_id_is_named_with_what_its_par
     does not exist (a typo, or a training run that has not finished): said so, with what ``runs/`` holds."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "runs" / "kpc-small").mkdir(parents=True)
-    with pytest.raises(FileNotFoundError, match=r"--model runs/kpc: no such directory \(runs/ holds kpc-small/\)"):
+    with pytest.raises(FileNotFoundError, match=r"--model: no such model: runs/kpc; runs/ holds kpc-small/ \(a model"):
         check_model_argument("runs/kpc")
     for arguments, name in (
-        (["predict", "kpc", "--model", "runs/kpc", "x"], "--model runs/kpc"),
-        (["serve", "--index", "runs/index"], "--index runs/index"),
-        (["search", "--index", "runs/index", "q"], "--index runs/index"),
+        (["predict", "kpc", "--model", "runs/kpc", "x"], "--model: no such model: runs/kpc"),
+        (["serve", "--index", "runs/index"], "--index: no such model: runs/index"),
+        (["search", "--index", "runs/index", "q"], "--index: no such model: runs/index"),
     ):
         assert main(["-q", *arguments]) == 2
-        assert f"{name}: no such directory (runs/ holds kpc-small/)" in capsys.readouterr().err
-
-
-def test_the_cli_names_the_models_the_encoder_knows():
-    from mathgraph.models.encoder import NAMED_MODELS as ENCODER_NAMES
-
-    assert NAMED_MODELS == ENCODER_NAMES
+        assert f"{name}; runs/ holds kpc-small/" in capsys.readouterr().err
 
 
 def test_one_input_runs_on_one_thread_many_on_every_core():
@@ -142,9 +147,3 @@ def test_one_input_runs_on_one_thread_many_on_every_core():
         assert configure_inference_threads(3, single_input=True) == 3 == torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
-
-
-def test_the_tfidf_names_of_model_types_are_the_baselines():
-    from mathgraph.tasks import baselines, model_types
-
-    assert (model_types.TFIDF, model_types.TFIDF_MODELS) == (baselines.MODEL_TYPE, baselines.TFIDF_MODELS)

@@ -176,15 +176,15 @@ def test_usage_and_input_errors_come_before_any_model(monkeypatch, tmp_path, cap
 
 def test_a_directory_without_a_model_is_named(tmp_path, capsys):
     assert main(["-q", "compare", "--model", str(tmp_path), A, B]) == 2
-    assert "not a trained task model" in capsys.readouterr().err
+    assert "holds nothing mathgraph can load" in capsys.readouterr().err
 
 
 def test_comparing_without_a_model_imports_no_model_code():
     # spaCy imports torch itself (thinc looks for it); --no-model adds neither transformers nor the models
     code = (
         f"import sys; from mathgraph.cli import main; main(['-q', 'compare', '--no-model', {A!r}, {B!r}]); "
-        "print(sorted(m for m in ('transformers', 'torch_geometric', 'mathgraph.models.encoder', 'mathgraph.tasks.release.shipped', "
-        "'mathgraph.tasks.inference') if m in sys.modules))"
+        "print(sorted(m for m in ('transformers', 'torch_geometric', 'mathgraph.models.encoder', 'mathgraph.models.package', "
+        "'mathgraph.api') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]"

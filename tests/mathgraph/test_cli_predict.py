@@ -173,28 +173,29 @@ def test_usage_errors_are_clear(kpc_dir, tmp_path, capsys):
     assert main(["-q", "predict", "qrc", "--model", str(kpc_dir), "a", "b"]) == 2
     assert "trained for kpc, not qrc" in capsys.readouterr().err
     assert main(["-q", "predict", "kpc", "--model", str(tmp_path), "x"]) == 2
-    assert "not a trained task model: it holds nothing mathgraph can load" in capsys.readouterr().err
+    assert "holds nothing mathgraph can load" in capsys.readouterr().err
 
 
 def test_a_directory_that_does_not_exist_is_not_one_that_holds_nothing(tmp_path, capsys):
     """Issue 27: a --model that does not exist said it 'holds nothing mathgraph can load'."""
-    from mathgraph.tasks.inference import load_predictor, load_task_model
+    from mathgraph.api import task_predictor
+    from mathgraph.registry import load
 
     empty, gone = tmp_path / "empty", tmp_path / "gone"
     empty.mkdir()
     assert main(["-q", "predict", "kpc", "--model", str(empty), "x"]) == 2
     err = capsys.readouterr().err
-    assert f"{empty} is not a trained task model: it holds nothing mathgraph can load" in err
-    assert "no such directory" not in err
+    assert f"{empty} holds nothing mathgraph can load" in err
+    assert "no such model" not in err
     assert main(["-q", "predict", "kpc", "--model", str(gone), "x"]) == 2
     err = capsys.readouterr().err
-    assert f"--model {gone}: no such directory" in err and "holds nothing" not in err
+    assert f"--model no such model: {gone}" in err and "holds nothing" not in err
     # past the command line's check, the library says the same
-    for load in (load_predictor, load_task_model):
-        with pytest.raises(FileNotFoundError, match=f"no such directory: {gone}"):
-            load("kpc", str(gone))
+    for call in (lambda: task_predictor("kpc", str(gone)), lambda: load(str(gone))):
+        with pytest.raises(FileNotFoundError, match=f"no such model: {gone}"):
+            call()
 
 
-def test_hybrid_needs_the_shipped_model(kpc_dir, capsys):
+def test_hybrid_needs_a_package(kpc_dir, capsys):
     assert main(["-q", "predict", "kpc", "--model", str(kpc_dir), "--hybrid", PROBLEMS[0]]) == 2
-    assert "--hybrid fuses the shipped model with its TF-IDF baseline: leave out --model" in capsys.readouterr().err
+    assert "hybrid fusion needs a model package such as 'shipped'" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Predictions from text (``TaskModel.predict``, ``tasks.inference``) on tiny untrained models."""
+"""Predictions from text (``TaskModel.predict``, ``models.prediction``) on tiny untrained models."""
 
 import pytest
 
