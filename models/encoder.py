@@ -31,8 +31,6 @@ import torch
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from mathgraph.models.batching import ProblemBatch, ProblemCollator
 from mathgraph.models.comus import TOKENIZER_DIR, ComusModel, ComusOutput
-from mathgraph.models.delta import DELTA_NAME, apply_delta
-from mathgraph.models.package import ModelPackage, text_encoder_base
 from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
 from mathgraph.quiet import warn
 from mathgraph.registry import (
@@ -41,8 +39,8 @@ from mathgraph.registry import (
     UNTRAINED,
     CheckpointError,
     describe,
+    loader_of,
     model_type,
-    read_config,
     resolve,
 )
 
@@ -89,8 +87,8 @@ class MathEncoder:
             return encoder
         directory = resolve(path)
         kind = model_type(directory)
-        if kind == "package":
-            encoder = ModelPackage.from_pretrained(directory, device=device).encoder
+        if kind == "package":  # through the registry: the package module builds on this one
+            encoder = loader_of(kind, directory).from_pretrained(directory, device=device).encoder
             encoder.name_or_path = SHIPPED if str(path) in SHIPPED_NAMES else str(directory.resolve())
             return encoder
         if kind not in ("comus", "task-model"):  # a task model holds its encoder's files
@@ -243,23 +241,6 @@ class MathEncoder:
         """Run the model on a collated batch, under autocast on CUDA."""
         with autocast_for(batch.input_ids.device):
             return self.model(**batch.as_model_inputs())
-
-
-def load_package_encoder(package: ModelPackage, device: str | torch.device | None = None) -> MathEncoder:
-    """The encoder of a model package (``models.package``) as a ``MathEncoder`` on ``device``, in eval mode:
-    stored as a delta against its text encoder (the shipped model), or with full weights (an export)."""
-    from transformers import AutoTokenizer
-
-    directory = package.path(package.config["encoder"])
-    if not (directory / DELTA_NAME).is_file():  # a self-contained export (mathgraph export)
-        return MathEncoder.from_pretrained(directory, device=device)
-    config = read_config(directory)
-    state = apply_delta(text_encoder_base(config.get("text_encoder", "minilm")), directory / DELTA_NAME)
-    model = ComusModel.from_state(config, state, where=directory / DELTA_NAME)
-    tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
-    encoder = MathEncoder(model, tokenizer, GraphVocabulary.from_pretrained(directory))
-    encoder.model.to(resolve_device(device)).eval()
-    return encoder
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:

@@ -107,8 +107,6 @@ class ModelPackage:
     @cached_property
     def encoder(self):
         """The package's pre-trained encoder, a ``MathEncoder`` in eval mode."""
-        from mathgraph.models.encoder import load_package_encoder
-
         return load_package_encoder(self, device=self.device)
 
     @cached_property
@@ -174,6 +172,28 @@ class ModelPackage:
         return f"ModelPackage({self.name_or_path!r}, tasks={self.tasks})"
 
 
+def load_package_encoder(package: ModelPackage, device=None):
+    """The encoder of a model package (``models.package``) as a ``MathEncoder`` on ``device``, in eval mode:
+    stored as a delta against its text encoder (the shipped model), or with full weights (an export)."""
+    from transformers import AutoTokenizer
+
+    from mathgraph.graph import GraphVocabulary
+    from mathgraph.models.comus import TOKENIZER_DIR, ComusModel
+    from mathgraph.models.delta import DELTA_NAME, apply_delta
+    from mathgraph.models.encoder import MathEncoder, resolve_device
+
+    directory = package.path(package.config["encoder"])
+    if not (directory / DELTA_NAME).is_file():  # a self-contained export (mathgraph export)
+        return MathEncoder.from_pretrained(directory, device=device)
+    config = read_config(directory)
+    state = apply_delta(text_encoder_base(config.get("text_encoder", "minilm")), directory / DELTA_NAME)
+    model = ComusModel.from_state(config, state, where=directory / DELTA_NAME)
+    tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
+    encoder = MathEncoder(model, tokenizer, GraphVocabulary.from_pretrained(directory))
+    encoder.model.to(resolve_device(device)).eval()
+    return encoder
+
+
 def checked_path(root: Path, *parts: str) -> Path:
     """A file or folder of the package at ``root``, after checking every file under it against its checksum."""
     path = root.joinpath(*parts)
@@ -225,4 +245,11 @@ def _check_file(root: Path, name: str, digest: str) -> None:
         )
 
 
-__all__ = ["ModelPackage", "package_config", "checked_path", "text_encoder_base", "forget_checksums"]
+__all__ = [
+    "ModelPackage",
+    "package_config",
+    "load_package_encoder",
+    "checked_path",
+    "text_encoder_base",
+    "forget_checksums",
+]

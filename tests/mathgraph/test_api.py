@@ -63,7 +63,7 @@ def test_load_gives_what_a_directory_holds(tiny_encoder, qrc_tfidf, tmp_path):
     tiny_encoder.save_pretrained(tmp_path / "encoder")
     assert type(load(tmp_path / "encoder")).__name__ == "MathEncoder"
     assert isinstance(load(qrc_tfidf[0]), TfidfClassifier)
-    with pytest.raises(FileNotFoundError, match="no such directory: .*nowhere.*'shipped'"):
+    with pytest.raises(FileNotFoundError, match="no such model: .*nowhere.*'shipped'"):
         load(tmp_path / "nowhere")
     (tmp_path / "file").write_text("x")
     with pytest.raises(NotADirectoryError):
@@ -118,7 +118,7 @@ def test_a_hub_id_loads_from_the_cache_offline(qrc_tfidf, tmp_path):
     expected = Predictor.from_pretrained(directory, task="qrc").predict(pairs)[0]["label"]
     assert lines[0] == "TfidfClassifier" and json.loads(lines[1]) == expected
     assert lines[2].startswith(
-        "missing: no such directory: someone/not-cached; as a Hugging Face Hub id it is not in the Hugging Face cache"
+        "missing: no such model: someone/not-cached; as a Hugging Face Hub id: not in the Hugging Face cache"
     )
 
 
@@ -136,7 +136,7 @@ def test_the_shipped_model_exports_as_a_self_contained_directory(tmp_path):
     assert [r["label"] for r in again] == [r["label"] for r in shipped]
     for a, b in zip(again, shipped):
         assert all(abs(a["probabilities"][k] - b["probabilities"][k]) < 1e-5 for k in b["probabilities"])
-    assert type(load(exported)).__name__ == "MathEncoder"
-    assert type(load("default")).__name__ == "MathEncoder"  # the old name of the shipped model still works
+    assert type(load(exported)).__name__ == "ModelPackage" and type(load(exported).encoder).__name__ == "MathEncoder"
+    assert load("default").name_or_path == "shipped"  # the old name of the shipped model still works
     with pytest.raises(FileExistsError):
         export_package(exported)

@@ -2,10 +2,10 @@
 
 import pytest
 
+from mathgraph.api import evaluate
 from mathgraph.models.task_model import TaskConfig, TaskModel
 from mathgraph.samples import sample_problems
 from mathgraph.tasks.data import build_qam_pairs, build_qrc_pairs, build_sqr_lists, group_seeds
-from mathgraph.api import evaluate
 from mathgraph.tasks.training.finetune import train_task
 from mathgraph.tasks.training.trainer import TrainingArguments
 

@@ -5,9 +5,9 @@ from collections import Counter
 import pytest
 import torch
 
+from mathgraph.api import evaluate
 from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
 from mathgraph.models.task_model import TaskConfig
-from mathgraph.api import evaluate
 from mathgraph.tasks.task_types import get_task
 from mathgraph.tasks.training.multitask import parse_task_spec, train_multitask
 from mathgraph.tasks.training.task_mixing import TaskMixingSampler
