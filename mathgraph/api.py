@@ -23,6 +23,19 @@ from mathgraph.registry import CheckpointError, describe, load, loader_of, model
 PREDICTING_TYPES = ("package", "task-model", "multi-task-model", "tfidf", "structure")
 
 
+def _predicting_model(name_or_dir: str | PathLike, hybrid: bool | None, device) -> tuple[str, object]:
+    """``(model_type, loaded model)`` of a model that predicts tasks; anything else is refused here."""
+    directory = resolve(name_or_dir)
+    type_name = model_type(directory)
+    if type_name not in PREDICTING_TYPES:
+        raise CheckpointError(f"{name_or_dir} holds {describe(type_name)}, which predicts no task")
+    if hybrid and type_name != "package":
+        raise ValueError(
+            f"hybrid fusion needs a model package such as 'shipped'; {name_or_dir} holds {describe(type_name)}"
+        )
+    return type_name, loader_of(type_name, directory).from_pretrained(directory, device=device)
+
+
 def task_predictor(task: str, name_or_dir: str | PathLike = "shipped", hybrid: bool | None = None, device=None):
     """What predicts ``task`` from the model ``name_or_dir`` (each has ``predict(inputs, batch_size)``):
 
@@ -34,25 +47,19 @@ def task_predictor(task: str, name_or_dir: str | PathLike = "shipped", hybrid: b
     ``hybrid=True`` needs a package. ``device``: ``None`` is CUDA when available, else the CPU."""
     from mathgraph.models.task_heads import get_task_head
 
-    head = get_task_head(task)  # an unknown task fails here, before any loading
-    directory = resolve(name_or_dir)
-    kind = model_type(directory)
-    if kind not in PREDICTING_TYPES:
-        raise CheckpointError(f"{name_or_dir} holds {describe(kind)}, which predicts no task")
-    if hybrid and kind != "package":
-        raise ValueError(f"hybrid fusion needs a model package such as 'shipped'; {name_or_dir} holds {describe(kind)}")
-    model = loader_of(kind, directory).from_pretrained(directory, device=device)
-    if kind == "package":
-        return model.predictor(head.name, hybrid=hybrid)
-    if kind == "multi-task-model":
-        return model.for_task(head.name)
-    if kind == "tfidf":
+    task = get_task_head(task).name  # an unknown task fails here, before any loading
+    type_name, model = _predicting_model(name_or_dir, hybrid, device)
+    if type_name == "package":
+        return model.predictor(task, hybrid=hybrid)
+    if type_name == "multi-task-model":
+        return model.for_task(task)
+    if type_name == "tfidf":
         from mathgraph.models.tfidf import TfidfPredictor
 
-        return TfidfPredictor(head.name, model)
-    trained_for = model.config.task if kind == "task-model" else model.task
-    if trained_for != head.name:
-        raise ValueError(f"{name_or_dir} holds {describe(kind)} trained for {trained_for}, not {head.name}")
+        return TfidfPredictor(task, model)
+    trained_for = model.config.task if type_name == "task-model" else model.task
+    if trained_for != task:
+        raise ValueError(f"{name_or_dir} holds {describe(type_name)} trained for {trained_for}, not {task}")
     return model
 
 
@@ -60,21 +67,17 @@ def task_predictors(name_or_dir: str | PathLike = "shipped", hybrid: bool | None
     """``{task: predictor}`` of every task the model ``name_or_dir`` predicts (what the server serves): each
     head of a package or a multi-task model, a task model's or an alignment model's task. A TF-IDF model does
     not record which task it was trained for, so it is refused here (``task_predictor`` takes it with a task)."""
-    directory = resolve(name_or_dir)
-    kind = model_type(directory)
-    if kind not in PREDICTING_TYPES or kind == "tfidf":
-        what = "a TF-IDF model does not record its task; predict with `mathgraph predict TASK --model DIR`"
+    if model_type(resolve(name_or_dir)) == "tfidf":
         raise CheckpointError(
-            f"{name_or_dir} holds {describe(kind)}: {what if kind == 'tfidf' else 'it predicts no task'}"
+            f"{name_or_dir} holds a TF-IDF model, which does not record its task: "
+            "predict with `mathgraph predict TASK --model DIR`"
         )
-    if hybrid and kind != "package":
-        raise ValueError(f"hybrid fusion needs a model package such as 'shipped'; {name_or_dir} holds {describe(kind)}")
-    model = loader_of(kind, directory).from_pretrained(directory, device=device)
-    if kind == "package":
+    type_name, model = _predicting_model(name_or_dir, hybrid, device)
+    if type_name == "package":
         return {task: model.predictor(task, hybrid=hybrid) for task in model.tasks}
-    if kind == "multi-task-model":
+    if type_name == "multi-task-model":
         return {task: model.for_task(task) for task in model.config.task_names}
-    return {model.config.task if kind == "task-model" else model.task: model}
+    return {model.config.task if type_name == "task-model" else model.task: model}
 
 
 def evaluate(

@@ -33,7 +33,7 @@ SHIPPED_DIR = Path(__file__).parent / "data" / "shipped_model"
 
 
 class CheckpointError(ValueError):
-    """A model directory that cannot be loaded: a missing or damaged file, or a directory of no known kind."""
+    """A model directory that cannot be loaded: a missing or damaged file, or a directory of no known model_type."""
 
 
 class ModelNotFoundError(FileNotFoundError):
@@ -42,7 +42,7 @@ class ModelNotFoundError(FileNotFoundError):
 
 @dataclass(frozen=True)
 class ModelType:
-    """One kind of model directory: what it is in words, and the ``module:attribute`` whose
+    """One type of model directory: what it is in words, and the ``module:attribute`` whose
     ``from_pretrained(directory, device=None)`` loads it."""
 
     words: str
@@ -65,7 +65,7 @@ MODEL_TYPES = {
     ),
 }
 
-# Directories written before every kind put its model_type in config.json: the file that tells their kind,
+# Directories written before every type put its model_type in config.json: the file that tells their type,
 # looked at in this order (a task model's config.json then named its encoder: model_type "comus").
 _LEGACY_FILES = (
     ("release.json", "package"),
@@ -115,48 +115,50 @@ def read_config(directory: str | PathLike, name: str = CONFIG_NAME) -> dict:
     return data
 
 
-def write_model_type(directory: str | PathLike, kind: str) -> None:
+def write_model_type(directory: str | PathLike, type_name: str) -> None:
     """Name what ``directory`` holds: set ``model_type`` in its ``config.json`` (written when absent). A task
     model's ``config.json`` also holds its encoder's configuration; the encoder reads it whatever the type."""
-    if kind not in MODEL_TYPES:
-        raise ValueError(f"unknown model_type {kind!r}; known: {', '.join(MODEL_TYPES)}")
+    if type_name not in MODEL_TYPES:
+        raise ValueError(f"unknown model_type {type_name!r}; known: {', '.join(MODEL_TYPES)}")
     path = Path(directory) / CONFIG_NAME
     config = read_config(directory) if path.is_file() else {}
-    config["model_type"] = kind
+    config["model_type"] = type_name
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
 
 
 def model_type(directory: str | PathLike) -> str | None:
     """What a model directory holds: its ``config.json``'s ``model_type``, or for a directory written before
-    that field named every kind, the kind its files say; ``None`` for a directory of no known kind."""
+    that field named every type, the type its files say; ``None`` for a directory of no known model_type."""
     directory = Path(directory)
     config = read_config(directory) if (directory / CONFIG_NAME).is_file() else {}
     declared = config.get("model_type")
     if declared and declared != "comus":
         return str(declared)
-    for name, kind in _LEGACY_FILES:
+    for name, legacy_type in _LEGACY_FILES:
         if (directory / name).is_file():
             if name == "manifest.json" and read_config(directory, name).get("format") != "mathgraph-search-index":
                 continue  # some other manifest.json
-            return kind
+            return legacy_type
     if declared:
         return str(declared)
     return "tfidf" if config.get("model") in _LEGACY_TFIDF else None
 
 
-def describe(kind: str | None) -> str:
+def describe(type_name: str | None) -> str:
     """A ``model_type`` in words, for messages."""
-    if kind is None:
+    if type_name is None:
         return "nothing mathgraph can load (no config.json with a model_type)"
-    return MODEL_TYPES[kind].words if kind in MODEL_TYPES else f"a model of type {kind!r}"
+    return MODEL_TYPES[type_name].words if type_name in MODEL_TYPES else f"a model of type {type_name!r}"
 
 
-def loader_of(kind: str | None, directory: str | PathLike):
-    """The class (or function) whose ``from_pretrained`` loads a directory of ``kind``, imported now."""
-    if kind not in MODEL_TYPES:
+def loader_of(type_name: str | None, directory: str | PathLike):
+    """The class whose ``from_pretrained`` loads a directory of ``model_type`` ``type_name``, imported now."""
+    if type_name not in MODEL_TYPES:
         known = "; ".join(f"{name} ({t.words})" for name, t in MODEL_TYPES.items())
-        raise CheckpointError(f"{directory} holds {describe(kind)}, which mathgraph does not load; it loads: {known}")
-    module, attribute = MODEL_TYPES[kind].loader.split(":")
+        raise CheckpointError(
+            f"{directory} holds {describe(type_name)}, which mathgraph does not load; it loads: {known}"
+        )
+    module, attribute = MODEL_TYPES[type_name].loader.split(":")
     return getattr(importlib.import_module(module), attribute)
 
 

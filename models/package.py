@@ -5,9 +5,10 @@ The shipped model (``mathgraph/data/shipped_model``, the name ``"shipped"``) is 
 
     config.json     model_type "package", and what the package holds (``package_config``):
                     {"encoder": "encoder", "multitask": "multitask",
-                     "tasks": {TASK: {"tfidf": {"path", "weight", "default"},
-                                      "structure": {"path", "weight", "default"}}},
-                     "search": {"tfidf": {...}, "structure": {"path", "weight", "default", "min_cosine"}}}
+                     "tasks": {TASK: {"tfidf": {"path", "weight", "on"},
+                                      "structure": {"path", "weight", "on"}}},
+                     "search": {"tfidf": {...}, "structure": {"path", "weight", "on", "min_cosine"}}}
+                    "on": whether the late fusion applies when the caller leaves ``hybrid`` unset
     encoder/        the pre-trained COMUS encoder (``MathEncoder.from_pretrained("shipped")``)
     multitask/      the multi-task model fine-tuned from it (KPC, QRC, QAM, SQR heads)
     tfidf/TASK/     the TF-IDF models the predictions are fused with (late fusion)
@@ -39,12 +40,13 @@ ENCODER_DIR, MULTITASK_DIR, TFIDF_DIR, STRUCTURE_DIR = "encoder", "multitask", "
 
 def package_config(release: dict) -> dict:
     """A package's ``config.json`` from the release notes (``release.json``) the release wrote: which models
-    it holds and, per task and for search, the late-fusion weights dev chose and whether they apply by default."""
+    it holds and, per task and for search, the late-fusion weights dev chose and whether each is on when the
+    caller does not say (``hybrid=None``)."""
 
     def fusion(entry: dict | None, path: str) -> dict | None:
         if entry is None:
             return None
-        return {"path": path, "weight": entry["weight"], "default": entry["default"]}
+        return {"path": path, "weight": entry["weight"], "on": entry["default"]}
 
     tasks = {
         task: {
@@ -151,9 +153,9 @@ class ModelPackage:
         setting = self._task(task)
         predictor = self.multitask.for_task(task)
         tfidf, structure = setting["tfidf"], setting.get("structure")
-        if tfidf is not None and (tfidf["default"] if hybrid is None else hybrid):
+        if tfidf is not None and (tfidf["on"] if hybrid is None else hybrid):
             predictor = HybridPredictor(predictor, self._tfidf_predictor(task), tfidf["weight"])
-        if structure is not None and (structure["default"] if hybrid is None else hybrid):
+        if structure is not None and (structure["on"] if hybrid is None else hybrid):
             predictor = HybridPredictor(predictor, self.structure(task, structure), structure["weight"])
         return predictor
 

@@ -125,7 +125,7 @@ def hybrid_search_weight(hybrid: bool | None = None) -> float:
     setting = shipped_package().search_setting("tfidf")
     if setting is None:
         return 0.0
-    return float(setting["weight"]) if hybrid or setting["default"] else 0.0
+    return float(setting["weight"]) if hybrid or setting["on"] else 0.0
 
 
 def structure_search_weight(hybrid: bool | None = None) -> float:
@@ -137,7 +137,7 @@ def structure_search_weight(hybrid: bool | None = None) -> float:
     setting = shipped_package().search_setting("structure")
     if setting is None:
         return 0.0
-    return float(setting["weight"]) if hybrid or setting["default"] else 0.0
+    return float(setting["weight"]) if hybrid or setting["on"] else 0.0
 
 
 def search_records(
