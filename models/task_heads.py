@@ -24,6 +24,7 @@ from torch import nn
 from mathgraph.models.alignment_features import alignment_features, feature_names
 from mathgraph.models.examples import KpcExample, QamPair, QrcPair, SqrList
 from mathgraph.models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
+from mathgraph.task_specs import TASK_SPECS
 
 PAIR_MODES = ("cross", "bi")
 
@@ -32,12 +33,20 @@ class TaskHead(ABC):
     """The interface; see the module docstring. Subclasses set ``name`` and implement the abstract methods."""
 
     name: str = ""
-    classifies: bool = True  # predicts one label per example (False: ranks candidates)
-    # what one input is (models.task_io): "single" text, a "pair" of texts, or a query with candidates to rank
-    # ("ranker"); the TF-IDF model of the task is the model of that shape (models.tfidf)
-    input_shape: str = "single"
     alignment: bool = False  # the head also reads the alignment features of each pair (models.alignment_features)
     aligned_with: str = "problem"  # the second text of its pairs, for their alignment: a "problem" or a "solution"
+
+    @property
+    def classifies(self) -> bool:
+        """Whether the task predicts one label per example (else it ranks candidates): ``mathgraph.task_specs``."""
+        return TASK_SPECS[self.name].classifies
+
+    @property
+    def input_shape(self) -> str:
+        """What one input is (``models.task_io``): a ``"single"`` text, a ``"pair"`` of texts, or a query with
+        candidates to rank (``"ranker"``); the TF-IDF model of the task is the model of that shape. One table,
+        ``mathgraph.task_specs``, says it for the commands (before torch loads) and for the heads."""
+        return TASK_SPECS[self.name].input_shape
 
     def with_pair_mode(self, mode: str | None) -> TaskHead:
         """This task reading its pairs as ``mode`` (``PAIR_MODES``); only pair tasks take one."""
@@ -147,7 +156,6 @@ class PairHead(TaskHead):
     ``[u; v; |u - v|; u * v]``; the vectors can be indexed for retrieval.
     """
 
-    input_shape = "pair"
     pair_mode = "bi"
     example_type: type = QrcPair  # what input_example makes, with placeholder_label as its label
     placeholder_label: object = ""
@@ -219,8 +227,6 @@ class SqrHead(TaskHead):
     """
 
     name = "sqr"
-    classifies = False
-    input_shape = "ranker"
 
     def input_example(self, texts, position=0):
         """The first candidate stands as the relevant one: the loss computed beside the scores needs one."""

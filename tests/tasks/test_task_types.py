@@ -91,13 +91,14 @@ def test_registry_names_every_task_once():
         get_task("kpx")
 
 
-def test_the_command_line_tables_agree_with_the_task_classes():
-    """The CLI repeats the tasks' names and shapes so that its usage errors come before torch is imported."""
-    from mathgraph.cli import predict, training
+def test_the_heads_take_their_shapes_from_the_one_task_table():
+    from mathgraph.models.task_heads import TASK_HEADS
+    from mathgraph.task_specs import TASK_SPECS
 
-    assert training.TASKS == tuple(TASKS)
-    assert training.PAIR_TASKS == tuple(name for name, task in TASKS.items() if task.input_shape == "pair")
-    texts = {"single": (1, 1), "pair": (2, 2), "ranker": (2, None)}  # what each input_shape takes as TEXTs
-    assert {name: predict.TEXT_ARGUMENTS[name][:2] for name in TASKS} == {
-        name: texts[task.input_shape] for name, task in TASKS.items()
+    assert tuple(TASK_HEADS) == tuple(TASK_SPECS)
+    assert {n: (h.input_shape, h.classifies) for n, h in TASK_HEADS.items()} == {
+        "kpc": ("single", True),
+        "qrc": ("pair", True),
+        "qam": ("pair", True),
+        "sqr": ("ranker", False),
     }
