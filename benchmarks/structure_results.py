@@ -1,4 +1,4 @@
-"""The alignment model (``models.structure``: gradient-boosted trees on graph alignment features) on the pair tasks, next to TF-IDF and their hybrid: seed-0 splits, dev and test.
+"""The alignment model (``models.alignment_model``: gradient-boosted trees on graph alignment features) on the pair tasks, next to TF-IDF and their hybrid: seed-0 splits, dev and test.
 
     python benchmarks/structure_results.py --work results/ [--tasks qrc,qam,sqr] [--smoke]
 
@@ -8,7 +8,7 @@ the train seeds' number-swap pairs, tested on the test seeds' number-swap pairs)
 then per task:
 
 - ``tfidf``: the TF-IDF baseline (``models.tfidf``);
-- ``structure``: ``models.structure.StructureModel`` on the alignment features;
+- ``structure``: ``models.structure.AlignmentModel`` on the alignment features;
 - ``structure+tfidf``: the two fused (``models.late_fusion``), the weight chosen on dev.
 
 Accuracy with a 95% Wilson interval, NDCG@3 with a 95% bootstrap interval over lists.
@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from mathgraph.models.alignment_model import AlignmentModel  # noqa: E402
 from mathgraph.models.late_fusion import fuse  # noqa: E402
-from mathgraph.models.structure import StructureModel  # noqa: E402
 from mathgraph.models.tfidf import TfidfPredictor  # noqa: E402
 from mathgraph.tasks.evaluation import labelled_inputs, task_metric  # noqa: E402
 from mathgraph.tasks.training.late_fusion import choose_weight  # noqa: E402
@@ -68,7 +68,7 @@ def run_task(task: str, split: dict[str, str], models: Path, smoke: bool) -> dic
     tfidf = TfidfPredictor(task, train_tfidf(task, rows))
     tfidf_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    structure = StructureModel(task, {"max_iter": 20} if smoke else None).fit(
+    structure = AlignmentModel(task, {"max_iter": 20} if smoke else None).fit(
         train_inputs, train_gold, show_progress=True
     )
     structure_seconds = time.perf_counter() - started

@@ -56,7 +56,7 @@ MODEL_TYPES = {
     "tfidf": ModelType("a TF-IDF model", "mathgraph.models.tfidf:TfidfModel"),
     "structure": ModelType(
         "an alignment model (gradient-boosted trees on graph alignment features)",
-        "mathgraph.models.structure:StructureModel",
+        "mathgraph.models.alignment_model:AlignmentModel",
     ),
     "search-index": ModelType("a search index", "mathgraph.tasks.search.index:SearchIndex"),
     "package": ModelType(

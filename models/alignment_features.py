@@ -6,7 +6,7 @@ of ``(text_a, text_b)`` pairs: ``align_problems`` where ``text_b`` is a ``"probl
 (QAM's question and solution); each task says which (``TaskHead.aligned_with``). Problems are
 parsed through the graph cache, and each pair's row is kept for the life of the
 process, so an epoch after the first, or the dev pass, computes nothing again.
-Both the structure model (``models.structure``) and the neural pair heads that read
+Both the alignment model (``models.alignment_model``) and the neural pair heads that read
 the alignment next to their pair vector (``TaskConfig.alignment``) use it.
 """
 

@@ -63,9 +63,7 @@ class FeatureStore:
         self.add(texts, show_progress)
 
     @classmethod
-    def for_run(
-        cls, encoder: MathEncoder, texts: Iterable[str], args, with_graphs: bool = True
-    ) -> FeatureStore:
+    def for_run(cls, encoder: MathEncoder, texts: Iterable[str], args, with_graphs: bool = True) -> FeatureStore:
         """The store of a training run: ``encoder``'s collator and parser, the run's graph cache and
         parser processes (``args.graph_cache``, ``args.parse_workers`` of a
         ``tasks.training.trainer.TrainingArguments``)."""

@@ -76,7 +76,11 @@ MULTITASK_CONFIG_NAME = "multitask_config.json"
 MULTITASK_MODEL_TYPE = "multi-task-model"  # multitask_config.json's model_type (mathgraph.registry)
 MULTITASK_WEIGHTS_NAME = "multitask.safetensors"
 TASK_PROMPT_TOKEN = "[TASK]"  # how token_routes shows a task prompt among the tokens
-SAMPLING = ("proportional", "uniform", "temperature")  # how training mixes the tasks' batches (tasks.training.task_mixing)
+SAMPLING = (
+    "proportional",
+    "uniform",
+    "temperature",
+)  # how training mixes the tasks' batches (tasks.training.task_mixing)
 
 
 @dataclass

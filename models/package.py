@@ -134,11 +134,11 @@ class ModelPackage:
         return TfidfPredictor(task, TfidfModel.from_pretrained(self.path(setting["path"])))
 
     def structure(self, task: str, setting: dict | None = None):
-        """The alignment model of ``task`` (a ``StructureModel``), or ``None`` when the package has none."""
-        from mathgraph.models.structure import StructureModel
+        """The alignment model of ``task`` (a ``AlignmentModel``), or ``None`` when the package has none."""
+        from mathgraph.models.alignment_model import AlignmentModel
 
         setting = setting if setting is not None else self._task(task)["structure"]
-        return None if setting is None else StructureModel.from_pretrained(self.path(setting["path"]))
+        return None if setting is None else AlignmentModel.from_pretrained(self.path(setting["path"]))
 
     def search_setting(self, part: str) -> dict | None:
         """How search fuses ``part`` (``"tfidf"`` or ``"structure"``) with the encoder's cosine, or ``None``."""

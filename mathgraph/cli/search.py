@@ -71,7 +71,7 @@ def _register_search(commands) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="fuse cosine with TF-IDF scores over the index's texts, then re-score the best 50 with "
-        "the shipped structure model (graph alignment), each with the shipped model's search "
+        "the shipped alignment model (graph alignment), each with the shipped model's search "
         "weight (chosen on dev; default: each on only if dev said it helps)",
     )
     search.add_argument(

@@ -24,7 +24,7 @@ package (``models.package``).
 3. ``package``: TF-IDF models on the same train parts; the late-fusion weight of each task chosen on dev; the
    package written (fp16 deltas, ``config.json``, checksums); then every figure measured *from the written
    package* on dev and test (neural, TF-IDF, late fusion; 95% intervals) into ``release.json`` and the card.
-4. ``structure``: an alignment model (``models.structure``: gradient-boosted trees on graph alignment features)
+4. ``structure``: an alignment model (``models.alignment_model``: gradient-boosted trees on graph alignment features)
    per pair task, trained on its train part and fused with what the package gave so far, with a weight chosen
    on dev (0 keeps the package's answer, 1 is the alignment model alone), on where it beats dev; the figures
    measured again; then stage 5.
@@ -73,7 +73,7 @@ class ReleaseSettings:
     pretrain_batch_size: int = 32
     multitask_batch_size: int = 16
     multitask_max_steps: int | None = None  # a cap on multi-task steps (smoke runs)
-    structure_options: dict | None = None  # StructureModel options (smoke runs: few iterations)
+    structure_options: dict | None = None  # AlignmentModel options (smoke runs: few iterations)
     device: str | None = None  # where the package's models predict while measured (None: CUDA if available)
 
 
@@ -209,9 +209,9 @@ def package(files: dict, work: Path, output: Path, settings: ReleaseSettings, sa
 
 def structure(files: dict, work: Path, output: Path, settings: ReleaseSettings, say=print) -> dict:
     """Stage 4: alignment models in the package, fused with its results where dev says so; then stage 5."""
+    from mathgraph.models.alignment_model import STRUCTURE_TASKS, AlignmentModel
     from mathgraph.models.late_fusion import fuse
     from mathgraph.models.package import RELEASE_NAME, STRUCTURE_DIR
-    from mathgraph.models.structure import STRUCTURE_TASKS, StructureModel
     from mathgraph.tasks.evaluation import labelled_inputs, task_metric
     from mathgraph.tasks.release.package import finish_package
     from mathgraph.tasks.training.late_fusion import choose_weight
@@ -229,7 +229,7 @@ def structure(files: dict, work: Path, output: Path, settings: ReleaseSettings, 
     for task in STRUCTURE_TASKS:
         train_inputs, train_gold = labelled_inputs(task, files[task]["train"])
         started = time.perf_counter()
-        model = StructureModel(task, settings.structure_options).fit(train_inputs, train_gold, show_progress=True)
+        model = AlignmentModel(task, settings.structure_options).fit(train_inputs, train_gold, show_progress=True)
         seconds = time.perf_counter() - started
         model.save_pretrained(output / STRUCTURE_DIR / task)
         before = before_package.predictor(task)
@@ -300,9 +300,9 @@ def measure_search_structure(
     alone, every candidate scored) and "with structure"."""
     import numpy as np
 
+    from mathgraph.models.alignment_model import AlignmentModel, close_variant_scores
     from mathgraph.models.late_fusion import fuse
     from mathgraph.models.package import STRUCTURE_DIR
-    from mathgraph.models.structure import StructureModel, close_variant_scores
     from mathgraph.models.task_io import ranking_result
     from mathgraph.tasks.evaluation import labelled_inputs, task_metric
     from mathgraph.tasks.search.index import l2_normalize
@@ -315,7 +315,7 @@ def measure_search_structure(
     search.pop("structure", None)
     loaded = _package(root, settings)
     encoder, tfidf = loaded.encoder, _sqr_tfidf(loaded)
-    model = StructureModel.from_pretrained(root / STRUCTURE_DIR / "sqr")
+    model = AlignmentModel.from_pretrained(root / STRUCTURE_DIR / "sqr")
 
     def lists(part: str) -> tuple[list, list, list[np.ndarray]]:
         """The part's lists, their relevance grades and each candidate's cosine to its query."""

@@ -84,7 +84,7 @@ def card_text(release: dict) -> str:
         "- **Alignment models** (QRC, QAM, SQR): gradient-boosted trees on the alignment of the two problems'",
         "  graphs (`parsers.compare`: quantities kept or changed and their forms, sentences inserted or deleted,",
         "  the question; for QAM, whether the solution computes with the question's quantities), trained on the",
-        "  same train parts (`models.structure`), in late fusion with the neural (+ TF-IDF) result, a weight chosen",
+        "  same train parts (`models.alignment_model`), in late fusion with the neural (+ TF-IDF) result, a weight chosen",
         "  on dev.",
         "",
         "## Training",

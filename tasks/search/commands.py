@@ -130,8 +130,8 @@ def hybrid_search_weight(hybrid: bool | None = None) -> float:
 
 def structure_search_weight(hybrid: bool | None = None) -> float:
     """The ``structure_weight`` of ``SearchIndex.search`` for ``mathgraph search [--hybrid|--no-hybrid]``: the
-    shipped structure model's weight, chosen on dev, when ``hybrid`` is True, or when it is None and dev said it
-    helps; 0 otherwise (and for a package without a structure model)."""
+    shipped alignment model's weight, chosen on dev, when ``hybrid`` is True, or when it is None and dev said it
+    helps; 0 otherwise (and for a package without a alignment model)."""
     if hybrid is False:
         return 0.0
     setting = shipped_package().search_setting("structure")

@@ -53,7 +53,7 @@ HNSW_NEIGHBOURS = 32
 IDENTITY_KEYS = ("kind", "weights_sha256", "mode", "dimension", "split_digits")
 
 
-# Rows of the first stage (dense, or dense + TF-IDF) that the structure model re-scores per query: it parses
+# Rows of the first stage (dense, or dense + TF-IDF) that the alignment model re-scores per query: it parses
 # and aligns each, so it reads a short list, not the whole index.
 STRUCTURE_RERANK = 50
 
@@ -110,7 +110,7 @@ class SearchIndex:
         self.identity, self.embedder = dict(identity), embedder
         self._faiss: dict[str, object] = {}
         self._sparse = None  # (TF-IDF vectorizer, row matrix) for hybrid search, built on first use
-        self.structure = None  # the SQR structure model of structure_weight > 0 (the shipped one when None)
+        self.structure = None  # the SQR alignment model of structure_weight > 0 (the shipped one when None)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -168,7 +168,7 @@ class SearchIndex:
         the hits' scores are then the fused ones.
 
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
-        stage are scored by an SQR structure model (``models.structure``: the expected relevance of each row as a
+        stage are scored by an SQR alignment model (``models.alignment_model``: the expected relevance of each row as a
         similar problem, from the alignment of its graph with the query's; ``self.structure``, by default the
         shipped one) and the two scores fused the same way (``fuse_scores``). Only rows whose cosine to the query
         is at least ``structure_min_cosine`` are scored, the others score 0 (``models.structure.close_variant_scores``:
@@ -210,8 +210,8 @@ class SearchIndex:
         weight: float,
         min_cosine: float | None,
     ) -> list[list[Hit]]:
+        from mathgraph.models.alignment_model import close_variant_scores
         from mathgraph.models.late_fusion import fuse_scores
-        from mathgraph.models.structure import close_variant_scores
 
         if self.structure is None:
             from mathgraph.models.package import ModelPackage

@@ -72,4 +72,3 @@ class LengthBucketSampler(torch.utils.data.Sampler):
         rng = random.Random(self.seed + self.epoch)
         batches = bucketed_batches(range(len(self.lengths)), self.lengths, self.batch_size, rng, self.pool_batches)
         yield from (b for b in batches if len(b) == self.batch_size or not self.drop_last)
-

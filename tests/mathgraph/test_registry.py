@@ -8,6 +8,7 @@ import pytest
 
 from mathgraph.registry import MODEL_TYPES, CheckpointError, ModelNotFoundError, load, model_type, resolve
 
+
 class TinyEmbedder:
     """Bag-of-characters vectors with a fixed identity: enough for an index on disk."""
 

@@ -64,7 +64,7 @@ def test_the_model_card_carries_the_hub_metadata_of_the_release():
     assert card.data.library_name == "mathgraph" and card.data.license == "mit"
     figures = {r.dataset_config: r.metric_value for r in card.data.eval_results}
     release = release_info()["tasks"]
-    # the figure of what `mathgraph predict` uses: the structure model fused in (pair tasks), else the hybrid
+    # the figure of what `mathgraph predict` uses: the alignment model fused in (pair tasks), else the hybrid
     assert figures == {
         "kpc": release["kpc"]["test"]["hybrid"]["value"],
         "qrc": release["qrc"]["test"]["shipped"]["value"],
@@ -121,7 +121,7 @@ def test_a_tampered_shipped_file_is_refused(tmp_path):
     data[len(data) // 2] ^= 0x01
     weights.write_bytes(bytes(data))
     with pytest.raises(CheckpointError, match="does not match its checksum"):
-        ModelPackage(root).encoder
+        ModelPackage(root).encode(["Find $x$."])
 
 
 def _architecture(encoder: MathEncoder) -> dict:

@@ -266,9 +266,7 @@ def test_multitask_heads_that_read_the_alignment(start_model, task_files, tmp_pa
     loaded = MultiTaskModel.from_pretrained(output)
     assert [t.alignment for t in loaded.config.task_configs] == [False, True, True]
     best = max(result["history"], key=lambda r: r["dev_mean"])
-    assert evaluate(str(output), "qrc", task_files[1][1])["accuracy"] == pytest.approx(
-        best["dev_qrc_accuracy"]
-    )
+    assert evaluate(str(output), "qrc", task_files[1][1])["accuracy"] == pytest.approx(best["dev_qrc_accuracy"])
     with pytest.raises(ValueError, match="unified label space"):
         train_multitask(aligned, args, model=start_model, label_space="unified")
 

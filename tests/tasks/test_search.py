@@ -378,7 +378,7 @@ def test_search_records_streams_in_chunks(monkeypatch):
 
 
 class FixedStructure:
-    """A stand-in SQR structure model: a fixed score per row text, as ``StructureModel.predict`` returns them."""
+    """A stand-in SQR alignment model: a fixed score per row text, as ``AlignmentModel.predict`` returns them."""
 
     def __init__(self, score_of):
         self.score_of, self.calls = score_of, []
@@ -435,7 +435,7 @@ def test_the_structure_step_scores_only_rows_close_to_the_query(index):
 
 
 def test_close_variant_scores_gates_per_list():
-    from mathgraph.models.structure import close_variant_scores
+    from mathgraph.models.alignment_model import close_variant_scores
 
     model = FixedStructure(lambda text: float(len(text)))
     lists = [("q1", ["a", "bbb", "cc"]), ("q2", ["dddd"]), ("q3", ["e", "ff"])]

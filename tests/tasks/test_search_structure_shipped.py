@@ -1,6 +1,6 @@
-"""Search's structure step with the shipped encoder and structure model, on MATH problems.
+"""Search's structure step with the shipped encoder and alignment model, on MATH problems.
 
-The SQR structure model was fitted on GSM-Plus lists, where the relevant candidates are rewrites of the
+The SQR alignment model was fitted on GSM-Plus lists, where the relevant candidates are rewrites of the
 query. Before its gate, the README's own example ("the sum of the roots of x^2-5x+6=0" over the bundled
 MATH problems) came back with "Find the domain of the function ..." first: the model rated unrelated
 problems as variants. The gate (``release.json`` ``search.structure.min_cosine``) leaves such rows

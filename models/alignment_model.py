@@ -1,4 +1,4 @@
-"""The structure model: gradient-boosted trees on what differs between two problems.
+"""The alignment model: gradient-boosted trees on what differs between two problems.
 
 The pair tasks ask what changed between two problems, and the alignment of their
 graphs (``parsers.compare``) says it in named numbers: quantities kept or changed,
@@ -49,7 +49,7 @@ DEFAULT_PARAMS = {
 _NODE_FIELDS = ("value", "feature_idx", "num_threshold", "missing_go_to_left", "left", "right", "is_leaf")
 
 
-class StructureModel:
+class AlignmentModel:
     """Gradient-boosted trees on alignment features, for ``task`` in ``STRUCTURE_TASKS``.
 
     ``fit(inputs, labels)`` and ``predict(inputs)`` take what the task's predictors take:
@@ -60,7 +60,7 @@ class StructureModel:
 
     def __init__(self, task: str, params: dict | None = None):
         if task not in STRUCTURE_TASKS:
-            raise ValueError(f"the structure model serves {STRUCTURE_TASKS}, not {task!r}")
+            raise ValueError(f"the alignment model serves {STRUCTURE_TASKS}, not {task!r}")
         self.task = task
         self.aligned_with = get_task_head(task).aligned_with
         self.ranks = not get_task_head(task).classifies  # SQR: relevance per candidate, a ranking per list
@@ -84,7 +84,7 @@ class StructureModel:
             sizes.append(len(item[1]))
         return pairs, sizes
 
-    def fit(self, inputs, labels, show_progress: bool = False) -> StructureModel:
+    def fit(self, inputs, labels, show_progress: bool = False) -> AlignmentModel:
         """Fit on ``inputs`` and their ``labels`` (SQR: a relevance list per input list).
 
         SQR also learns that a problem is its own most similar problem: each query paired with itself
@@ -101,7 +101,7 @@ class StructureModel:
         if len(targets) != len(pairs):
             raise ValueError(f"{len(pairs)} pairs but {len(targets)} labels")
         if len(set(map(str, targets))) < 2:
-            raise ValueError(f"the structure model needs at least two labels to learn from, got {set(targets)}")
+            raise ValueError(f"the alignment model needs at least two labels to learn from, got {set(targets)}")
         features = alignment_features(self.aligned_with, pairs, self.parse, show_progress)
         # sklearn sorts the classes as strings; the labels keep their own type (QAM, SQR: int)
         named = {str(t): t for t in targets}
@@ -113,7 +113,7 @@ class StructureModel:
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
         """``[n, n_labels]`` probabilities of feature rows (label order: ``self.labels``)."""
         if not self.trees:
-            raise ValueError("this structure model is not fitted")
+            raise ValueError("this alignment model is not fitted")
         raw = self.trees["baseline"][None, :] + _tree_sums(self.trees, features)
         if raw.shape[1] == 1:  # binary: one logit for the second class
             positive = 1.0 / (1.0 + np.exp(-raw[:, 0]))
@@ -165,7 +165,7 @@ class StructureModel:
         return directory
 
     @classmethod
-    def from_pretrained(cls, directory, device=None) -> StructureModel:
+    def from_pretrained(cls, directory, device=None) -> AlignmentModel:
         """A model written by ``save_pretrained``; a config of another kind or other features is a clear error
         (``device`` is not used: the trees are walked in NumPy)."""
         directory = resolve(directory)  # a Hugging Face Hub id is downloaded
@@ -173,10 +173,10 @@ class StructureModel:
             config = read_config(directory)
             arrays = load_file(str(directory / ARRAYS_FILE))
         except Exception as error:  # a missing or truncated file: OSError, JSONDecodeError, safetensors' own errors
-            raise ValueError(f"{directory} holds no readable structure model: {error}") from None
+            raise ValueError(f"{directory} holds no readable alignment model: {error}") from None
         if config.get("model_type") != MODEL_TYPE or config.get("format_version") != FORMAT_VERSION:
             raise ValueError(
-                f"{directory} holds a {config.get('model_type')!r} model, not a structure model "
+                f"{directory} holds a {config.get('model_type')!r} model, not a alignment model "
                 f"of format {FORMAT_VERSION}"
             )
         model = cls(config["task"], config["params"])
@@ -199,7 +199,7 @@ def _tree_arrays(estimator) -> dict[str, np.ndarray]:
             tree_start.append(offset)
             offset += len(predictor.nodes)
     if any(len(p.raw_left_cat_bitsets) for it in estimator._predictors for p in it):
-        raise ValueError("categorical splits are not supported by the structure model's tree walker")
+        raise ValueError("categorical splits are not supported by the alignment model's tree walker")
     stacked = np.concatenate(nodes)
     arrays = {name: np.asarray(stacked[name]) for name in _NODE_FIELDS}
     arrays["value"] = arrays["value"].astype(np.float64)
@@ -237,9 +237,9 @@ def _tree_sums(trees: dict[str, np.ndarray], features: np.ndarray) -> np.ndarray
 
 
 def close_variant_scores(
-    model: StructureModel, lists: list[tuple[str, list[str]]], cosines: list, min_cosine: float
+    model: AlignmentModel, lists: list[tuple[str, list[str]]], cosines: list, min_cosine: float
 ) -> list[np.ndarray | None]:
-    """An SQR structure model's scores of each ``(query, candidates)`` list, where only the candidates at least
+    """An SQR alignment model's scores of each ``(query, candidates)`` list, where only the candidates at least
     ``min_cosine`` close to their query (``cosines``: one array per list) are scored and the others score 0;
     None for a list with no candidate that close.
 
@@ -260,4 +260,4 @@ def close_variant_scores(
     return scores
 
 
-__all__ = ["StructureModel", "STRUCTURE_TASKS", "MODEL_TYPE", "close_variant_scores"]
+__all__ = ["AlignmentModel", "STRUCTURE_TASKS", "MODEL_TYPE", "close_variant_scores"]

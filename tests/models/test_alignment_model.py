@@ -1,4 +1,4 @@
-"""The structure model: its tree walker equals scikit-learn, it learns relations, saves without pickle."""
+"""The alignment model: its tree walker equals scikit-learn, it learns relations, saves without pickle."""
 
 import json
 
@@ -7,7 +7,7 @@ import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 
 from mathgraph.models.alignment_features import alignment_features
-from mathgraph.models.structure import StructureModel, _tree_arrays
+from mathgraph.models.alignment_model import AlignmentModel, _tree_arrays
 from mathgraph.parsers.problem import ProblemParser
 from mathgraph.registry import load, model_type
 
@@ -25,7 +25,7 @@ def test_tree_walker_gives_sklearn_probabilities(classes):
     features[rng.random(features.shape) < 0.05] = np.nan  # missing values take the learned side
     labels = (features[:, 0] > 0).astype(int) + (classes > 2) * (np.nan_to_num(features[:, 1]) > 0.5) * 2
     estimator = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(features, labels.astype(str))
-    model = StructureModel("qrc")
+    model = AlignmentModel("qrc")
     model.trees, model.labels = _tree_arrays(estimator), list(estimator.classes_)
     np.testing.assert_allclose(model.predict_proba(features), estimator.predict_proba(features), atol=1e-10)
 
@@ -53,7 +53,7 @@ def qrc_data(copies: int):
 
 def test_learns_relations_and_round_trips(tmp_path):
     inputs, labels = qrc_data(6)
-    model = StructureModel("qrc", {"max_iter": 30, "min_samples_leaf": 2})
+    model = AlignmentModel("qrc", {"max_iter": 30, "min_samples_leaf": 2})
     model.parse = parse
     model.fit(inputs, labels)
     predicted = [r["label"] for r in model.predict(inputs)]
@@ -74,7 +74,7 @@ def test_sqr_ranks_by_expected_gain():
         )
         for k in range(6)
     ]
-    model = StructureModel("sqr", {"max_iter": 30, "min_samples_leaf": 2})
+    model = AlignmentModel("sqr", {"max_iter": 30, "min_samples_leaf": 2})
     model.parse = parse
     model.fit(lists, [[0, 2, 1]] * 6)
     (result,) = model.predict(lists[:1])
@@ -96,7 +96,7 @@ def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
             (question, "5 * 6 = 30. 30 + 7 = 37. The answer is 37."),
         ]
         labels += [1, 0]
-    model = StructureModel("qam", {"max_iter": 30, "min_samples_leaf": 2})
+    model = AlignmentModel("qam", {"max_iter": 30, "min_samples_leaf": 2})
     model.parse = parse
     model.fit(inputs, labels)
     assert model.labels == [0, 1]
@@ -109,7 +109,7 @@ def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
 
 
 def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
-    model = StructureModel("qrc")
+    model = AlignmentModel("qrc")
     model.parse = parse
     with pytest.raises(ValueError, match="at least two labels"):
         model.fit(qrc_data(1)[0][:1] * 3, ["irrelevant"] * 3)
@@ -118,7 +118,7 @@ def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="non-empty texts"):
         model.fit([("", "b"), ("a", "b")], ["x", "y"])
     with pytest.raises(ValueError, match="serves"):
-        StructureModel("kpc")
+        AlignmentModel("kpc")
     with pytest.raises(ValueError, match="second text of a pair is one of"):
         alignment_features("qam", [("a", "b")])  # a task name is not what the second text is
     inputs, labels = qrc_data(3)
@@ -126,5 +126,5 @@ def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
     model.save_pretrained(tmp_path / "m")
     arrays = tmp_path / "m" / "arrays.safetensors"
     arrays.write_bytes(arrays.read_bytes()[:100])  # a truncated checkpoint
-    with pytest.raises(ValueError, match="no readable structure model"):
-        StructureModel.from_pretrained(tmp_path / "m")
+    with pytest.raises(ValueError, match="no readable alignment model"):
+        AlignmentModel.from_pretrained(tmp_path / "m")
