@@ -36,6 +36,7 @@ from mathgraph.models.features import FeatureStore
 from mathgraph.models.multitask import MultiTaskBatch, MultiTaskConfig, MultiTaskModel
 from mathgraph.models.task_batches import TaskCollator
 from mathgraph.models.task_model import TaskConfig
+from mathgraph.tasks.task_types import load_examples  # noqa: E402
 from mathgraph.tasks.training.trainer import TrainingArguments, build_optimizer
 
 from moe_step_time import interleaved_step_times, sync  # noqa: E402
@@ -62,7 +63,7 @@ def main() -> None:
     path = Path(args.work) / "kpc_batch.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    examples = task.load(str(path))
+    examples = load_examples(task, str(path))
     task.labels = task.task_type.label_names(examples)
     models, optimizers, batch = {}, {}, None
     for name, options in VARIANTS.items():

@@ -27,12 +27,14 @@ def _predicting_model(name_or_dir: str | PathLike, hybrid: bool | None, device) 
     """``(model_type, loaded model)`` of a model that predicts tasks; anything else is refused here."""
     directory = resolve(name_or_dir)
     type_name = model_type(directory)
-    if type_name not in PREDICTING_TYPES:
-        raise CheckpointError(f"{name_or_dir} holds {describe(type_name)}, which predicts no task")
     if hybrid and type_name != "package":
         raise ValueError(
             f"hybrid fusion needs a model package such as 'shipped'; {name_or_dir} holds {describe(type_name)}"
         )
+    if type_name is None:
+        raise CheckpointError(f"{name_or_dir} holds {describe(type_name)}")
+    if type_name not in PREDICTING_TYPES:
+        raise CheckpointError(f"{name_or_dir} holds {describe(type_name)}, which predicts no task")
     return type_name, loader_of(type_name, directory).from_pretrained(directory, device=device)
 
 

@@ -108,7 +108,9 @@ def read_config(directory: str | PathLike, name: str = CONFIG_NAME) -> dict:
         raise CheckpointError(f"{directory} is not a mathgraph model directory: no {name}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except json.JSONDecodeError as err:
+        raise CheckpointError(f"{path} is not valid JSON: {err}") from err
+    except (OSError, UnicodeDecodeError) as err:
         raise CheckpointError(f"cannot read {path}: {err}") from err
     if not isinstance(data, dict):
         raise CheckpointError(f"{path} must hold a JSON object")

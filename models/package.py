@@ -99,7 +99,8 @@ class ModelPackage:
 
     def release_info(self) -> dict:
         """``release.json``: the figures of the model card."""
-        return json.loads(self.path(RELEASE_NAME).read_text(encoding="utf-8"))
+        self.path(RELEASE_NAME)  # checked against checksums.json
+        return read_config(self.root, RELEASE_NAME)
 
     @property
     def tasks(self) -> tuple[str, ...]:

@@ -46,8 +46,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mathgraph.registry import read_config
+from mathgraph.task_specs import TASK_NAMES
+
 # numpy, torch and the models are imported where used: ``mathgraph --help`` imports this module for STAGES
-RELEASE_TASKS = ("kpc", "qrc", "qam", "sqr")
+RELEASE_TASKS = TASK_NAMES
 STAGES = ("pretrain", "multitask", "package", "structure", "search")
 PRETRAIN_CORPUS = "pretrain"  # DATA/pretrain.train.jsonl
 # what a run whose multi-task stage started from a package keeps of that package's pre-training facts
@@ -216,7 +219,7 @@ def structure(files: dict, work: Path, output: Path, settings: ReleaseSettings, 
     from mathgraph.tasks.release.package import finish_package
     from mathgraph.tasks.training.late_fusion import choose_weight
 
-    release = json.loads((output / RELEASE_NAME).read_text(encoding="utf-8"))
+    release = read_config(output, RELEASE_NAME)
     for task in STRUCTURE_TASKS:  # a rerun measures against the package without its earlier alignment models
         record = release["tasks"][task]
         record.pop("structure", None)
@@ -268,7 +271,7 @@ def search(files: dict, work: Path, output: Path, settings: ReleaseSettings, say
     from mathgraph.models.package import RELEASE_NAME
     from mathgraph.tasks.release.package import finish_package
 
-    release = json.loads((output / RELEASE_NAME).read_text(encoding="utf-8"))
+    release = read_config(output, RELEASE_NAME)
     release["search"] = measure_search_structure(files, output, release["search"], settings, say)
     finish_package(output, release)
     return release

@@ -95,6 +95,8 @@ def test_every_command_is_registered():
             "routes",
             "serve",
             "compare",
+            "release",
+            "export",
         ]
     )
     train = next(a for a in commands["train"]._actions if a.dest == "task").choices

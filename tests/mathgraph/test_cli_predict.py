@@ -189,7 +189,7 @@ def test_a_directory_that_does_not_exist_is_not_one_that_holds_nothing(tmp_path,
     assert "no such model" not in err
     assert main(["-q", "predict", "kpc", "--model", str(gone), "x"]) == 2
     err = capsys.readouterr().err
-    assert f"--model no such model: {gone}" in err and "holds nothing" not in err
+    assert f"--model: no such model: {gone}" in err and "holds nothing" not in err
     # past the command line's check, the library says the same
     for call in (lambda: task_predictor("kpc", str(gone)), lambda: load(str(gone))):
         with pytest.raises(FileNotFoundError, match=f"no such model: {gone}"):

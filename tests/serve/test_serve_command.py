@@ -42,10 +42,10 @@ def test_port_zero_picks_a_free_port_on_a_tcp_listener():
     "argv, message",
     [
         (["--max-batch", "0"], "max_batch must be >= 1, got 0"),
-        (["--model", "{empty}"], "holds nothing mathgraph can load (no config file of a known kind in it); --model"),
-        (["--model", "{empty}/gone"], "--model {empty}/gone: no such directory"),
-        (["--index", "{empty}/gone"], "--index {empty}/gone: no such directory"),
-        (["--model", "{empty}", "--hybrid"], "--hybrid fuses the shipped model with its TF-IDF baseline"),
+        (["--model", "{empty}"], "{empty} holds nothing mathgraph can load (no config.json with a model_type)"),
+        (["--model", "{empty}/gone"], "--model: no such model: {empty}/gone; "),
+        (["--index", "{empty}/gone"], "--index: no such model: {empty}/gone; "),
+        (["--model", "{empty}", "--hybrid"], "hybrid fusion needs a model package such as 'shipped'"),
         (["--index", "{empty}"], "index"),
     ],
 )
@@ -57,8 +57,8 @@ def test_bad_setups_stop_with_a_message_and_status_2(tmp_path, capsys, argv, mes
 
 
 def test_the_service_says_a_model_directory_does_not_exist(tmp_path):
-    """Past the command line's check (the library called directly): no such directory, not 'holds nothing'."""
+    """Past the command line's check (the library called directly): no such model, not 'holds nothing'."""
     from mathgraph.serve.service import Service
 
-    with pytest.raises(FileNotFoundError, match=f"no such directory: {tmp_path / 'gone'}"):
+    with pytest.raises(FileNotFoundError, match=f"no such model: {tmp_path / 'gone'}"):
         Service.load(model=tmp_path / "gone")

@@ -130,7 +130,7 @@ def test_the_package_config_is_made_from_the_release_and_checksummed(package):
     release = json.loads((root / "release.json").read_text())
     assert model_type(root) == "package"
     assert read_config(root) == package_config(release)
-    assert read_config(root)["tasks"]["kpc"]["tfidf"] == {"path": "tfidf/kpc", "weight": 0.3, "default": True}
+    assert read_config(root)["tasks"]["kpc"]["tfidf"] == {"path": "tfidf/kpc", "weight": 0.3, "on": True}
     assert "config.json" in json.loads((root / "checksums.json").read_text())
     ModelPackage(root).path()  # every file under the root listed and matching its checksum
 
@@ -144,7 +144,7 @@ def test_a_package_fuses_nothing_until_finished(tiny_encoder, tmp_path):
     train_tfidf("kpc", [{"problem": p, "subject": s} for p, s in PROBLEMS]).save_pretrained(tfidf_dir)
     root = tmp_path / "unfinished"
     write_package(root, tiny_encoder, model, {"kpc": tfidf_dir})
-    assert read_config(root)["tasks"]["kpc"]["tfidf"] == {"path": "tfidf/kpc", "weight": 0.0, "default": False}
+    assert read_config(root)["tasks"]["kpc"]["tfidf"] == {"path": "tfidf/kpc", "weight": 0.0, "on": False}
     loaded = ModelPackage(root, device="cpu")
     assert not isinstance(loaded.predictor("kpc"), HybridPredictor)
     assert loaded.tfidf("kpc").predict(["Find $x$."])[0]["label"] in labels
@@ -177,7 +177,7 @@ def test_mathgraph_export_writes_the_package_it_is_given(package, tmp_path, caps
     assert main(["export", str(tmp_path / "out"), "--model", str(root)]) == 0
     assert model_type(tmp_path / "out") == "package"
     assert main(["export", str(tmp_path / "none"), "--model", str(tmp_path / "missing")]) == 2
-    assert "--model no such model" in capsys.readouterr().err
+    assert "--model: no such model" in capsys.readouterr().err
 
 
 def test_the_card_says_what_the_graph_adds_on_kpc_whichever_way_it_falls():

@@ -115,7 +115,9 @@ def test_plain_strings_become_rows():
 
 def test_round_trip(index, tmp_path):
     index.save_pretrained(tmp_path / "idx")
-    assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == sorted([MANIFEST_FILE, EMBEDDINGS_FILE, ROWS_FILE])
+    assert sorted(p.name for p in (tmp_path / "idx").iterdir()) == sorted(
+        ["config.json", MANIFEST_FILE, EMBEDDINGS_FILE, ROWS_FILE]
+    )
     manifest = json.loads((tmp_path / "idx" / MANIFEST_FILE).read_text())
     assert manifest["encoder"] == HashingEncoder().identity() and manifest["count"] == 8
     loaded = SearchIndex.from_pretrained(tmp_path / "idx", encoder=HashingEncoder())
