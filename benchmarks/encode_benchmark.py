@@ -61,7 +61,7 @@ from smoke import SMOKE_MATH
 
 REPO = Path(__file__).resolve().parents[1]
 PARAPHRASE = "problem understanding"
-MODES = ("fused", "text", "graph", "token mean")
+MODES = ("joint", "text", "graph", "token mean")
 MEMORY_MODELS = ("COMUS k=2", "MiniLM alone")
 
 
@@ -420,7 +420,7 @@ def _embed_all_modes(encoder: MathEncoder, graphs: Sequence[MathSyntaxGraph], ba
             output = encoder.forward(batch)
             mask = batch.attention_mask[..., None].float()
             token_mean = (output.token_states * mask).sum(1) / mask.sum(1)
-            for mode, tensor in zip(MODES, (output.fused, output.cls, output.mean_node, token_mean)):
+            for mode, tensor in zip(MODES, (output.joint, output.cls, output.mean_node, token_mean)):
                 vectors.setdefault(mode, np.zeros((len(graphs), tensor.shape[1]), dtype=np.float32))[chosen] = (
                     tensor.numpy()
                 )
@@ -447,7 +447,7 @@ def _gsmplus(encoder: MathEncoder, path: Path, batch_size: int) -> None:
         f"Parsing {len(graphs)} texts took {parsed - start:.1f} s, encoding {encoded - parsed:.1f} s. "
         'Paraphrase = the seed\'s "problem understanding" variant. Unrelated = every variant of the other '
         f"{len(seeds) - 1} seeds (all 8 types, {int((seed_of != 0).sum())} questions per seed); per seed we "
-        "take the mean cosine over them. Modes: fused = `[CLS] ; mean node` (the encoder's output), text = `[CLS]`, "
+        "take the mean cosine over them. Modes: joint = `[CLS] ; mean node` (the encoder's joint vector), text = `[CLS]`, "
         "graph = mean node; token mean = masked mean of the final token states (not an `encode` mode; "
         "all-MiniLM-L6-v2 was trained with mean pooling)."
     )
@@ -483,7 +483,7 @@ def _gsmplus(encoder: MathEncoder, path: Path, batch_size: int) -> None:
     text_norm = np.linalg.norm(vectors["text"], axis=1).mean()
     graph_norm = np.linalg.norm(vectors["graph"], axis=1).mean()
     print(
-        f"Mean vector norms: text ([CLS]) {text_norm:.1f}, graph (mean node) {graph_norm:.1f}; the fused cosine "
+        f"Mean vector norms: text ([CLS]) {text_norm:.1f}, graph (mean node) {graph_norm:.1f}; the joint cosine "
         "weighs each half by its squared norm."
     )
 

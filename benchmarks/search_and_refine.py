@@ -1,7 +1,7 @@
 """Issue 6 figures: similar-problem search on the SQR lists, and LLM refinement of GSM8K solutions.
 
     python benchmarks/search_and_refine.py --work results/ --search [--simcse-steps 100 | --simcse-model DIR]
-                                           [--lists N] [--split test] [--mode fused]
+                                           [--lists N] [--split test] [--mode joint]
     python benchmarks/search_and_refine.py --work results/ --refine [--problems 50] [--llm smollm2]
                                            [--index-model DIR] [--stages 3] [--iterations 1] [--exemplars 2]
                                            [--max-new-tokens 192] [--index-limit N] [--threads 1]
@@ -14,7 +14,7 @@ cosine similarity to the list's query, with
 - TF-IDF (``tasks.training.tfidf.train_tfidf("sqr", ...)``: the vectorizer is fitted on
   every query and candidate text of the *training* lists),
 - the untrained ``"default"`` encoder (``MathEncoder.encode``, ``--mode`` vectors,
-  ``fused`` by default),
+  ``joint`` by default),
 - a SimCSE encoder (``tasks.training.simcse.train_simcse``) trained from the default model
   on the distinct texts of the training lists (GSM-Plus seeds and variants of the
   training split only) for ``--simcse-steps`` steps; ``--simcse-model DIR`` uses
@@ -131,7 +131,7 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
     print(f"parsed {len(texts)} distinct texts in {parse_seconds:.0f} s", flush=True)
     started = time.perf_counter()
     scores = _encoder_scores(default, lists, graphs, args.mode, args.batch_size)
-    results[f"default encoder, untrained ({args.mode})"] = _timed(ranking_metrics(scores, relevant), started)
+    results[f"shipped encoder ({args.mode})"] = _timed(ranking_metrics(scores, relevant), started)
 
     simcse_info = None
     if args.simcse_model or args.simcse_steps > 0:
@@ -409,7 +409,7 @@ def _arguments() -> argparse.Namespace:
     search = parser.add_argument_group("--search")
     search.add_argument("--split", choices=("dev", "test"), default="test", help="which SQR lists to rank")
     search.add_argument("--lists", type=int, help="only the first N lists (quick checks)")
-    search.add_argument("--mode", choices=("fused", "text", "graph"), default="fused", help="encoder vectors")
+    search.add_argument("--mode", choices=("joint", "text", "graph"), default="joint", help="encoder vectors")
     search.add_argument("--simcse-steps", type=int, default=100, help="SimCSE training steps (0: no SimCSE row)")
     search.add_argument("--simcse-model", help="a SimCSE encoder directory to use instead of training one")
     search.add_argument("--simcse-batch-size", type=int, default=32)

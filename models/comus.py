@@ -91,8 +91,8 @@ class ComusOutput:
     """Outputs of ``ComusModel.forward``.
 
     ``token_states: [B, L, d_text]``, ``node_states: [num_nodes, d_gat]``,
-    ``cls: [B, d_text]``, ``mean_node: [B, d_gat]``, ``fused: [B, d_text + d_gat]``
-    (``[CLS] ; mean node``, what ``MathEncoder.encode`` gives; task heads read ``models.pooling``'s vectors) and the memory ``read_attentions``
+    ``cls: [B, d_text]``, ``mean_node: [B, d_gat]``, ``joint: [B, d_text + d_gat]``
+    (the joint vector ``[CLS] ; mean node``, what ``MathEncoder.encode`` gives by default; task heads read ``models.pooling``'s vectors) and the memory ``read_attentions``
     (one ``[B, m, L, T]`` tensor per fusion layer).
     """
 
@@ -100,7 +100,7 @@ class ComusOutput:
     node_states: torch.Tensor
     cls: torch.Tensor
     mean_node: torch.Tensor
-    fused: torch.Tensor
+    joint: torch.Tensor
     read_attentions: list[torch.Tensor]
 
 

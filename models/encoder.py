@@ -51,7 +51,8 @@ logger = logging.getLogger("mathgraph")
 
 UNTRAINED_MODEL_DIR = Path(str(files("mathgraph") / "data" / "untrained_model"))
 LATEX_TOKENS_NAME = "latex_tokens.json"
-MODES = ("fused", "text", "graph")
+MODES = ("joint", "text", "graph")
+MODE_ALIASES = {"fused": "joint"}  # the joint vector's old name (indexes built with it keep working)
 DEFAULT_SEED = 0
 SHIPPED = "shipped"
 NAMED_MODELS = ENCODER_NAMES  # the names from_pretrained takes besides a directory
@@ -156,10 +157,10 @@ class MathEncoder:
         """Dependency back end the model's node labels come from."""
         return self.model.config.parser
 
-    def dimension(self, mode: str = "fused") -> int:
+    def dimension(self, mode: str = "joint") -> int:
         """Length of the vectors ``encode`` returns in ``mode``."""
         sizes = {
-            "fused": self.model.output_dim,
+            "joint": self.model.output_dim,
             "text": self.model.config.text_hidden,
             "graph": self.model.config.gat_hidden,
         }
@@ -199,18 +200,18 @@ class MathEncoder:
         self,
         problems: Sequence[str | MathSyntaxGraph],
         batch_size: int = 32,
-        mode: str = "fused",
+        mode: str = "joint",
         device: str | torch.device | None = None,
         show_progress: bool | None = None,
     ) -> np.ndarray:
         """Vectors ``[len(problems), dimension(mode)]`` (float32) for problem texts or parsed graphs.
 
-        ``mode``: ``"fused"`` (``[CLS] ; mean node``; task heads read their own, ``models.pooling``), ``"text"``
-        (``[CLS]``) or ``"graph"`` (mean node). Batches are formed from problems of
+        ``mode``: ``"joint"`` (the joint vector ``[CLS] ; mean node``; ``"fused"`` is its old name; task heads
+        read their own, ``models.pooling``), ``"text"`` (``[CLS]``) or ``"graph"`` (mean node). Batches are formed from problems of
         similar length; the output keeps the input order. Runs on ``device``, by default
         the one the model is on, under autocast on CUDA (``cuda_autocast_dtype``), in float32 on the CPU.
         """
-        _check_mode(mode)
+        mode = _check_mode(mode)
         if isinstance(problems, (str, MathSyntaxGraph)):
             raise TypeError("encode takes a list of problems; wrap a single problem in a list")
         if batch_size < 1:
@@ -233,7 +234,7 @@ class MathEncoder:
         ):
             chosen = order[start : start + batch_size]
             output = self.forward(self.collator([graphs[i] for i in chosen]).to(device))
-            selected = {"fused": output.fused, "text": output.cls, "graph": output.mean_node}[mode]
+            selected = {"joint": output.joint, "text": output.cls, "graph": output.mean_node}[mode]
             vectors[chosen] = selected.float().cpu().numpy()
         return vectors
 
@@ -263,10 +264,15 @@ def autocast_for(device: torch.device):
     return torch.autocast("cuda", dtype=cuda_autocast_dtype())
 
 
-def _check_mode(mode: str) -> str:
+def canonical_mode(mode: str) -> str:
+    """``mode`` by its current name (``"fused"`` -> ``"joint"``); an unknown mode is a ``ValueError``."""
+    mode = MODE_ALIASES.get(mode, mode)
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     return mode
+
+
+_check_mode = canonical_mode
 
 
 def _majority_parser(vocab: GraphVocabulary) -> str:

@@ -8,7 +8,7 @@ over its real tokens (``"mean"``, the default: all-MiniLM-L6-v2 was trained with
 mean keep it). ``SplitLayerNorm`` brings the two halves of a ``text ; mean node`` vector to one scale:
 fresh from the GAT, the node half has about 3x the norm of the text half and would drown it.
 
-(``ComusOutput.fused`` and ``MathEncoder.encode(mode="fused")`` are another vector, ``[CLS] ; mean node``,
+(``ComusOutput.joint`` and ``MathEncoder.encode(mode="joint")`` are another vector, ``[CLS] ; mean node``,
 the encoder's own output; task heads read the vectors made here.)
 """
 

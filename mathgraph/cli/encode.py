@@ -25,7 +25,12 @@ def register(commands) -> None:
         default="shipped",
         help="model directory, 'shipped' (the shipped pre-trained COMUS; alias 'default') or 'untrained'",
     )
-    encode.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
+    encode.add_argument(
+        "--mode",
+        choices=("joint", "text", "graph", "fused"),
+        default="joint",
+        help="joint: [CLS] ; mean node (fused: its old name); text: [CLS]; graph: mean node",
+    )
     encode.add_argument("--batch-size", type=int, default=32)
     encode.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
     encode.set_defaults(run=run_encode)

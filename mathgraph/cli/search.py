@@ -39,7 +39,12 @@ def _register_index(commands) -> None:
         help="mathgraph encoder directory, 'shipped' (the shipped pre-trained encoder; alias 'default'), "
         "'untrained', or text:PATH for a text-only encoder (text:minilm: the packaged MiniLM)",
     )
-    build.add_argument("--mode", choices=("fused", "text", "graph"), default="fused")
+    build.add_argument(
+        "--mode",
+        choices=("joint", "text", "graph", "fused"),
+        default="joint",
+        help="joint: [CLS] ; mean node (fused: its old name); text: [CLS]; graph: mean node",
+    )
     build.add_argument("--batch-size", type=int, default=32)
     build.add_argument(
         "--limit",

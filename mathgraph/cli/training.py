@@ -242,8 +242,8 @@ def _register_train_simcse(kinds) -> None:
     parser.add_argument("--steps", type=int, default=1000, dest="max_steps", help="optimizer steps (default: 1000)")
     parser.add_argument(
         "--mode",
-        choices=("fused", "text", "graph"),
-        default="fused",
+        choices=("joint", "text", "graph", "fused"),
+        default="joint",
         help="which vector is trained (use the same mode for the index)",
     )
     add_training_flags(parser, learning_rate=3e-5, batch_size=16)

@@ -47,7 +47,7 @@ class DrawRequest(Body):
 
 class EncodeRequest(Body):
     texts: Texts
-    mode: Literal["fused", "text", "graph"] = "fused"
+    mode: Literal["joint", "text", "graph", "fused"] = "joint"  # "fused": the old name of "joint"
 
 
 class PairInput(Body):

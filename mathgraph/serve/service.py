@@ -87,7 +87,7 @@ class Service:
         from mathgraph.models.late_fusion import HybridPredictor
 
         predictors = task_predictors("shipped" if model is None else model, hybrid=hybrid, device=device)
-        fused = {task: isinstance(p, HybridPredictor) for task, p in predictors.items()}
+        late_fusion = {task: isinstance(p, HybridPredictor) for task, p in predictors.items()}
         embedder = loaded_index.embedder if loaded_index is not None else None
         if isinstance(embedder, MathEncoderEmbedder) and embedder.source == str(encoder):
             math_encoder = embedder.encoder  # the index was built with this encoder: one copy in memory
@@ -99,7 +99,7 @@ class Service:
             loaded_index,
             model_name=SHIPPED_MODEL if model is None else str(model),
             index_path=None if index is None else str(index),
-            hybrid=fused,
+            hybrid=late_fusion,
         )
 
     # ------------------------------------------------------------- the endpoints' work
@@ -126,7 +126,7 @@ class Service:
             figure.savefig(buffer, format="svg", bbox_inches="tight")
         return buffer.getvalue()
 
-    def encode(self, texts: Sequence[str], mode: str = "fused") -> np.ndarray:
+    def encode(self, texts: Sequence[str], mode: str = "joint") -> np.ndarray:
         """Vectors of ``texts`` from the encoder (as ``mathgraph encode``), one row per text."""
         import numpy as np
 
@@ -192,6 +192,6 @@ class Service:
         return {
             "model": self.model_name,
             "tasks": tasks,
-            "encoder_dimension": self.encoder.dimension("fused"),
+            "encoder_dimension": self.encoder.dimension("joint"),
             "index": index,
         }

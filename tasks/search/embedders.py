@@ -31,14 +31,12 @@ class Embedder(Protocol):
 
 
 class MathEncoderEmbedder:
-    """A ``models.encoder.MathEncoder`` as an ``Embedder``, with ``mode`` ``"fused"``, ``"text"`` or ``"graph"``."""
+    """A ``models.encoder.MathEncoder`` as an ``Embedder``, with ``mode`` ``"joint"``, ``"text"`` or ``"graph"``."""
 
-    def __init__(self, encoder, mode: str = "fused", source: str | None = None):
-        from mathgraph.models.encoder import MODES
+    def __init__(self, encoder, mode: str = "joint", source: str | None = None):
+        from mathgraph.models.encoder import canonical_mode
 
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        self.encoder, self.mode = encoder, mode
+        self.encoder, self.mode = encoder, canonical_mode(mode)
         self.source = source or getattr(encoder, "name_or_path", None)  # where it can be loaded from again
         self._identity: dict | None = None
 
@@ -126,13 +124,13 @@ class TextEmbedder:
 
 
 def as_embedder(encoder, mode: str | None = None) -> Embedder:
-    """``encoder`` as an ``Embedder``: a ``MathEncoder`` is wrapped (``mode`` defaults to ``"fused"``); an object that
+    """``encoder`` as an ``Embedder``: a ``MathEncoder`` is wrapped (``mode`` defaults to ``"joint"``); an object that
     already has ``encode`` and ``identity`` is returned as it is; a model package (``mathgraph.load("shipped")``)
     gives its encoder."""
     if _is_math_encoder(getattr(encoder, "encoder", None)):  # a ModelPackage
         encoder = encoder.encoder
     if _is_math_encoder(encoder):
-        return MathEncoderEmbedder(encoder, mode or "fused")
+        return MathEncoderEmbedder(encoder, mode or "joint")
     if isinstance(encoder, Embedder):
         if mode is not None:
             raise ValueError(f"mode={mode!r} applies to a MathEncoder only, not to {type(encoder).__name__}")
@@ -143,7 +141,7 @@ def as_embedder(encoder, mode: str | None = None) -> Embedder:
     )
 
 
-def load_embedder(spec: str | PathLike = "shipped", mode: str = "fused", device: str | None = None) -> Embedder:
+def load_embedder(spec: str | PathLike = "shipped", mode: str = "joint", device: str | None = None) -> Embedder:
     """An embedder from the command line: ``"shipped"`` (alias ``"default"``) or a mathgraph model directory -> ``MathEncoder``;
     ``"text:PATH"`` (``"text:minilm"`` for the packaged MiniLM) or any other Hugging Face directory -> ``TextEmbedder``.
     The spec is kept as the identity's ``source``, so that ``SearchIndex.from_pretrained`` can find the model again."""

@@ -378,7 +378,7 @@ class SearchIndex:
 
             # Query with the vector the index was built from; an index of another kind fails the check below.
             built_mode = manifest["encoder"].get("mode")
-            mode = built_mode if built_mode in MODES else "fused"
+            mode = built_mode if built_mode in MODES else "joint"
         if isinstance(encoder, (str, PathLike)):
             spec = manifest["encoder"].get("source") if str(encoder) == "auto" else encoder
             if spec is None:  # search() says how to give it one
@@ -431,6 +431,8 @@ def read_manifest(directory: Path) -> dict:
     for key, kind in (("count", int), ("dimension", int), ("text_field", str), ("encoder", dict), ("sha256", dict)):
         if not isinstance(manifest.get(key), kind):
             raise IndexFormatError(f"{path}: field {key!r} is missing or not a {kind.__name__}")
+    if manifest.get("encoder", {}).get("mode") == "fused":  # the joint vector's old name
+        manifest["encoder"]["mode"] = "joint"
     return manifest
 
 

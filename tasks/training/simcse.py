@@ -6,7 +6,7 @@ are the negatives (in-batch InfoNCE, temperature 0.05 as in SimCSE):
 
     L = -1/B sum_i log exp(cos(v_i, v'_i) / tau) / sum_j exp(cos(v_i, v'_j) / tau)
 
-The vector is the encoder's ``fused`` ``[CLS] ; mean node`` (default), its
+The vector is the encoder's joint vector ``[CLS] ; mean node`` (default), its
 ``text`` ``[CLS]`` or its ``graph`` mean node, the same modes
 ``MathEncoder.encode`` and the search index use. The result is an encoder
 directory that ``MathEncoder.from_pretrained`` and ``mathgraph index build --model`` load.
@@ -19,26 +19,24 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from mathgraph.models.encoder import canonical_mode
 from mathgraph.models.heads import info_nce
 from mathgraph.tasks.training.trainer import TrainingArguments, TrainingData, fit
 
 SIMCSE_TEMPERATURE = 0.05
-MODES = ("fused", "text", "graph")
 
 
 class SimCSEModel(nn.Module):
     """``forward(ProblemBatch) -> {"loss"}``: two dropout views of every problem, in-batch InfoNCE."""
 
-    def __init__(self, backbone: nn.Module, mode: str = "fused", temperature: float = SIMCSE_TEMPERATURE):
+    def __init__(self, backbone: nn.Module, mode: str = "joint", temperature: float = SIMCSE_TEMPERATURE):
         super().__init__()
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; choose one of {MODES}")
-        self.backbone, self.mode, self.temperature = backbone, mode, temperature
+        self.backbone, self.mode, self.temperature = backbone, canonical_mode(mode), temperature
 
     def vectors(self, batch) -> torch.Tensor:
-        """``[B, d]`` vectors of ``mode`` (``fused``, ``text`` or ``graph``)."""
+        """``[B, d]`` vectors of ``mode`` (``joint``, ``text`` or ``graph``)."""
         output = self.backbone(**batch.as_model_inputs())
-        return {"fused": output.fused, "text": output.cls, "graph": output.mean_node}[self.mode]
+        return {"joint": output.joint, "text": output.cls, "graph": output.mean_node}[self.mode]
 
     def forward(self, batch) -> dict[str, torch.Tensor]:
         if len(batch) < 2:
@@ -51,7 +49,7 @@ def train_simcse(
     texts: Sequence[str],
     args: TrainingArguments,
     model: str = "shipped",
-    mode: str = "fused",
+    mode: str = "joint",
     temperature: float = SIMCSE_TEMPERATURE,
 ) -> dict:
     """Train ``model`` (an encoder directory or ``"shipped"``) with SimCSE on ``texts`` for

@@ -49,7 +49,7 @@ SCRIPTS = {
     "results": (["--work", TMP], ["### KPC test", "### SQR test", "| comus |", "| tfidf |"]),
     "search_and_refine": (
         ["--work", TMP],
-        ["| SimCSE encoder (2 steps, fused) |", "| problems | draft accuracy | final accuracy |"],
+        ["| SimCSE encoder (2 steps, joint) |", "| problems | draft accuracy | final accuracy |"],
     ),
     "serve_load": (["--work", TMP], ["| search k=5 | 2 | 3 |", "one search query: server"]),
     "shipped_model": ([], ["| **total** |", "| multi-task model + TF-IDF (ModelPackage) |"]),

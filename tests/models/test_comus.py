@@ -37,8 +37,8 @@ def test_outputs_have_the_documented_shapes(tiny_encoder, sample_graphs):
     nodes = sum(g.num_nodes for g in sample_graphs[:3])
     assert out.token_states.shape[:1] == (3,) and out.token_states.shape[2] == 32
     assert out.node_states.shape == (nodes, 16)
-    assert out.cls.shape == (3, 32) and out.mean_node.shape == (3, 16) and out.fused.shape == (3, 48)
-    assert torch.equal(out.fused, torch.cat([out.cls, out.mean_node], dim=-1))
+    assert out.cls.shape == (3, 32) and out.mean_node.shape == (3, 16) and out.joint.shape == (3, 48)
+    assert torch.equal(out.joint, torch.cat([out.cls, out.mean_node], dim=-1))
     assert len(out.read_attentions) == 2 and out.read_attentions[0].shape[:2] == (3, 2)
 
 
@@ -75,15 +75,15 @@ def test_k0_keeps_text_and_graph_apart(tiny_text_dir, tiny_vocab_dir, sample_gra
 def test_padding_in_a_batch_changes_nothing(tiny_encoder, sample_graphs):
     randomise_read_out(tiny_encoder.model)
     with torch.no_grad():
-        together = forward(tiny_encoder, sample_graphs[:4]).fused
-        alone = torch.cat([forward(tiny_encoder, [g]).fused for g in sample_graphs[:4]])
+        together = forward(tiny_encoder, sample_graphs[:4]).joint
+        alone = torch.cat([forward(tiny_encoder, [g]).joint for g in sample_graphs[:4]])
     assert torch.allclose(together, alone, atol=1e-5)
 
 
 def test_gradients_reach_every_part(tiny_encoder, sample_graphs):
     model = tiny_encoder.model.train()
     randomise_read_out(model)
-    forward(tiny_encoder, sample_graphs[:3]).fused.pow(2).sum().backward()
+    forward(tiny_encoder, sample_graphs[:3]).joint.pow(2).sum().backward()
     parts = {
         "BERT embeddings": model.text.embeddings.word_embeddings.weight,
         "first BERT layer": model.text.encoder.layer[0].attention.self.query.weight,
@@ -103,7 +103,7 @@ def test_gradients_reach_every_part(tiny_encoder, sample_graphs):
 
 def test_eval_mode_is_deterministic(tiny_encoder, sample_graphs):
     with torch.no_grad():
-        assert torch.equal(forward(tiny_encoder, sample_graphs).fused, forward(tiny_encoder, sample_graphs).fused)
+        assert torch.equal(forward(tiny_encoder, sample_graphs).joint, forward(tiny_encoder, sample_graphs).joint)
 
 
 def test_save_and_load_give_identical_outputs(tiny_encoder, sample_graphs, tmp_path):
@@ -119,7 +119,7 @@ def test_save_and_load_give_identical_outputs(tiny_encoder, sample_graphs, tmp_p
     loaded = ComusModel.from_pretrained(tmp_path).eval()
     batch = tiny_encoder.collator(sample_graphs).as_model_inputs()
     with torch.no_grad():
-        assert torch.equal(tiny_encoder.model(**batch).fused, loaded(**batch).fused)
+        assert torch.equal(tiny_encoder.model(**batch).joint, loaded(**batch).joint)
     assert loaded.config == tiny_encoder.model.config
 
 

@@ -57,8 +57,8 @@ def test_draw_returns_the_svg_picture(client):
 
 def test_encode_gives_the_encoder_vectors(client, service):
     answer = client.post("/api/encode", json={"texts": [PROBLEM, OTHER]}).json()
-    assert (answer["mode"], answer["dimension"]) == ("fused", 768)
-    expected = service.encoder.encode([PROBLEM, OTHER], mode="fused")
+    assert (answer["mode"], answer["dimension"]) == ("joint", 768)
+    expected = service.encoder.encode([PROBLEM, OTHER], mode="joint")
     np.testing.assert_allclose(np.array(answer["vectors"]), expected, atol=1e-5)
     assert client.post("/api/encode", json={"texts": [PROBLEM], "mode": "text"}).json()["dimension"] == 384
 
@@ -93,7 +93,7 @@ def test_search_gives_the_index_hits(client, service):
         ("/api/parse", {"texts": []}, 422, "at least 1 item"),
         ("/api/parse", {"text": PROBLEM}, 422, "Field required"),
         ("/api/parse", {"texts": [PROBLEM], "colour": "red"}, 422, "Extra inputs are not permitted"),
-        ("/api/encode", {"texts": [PROBLEM], "mode": "sparse"}, 422, "'fused', 'text' or 'graph'"),
+        ("/api/encode", {"texts": [PROBLEM], "mode": "sparse"}, 422, "'joint', 'text', 'graph' or 'fused'"),
         ("/api/predict/kpc", {"inputs": [""]}, 422, "the text is empty"),
         ("/api/predict/qrc", {"inputs": [PROBLEM]}, 422, "qrc takes a pair (text_a, text_b) per input, got a str"),
         ("/api/predict/kpc", {"inputs": [{"text_a": PROBLEM}]}, 422, "Field required"),

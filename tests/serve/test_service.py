@@ -31,10 +31,10 @@ class OverlapRecorder:
 
 
 class FixedEncoder:
-    def dimension(self, mode="fused"):
+    def dimension(self, mode="joint"):
         return 3
 
-    def encode(self, texts, mode="fused"):
+    def encode(self, texts, mode="joint"):
         return np.array([[len(text), 0.0, 1.0] for text in texts], dtype=np.float32)
 
 
@@ -96,7 +96,7 @@ def test_the_service_itself_says_how_to_get_an_index():
 
 def test_encode_returns_the_vectors_as_lists(client):
     answer = client.post("/api/encode", json={"texts": ["ab", "abcd"]}).json()
-    assert answer == {"mode": "fused", "dimension": 3, "vectors": [[2.0, 0.0, 1.0], [4.0, 0.0, 1.0]]}
+    assert answer == {"mode": "joint", "dimension": 3, "vectors": [[2.0, 0.0, 1.0], [4.0, 0.0, 1.0]]}
 
 
 def test_a_request_exactly_at_the_byte_limit_passes_and_one_byte_more_does_not(client):

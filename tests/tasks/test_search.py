@@ -240,9 +240,9 @@ def test_with_a_tiny_math_encoder(tiny_encoder, tmp_path):
         "What is the area of a circle of radius $r=2$?",
         "How many primes lie between $20$ and $30$?",
     ]
-    index = SearchIndex.build(problems, tiny_encoder, text_field="problem", mode="fused")
-    assert index.identity["kind"] == "mathgraph.MathEncoder" and index.identity["mode"] == "fused"
-    assert index.dimension == tiny_encoder.dimension("fused")
+    index = SearchIndex.build(problems, tiny_encoder, text_field="problem", mode="fused")  # joint's old name
+    assert index.identity["kind"] == "mathgraph.MathEncoder" and index.identity["mode"] == "joint"
+    assert index.dimension == tiny_encoder.dimension("joint") == tiny_encoder.dimension("fused")
     hits = index.search([problems[1]], k=3)[0]
     assert hits[0].index == 1 and hits[0].score == pytest.approx(1.0, abs=1e-4)
     index.save_pretrained(tmp_path)

@@ -46,5 +46,5 @@ def test_bad_settings_are_refused(tmp_path):
         train_simcse(["only one", "  ", "only one"], TrainingArguments(output_dir=str(tmp_path / "x")))
     with pytest.raises(ValueError, match="batch_size must be >= 2"):
         train_simcse(TEXTS, TrainingArguments(output_dir=str(tmp_path / "x"), batch_size=1))
-    with pytest.raises(ValueError, match="unknown mode"):
+    with pytest.raises(ValueError, match="mode must be one of"):
         SimCSEModel(torch.nn.Linear(2, 2), mode="pooled")
