@@ -56,7 +56,7 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
 
     @app.exception_handler(ValueError)
     def unreadable_input(request: Request, error: ValueError) -> JSONResponse:
-        # the library's errors for an input it cannot read (tasks.task_io.InputError and the like)
+        # the library's errors for an input it cannot read (models.task_io.InputError and the like)
         return JSONResponse({"detail": str(error)}, status_code=422)
 
     @app.get("/api/health")
@@ -142,7 +142,7 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
 
 
 def _task_input(item):
-    """A request input in the shape the predictors take (``tasks.task_io``): a text, a pair or
+    """A request input in the shape the predictors take (``models.task_io``): a text, a pair or
     ``(query, candidates)``; whether it fits the task is checked by ``Service.predict`` (a 422 if not)."""
     if isinstance(item, str):
         return item
