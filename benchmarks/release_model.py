@@ -31,8 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mathgraph.tasks.release.build import STAGES, ReleaseSettings, build_release  # noqa: E402
 
-from results import REPO, build_task_files  # noqa: E402
-from smoke import smoke_work, tiny_encoder  # noqa: E402
+from results import DATA, REPO, build_task_files  # noqa: E402
+from smoke import SMOKE_DATA, smoke_work, tiny_encoder  # noqa: E402
 
 SHIPPED = REPO / "mathgraph" / "data" / "shipped_model"
 
@@ -57,6 +57,7 @@ def main() -> None:
         multitask_batch_size=2 if args.smoke else 16,
         multitask_max_steps=2 if args.smoke else None,
         structure_options={"max_iter": 20} if args.smoke else None,
+        bank_data=str(SMOKE_DATA if args.smoke else DATA),
     )
     stages = [args.stage] if args.stage else STAGES  # --smoke without --stage: all five
     build_release(files, work, args.output, stages, settings, say=lambda line: print(line, flush=True))

@@ -7,7 +7,8 @@ The shipped model (``mathgraph/data/shipped_model``, the name ``"shipped"``) is 
                     {"encoder": "encoder", "multitask": "multitask",
                      "tasks": {TASK: {"tfidf": {"path", "weight", "on"},
                                       "structure": {"path", "weight", "on"}}},
-                     "search": {"tfidf": {...}, "structure": {"path", "weight", "on", "min_cosine"}}}
+                     "search": {"encoder": "text:minilm", "tfidf": {...},
+                                "structure": {"path", "weight", "on", "min_cosine"}}}
                     "on": whether the late fusion applies when the caller leaves ``hybrid`` unset
     encoder/        the pre-trained COMUS encoder (``MathEncoder.from_pretrained("shipped")``)
     multitask/      the multi-task model fine-tuned from it (KPC, QRC, QAM, SQR heads)
@@ -56,16 +57,20 @@ def package_config(release: dict) -> dict:
         for task, info in release["tasks"].items()
     }
     search = release.get("search", {})
-    search_structure = fusion(search.get("structure"), f"{STRUCTURE_DIR}/sqr")
+    structure = search.get("structure")
+    search_structure = fusion(structure, (structure or {}).get("path", f"{STRUCTURE_DIR}/sqr"))
     if search_structure is not None:
-        search_structure["min_cosine"] = search["structure"].get("min_cosine", 0.0)
-    return {
+        search_structure["min_cosine"] = structure.get("min_cosine", 0.0)
+    config = {
         "model_type": "package",
         "encoder": ENCODER_DIR,
         "multitask": MULTITASK_DIR,
         "tasks": tasks,
         "search": {"tfidf": fusion(search.get("hybrid"), f"{TFIDF_DIR}/sqr"), "structure": search_structure},
     }
+    if "encoder" in search:  # search's first stage when it is not the package's encoder (issue 37)
+        config["search"]["encoder"] = search["encoder"]
+    return config
 
 
 class ModelPackage:

@@ -56,6 +56,11 @@ def _register_release(commands) -> None:
     release.add_argument("--seed", type=int, default=0)
     release.add_argument("--workers", type=int, default=2, help="parser processes (default: 2)")
     release.add_argument("--device", help="where the package's models run while measured (default: CUDA if present)")
+    release.add_argument(
+        "--bank-data",
+        metavar="DIR",
+        help="bank-search: the folder holding gsm8k/train.jsonl and gsmplus/variants.jsonl (the shared data)",
+    )
     release.set_defaults(run=run_release)
 
 
@@ -81,7 +86,7 @@ def _register_export(commands) -> None:
 def run_release(args: argparse.Namespace) -> int:
     """``release``: the stages asked for, in their order (``tasks.release.build.build_release``)."""
     stages = STAGES if "all" in args.stages else tuple(s for s in STAGES if s in args.stages)
-    needs_output = {"package", "structure", "search"} & set(stages) or (
+    needs_output = {"package", "structure", "search", "bank-search"} & set(stages) or (
         args.start == "package" and "multitask" in stages
     )
     if needs_output and args.output is None:
@@ -99,9 +104,10 @@ def run_release(args: argparse.Namespace) -> int:
         workers=args.workers,
         start_model=args.start_model,
         device=args.device,
+        bank_data=args.bank_data,
     )
     build_release(files, args.work, args.output, stages, settings)
-    if args.output is not None and set(stages) & {"package", "structure", "search"}:
+    if args.output is not None and set(stages) & {"package", "structure", "search", "bank-search"}:
         print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

@@ -36,14 +36,14 @@ def _register_index(commands) -> None:
     build.add_argument(
         "--model",
         default="shipped",
-        help="mathgraph encoder directory, 'shipped' (the shipped pre-trained encoder; alias 'default'), "
-        "'untrained', or text:PATH for a text-only encoder (text:minilm: the packaged MiniLM)",
+        help="a model package ('shipped', an export, a Hub id: its search encoder), an encoder or task model "
+        "directory, 'untrained', or text:PATH for a text-only encoder (text:minilm: the packaged MiniLM)",
     )
     build.add_argument(
         "--mode",
         choices=("joint", "text", "graph", "fused"),
-        default="joint",
-        help="joint: [CLS] ; mean node (fused: its old name); text: [CLS]; graph: mean node",
+        help="COMUS vectors: joint ([CLS] ; mean node; fused: its old name), text ([CLS]) or graph (mean node); "
+        "default: a package's search encoder, else joint",
     )
     build.add_argument("--batch-size", type=int, default=32)
     build.add_argument(

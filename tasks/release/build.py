@@ -51,7 +51,7 @@ from mathgraph.task_specs import TASK_NAMES
 
 # numpy, torch and the models are imported where used: ``mathgraph --help`` imports this module for STAGES
 RELEASE_TASKS = TASK_NAMES
-STAGES = ("pretrain", "multitask", "package", "structure", "search")
+STAGES = ("pretrain", "multitask", "package", "structure", "search", "bank-search")
 PRETRAIN_CORPUS = "pretrain"  # DATA/pretrain.train.jsonl
 # what a run whose multi-task stage started from a package keeps of that package's pre-training facts
 PACKAGE_FACTS = "pretrain_facts_from_package.json"
@@ -78,6 +78,7 @@ class ReleaseSettings:
     multitask_max_steps: int | None = None  # a cap on multi-task steps (smoke runs)
     structure_options: dict | None = None  # AlignmentModel options (smoke runs: few iterations)
     device: str | None = None  # where the package's models predict while measured (None: CUDA if available)
+    bank_data: str | None = None  # bank-search: the folder holding gsm8k/train.jsonl and gsmplus/variants.jsonl
 
 
 def task_files(directory: str | os.PathLike) -> dict[str, dict[str, str]]:
@@ -277,7 +278,36 @@ def search(files: dict, work: Path, output: Path, settings: ReleaseSettings, say
     return release
 
 
-_STAGES = {"pretrain": pretrain, "multitask": multitask, "package": package, "structure": structure, "search": search}
+def bank_search(files: dict, work: Path, output: Path, settings: ReleaseSettings, say=print) -> dict:
+    """Stage 6 (issue 37): search's first stage and its alignment step fitted on a question bank (the GSM8K
+    train questions and the GSM-Plus seeds), the GSM-Plus variants split by seed as the task files are
+    (``split_by_group``, ``settings.seed``): ``tasks.release.bank_search``."""
+    from mathgraph.tasks.data import split_by_group
+    from mathgraph.tasks.release.bank_search import release_bank_search
+
+    if settings.bank_data is None:
+        raise ValueError(
+            "bank-search needs --bank-data DIR: the folder of gsm8k/train.jsonl and gsmplus/variants.jsonl"
+        )
+    data = Path(settings.bank_data)
+    read = lambda path: [json.loads(line) for line in open(path, encoding="utf-8")]  # noqa: E731
+    variants = split_by_group(read(data / "gsmplus" / "variants.jsonl"), "seed_question", seed=settings.seed)
+    release_bank_search(
+        output, read(data / "gsm8k" / "train.jsonl"), variants, work / "bank-search", say, settings.structure_options
+    )
+    from mathgraph.registry import read_config
+
+    return read_config(output, "release.json")
+
+
+_STAGES = {
+    "pretrain": pretrain,
+    "multitask": multitask,
+    "package": package,
+    "structure": structure,
+    "search": search,
+    "bank-search": bank_search,
+}
 
 
 def _package(root: Path, settings: ReleaseSettings):

@@ -36,7 +36,7 @@ def build_index_from_file(
     model: str | PathLike = "shipped",
     text_field: str = "problem",
     output: str | PathLike | None = None,
-    mode: str = "joint",
+    mode: str | None = None,
     batch_size: int = 32,
     device: str | None = None,
     skip_bad: bool = False,

@@ -141,9 +141,17 @@ def as_embedder(encoder, mode: str | None = None) -> Embedder:
     )
 
 
-def load_embedder(spec: str | PathLike = "shipped", mode: str = "joint", device: str | None = None) -> Embedder:
-    """An embedder from the command line: ``"shipped"`` (alias ``"default"``) or a mathgraph model directory -> ``MathEncoder``;
-    ``"text:PATH"`` (``"text:minilm"`` for the packaged MiniLM) or any other Hugging Face directory -> ``TextEmbedder``.
+def load_embedder(spec: str | PathLike = "shipped", mode: str | None = None, device: str | None = None) -> Embedder:
+    """An embedder from the command line, for search.
+
+    - a model package (``"shipped"``, an export, a Hub copy) with ``mode=None``: the first stage its
+      ``config.json`` names for search (``search.encoder``; the shipped package's is ``"text:minilm"``, the
+      sentence encoder it started from, whose space continual pre-training wore down in its own encoder:
+      issue 37), else its encoder's joint vectors; with a ``mode``, its COMUS encoder's vectors of that mode;
+    - an encoder or task model directory, ``"untrained"``: ``MathEncoder`` vectors of ``mode`` (default joint);
+    - ``"text:PATH"`` (``"text:minilm"`` for the packaged MiniLM) or any other Hugging Face directory:
+      ``TextEmbedder`` (mean pooled).
+
     The spec is kept as the identity's ``source``, so that ``SearchIndex.from_pretrained`` can find the model again."""
     spec = str(spec)
     if spec.startswith("text:"):
@@ -152,9 +160,16 @@ def load_embedder(spec: str | PathLike = "shipped", mode: str = "joint", device:
     from mathgraph.registry import SHIPPED_NAMES, describe, model_type, resolve
 
     if spec == UNTRAINED:  # the architecture before training
-        return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=spec)
+        return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode or "joint", source=spec)
     directory = resolve(spec)  # the same names and errors as every --model
     kind = model_type(directory)  # a config that is not JSON raises CheckpointError naming it
+    if kind == "package" and mode is None:
+        from mathgraph.models.package import ModelPackage
+
+        first_stage = ModelPackage(directory).search_setting("encoder")
+        if first_stage:
+            return load_embedder(first_stage, device=device)
+    mode = mode or "joint"
     if kind in ENCODER_TYPES:
         source = spec if spec in SHIPPED_NAMES or not Path(spec).is_dir() else str(Path(spec).resolve())
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=source)

@@ -15,6 +15,15 @@ TMP = "{tmp}"  # replaced by the test's temporary directory
 # script -> (arguments after --smoke, lines its output must hold); the ones that load the packaged models
 # or train are marked slow (still run in CI)
 SCRIPTS = {
+    "bank_search": (
+        ["--work", TMP],
+        [
+            "## GSM8K bank, GSM-Plus dev seeds",
+            "## MATH bank, hand-written rewrites",
+            "| tfidf | all | 6 |",
+            "| default | all | 4 |",
+        ],
+    ),
     "cli_startup": (["--work", TMP], ["| mathgraph search, 1 query |", "3 queries / 1 query:"]),
     "encode_benchmark": (
         [],

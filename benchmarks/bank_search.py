@@ -1,0 +1,663 @@
+"""Similar-problem search in a real bank (issue 37, item 3): does the right problem come first among thousands?
+
+    python benchmarks/bank_search.py --work WORK [--split dev|test|dev+test] [--banks gsm8k,math]
+                                     [--rows default,hybrid,...] [--add-row 'NAME:model=SPEC,mode=text,hybrid=off']
+    python benchmarks/bank_search.py --smoke --work WORK
+
+Two banks, each searched with every row (a named search configuration, ``ROWS``):
+
+- **GSM8K bank**: the 7,473 GSM8K train questions plus the GSM-Plus seed questions of one part of the project's
+  seed split (``tasks.data.split_by_group(variants, "seed_question", seed=0)``, 80/10/10 by seed: the split of
+  ``benchmarks/results.py`` and of the shipped model's release, ``benchmarks/release_model.py``); dev by default,
+  ``--split test`` for test. The queries are each seed's ``problem understanding`` (kind ``paraphrase``),
+  ``numerical substitution`` (``numbers``) and ``distraction insertion`` (``distraction``) variants; the answer
+  is the seed question. GSM-Plus seeds are GSM8K *test* questions: none is among the train questions (checked
+  here on whitespace- and case-normalised text), so each seed is in the bank once, as the row added for it.
+- **MATH bank**: the 7,500 MATH train problems; the queries are hand-written rewrites of problems of the bank
+  (``benchmarks/data/math_bank_queries.jsonl``, made as ``benchmarks/data/MATH_BANK_QUERIES.md`` says) with
+  other numbers (kind ``numbers``), other wording (``wording``) or both (``both``); the answer is the original,
+  which the bank contains (that is the point: find the original from a rewrite; a problem that appears twice
+  in MATH counts as found at either copy).
+
+Per bank, row and query kind: R@1 and R@10 with Wilson 95% intervals, and MRR counted to rank ``DEPTH`` (an
+answer below it scores 0) with a percentile-bootstrap 95% interval (``BOOTSTRAP`` resamples of the queries,
+seeded). A row searches as ``SearchIndex.search`` does for ``mathgraph search`` (the same first stage, TF-IDF
+fusion and alignment step, with the weights that the row's ``hybrid`` gives through
+``tasks.search.commands.hybrid_search_weight`` / ``structure_search_weight``, or its own), asking for ``DEPTH``
+hits, so the alignment step re-scores the same ``STRUCTURE_RERANK`` rows as ``mathgraph search -k 10`` does.
+
+Rows are parameters: ``ROWS`` (the issue's table) and ``Row`` in Python (``rows(names, extra)``), or
+``--rows NAME,...`` and ``--add-row 'NAME:model=SPEC,mode=MODE,hybrid=auto|on|off,sparse=W,structure=W,
+min_cosine=C,label=TEXT'`` on the command line (``model``: any ``load_embedder`` spec: ``shipped``, a model
+directory, ``text:minilm``, ``text:DIR``; ``tfidf`` for the TF-IDF cosine). A new first stage saved as a model
+directory is one ``--add-row`` away.
+
+Bank vectors are cached under ``WORK/embeddings`` per model (keyed by the sha256 of the model's files) and per
+text, so a rerun, another split or another row of the same model encodes only what it has not seen; the
+shipped encoder's ``joint`` vectors are stored once and its ``text`` / ``graph`` vectors sliced from them
+(``[CLS] ; mean node``, checked on a few problems against ``encode(mode=...)``). Each row's wall time is its
+bank encoding as measured when the vectors were cached (and on which machine) plus this run's search of all
+the queries (query encoding, TF-IDF, alignment step). A full run writes
+``benchmarks/results/issue37_bank_search.{md,json}`` (``--output`` to change; ``--smoke`` writes only under
+``WORK/smoke``).
+
+``--smoke``: the smoke data (``benchmarks/data/smoke``): a GSM8K bank of its 40 questions and the 2 dev seeds
+of its 15 GSM-Plus seeds (6 queries), a MATH bank of its first 20 problems and the originals of the first 4 MATH
+queries (the queries file carries them); rows TF-IDF, MiniLM, the shipped encoder's cosine and the default
+search; seconds of work, results under ``WORK/smoke``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from smoke import SMOKE_DATA, smoke_work  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO.parent / "shared" / "data"
+MATH_QUERIES = REPO / "benchmarks" / "data" / "math_bank_queries.jsonl"
+RESULTS = REPO / "benchmarks" / "results" / "issue37_bank_search"
+SPLIT_SEED = 0  # benchmarks/results.py's and the release's split seed
+DEPTH = 50  # hits asked of each search: MRR is counted to this rank (the alignment step re-scores 50 rows)
+BOOTSTRAP = 2000
+# GSM-Plus perturbation type -> query kind in the tables
+GSM_KINDS = {
+    "problem understanding": "paraphrase",
+    "numerical substitution": "numbers",
+    "distraction insertion": "distraction",
+}
+MATH_KINDS = ("numbers", "wording", "both")
+SMOKE_MATH_QUERIES = 4
+SMOKE_MATH_ROWS = 20
+
+
+# --------------------------------------------------------------------------- search configurations
+@dataclass(frozen=True)
+class Row:
+    """One search configuration. ``model``: a ``load_embedder`` spec, or ``"tfidf"`` (TF-IDF cosine over the
+    bank, ``models.tfidf.VECTORIZER_DEFAULTS``, fitted on the bank's texts). ``hybrid``: None / True / False as
+    ``mathgraph search`` / ``--hybrid`` / ``--no-hybrid`` (the shipped package's search weights);
+    ``sparse_weight`` / ``structure_weight`` / ``min_cosine``, when given, override them. ``embedder``: a
+    function returning an ``Embedder`` for a first stage that is not a model directory (then ``model`` names
+    its cache)."""
+
+    name: str
+    label: str
+    model: str = "shipped"
+    mode: str = "joint"
+    hybrid: bool | None = False
+    sparse_weight: float | None = None
+    structure_weight: float | None = None
+    min_cosine: float | None = None
+    embedder: Callable | None = field(default=None, compare=False, repr=False)
+
+    def weights(self) -> tuple[float, float, float | None]:
+        """``(sparse_weight, structure_weight, structure_min_cosine)`` for ``SearchIndex.search``."""
+        if self.model == "tfidf":
+            return 0.0, 0.0, None
+        from mathgraph.tasks.search.commands import hybrid_search_weight, structure_search_weight
+
+        sparse = hybrid_search_weight(self.hybrid) if self.sparse_weight is None else self.sparse_weight
+        structure = structure_search_weight(self.hybrid) if self.structure_weight is None else self.structure_weight
+        return float(sparse), float(structure), self.min_cosine
+
+    def describe(self) -> dict:
+        sparse, structure, min_cosine = self.weights()
+        if structure > 0 and min_cosine is None:
+            from mathgraph.tasks.search.index import shipped_structure_min_cosine
+
+            min_cosine = shipped_structure_min_cosine()
+        config = {k: v for k, v in asdict(self).items() if k != "embedder"}
+        return {**config, "sparse_weight": sparse, "structure_weight": structure, "min_cosine": min_cosine}
+
+
+ROWS = {
+    row.name: row
+    for row in (
+        Row(
+            "default",
+            "default `mathgraph search` (shipped encoder, joint vectors, the package's re-scoring)",
+            hybrid=None,
+        ),
+        Row("hybrid", "`--hybrid` (shipped encoder, joint, TF-IDF fusion, alignment step)", hybrid=True),
+        Row("no-hybrid", "`--no-hybrid` (shipped encoder, joint vectors, cosine)", hybrid=False),
+        Row("shipped-text", "shipped encoder's text vectors (`--mode text`), cosine", mode="text"),
+        Row(
+            "minilm",
+            "`text:minilm` (all-MiniLM-L6-v2, mean pooled: the base sentence encoder), cosine",
+            "text:minilm",
+            "mean",
+        ),
+        Row("tfidf", "TF-IDF cosine", "tfidf", "cosine"),
+    )
+}
+SMOKE_ROWS = ("tfidf", "minilm", "no-hybrid", "default")
+
+
+def rows(names: Sequence[str] | None = None, extra: Sequence[Row] = ()) -> list[Row]:
+    """The rows ``names`` of ``ROWS`` (all when None), then ``extra``."""
+    known = {**ROWS, **{row.name: row for row in extra}}
+    chosen = [known[name] for name in (names if names is not None else ROWS)]
+    return chosen + [row for row in extra if row not in chosen]
+
+
+def parse_row(text: str) -> Row:
+    """``NAME:key=value,...`` (``--add-row``) as a ``Row``; ``hybrid``: auto, on or off."""
+    name, _, spec = text.partition(":")
+    if not name or not spec:
+        raise ValueError(f"--add-row {text!r}: give NAME:model=SPEC[,mode=...,hybrid=...]")
+    options: dict = {}
+    for item in spec.split(","):
+        key, _, value = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if key in ("sparse", "structure"):
+            key += "_weight"
+        if key == "hybrid":
+            options[key] = {"auto": None, "on": True, "off": False}[value.strip()]
+        elif key in ("sparse_weight", "structure_weight", "min_cosine"):
+            options[key] = float(value)
+        elif key in ("model", "mode", "label"):
+            options[key] = value.strip()
+        else:
+            raise ValueError(f"--add-row {text!r}: unknown key {key!r}")
+    options.setdefault("label", name)
+    return Row(name, **options)
+
+
+# --------------------------------------------------------------------------- banks and queries
+@dataclass
+class Bank:
+    """The rows searched (``texts[i]`` is row ``i``) and the queries, each with its kind and answer rows."""
+
+    name: str
+    texts: list[str]
+    queries: list[dict]  # {"id", "kind", "text", "answers": [row indices]}
+    kinds: tuple[str, ...]
+    facts: dict
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+
+
+def answers_of(text: str, positions: dict[str, list[int]]) -> list[int]:
+    return positions.get(normalise(text), [])
+
+
+def positions_of(texts: Sequence[str]) -> dict[str, list[int]]:
+    positions: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        positions.setdefault(normalise(text), []).append(i)
+    return positions
+
+
+def gsm8k_bank(data: Path, split: str) -> Bank:
+    """GSM8K train questions plus the seeds of ``split`` (``dev``, ``test`` or ``dev+test``)."""
+    from mathgraph.tasks.data import group_seeds, split_by_group
+
+    train = [row["question"] for row in read_jsonl(data / "gsm8k" / "train.jsonl")]
+    variants = read_jsonl(data / "gsmplus" / "variants.jsonl")
+    names = {seed.question: seed.group for seed in group_seeds(variants)}  # seed-NNN in the whole file's order
+    parts = split_by_group(variants, "seed_question", seed=SPLIT_SEED)
+    seeds = [seed for part in split.split("+") for seed in group_seeds(parts[part])]
+    train_positions = positions_of(train)
+    in_train = [seed.question for seed in seeds if normalise(seed.question) in train_positions]
+    texts = train + [seed.question for seed in seeds]
+    positions = positions_of(texts)
+    queries = []
+    for seed in seeds:
+        for perturbation, question in seed.variants:
+            if perturbation in GSM_KINDS:
+                queries.append(
+                    {
+                        "id": f"{names[seed.question]}/{GSM_KINDS[perturbation]}",
+                        "kind": GSM_KINDS[perturbation],
+                        "text": question,
+                        "answers": answers_of(seed.question, positions),
+                    }
+                )
+    facts = {
+        "bank": f"{len(train):,} GSM8K train questions + {len(seeds)} GSM-Plus {split} seeds = {len(texts):,} rows",
+        "split": f"{split} seeds of split_by_group(gsmplus, 'seed_question', seed={SPLIT_SEED}), 80/10/10 by seed",
+        "seeds": sorted(names[seed.question] for seed in seeds),
+        "seeds_already_in_gsm8k_train": len(in_train),
+        "queries": len(queries),
+    }
+    return Bank("gsm8k", texts, queries, tuple(GSM_KINDS.values()), facts)
+
+
+def math_bank(data: Path, queries_file: Path, smoke: bool = False) -> Bank:
+    """MATH train problems; queries: the hand-written rewrites, answers their originals. ``smoke``: the smoke
+    problems plus the originals of the first ``SMOKE_MATH_QUERIES`` queries (the file carries them)."""
+    written = read_jsonl(queries_file)
+    if smoke:
+        written = written[:SMOKE_MATH_QUERIES]
+        texts = [row["problem"] for row in read_jsonl(data / "math" / "train.jsonl")][:SMOKE_MATH_ROWS]
+        texts += [row["original"] for row in written]
+    else:
+        texts = [row["problem"] for row in read_jsonl(data / "math" / "train.jsonl")]
+        for row in written:  # the file's index and its copy of the original must name the same problem
+            if normalise(texts[row["index"]]) != normalise(row["original"]):
+                raise ValueError(f"{queries_file}: query {row['id']}: row {row['index']} is not its original")
+    positions = positions_of(texts)
+    queries = [
+        {"id": row["id"], "kind": row["kind"], "text": row["query"], "answers": answers_of(row["original"], positions)}
+        for row in written
+    ]
+    facts = {
+        "bank": f"{len(texts):,} MATH train problems" + (" (smoke rows + query originals)" if smoke else ""),
+        "queries": f"{len(queries)} hand-written rewrites ({queries_file.name})",
+        "originals_in_bank": sum(bool(q["answers"]) for q in queries),
+    }
+    return Bank("math", texts, queries, MATH_KINDS, facts)
+
+
+# --------------------------------------------------------------------------- cached vectors
+def model_fingerprint(spec: str) -> str:
+    """sha256 over the weight and config files of the model ``spec`` names (its directory, recursively)."""
+    if spec.startswith("text:"):
+        from mathgraph.models.text_encoder import resolve_text_encoder
+
+        directory = Path(resolve_text_encoder(spec[len("text:") :]))
+    else:
+        from mathgraph.registry import resolve
+
+        directory = Path(resolve(spec))
+    digest = hashlib.sha256()
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and path.suffix in (".safetensors", ".bin", ".json"):
+            digest.update(f"{path.relative_to(directory)}|".encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+class VectorStore:
+    """One model's vectors, kept on disk per text (``WORK/embeddings/MODEL-FINGERPRINT``); the model loads only
+    when a text is missing. A MathEncoder's vectors are stored as ``joint`` and sliced for ``text`` / ``graph``
+    (``ModeEmbedder``)."""
+
+    def __init__(self, row: Row, directory: Path, batch_size: int = 32):
+        self.row, self.batch_size = row, batch_size
+        fingerprint = row.model if row.embedder is not None else model_fingerprint(row.model)
+        safe = "".join(c if c.isalnum() else "-" for c in row.model)[:60]
+        self.directory = directory / f"{safe}-{fingerprint}"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._inner = None
+        self._store: dict[str, np.ndarray] | None = None
+        self.encoded_seconds, self.encoded_count = 0.0, 0
+
+    def inner(self):
+        """The embedder, loaded on first need (a MathEncoder's with mode ``joint``)."""
+        if self._inner is None:
+            if self.row.embedder is not None:
+                self._inner = self.row.embedder()
+            else:
+                from mathgraph.tasks.search.embedders import load_embedder
+
+                self._inner = load_embedder(self.row.model, mode="joint")
+                if self.slices():
+                    self._check_slices()
+        return self._inner
+
+    def slices(self) -> bool:
+        """Whether the stored vectors are a MathEncoder's joint ones (and other modes are their halves)."""
+        if self.row.embedder is not None or self.row.model.startswith("text:"):
+            return False
+        from mathgraph.tasks.search.embedders import MathEncoderEmbedder
+
+        return isinstance(self.inner(), MathEncoderEmbedder)
+
+    def text_dimension(self) -> int:
+        return self.inner().encoder.dimension("text")
+
+    def _check_slices(self) -> None:
+        texts = ["Find $x$ if $2x+3=7$.", "A shop sells 3 pens for $2. How much do 12 pens cost?"]
+        encoder = self._inner.encoder
+        joint = encoder.encode(texts, mode="joint", show_progress=False)
+        d = encoder.dimension("text")
+        for mode, part in (("text", slice(0, d)), ("graph", slice(d, None))):
+            direct = encoder.encode(texts, mode=mode, show_progress=False)
+            if not np.allclose(joint[:, part], direct, atol=1e-4):
+                raise RuntimeError(f"the joint vector's {mode} half is not encode(mode={mode!r}): cannot slice")
+
+    def _load(self) -> dict[str, np.ndarray]:
+        if self._store is None:
+            self._store = {}
+            for path in sorted(self.directory.glob("part-*.npz")):
+                with np.load(path) as part:
+                    self._store.update(zip(part["keys"].tolist(), part["vectors"]))
+        return self._store
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors as stored (joint for a MathEncoder), encoding and saving those missing."""
+        store = self._load()
+        keys = [self.key(t) for t in texts]
+        missing = list(dict.fromkeys(k for k in keys if k not in store))
+        if missing:
+            by_key = dict(zip(keys, texts))
+            todo = [by_key[k] for k in missing]
+            inner = self.inner()
+            start = time.perf_counter()
+            if self.slices():
+                vectors = inner.encoder.encode(
+                    todo, batch_size=self.batch_size, mode="joint", show_progress=len(todo) > 200
+                )
+            else:
+                vectors = inner.encode(todo, batch_size=self.batch_size)
+            vectors = np.asarray(vectors, np.float32)
+            seconds = time.perf_counter() - start
+            self.encoded_seconds += seconds
+            self.encoded_count += len(todo)
+            name = f"part-{len(list(self.directory.glob('part-*.npz'))):04d}"
+            np.savez(self.directory / f"{name}.npz", keys=np.array(missing), vectors=vectors)
+            (self.directory / f"{name}.json").write_text(
+                json.dumps({"count": len(todo), "seconds": seconds, "machine": machine()}), encoding="utf-8"
+            )
+            store.update(zip(missing, vectors))
+        return np.stack([store[k] for k in keys])
+
+    def cached_encoding(self) -> dict:
+        """Seconds and problems of the encodings stored in this cache, with the machine of the last one."""
+        parts = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(self.directory.glob("part-*.json"))]
+        return {
+            "seconds": sum(p["seconds"] for p in parts),
+            "count": sum(p["count"] for p in parts),
+            "machine": parts[-1]["machine"] if parts else None,
+        }
+
+
+class ModeEmbedder:
+    """An ``Embedder`` over a ``VectorStore``: its vectors, or their ``mode`` half for a MathEncoder's."""
+
+    def __init__(self, store: VectorStore, mode: str):
+        self.store, self.mode = store, mode
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        vectors = self.store.vectors(texts)
+        if self.mode in ("joint", "fused") or not self.store.slices():
+            return vectors
+        d = self.store.text_dimension()
+        return vectors[:, :d] if self.mode == "text" else vectors[:, d:]
+
+    def identity(self) -> dict:
+        return {"kind": "bank_search.ModeEmbedder", "source": self.store.row.model, "mode": self.mode}
+
+
+# --------------------------------------------------------------------------- searching
+def rank_of(hits: Sequence[int], answers: Sequence[int]) -> int | None:
+    """1-based rank of the first answer among the hit rows, None when none is there."""
+    wanted = set(answers)
+    return next((rank for rank, index in enumerate(hits, 1) if index in wanted), None)
+
+
+def search_tfidf(bank: Bank, depth: int) -> list[list[int]]:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
+
+    vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS)
+    matrix = vectorizer.fit_transform(bank.texts)
+    scores = (vectorizer.transform([q["text"] for q in bank.queries]) @ matrix.T).toarray()
+    return [np.argsort(-row, kind="stable")[:depth].tolist() for row in scores]
+
+
+def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> dict:
+    """Search every query of ``bank`` with ``row``: per-query ranks and timings."""
+    sparse, structure, min_cosine = row.weights()
+    timing: dict = {}
+    if row.model == "tfidf":
+        start = time.perf_counter()
+        hits = search_tfidf(bank, DEPTH)
+        timing = {
+            "search_s": time.perf_counter() - start,
+            "bank_encoding_s": 0.0,
+            "encoding_note": "fitted in the search",
+        }
+    else:
+        from mathgraph.tasks.search.index import SearchIndex, l2_normalize
+
+        if row.model not in stores:  # one per model: a MathEncoder's joint vectors serve its text and graph modes
+            stores[row.model] = VectorStore(row, work / "embeddings", batch_size)
+        store = stores[row.model]
+        embedder = ModeEmbedder(store, row.mode)
+        before = store.encoded_count
+        start = time.perf_counter()
+        vectors = embedder.encode(bank.texts)
+        bank_s = time.perf_counter() - start
+        index = SearchIndex(
+            l2_normalize(vectors), [{"text": t} for t in bank.texts], "text", embedder.identity(), embedder
+        )
+        start = time.perf_counter()
+        found = index.search(
+            [q["text"] for q in bank.queries],
+            k=DEPTH,
+            batch_size=batch_size,
+            sparse_weight=sparse,
+            structure_weight=structure,
+            structure_min_cosine=min_cosine,
+        )
+        hits = [[hit.index for hit in query_hits] for query_hits in found]
+        search_s = time.perf_counter() - start
+        encoded_now = store.encoded_count - before
+        # the bank's encoding time, kept from the run that encoded all of it (model loading included)
+        record = store.directory / f"bank-{hashlib.sha256(chr(10).join(bank.texts).encode()).hexdigest()[:16]}.json"
+        if encoded_now >= len(set(bank.texts)):
+            facts = {"seconds": bank_s, "count": len(bank.texts), "machine": machine()}
+            record.write_text(json.dumps(facts), encoding="utf-8")
+        if record.exists():
+            facts = json.loads(record.read_text(encoding="utf-8"))
+            encoding_s = facts["seconds"]
+            note = f"{facts['count']:,} problems encoded in {encoding_s:.1f} s on {facts['machine']}"
+        else:  # encoded in pieces: the cache's mean time per problem
+            cached = store.cached_encoding()
+            encoding_s = cached["seconds"] * len(bank.texts) / max(cached["count"], 1)
+            note = f"mean of {cached['count']:,} cached problems, {cached['seconds']:.1f} s on {cached['machine']}"
+        if row.mode != "joint" and store.slices():
+            note += f"; the {row.mode} half of the joint vectors"
+        timing = {
+            "search_s": search_s,
+            "bank_vectors_this_run_s": bank_s,
+            "encoded_this_run": encoded_now,
+            "bank_encoding_s": encoding_s,
+            "encoding_note": note,
+        }
+    ranks = [rank_of(h, q["answers"]) for h, q in zip(hits, bank.queries)]
+    return {
+        "row": row.describe(),
+        "ranks": {q["id"]: r for q, r in zip(bank.queries, ranks)},
+        "top1": {q["id"]: h[0] if h else None for q, h in zip(bank.queries, hits)},
+        "timing": timing,
+        "wall_s": timing["bank_encoding_s"] + timing["search_s"],
+    }
+
+
+# --------------------------------------------------------------------------- metrics
+def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    if n == 0:
+        return (float("nan"), float("nan"))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def bootstrap_mean(values: Sequence[float], resamples: int = BOOTSTRAP, seed: int = 0) -> tuple[float, float]:
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
+    return (float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5)))
+
+
+def metrics(ranks: Sequence[int | None]) -> dict:
+    n = len(ranks)
+    hit1 = sum(r == 1 for r in ranks)
+    hit10 = sum(r is not None and r <= 10 for r in ranks)
+    reciprocal = [0.0 if r is None else 1.0 / r for r in ranks]
+    return {
+        "n": n,
+        "r1": hit1 / n if n else float("nan"),
+        "r1_ci": wilson(hit1, n),
+        "r10": hit10 / n if n else float("nan"),
+        "r10_ci": wilson(hit10, n),
+        "mrr": float(np.mean(reciprocal)) if n else float("nan"),
+        "mrr_ci": bootstrap_mean(reciprocal),
+    }
+
+
+def summarise(bank: Bank, result: dict) -> dict:
+    by_kind = {}
+    for kind in (*bank.kinds, "all"):
+        ranks = [result["ranks"][q["id"]] for q in bank.queries if kind == "all" or q["kind"] == kind]
+        by_kind[kind] = metrics(ranks)
+    return by_kind
+
+
+# --------------------------------------------------------------------------- tables
+def machine() -> str:
+    """The CPU, the cores this process may use, torch's threads, CUDA, and the load average (other work)."""
+    import torch
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    return (
+        f"{platform.processor() or platform.machine()}, {cores} cores available, torch {torch.__version__} "
+        f"({torch.get_num_threads()} threads), cuda {torch.cuda.is_available()}{load}"
+    )
+
+
+def fmt(value: float, ci: tuple[float, float] | None = None) -> str:
+    text = f"{value:.3f}"
+    return f"{text} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci is not None else text
+
+
+def tables(report: dict) -> str:
+    lines = []
+    for bank in report["banks"].values():
+        kinds = bank["kinds"]
+        lines += [f"## {bank['title']}", ""]
+        lines += [f"- {key}: {value}" for key, value in bank["facts"].items() if key != "seeds"]
+        if "seeds" in bank["facts"]:
+            lines.append(f"- seed names (group_seeds order over the whole file): {', '.join(bank['facts']['seeds'])}")
+        lines += ["", "R@1 per kind (Wilson 95% interval), R@10 and MRR over all queries, and wall time:", ""]
+        header = "| search | " + " | ".join(f"{k} R@1" for k in kinds) + " | R@10, all | MRR, all | wall s |"
+        lines += [header, "|---|" + "---:|" * (len(kinds) + 3)]
+        for result in bank["rows"].values():
+            m = result["metrics"]
+            cells = [fmt(m[k]["r1"], m[k]["r1_ci"]) for k in kinds]
+            lines.append(
+                f"| {result['row']['label']} | "
+                + " | ".join(cells)
+                + f" | {fmt(m['all']['r10'])} | {fmt(m['all']['mrr'])} | {result['wall_s']:.1f} |"
+            )
+        lines += ["", f"Per kind (n queries; R@1, R@10 with Wilson, MRR@{DEPTH} with bootstrap 95% intervals):", ""]
+        lines += ["| search | kind | n | R@1 | R@10 | MRR |", "|---|---|---:|---:|---:|---:|"]
+        for name, result in bank["rows"].items():
+            for kind in (*kinds, "all"):
+                m = result["metrics"][kind]
+                lines.append(
+                    f"| {name} | {kind} | {m['n']} | {fmt(m['r1'], m['r1_ci'])} | {fmt(m['r10'], m['r10_ci'])} "
+                    f"| {fmt(m['mrr'], m['mrr_ci'])} |"
+                )
+        lines += [
+            "",
+            "Wall time per row (bank encoding as measured when cached, scaled to this bank; search of all queries):",
+            "",
+        ]
+        lines += ["| search | bank encoding s | search s | how the bank was encoded |", "|---|---:|---:|---|"]
+        for name, result in bank["rows"].items():
+            t = result["timing"]
+            lines.append(f"| {name} | {t['bank_encoding_s']:.1f} | {t['search_s']:.1f} | {t['encoding_note']} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- main
+def main(argv: Sequence[str] | None = None) -> dict:
+    args = arguments(argv)
+    work = smoke_work(args.work) if args.smoke else Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    data = SMOKE_DATA if args.smoke else Path(args.data)
+    extra = [parse_row(text) for text in args.add_row]
+    names = args.rows.split(",") if args.rows else (list(SMOKE_ROWS) if args.smoke else None)
+    chosen = rows(names, extra)
+    output = Path(args.output) if args.output else (work / "issue37_bank_search" if args.smoke else RESULTS)
+    if args.smoke and output.resolve().is_relative_to(REPO.resolve()):
+        raise SystemExit("--smoke writes nothing into the repository: give an --output outside it")
+    started = time.perf_counter()
+    report: dict = {"machine": machine(), "split": args.split, "split_seed": SPLIT_SEED, "depth": DEPTH, "banks": {}}
+    stores: dict = {}
+    for bank_name in args.banks.split(","):
+        if bank_name == "gsm8k":
+            bank = gsm8k_bank(data, args.split)
+            title = f"GSM8K bank, GSM-Plus {args.split} seeds"
+        elif bank_name == "math":
+            bank = math_bank(data, Path(args.queries), smoke=args.smoke)
+            title = "MATH bank, hand-written rewrites"
+        else:
+            raise SystemExit(f"unknown bank {bank_name!r}: gsm8k or math")
+        print(f"{title}: {bank.facts['bank']}, {len(bank.queries)} queries", flush=True)
+        entry = {"title": title, "facts": bank.facts, "kinds": list(bank.kinds), "rows": {}}
+        for row in chosen:
+            result = run_row(row, bank, work, args.batch_size, stores)
+            result["metrics"] = summarise(bank, result)
+            entry["rows"][row.name] = result
+            m = result["metrics"]
+            print(
+                f"  {row.name}: "
+                + ", ".join(f"{k} R@1 {m[k]['r1']:.3f}" for k in bank.kinds)
+                + f"; all R@10 {m['all']['r10']:.3f} MRR {m['all']['mrr']:.3f}; wall {result['wall_s']:.1f} s",
+                flush=True,
+            )
+        report["banks"][bank_name] = entry
+    report["total_s"] = time.perf_counter() - started
+    text = f"machine: {report['machine']}; total {report['total_s']:.1f} s\n\n" + tables(report)
+    print("\n" + text)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
+    output.with_suffix(".md").write_text(text, encoding="utf-8")
+    print(f"wrote {output.with_suffix('.md')} and .json")
+    return report
+
+
+def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", required=True, help="embedding caches (WORK/embeddings); --smoke: WORK/smoke")
+    parser.add_argument("--data", default=str(DATA), help="the shared data (math/, gsm8k/, gsmplus/)")
+    parser.add_argument("--split", default="dev", choices=("dev", "test", "dev+test"), help="GSM-Plus seeds")
+    parser.add_argument("--banks", default="gsm8k,math")
+    parser.add_argument("--queries", default=str(MATH_QUERIES), help="the MATH bank's queries")
+    parser.add_argument("--rows", help=f"comma-separated row names (default: all of {', '.join(ROWS)})")
+    parser.add_argument("--add-row", action="append", default=[], metavar="NAME:key=value,...")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--output", help=f"results path without suffix (default: {RESULTS.relative_to(REPO)})")
+    parser.add_argument("--smoke", action="store_true")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    random.seed(0)
+    main()
