@@ -59,7 +59,7 @@ from mathgraph.tasks.data import (
     split_by_group,
     split_rows,
 )
-from mathgraph.tasks.metrics import ranking_metrics
+from mathgraph.tasks.release.build import metrics_with_interval, wilson  # noqa: E402,F401 (the benchmarks read them here)
 from mathgraph.tasks.training.finetune import train_task
 from mathgraph.tasks.training.tfidf import train_tfidf
 from mathgraph.tasks.training.trainer import TrainingArguments
@@ -198,41 +198,6 @@ def evaluate_predictor(task: str, predictor, path: str) -> dict:
 
     inputs, gold = labelled_inputs(task, path)
     return metrics_with_interval(task, predictor.predict(inputs), gold)
-
-
-def metrics_with_interval(task: str, results: list[dict], gold: list) -> dict:
-    """Accuracy and macro-F1 with a Wilson interval, or SQR's ranking metrics with bootstrap intervals over lists."""
-    if task != "sqr":
-        from sklearn.metrics import f1_score
-
-        predicted = [r["label"] for r in results]
-        accuracy = float(np.mean([p == g for p, g in zip(predicted, gold)]))
-        return {
-            "accuracy": accuracy,
-            "macro_f1": float(f1_score([str(g) for g in gold], [str(p) for p in predicted], average="macro")),
-            "n": len(gold),
-            "accuracy_ci95": wilson(accuracy, len(gold)),
-        }
-    scores = [r["scores"] for r in results]
-    metrics = ranking_metrics(scores, gold)
-    per_list = [ranking_metrics([s], [g]) for s, g in zip(scores, gold)]
-    rng = np.random.default_rng(0)
-    for name in ("ndcg@3", "map", "hr@1"):
-        values = np.array([m[name] for m in per_list])
-        means = values[rng.integers(0, len(values), (2000, len(values)))].mean(axis=1)
-        metrics[f"{name}_ci95"] = [
-            round(float(np.percentile(means, 2.5)), 4),
-            round(float(np.percentile(means, 97.5)), 4),
-        ]
-    return metrics
-
-
-def wilson(accuracy: float, n: int) -> list[float]:
-    """The 95% Wilson score interval of an accuracy over ``n`` examples."""
-    from scipy.stats import binomtest
-
-    interval = binomtest(round(accuracy * n), n).proportion_ci(0.95, method="wilson")
-    return [round(interval.low, 4), round(interval.high, 4)]
 
 
 def build_task_files(

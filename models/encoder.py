@@ -164,7 +164,7 @@ class MathEncoder:
             "text": self.model.config.text_hidden,
             "graph": self.model.config.gat_hidden,
         }
-        return sizes[_check_mode(mode)]
+        return sizes[canonical_mode(mode)]
 
     def parse(
         self,
@@ -218,7 +218,7 @@ class MathEncoder:
         similar length; the output keeps the input order. Runs on ``device``, by default
         the one the model is on, under autocast on CUDA (``cuda_autocast_dtype``), in float32 on the CPU.
         """
-        mode = _check_mode(mode)
+        mode = canonical_mode(mode)
         if isinstance(problems, (str, MathSyntaxGraph)):
             raise TypeError("encode takes a list of problems; wrap a single problem in a list")
         if batch_size < 1:
@@ -277,9 +277,6 @@ def canonical_mode(mode: str) -> str:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     return mode
-
-
-_check_mode = canonical_mode
 
 
 def _majority_parser(vocab: GraphVocabulary) -> str:
