@@ -23,7 +23,7 @@ _EXPORTS = {
     "parse_latex": "mathgraph.parsers.latex",
     "segment": "mathgraph.parsers.segment",
     "align_problems": "mathgraph.parsers.compare",
-    "align_solution": "mathgraph.parsers.compare",
+    "align_solution": "mathgraph.parsers.solution",
     "draw_graph": "mathgraph.draw",
     "sample_problems": "mathgraph.samples",
     # the data model and the errors a caller may catch

@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from mathgraph.parsers.compare import ALIGNMENT_FEATURES, SOLUTION_FEATURES, align_problems, align_solution
+from mathgraph.parsers.compare import ALIGNMENT_FEATURES, align_problems
+from mathgraph.parsers.solution import SOLUTION_FEATURES, align_solution
 
 AGAINST = ("problem", "solution")  # what the second text of a pair is
 _ROWS: dict[tuple[str, str, str], np.ndarray] = {}  # (against, text_a, text_b) -> features, for this process

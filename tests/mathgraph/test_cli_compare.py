@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from mathgraph.cli import main
-from mathgraph.parsers.compare import align_problems, align_solution
+from mathgraph.parsers.compare import align_problems
+from mathgraph.parsers.solution import align_solution
 from mathgraph.parsers.problem import parse_problem
 
 A = "Tom has 3 apples. He buys 5 more apples. How many apples does he have now?"

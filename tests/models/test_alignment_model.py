@@ -86,7 +86,7 @@ def test_sqr_ranks_by_expected_gain():
 
 def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
     """QAM pairs a question with a solution: solution features, not the problems' alignment; labels stay 0/1."""
-    from mathgraph.parsers.compare import SOLUTION_FEATURES
+    from mathgraph.parsers.solution import SOLUTION_FEATURES
 
     inputs, labels = [], []
     for k in range(6):

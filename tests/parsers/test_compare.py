@@ -4,13 +4,8 @@ from fractions import Fraction
 
 import pytest
 
-from mathgraph.parsers.compare import (
-    ALIGNMENT_FEATURES,
-    SOLUTION_FEATURES,
-    align_problems,
-    align_solution,
-    solution_steps,
-)
+from mathgraph.parsers.compare import ALIGNMENT_FEATURES, align_problems
+from mathgraph.parsers.solution import SOLUTION_FEATURES, align_solution, solution_steps
 from mathgraph.parsers.problem import ProblemParser
 
 PARSER = ProblemParser("spacy")

@@ -8,7 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from mathgraph.cli.compare import compare_pairs
-from mathgraph.parsers.compare import align_problems, align_solution
+from mathgraph.parsers.compare import align_problems
+from mathgraph.parsers.solution import align_solution
 from mathgraph.parsers.problem import parse_problem
 from mathgraph.serve.app import create_app
 from mathgraph.serve.service import Limits, Service
