@@ -97,6 +97,9 @@ class DependencyParser(Protocol):
 # --------------------------------------------------------------------------- spaCy
 
 _SPACY_CACHE: dict[str, Any] = {}  # model name -> loaded Language, one per process
+# spaCy reads the Unicode minus (U+2212) as punctuation and ends the sentence at "−4"; the ASCII hyphen-minus
+# keeps "−4 degrees" a number and its noun. One character for one, so every offset stays where it was.
+_SPACY_INPUT = str.maketrans({"\u2212": "-"})
 
 
 def _load_spacy(model: str) -> Any:
@@ -196,10 +199,10 @@ class SpacyParser:
     def parse(self, text: str) -> list[DepSentence]:
         if not text or not text.strip():
             return []
-        return _sentences_from_spacy(self._nlp(text))
+        return _sentences_from_spacy(self._nlp(text.translate(_SPACY_INPUT)))
 
     def parse_many(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[list[DepSentence]]:
-        for doc in self._nlp.pipe(texts, batch_size=batch_size):
+        for doc in self._nlp.pipe((text.translate(_SPACY_INPUT) for text in texts), batch_size=batch_size):
             yield _sentences_from_spacy(doc) if doc.text.strip() else []
 
     def __repr__(self) -> str:

@@ -1,125 +1,112 @@
-"""Quantities of a problem: the numbers it states, read off its math syntax graph.
+"""Quantities of a problem: the numbers it states, read off its math syntax graph, as a careful reader reads them.
 
-A quantity is a number written in the text (``12``, ``1,000.5``, ``.5``, ``3/4``,
-``1 1/2``, ``25%``, ``25 percent``, ``$2.50``, ``1.5 million``, ``three``,
-``twenty-five``, ``half``, ``twice``, ``a dozen``, ``two thirds``) or a numeric
-literal of a formula's operator tree. Each gets its exact value (a ``Fraction``;
-a percentage is divided by 100), its written form, its unit or object from the
-dependency tree (``5 inch heels`` -> unit ``inch``, object ``heels``; ``2 skeins
-of wool`` -> ``skeins``, ``wool``), its sentence and whether that sentence is the
-question.
+A quantity is a number written in the text or a number of a formula. Each gets its
+exact value (a ``Fraction``; a percentage is divided by 100), its written form
+(``integer``, ``decimal``, ``fraction``, ``percent``, ``word``, ``formula``), its unit
+or object from the dependency tree (``5 inch heels`` -> unit ``inch``, object
+``heels``; ``2 skeins of wool`` -> ``skeins``, ``wool``), its sentence and whether that
+sentence is the question.
 
-What is not a quantity: ``one`` as a pronoun (``the red one``: the tagger does not
-call it ``NUM``), ordinals (``2nd``, ``third place``; but ``a third of`` is 1/3),
-years (``in 2019``) and clock times (``3:30``).
+Read in the text:
 
-The rules work on the tokens of the graph (the dependency parser's), so they
-need no second tokenisation; ``find_quantities`` is called by
-``parsers.syntax_graph.build_syntax_graph``, and ``graph.quantities()`` returns
-what it found.
+- digits, signs, fractions and notation, as ``parsers.numbers.parse_number`` reads them:
+  ``12``, ``1,000.5``, ``.5``, ``-7``, ``−4`` (Unicode minus), ``3/4``, ``1 1/2``, ``½``, ``2½``,
+  ``2 ½``, ``1e5``, ``10^3``, ``2×10^3``, ``3 x 10^8``, ``50k``, ``$3M``; money ``$2.50``,
+  ``-$5``, ``−$40``, ``$ 5`` (unit ``$``, also ``€ £ ¥``); percentages ``25%``, ``25 percent``,
+  ``15 per cent``, ``forty per cent``; scales ``1.5 million``, ``3 hundred``;
+- number words: ``three``, ``twenty-five``, ``a hundred and twenty``, ``a million``, ``half``,
+  ``twice``, ``a third of``, ``two thirds``;
+- dozens: ``a dozen`` is 12, ``two dozen`` and ``5 dozen`` are 24 and 60 (one quantity that
+  counts the eggs, not 2 or 5 with unit ``dozen``), ``half a dozen`` is 6; ``dozens of`` and
+  ``how many dozen`` are not quantities;
+- halves: ``two and a half hours`` and ``3 and a half`` are 5/2 and 7/2, ``one and a quarter`` 5/4,
+  ``an hour and a half`` 3/2 (unit ``hour``);
+- ratios: ``3:2`` is two quantities, 3 and 2, each with unit ``ratio``: a teacher divides in
+  the ratio 3:2 by working with 3, 2 and 3 + 2 = 5 parts, so the solution reader must find
+  both terms among the given numbers (``4:5:6`` gives three). ``a:b`` with a two-digit ``b``
+  under 60 and ``a`` at most 24 is a clock time unless the sentence says ``ratio`` or
+  ``proportion`` (``10:45`` in "the ratio ... is 10:45" is a ratio; ``7:30 p.m.`` is a time).
+
+Read in formulas: every numeric literal of the operator tree, except that a *number
+written in notation* is one quantity with its exact value: a fraction of numbers
+(``\\frac{1}{2}``, ``\\dfrac12``, ``3/4`` -> 1/2, 1/2, 3/4), a mixed number (``2\\frac{1}{3}``
+-> 7/3), a power of ten (``10^3``, ``10^{-2}``), scientific notation (``2\\times 10^3``,
+``6.5 \\cdot 10^{-5}``) and a unary sign on any of these (``-4``, ``-\\frac{2}{3}``,
+``(-2, 0)``). A computation keeps its literals, because they are what the problem gives:
+``2+3``, ``2^{10}``, ``\\frac{x}{2}``, ``\\binom{8}{4}`` and ``25\\%`` give their numbers one by one,
+and a binary minus is an operator (``12 - 3`` gives 12 and 3). The value is worked out
+exactly with ``Fraction`` (SymPy is not needed for rationals and would cost a
+millisecond per formula). Formula quantities have no unit or object.
+
+Not quantities (dropped, so the solution reader and the alignment never see them): ``one``
+as a pronoun (``the red one``), ordinals (``2nd``, ``third place``; but ``a third of`` is 1/3),
+dates and years (``in 2019``, ``between 2000 and 2005``, ``from 1990 to 1995``, ``May 4, 1901``,
+``1 May 2006``, ``on 12/25``, ``3/14/1998``), clock times (``3:30``, ``9 a.m.``), phone numbers
+(``555-123-4567``, ``(800) 555-0199``, ``555-1234`` in a sentence about calling), labels
+(``Route 66``, ``42 Oak Street``), and numbers written with more than
+:data:`~mathgraph.parsers.numbers.MAX_DIGITS` digits (``parse_number`` refuses them: no
+exception, no quantity).
+
+The rules work on the tokens of the graph (the dependency parser's) and on the source
+text they span, so they need no second tokenisation; ``find_quantities`` is called by
+``parsers.syntax_graph.build_syntax_graph``, and ``graph.quantities()`` returns what it found.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph, Node, Quantity
+from mathgraph.parsers.formula_numbers import formula_quantities
+from mathgraph.parsers.numbers import (
+    MAX_DIGITS,
+    MONTHS,
+    ORDINAL_DENOMINATORS,
+    SCALE_WORDS,
+    TENS_WORDS,
+    UNIT_WORDS,
+    VULGAR_FRACTIONS,
+    parse_number,
+)
 
-__all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_number"]
+__all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_number", "MAX_DIGITS"]
 
-_DIGITS_RE = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+")
-_FRACTION_RE = re.compile(r"(\d+)/(\d+)")
-_STARTS_WITH_DIGITS_RE = re.compile(r"-?\.?\d")
+# A token that may open a number: a sign, a currency sign, then a digit or a vulgar fraction ("-$5", "−4", "½").
+_STARTS_LIKE_NUMBER_RE = re.compile(rf"[-−]?[$€£¥]?[-−]?\.?[0-9{''.join(VULGAR_FRACTIONS)}]")
+_PREFIX_RE = re.compile(r"([-−]?)([$€£¥]?)([-−]?)")
+_RATIO_RE = re.compile(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?)+")
+_PHONE_RE = re.compile(r"(?:1-)?(?:\d{3}-){1,2}\d{4}")
+_AREA_CODE_RE = re.compile(r"\d{3}")
+_POWER_OF_TEN_RE = re.compile(r"10\^\{?[-−]?\d+\}?")
+_MONTH_DAY_RE = re.compile(r"(\d{1,2})/(\d{1,2})")
 _CURRENCY = {"$", "€", "£", "¥"}
-_PERCENT = {"%", "percent", "per cent", "percents"}
-_SCALES = {"thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
-_UNITS = {
-    "zero": 0,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-}
-_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-# Words that are a number on their own (not part of a run of number words).
+_MINUS = {"-", "−"}
+_PERCENT = {"%", "percent", "percents"}
+_MULTIPLY = {"x", "×", "*", "·"}
+_CLOCK_WORDS = {"a.m.", "p.m.", "a.m", "p.m", "am", "pm", "o'clock", "o’clock"}
+_RATIO_CUES = {"ratio", "ratios", "proportion"}
+_PHONE_CUES = {"call", "phone", "dial", "telephone", "cell", "fax", "hotline"}
+_STREET_WORDS = {"street", "st", "avenue", "ave", "road", "rd", "lane", "boulevard", "blvd", "drive", "way", "court"}
+_RACES = {"race", "races", "run", "runs", "walk", "marathon", "fun"}
+_DATE_CUES = {"on", "until", "till", "since", "dated"}
+_RANGE_WORDS = {"and", "to", "or", "through", "until", "till", "-", "–"}
+_YEAR_CUES = {"in", "since", "until", "till", "by", "from", "year", "during", "before", "after", "of", "between"}
+_HUNDRED_AND_SCALES = {"hundred", *SCALE_WORDS}
+_ARTICLES = {"a", "an"}
+# Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
 _SINGLE_WORDS = {
     "half": Fraction(1, 2),
     "twice": Fraction(2),
     "double": Fraction(2),
     "triple": Fraction(3),
     "thrice": Fraction(3),
-    "dozen": Fraction(12),
     "quarter": Fraction(1, 4),
 }
-# Denominators written as ordinals: "two thirds", "a fifth of".
-_ORDINAL_DENOMINATORS = {
-    "half": 2,
-    "halves": 2,
-    "third": 3,
-    "thirds": 3,
-    "fourth": 4,
-    "fourths": 4,
-    "quarter": 4,
-    "quarters": 4,
-    "fifth": 5,
-    "fifths": 5,
-    "sixth": 6,
-    "sixths": 6,
-    "seventh": 7,
-    "sevenths": 7,
-    "eighth": 8,
-    "eighths": 8,
-    "ninth": 9,
-    "ninths": 9,
-    "tenth": 10,
-    "tenths": 10,
-    "hundredth": 100,
-    "hundredths": 100,
-}
-_MONTHS = {
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-}
-_YEAR_CUES = {"in", "since", "until", "till", "by", "from", "year", "during", "before", "after", "of", "between"}
+# every word that may start a number; words_at looks no further at any other word
+_NUMBER_WORDS = {*UNIT_WORDS, *TENS_WORDS, *_HUNDRED_AND_SCALES, *ORDINAL_DENOMINATORS, *_SINGLE_WORDS, "dozen"}
+_SINGULAR_DENOMINATORS = {w: d for w, d in ORDINAL_DENOMINATORS.items() if not w.endswith(("s", "halves"))}
 # Nouns that measure rather than count: "3 hours", "5 inch heels" (other nouns are the counted object).
 _MEASURES = {
     "inch",
@@ -262,23 +249,6 @@ def problem_sentences(graph: MathSyntaxGraph) -> list[ProblemSentence]:
     return [ProblemSentence(i, (spans[i][0], spans[i][1]), texts[i], i == question) for i in order]
 
 
-def parse_number(text: str) -> tuple[Fraction, str] | None:
-    """The exact value and form of a number written in digits: ``"1,000.5"`` -> ``(Fraction(2001, 2), "decimal")``.
-
-    Forms: ``integer``, ``decimal`` or ``fraction`` (``3/4``); ``None`` for anything else.
-    """
-    text = text.strip()
-    sign = -1 if text.startswith("-") else 1
-    body = text[1:] if sign < 0 else text
-    if _DIGITS_RE.fullmatch(body):
-        plain = body.replace(",", "")
-        return sign * Fraction(plain), ("decimal" if "." in plain else "integer")
-    match = _FRACTION_RE.fullmatch(body)
-    if match and int(match.group(2)) != 0:
-        return sign * Fraction(int(match.group(1)), int(match.group(2))), "fraction"
-    return None
-
-
 def find_quantities(graph: MathSyntaxGraph) -> tuple[Quantity, ...]:
     """Every quantity of ``graph`` in text order (see the module docstring for the rules)."""
     sentences = problem_sentences(graph)
@@ -287,7 +257,7 @@ def find_quantities(graph: MathSyntaxGraph) -> tuple[Quantity, ...]:
     found: list[Quantity] = []
     for tokens in reader.sentence_tokens():
         found.extend(_TokenScanner(graph, reader, tokens, question).scan())
-    found.extend(_formula_quantities(graph, reader, question))
+    found.extend(formula_quantities(graph, question))
     return tuple(sorted(found, key=lambda q: (q.span[0], q.node)))
 
 
@@ -326,11 +296,14 @@ class _TreeReader:
         return None
 
     def of_object(self, node_id: int) -> Node | None:
-        """The noun of an ``of`` phrase under ``node_id`` ("skeins of wool" -> wool)."""
+        """The noun of an ``of`` phrase under ``node_id`` (``skeins of wool``), past a measure (``liters of juice``)."""
         for relation, dst in self.children.get(node_id, []):
             prep = self.word(dst)
             if relation == "dep:prep" and prep is not None and prep.label == "of":
-                return self.child(dst, ("dep:pobj",))
+                noun = self.child(dst, ("dep:pobj",))
+                if noun is not None and (noun.lemma or noun.label).lower() in _MEASURES:
+                    return self.of_object(noun.id) or noun
+                return noun
         return None
 
     def unit_and_object(self, node_ids: list[int]) -> tuple[str | None, str | None]:
@@ -339,7 +312,11 @@ class _TreeReader:
         noun = None
         for node_id in node_ids:
             parent, _ = self.parent(node_id)
-            if parent is not None and parent.id not in inside and parent.upos in ("NOUN", "PROPN"):
+            # a number counts a noun after it; a noun before it ("pie and 2½ cakes") is a parsing slip
+            after = (
+                parent is not None and parent.span is not None and parent.span[0] > self.graph.nodes[node_id].span[0]
+            )
+            if after and parent.id not in inside and parent.upos in ("NOUN", "PROPN"):
                 noun = parent
                 break
         if noun is None:  # "3/4 of the rest", "half of them"
@@ -357,33 +334,60 @@ class _TreeReader:
         return None, noun.label
 
 
+def _wordlike(label: str | None) -> str | None:
+    """``label`` when it is a word; ``None`` for a number or a sign ("10% of $200" has no object "200")."""
+    return label if label is not None and any(c.isalpha() for c in label) else None
+
+
 class _TokenScanner:
     """Reads the quantities of one sentence's tokens, left to right."""
 
     def __init__(self, graph: MathSyntaxGraph, reader: _TreeReader, tokens: list[Node], question: int | None):
         self.graph, self.reader, self.tokens, self.question = graph, reader, tokens, question
+        self.words = {t.label for t in tokens}
+        self.dates: set[int] = set()  # tokens read as a date or a year: the second year of a range follows one
 
     def text_of(self, i: int) -> str:
         return self.tokens[i].label if 0 <= i < len(self.tokens) else ""
 
+    def raw(self, i: int) -> str:
+        """Token ``i`` as written (case kept: ``50K``, ``3M``, ``May``), or its label where the source differs."""
+        if not 0 <= i < len(self.tokens):
+            return ""
+        token = self.tokens[i]
+        written = self.graph.text[token.span[0] : token.span[1]]
+        return written if written.lower() == token.label else token.label
+
+    def capitalised(self, i: int) -> bool:
+        return self.raw(i)[:1].isupper()
+
     def adjacent(self, i: int, j: int) -> bool:
         """Tokens ``i`` and ``j = i + 1`` touch (no space between them)."""
         return 0 <= i and j < len(self.tokens) and self.tokens[i].span[1] == self.tokens[j].span[0]
+
+    def glued_end(self, i: int) -> int:
+        """The last word token of the run glued to token ``i`` with no space (``10 ^ 3``, ``555 - 1234``)."""
+        j = i
+        while j - i < 6 and self.adjacent(j, j + 1) and self.tokens[j + 1].kind == "word":
+            j += 1
+        return j
+
+    def joined(self, i: int, j: int) -> str:
+        return "".join(self.raw(k) for k in range(i, j + 1))
 
     def scan(self) -> list[Quantity]:
         found: list[Quantity] = []
         i = 0
         while i < len(self.tokens):
             token = self.tokens[i]
-            if token.kind != "word":
-                i += 1
-                continue
-            result = self.digits_at(i) if _STARTS_WITH_DIGITS_RE.match(token.label) else self.words_at(i)
+            result = None
+            if token.kind == "word":
+                result = self.digits_at(i) if _STARTS_LIKE_NUMBER_RE.match(token.label) else self.words_at(i)
             if result is None:
                 i += 1
                 continue
-            quantity, i = result
-            found.append(quantity)
+            quantities, i = result
+            found.extend(quantities)
         return found
 
     def make(
@@ -394,72 +398,224 @@ class _TokenScanner:
         form: str,
         unit: str | None = None,
         number_tokens: tuple[int, int] | None = None,
+        counted: str | None = None,
     ) -> Quantity:
         start, end = self.tokens[first].span[0], self.tokens[last].span[1]
         lo, hi = number_tokens or (first, last)
-        found_unit, counted = self.reader.unit_and_object([self.tokens[k].id for k in range(lo, hi + 1)])
-        if unit is not None and found_unit is not None and found_unit.lower() in _PERCENT | {unit}:
-            found_unit = None  # the sign itself was read as the noun ("25 %")
+        of_noun = self.of_noun_after(hi + 1) if last == hi else None
+        if of_noun is not None:  # "½ of the pie": read off the words, the tagger takes "½" for a noun
+            found_unit, found_object = None, of_noun
+        else:
+            found_unit, found_object = self.reader.unit_and_object([self.tokens[k].id for k in range(lo, hi + 1)])
+        found_unit, counted = _wordlike(found_unit), counted or _wordlike(found_object)
+        if unit is not None and found_unit is not None and found_unit.lower() in _PERCENT | {unit, "cent"}:
+            found_unit = None  # the sign itself was read as the noun ("25 %", "15 per cent")
         after = self.tokens[hi + 1] if hi + 1 < len(self.tokens) else None
         if found_unit is None and counted is None and after is not None and after.upos == "NOUN" and last == hi:
             # the parser hung the number elsewhere, but the noun right after it is what it counts ("-5 degrees")
             if (after.lemma or after.label).lower() in _MEASURES:
                 found_unit = after.label
             else:
-                counted = after.label
+                counted = _wordlike(after.label)
         if found_unit is None and counted is None and after is not None and after.label == "of":
             of_noun = self.reader.child(after.id, ("dep:pobj",))  # "3/4 of the rest" with "of" on the verb
-            counted = of_noun.label if of_noun is not None else None
-        sentence = self.tokens[first].sentence
+            counted = of_noun.label if of_noun is not None and of_noun.upos in ("NOUN", "PROPN") else None
+        return self.quantity((start, end), value, form, self.tokens[lo], unit or found_unit, counted)
+
+    def of_noun_after(self, j: int) -> str | None:
+        """The noun of an ``of`` phrase at token ``j`` (``of the pie``, ``of her red cars``), else ``None``."""
+        if self.text_of(j) != "of":
+            return None
+        k = j + 1
+        while k < len(self.tokens) and self.tokens[k].upos in ("DET", "ADJ", "PRON", "NUM", "SYM"):
+            k += 1
+        return self.tokens[k].label if k < len(self.tokens) and self.tokens[k].upos in ("NOUN", "PROPN") else None
+
+    def quantity(
+        self, span: tuple[int, int], value: Fraction, form: str, node: Node, unit: str | None, counted: str | None
+    ) -> Quantity:
         return Quantity(
-            text=self.graph.text[start:end],
-            span=(start, end),
+            text=self.graph.text[span[0] : span[1]],
+            span=span,
             value=value,
             form=form,
-            node=self.tokens[lo].id,
-            sentence=sentence,
-            in_question=sentence is not None and sentence == self.question,
-            unit=unit or found_unit,
+            node=node.id,
+            sentence=node.sentence,
+            in_question=node.sentence is not None and node.sentence == self.question,
+            unit=unit,
             object=counted,
         )
 
-    def digits_at(self, i: int) -> tuple[Quantity, int] | None:
-        parsed = parse_number(self.text_of(i))
-        if parsed is None:
-            return None  # "2nd", "3:30", "4x"
-        value, form = parsed
-        first, last, unit = i, i, None
-        if form == "integer" and (self.is_year(i, value) or self.is_label(i)):
-            return None
-        mixed = parse_number(self.text_of(i + 1))
-        if form == "integer" and mixed is not None and mixed[1] == "fraction" and mixed[0] < 1:
-            value, form, last = value + mixed[0], "fraction", i + 1  # "1 1/2"
-        if self.text_of(i - 1) == "-" and self.adjacent(i - 1, i) and not self.adjacent(i - 2, i - 1):
-            value, first = -value, i - 1
-        if self.text_of(first - 1) in _CURRENCY and self.adjacent(first - 1, first):
-            unit, first = self.text_of(first - 1), first - 1
-        scale = _SCALES.get(self.text_of(last + 1))
+    # ------------------------------------------------------------------ numbers in digits
+    def digits_at(self, i: int) -> tuple[list[Quantity], int] | None:
+        if _RATIO_RE.fullmatch(self.text_of(i)):
+            return self.ratio_at(i)
+        end = self.glued_end(i)
+        phone = self.phone_end(i, end)
+        if phone is not None:
+            return [], phone + 1
+        read = self.read_glued(i, end)
+        if read is None:
+            return None  # "2nd", "4x", "12/25/2020", a number of more than MAX_DIGITS digits
+        (value, form), last, negative, currency, trim = read
+        if self.not_a_quantity(i, last, value, form):
+            self.dates.add(i)
+            return [], last + 1
+        first, unit = i, currency
+        mixed = parse_number(self.raw(last + 1)) if last == i and not self.adjacent(i, i + 1) else None
+        if form == "integer" and mixed is not None and mixed[1] == "fraction" and 0 < mixed[0] < 1:
+            value, form, last = value + mixed[0], "fraction", last + 1  # "1 1/2", "2 ½"
+        if not negative and self.text_of(i - 1) in _MINUS and self.adjacent(i - 1, i):
+            negative = not self.adjacent(i - 2, i - 1)  # "-5", "−4"; not the "-" of a range "5-10"
+            first = i - 1 if negative else first
+        if unit is None and self.text_of(first - 1) in _CURRENCY:
+            unit, first = self.text_of(first - 1), first - 1  # "$5", "$ 5"
+            if not negative and self.text_of(first - 1) in _MINUS and self.adjacent(first - 1, first):
+                negative, first = True, first - 1
+        value, last = self.notation_after(value, form, last)
+        form = "decimal" if form == "integer" and value.denominator != 1 else form
+        scale = SCALE_WORDS.get(self.text_of(last + 1)) or (100 if self.text_of(last + 1) == "hundred" else None)
         if scale is not None:
-            value, last = value * scale, last + 1
+            value, last = value * scale, last + 1  # "1.5 million"
+        half = self.fraction_after(last + 1) if form == "integer" else None
+        if half is not None:
+            value, form, last = value + half[0], "fraction", half[1]  # "3 and a half"
+        if self.text_of(last + 1) in ("dozen", "dozens"):
+            value, last = value * 12, last + 1  # "5 dozen" eggs are 60 eggs, "2 and a half dozen" 30
+        if unit is None and self.raw(last)[-1:] in ("k", "K") and self.text_of(last + 1) in _RACES:
+            value, unit = value / 1000, "km"  # a "10K race" is 10 kilometres
+        value = -value if negative else value
         number_last = last
-        if self.text_of(last + 1) in _PERCENT:
-            value, form, unit, last = value / 100, "percent", "%", last + 1
-        return self.make(first, last, value, form, unit, number_tokens=(i, number_last)), last + 1
+        percent = self.percent_end(last + 1)
+        if percent is not None:
+            value, form, unit, last = value / 100, "percent", "%", percent
+        quantity = self.make(first, last, value, form, unit, number_tokens=(i, number_last))
+        if trim:
+            quantity = replace(quantity, span=(quantity.span[0], quantity.span[1] - trim), text=quantity.text[:-trim])
+        return [quantity], last + 1
+
+    def read_glued(self, i: int, end: int) -> tuple[tuple[Fraction, str], int, bool, str | None, int] | None:
+        """The longest run ``i..j`` (``j <= end``) that reads as a number, its sign, its currency sign, and how many
+        characters at its end are not part of it (a sentence's full stop glued to the token)."""
+        for j in range(end, i - 1, -1):
+            text = self.joined(i, j)
+            prefix = _PREFIX_RE.match(text)
+            body = text[prefix.end() :]
+            trim = int(j == i and body.endswith(".") and parse_number(body) is None)  # "$280K." at a sentence end
+            parsed = parse_number(body[: len(body) - trim])
+            if parsed is not None:
+                return parsed, j, bool(prefix.group(1) or prefix.group(3)), prefix.group(2) or None, trim
+        return None
+
+    def notation_after(self, value: Fraction, form: str, last: int) -> tuple[Fraction, int]:
+        """``3 x 10^8``: a power of ten after a multiplication sign scales the number."""
+        if form == "fraction" or self.text_of(last + 1) not in _MULTIPLY:
+            return value, last
+        end = self.glued_end(last + 2)
+        for j in range(end, last + 1, -1):
+            text = self.joined(last + 2, j)
+            if _POWER_OF_TEN_RE.fullmatch(text):
+                power = parse_number(text)
+                return (value * power[0], j) if power is not None else (value, last)
+        return value, last
+
+    def percent_end(self, j: int) -> int | None:
+        """The last token of a percent sign or word at ``j``: ``%``, ``percent``, ``per cent`` (two tokens)."""
+        if self.text_of(j) in _PERCENT:
+            return j
+        return j + 1 if self.text_of(j) == "per" and self.text_of(j + 1) == "cent" else None
+
+    def fraction_after(self, j: int) -> tuple[Fraction, int] | None:
+        """``and a half``, ``and one-half``, ``and three quarters`` at ``j``: the fraction and its last token."""
+        if self.text_of(j) != "and":
+            return None
+        word, k = self.text_of(j + 1), j + 2
+        if word == "one" and self.text_of(k) == "-":
+            k += 1
+        if word in _ARTICLES or word == "one":
+            denominator = _SINGULAR_DENOMINATORS.get(self.text_of(k))
+            return (Fraction(1, denominator), k) if denominator else None
+        denominator = ORDINAL_DENOMINATORS.get(self.text_of(k))
+        count = UNIT_WORDS.get(word)
+        if denominator and count and count < denominator:
+            return Fraction(count, denominator), k
+        return None
+
+    def ratio_at(self, i: int) -> tuple[list[Quantity], int]:
+        """``3:2`` -> 3 and 2 (unit ``ratio``); ``3:30`` and ``7:30 p.m.`` are clock times, not quantities."""
+        token, parts = self.tokens[i], self.text_of(i).split(":")
+        clock = len(parts) == 2 and len(parts[1]) == 2 and len(parts[0]) <= 2 and parts[0].isdigit()
+        clock = clock and int(parts[0]) <= 24
+        clock = clock and int(parts[1]) < 60 and not self.words & _RATIO_CUES
+        if clock or self.text_of(i + 1) in _CLOCK_WORDS or self.raw(i) != self.text_of(i):
+            return [], i + 1
+        quantities, start = [], token.span[0]
+        for part in parts:
+            parsed = parse_number(part)
+            if parsed is None:
+                return [], i + 1
+            quantities.append(self.quantity((start, start + len(part)), parsed[0], parsed[1], token, "ratio", None))
+            start += len(part) + 1
+        return quantities, i + 1
+
+    def phone_end(self, i: int, end: int) -> int | None:
+        """The last token of a phone number at ``i``: ``555-123-4567``, ``(800) 555-0199``, ``call 555-1234``."""
+        if (
+            _AREA_CODE_RE.fullmatch(self.text_of(i))
+            and self.text_of(i - 1) == "("
+            and self.text_of(i + 1) == ")"
+            and self.phone_end(i + 2, self.glued_end(i + 2)) is not None
+        ):
+            return self.phone_end(i + 2, self.glued_end(i + 2))
+        area_code = self.text_of(i - 1) == ")" and _AREA_CODE_RE.fullmatch(self.text_of(i - 2)) is not None
+        for j in range(end, i, -1):
+            text = self.joined(i, j)
+            if _PHONE_RE.fullmatch(text) and (text.count("-") >= 2 or area_code or self.words & _PHONE_CUES):
+                return j
+        return None
+
+    def not_a_quantity(self, i: int, last: int, value: Fraction, form: str) -> bool:
+        """A date, a year, a clock time or a label rather than a count."""
+        if form == "fraction" and last == i:
+            date = _MONTH_DAY_RE.fullmatch(self.text_of(i))  # "on 12/25"
+            return bool(
+                date
+                and 1 <= int(date.group(1)) <= 12
+                and 1 <= int(date.group(2)) <= 31
+                and self.text_of(i - 1) in _DATE_CUES
+                and self.text_of(i + 1) != "of"
+            )
+        if form != "integer" or last != i or "," in self.text_of(i):
+            return False
+        if 1 <= value <= 31 and (self.is_month(i - 1) or self.is_month(i + 1)):
+            return True  # "May 4", "1 May"
+        if 1 <= value <= 12 and self.text_of(i + 1) in _CLOCK_WORDS:
+            return True  # "9 a.m."
+        return self.is_year(i, value) or self.is_label(i)
+
+    def is_month(self, i: int) -> bool:
+        return self.text_of(i).rstrip(".") in MONTHS and self.capitalised(i)
 
     def is_year(self, i: int, value: Fraction) -> bool:
-        """``in 2019``, ``May 1995``: four digits after a time word, and no noun counted by them."""
-        if not (1000 <= value <= 2100) or "," in self.text_of(i):
+        """``in 2019``, ``May 1995``, ``May 4, 1901``, the 2005 of ``between 2000 and 2005``: a year, not a count."""
+        if not 1000 <= value <= 2100:
             return False
         before = self.text_of(i - 1)
-        if before not in _YEAR_CUES and before.rstrip(".") not in _MONTHS and not before.rstrip(",").isdigit():
+        if before.rstrip(".") in MONTHS or before.rstrip(",").isdigit():
+            return True
+        if before in _RANGE_WORDS | {","} and (i - 2 in self.dates or self.is_month(i - 2)):
+            return True
+        if before not in _YEAR_CUES:
             return False
         parent, relation = self.reader.parent(self.tokens[i].id)
         return not (relation == "dep:nummod" and parent is not None and parent.upos == "NOUN")
 
     def is_label(self, i: int) -> bool:
-        """``Route 66``, ``Level 5``: a capitalised noun right before the number, which names rather than counts."""
+        """``Route 66``, ``Level 5``, ``42 Oak Street``: the number names rather than counts."""
         before = self.tokens[i - 1] if i > 0 else None
         parent, _ = self.reader.parent(self.tokens[i].id)
+        if self.capitalised(i + 1) and any(self.text_of(k).rstrip(".") in _STREET_WORDS for k in (i + 2, i + 3)):
+            return True
         return (
             before is not None
             and parent is not None
@@ -468,53 +624,79 @@ class _TokenScanner:
             and self.graph.text[before.span[0]].isupper()
         )
 
-    def words_at(self, i: int) -> tuple[Quantity, int] | None:
+    # ------------------------------------------------------------------ number words
+    def words_at(self, i: int) -> tuple[list[Quantity], int] | None:
         word = self.text_of(i)
+        article = self.text_of(i - 1) in _ARTICLES
+        if word not in _NUMBER_WORDS and not (article and self.text_of(i + 1) == "and"):
+            return None  # most words: no number word, and not "an hour and a half"
         token = self.tokens[i]
-        if word in _UNITS or word in _TENS:
-            if word == "one" and token.upos != "NUM" and not self.counts_of(i):
+        if word in UNIT_WORDS or word in TENS_WORDS:
+            if word == "one" and token.upos != "NUM" and not self.counts_of(i) and not self.fraction_after(i + 1):
                 return None  # "the red one", "one another": a pronoun, not a count
             return self.number_words_at(i)
-        article = self.text_of(i - 1) in ("a", "an")
-        if word in _ORDINAL_DENOMINATORS and article and word not in ("half", "halves", "quarters"):
-            return self.make(i, i, Fraction(1, _ORDINAL_DENOMINATORS[word]), "word"), i + 1  # "a third of"
+        if article and word in _HUNDRED_AND_SCALES:
+            return self.number_words_at(i)  # "a hundred", "a million"
+        if article and word.isalpha() and self.fraction_after(i + 1) is not None:
+            return self.and_a_half_at(i)  # "an hour and a half"
+        if word in ORDINAL_DENOMINATORS and article and word not in ("half", "halves", "quarters"):
+            return [self.make(i, i, Fraction(1, ORDINAL_DENOMINATORS[word]), "word")], i + 1  # "a third of"
+        if word == "half" and self.text_of(i + 1) in _ARTICLES:
+            scale = self.scale_of(i + 2)
+            if scale is not None:  # "half a dozen", "half a million"
+                return [self.make(i, i + 2, Fraction(scale, 2), "word")], i + 3
+        if word == "dozen":
+            return ([self.make(i, i, Fraction(12), "word")], i + 1) if article else None  # not "how many dozen"
         single = _SINGLE_WORDS.get(word)
         if single is None:
             return None
         if word == "quarter" and not article:
             return None  # "the third quarter", "a quarter" is 1/4
-        if word == "dozen" and self.previous_is_number(i):
-            return None  # "2 dozen": the 2 is the quantity and dozen its unit
         if word == "double" and token.upos == "VERB":
             return None
-        return self.make(i, i, single, "word"), i + 1
+        return [self.make(i, i, single, "word")], i + 1
+
+    def scale_of(self, i: int) -> int | None:
+        word = self.text_of(i)
+        return 12 if word == "dozen" else 100 if word == "hundred" else SCALE_WORDS.get(word)
+
+    def and_a_half_at(self, i: int) -> tuple[list[Quantity], int]:
+        """``an hour and a half`` (3/2 hours), ``a serving and a half of pancakes``, ``a dozen and a half`` (18)."""
+        token = self.tokens[i]
+        half, last = self.fraction_after(i + 1)
+        scale = self.scale_of(i) or 1
+        if scale != 1:
+            return [self.make(i, last, scale * (1 + half), "word", number_tokens=(i, i))], last + 1
+        noun = token.label
+        measure = (token.lemma or noun).lower() in _MEASURES or noun in _MEASURES
+        counted = self.reader.of_object(self.tokens[last].id) or self.reader.of_object(token.id)
+        counted_label = counted.label if counted is not None else None if measure else noun
+        span = (token.span[0], self.tokens[last].span[1])
+        return [self.quantity(span, 1 + half, "word", token, noun if measure else None, counted_label)], last + 1
 
     def counts_of(self, i: int) -> bool:
         """``one of the boys`` counts; ``one`` alone tagged as a noun or pronoun does not."""
         return self.reader.of_object(self.tokens[i].id) is not None and self.text_of(i - 1) not in ("the", "which")
 
-    def previous_is_number(self, i: int) -> bool:
-        before = self.text_of(i - 1)
-        return parse_number(before) is not None or before in _UNITS or before in _TENS
-
-    def number_words_at(self, i: int) -> tuple[Quantity, int]:
-        """A run of number words: ``twenty - five``, ``two hundred and five``, ``three thousand``, ``two thirds``."""
+    def number_words_at(self, i: int) -> tuple[list[Quantity], int]:
+        """A run of number words: ``twenty - five``, ``two hundred and five``, ``three thousand``, ``two thirds``,
+        ``two dozen``, ``two and a half``, ``forty per cent``."""
         total, current, last, j = 0, 0, i, i
         while j < len(self.tokens):
             word = self.text_of(j)
-            if word in _UNITS:
-                current += _UNITS[word]
-            elif word in _TENS:
-                current += _TENS[word]
+            if word in UNIT_WORDS:
+                current += UNIT_WORDS[word]
+            elif word in TENS_WORDS:
+                current += TENS_WORDS[word]
             elif word == "hundred":
                 current = max(current, 1) * 100
-            elif word in _SCALES:
-                total, current = total + max(current, 1) * _SCALES[word], 0
+            elif word in SCALE_WORDS:
+                total, current = total + max(current, 1) * SCALE_WORDS[word], 0
             elif (
                 word in ("-", "and")
                 and j + 1 < len(self.tokens)
                 and j > i
-                and (self.text_of(j + 1) in _UNITS or self.text_of(j + 1) in _TENS)
+                and (self.text_of(j + 1) in UNIT_WORDS or self.text_of(j + 1) in TENS_WORDS)
                 and (word == "-" or self.text_of(j - 1) == "hundred")
             ):
                 j += 1
@@ -524,40 +706,19 @@ class _TokenScanner:
             last = j
             j += 1
         value = Fraction(total + current)
-        denominator = _ORDINAL_DENOMINATORS.get(self.text_of(last + 1))
-        if denominator is None and self.text_of(last + 1) == "-":
-            denominator = _ORDINAL_DENOMINATORS.get(self.text_of(last + 2))
+        half = self.fraction_after(last + 1)
+        if half is not None:
+            value, last = value + half[0], half[1]  # "two and a half"
+        if self.text_of(last + 1) in ("dozen", "dozens"):
+            value, last = value * 12, last + 1  # "two dozen", "two and a half dozen"
+        denominator = ORDINAL_DENOMINATORS.get(self.text_of(last + 1)) if half is None else None
+        if denominator is None and half is None and self.text_of(last + 1) == "-":
+            denominator = ORDINAL_DENOMINATORS.get(self.text_of(last + 2))
             if denominator is not None:
                 last += 1
         if denominator is not None:  # "two thirds", "one-fifth"
-            return self.make(i, last + 1, value / denominator, "word"), last + 2
-        if self.text_of(last + 1) in _PERCENT:
-            return self.make(i, last + 1, value / 100, "percent", "%", number_tokens=(i, last)), last + 2
-        return self.make(i, last, value, "word"), last + 1
-
-
-def _formula_quantities(graph: MathSyntaxGraph, reader: _TreeReader, question: int | None) -> list[Quantity]:
-    """The numeric literals (Tangent type N) of the formulas, each in the sentence of its ``[MATH]`` node."""
-    sentence_of_formula = {n.formula: n.sentence for n in graph.nodes if n.kind == "math"}
-    found = []
-    for node in graph.nodes:
-        if node.kind != "formula" or node.opt_type != "N" or node.span is None:
-            continue
-        parsed = parse_number(node.label)
-        if parsed is None:
-            continue
-        sentence = sentence_of_formula.get(node.formula)
-        written = graph.text[node.span[0] : node.span[1]]
-        # a bare-arithmetic formula joined around a calculator annotation has spans that do not spell the literal
-        found.append(
-            Quantity(
-                text=written if parse_number(written) == parsed else node.label,
-                span=node.span,
-                value=parsed[0],
-                form="formula",
-                node=node.id,
-                sentence=sentence,
-                in_question=sentence is not None and sentence == question,
-            )
-        )
-    return found
+            return [self.make(i, last + 1, value / denominator, "word")], last + 2
+        percent = self.percent_end(last + 1)
+        if percent is not None:
+            return [self.make(i, percent, value / 100, "percent", "%", number_tokens=(i, last))], percent + 1
+        return [self.make(i, last, value, "word")], last + 1

@@ -3,10 +3,12 @@
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parsers.problem import ProblemParser
-from mathgraph.parsers.quantities import parse_number, problem_sentences
+from mathgraph.parsers.quantities import MAX_DIGITS, parse_number, problem_sentences
 
 PARSER = ProblemParser("spacy")
 
@@ -107,3 +109,190 @@ def test_quantities_survive_the_json_round_trip():
     again = MathSyntaxGraph.from_json(graph.to_json())
     assert again.quantities() == graph.quantities()
     assert graph.to_dict()["quantities"][0]["value"] == "5/2"
+
+
+# ---------------------------------------------------------------- numbers as a careful reader reads them (issue 38)
+def described(text: str) -> list[tuple]:
+    return [(q.text, q.value, q.form, q.unit, q.object) for q in PARSER.parse(text).quantities()]
+
+
+@pytest.mark.parametrize(
+    "written, value, form",
+    [
+        ("½", Fraction(1, 2), "fraction"),
+        ("2½", Fraction(5, 2), "fraction"),
+        ("1⁄2", Fraction(1, 2), "fraction"),
+        ("−4", Fraction(-4), "integer"),
+        ("1e5", Fraction(100000), "integer"),
+        ("2.5E-3", Fraction(1, 400), "decimal"),
+        ("50k", Fraction(50000), "integer"),
+        ("2.5k", Fraction(2500), "decimal"),
+        ("3M", Fraction(3000000), "integer"),
+        ("10^3", Fraction(1000), "integer"),
+        ("10^{-2}", Fraction(1, 100), "decimal"),
+        ("2×10^3", Fraction(2000), "integer"),
+    ],
+)
+def test_parse_number_reads_unicode_and_notation(written, value, form):
+    assert parse_number(written) == (value, form)
+
+
+@pytest.mark.parametrize("written", ["2^10", "5m", "3:2", "1e101", "10^{101}", "7" * 101])
+def test_parse_number_refuses_computations_metres_ratios_and_huge_numbers(written):
+    assert parse_number(written) is None
+
+
+def test_a_5000_digit_number_is_skipped_not_an_error():
+    # Python refuses int() on more than 4,300 digits; MAX_DIGITS (100) keeps the reader far below that
+    huge = "7" * 5000
+    assert MAX_DIGITS == 100
+    assert parse_number(huge) is None and parse_number(huge + "/3") is None and parse_number("1e5000") is None
+    graph = PARSER.parse(f"He has {huge} apples and 3 pears. It costs ${huge}. Let $x = {huge}$ and $y = 10^{{5000}}$.")
+    # the huge numbers are not quantities; 10^{5000} is no single number, so its literals 10 and 5000 remain
+    assert [(q.text, q.value) for q in graph.quantities()] == [("3", 3), ("10", 10), ("5000", 5000)]
+    # a ratio with an over-long term is dropped whole; so is a fraction or a year-like place holding one
+    odd_places = f"The ratio is {huge}:30 and 2:{huge}. On {huge}/2 we met. In {huge}, 4 came."
+    assert [(q.text, q.value) for q in PARSER.parse(odd_places).quantities()] == [("4", 4)]
+
+
+def test_vulgar_fractions_and_mixed_numbers():
+    assert described("She ate ½ of the pie and 2½ cakes, then 1 ¾ pies.") == [
+        ("½", Fraction(1, 2), "fraction", None, "pie"),
+        ("2½", Fraction(5, 2), "fraction", None, "cakes"),
+        ("1 ¾", Fraction(7, 4), "fraction", None, "pies"),
+    ]
+
+
+def test_unicode_minus_is_a_sign_before_a_number_and_an_operator_between_numbers():
+    graph = PARSER.parse("It was −4 degrees at dawn. Tom writes 12 − 3 = 9 on the board.")
+    assert len(problem_sentences(graph)) == 2  # "−4" no longer ends the sentence for the tagger
+    assert described("It was −4 degrees at dawn. Tom writes 12 − 3 = 9 on the board.") == [
+        ("−4", Fraction(-4), "integer", "degrees", None),
+        ("12", Fraction(12), "integer", None, None),
+        ("3", Fraction(3), "integer", None, None),
+        ("9", Fraction(9), "integer", None, None),
+    ]
+
+
+def test_signed_money_and_a_currency_sign_apart_from_its_number():
+    assert described("He lost -$5 and −$2.50 but won $ 7 and € 3.") == [
+        ("-$5", Fraction(-5), "integer", "$", None),
+        ("−$2.50", Fraction(-5, 2), "decimal", "$", None),
+        ("$ 7", Fraction(7), "integer", "$", None),
+        ("€ 3", Fraction(3), "integer", "€", None),
+    ]
+
+
+def test_dozens_count_the_things():
+    text = (
+        "She bought two dozen eggs, 5 dozen rolls, a dozen pies, half a dozen cups and 2 and a half dozen donuts. "
+        "How many dozen are left? Dozens of people came."
+    )
+    assert [(q.text, q.value, q.object) for q in PARSER.parse(text).quantities()] == [
+        ("two dozen", 24, "eggs"),
+        ("5 dozen", 60, "rolls"),
+        ("dozen", 12, "pies"),
+        ("half a dozen", 6, None),
+        ("2 and a half dozen", 30, "donuts"),
+    ]
+
+
+def test_scale_words_after_an_article():
+    assert quantities("A hundred people, a million ants and a hundred and twenty cars came.") == [
+        ("hundred", Fraction(100), "word"),
+        ("million", Fraction(10**6), "word"),
+        ("hundred and twenty", Fraction(120), "word"),
+    ]
+
+
+def test_and_a_half():
+    text = (
+        "It took two and a half hours to walk 3 and a half miles, an hour and a half to eat and one and a quarter days."
+    )
+    assert described(text) == [
+        ("two and a half", Fraction(5, 2), "word", "hours", None),
+        ("3 and a half", Fraction(7, 2), "fraction", "miles", None),
+        ("hour and a half", Fraction(3, 2), "word", "hour", None),
+        ("one and a quarter", Fraction(5, 4), "word", "days", None),
+    ]
+
+
+def test_per_cent_in_two_words():
+    assert described("Prices rose 15 per cent and forty per cent.") == [
+        ("15 per cent", Fraction(3, 20), "percent", "%", None),
+        ("forty per cent", Fraction(2, 5), "percent", "%", None),
+    ]
+
+
+def test_scientific_notation_suffixes_and_powers_of_ten_in_text():
+    text = (
+        "There are 1e5 cells, a $50k salary, 10^3 grams of salt, light at 3 x 10^8 meters per second, and a 10K race."
+    )
+    assert described(text) == [
+        ("1e5", Fraction(100000), "integer", None, "cells"),
+        ("$50k", Fraction(50000), "integer", "$", "salary"),
+        ("10^3", Fraction(1000), "integer", "grams", "salt"),
+        ("3 x 10^8", Fraction(300000000), "integer", "meters", None),
+        ("10K", Fraction(10), "integer", "km", "race"),  # a 10K race is 10 kilometres
+    ]
+
+
+def test_a_number_written_in_notation_is_one_formula_quantity():
+    text = (
+        "Let $x = \\frac{1}{2}$, $y = 2\\times 10^3$, $z = -4$, $w = 2\\frac{1}{3}$ and $v = 10^{-2}$. Find $x^2 + 3$."
+    )
+    assert [(q.text, q.value, q.form, q.sentence) for q in PARSER.parse(text).quantities()] == [
+        ("\\frac{1}{2}", Fraction(1, 2), "formula", 0),
+        ("2\\times 10^3", 2000, "formula", 0),
+        ("-4", -4, "formula", 0),
+        ("2\\frac{1}{3}", Fraction(7, 3), "formula", 0),
+        ("10^{-2}", Fraction(1, 100), "formula", 0),
+        ("2", 2, "formula", 1),
+        ("3", 3, "formula", 1),
+    ]
+
+
+def test_a_computation_keeps_its_literals():
+    text = "Compute $2^{10} - 1$, $\\frac{x}{2}$ and $-3x^2 + \\frac{\\sqrt{3}}{2}$."
+    assert [q.value for q in PARSER.parse(text).quantities()] == [2, 10, 1, 2, -3, 2, 3, 2]
+    bare = ProblemParser("spacy", bare_arithmetic=True).parse("Natalia sold 48/2 = 24 clips.")
+    assert [q.value for q in bare.quantities()] == [48, 2, 24]  # in bare arithmetic a slash divides
+
+
+def test_ratios_are_their_terms_and_clock_times_are_not_quantities():
+    text = "The ratio of boys to girls is 3:2 and of cats to dogs is 10:45. Paint is mixed 1:2:3. Class starts at 7:30."
+    assert [(q.text, q.value, q.unit, q.span) for q in PARSER.parse(text).quantities()] == [
+        ("3", 3, "ratio", (30, 31)),
+        ("2", 2, "ratio", (32, 33)),
+        ("10", 10, "ratio", (57, 59)),
+        ("45", 45, "ratio", (60, 62)),
+        ("1", 1, "ratio", (79, 80)),
+        ("2", 2, "ratio", (81, 82)),
+        ("3", 3, "ratio", (83, 84)),
+    ]
+
+
+def test_dates_years_phone_numbers_clock_times_and_addresses_are_not_quantities():
+    text = (
+        "On 12/25 she baked 40 cookies. Between 2000 and 2005 the town grew. Call 555-1234 or 555-123-4567. "
+        "Dial (800) 555-0199 at 9 a.m. She lives at 42 Oak Street. The fair ran from June 3 to June 17, 2020, "
+        "and opened on May 4, 1901 and 1 May 2006. He was born on 3/14/1998."
+    )
+    assert quantities(text) == [("40", Fraction(40), "integer")]
+
+
+def test_units_and_objects_stay_on_the_right_words():
+    text = "He spent 10% of $200 on food. She poured 20% of the 3 liters of juice into cups."
+    assert described(text) == [
+        ("10%", Fraction(1, 10), "percent", "%", None),  # not the object "200"
+        ("$200", Fraction(200), "integer", "$", None),
+        ("20%", Fraction(1, 5), "percent", "%", "juice"),
+        ("3", Fraction(3), "integer", "liters", "juice"),
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789-−.,/⁄½¾eE^{}kKMBbn x×:$", max_size=60))
+def test_parse_number_never_raises(text):
+    parsed = parse_number(text)
+    assert parsed is None or (isinstance(parsed[0], Fraction) and parsed[1] in ("integer", "decimal", "fraction"))

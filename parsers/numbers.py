@@ -1,0 +1,195 @@
+"""Numbers as written: ``parse_number`` for a number in digits, and the number words the quantity reader knows.
+
+``parse_number(text)`` reads one written number exactly (a ``Fraction``) and says its
+form. What it reads:
+
+- digits with thousands commas and decimals: ``12``, ``1,000.5``, ``.5`` (``integer``, ``decimal``);
+- a sign, ASCII ``-`` or the Unicode minus ``−`` (U+2212): ``-7``, ``−4``;
+- fractions: ``3/4``, ``1⁄2`` (fraction slash), the vulgar fractions ``½ ⅓ ¼ ¾ ⅛...`` and
+  mixed numbers glued to them, ``2½`` (``fraction``);
+- scientific notation and powers of ten: ``1e5``, ``2.5E-3``, ``2×10^3``, ``10^3``, ``10^{-2}``;
+- a scale suffix: ``50k``, ``50K`` (thousand), ``3M`` (million), ``2B``, ``2bn`` (billion); only the
+  capital ``M`` is a million (``5m`` is five metres).
+
+The form of a number with an exponent or a suffix is ``integer`` when it was written
+without a decimal point and its value is whole (``1e5``, ``50k``, ``10^3``) and
+``decimal`` otherwise (``2.5k``, ``1e-3``). Anything else (``3:30``, ``2nd``, ``4x``,
+``1/0``, ``2^10``: a power of another base is a computation, not a number) gives ``None``.
+
+Size is bounded: a number written with more than :data:`MAX_DIGITS` digits, or with a
+power of ten beyond ``10^±MAX_DIGITS``, is not read (``None``): Python refuses to turn
+strings of more than 4,300 digits into an integer, and no school problem states such a
+number. ``parse_number`` never raises on a string.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from fractions import Fraction
+
+__all__ = [
+    "MAX_DIGITS",
+    "parse_number",
+    "UNIT_WORDS",
+    "TENS_WORDS",
+    "SCALE_WORDS",
+    "ORDINAL_DENOMINATORS",
+    "MONTHS",
+    "VULGAR_FRACTIONS",
+]
+
+#: The longest number (in digits written) that is read as a quantity; longer ones are skipped, never an error.
+MAX_DIGITS = 100
+
+#: ``½`` -> 1/2 ... (Unicode's own values, exact after ``limit_denominator``).
+VULGAR_FRACTIONS = {c: Fraction(unicodedata.numeric(c)).limit_denominator(10) for c in "½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒"}
+_VULGAR_CLASS = "".join(VULGAR_FRACTIONS)
+_DECIMAL = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+"
+_NUMBER_RE = re.compile(
+    rf"""(?P<sign>[-−])?(?:
+        10\^(?P<brace>\{{)?(?P<power>[-−]?\d+)(?(brace)\}})                 # 10^3, 10^{{-2}}
+      | (?P<whole>\d+)?(?P<vulgar>[{_VULGAR_CLASS}])                       # ½, 2½
+      | (?P<num>\d+)[/⁄](?P<den>\d+)                                       # 3/4, 1⁄2
+      | (?P<mantissa>{_DECIMAL})(?:
+            [eE](?P<exp>[-+−]?\d+)                                         # 1e5
+          | \s*[×x*·]\s*10\^(?P<brace2>\{{)?(?P<exp10>[-−]?\d+)(?(brace2)\}})  # 2×10^3
+          | (?P<suffix>[kKMB]|bn)                                          # 50k
+        )?
+    )""",
+    re.X,
+)
+_SUFFIX_EXPONENT = {"k": 3, "K": 3, "M": 6, "B": 9, "bn": 9}
+
+UNIT_WORDS = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
+TENS_WORDS = {
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+}
+SCALE_WORDS = {"thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+# Denominators written as ordinals: "two thirds", "a fifth of".
+ORDINAL_DENOMINATORS = {
+    "half": 2,
+    "halves": 2,
+    "third": 3,
+    "thirds": 3,
+    "fourth": 4,
+    "fourths": 4,
+    "quarter": 4,
+    "quarters": 4,
+    "fifth": 5,
+    "fifths": 5,
+    "sixth": 6,
+    "sixths": 6,
+    "seventh": 7,
+    "sevenths": 7,
+    "eighth": 8,
+    "eighths": 8,
+    "ninth": 9,
+    "ninths": 9,
+    "tenth": 10,
+    "tenths": 10,
+    "hundredth": 100,
+    "hundredths": 100,
+}
+MONTHS = {
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "sept",
+    "oct",
+    "nov",
+    "dec",
+}
+
+
+def parse_number(text: str) -> tuple[Fraction, str] | None:
+    """The exact value and form of a number written in digits: ``"1,000.5"`` -> ``(Fraction(2001, 2), "decimal")``.
+
+    Forms: ``integer``, ``decimal`` or ``fraction``; ``None`` for anything else, and for a
+    number longer than ``MAX_DIGITS`` digits (see the module docstring for what is read).
+    """
+    text = text.strip()
+    if sum(c.isascii() and c.isdigit() for c in text) > MAX_DIGITS:
+        return None
+    match = _NUMBER_RE.fullmatch(text)
+    if match is None:
+        return None
+    read = _read(match)
+    if read is None:
+        return None
+    value, form = read
+    return (-value if match.group("sign") else value), form
+
+
+def _read(match: re.Match) -> tuple[Fraction, str] | None:
+    """The unsigned value and form of a ``_NUMBER_RE`` match."""
+    group = match.group
+    if group("power") is not None:
+        exponent = _exponent(group("power"))
+        return None if exponent is None else (Fraction(10) ** exponent, "integer" if exponent >= 0 else "decimal")
+    if group("vulgar") is not None:
+        return int(group("whole") or 0) + VULGAR_FRACTIONS[group("vulgar")], "fraction"
+    if group("num") is not None:
+        denominator = int(group("den"))
+        return None if denominator == 0 else (Fraction(int(group("num")), denominator), "fraction")
+    mantissa = group("mantissa").replace(",", "")
+    value = Fraction(mantissa)
+    written = group("exp") or group("exp10")
+    exponent = _exponent(written) if written is not None else _SUFFIX_EXPONENT.get(group("suffix") or "", 0)
+    if exponent is None:
+        return None
+    if exponent:
+        value *= Fraction(10) ** exponent
+    whole = "." not in mantissa and value.denominator == 1
+    return value, "integer" if whole else "decimal"
+
+
+def _exponent(written: str) -> int | None:
+    """A written power of ten (``"3"``, ``"-2"``, ``"−2"``), or ``None`` beyond ``10^±MAX_DIGITS``."""
+    exponent = int(written.replace("−", "-"))
+    return exponent if abs(exponent) <= MAX_DIGITS else None
