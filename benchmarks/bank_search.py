@@ -296,15 +296,18 @@ def math_bank(data: Path, queries_file: Path, smoke: bool = False) -> Bank:
 
 # --------------------------------------------------------------------------- cached vectors
 def model_fingerprint(spec: str) -> str:
-    """sha256 over the weight and config files of the model ``spec`` names (its directory, recursively)."""
+    """sha256 over the weight and config files of the model ``spec`` names (its directory, recursively; for a
+    model package, its encoder's directory)."""
     if spec.startswith("text:"):
         from mathgraph.models.text_encoder import resolve_text_encoder
 
         directory = Path(resolve_text_encoder(spec[len("text:") :]))
     else:
-        from mathgraph.registry import resolve
+        from mathgraph.registry import model_type, read_config, resolve
 
         directory = Path(resolve(spec))
+        if model_type(directory) == "package":  # its vectors are its encoder's: release notes may change freely
+            directory = directory / read_config(directory)["encoder"]
     digest = hashlib.sha256()
     for path in sorted(directory.rglob("*")):
         if path.is_file() and path.suffix in (".safetensors", ".bin", ".json"):
@@ -667,6 +670,11 @@ def main(argv: Sequence[str] | None = None) -> dict:
     output.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n", encoding="utf-8")
     output.with_suffix(".md").write_text(text, encoding="utf-8")
     print(f"wrote {output.with_suffix('.md')} and .json")
+    if args.record:
+        from mathgraph.tasks.release.bank_search import record_bank_results
+
+        search = record_bank_results(Path(args.record), report)
+        print(f"recorded in {args.record}: search.banks.{args.split}; search.hybrid {json.dumps(search.get('hybrid'))}")
     return report
 
 
@@ -681,6 +689,12 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--add-row", action="append", default=[], metavar="NAME:key=value,...")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--output", help=f"results path without suffix (default: {RESULTS.relative_to(REPO)})")
+    parser.add_argument(
+        "--record",
+        metavar="PACKAGE",
+        help="keep the tables in PACKAGE's release notes and model card; a dev run with rows named sparse<W> "
+        "also sets search's TF-IDF fusion weight (tasks.release.bank_search.record_bank_results)",
+    )
     parser.add_argument("--smoke", action="store_true")
     return parser.parse_args(argv)
 

@@ -59,7 +59,7 @@ def main() -> None:
         structure_options={"max_iter": 20} if args.smoke else None,
         bank_data=str(SMOKE_DATA if args.smoke else DATA),
     )
-    stages = [args.stage] if args.stage else STAGES  # --smoke without --stage: all five
+    stages = [args.stage] if args.stage else STAGES  # --smoke without --stage: every stage, measure too
     build_release(files, work, args.output, stages, settings, say=lambda line: print(line, flush=True))
     # the loss curve goes with the results (not from --smoke runs); absent when stage 2 started from the package
     log = work / "pretrain" / "training_log.jsonl"
@@ -73,7 +73,7 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--stage",
         choices=STAGES,
-        help="the stage to run (required unless --smoke, which runs all five unless told)",
+        help="the stage to run (required unless --smoke, which runs every stage unless told)",
     )
     parser.add_argument("--steps", type=int, default=2000, help="pre-training steps of 32 texts (default 2000)")
     parser.add_argument("--epochs", type=int, default=2, help="multi-task epochs (default 2)")

@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from mathgraph.cli.common import check_model_argument
-from mathgraph.tasks.release.build import STAGES  # a tuple of names: the module imports no torch at the top
+from mathgraph.tasks.release.build import ALL_STAGES, STAGES  # tuples of names: the module imports no torch at the top
 
 
 def register(commands) -> None:
@@ -85,8 +85,8 @@ def _register_export(commands) -> None:
 
 def run_release(args: argparse.Namespace) -> int:
     """``release``: the stages asked for, in their order (``tasks.release.build.build_release``)."""
-    stages = STAGES if "all" in args.stages else tuple(s for s in STAGES if s in args.stages)
-    needs_output = {"package", "structure", "search", "bank-search"} & set(stages) or (
+    stages = ALL_STAGES if "all" in args.stages else tuple(s for s in STAGES if s in args.stages)
+    needs_output = {"package", "measure", "structure", "search", "bank-search"} & set(stages) or (
         args.start == "package" and "multitask" in stages
     )
     if needs_output and args.output is None:

@@ -103,4 +103,101 @@ def release_bank_search(
     return setting
 
 
-__all__ = ["release_bank_search", "bank_rows", "variant_queries", "bank_index", "FIRST_STAGE", "SEARCH_DIR"]
+def choose_search_fusion(report: dict, base: str = "minilm", prefix: str = "sparse") -> dict | None:
+    """The TF-IDF fusion weight of search chosen on a dev run of ``benchmarks/bank_search.py`` whose rows named
+    ``PREFIX<weight>`` search with the base encoder fused with TF-IDF at that weight: the best MRR over all the
+    banks' queries among the weights whose R@1 is never below the ``base`` row's for any kind of any bank
+    (the issue's floor: never worse than the base sentence encoder). ``None`` when the run has no such rows.
+    Returns ``{"weight", "default", "chosen_on", "dev_mrr_by_weight"}``; weight 0 (no fusion) is a choice."""
+    banks = report["banks"].values()
+    candidates = {name for bank in banks for name in bank["rows"] if name.startswith(prefix)}
+    if not candidates:
+        return None
+
+    def queries_mrr(name: str) -> float:
+        total = sum(
+            bank["rows"][name]["metrics"]["all"]["mrr"] * bank["rows"][name]["metrics"]["all"]["n"] for bank in banks
+        )
+        return total / sum(bank["rows"][name]["metrics"]["all"]["n"] for bank in banks)
+
+    def never_below_base(name: str) -> bool:
+        return all(
+            bank["rows"][name]["metrics"][kind]["r1"] >= bank["rows"][base]["metrics"][kind]["r1"]
+            for bank in banks
+            for kind in bank["kinds"]
+        )
+
+    by_weight = {float(name[len(prefix) :]): name for name in candidates}
+    mrr = {weight: queries_mrr(name) for weight, name in by_weight.items()}
+    mrr[0.0] = queries_mrr(base)
+    allowed = [w for w, name in by_weight.items() if never_below_base(name)] + [0.0]
+    best = max(mrr[w] for w in allowed)
+    weight = min(w for w in allowed if mrr[w] == best)  # the smallest weight among equals
+    return {
+        "weight": weight,
+        "default": weight > 0,
+        "chosen_on": f"bank dev queries ({', '.join(bank['title'] for bank in banks)}): MRR over all queries, "
+        f"R@1 never below {base} for any kind",
+        "dev_mrr_by_weight": {str(w): round(v, 4) for w, v in sorted(mrr.items())},
+    }
+
+
+def bank_summary(report: dict) -> dict:
+    """What the model card shows of a ``benchmarks/bank_search.py`` run: per bank, its title and facts, and per
+    row its label and each kind's R@1 (with its Wilson interval), R@10 and MRR."""
+    summary = {"machine": report["machine"], "banks": {}}
+    for name, bank in report["banks"].items():
+        summary["banks"][name] = {
+            "title": bank["title"],
+            "bank": bank["facts"]["bank"],
+            "kinds": bank["kinds"],
+            "rows": {
+                row: {
+                    "label": result["row"]["label"],
+                    **{
+                        kind: {
+                            key: _rounded(result["metrics"][kind][key]) for key in ("n", "r1", "r1_ci", "r10", "mrr")
+                        }
+                        for kind in (*bank["kinds"], "all")
+                    },
+                }
+                for row, result in bank["rows"].items()
+                if not row.startswith("sparse")  # the fusion weights tried are kept in search.hybrid
+            },
+        }
+    return summary
+
+
+def record_bank_results(root: Path, report: dict) -> dict:
+    """Keep a bank benchmark run in the package at ``root``: its tables in ``release.json``
+    (``search.banks.<split>``, shown by the model card) and, for a dev run that tried TF-IDF fusion weights
+    (``choose_search_fusion``), search's fusion setting (``search.hybrid``, hence ``config.json``); then the
+    card, config and checksums are written again. Returns the release notes' ``search`` part."""
+    from mathgraph.registry import read_config
+    from mathgraph.tasks.release.package import finish_package
+
+    release = read_config(root, "release.json")
+    search = release.setdefault("search", {})
+    fusion = choose_search_fusion(report) if report["split"] == "dev" else None
+    if fusion is not None:
+        search["hybrid"] = fusion  # replaces the weight chosen on the graded lists before issue 37
+    search.setdefault("banks", {})[report["split"]] = bank_summary(report)
+    finish_package(root, release)
+    return search
+
+
+def _rounded(value):
+    return [round(v, 4) for v in value] if isinstance(value, (list, tuple)) else round(value, 4)
+
+
+__all__ = [
+    "release_bank_search",
+    "bank_rows",
+    "variant_queries",
+    "bank_index",
+    "choose_search_fusion",
+    "bank_summary",
+    "record_bank_results",
+    "FIRST_STAGE",
+    "SEARCH_DIR",
+]

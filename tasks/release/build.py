@@ -3,6 +3,7 @@
     mathgraph release pretrain  --data DATA --work WORK [--steps 2000]
     mathgraph release multitask --data DATA --work WORK [--epochs 2] [--start package] [--no-alignment]
     mathgraph release package   --data DATA --work WORK --output OUT
+    mathgraph release measure   --data DATA --work WORK --output OUT
     mathgraph release structure --data DATA --work WORK --output OUT
     mathgraph release search    --data DATA --work WORK --output OUT
 
@@ -24,6 +25,8 @@ package (``models.package``).
 3. ``package``: TF-IDF models on the same train parts; the late-fusion weight of each task chosen on dev; the
    package written (fp16 deltas, ``config.json``, checksums); then every figure measured *from the written
    package* on dev and test (neural, TF-IDF, late fusion; 95% intervals) into ``release.json`` and the card.
+   ``measure`` does the measuring of stage 3 again on the package in ``OUT`` (nothing trained or written but the
+   release notes, card, config and checksums), for when what its models read has changed.
 4. ``structure``: an alignment model (``models.alignment_model``: gradient-boosted trees on graph alignment features)
    per pair task, trained on its train part and fused with what the package gave so far, with a weight chosen
    on dev (0 keeps the package's answer, 1 is the alignment model alone), on where it beats dev; the figures
@@ -51,7 +54,8 @@ from mathgraph.task_specs import TASK_NAMES
 
 # numpy, torch and the models are imported where used: ``mathgraph --help`` imports this module for STAGES
 RELEASE_TASKS = TASK_NAMES
-STAGES = ("pretrain", "multitask", "package", "structure", "search", "bank-search")
+STAGES = ("pretrain", "multitask", "package", "measure", "structure", "search", "bank-search")
+ALL_STAGES = tuple(s for s in STAGES if s != "measure")  # what "all" runs: stage 3 has measured already
 PRETRAIN_CORPUS = "pretrain"  # DATA/pretrain.train.jsonl
 # what a run whose multi-task stage started from a package keeps of that package's pre-training facts
 PACKAGE_FACTS = "pretrain_facts_from_package.json"
@@ -211,6 +215,23 @@ def package(files: dict, work: Path, output: Path, settings: ReleaseSettings, sa
     return release
 
 
+def measure(files: dict, work: Path, output: Path, settings: ReleaseSettings, say=print) -> dict:
+    """Stage 3 without training or writing weights: the neural, TF-IDF and late-fusion figures of the package in
+    ``output`` measured again (and the late-fusion weights chosen again on dev), for when what the models read
+    changed (issue 38: the alignment features the pair heads read); the rest of its release notes is kept. Run
+    ``structure`` after it: the alignment models' figures are measured against these."""
+    from mathgraph.models.package import RELEASE_NAME
+    from mathgraph.tasks.release.package import finish_package
+
+    release = read_config(output, RELEASE_NAME)
+    measured = measure_package(files, output, settings, say)
+    release["machine"] = measured["machine"]
+    for task, record in measured["tasks"].items():
+        release["tasks"][task] = record
+    finish_package(output, release)
+    return release
+
+
 def structure(files: dict, work: Path, output: Path, settings: ReleaseSettings, say=print) -> dict:
     """Stage 4: alignment models in the package, fused with its results where dev says so; then stage 5."""
     from mathgraph.models.alignment_model import STRUCTURE_TASKS, AlignmentModel
@@ -301,6 +322,7 @@ def bank_search(files: dict, work: Path, output: Path, settings: ReleaseSettings
 
 
 _STAGES = {
+    "measure": measure,
     "pretrain": pretrain,
     "multitask": multitask,
     "package": package,
@@ -608,6 +630,7 @@ __all__ = [
     "ReleaseSettings",
     "RELEASE_TASKS",
     "STAGES",
+    "ALL_STAGES",
     "build_release",
     "task_files",
     "measure_package",

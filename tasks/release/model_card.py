@@ -182,6 +182,7 @@ def card_text(release: dict) -> str:
                 "from, mean pooled): it retrieves better than the shipped encoder's own vectors (issue 37); the "
                 "table above compares the vectors on the graded lists."
             )
+        lines += _bank_tables(search.get("banks", {}))
     if "sample" in release:
         lines += [
             "",
@@ -251,6 +252,31 @@ def _release_notes(release: dict) -> list[str]:
             f"({search['test']['shipped encoder']['value']:.4f})."
         )
     return notes
+
+
+def _bank_tables(banks: dict) -> list[str]:
+    """Search in a question bank (issue 37; ``benchmarks/bank_search.py --record``): per split and bank, each
+    search's R@1 per query kind with its Wilson 95% interval, and R@10 and MRR over all queries."""
+    lines = []
+    for split, run in banks.items():
+        for bank in run["banks"].values():
+            kinds = bank["kinds"]
+            lines += [
+                "",
+                f"Search in a question bank: {bank['title']} ({bank['bank']}; `benchmarks/bank_search.py --split "
+                f"{split}`), R@1 per query kind [Wilson 95%], R@10 and MRR over all queries:",
+                "",
+                "| search | " + " | ".join(f"{kind} R@1" for kind in kinds) + " | R@10 | MRR |",
+                "|---|" + "---|" * (len(kinds) + 2),
+            ]
+            for row in bank["rows"].values():
+                cells = [f"{row[k]['r1']:.3f} [{row[k]['r1_ci'][0]:.3f}, {row[k]['r1_ci'][1]:.3f}]" for k in kinds]
+                lines.append(
+                    f"| {row['label']} | "
+                    + " | ".join(cells)
+                    + f" | {row['all']['r10']:.3f} | {row['all']['mrr']:.3f} |"
+                )
+    return lines
 
 
 def _cell(figure: dict) -> str:
