@@ -24,6 +24,8 @@ _EXPORTS = {
     "segment": "mathgraph.parsers.segment",
     "align_problems": "mathgraph.parsers.compare",
     "align_solution": "mathgraph.parsers.solution",
+    "parse_solution": "mathgraph.parsers.solution",
+    "check_solution": "mathgraph.parsers.solution",
     "draw_graph": "mathgraph.draw",
     "sample_problems": "mathgraph.samples",
     # the data model and the errors a caller may catch

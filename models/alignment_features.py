@@ -8,6 +8,11 @@ parsed through the graph cache, and each pair's row is kept for the life of the
 process, so an epoch after the first, or the dev pass, computes nothing again.
 Both the alignment model (``models.alignment_model``) and the neural pair heads that read
 the alignment next to their pair vector (``TaskConfig.alignment``) use it.
+
+Feature sets: ``feature_names(against)`` is the set the neural heads read (``ALIGNMENT_FEATURES`` or
+``SOLUTION_FEATURES``: the shipped multi-task model was trained on them); ``available_features(against)`` is every
+feature this mathgraph computes, for a solution also the solution graph's (``SOLUTION_GRAPH_FEATURES``: operands
+explained, unused quantities, wrong calculations, whether the answer follows; issue 38). ``names`` picks columns.
 """
 
 from __future__ import annotations
@@ -17,7 +22,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from mathgraph.parsers.compare import ALIGNMENT_FEATURES, align_problems
-from mathgraph.parsers.solution import SOLUTION_FEATURES, align_solution
+from mathgraph.parsers.solution import (
+    SOLUTION_FEATURES,
+    SOLUTION_GRAPH_FEATURES,
+    align_solution,
+    solution_graph_features,
+)
 
 AGAINST = ("problem", "solution")  # what the second text of a pair is
 _ROWS: dict[tuple[str, str, str], np.ndarray] = {}  # (against, text_a, text_b) -> features, for this process
@@ -29,15 +39,32 @@ def feature_names(against: str) -> tuple[str, ...]:
     return SOLUTION_FEATURES if against == "solution" else ALIGNMENT_FEATURES
 
 
+def available_features(against: str) -> tuple[str, ...]:
+    """Every feature computed for pairs whose second text is ``against``: ``feature_names(against)``, and for
+    a solution the solution graph's ``SOLUTION_GRAPH_FEATURES`` after them."""
+    return feature_names(against) + (SOLUTION_GRAPH_FEATURES if against == "solution" else ())
+
+
 def alignment_features(
-    against: str, pairs: Sequence[tuple[str, str]], parse: Callable | None = None, show_progress: bool = False
+    against: str,
+    pairs: Sequence[tuple[str, str]],
+    parse: Callable | None = None,
+    show_progress: bool = False,
+    names: Sequence[str] | None = None,
 ) -> np.ndarray:
     """``[n, F]`` float64 features of ``(text_a, text_b)`` pairs whose ``text_b`` is ``against`` (module docstring).
 
-    ``parse`` maps a list of texts to graphs (default: ``parsers.graph_cache.parse_cached``). A pair that
-    is not two non-empty texts raises ``ValueError``.
+    ``parse`` maps a list of texts to graphs (default: ``parsers.graph_cache.parse_cached``). ``names``: the
+    columns, in order, from ``available_features(against)`` (default ``feature_names(against)``). A pair that
+    is not two non-empty texts, or a name this mathgraph does not compute, raises ``ValueError``.
     """
     _check_against(against)
+    available = available_features(against)
+    names = feature_names(against) if names is None else tuple(names)
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        raise ValueError(f"unknown {against} alignment features {unknown}: this mathgraph computes {list(available)}")
+    columns = [available.index(name) for name in names]
     solution = against == "solution"
     pairs = [tuple(p) for p in pairs]
     if any(len(p) != 2 or not all(isinstance(t, str) and t.strip() for t in p) for p in pairs):
@@ -52,10 +79,15 @@ def alignment_features(
         texts = sorted({a for a, _ in missing} | (set() if solution else {b for _, b in missing}))
         graphs = dict(zip(texts, parse(texts)))
         for a, b in missing:
-            alignment = align_solution(graphs[a], b) if solution else align_problems(graphs[a], graphs[b])
-            _ROWS[(against, a, b)] = np.asarray(alignment.feature_vector(), dtype=np.float64)
-    width = len(feature_names(against))
-    return np.stack([_ROWS[(against, *p)] for p in pairs]) if pairs else np.zeros((0, width))
+            if solution:
+                graph_row = solution_graph_features(graphs[a], b)
+                row = align_solution(graphs[a], b).feature_vector() + [graph_row[k] for k in SOLUTION_GRAPH_FEATURES]
+            else:
+                row = align_problems(graphs[a], graphs[b]).feature_vector()
+            _ROWS[(against, a, b)] = np.asarray(row, dtype=np.float64)
+    if not pairs:
+        return np.zeros((0, len(columns)))
+    return np.stack([_ROWS[(against, *p)] for p in pairs])[:, columns]
 
 
 def _check_against(against: str) -> None:
@@ -63,4 +95,4 @@ def _check_against(against: str) -> None:
         raise ValueError(f"the second text of a pair is one of {AGAINST}, not {against!r}")
 
 
-__all__ = ["alignment_features", "feature_names", "AGAINST"]
+__all__ = ["alignment_features", "feature_names", "available_features", "AGAINST"]

@@ -28,7 +28,7 @@ import numpy as np
 from safetensors.numpy import load_file, save_file
 
 from mathgraph.files import apply_umask
-from mathgraph.models.alignment_features import alignment_features, feature_names
+from mathgraph.models.alignment_features import alignment_features, available_features
 from mathgraph.models.task_heads import TASK_HEADS, get_task_head
 from mathgraph.models.task_io import ranking_result
 from mathgraph.registry import read_config, resolve
@@ -67,6 +67,9 @@ class AlignmentModel:
         self.params = {**DEFAULT_PARAMS, **(params or {})}
         self.labels: list = []
         self.trees: dict[str, np.ndarray] = {}
+        # the features it reads: all this mathgraph computes when fitted here (a QAM model also reads the solution
+        # graph's); a saved model keeps its own, so models fitted on fewer features still load
+        self.features: tuple[str, ...] = available_features(self.aligned_with)
         self.parse = None  # texts -> graphs; None: the graph cache
 
     # ------------------------------------------------------------------ fit / predict
@@ -102,7 +105,8 @@ class AlignmentModel:
             raise ValueError(f"{len(pairs)} pairs but {len(targets)} labels")
         if len(set(map(str, targets))) < 2:
             raise ValueError(f"the alignment model needs at least two labels to learn from, got {set(targets)}")
-        features = alignment_features(self.aligned_with, pairs, self.parse, show_progress)
+        self.features = available_features(self.aligned_with)
+        features = alignment_features(self.aligned_with, pairs, self.parse, show_progress, self.features)
         # sklearn sorts the classes as strings; the labels keep their own type (QAM, SQR: int)
         named = {str(t): t for t in targets}
         estimator = HistGradientBoostingClassifier(**self.params).fit(features, [str(t) for t in targets])
@@ -127,7 +131,7 @@ class AlignmentModel:
         inputs = list(inputs)
         pairs, sizes = self._pairs(inputs)
         probabilities = (
-            self.predict_proba(alignment_features(self.aligned_with, pairs, self.parse))
+            self.predict_proba(alignment_features(self.aligned_with, pairs, self.parse, names=self.features))
             if pairs
             else np.zeros((0, len(self.labels)))
         )
@@ -156,7 +160,7 @@ class AlignmentModel:
             "format_version": FORMAT_VERSION,
             "task": self.task,
             "labels": self.labels,
-            "features": list(feature_names(self.aligned_with)),
+            "features": list(self.features),
             "params": self.params,
         }
         (directory / CONFIG_FILE).write_text(json.dumps(config, indent=1))
@@ -180,11 +184,11 @@ class AlignmentModel:
                 f"of format {FORMAT_VERSION}"
             )
         model = cls(config["task"], config["params"])
-        if config["features"] != list(feature_names(model.aligned_with)):
+        if not set(config["features"]) <= set(available_features(model.aligned_with)):
             raise ValueError(
                 f"{directory} was trained on other alignment features than this mathgraph computes; train it again"
             )
-        model.labels, model.trees = config["labels"], dict(arrays)
+        model.labels, model.trees, model.features = config["labels"], dict(arrays), tuple(config["features"])
         return model
 
 

@@ -1,9 +1,19 @@
-"""A worked solution read against its problem: its computation steps and which of the problem's quantities
-they use (``align_solution``, ``SOLUTION_FEATURES``).
+"""Worked solutions: the solution graph, checking a solution, and the alignment of a solution with its question.
 
-``align_solution(question, solution)`` reads a solution's computation steps (``4 * 5 = 20``,
-``<<4*5=20>>``, LaTeX ``\\frac{3}{4}\\times 8 = 6``) and says which of the question's quantities they use,
-which operands come from nowhere, and whether the final answer is a quantity the question already gives.
+The pieces, each in a module of its own:
+
+- ``parsers.solution_reader``: the one reader of solutions (lines, the calculations each states, the final answer);
+- ``parsers.solution_graph``: ``parse_solution(problem, solution)`` -> ``SolutionGraph`` (every operand linked
+  to a quantity of the problem, an earlier result, a known constant of ``parsers.constants``, or nothing);
+- ``parsers.solution_check``: ``check_solution(problem, solution)`` -> ``SolutionCheck`` (findings: arithmetic,
+  unexplained operands, unused quantities, an answer that follows from nothing) and ``solution_graph_features``.
+
+This module re-exports them and keeps ``align_solution(question, solution)``, now a view of the graph: which
+of the question's quantities the solution's calculations use, which operands come from nowhere, whether
+the final answer is a quantity the question already gives, and the 17 ``SOLUTION_FEATURES`` the pair
+models were trained on. Those features keep their old rules (an operand is *given* when it equals a
+quantity's value, *derived* when an earlier calculation gave it or it is one of ``COMMON_CONSTANTS``); only
+the calculations they count come from the graph's reader.
 """
 
 from __future__ import annotations
@@ -15,8 +25,45 @@ from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph, Quantity
 from mathgraph.parsers.quantities import parse_number
+from mathgraph.parsers.solution_arithmetic import MAX_DIGITS
+from mathgraph.parsers.solution_check import (
+    FINDING_KINDS,
+    SOLUTION_GRAPH_FEATURES,
+    Finding,
+    SolutionCheck,
+    check_graph,
+    check_solution,
+    solution_graph_features,
+)
+from mathgraph.parsers.solution_graph import (
+    Calculation,
+    Operand,
+    SolutionGraph,
+    SolutionStep,
+    parse_solution,
+)
+from mathgraph.parsers.solution_reader import read_answer, read_lines
 
-__all__ = ["align_solution", "final_answer", "solution_steps", "SolutionAlignment", "SolutionStep", "SOLUTION_FEATURES"]
+__all__ = [
+    "align_solution",
+    "final_answer",
+    "solution_steps",
+    "parse_solution",
+    "check_solution",
+    "check_graph",
+    "solution_graph_features",
+    "SolutionAlignment",
+    "SolutionGraph",
+    "SolutionStep",
+    "Calculation",
+    "Operand",
+    "SolutionCheck",
+    "Finding",
+    "FINDING_KINDS",
+    "SOLUTION_FEATURES",
+    "SOLUTION_GRAPH_FEATURES",
+    "COMMON_CONSTANTS",
+]
 
 SOLUTION_FEATURES = (
     "steps",
@@ -37,35 +84,20 @@ SOLUTION_FEATURES = (
     "question_quantities_absent",
     "any_operand_unexplained",
 )
-
-_NUMBER = r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?|-?\.\d+%?"
-_UNSIGNED_NUMBER = _NUMBER.replace("-?", "")  # an operand: in "24-5" the minus is the operator
-_CALCULATOR_RE = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
-# Tokens of written computations: numbers, LaTeX fractions, operators, brackets, "=", and words.
-_TOKEN_RE = re.compile(rf"\\frac\{{\d+\}}\{{\d+\}}|{_UNSIGNED_NUMBER}|\\times|\\cdot|\\div|[-+*/×÷()=]|[A-Za-z]+|\S")
-_OPERATORS = {"+", "-", "*", "/", "×", "÷", "x", "\\times", "\\cdot", "\\div"}
-_FINAL_RE = re.compile(r"####\s*(\S+)|\\boxed\{([^{}]*)\}|[Tt]he (?:final )?answer is:?\s*\$?(" + _NUMBER + ")")
-_FRAC_RE = re.compile(r"\\frac\{(\d+)\}\{(\d+)\}")
-_ANY_NUMBER_RE = re.compile(_NUMBER)
-_UNSIGNED_NUMBER_RE = re.compile(_UNSIGNED_NUMBER)
-# Operands every solution may use without the question giving them (halves, doubling, percent, minutes in an hour).
+# Operands every solution may use without the question giving them (halves, doubling, percent, minutes in an
+# hour): the rule of SOLUTION_FEATURES, kept as the models learnt it (the graph uses parsers.constants).
 COMMON_CONSTANTS = frozenset(Fraction(n) for n in (1, 2, 10, 12, 24, 60, 100, 1000))
-
-
-@dataclass(frozen=True)
-class SolutionStep:
-    """One computation ``operands -> result`` found in a solution."""
-
-    expression: str
-    operands: tuple[Fraction, ...]
-    result: Fraction | None
+_NUMBER = r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?|-?\.\d+%?"
+_ANY_NUMBER_RE = re.compile(_NUMBER)
+_CALCULATOR_RE = re.compile(r"<<([^<>]*)>>")
 
 
 @dataclass(frozen=True)
 class SolutionAlignment:
-    """How a solution's steps use a question's quantities (see ``align_solution``)."""
+    """How a solution's calculations use a question's quantities (see ``align_solution``); ``steps`` are the
+    solution graph's calculations, in order."""
 
-    steps: tuple[SolutionStep, ...]
+    steps: tuple[Calculation, ...]
     given_used: tuple[Quantity, ...]
     given_unused: tuple[Quantity, ...]
     unexplained_operands: tuple[Fraction, ...]
@@ -99,11 +131,7 @@ class SolutionAlignment:
         """A JSON-ready summary: steps, given quantities used and unused, unexplained operands, final answer."""
         return {
             "steps": [
-                {
-                    "expression": s.expression,
-                    "operands": [str(v) for v in s.operands],
-                    "result": None if s.result is None else str(s.result),
-                }
+                {"expression": s.expression, "operands": [str(o.value) for o in s.operands], "result": str(s.result)}
                 for s in self.steps
             ],
             "given_used": [q.to_dict() for q in self.given_used],
@@ -117,119 +145,64 @@ class SolutionAlignment:
         }
 
 
-def _number_value(text: str) -> Fraction | None:
-    text = text.strip().replace("$", "").rstrip(".")
-    percent = text.endswith("%")
-    parsed = parse_number(text.rstrip("%"))
-    if parsed is None:
-        return None
-    return parsed[0] / 100 if percent else parsed[0]
-
-
-def _operands(expression: str) -> list[Fraction]:
-    values = [Fraction(int(n), int(d)) for n, d in _FRAC_RE.findall(expression) if int(d)]
-    rest = _FRAC_RE.sub(" ", expression)
-    values += [v for v in (_number_value(m.group()) for m in _UNSIGNED_NUMBER_RE.finditer(rest)) if v is not None]
-    return values
-
-
-def solution_steps(solution: str) -> list[SolutionStep]:
-    """The computations of a solution: calculator annotations ``<<4*5=20>>`` where it has them, else the
-    written equations ``4 * 5 = 20`` (plain or LaTeX)."""
-    steps = []
-    annotated = list(_CALCULATOR_RE.finditer(solution))
-    for match in annotated:
-        steps.append(SolutionStep(match.group(0), tuple(_operands(match.group(1))), _number_value(match.group(2))))
-    if not annotated:
-        steps = _written_steps(solution)
-    return steps
-
-
-def _written_steps(solution: str) -> list[SolutionStep]:
-    """``a op b op c = r`` runs in plain or LaTeX text, read left to right over tokens (linear time).
-
-    A number may carry up to two words after it (``240000 likes + 30000 likes = 270000``).
-    """
-    steps = []
-    tokens = list(_TOKEN_RE.finditer(solution))
-    run: list[re.Match] = []  # operands, operators and brackets of the expression being read
-    operands: list[Fraction] = []
-    words_after = 0
-    expect_operand = True
-    for k, token in enumerate(tokens):
-        text = token.group()
-        value = _operand_value(text)
-        if text == "=" and operands and len(operands) >= 2 and not expect_operand:
-            result = _operand_value(tokens[k + 1].group()) if k + 1 < len(tokens) else None
-            start, end = run[0].start(), (tokens[k + 1].end() if result is not None else token.end())
-            steps.append(SolutionStep(solution[start:end], tuple(operands), result))
-        if value is not None and expect_operand:
-            run.append(token), operands.append(value)
-            expect_operand, words_after = False, 0
-        elif text in _OPERATORS and not expect_operand:
-            run.append(token)
-            expect_operand = True
-        elif text in "()" and text:
-            run.append(token) if run or text == "(" else None
-        elif text.isalpha() and not expect_operand and words_after < 2:
-            words_after += 1
-        else:
-            run, operands, expect_operand, words_after = [], [], True, 0
-            if value is not None:
-                run, operands, expect_operand = [token], [value], False
-    return steps
-
-
-def _operand_value(text: str) -> Fraction | None:
-    fraction = _FRAC_RE.fullmatch(text)
-    if fraction:
-        return Fraction(int(fraction.group(1)), int(fraction.group(2))) if int(fraction.group(2)) else None
-    return _number_value(text)
+def solution_steps(solution: str) -> list[Calculation]:
+    """The calculations a solution states, in order (``parse_solution`` without a problem: operands unlinked)."""
+    return [
+        Calculation(
+            expression=c.expression,
+            operands=tuple(Operand(o.value, o.text, o.span, source="none") for o in c.operands),
+            result=c.result,
+            computed=c.computed,
+            form=c.form,
+            span=c.span,
+            result_text=c.result_text,
+            decimals=c.decimals,
+            note=c.note,
+        )
+        for line in read_lines(solution)
+        for c in line.calculations
+    ]
 
 
 def final_answer(solution: str) -> Fraction | None:
     """The solution's final answer: ``#### N``, ``\\boxed{N}`` or ``the answer is N``; ``None`` when absent."""
-    matches = list(_FINAL_RE.finditer(solution))
-    if not matches:
-        return None
-    raw = next(g for g in matches[-1].groups() if g is not None)
-    return _number_value(raw)
+    answer = read_answer(solution)
+    return None if answer is None else answer.value
 
 
 def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -> SolutionAlignment:
-    """Which of ``question``'s quantities the computation steps of ``solution`` use (module docstring).
+    """Which of ``question``'s quantities the calculations of ``solution`` use (module docstring).
 
     An operand is *given* when it equals a quantity of the question, *derived* when an earlier
-    step produced it (or it is a common constant such as 100 or 60), and *unexplained* otherwise:
+    calculation produced it (or it is a common constant such as 100 or 60), and *unexplained* otherwise:
     a solution written for other numbers has many unexplained operands.
     """
-    text = solution.text if isinstance(solution, MathSyntaxGraph) else str(solution)
+    graph = parse_solution(question, solution)
+    text = graph.solution
     given = question.quantities()
     given_values = Counter(q.value for q in given)
-    steps = solution_steps(text)
+    steps = [c for _, c in graph.calculations()]
     notes = [] if steps else ["no computation steps found in the solution"]
     if not given:
         notes.append("the question states no quantities")
+    notes += [n for n in graph.notes if n.startswith("line ")]
     derived: set[Fraction] = set()
     used_values: Counter = Counter()
     unexplained: list[Fraction] = []
-    counts = Counter()
-    arithmetic_ok = 0
+    counts: Counter = Counter()
     for step in steps:
         for operand in step.operands:
             counts["operands"] += 1
-            if operand in given_values:
+            if operand.value in given_values:
                 counts["given"] += 1
-                used_values[operand] += 1
-            elif operand in derived or operand in COMMON_CONSTANTS:
+                used_values[operand.value] += 1
+            elif operand.value in derived or operand.value in COMMON_CONSTANTS:
                 counts["derived"] += 1
             else:
-                unexplained.append(operand)
-        if step.result is not None:
-            derived.add(step.result)
-            arithmetic_ok += _checks_out(step)
-    final = final_answer(text)
-    if final is None and steps and steps[-1].result is not None:
+                unexplained.append(operand.value)
+        derived.add(step.result)
+    final = graph.answer
+    if final is None and steps:
         final = steps[-1].result
     given_used = tuple(q for q in given if q.value in used_values)
     given_unused = tuple(q for q in given if q.value not in used_values)
@@ -255,7 +228,7 @@ def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -
         "final_answer_found": final is not None,
         "final_is_given": final is not None and final in given_values,
         "final_from_steps": final is not None and final in derived,
-        "results_matching_arithmetic": arithmetic_ok / max(len(steps), 1),
+        "results_matching_arithmetic": sum(bool(s.checks_out) for s in steps) / max(len(steps), 1),
         "unused_question_quantities": len(given_unused),
         "solution_numbers_unexplained": stray,
         # a question's number that the solution never writes: a solution of a problem with other numbers
@@ -274,51 +247,14 @@ def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -
     )
 
 
-def _checks_out(step: SolutionStep) -> bool:
-    """Whether evaluating the step's expression gives its result (calculator annotations and plain arithmetic)."""
-    expression = step.expression.split("=")[0].strip("<> ")
-    expression = _FRAC_RE.sub(r"(\1/\2)", expression)
-    expression = (
-        re.sub(r"\\times|\\cdot|×|(?<=\d)\s*x\s*(?=\d)", "*", expression)
-        .replace("\\div", "/")
-        .replace("÷", "/")
-        .replace("$", "")
-        .replace(",", "")
-    )
-    expression = re.sub(r"(\d+(?:\.\d+)?)%", r"(\1/100)", expression)
-    expression = re.sub(r"\b[A-Za-z]+\b", " ", expression)  # unit words after numbers ("240000 likes")
-    if not re.fullmatch(r"[\d\s.+\-*/()]+", expression) or step.result is None:
-        return False
-    try:
-        value = _evaluate(expression)
-    except (ValueError, ZeroDivisionError, SyntaxError):
-        return False
-    return (
-        value is not None and abs(float(value) - float(step.result)) <= 1e-6 * max(1.0, abs(float(step.result))) + 0.01
-    )
-
-
-def _evaluate(expression: str) -> Fraction | None:
-    """Exact arithmetic of ``+ - * / ( )`` over decimals, without ``eval``."""
-    import ast
-
-    def walk(node):
-        if isinstance(node, ast.Expression):
-            return walk(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return Fraction(str(node.value))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            value = walk(node.operand)
-            return -value if isinstance(node.op, ast.USub) else value
-        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-            left, right = walk(node.left), walk(node.right)
-            if isinstance(node.op, ast.Add):
-                return left + right
-            if isinstance(node.op, ast.Sub):
-                return left - right
-            if isinstance(node.op, ast.Mult):
-                return left * right
-            return left / right
-        raise ValueError("not arithmetic")
-
-    return walk(ast.parse(expression, mode="eval"))
+def _number_value(text: str) -> Fraction | None:
+    """A number as the solution writes it (``$2.50``, ``25%``, ``1,000``), for the count of stray numbers."""
+    text = text.strip().replace("$", "").rstrip(".")
+    percent = text.endswith("%")
+    digits = text.rstrip("%")
+    if sum(c.isdigit() for c in digits) > MAX_DIGITS:
+        return None
+    parsed = parse_number(digits)
+    if parsed is None:
+        return None
+    return parsed[0] / 100 if percent else parsed[0]

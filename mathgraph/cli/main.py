@@ -8,12 +8,40 @@ import os
 import sys
 from collections.abc import Sequence
 
-from mathgraph.cli import compare, data, encode, parse, predict, refine, release, routes, search, serve, training
+from mathgraph.cli import (
+    check,
+    compare,
+    data,
+    dedupe,
+    encode,
+    parse,
+    predict,
+    refine,
+    release,
+    routes,
+    search,
+    serve,
+    training,
+)
 from mathgraph.jsonl import JsonlError
 from mathgraph.quiet import plain_warnings
 
 # In the order `mathgraph --help` lists them.
-COMMAND_GROUPS = (parse, encode, data, training, predict, compare, search, refine, routes, serve, release)
+COMMAND_GROUPS = (
+    parse,
+    encode,
+    data,
+    training,
+    predict,
+    compare,
+    check,
+    search,
+    dedupe,
+    refine,
+    routes,
+    serve,
+    release,
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,6 +15,10 @@ TMP = "{tmp}"  # replaced by the test's temporary directory
 # script -> (arguments after --smoke, lines its output must hold); the ones that load the packaged models
 # or train are marked slow (still run in CI)
 SCRIPTS = {
+    "alignment_scaling": (
+        [],
+        ["| characters | sentences | quantities a / b |", "| 1041 | 47 | 47 / 48 |", "`_strip_latex`"],
+    ),
     "bank_search": (
         ["--work", TMP],
         [
@@ -25,6 +29,10 @@ SCRIPTS = {
         ],
     ),
     "cli_startup": (["--work", TMP], ["| mathgraph search, 1 query |", "3 queries / 1 query:"]),
+    "dedupe_quality": (
+        ["--work", TMP],
+        ["### Dev: the grid", "| precision | ", "| recall | ", "| exact copy | ", "same groups as the grid's: True"],
+    ),
     "encode_benchmark": (
         [],
         [
@@ -35,6 +43,10 @@ SCRIPTS = {
         ],
     ),
     "host_syncs": ([], ["| trainer loop (comus) |", "| multitask reasonformer |"]),
+    "index_scale": (
+        ["--work", TMP],
+        ["| flat | ", "| ivf-flat | ", "| ivf-pq | ", "| hnsw | ", "Target recall@10 >= 0.95 at p50 <= 10 ms met by:"],
+    ),
     "kpc_study": (
         ["--work", TMP],
         [
@@ -63,11 +75,22 @@ SCRIPTS = {
     "serve_load": (["--work", TMP], ["| search k=5 | 2 | 3 |", "one search query: server"]),
     "shipped_model": ([], ["| **total** |", "| multi-task model + TF-IDF (ModelPackage) |"]),
     "skill_routes_by_task": (["--work", TMP], ["sqr {", "skills_by_task.png"]),
+    "solution_errors": ([], ["| annotated: miscopied number | 3 |", "| plain | 4 |", "checking / parsing:"]),
+    "solution_graph": ([], ["6 solutions from", "| gsm8k | 12 | 12 / 12 |", "| math | 3 |"]),
     "structure_results": (["--work", TMP], ["### QRC test (accuracy)", "### SQR test (ndcg@3)", "align a pair:"]),
     "tfidf_baselines": ([], ["| QAM |", "## SQR: TF-IDF cosine ranking"]),
     "train_throughput": ([], ["| comus-freeze4 |", "ratio comus/bert-only:"]),
 }
-FAST = {"latex_coverage", "make_kpc_sample", "parse_throughput", "quantity_extraction", "tfidf_baselines"}
+FAST = {
+    "alignment_scaling",
+    "latex_coverage",
+    "make_kpc_sample",
+    "parse_throughput",
+    "quantity_extraction",
+    "solution_errors",
+    "solution_graph",
+    "tfidf_baselines",
+}
 # what a smoke run must leave alone (a full run writes some of it on purpose)
 GUARDED = ("benchmarks/results", "benchmarks/data", "mathgraph/data")
 

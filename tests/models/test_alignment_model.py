@@ -86,7 +86,7 @@ def test_sqr_ranks_by_expected_gain():
 
 def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
     """QAM pairs a question with a solution: solution features, not the problems' alignment; labels stay 0/1."""
-    from mathgraph.parsers.solution import SOLUTION_FEATURES
+    from mathgraph.parsers.solution import SOLUTION_FEATURES, SOLUTION_GRAPH_FEATURES
 
     inputs, labels = [], []
     for k in range(6):
@@ -105,7 +105,35 @@ def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
     again = load(tmp_path / "m")
     assert again.labels == [0, 1] and again.aligned_with == "solution"
     config = json.loads((tmp_path / "m" / "config.json").read_text())
-    assert len(again.trees["baseline"]) == 1 and tuple(config["features"]) == SOLUTION_FEATURES
+    assert len(again.trees["baseline"]) == 1
+    assert tuple(config["features"]) == SOLUTION_FEATURES + SOLUTION_GRAPH_FEATURES  # issue 38: the graph's too
+    assert [r["label"] for r in again.predict(inputs)] == labels
+
+
+def test_a_model_saved_with_fewer_features_loads_and_reads_only_those(tmp_path):
+    """The shipped QAM alignment model was fitted on the 17 solution features alone: it keeps loading, and
+    predicts from those columns; a feature this mathgraph does not compute is a clear error."""
+    from mathgraph.parsers.solution import SOLUTION_FEATURES
+
+    pairs = [(SEED, "3 * 4 = 12. 12 + 12 = 24. The answer is 24.")]
+    full = alignment_features("solution", pairs, parse, names=None)
+    assert full.shape == (1, len(SOLUTION_FEATURES))
+    picked = alignment_features("solution", pairs, parse, names=["final_answer_found", "answer_follows"])
+    assert picked.tolist() == [[1.0, 1.0]]  # "The answer is 24" is found, and step 2 computed it
+    with pytest.raises(ValueError, match="unknown solution alignment features"):
+        alignment_features("solution", pairs, parse, names=["no_such_feature"])
+    model = AlignmentModel("qam", {"max_iter": 5, "min_samples_leaf": 1})
+    model.parse = parse
+    model.fit(pairs * 2 + [(SEED, "5 * 6 = 30. The answer is 30.")] * 2, [1, 1, 0, 0])
+    model.save_pretrained(tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    config["features"] = list(SOLUTION_FEATURES)  # as the shipped model's config says
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    assert load(tmp_path / "m").features == SOLUTION_FEATURES
+    config["features"] = ["no_such_feature"]
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="other alignment features"):
+        load(tmp_path / "m")
 
 
 def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):

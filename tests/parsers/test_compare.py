@@ -1,11 +1,19 @@
-"""Alignments of hand-written problem pairs, one per relation kind, and of a question with solutions."""
+"""Alignments of hand-written problem pairs, one per relation kind (solutions: tests/parsers/test_solution.py)."""
 
+import time
 from fractions import Fraction
 
 import pytest
 
-from mathgraph.parsers.compare import ALIGNMENT_FEATURES, align_problems
-from mathgraph.parsers.solution import SOLUTION_FEATURES, align_solution, solution_steps
+from mathgraph.parsers.compare import (
+    ALIGNMENT_FEATURES,
+    SAME_PROBLEM,
+    _digits,
+    _is_power_of_ten_growth,
+    align_problems,
+    compared_relations,
+    describe_relation,
+)
 from mathgraph.parsers.problem import ProblemParser
 
 PARSER = ProblemParser("spacy")
@@ -110,28 +118,6 @@ def test_a_ten_thousand_character_problem_aligns():
     assert alignment.features["sentences_kept"] > 400
 
 
-def test_solution_steps_in_three_notations():
-    assert [(s.operands, s.result) for s in solution_steps("He pays 4 * 5 = 20 dollars.")] == [((4, 5), 20)]
-    assert [(s.operands, s.result) for s in solution_steps("<<4*5=20>>20 and so")] == [((4, 5), 20)]
-    assert [(s.operands, s.result) for s in solution_steps("$\\frac{3}{4} \\times 8 = 6$")] == [
-        ((Fraction(3, 4), 8), 6)
-    ]
-
-
-def test_solution_alignment_tells_own_from_other_numbers():
-    question = PARSER.parse("Ann has 3 boxes of 8 pens. She gives away 5 pens. How many pens are left?")
-    own = align_solution(question, "3 * 8 = <<3*8=24>>24 pens. 24 - 5 = <<24-5=19>>19 left.\n#### 19")
-    assert [q.value for q in own.given_used] == [3, 8, 5]
-    assert own.unexplained_operands == () and own.final_answer == 19 and not own.final_is_given
-    assert own.features["share_operands_explained"] == 1.0
-    other = align_solution(question, "4 * 9 = <<4*9=36>>36 pens. 36 - 7 = <<36-7=29>>29 left.\n#### 29")
-    assert other.unexplained_operands == (4, 9, 7)
-    assert other.features["share_question_used"] == 0.0
-    assert len(other.feature_vector()) == len(SOLUTION_FEATURES)
-    lazy = align_solution(question, "The answer is 5.")
-    assert lazy.final_is_given and "no computation steps found in the solution" in lazy.notes
-
-
 def test_adding_operation_changes_the_question_with_a_new_quantity():
     alignment = align(
         SEED,
@@ -140,3 +126,123 @@ def test_adding_operation_changes_the_question_with_a_new_quantity():
     assert alignment.question == "changed"
     assert [(m.b.value, m.b.in_question) for m in alignment.quantities if m.kind == "new"] == [(5, True)]
     assert alignment.features["new_in_question"] == 1 and alignment.features["quantities_same"] == 3
+
+
+# ----------------------------------------------------------------- issue 39: alignments that tell the truth
+def test_two_sentences_swapped_are_one_moved_not_two_values_changed():
+    alignment = align("Tom has 12 apples. Ann has 5 pears.", "Ann has 5 pears. Tom has 12 apples.")
+    assert sorted(kinds(alignment, "sentences")) == ["kept", "moved"]
+    (moved,) = [m for m in alignment.sentences if m.kind == "moved"]
+    assert (moved.a, moved.b) in {(0, 1), (1, 0)} and moved.changes == ()
+    assert kinds(alignment, "quantities") == ["same", "same"]
+    text = alignment.sentences_a[moved.a].text
+    assert f"  > moved: {text!r} (sentence {moved.a + 1} -> {moved.b + 1})" in alignment.explain()
+    # a moved sentence is still a kept sentence for the models
+    assert alignment.features["sentences_kept"] == 2 and alignment.features["share_sentences_kept"] == 1.0
+    assert alignment.features["quantities_changed"] == 0
+
+
+def test_a_moved_sentence_with_another_number_is_moved_and_its_value_changed():
+    alignment = align("Tom has 12 apples. Ann has 5 pears.", "Ann has 6 pears. Tom has 12 apples.")
+    (moved,) = [m for m in alignment.sentences if m.kind == "moved"]
+    assert (moved.a, moved.b, moved.changes) == (1, 0, ("numbers",))
+    assert [(m.kind, m.a.value, m.b.value) for m in alignment.quantities] == [("same", 12, 12), ("changed", 5, 6)]
+    assert alignment.features["sentences_kept"] == 1 and alignment.features["sentences_changed"] == 1
+
+
+def test_two_values_that_trade_places_are_swapped():
+    alignment = align("Tom has 5 apples and 7 pears.", "Tom has 7 apples and 5 pears.")
+    assert [(m.kind, m.a.value, m.b.value) for m in alignment.quantities] == [("swapped", 5, 7), ("swapped", 7, 5)]
+    assert "  x '5' (5) -> '7' (7) (values swapped)" in alignment.explain()
+    assert alignment.features["quantities_changed"] == 2 and alignment.features["quantities_same"] == 0
+    # the same values in another order, each with its own object, are the same values
+    reordered = align("Tom has 5 apples and 7 pears.", "Tom has 7 pears and 5 apples.")
+    assert kinds(reordered, "quantities") == ["same", "same"]
+
+
+def test_changes_of_case_and_punctuation_are_named():
+    alignment = align("Tom has 12 apples.", "tom has 12 apples!")
+    (match,) = alignment.sentences
+    assert (match.kind, match.changes) == ("changed", ("case", "punctuation"))
+    assert "  ~ changed: 'Tom has 12 apples.' -> 'tom has 12 apples!' (case; punctuation)" in alignment.explain()
+    assert align("Tom has 12 apples.", "Tom has 12 apples!").sentences[0].changes == ("punctuation",)
+
+
+def test_a_changed_word_is_named():
+    alignment = align(
+        "Tom gives away 3 apples. How many apples does he have?", "Tom receives 3 apples. How many apples does he have?"
+    )
+    assert kinds(alignment, "sentences") == ["changed", "kept"]
+    assert alignment.sentences[0].changes == ("words: 'gives away' -> 'receives'",)
+    assert alignment.word_changes() == ["'gives away' -> 'receives'"] and alignment.only_words_changed()
+    assert not align(SEED, SEED.replace("12", "15")).only_words_changed()
+
+
+def test_a_reworded_question_shows_its_words_not_a_similarity():
+    alignment = align("Tom has 3 apples. How many apples are left?", "Tom has 3 apples. What remains?")
+    assert alignment.question == "changed"
+    (line,) = [line for line in alignment.explain().splitlines() if line.startswith("question:")]
+    assert line == (
+        "question: changed (words: 'How many apples are left' -> 'What remains'); "
+        "no words in common: reworded, or another question"
+    )
+
+
+def test_identical_problems_up_to_whitespace_are_the_same_problem_and_no_relation_is_predicted():
+    same = align(SEED, " " + SEED.replace(" ", "  \n") + "\n")
+    assert same.same_problem and same.explain().startswith("the same problem: the texts differ at most in whitespace")
+    assert not align(SEED, SEED.replace("apples.", "apples!")).same_problem
+    other = align(SEED, SEED.replace("12", "15"))
+    asked = []
+
+    def predict(pairs):
+        asked.extend(pairs)
+        return [{"label": "numerical substitution", "probabilities": {"numerical substitution": 0.6, "other": 0.4}}]
+
+    relations = compared_relations([same, other], [("a", "a "), ("a", "b")], predict)
+    assert asked == [("a", "b")]  # the model is not asked about the same problem
+    assert relations == [
+        {"label": SAME_PROBLEM, "probabilities": {SAME_PROBLEM: 1.0}},
+        {"label": "numerical substitution", "probabilities": {"numerical substitution": 0.6, "other": 0.4}},
+    ]
+    assert describe_relation(same.to_dict(), relations[0]) == [
+        "relation: the same problem (the texts differ at most in whitespace); no QRC relation to predict"
+    ]
+    assert describe_relation(other.to_dict(), relations[1]) == [
+        "QRC model: numerical substitution, probability 0.6000 (next: other, 0.4000)"
+    ]
+
+
+def test_texts_are_parsed_and_other_things_refused_clearly():
+    from_text = align_problems("She has three cats.", "She has 3 cats.")
+    assert from_text.to_dict() == align("She has three cats.", "She has 3 cats.").to_dict()
+    with pytest.raises(TypeError, match="each a parsed graph .* or its text; problem b is a int"):
+        align_problems("She has three cats.", 3)
+    with pytest.raises(ValueError, match="holds a lone surrogate U\\+D800 at character 5"):
+        align_problems("Tom \ud800 has 3 cats.", "She has 3 cats.")
+
+
+def test_digit_counts_past_the_4300_digit_limit_of_str():
+    assert _digits(Fraction(10**5000)) == 5001 and _digits(Fraction(10**5000 - 1)) == 5000
+    assert _digits(Fraction(7, 2)) == 1 and _digits(Fraction(0)) == 1
+    assert _is_power_of_ten_growth(Fraction(3), Fraction(3 * 10**5000))
+    assert not _is_power_of_ten_growth(Fraction(3), Fraction(3 * 10**5000 + 3))
+
+
+def test_long_problems_are_aligned_without_comparing_every_sentence_pair(monkeypatch):
+    import mathgraph.parsers.sentence_alignment as sentence_alignment
+
+    calls = []
+    real = sentence_alignment.word_similarity
+    monkeypatch.setattr(sentence_alignment, "word_similarity", lambda a, b: calls.append(1) or real(a, b))
+    sentences = [f"Box {i % 7} holds {i} pens." for i in range(400)]
+    a = PARSER.parse(" ".join(sentences))
+    edited = sentences[:]
+    edited[100], edited[300] = "Box 2 holds 5 cards.", "A new box holds 9 pens."
+    alignment = align_problems(a, PARSER.parse(" ".join(edited)))
+    assert len(calls) <= 10  # the old alignment compared 400 x 400 pairs
+    assert kinds(alignment, "sentences").count("kept") == 398
+    start = time.perf_counter()
+    alignment = align_problems(a, a)
+    assert time.perf_counter() - start < 5  # ~0.05 s; 400 short sentences took ~3 s before (quadratic)
+    assert alignment.same_problem and len(calls) <= 10  # equal sentences are paired by their hashes

@@ -1,0 +1,106 @@
+"""``mathgraph check``: check a worked solution against its problem (``parsers.solution.check_solution``).
+
+    mathgraph check PROBLEM SOLUTION [--format text|json]
+    mathgraph check --input FILE.jsonl [--output FILE] [--skip-bad]
+
+A solution is read as lines; each finding names its line (0-based), and the result is ok when no
+finding is an error (wrong arithmetic, a number from nowhere, a final answer no step computed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mathgraph.cli.common import IntermixedArgumentParser, read_input_rows, report_skipped
+
+CHECK_FIELDS = ("problem", "solution")
+
+
+def register(commands) -> None:
+    """Add ``check`` to the ``mathgraph`` commands."""
+    check = commands.add_parser(
+        "check",
+        help="check a worked solution against its problem: arithmetic, copied numbers, the final answer",
+        description="Read SOLUTION against PROBLEM: every calculation it states (4 * 5 = 20, <<4*5=20>>20, "
+        "LaTeX, 'twice 8 is 16'), where each number comes from (a quantity of the problem, an earlier result, "
+        "a known constant such as 60 minutes in an hour), and the final answer. Print the findings, each "
+        "with its line of the solution (0-based): arithmetic, unexplained_operand and answer_mismatch are "
+        "errors, unused_quantity a warning. --input FILE reads a JSONL file (fields problem, solution, "
+        "optional id) and writes one JSON line per row: id, line, ok, findings, first_error_step.",
+    )
+    check.__class__ = IntermixedArgumentParser  # the TEXTs may follow the options
+    check.add_argument("texts", nargs="*", metavar="TEXT", help="the problem, then its solution")
+    check.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="how to print one check: the findings in words, or one JSON object with the solution graph "
+        "(--input always writes JSONL)",
+    )
+    check.add_argument("--input", metavar="FILE", help="JSONL file of rows with the fields problem and solution")
+    check.add_argument("--output", metavar="FILE", help="JSONL results, one per good input line (default: stdout)")
+    check.add_argument(
+        "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
+    )
+    check.set_defaults(run=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """``check``: one solution's findings printed, or a JSONL file's written as JSONL (exit status 0 either way)."""
+    rows, bad = _read_rows(args)
+    from mathgraph.parsers.graph_cache import parse_cached
+    from mathgraph.parsers.solution import check_solution
+
+    graphs = parse_cached([row["problem"] for _, row in rows], show_progress=bool(args.input) and not args.quiet)
+    checks = [check_solution(graph, row["solution"]) for graph, (_, row) in zip(graphs, rows)]
+    if not args.input:
+        [check] = checks
+        print(format_check(check) if args.format == "text" else json.dumps(check.to_dict(), ensure_ascii=False))
+        return 0
+    from mathgraph.jsonl import atomic_writer, write_jsonl
+
+    lines = [
+        {"id": row.get("id", line), "line": line, **check.to_dict(graph=False)}
+        for (line, row), check in zip(rows, checks)
+    ]
+    if args.output:
+        with atomic_writer(args.output) as f:
+            written = write_jsonl(f, lines)
+    else:
+        written = write_jsonl(sys.stdout, lines)
+    failed = sum(not check.ok for check in checks)
+    print(f"wrote {written} checks to {args.output or 'stdout'} ({failed} not ok)", file=sys.stderr)
+    report_skipped(bad)
+    return 0
+
+
+def format_check(check) -> str:
+    """A check in words: ok or not (and the first error's line), then one line per finding."""
+    if check.ok:
+        head = "ok: no errors found"
+    else:
+        head = f"not ok: the first error is on line {check.first_error_step} (0-based)"
+    lines = [head]
+    for finding in check.findings:
+        where = "problem" if finding.step is None else f"line {finding.step}"
+        lines.append(f"{finding.severity} {finding.kind} ({where}): {finding.message}")
+    lines.extend(f"note: {note}" for note in check.graph.notes)
+    return "\n".join(lines)
+
+
+def _read_rows(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
+    """``(line, row)`` of each row to check and the bad lines: a JSONL file's good rows, or the two TEXTs."""
+    if args.input:
+        if args.texts:
+            raise ValueError("give PROBLEM and SOLUTION, or --input FILE, not both")
+        return read_input_rows(args.input, CHECK_FIELDS, skip_bad=args.skip_bad)
+    if args.output or args.skip_bad:
+        raise ValueError("--output and --skip-bad apply to --input files only")
+    if len(args.texts) != 2:
+        raise ValueError(f"give two TEXTs (the problem, then its solution), or --input FILE; got {len(args.texts)}")
+    for name, text in zip(("the problem", "the solution"), args.texts):
+        if not text.strip():
+            raise ValueError(f"{name} is empty (or only whitespace)")
+    return [(0, dict(zip(CHECK_FIELDS, args.texts)))], []

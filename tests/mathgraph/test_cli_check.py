@@ -1,0 +1,90 @@
+"""``mathgraph check``: one solution in words or as JSON, a JSONL file in and out, and clear errors for bad input."""
+
+import json
+
+import pytest
+
+from mathgraph.cli import main
+from mathgraph.parsers.problem import parse_problem
+from mathgraph.parsers.solution import check_solution
+
+PROBLEM = "Ann has 3 boxes of 8 pens. She gives away 5 pens. How many pens are left?"
+RIGHT = "3 * 8 = 24 pens.\n24 - 5 = 19 left.\n#### 19"
+SLIP = "3 * 8 = 25 pens.\n25 - 5 = 20 left.\n#### 20"
+MISCOPIED = "3 * 8 = 24 pens.\n24 - 7 = 17 left.\n#### 17"
+
+
+def test_a_right_solution_is_ok(capsys):
+    assert main(["-q", "check", PROBLEM, RIGHT]) == 0
+    assert capsys.readouterr().out == "ok: no errors found\n"
+
+
+def test_findings_are_printed_in_words_with_their_lines(capsys):
+    assert main(["-q", "check", PROBLEM, MISCOPIED]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "not ok: the first error is on line 1 (0-based)",
+        "error unexplained_operand (line 1): Where does 7 in “24 - 7 = 17” come from? It is not a number of the "
+        "problem, the result of an earlier step or a known constant (such as 60 minutes in an hour): check that it "
+        "was copied right.",
+        "warning unused_quantity (problem): The problem gives “5 pens”, but no step uses it: it may be a "
+        "distractor, or a step may be missing.",
+    ]
+
+
+def test_one_check_as_json_holds_the_graph(capsys):
+    assert main(["-q", "check", "--format", "json", PROBLEM, SLIP]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = json.loads(json.dumps(check_solution(parse_problem(PROBLEM), SLIP).to_dict()))
+    assert printed == expected
+    assert printed["ok"] is False and printed["first_error_step"] == 0
+    assert printed["findings"][0]["kind"] == "arithmetic"
+    assert printed["graph"]["steps"][0]["calculations"][0]["computed"] == "24"
+
+
+def test_a_jsonl_file_gives_one_row_per_line(tmp_path, capsys):
+    source = tmp_path / "solutions.jsonl"
+    rows = [
+        {"id": "right", "problem": PROBLEM, "solution": RIGHT},
+        {"problem": PROBLEM, "solution": SLIP},
+    ]
+    source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    output = tmp_path / "checks.jsonl"
+    assert main(["-q", "check", "--input", str(source), "--output", str(output)]) == 0
+    written = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
+    assert [(r["id"], r["line"], r["ok"], r["first_error_step"]) for r in written] == [
+        ("right", 1, True, None),
+        (2, 2, False, 0),
+    ]
+    assert set(written[1]) == {"id", "line", "ok", "findings", "first_error_step"}
+    assert written[1]["findings"][0] == {
+        "kind": "arithmetic",
+        "severity": "error",
+        "step": 0,
+        "message": "“3 * 8 = 25” does not check out: 3 * 8 makes 24, not 25.",
+    }
+    assert "wrote 2 checks to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["only one text"], "give two TEXTs (the problem, then its solution), or --input FILE; got 1"),
+        ([PROBLEM, "  "], "the solution is empty (or only whitespace)"),
+        ([PROBLEM, RIGHT, "--output", "x.jsonl"], "--output and --skip-bad apply to --input files only"),
+        (["--input", "missing.jsonl"], "--input missing.jsonl: no such file"),
+    ],
+)
+def test_bad_input_is_a_one_line_error(arguments, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["-q", "check", *arguments]) == 2
+    assert capsys.readouterr().err == f"mathgraph: error: {message}\n"
+
+
+def test_a_bad_jsonl_line_names_file_and_line(tmp_path, capsys):
+    source = tmp_path / "bad.jsonl"
+    source.write_text(json.dumps({"problem": PROBLEM, "solution": RIGHT}) + "\n" + '{"problem": "x"}\n')
+    assert main(["-q", "check", "--input", str(source)]) == 2
+    assert capsys.readouterr().err == f"mathgraph: error: {source}:2: no field 'solution' (fields: problem)\n"
+    assert main(["-q", "check", "--input", str(source), "--skip-bad"]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.splitlines()) == 1 and "skipped 1 bad lines:" in captured.err

@@ -1,0 +1,235 @@
+"""Worked solutions: the reader's four forms, the solution graph's provenance, checking, the alignment view
+(``align_solution``), bounded arithmetic, and the crashes of issue 39."""
+
+import json
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mathgraph.parsers.constants import find_constant
+from mathgraph.parsers.problem import ProblemParser
+from mathgraph.parsers.solution import (
+    SOLUTION_FEATURES,
+    SOLUTION_GRAPH_FEATURES,
+    align_solution,
+    check_solution,
+    final_answer,
+    parse_solution,
+    solution_graph_features,
+    solution_steps,
+)
+from mathgraph.parsers.solution_arithmetic import agrees, evaluate
+
+PARSER = ProblemParser("spacy")
+NATALIA = PARSER.parse(
+    "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
+    "How many clips did Natalia sell altogether in April and May?"
+)
+NATALIA_SOLUTION = (
+    "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\n"
+    "Natalia sold 48+24 = <<48+24=72>>72 clips altogether in April and May.\n#### 72"
+)
+PENS = PARSER.parse("Ann has 3 boxes of 8 pens. She gives away 5 pens. How many pens are left?")
+
+
+def calculations(solution: str) -> list[tuple[list[Fraction], Fraction, str]]:
+    return [([o.value for o in c.operands], c.result, c.form) for c in solution_steps(solution)]
+
+
+def test_solution_steps_in_three_notations():
+    assert calculations("He pays 4 * 5 = 20 dollars.") == [([4, 5], 20, "equation")]
+    assert calculations("<<4*5=20>>20 and so") == [([4, 5], 20, "annotation")]
+    assert calculations("$\\frac{3}{4} \\times 8 = 6$") == [([Fraction(3), Fraction(4), 8], 6, "latex")]
+
+
+def test_calculations_in_latex_and_in_words():
+    assert calculations("$\\frac{26}{6} \\approx 4.33$ and $2 \\cdot 3 = 6$ and $8^2=\\boxed{64}$") == [
+        ([26, 6], Fraction(433, 100), "latex"),
+        ([2, 3], 6, "latex"),
+        ([8, 2], 64, "latex"),
+    ]
+    assert calculations("twice 8 is 16, half of 30 is 15 and 20% of 50 is 10.") == [
+        ([2, 8], 16, "words"),
+        ([Fraction(1, 2), 30], 15, "words"),
+        ([Fraction(1, 5), 50], 10, "words"),
+    ]
+    # symbols are not numbers: nothing is read from 2w + 16 = 24
+    assert calculations("then $2w+2(8)=24$ or $2w+16=24$ or $w=4$") == []
+    # a chain gives one calculation per stated result; a rewriting gives one
+    assert calculations("3 * 8 = 24 * 2 = 48") == [([3, 8], 24, "equation"), ([24, 2], 48, "equation")]
+    assert calculations("$2 + 3 \\cdot 4 = 2 + 12 = 14$") == [([2, 3, 4], 14, "latex")]
+    # units between numbers and operators, and GSM8K's written copy of an annotation read once
+    assert calculations("3 hours * 60 minutes/hour = 180 minutes") == [([3, 60], 180, "equation")]
+    assert calculations("0.2 x 50 = $<<0.2*50=10>>10") == [([Fraction(1, 5), 50], 10, "annotation")]
+
+
+def test_final_answer_in_each_notation():
+    assert final_answer("so 3 + 4 = 7\n#### 1,000") == 1000
+    assert final_answer("there is a $\\boxed{\\frac{1}{48}}$ probability") == Fraction(1, 48)
+    assert final_answer("The answer is -5.") == -5
+    assert final_answer("the ratio is $\\boxed{1 : 2}$") is None
+    assert final_answer("no answer here") is None
+
+
+def test_the_graph_links_every_operand_to_its_source():
+    graph = parse_solution(NATALIA, NATALIA_SOLUTION)
+    assert [s.index for s in graph.steps] == [0, 1, 2]
+    first, second = (step.calculations[0] for step in graph.steps[:2])
+    quantities = NATALIA.quantities()
+    # 48 is the problem's 48; 2 is the 2 that "half" divides by
+    assert [(o.source, quantities[o.quantity].text) for o in first.operands] == [("problem", "48"), ("problem", "half")]
+    assert [(o.source, o.step, o.calculation) for o in second.operands] == [("problem", None, None), ("step", 0, 0)]
+    assert (graph.answer, graph.answer_step, graph.answer_line) == (72, 1, 2)
+    data = json.loads(json.dumps(graph.to_dict()))
+    assert data["steps"][0]["calculations"][0]["result"] == "24" and data["answer"] == "72"
+    assert data["steps"][0]["calculations"][0]["operands"][1] == {
+        "value": "2",
+        "text": "2",
+        "span": [25, 26],
+        "source": "problem",
+        "quantity": 1,
+        "step": None,
+        "calculation": None,
+        "constant": None,
+    }
+    drawn = graph.to_networkx()
+    assert set(drawn.edges) == {("q0", "s0.0"), ("q1", "s0.0"), ("q0", "s1.0"), ("s0.0", "s1.0"), ("s1.0", "answer")}
+    assert drawn.nodes["s0.0"]["label"] == "48/2 = 24" and drawn.nodes["q1"]["kind"] == "quantity"
+
+
+def test_known_constants_need_their_cues():
+    problem = PARSER.parse(
+        "Weng earns $12 an hour for babysitting. She did 50 minutes of babysitting. How much did she earn?"
+    )
+    graph = parse_solution(problem, "Weng earns 12/60 = $0.2 per minute.\nShe earned 0.2 x 50 = $10.\n#### 10")
+    sixty = graph.steps[0].calculations[0].operands[1]
+    assert (sixty.source, sixty.constant) == ("constant", "sixty (seconds in a minute, minutes in an hour)")
+    assert find_constant(Fraction(60), "apples and pears") is None
+    assert find_constant(Fraction(7), "a week of work").name == "days in a week"
+
+
+def test_a_correct_solution_checks_out():
+    check = check_solution(NATALIA, NATALIA_SOLUTION)
+    assert check.ok and check.first_error_step is None and check.findings == ()
+    assert check.to_dict(graph=False) == {"ok": True, "first_error_step": None, "findings": []}
+
+
+def test_each_kind_of_finding():
+    slip = check_solution(PENS, "3 * 8 = 25 pens.\n25 - 5 = 20 left.\n#### 20")
+    assert [(f.kind, f.severity, f.step) for f in slip.findings] == [("arithmetic", "error", 0)]
+    assert slip.findings[0].message == "“3 * 8 = 25” does not check out: 3 * 8 makes 24, not 25."
+    assert not slip.ok and slip.first_error_step == 0
+    miscopied = check_solution(PENS, "3 * 8 = 24 pens.\n24 - 7 = 17 left.\n#### 17")
+    assert [(f.kind, f.step) for f in miscopied.findings] == [("unexplained_operand", 1), ("unused_quantity", None)]
+    assert "Where does 7 in “24 - 7 = 17” come from?" in miscopied.findings[0].message
+    assert miscopied.findings[1].severity == "warning" and "5 pens" in miscopied.findings[1].message
+    wrong_answer = check_solution(PENS, "3 * 8 = 24 pens.\n24 - 5 = 19 left.\n#### 21")
+    assert [(f.kind, f.step) for f in wrong_answer.findings] == [("answer_mismatch", 2)]
+    assert wrong_answer.first_error_step == 2
+
+
+def test_a_miscopied_number_is_found_where_it_was_copied():
+    # 9 for the problem's 8 in line 0; line 1 goes on with the right 24: the error is line 0's 9
+    check = check_solution(PENS, "3 * 9 = 27 pens.\n24 - 5 = 19 left.\n#### 19")
+    assert check.first_error_step == 0
+    assert [(f.kind, f.step) for f in check.errors()] == [("unexplained_operand", 0)]
+    assert "9 in “3 * 9 = 27” looks miscopied: with 8 from the problem" in check.errors()[0].message
+
+
+def test_the_rounding_the_solution_shows_is_allowed():
+    problem = PARSER.parse("26 cookies are shared by 6 children. How many does each get?")
+    assert check_solution(problem, "26/6 = 4.33 cookies each.").ok
+    assert check_solution(problem, "26 / 6 = 4 cookies each, rounded down.").ok
+    wrong = check_solution(problem, "26/6 = 4.36 cookies each.")
+    assert [f.kind for f in wrong.errors()] == ["arithmetic"]
+    assert wrong.errors()[0].message.endswith("26/6 makes 13/3 (about 4.33), not 4.36.")
+    assert agrees(Fraction(433, 100), Fraction(26, 6), 2) and not agrees(Fraction(1, 3), Fraction(1, 3) + 10**-9, None)
+
+
+def test_arithmetic_is_exact_and_bounded():
+    assert evaluate([Fraction(1), "/", Fraction(3), "+", Fraction(1), "/", Fraction(6)]).value == Fraction(1, 2)
+    assert evaluate(["-", Fraction(2), "^", Fraction(2)]).value == -4
+    assert evaluate([Fraction(4), "!"]).value == 24
+    assert evaluate(["sqrt", "(", Fraction(16, 9), ")"]).value == Fraction(4, 3)
+    assert evaluate([Fraction(1), "/", Fraction(0)]).note == "division by zero"
+    assert (
+        evaluate([Fraction(9), "^", Fraction(9), "^", Fraction(9)]).note
+        == "a value of more than 1000 digits is not evaluated"
+    )
+    assert evaluate(["("] * 65 + [Fraction(1)] + [")"] * 65).note == "brackets nested deeper than 64 are not evaluated"
+    assert evaluate([Fraction(10**150)]).note == "a number of more than 100 digits is not evaluated"
+
+
+def test_issue_39_huge_numbers_and_long_sums_are_notes_not_crashes():
+    huge = align_solution(PENS, "1" * 310 + " + 1 = 5")
+    assert "line 0: a number of more than 100 digits is not read" in huge.notes
+    long_sum = align_solution(PENS, "+".join(["1"] * 1000) + " = 1000")
+    assert long_sum.notes == ("line 0: more than 256 numbers in one calculation are not evaluated",)
+    assert long_sum.steps[0].computed is None and long_sum.features["results_matching_arithmetic"] == 0.0
+    deep = check_solution(PENS, "(" * 500 + "1" + ")" * 500 + " + 2 = 3")
+    assert deep.ok and deep.graph.notes == ("line 0: brackets nested deeper than 64 are not evaluated",)
+
+
+def test_solution_alignment_tells_own_from_other_numbers():
+    question = PENS
+    own = align_solution(question, "3 * 8 = <<3*8=24>>24 pens. 24 - 5 = <<24-5=19>>19 left.\n#### 19")
+    assert [q.value for q in own.given_used] == [3, 8, 5]
+    assert own.unexplained_operands == () and own.final_answer == 19 and not own.final_is_given
+    assert own.features["share_operands_explained"] == 1.0
+    other = align_solution(question, "4 * 9 = <<4*9=36>>36 pens. 36 - 7 = <<36-7=29>>29 left.\n#### 29")
+    assert other.unexplained_operands == (4, 9, 7)
+    assert other.features["share_question_used"] == 0.0
+    assert len(other.feature_vector()) == len(SOLUTION_FEATURES) == 17
+    lazy = align_solution(question, "The answer is 5.")
+    assert lazy.final_is_given and "no computation steps found in the solution" in lazy.notes
+
+
+def test_solution_graph_features():
+    features = solution_graph_features(PENS, "3 * 8 = 24 pens.\n24 - 7 = 17 left.\n#### 17")
+    assert tuple(features) == SOLUTION_GRAPH_FEATURES
+    assert features["operands"] == 4 and features["operands_unexplained"] == 1
+    assert features["share_operands_explained"] == 0.75 and features["quantities_unused"] == 1
+    assert features["answer_follows"] == 1.0 and features["errors"] == 1 and features["warnings"] == 1
+
+
+def test_a_text_problem_is_parsed_and_bad_input_is_a_clear_error():
+    assert check_solution("Tom has 3 apples and buys 4 more. How many now?", "3 + 4 = 7\n#### 7").ok
+    with pytest.raises(TypeError, match="the solution must be a text, not NoneType"):
+        parse_solution(PENS, None)
+    with pytest.raises(TypeError, match="the problem must be a text or a MathSyntaxGraph, not int"):
+        parse_solution(3, "1 + 1 = 2")
+
+
+def test_the_graph_draws(tmp_path):
+    figure = parse_solution(NATALIA, NATALIA_SOLUTION).draw(tmp_path / "solution.png")
+    assert (tmp_path / "solution.png").stat().st_size > 1000 and figure.axes
+
+
+ARITHMETIC_PIECES = st.one_of(
+    st.integers(min_value=0, max_value=10**400).map(str),
+    st.sampled_from(["+", "-", "*", "/", "^", "(", ")", "!", "=", " ", ".", "%", "$", ",", "x", "is", "of"]),
+    st.sampled_from(["\\frac{", "}{", "}", "\\cdot", "\\sqrt{", "<<", ">>", "\\boxed{", "#### ", "\n", "twice "]),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_any_text_reads_checks_and_aligns_without_raising(text):
+    _read_everything(text)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(ARITHMETIC_PIECES, max_size=60).map("".join))
+def test_any_arithmetic_reads_checks_and_aligns_without_raising(text):
+    _read_everything(text)
+
+
+def _read_everything(text: str) -> None:
+    graph = parse_solution(PENS, text)
+    json.dumps(graph.to_dict())
+    graph.to_networkx()
+    check = check_solution(PENS, text)
+    assert check.ok == (not check.errors())
+    assert len(align_solution(PENS, text).feature_vector()) == len(SOLUTION_FEATURES)
