@@ -76,9 +76,10 @@ SENTENCE_KINDS = ("kept", "changed", "moved", "inserted", "deleted")
 QUANTITY_KINDS = ("same", "changed", "swapped", "new", "removed")
 QUESTION_KINDS = ("same", "changed", "missing", "added", "none")
 SAME_PROBLEM = "same problem"  # the relation of two problems whose texts differ at most in whitespace
-# What a quantity pair weighs (``_align_quantities``): the place decides before the value (5 apples and 7 pears
-# -> 7 apples and 5 pears is two swapped values, not two kept); in a sentence, the order between equal values
-# before the unit (105 members -> 1.05 times of one hundred members: 105 -> 1.05). Nearness breaks ties.
+# What a quantity pair weighs (``_align_quantities``): its place decides before its value (5 apples and 7 pears
+# -> 7 apples and 5 pears is two swapped values, not two kept), and in a sentence the order between equal
+# values before unit and object (105 members -> 1.05 times of one hundred members: 105 -> 1.05). Equal values
+# in order, then nearness in the text, break ties (below one point).
 SAME_SENTENCE, SAME_ORDER, SAME_ROLE, SAME_PART_OF_ROLE, SAME_VALUE = 8, 5, 4, 1, 3
 NEARNESS_UNITS = 1_000_000
 ALIGNMENT_FEATURES = (
@@ -414,9 +415,10 @@ def _align_quantities(graph_a, graph_b, sentences_a, sentences_b, sentence_match
 
     A pair may match when the two are in matched sentences, have the same value, or the same unit and
     object; it weighs ``SAME_SENTENCE`` + ``SAME_ORDER`` (in order between equal values: ``_in_order``) +
-    ``SAME_ROLE`` (or ``SAME_PART_OF_ROLE``: ``_role_score``) + ``SAME_VALUE`` for what holds, then nearness. Candidates come
-    from indexes (sentence pairs, values, units and objects), near-diagonal where a group is large. Matched
-    equal values are ``same``, other matches ``changed``, and two changes that trade values ``swapped``."""
+    ``SAME_ROLE`` (or ``SAME_PART_OF_ROLE``: ``_role_score``) + ``SAME_VALUE`` for what holds, then
+    nearness. Candidates come from indexes (sentence pairs, values, units and objects), near-diagonal where
+    a group is large. Matched equal values are ``same``, other matches ``changed``, and two changes that
+    trade values ``swapped``."""
     qa, qb = graph_a.quantities(), graph_b.quantities()
     position_a = {s.index: k for k, s in enumerate(sentences_a)}
     position_b = {s.index: k for k, s in enumerate(sentences_b)}
@@ -437,7 +439,7 @@ def _align_quantities(graph_a, graph_b, sentences_a, sentences_b, sentence_match
         equal, between = _in_order(ia, ib, value_a, value_b)
         equal_in_order.update(equal)
         in_order.update(between)
-    candidates |= in_order
+    candidates |= in_order | equal_in_order
     role_a = [(q.unit, q.object) if _has_role(q) else None for q in qa]
     role_b = [(q.unit, q.object) if _has_role(q) else None for q in qb]
     for keys_a, keys_b in ((value_a, value_b), (role_a, role_b)):

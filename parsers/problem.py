@@ -13,6 +13,7 @@ from mathgraph.parsers.dependency import DependencyParser, load_dependency_parse
 from mathgraph.parsers.latex import parse_latex
 from mathgraph.parsers.segment import segment
 from mathgraph.parsers.syntax_graph import build_syntax_graph
+from mathgraph.text_checks import check_text
 
 
 class ProblemParser:
@@ -54,11 +55,13 @@ class ProblemParser:
 
 
 def check_problem_text(text: object, where: str = "problem") -> None:
-    """Raise a clear error unless ``text`` is a non-empty string."""
+    """Raise a clear error unless ``text`` is a non-empty string of text (no lone surrogates:
+    ``mathgraph.text_checks``)."""
     if not isinstance(text, str):
         raise TypeError(f"{where}: expected the problem text as a str, got {type(text).__name__}")
     if not text.strip():
         raise ValueError(f"{where}: the problem text is empty")
+    check_text(text, f"{where}: the problem text")
 
 
 def parse_problem(text: str, parser: str | DependencyParser = "auto", bare_arithmetic: bool = False) -> MathSyntaxGraph:

@@ -302,11 +302,21 @@ def _strip_latex(body: str) -> str:
     """Body without commands and without ``{...}`` groups (for the prose checks)."""
     s = re.sub(r"\\[A-Za-z]+", " ", body)
     s = re.sub(r"\\.", " ", s)
-    prev = None
-    while prev != s:
-        prev = s
-        s = re.sub(r"\{[^{}]*\}", " ", s)
-    return s
+    # One pass with a stack of open braces: a closed group, nested ones and all, becomes one space (removing
+    # innermost groups until none is left did the same in time quadratic in the nesting depth); an unmatched
+    # brace stays.
+    out: list[str] = []
+    opened: list[int] = []
+    for c in s:
+        if c == "{":
+            opened.append(len(out))
+            out.append(c)
+        elif c == "}" and opened:
+            del out[opened.pop() :]
+            out.append(" ")
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 _WORD = r"(?<![A-Za-z])[A-Za-z]{2,}(?![A-Za-z])"

@@ -1,5 +1,6 @@
 """``mathgraph compare``: what changed between two problems (``parsers.compare``) and the QRC relation the
-model sees between them, or how a solution uses its question's quantities."""
+model sees between them, or how a solution uses its question's quantities. Two problems whose texts differ
+at most in whitespace are the same problem: their relation says so, and the model is not asked."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from mathgraph.cli.common import (
     read_input_rows,
     report_skipped,
 )
+from mathgraph.jsonl import JsonlError
+from mathgraph.text_checks import check_text, text_error
 
 PAIR_FIELDS = ("text_a", "text_b")
 
@@ -23,9 +26,11 @@ def register(commands) -> None:
     compare = commands.add_parser(
         "compare",
         help="what changed between two problems, and the QRC relation the model predicts",
-        description="Align problem B with problem A (sentences kept, changed, inserted or deleted; quantities "
-        "the same, changed, new or removed; the question; formulas) and print the differences in words, then "
-        "the QRC relation the model predicts for the pair with its probability. With --solution, B is a "
+        description="Align problem B with problem A (sentences kept, changed, moved, inserted or deleted, with "
+        "the words that changed; quantities the same, changed, swapped, new or removed; the question; formulas) "
+        "and print the differences in words, "
+        "then the QRC relation the model finds likeliest for the pair, with its probability (two problems that "
+        "differ at most in whitespace are the same problem: no relation is predicted). With --solution, B is a "
         "solution of question A: print which of A's quantities its steps use. --input FILE reads the pairs "
         "of a JSONL file (fields text_a, text_b) and writes one JSON line per pair: the row's id and line, "
         "the alignment and the relation.",
@@ -72,7 +77,7 @@ def run_compare(args: argparse.Namespace) -> int:
     """``compare``: one pair's alignment (and relation) printed, or a JSONL file's written as JSONL."""
     _check_arguments(args)
     # every input error (a bad line, an empty text) comes out before the parser and the model load
-    rows, bad = _read_pairs(args)
+    rows, bad = _read_pairs(args)  # texts that are not text (lone surrogates, bytes not UTF-8) included
     with_model = not (args.solution or args.no_model)
     predictor = _load_predictor(args) if with_model else None
     pairs = [(row["text_a"], row["text_b"]) for _, row in rows]
@@ -112,24 +117,20 @@ def compare_pairs(
     show_progress: bool = False,
 ) -> list[dict]:
     """``{"alignment", "relation"}`` of each ``(text_a, text_b)`` pair: ``align_problems(a, b).to_dict()``
-    and ``predictor``'s ``{label, probabilities}`` (None without a predictor), or, with ``solution``,
+    and the relation (``parsers.compare.compared_relations``: ``"same problem"`` for the same problem, else
+    ``predictor``'s ``{label, probabilities}``; None without a predictor), or, with ``solution``,
     ``align_solution(a, b).to_dict()`` and no relation.
 
     The problems are parsed through the graph cache (``parsers.compare.align_texts``), so the model, which
-    reads its graphs from the same cache, parses nothing again; it predicts every pair in one ``predict``
-    call."""
-    from mathgraph.parsers.compare import align_texts
+    reads its graphs from the same cache, parses nothing again; it predicts every pair but the same problems
+    in one ``predict`` call."""
+    from mathgraph.parsers.compare import align_texts, compared_relations
 
-    alignments = [a.to_dict() for a in align_texts(pairs, solution=solution, show_progress=show_progress)]
+    alignments = align_texts(pairs, solution=solution, show_progress=show_progress)
     relations = [None] * len(pairs)
     if predictor is not None and pairs:
-        relations = [relation_of(result) for result in predictor.predict(pairs, batch_size=batch_size)]
-    return [{"alignment": alignment, "relation": relation} for alignment, relation in zip(alignments, relations)]
-
-
-def relation_of(result: dict) -> dict:
-    """A QRC prediction as the relation of a comparison: its label and class probabilities."""
-    return {"label": result["label"], "probabilities": result["probabilities"]}
+        relations = compared_relations(alignments, pairs, lambda asked: predictor.predict(asked, batch_size=batch_size))
+    return [{"alignment": a.to_dict(), "relation": relation} for a, relation in zip(alignments, relations)]
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
@@ -152,13 +153,27 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
     """``(line, row)`` of each pair and the bad lines: a JSONL file's good rows (``mathgraph.jsonl.read_rows``
-    names a bad one by file and line), or the two TEXTs as one row."""
+    names a bad one by file and line), or the two TEXTs as one row. A text that is not text (a lone
+    surrogate; a TEXT whose bytes are not UTF-8) is a bad line, or a ``ValueError`` naming the TEXT."""
     if args.input:
-        return read_input_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad)
+        rows, bad = read_input_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad)
+        good = []
+        for line, row in rows:
+            error = next((f"field {f!r} {e}" for f in PAIR_FIELDS if (e := text_error(row[f])) is not None), None)
+            if error is None:
+                good.append((line, row))
+            elif args.skip_bad:
+                bad.append(JsonlError(args.input, line, error))
+            else:
+                raise JsonlError(args.input, line, error)
+        if not good:
+            raise ValueError(f"--input {args.input}: no good input lines ({len(bad)} bad lines skipped)")
+        return good, sorted(bad, key=lambda error: error.line)
     names = ("the question A", "the solution B") if args.solution else ("problem A", "problem B")
     for name, text in zip(names, args.texts):
         if not text.strip():
             raise ValueError(f"{name} is empty (or only whitespace)")
+        check_text(text, name)
     return [(0, dict(zip(PAIR_FIELDS, args.texts)))], []
 
 
@@ -171,9 +186,8 @@ def _load_predictor(args: argparse.Namespace):
 
 
 def _format_text(record: dict) -> str:
-    """One comparison in words: the alignment's explanation, then the relation (if any) and its probability."""
-    lines = [record["alignment"]["explanation"]]
-    relation = record["relation"]
-    if relation is not None:
-        lines.append(f"QRC relation: {relation['label']} ({relation['probabilities'][relation['label']]:.4f})")
-    return "\n".join(lines)
+    """One comparison in words: the alignment's explanation, then the relation, if any
+    (``parsers.compare.describe_relation``)."""
+    from mathgraph.parsers.compare import describe_relation
+
+    return "\n".join([record["alignment"]["explanation"], *describe_relation(record["alignment"], record["relation"])])

@@ -9,8 +9,8 @@ import pytest
 
 from mathgraph.cli import main
 from mathgraph.parsers.compare import align_problems
-from mathgraph.parsers.solution import align_solution
 from mathgraph.parsers.problem import parse_problem
+from mathgraph.parsers.solution import align_solution
 
 A = "Tom has 3 apples. He buys 5 more apples. How many apples does he have now?"
 B = (
@@ -87,7 +87,7 @@ def test_a_solution_is_aligned_with_its_question(capsys):
 def test_the_relation_follows_the_differences(recording_qrc, capsys):
     assert main(["-q", "compare", A, B]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[-1] == "QRC relation: longer (0.7500)"
+    assert printed[-1] == "QRC model: longer, probability 0.7500 (next: not longer, 0.2500)"
     assert "\n".join(printed[:-1]) == align_problems(parse_problem(A), parse_problem(B)).explain()
     assert main(["-q", "compare", "--format", "json", A, B]) == 0
     assert json.loads(capsys.readouterr().out)["relation"] == {
@@ -111,8 +111,9 @@ def test_a_file_of_pairs_to_jsonl_with_one_model_call(recording_qrc, tmp_path, c
     for row, record in zip(rows, records):
         expected = align_problems(parse_problem(row["text_a"]), parse_problem(row["text_b"])).to_dict()
         assert record["alignment"] == as_json(expected)
-    assert [r["relation"]["label"] for r in records] == ["longer", "not longer", "not longer"]
-    assert recording_qrc.calls == [[(A, B), (B, A), (A, A)]]  # every pair in one call
+    assert [r["relation"]["label"] for r in records] == ["longer", "not longer", "same problem"]
+    assert records[2]["relation"] == {"label": "same problem", "probabilities": {"same problem": 1.0}}
+    assert recording_qrc.calls == [[(A, B), (B, A)]]  # every pair in one call, but the same problem: not asked
 
     # to stdout, without a model, as solutions
     solutions = write_lines(tmp_path / "solutions.jsonl", [json.dumps({"text_a": A, "text_b": SOLUTION})])
@@ -160,6 +161,12 @@ def test_bad_lines_stop_or_are_skipped_as_predict_does(tmp_path, capsys):
         (["--model", "somewhere", "--no-model", A, B], "leave it out with --no-model"),
         (["--model", "somewhere", "--solution", A, B], "leave it out with --solution"),
         (["--input", "{tmp}/missing.jsonl"], "missing.jsonl"),
+        ([A, "Tom \ud800 has 3 apples."], "problem B holds a lone surrogate U+D800 at character 5 (after 'Tom ')"),
+        # a TEXT whose bytes are not UTF-8, as Python decodes it from the command line (surrogateescape)
+        (
+            [b"Tom \xff has".decode("utf-8", "surrogateescape"), B],
+            "problem A is not valid UTF-8: byte 0xff at character 5",
+        ),
     ],
 )
 def test_usage_and_input_errors_come_before_any_model(monkeypatch, tmp_path, capsys, argv, message):
@@ -204,4 +211,50 @@ def test_the_shipped_model_predicts_the_relation(capsys):
     assert sum(relation["probabilities"].values()) == pytest.approx(1)
     assert main(["-q", "compare", A, B]) == 0
     last = capsys.readouterr().out.splitlines()[-1]
-    assert last == f"QRC relation: {expected['label']} ({expected['probabilities'][expected['label']]:.4f})"
+    assert last.startswith(
+        f"QRC model: {expected['label']}, probability {expected['probabilities'][expected['label']]:.4f} (next: "
+    )
+
+
+def test_the_same_problem_is_said_to_be_the_same_and_the_model_is_not_asked(recording_qrc, capsys):
+    assert main(["-q", "compare", A, "  " + A.replace(" ", "\n  ") + "\n"]) == 0  # whitespace only
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "the same problem: the texts differ at most in whitespace"
+    assert (
+        printed[-1] == "relation: the same problem (the texts differ at most in whitespace); no QRC relation to predict"
+    )
+    assert recording_qrc.calls == []
+    assert main(["-q", "compare", "--format", "json", A, A]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["alignment"]["same_problem"] is True and record["relation"]["label"] == "same problem"
+
+
+def test_a_change_of_words_only_names_the_words_beside_the_probability(recording_qrc, capsys):
+    a = "Tom gives away 3 apples. How many apples does he have?"
+    b = "Tom receives 3 apples. How many apples does he have?"
+    assert main(["-q", "compare", a, b]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert (
+        "  ~ changed: 'Tom gives away 3 apples.' -> 'Tom receives 3 apples.' (words: 'gives away' -> 'receives')"
+        in printed
+    )
+    assert printed[-2:] == [
+        "only words changed: 'gives away' -> 'receives' (no relation names that for certain)",
+        "QRC model: not longer, probability 0.7500 (next: longer, 0.2500)",
+    ]
+
+
+def test_a_pair_line_that_is_not_text_is_a_bad_line(tmp_path, capsys):
+    source = write_lines(
+        tmp_path / "pairs.jsonl",
+        [
+            json.dumps({"id": "a", "text_a": A, "text_b": B}),
+            json.dumps({"id": "b", "text_a": "Tom \ud800", "text_b": B}),
+        ],
+    )
+    assert main(["-q", "compare", "--no-model", "--input", str(source)]) == 2
+    assert f"{source}:2: field 'text_a' holds a lone surrogate U+D800" in capsys.readouterr().err
+    assert main(["-q", "compare", "--no-model", "--input", str(source), "--skip-bad"]) == 0
+    captured = capsys.readouterr()
+    assert [json.loads(line)["id"] for line in captured.out.splitlines()] == ["a"]
+    assert "skipped 1 bad lines" in captured.err

@@ -15,6 +15,7 @@ from mathgraph.parsers.compare import (
     describe_relation,
 )
 from mathgraph.parsers.problem import ProblemParser
+from mathgraph.parsers.sentence_changes import sentence_changes
 
 PARSER = ProblemParser("spacy")
 SEED = "Tom has 12 apples. He buys 3 bags with 4 apples each. How many apples does he have now?"
@@ -246,3 +247,18 @@ def test_long_problems_are_aligned_without_comparing_every_sentence_pair(monkeyp
     alignment = align_problems(a, a)
     assert time.perf_counter() - start < 5  # ~0.05 s; 400 short sentences took ~3 s before (quadratic)
     assert alignment.same_problem and len(calls) <= 10  # equal sentences are paired by their hashes
+
+
+@pytest.mark.parametrize(
+    "a, b, changes",
+    [
+        ("Tom has 3 apples.", "Tom  has 3\napples.", ()),
+        ("Tom has 12apples.", "Tom has 12 apples.", ("spacing",)),
+        ("He has 1,000.5 kg.", "He has 1,000.7 kg.", ("numbers",)),
+        ("Tom has 3.", "Tom had 3, now.", ("words: 'has' -> 'had'; added 'now'",)),
+        ("Tom has 3 apples now.", "Tom has 4 apples.", ("numbers", "words: dropped 'now'")),
+        ("a b c d e f g", "h i j k l m n", ("words: 'a b c d e f g' -> 'h i j k l m n'",)),
+    ],
+)
+def test_sentence_changes_name_what_a_reader_sees(a, b, changes):
+    assert sentence_changes(a, b) == changes
