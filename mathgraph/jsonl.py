@@ -52,9 +52,9 @@ def read_rows(
             if not line.strip():
                 continue
             try:
-                row = _parse_row(line)
+                row = parse_json_row(line)
                 for field in fields:
-                    _text_of(row, field)
+                    check_text_field(row, field)
                 if check is not None:
                     check(row)
                 rows.append((line_number, row))
@@ -129,7 +129,8 @@ def read_text_lines(
     return records, []
 
 
-def _parse_row(line: str) -> dict:
+def parse_json_row(line: str) -> dict:
+    """One JSONL line as a dict; ``ValueError`` (the reason, without file and line) when it is not a JSON object."""
     try:
         # Without its line break: an error at the end of the line would otherwise be "line 2, column 1".
         row = json.loads(line.rstrip("\r\n"))
@@ -140,7 +141,9 @@ def _parse_row(line: str) -> dict:
     return row
 
 
-def _text_of(row: dict, field: str) -> str:
+def check_text_field(row: dict, field: str) -> str:
+    """``row[field]`` when it is a non-empty string; else ``ValueError`` saying what is wrong (missing, not a
+    string, empty), without file and line."""
     if field not in row:
         raise ValueError(f"no field {field!r} (fields: {', '.join(sorted(row)) or 'none'})")
     value = row[field]

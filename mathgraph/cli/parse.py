@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import add_corpus_argument, check_input_file, corpus_texts, report_skipped
+from mathgraph.cli.common import add_corpus_argument, corpus_texts
+from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.parsers.dependency import PARSER_NAMES
 
 
@@ -15,7 +16,9 @@ def register(commands) -> None:
     parse = commands.add_parser(
         "parse",
         help="parse problems into math syntax graphs",
-        description="Parse one problem (TEXT or --sample) and show its graph, or a JSONL file into one graph per line.",
+        description="Parse one problem (TEXT or --sample) and show its graph, or a bank of problems (--input: JSONL, "
+        "CSV, Parquet or a saved datasets directory) into graphs: one file, or numbered shards and a manifest in a "
+        "directory that --resume continues after an interruption, here or on Ray (--engine ray).",
     )
     parse.add_argument("text", nargs="?", help="the problem text, with LaTeX formulas between $...$")
     parse.add_argument(
@@ -25,10 +28,16 @@ def register(commands) -> None:
         "--format", choices=("text", "json"), default="text", help="how to print one graph (default: text)"
     )
     parse.add_argument("--draw", metavar="PNG", help="also draw the graph to this picture (png, svg, pdf)")
-    parse.add_argument("--input", metavar="FILE", help="JSONL file of problems")
+    parse.add_argument(
+        "--input", metavar="BANK", help="problems: a JSONL, CSV or Parquet file, or a datasets directory"
+    )
     parse.add_argument("--text-field", default="problem", help="field holding the problem text (default: problem)")
-    parse.add_argument("--output", metavar="FILE", help="JSONL file of graphs, one per good input line, in input order")
-    parse.add_argument("--workers", type=int, default=1, help="worker processes for --input (default: 1)")
+    parse.add_argument(
+        "--output",
+        metavar="OUT",
+        help="graphs, one per good input row in input order, with the row's id and line: a .jsonl or .parquet "
+        "file, or a directory of shards",
+    )
     parse.add_argument("--batch-size", type=int, default=64, help="problems per parser batch (default: 64)")
     parse.add_argument(
         "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
@@ -39,6 +48,7 @@ def register(commands) -> None:
     parse.add_argument(
         "--bare-arithmetic", action="store_true", help="treat arithmetic in plain text (48/2 = 24) as formulas"
     )
+    add_job_arguments(parse, "parser processes for --input (default: 1; --engine ray: parse tasks at once)")
     parse.set_defaults(run=run_parse)
 
     vocab = commands.add_parser(
@@ -71,8 +81,8 @@ def run_parse(args: argparse.Namespace) -> int:
         return _parse_file(args)
     if (args.text is None) == (args.sample is None):
         raise ValueError("give the problem TEXT, --sample N, or --input FILE")
-    if args.workers != 1 or args.skip_bad or args.output:
-        raise ValueError("--workers, --skip-bad and --output apply to --input files only")
+    if args.workers is not None or args.skip_bad or args.output or args.resume or args.engine != "local":
+        raise ValueError("--workers, --skip-bad, --output, --resume and --engine apply to --input files only")
     from mathgraph.parsers.problem import parse_problem
 
     text = args.text if args.text is not None else _sample_text(args.sample)
@@ -85,27 +95,46 @@ def run_parse(args: argparse.Namespace) -> int:
 
 
 def _parse_file(args: argparse.Namespace) -> int:
-    from mathgraph.jsonl import read_text_records
+    """``parse --input BANK --output OUT``: a batch job (``mathgraph.batch_jobs``) of one parse stage."""
+    from pathlib import Path
 
-    check_input_file(args.input)  # missing or empty: an error, not "wrote 0 graphs", before the parser loads
-    records, bad = read_text_records(args.input, args.text_field, skip_bad=args.skip_bad)
-    if not records:
-        raise ValueError(f"--input {args.input}: no good input lines ({len(bad)} bad lines skipped)")
-    from mathgraph.graph import write_graphs
-    from mathgraph.parsers.problem import parse_problems
+    from mathgraph.bank_files import BankReader, check_bank_input
+    from mathgraph.batch_jobs import FieldInput, Job
+    from mathgraph.job_outputs import GraphShards, output_target
 
-    graphs = parse_problems(
-        (r.text for r in records),
-        parser=args.parser,
-        batch_size=args.batch_size,
-        n_process=args.workers,
-        bare_arithmetic=args.bare_arithmetic,
-        show_progress=not args.quiet,
-        total=len(records),
+    check_job_arguments(args)
+    check_bank_input(args.input, args.input_format)  # missing or empty: an error, not "wrote 0 graphs"
+    _, output_format = output_target(args.output, args.output_format)
+    if output_format == "npy":
+        raise ValueError(f"--output {args.output}: graphs go to a .jsonl or .parquet file, or a directory")
+    from mathgraph.tasks.jobs.stages import ParseStage
+
+    job = Job(
+        name="parse",
+        progress="parsing",
+        reader=BankReader.open(args.input, args.input_format, fields=(args.text_field,), id_field=args.id_field),
+        to_input=FieldInput(args.text_field),
+        writer=GraphShards(output_format),
+        output=Path(args.output),
+        stages=[
+            ParseStage(
+                parser=args.parser,
+                bare_arithmetic=args.bare_arithmetic,
+                batch_size=args.batch_size,
+                workers=(args.workers or 1) if args.engine == "local" else 1,
+            )
+        ],
+        settings={
+            "text_field": args.text_field,
+            "id_field": args.id_field,
+            "parser": args.parser,
+            "bare_arithmetic": args.bare_arithmetic,
+        },
+        shard_size=args.shard_size,
+        skip_bad=args.skip_bad,
     )
-    written = write_graphs(args.output, graphs, records)
-    print(f"wrote {written} graphs to {args.output}", file=sys.stderr)
-    report_skipped(bad)
+    result = run_job_with(args, job)
+    report_job(result, f"{result.rows} graphs")
     return 0
 
 

@@ -6,13 +6,8 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import (
-    IntermixedArgumentParser,
-    check_model_argument,
-    configure_inference_threads,
-    read_input_rows,
-    report_skipped,
-)
+from mathgraph.cli.common import IntermixedArgumentParser, check_model_argument, configure_inference_threads
+from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.labels import with_label_names
 from mathgraph.task_specs import TASK_NAMES, task_spec
 
@@ -23,9 +18,11 @@ def register(commands) -> None:
         "predict",
         help="predict from text with a trained model (a task or multi-task model, or TF-IDF)",
         description="Predict one input given as TEXT arguments (KPC: the problem; QRC/QAM: text_a text_b; SQR: "
-        "the query, then its candidates) and print it, or every row of a JSONL file (KPC: --text-field; "
-        "QRC/QAM: text_a, text_b; SQR: query, candidates) as JSONL: the row's id and line, then the label "
-        "and its probabilities, or the scores and ranking of the candidates.",
+        "the query, then its candidates) and print it, or every row of a bank (--input: JSONL, CSV, Parquet or a "
+        "saved datasets directory; KPC: --text-field; QRC/QAM: text_a, text_b; SQR: query, candidates) as JSONL "
+        "or Parquet: the row's id and line, then the label and its probabilities, or the scores and ranking of "
+        "the candidates. A directory --output gets numbered shards and a manifest, which --resume continues "
+        "after an interruption, here or on Ray (--engine ray).",
     )
     predict.__class__ = IntermixedArgumentParser  # TEXTs may follow the options
     predict.add_argument("task", choices=TASK_NAMES)
@@ -45,9 +42,14 @@ def register(commands) -> None:
         "alignment model (late fusion, weights chosen on dev); default: each on for the tasks where dev "
         "said it helps; packages only",
     )
-    predict.add_argument("--input", metavar="FILE", help="JSONL file of inputs")
     predict.add_argument(
-        "--output", metavar="FILE", help="JSONL predictions, one per good input line (default: stdout)"
+        "--input", metavar="BANK", help="inputs: a JSONL, CSV or Parquet file, or a datasets directory"
+    )
+    predict.add_argument(
+        "--output",
+        metavar="OUT",
+        help="predictions, one per good input row: a .jsonl or .parquet file, or a directory of shards (default: "
+        "JSONL on stdout)",
     )
     predict.add_argument("--text-field", default="problem", help="KPC text field of --input rows (default: problem)")
     predict.add_argument(
@@ -62,45 +64,68 @@ def register(commands) -> None:
         type=int,
         help="torch CPU threads (default: one for a TEXT input, the cores this process may use for --input)",
     )
+    add_job_arguments(predict, "--engine ray: model actors (default: the cluster's GPUs, else its CPUs but one)")
     predict.set_defaults(run=run_predict)
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    """``mathgraph predict``: print one prediction, or write a JSONL file's (``mathgraph.cli.prediction_files.predict_file``)."""
+    """``mathgraph predict``: print one prediction, or predict a bank as a batch job
+    (``mathgraph.cli.prediction_files.prediction_job``)."""
     _check_arguments(args)  # every usage, model and input error before the seconds of importing torch
+    if args.input:
+        return _predict_bank(args)
     from mathgraph.api import task_predictor
-    from mathgraph.cli.prediction_files import format_prediction, input_from_texts, predict_file
+    from mathgraph.cli.prediction_files import format_prediction, input_from_texts
 
-    item = None if args.input else input_from_texts(args.task, args.texts)
-    configure_inference_threads(args.threads, single_input=item is not None)
+    item = input_from_texts(args.task, args.texts)
+    configure_inference_threads(args.threads, single_input=True)
     predictor = task_predictor(args.task, args.model, hybrid=args.hybrid, device=args.device)
-    if item is not None:
-        [result] = with_label_names(args.task, predictor.predict([item], batch_size=args.batch_size))
-        print(format_prediction(item, result, args.top, args.task) if args.format == "text" else json.dumps(result))
-        return 0
-    written, bad = predict_file(
-        predictor,
+    [result] = with_label_names(args.task, predictor.predict([item], batch_size=args.batch_size))
+    print(format_prediction(item, result, args.top, args.task) if args.format == "text" else json.dumps(result))
+    return 0
+
+
+def _predict_bank(args: argparse.Namespace) -> int:
+    from mathgraph.cli.prediction_files import prediction_job
+    from mathgraph.job_outputs import output_target
+
+    if not args.output and args.output_format == "parquet":
+        raise ValueError("--output-format parquet needs an --output (stdout gets JSONL)")
+    output_format = output_target(args.output, args.output_format)[1] if args.output else "jsonl"
+    if output_format == "npy":
+        raise ValueError(f"--output {args.output}: predictions go to a .jsonl or .parquet file, or a directory")
+    job = prediction_job(
         args.task,
         args.input,
         args.output,
+        model=args.model,
+        hybrid=args.hybrid,
         text_field=args.text_field,
+        id_field=args.id_field,
+        input_format=args.input_format,
+        output_format=output_format,
         batch_size=args.batch_size,
+        device=args.device,
+        threads=args.threads,
         skip_bad=args.skip_bad,
+        shard_size=args.shard_size,
+        remote=args.engine == "ray",
     )
-    print(f"wrote {written} predictions to {args.output or 'stdout'}", file=sys.stderr)
-    report_skipped(bad)
+    result = run_job_with(args, job, out=sys.stdout)
+    report_job(result, f"{result.rows} predictions")
     return 0
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
     """A ``ValueError`` (``FileNotFoundError``...) for options that do not go together, TEXTs the task does not
-    take, a ``--model`` directory that does not exist, and an ``--input`` file that is missing, empty or has a
-    bad line (read here once, with no model code imported; ``predict_file`` reads it again)."""
+    take, a ``--model`` directory that does not exist, and an ``--input`` bank that is missing or empty (its
+    bad rows are found by the job's first pass, before any model loads)."""
     if args.input:
         if args.texts:
             raise ValueError("give TEXT arguments or --input FILE, not both")
-    elif args.output or args.skip_bad:
-        raise ValueError("--output and --skip-bad apply to --input files only")
+        check_job_arguments(args)
+    elif args.output or args.skip_bad or args.resume or args.engine != "local":
+        raise ValueError("--output, --skip-bad, --resume and --engine apply to --input files only")
     elif not args.texts:
         raise ValueError("give the input as TEXT arguments, or --input FILE")
     if args.threads is not None and args.threads < 1:
@@ -114,4 +139,6 @@ def _check_arguments(args: argparse.Namespace) -> None:
                 raise ValueError(f"TEXT {position}: the text is empty")
     check_model_argument(args.model)
     if args.input:
-        read_input_rows(args.input, task_spec(args.task).input_fields(args.text_field), args.skip_bad)
+        from mathgraph.bank_files import check_bank_input
+
+        check_bank_input(args.input, args.input_format)

@@ -1,50 +1,156 @@
-"""Prediction files of ``mathgraph predict --input FILE``, and one prediction printed for a person.
+"""Prediction files of ``mathgraph predict --input BANK``, and one prediction printed for a person.
 
-``predict_file`` reads JSONL rows in the task's file format (``../shared/data/README.md``) without the gold
-fields: KPC ``{TEXT_FIELD: text}`` (``problem`` by default), QRC/QAM ``{"text_a", "text_b"}``, SQR
-``{"query", "candidates"}``. It writes one line per good input row, in input order: the row's ``id`` (when
-it has one), its ``line`` number in the input file and the result's fields. Bad rows stop with the file and
-line, or with ``skip_bad`` are left out and returned, as ``mathgraph parse`` does. The predictor is anything
-``mathgraph.api.task_predictor`` gives.
+``prediction_job`` reads the rows of a bank (JSONL, CSV, Parquet or a saved datasets directory) in the task's
+file format (``../shared/data/README.md``) without the gold fields: KPC ``{TEXT_FIELD: text}`` (``problem`` by
+default), QRC/QAM ``{"text_a", "text_b"}``, SQR ``{"query", "candidates"}``. It writes one row per good input
+row, in input order: the row's ``id`` (when it has one), its ``line`` number in the input and the result's
+fields. Bad rows stop with the file and line, or with ``skip_bad`` are left out and counted, as ``mathgraph
+parse`` does. It is a batch job (``mathgraph.batch_jobs``): the problems are parsed in a stage of their own
+(Ray: CPU tasks), then ``PredictStage`` predicts with what ``mathgraph.api.task_predictor`` gives, loaded once
+per process (Ray: per actor). Nothing here imports torch until a stage loads, so a bad input fails fast.
 """
 
 from __future__ import annotations
 
-import sys
+from dataclasses import dataclass, field
 from os import PathLike
-from typing import IO
+from pathlib import Path
+from typing import ClassVar
 
-from mathgraph.jsonl import JsonlError, atomic_writer, write_jsonl
+from mathgraph.bank_files import BankReader
+from mathgraph.batch_jobs import DEFAULT_SHARD_SIZE, Job
+from mathgraph.job_outputs import PredictionShards
 from mathgraph.labels import label_text, with_label_names
-from mathgraph.models.task_io import input_from_texts
-from mathgraph.tasks.data import read_inputs, row_input
+from mathgraph.task_specs import task_spec
 
 
-def predict_file(
-    predictor,
+@dataclass(frozen=True)
+class TaskRowInput:
+    """``to_input`` of a prediction job: a validated row's input for a task of ``input_shape`` ``kind``."""
+
+    kind: str
+    text_field: str = "problem"
+
+    def __call__(self, row: dict) -> object:
+        from mathgraph.tasks.data import row_input
+
+        return row_input(self.kind, row, self.text_field)
+
+
+def check_candidates(row: dict) -> None:
+    """An SQR row's ``candidates``: a non-empty list of non-empty strings, else ``ValueError``."""
+    candidates = row.get("candidates")
+    if (
+        not isinstance(candidates, list)
+        or not candidates
+        or not all(isinstance(c, str) and c.strip() for c in candidates)
+    ):
+        raise ValueError("field 'candidates' must be a non-empty list of non-empty strings")
+
+
+@dataclass
+class PredictStage:
+    """``item["result"]``: the prediction of each item's input by ``task_predictor(task, model, hybrid)``, with
+    the label names (QAM: ``label_name``), as ``mathgraph predict`` prints them. Graphs a parse stage made in
+    another process (``item["graph_keys"]``) go into the graph cache first, where the predictor reads them."""
+
+    kind: ClassVar[str] = "model"
+    task: str
+    model: str = "shipped"
+    hybrid: bool | None = None
+    batch_size: int = 32
+    device: str | None = None
+    threads: int | None = None
+    graph_cache: bool | str = True
+    _loaded: dict = field(default_factory=dict, repr=False)
+
+    def load(self) -> None:
+        """Load the predictor (and set torch's threads: ``--threads``, else every core this process may use)."""
+        if self._loaded:
+            return
+        from mathgraph.api import task_predictor
+        from mathgraph.cli.common import configure_inference_threads
+
+        configure_inference_threads(self.threads, single_input=False)
+        self._loaded["predictor"] = task_predictor(self.task, self.model, hybrid=self.hybrid, device=self.device)
+
+    def __call__(self, items: list[dict]) -> list[dict]:
+        self.load()
+        parsed = {
+            key: graph for item in items for key, graph in zip(item.get("graph_keys", ()), item.get("graphs", ()))
+        }
+        if parsed:
+            from mathgraph.parsers.graph_cache import GraphCache
+
+            with GraphCache(None if self.graph_cache is True else self.graph_cache) as cache:
+                cache.put_many(parsed)
+        predictions = self._loaded["predictor"].predict([item["input"] for item in items], batch_size=self.batch_size)
+        for item, result in zip(items, with_label_names(self.task, predictions)):
+            item["result"] = result
+        return items
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_loaded": {}}
+
+
+def prediction_job(
     task: str,
     input_path: str | PathLike,
-    output_path: str | PathLike | None = None,
+    output: str | PathLike | None,
+    model: str = "shipped",
+    hybrid: bool | None = None,
     text_field: str = "problem",
+    id_field: str = "id",
+    input_format: str | None = None,
+    output_format: str = "jsonl",
     batch_size: int = 32,
+    device: str | None = None,
+    threads: int | None = None,
     skip_bad: bool = False,
-    out: IO[str] | None = None,
-) -> tuple[int, list[JsonlError]]:
-    """Predict every row of a JSONL file and write the results as JSONL (see the module docstring) to
-    ``output_path`` (atomically) or ``out`` (default: stdout); returns the lines written and the bad rows."""
-    rows, inputs, bad = read_inputs(task, input_path, text_field, skip_bad)
-    results = with_label_names(task, predictor.predict(inputs, batch_size=batch_size))
-    records = [output_record(line, row, result) for (line, row), result in zip(rows, results)]
-    if output_path is None:
-        return write_jsonl(out or sys.stdout, records), bad
-    with atomic_writer(output_path) as f:
-        return write_jsonl(f, records), bad
+    shard_size: int = DEFAULT_SHARD_SIZE,
+    remote: bool = False,
+) -> Job:
+    """The batch job of ``mathgraph predict TASK --input BANK`` (see the module docstring). ``remote``: the
+    model stage may run on other machines than the parse stage (Ray), so the graphs travel with the items."""
+    from mathgraph.tasks.jobs.stages import ParseStage, model_parser
+
+    spec = task_spec(task)
+    reader = BankReader.open(
+        input_path,
+        input_format,
+        fields=spec.input_fields(text_field),
+        id_field=id_field,
+        keep=("candidates",) if spec.input_shape == "ranker" else (),
+        check=check_candidates if spec.input_shape == "ranker" else None,
+    )
+    parser = model_parser(model)
+    parse = [ParseStage(parser=parser, cache=True, keys=remote)] if parser else []
+    predict = PredictStage(task, model, hybrid=hybrid, batch_size=batch_size, device=device, threads=threads)
+    return Job(
+        name=f"predict {task}",
+        progress="predicting",
+        reader=reader,
+        to_input=TaskRowInput(spec.input_shape, text_field),
+        writer=PredictionShards(output_format),
+        output=None if output is None else Path(output),
+        stages=[*parse, predict],
+        settings={
+            "task": task,
+            "model": str(Path(model).resolve()) if Path(model).is_dir() else model,
+            "hybrid": hybrid,
+            "text_field": text_field,
+            "id_field": id_field,
+        },
+        shard_size=shard_size,
+        skip_bad=skip_bad,
+    )
 
 
-def output_record(line: int, row: dict, result: dict) -> dict:
-    """One output line: the row's ``id`` (if any), its ``line`` number and the result."""
-    record = {"id": row["id"]} if "id" in row else {}
-    return {**record, "line": line, **result}
+def input_from_texts(task: str, texts: list[str]):
+    """One input of ``task`` from command-line TEXTs (``models.task_io.input_from_texts``)."""
+    from mathgraph.models.task_io import input_from_texts as from_texts
+
+    return from_texts(task, texts)
 
 
 def format_prediction(item, result: dict, top: int = 5, task: str | None = None) -> str:
@@ -64,4 +170,11 @@ def format_prediction(item, result: dict, top: int = 5, task: str | None = None)
     return "\n".join(lines)
 
 
-__all__ = ["read_inputs", "row_input", "predict_file", "output_record", "format_prediction", "input_from_texts"]
+__all__ = [
+    "TaskRowInput",
+    "PredictStage",
+    "prediction_job",
+    "check_candidates",
+    "format_prediction",
+    "input_from_texts",
+]

@@ -68,11 +68,32 @@ SCRIPTS = {
     "reasoning_step_time": (["--work", TMP], ["| dense |", "| ReasonFormer shared, top-2, checkpointing |"]),
     "release_model": (["--work", TMP], ['search {"dev": {"TF-IDF"', 'search {"dev": {"structure"', "sample {"]),
     "results": (["--work", TMP], ["### KPC test", "### SQR test", "| comus |", "| tfidf |"]),
+    "scale": (
+        ["--work", TMP],
+        [
+            "| parse | local, 1 process | 24 |",
+            "| encode | local, 1 process | 8 |",
+            "| index build | local, 1 process | 8 |",
+            "| encode | 40 |",
+            "| predict kpc | 40 |",
+            "| parse | 6 | 1 |",
+            "| encode | 6 | 1 |",
+        ],
+    ),
     "search_and_refine": (
         ["--work", TMP],
         ["| SimCSE encoder (2 steps, joint) |", "| problems | draft accuracy | final accuracy |"],
     ),
-    "serve_load": (["--work", TMP], ["| search k=5 | 2 | 3 |", "one search query: server"]),
+    "serve_load": (
+        ["--work", TMP],
+        [
+            "| search k=5 | 2 | 3 |",
+            "| compare | 2 | 3 |",
+            "one search query: server",
+            "| small compare | 4 maximal compares | 3 |",
+            "| small predict kpc | idle | 3 |",
+        ],
+    ),
     "shipped_model": ([], ["| **total** |", "| multi-task model + TF-IDF (ModelPackage) |"]),
     "skill_routes_by_task": (["--work", TMP], ["sqr {", "skills_by_task.png"]),
     "solution_errors": ([], ["| annotated: miscopied number | 3 |", "| plain | 4 |", "checking / parsing:"]),

@@ -1,0 +1,298 @@
+"""What a batch job writes (``mathgraph.batch_jobs``): each shard's files, and the one file they make merged.
+
+Three kinds, each reading one key of a job's items:
+
+- ``GraphShards`` (``mathgraph parse``): ``item["graphs"][0]``, a ``MathSyntaxGraph``. JSONL: one graph per
+  line, ``{"id", ...graph.to_dict(), "line"}``, the lines ``mathgraph parse`` always wrote; Parquet: columns
+  ``id``, ``line`` and ``graph`` (the graph as JSON text).
+- ``PredictionShards`` (``mathgraph predict``): ``item["result"]``, a dict. ``{"id", "line", ...result}`` per
+  line, or those columns in Parquet.
+- ``VectorShards`` (``mathgraph encode``): ``item["vector"]``. Shard k is ``shard-0000k.npy`` (float32
+  ``[rows, dimension]``, ``numpy.load(..., mmap_mode="r")`` reads it without loading it) and
+  ``shard-0000k.rows.jsonl`` (or ``.rows.parquet``): one ``{"id", "line"}`` per vector, in the same order.
+  Merged: a ``.npy`` matrix (the vectors alone, as ``mathgraph encode`` always wrote), or ``.parquet`` /
+  ``.jsonl`` rows ``{"id", "line", "vector"}``.
+
+``id`` is the input row's id (when it has one) and ``line`` its line or row number (``mathgraph.bank_files``),
+so every output row can be joined back to its input. Files are written under a temporary name and renamed:
+a shard file that exists is whole.
+
+A writer has ``kind`` and ``format``, ``prepare(item)`` (what a finished item keeps until its shard is written:
+the output row, not the graphs and inputs it came from, so a shard in memory is about its file's size),
+``write(directory, index, prepared_items)`` and ``merge(directory, shard_files, output)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from os import PathLike
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from mathgraph.files import apply_umask
+
+OUTPUT_FORMATS = ("jsonl", "parquet")
+FILE_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet", ".npy": "npy"}
+
+
+def output_target(path: str | PathLike, format: str | None = None) -> tuple[bool, str]:
+    """``(is_one_file, format)`` of an output path: a name ending in ``.jsonl``, ``.parquet`` or ``.npy`` is one
+    file of that format; anything else is a directory of shards in ``format`` (default JSONL)."""
+    if format is not None and format not in OUTPUT_FORMATS:
+        raise ValueError(f"unknown output format {format!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+    suffix = Path(path).suffix.lower()
+    if suffix in FILE_SUFFIXES:
+        if format is not None and format != FILE_SUFFIXES[suffix]:
+            raise ValueError(f"--output {path} ends in {suffix}, but --output-format says {format}")
+        return True, FILE_SUFFIXES[suffix]
+    return False, format or "jsonl"
+
+
+def shard_name(index: int, suffix: str) -> str:
+    """``shard-00042.jsonl``: the file of shard ``index`` (five digits sort 100,000 shards by name)."""
+    return f"shard-{index:05d}{suffix}"
+
+
+@contextmanager
+def atomic_path(path: str | PathLike) -> Iterator[Path]:
+    """A temporary path next to ``path`` to write to; it becomes ``path`` only if the block succeeds."""
+    path = Path(path)
+    temporary = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    try:
+        yield temporary
+        apply_umask(temporary)
+        os.replace(temporary, path)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+
+
+def _prepared(item: dict, row, **more) -> dict:
+    """What a shard keeps of a finished item: where it goes (``shard``, ``record``) and what is written."""
+    return {"shard": item["shard"], "record": item["record"], "row": row, **more}
+
+
+def _keyed(item: dict, payload: dict, line_last: bool = False) -> dict:
+    """An output row: the input's id (when it has one), its line, and ``payload``."""
+    key = {"id": item["id"]} if "id" in item else {}
+    if line_last:
+        return {**key, **payload, "line": item["line"]}
+    return {**key, "line": item["line"], **payload}
+
+
+def _write_rows(path: Path, rows: list, format: str) -> None:
+    """``rows`` (dicts, or JSONL lines already as text) as a JSONL or Parquet file at ``path``."""
+    with atomic_path(path) as temporary:
+        if format == "jsonl":
+            with open(temporary, "w", encoding="utf-8") as f:
+                f.writelines(
+                    (row if isinstance(row, str) else json.dumps(row, ensure_ascii=False)) + "\n" for row in rows
+                )
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(_table(rows), temporary)
+
+
+def _table(rows: list[dict]):
+    """A pyarrow table of ``rows``, one column per key any row has (a row without it holds null there)."""
+    import pyarrow as pa
+
+    names = list(dict.fromkeys(name for row in rows for name in row)) or ["line"]
+    try:
+        return pa.table({name: [row.get(name) for row in rows] for name in names})
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
+        raise ValueError(f"these rows do not fit one Parquet table ({err}); write JSONL instead") from None
+
+
+def _merge_rows(directory: Path, names: list[str], output: Path | None, format: str, out: IO[str] | None) -> None:
+    """The row files ``names`` (JSONL or Parquet) as one file ``output``, or JSONL written to ``out``."""
+    if format == "jsonl":
+        if output is None:
+            for name in names:
+                with open(directory / name, encoding="utf-8") as f:
+                    shutil.copyfileobj(f, out)
+            return
+        with atomic_path(output) as temporary, open(temporary, "wb") as f:
+            for name in names:
+                with open(directory / name, "rb") as part:
+                    shutil.copyfileobj(part, f)
+        return
+    import pyarrow.parquet as pq
+
+    with atomic_path(output) as temporary:
+        writer, empty = None, None
+        try:
+            for name in names:
+                table = pq.read_table(directory / name)
+                if table.num_rows == 0:  # an empty shard's columns have no type: the first rows set the schema
+                    empty = empty or table
+                    continue
+                if writer is None:
+                    writer = pq.ParquetWriter(temporary, table.schema)
+                writer.write_table(_cast(table, writer.schema))
+        finally:
+            if writer is not None:
+                writer.close()
+        if writer is None:
+            pq.write_table(empty if empty is not None else _table([]), temporary)
+
+
+def _cast(table, schema):
+    """``table`` in ``schema`` (the first shard's): a shard whose column is all null has another type."""
+    import pyarrow as pa
+
+    try:
+        columns = [table.column(f.name) if f.name in table.column_names else pa.nulls(table.num_rows) for f in schema]
+        return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
+        raise ValueError(f"the shards do not fit one Parquet table ({err}); write JSONL instead") from None
+
+
+class GraphShards:
+    """Graphs of ``mathgraph parse`` (see the module docstring)."""
+
+    kind = "graphs"
+
+    def __init__(self, format: str = "jsonl"):
+        self.format = format
+
+    def prepare(self, item: dict) -> dict:
+        """An item as its shard keeps it: the graph as text, so that a shard in memory is its file's size."""
+        graph = item["graphs"][0]
+        if self.format == "jsonl":
+            return _prepared(item, json.dumps(_keyed(item, graph.to_dict(), line_last=True), ensure_ascii=False))
+        return _prepared(item, _keyed(item, {"graph": graph.to_json()}))
+
+    def write(self, directory: Path, index: int, items: list[dict]) -> tuple[list[str], dict]:
+        """Write shard ``index`` (its ``prepare``d items); returns its file names and the manifest's notes."""
+        name = shard_name(index, f".{self.format}")
+        _write_rows(directory / name, [item["row"] for item in items], self.format)
+        return [name], {}
+
+    def merge(self, directory: Path, shard_files: list[list[str]], output: Path | None, out=None) -> None:
+        """The shards as one file ``output`` (or JSONL to ``out``)."""
+        _merge_rows(directory, [files[0] for files in shard_files], output, self.format, out)
+
+
+class PredictionShards:
+    """Predictions of ``mathgraph predict`` (see the module docstring)."""
+
+    kind = "predictions"
+
+    def __init__(self, format: str = "jsonl"):
+        self.format = format
+
+    def prepare(self, item: dict) -> dict:
+        """An item as its shard keeps it: the output row."""
+        return _prepared(item, _keyed(item, item["result"]))
+
+    def write(self, directory: Path, index: int, items: list[dict]) -> tuple[list[str], dict]:
+        """Write shard ``index`` (its ``prepare``d items); returns its file names and the manifest's notes."""
+        name = shard_name(index, f".{self.format}")
+        _write_rows(directory / name, [item["row"] for item in items], self.format)
+        return [name], {}
+
+    def merge(self, directory: Path, shard_files: list[list[str]], output: Path | None, out=None) -> None:
+        """The shards as one file ``output`` (or JSONL to ``out``)."""
+        _merge_rows(directory, [files[0] for files in shard_files], output, self.format, out)
+
+
+class VectorShards:
+    """Vectors of ``mathgraph encode`` (see the module docstring); ``format`` is that of the rows files,
+    ``merged`` the format of the one file the shards become (``npy``, ``jsonl`` or ``parquet``)."""
+
+    kind = "vectors"
+
+    def __init__(self, format: str = "jsonl", merged: str | None = None):
+        self.format, self.merged = format, merged
+
+    def prepare(self, item: dict) -> dict:
+        """An item as its shard keeps it: its id and line, and its vector."""
+        return _prepared(item, _keyed(item, {}), vector=item["vector"])
+
+    def write(self, directory: Path, index: int, items: list[dict]) -> tuple[list[str], dict]:
+        """Write shard ``index`` (its ``prepare``d items); returns its file names and the manifest's notes (the
+        dimension)."""
+        vectors = (
+            np.stack([item["vector"] for item in items]).astype(np.float32, copy=False)
+            if items
+            else np.zeros((0, 0), dtype=np.float32)
+        )
+        matrix, rows = shard_name(index, ".npy"), shard_name(index, f".rows.{self.format}")
+        with atomic_path(directory / matrix) as temporary, open(temporary, "wb") as f:
+            np.save(f, vectors)
+        _write_rows(directory / rows, [item["row"] for item in items], self.format)
+        return [matrix, rows], ({"dimension": int(vectors.shape[1])} if items else {})
+
+    def merge(self, directory: Path, shard_files: list[list[str]], output: Path | None, out=None) -> None:
+        """The shards as one file ``output``: the ``.npy`` matrix, or rows with their vectors."""
+        matrices = [np.load(directory / files[0], mmap_mode="r") for files in shard_files]
+        dimension = max((m.shape[1] for m in matrices), default=0)
+        if self.merged == "npy":
+            total = sum(m.shape[0] for m in matrices)
+            with atomic_path(output) as temporary:
+                merged = np.lib.format.open_memmap(temporary, mode="w+", dtype=np.float32, shape=(total, dimension))
+                start = 0
+                for matrix in matrices:
+                    merged[start : start + len(matrix)] = matrix
+                    start += len(matrix)
+                merged.flush()
+                del merged
+            return
+        with atomic_path(output) as temporary:
+            if self.merged == "jsonl":
+                with open(temporary, "w", encoding="utf-8") as f:
+                    for files, matrix in zip(shard_files, matrices):
+                        for row, vector in zip(self._rows(directory / files[1]), matrix):
+                            f.write(json.dumps({**row, "vector": vector.tolist()}, ensure_ascii=False) + "\n")
+                return
+            self._merge_parquet(directory, shard_files, matrices, dimension, temporary)
+
+    def _merge_parquet(self, directory: Path, shard_files, matrices, dimension: int, temporary: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        writer = None
+        try:
+            for files, matrix in zip(shard_files, matrices):
+                rows = list(self._rows(directory / files[1]))
+                if not rows:
+                    continue
+                table = _table(rows)
+                flat = pa.array(np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1), type=pa.float32())
+                table = table.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, dimension))
+                if writer is None:
+                    writer = pq.ParquetWriter(temporary, table.schema)
+                writer.write_table(_cast(table, writer.schema))
+        finally:
+            if writer is not None:
+                writer.close()
+        if writer is None:
+            pq.write_table(pa.table({"line": pa.array([], pa.int64())}), temporary)
+
+    def _rows(self, path: Path) -> Iterator[dict]:
+        if self.format == "jsonl":
+            with open(path, encoding="utf-8") as f:
+                yield from (json.loads(line) for line in f if line.strip())
+        else:
+            import pyarrow.parquet as pq
+
+            yield from pq.read_table(path).to_pylist()
+
+
+__all__ = [
+    "OUTPUT_FORMATS",
+    "output_target",
+    "shard_name",
+    "atomic_path",
+    "GraphShards",
+    "PredictionShards",
+    "VectorShards",
+]
