@@ -97,6 +97,8 @@ def test_every_command_is_registered():
             "compare",
             "release",
             "export",
+            "check",
+            "dedupe",
         ]
     )
     train = next(a for a in commands["train"]._actions if a.dest == "task").choices
