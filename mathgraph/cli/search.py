@@ -34,10 +34,21 @@ def _register_index(commands) -> None:
     build.add_argument("--input", required=True, metavar="CORPUS.jsonl")
     build.add_argument("--text-field", default="problem")
     build.add_argument(
+        "--vectors",
+        metavar="DIR",
+        help="the vector shards `mathgraph encode --input CORPUS --output DIR` wrote: indexed with the rows of "
+        "--input (JSONL, CSV, Parquet or a datasets directory; see --input-format) without encoding again; the "
+        "model is the one that encoded them",
+    )
+    build.add_argument(
+        "--input-format",
+        choices=("jsonl", "csv", "parquet", "datasets"),
+        help="with --vectors: the format of --input (default: from its name)",
+    )
+    build.add_argument(
         "--model",
-        default="shipped",
-        help="a model package ('shipped', an export, a Hub id: its search encoder), an encoder or task model "
-        "directory, 'untrained', or text:PATH for a text-only encoder (text:minilm: the packaged MiniLM)",
+        help="a model package ('shipped', the default; an export, a Hub id: its search encoder), an encoder or task "
+        "model directory, 'untrained', or text:PATH for a text-only encoder (text:minilm: the packaged MiniLM)",
     )
     build.add_argument(
         "--mode",
@@ -54,6 +65,14 @@ def _register_index(commands) -> None:
         "cores the shipped encoder indexes some 40 problems a second, a few when the cores are busy)",
     )
     build.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
+    build.add_argument(
+        "--index-type",
+        choices=("auto", "flat", "ivf-flat", "ivf-pq", "hnsw"),
+        default="auto",
+        help="how the index finds candidates: flat (exact), ivf-flat or ivf-pq (cells trained by k-means on a "
+        "sample; pq: compressed codes) or hnsw (a graph); every type re-scores its candidates exactly. "
+        "Default auto: flat below 100,000 rows, ivf-flat from there (docs/search.md)",
+    )
     build.add_argument("--output", required=True, metavar="INDEX")
     build.set_defaults(run=run_index_build)
 
@@ -70,7 +89,16 @@ def _register_search(commands) -> None:
     search.add_argument("--index", required=True, metavar="INDEX")
     search.add_argument("-k", type=int, default=5)
     search.add_argument("--model", help="the model that built the index (default: the one it records)")
-    search.add_argument("--approximate", action="store_true", help="faiss HNSW instead of exact cosine")
+    how = search.add_mutually_exclusive_group()
+    how.add_argument(
+        "--approximate",
+        action="store_true",
+        help="search a flat index through a faiss HNSW graph built in memory (an approximate index type "
+        "searches approximately already)",
+    )
+    how.add_argument("--exact", action="store_true", help="compare the query with every row, on any index type")
+    search.add_argument("--nprobe", type=int, help="cells an ivf index scans (default: the index's, in its manifest)")
+    search.add_argument("--ef-search", type=int, help="the search beam of an hnsw index (default: the index's)")
     search.add_argument(
         "--hybrid",
         action=argparse.BooleanOptionalAction,
@@ -116,9 +144,15 @@ SUBSET = 500
 
 
 def run_index_build(args: argparse.Namespace) -> int:
-    """``index build``: embed a JSONL corpus and save it as a search index."""
+    """``index build``: embed a JSONL corpus and save it as a search index, or index the vectors of
+    ``mathgraph encode`` (``--vectors``) with the corpus' rows."""
+    if args.vectors is not None:
+        return _index_vectors(args)
+    if args.input_format is not None:
+        raise ValueError("--input-format applies to --vectors only (an --input to encode is JSONL)")
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {args.limit}")
+    args.model = args.model or "shipped"
     check_model_argument(args.model, names=NAMED_MODELS)
     rows, _ = read_input_rows(args.input, (args.text_field,), args.skip_bad)  # bad or empty input: before torch
     count = len(rows) if args.limit is None else min(args.limit, len(rows))
@@ -142,8 +176,34 @@ def run_index_build(args: argparse.Namespace) -> int:
         skip_bad=args.skip_bad,
         limit=args.limit,
         show_progress=not args.quiet,
+        index_type=args.index_type,
     )
-    print(f"indexed {len(index)} rows ({index.dimension}-dimensional) in {args.output}", file=sys.stderr)
+    print(
+        f"indexed {len(index)} rows ({index.dimension}-dimensional, {index.index_type}) in {args.output}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _index_vectors(args: argparse.Namespace) -> int:
+    from mathgraph.bank_files import check_bank_input
+
+    given = [name for name, value in (("--model", args.model), ("--mode", args.mode), ("--limit", args.limit)) if value]
+    if given or args.skip_bad:
+        raise ValueError(
+            f"--vectors indexes what `mathgraph encode` wrote, with its model: leave out {', '.join(given) or '--skip-bad'}"
+        )
+    check_bank_input(args.input, args.input_format)
+    from mathgraph.tasks.search.commands import build_index_from_vectors
+
+    index = build_index_from_vectors(
+        args.vectors, args.input, args.output, args.text_field, args.input_format, args.index_type
+    )
+    print(
+        f"indexed {len(index)} rows ({index.dimension}-dimensional, {index.index_type}) from {args.vectors} "
+        f"in {args.output}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -172,8 +232,15 @@ def run_search(args: argparse.Namespace) -> int:
     structure_weight = structure_search_weight(args.hybrid)
     if weight > 0 and args.approximate:
         raise ValueError("--hybrid searches exactly: leave out --approximate (or pass --no-hybrid)")
+    for name, value in (("--nprobe", args.nprobe), ("--ef-search", args.ef_search)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
     index = SearchIndex.from_pretrained(args.index, encoder=args.model or "auto")
-    approximate = args.approximate or None
+    if args.nprobe is not None:
+        index.search_parameters["nprobe"] = args.nprobe
+    if args.ef_search is not None:
+        index.search_parameters["ef_search"] = args.ef_search
+    approximate = True if args.approximate else False if args.exact else None
     if args.queries is not None:
         return _search_file(index, records, bad, args, approximate, weight, structure_weight)
     (hits,) = index.search(

@@ -1,19 +1,23 @@
-"""The search commands' work: ``build_index_from_file`` (``mathgraph index build``), ``hybrid_search_weight``
+"""The search commands' work: ``build_index_from_file`` (``mathgraph index build``: the corpus encoded a chunk
+at a time straight into the index's files, ``encode_shards``), ``hybrid_search_weight``
 and ``structure_search_weight`` (``--hybrid``, from the shipped model's release notes) and ``search_records``
 (``--queries FILE``: many queries against one loaded model and index, embedded in batches)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from os import PathLike
 
+import numpy as np
+
 from mathgraph.jsonl import TextRecord, read_rows
 from mathgraph.quiet import warn
 from mathgraph.tasks.search.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
-from mathgraph.tasks.search.index import SearchIndex
+from mathgraph.tasks.search.index import PROGRESS_CHUNK_BATCHES, SearchIndex, encode_texts, quiet_notes, write_index
 
 # Queries of a file searched at once by search_records: enough to keep every batch full, few enough to bound memory.
 QUERY_CHUNK = 1024
@@ -42,11 +46,14 @@ def build_index_from_file(
     skip_bad: bool = False,
     limit: int | None = None,
     show_progress: bool = False,
+    index_type: str = "auto",
 ) -> SearchIndex:
     """``mathgraph index build``: embed the ``text_field`` of every row of a JSONL corpus (its first ``limit``
-    good rows, when given) with the model ``model`` (see ``load_embedder``) and, with ``output``, save the index
-    there. A bad row raises ``JsonlError`` naming file and line, or with ``skip_bad`` is left out (and counted in
-    a warning). ``show_progress``: a rough estimate of the time it takes on stderr before the work starts
+    good rows, when given) with the model ``model`` (see ``load_embedder``) into an index of ``index_type``
+    (``tasks.search.index_types``; ``"auto"``: by the row count) and, with ``output``, save it there: the vectors
+    go to the index's files a chunk at a time (``encode_shards``, ``write_index``), never all in memory. A bad
+    row raises ``JsonlError`` naming file and line, or with ``skip_bad`` is left out (and counted in a warning).
+    ``show_progress``: a rough estimate of the time it takes on stderr before the work starts
     (``rough_seconds``), then one progress bar over parsing and encoding with its own estimate."""
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
@@ -60,10 +67,98 @@ def build_index_from_file(
     if show_progress:
         seconds, basis = rough_seconds(embedder, len(rows))
         print(f"indexing {len(rows):,} problems: roughly {_duration(seconds)} ({basis})", file=sys.stderr)
-    index = SearchIndex.build(rows, embedder, text_field=text_field, batch_size=batch_size, show_progress=show_progress)
-    if output is not None:
-        index.save_pretrained(output)
+    if output is None:
+        return SearchIndex.build(
+            rows, embedder, text_field, batch_size, show_progress=show_progress, index_type=index_type
+        )
+    shards = encode_shards(embedder, [row[text_field] for row in rows], batch_size, show_progress)
+    index = write_index(output, shards, rows, text_field, embedder.identity(), index_type)
+    index.embedder = embedder
     return index
+
+
+def build_index_from_vectors(
+    vectors: str | PathLike,
+    input_path: str | PathLike,
+    output: str | PathLike,
+    text_field: str = "problem",
+    input_format: str | None = None,
+    index_type: str = "auto",
+    device: str | None = None,
+) -> SearchIndex:
+    """``mathgraph index build --vectors DIR``: an index of the vector shards ``mathgraph encode --output DIR``
+    wrote (``mathgraph.job_outputs.VectorShards``) and the rows of the bank they encoded (``input_path``, any
+    format ``mathgraph.bank_files`` reads), joined by line number, one shard at a time (``write_index``). The
+    encoder is the one the encoding job's manifest names (loaded for its identity, so that searching the index
+    with another one is refused)."""
+    from mathgraph.bank_files import BankReader
+    from mathgraph.batch_jobs import finished_files, read_manifest
+
+    settings = read_manifest(vectors).get("settings", {})
+    if "model" not in settings or "mode" not in settings:
+        raise ValueError(f"{vectors}: the manifest names no model and mode; not the output of `mathgraph encode`")
+    shards = finished_files(vectors, kind="vectors")
+    reader = BankReader.open(input_path, input_format, fields=(text_field,), id_field=None, keep=None)
+    embedder = load_embedder(settings["model"], mode=settings["mode"], device=device)
+
+    def vector_shards() -> Iterator[np.ndarray]:
+        for files in shards:
+            matrix = np.load(files[0], mmap_mode="r")
+            if len(matrix):
+                yield matrix
+
+    def rows() -> Iterator[dict]:
+        records = reader.records()
+        for files in shards:
+            for vector_row in _shard_rows(files[1]):
+                for record in records:
+                    if record.number == vector_row["line"]:
+                        break
+                else:
+                    raise ValueError(
+                        f"{vectors}: a vector of line {vector_row['line']}, which {input_path} does not have "
+                        "(or not in this order): were the vectors encoded from another bank?"
+                    )
+                if record.error is not None:
+                    raise reader.error(record)
+                yield record.row
+
+    index = write_index(output, vector_shards(), rows(), text_field, embedder.identity(), index_type)
+    index.embedder = embedder
+    return index
+
+
+def _shard_rows(path) -> Iterator[dict]:
+    """The ``{"id", "line"}`` rows of a vector shard, JSONL or Parquet."""
+    if str(path).endswith(".jsonl"):
+        with open(path, encoding="utf-8") as f:
+            yield from (json.loads(line) for line in f if line.strip())
+    else:
+        import pyarrow.parquet as pq
+
+        yield from pq.read_table(path).to_pylist()
+
+
+def encode_shards(
+    embedder, texts: list[str], batch_size: int = 32, show_progress: bool = False
+) -> Iterator[np.ndarray]:
+    """The vectors of ``texts``, in order, ``batch_size * PROGRESS_CHUNK_BATCHES`` at a time (each chunk encoded
+    shortest first, as padding wants, and put back in order), under one progress bar with ``show_progress``."""
+    from tqdm import tqdm
+
+    size = batch_size * PROGRESS_CHUNK_BATCHES
+    with (
+        quiet_notes(),
+        tqdm(total=len(texts), desc="indexing", unit="problem", dynamic_ncols=True, disable=not show_progress) as bar,
+    ):
+        for start in range(0, len(texts), size):
+            chunk = texts[start : start + size]
+            order = sorted(range(len(chunk)), key=lambda i: len(chunk[i]))
+            encoded = encode_texts(embedder, [chunk[i] for i in order], batch_size, show_progress=False)
+            vectors = np.empty_like(encoded)
+            vectors[order] = encoded
+            bar.update(len(chunk))
+            yield vectors
 
 
 def rough_seconds(embedder, count: int) -> tuple[float, str]:
@@ -174,6 +269,8 @@ def search_records(
 
 __all__ = [
     "build_index_from_file",
+    "build_index_from_vectors",
+    "encode_shards",
     "rough_seconds",
     "hybrid_search_weight",
     "structure_search_weight",

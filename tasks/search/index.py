@@ -6,28 +6,29 @@
     for hit in index.search(["Find $x$ if $2x+3=7$."], k=5)[0]:
         print(hit.score, hit.row["problem"])
 
-An index directory holds ``embeddings.safetensors`` (the L2-normalised vectors,
-float32; never pickle), ``rows.jsonl`` (the source rows, in index order) and
-``manifest.json`` (format, ``model_type`` "search-index", format version, count,
-dimension, text field, checksums of the two files and the identity of the
-encoder: its kind, the sha256 of its weights, the mode, the dimension, the model
-it was loaded from). Querying with an encoder whose identity differs raises
-``IndexMismatchError``: vectors of two models are not comparable.
+An index directory (``tasks.search.index_format``) holds ``vectors.npy`` (the L2-normalised vectors, float32,
+memory-mapped on load; never pickle), ``rows.jsonl`` (the source rows, in index order, read a row at a time)
+and ``manifest.json`` (format, ``model_type`` "search-index", format version, count, dimension, text field,
+index type and its parameters, each file's size and sha256, and the identity of the encoder: its kind, the
+sha256 of its weights, the mode, the dimension, the model it was loaded from), and for an approximate index
+type the faiss structure ``ann.faiss``. Querying with an encoder whose identity differs raises
+``IndexMismatchError``: vectors of two models are not comparable. Format 1 indexes
+(``embeddings.safetensors``) still load, as flat indexes.
 
-Search is exact (one matrix product, ``argpartition``) unless asked for
-``approximate=True`` or the corpus has more than ``APPROXIMATE_THRESHOLD`` rows;
-the approximate index is faiss (``pip install faiss-cpu``): HNSW by default,
-``IndexFlatIP`` (exact, but faiss's speed) with ``approximate_kind="flat"``. It is
-built in memory on first use, not saved: building it is quick next to embedding.
-Encoders are ``tasks.search.embedders.Embedder``s; the commands' helpers are in
-``tasks.search.commands``.
+The index type (``tasks.search.index_types``: ``flat``, ``ivf-flat``, ``ivf-pq``, ``hnsw``; ``"auto"``: flat
+below 100,000 rows, ``ivf-flat`` from there) decides how candidates are found; every type then re-scores its
+candidates exactly from the stored vectors, so scores are true cosines and the steps after it (hybrid
+fusion, the alignment step) read rows and vectors by row number the same way on every type. ``write_index``
+builds an index directory from vector shards, with one shard in memory at a time. Encoders are
+``tasks.search.embedders.Embedder``s; the commands' helpers are in ``tasks.search.commands``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -36,26 +37,52 @@ import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
-from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
+from mathgraph.jsonl import JsonlError, atomic_writer, read_rows
 from mathgraph.quiet import warn
-from mathgraph.registry import CheckpointError, read_config, resolve, write_model_type
+from mathgraph.registry import resolve, write_model_type
 from mathgraph.tasks.search.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
-from mathgraph.tasks.search.index_format import FORMAT, FORMAT_VERSION, MANIFEST_FILE, MODEL_TYPE
+from mathgraph.tasks.search.index_format import (
+    APPROXIMATE_TYPES,
+    FORMAT,
+    FORMAT_VERSION,
+    INDEX_TYPES,
+    MANIFEST_FILE,
+    MODEL_TYPE,
+    ROWS_FILE,
+    SAFETENSORS_FILE,
+    STRUCTURE_FILE,
+    VECTORS_FILE,
+    IndexFormatError,
+    check_files,
+    read_manifest,
+    read_safetensors,
+)
+from mathgraph.tasks.search.index_store import RowStore, VectorWriter, open_vectors, vector_shards
+from mathgraph.tasks.search.index_types import (
+    build_parameters,
+    build_structure,
+    candidate_count,
+    choose_index_type,
+    configure,
+    import_faiss,
+    read_structure,
+    search_parameters,
+    write_structure,
+)
 
-EMBEDDINGS_FILE = "embeddings.safetensors"
-ROWS_FILE = "rows.jsonl"
-# Above this many rows a search uses faiss when it is installed: exact search costs n * d per query.
-APPROXIMATE_THRESHOLD = 100_000
-APPROXIMATE_KINDS = ("hnsw", "flat")
-HNSW_NEIGHBOURS = 32
+EMBEDDINGS_FILE = VECTORS_FILE  # the vectors' file, by its older name
 # The identity fields that must agree between an index and the encoder that queries it
 # (split_digits only appears for models that split numbers into digits, so older indexes still match).
 IDENTITY_KEYS = ("kind", "weights_sha256", "mode", "dimension", "split_digits")
+# Scores of the exact search computed at a time (queries x rows), to bound its memory on large indexes.
+EXACT_BLOCK_SCORES = 2**25
 
 
 # Rows of the first stage (dense, or dense + TF-IDF) that the alignment model re-scores per query: it parses
 # and aligns each, so it reads a short list, not the whole index.
 STRUCTURE_RERANK = 50
+# Candidates of an approximate index that hybrid search fuses with TF-IDF (an exact index fuses every row).
+HYBRID_POOL = 1000
 
 
 def shipped_structure_min_cosine() -> float:
@@ -66,10 +93,6 @@ def shipped_structure_min_cosine() -> float:
 
     setting = ModelPackage(SHIPPED_DIR).search_setting("structure")
     return 0.0 if setting is None else float(setting.get("min_cosine", 0.0))
-
-
-class IndexFormatError(ValueError):
-    """An index directory that is missing files, corrupted, or of an unknown format."""
 
 
 class IndexMismatchError(ValueError):
@@ -91,7 +114,7 @@ class Hit:
 
 
 class SearchIndex:
-    """L2-normalised vectors of a corpus with its rows, searched by cosine similarity."""
+    """L2-normalised vectors of a corpus with its rows, searched by cosine similarity through its index type."""
 
     def __init__(
         self,
@@ -100,15 +123,34 @@ class SearchIndex:
         text_field: str,
         identity: dict,
         embedder: Embedder | None = None,
+        index_type: str = "flat",
+        parameters: Mapping | None = None,
     ):
-        embeddings = np.asarray(embeddings, dtype=np.float32)
+        """``embeddings`` ``[rows, dimension]`` (unit rows; a memory-mapped array is kept as it is), ``rows`` in
+        the same order, ``index_type`` (``"auto"``: by the row count, ``index_types.choose_index_type``) and
+        ``parameters`` ``{"build": ..., "search": ...}`` (default: ``index_types``'s for this size). An
+        approximate type's structure is built on its first search, or by ``save_pretrained``."""
+        embeddings = np.asanyarray(embeddings)  # a memory-mapped array stays mapped
+        if embeddings.dtype != np.float32:
+            embeddings = embeddings.astype(np.float32)
         if embeddings.ndim != 2 or len(embeddings) != len(rows):
             raise ValueError(f"embeddings must be [rows, dimension]; got shape {embeddings.shape} for {len(rows)} rows")
         if len(rows) == 0:
             raise ValueError("a search index needs at least one row; the corpus is empty")
-        self.embeddings, self.rows, self.text_field = embeddings, list(rows), text_field
+        self.embeddings, self.text_field = embeddings, text_field
+        self.rows = rows if isinstance(rows, RowStore) else list(rows)
         self.identity, self.embedder = dict(identity), embedder
-        self._faiss: dict[str, object] = {}
+        self.index_type = choose_index_type(index_type, len(self.rows))
+        parameters = dict(parameters or {})
+        self.build_parameters = dict(
+            parameters.get("build") or build_parameters(self.index_type, len(self.rows), self.dimension)
+        )
+        self.search_parameters = {
+            **search_parameters(self.index_type, self.build_parameters),
+            **(parameters.get("search") or {}),
+        }
+        self.directory: Path | None = None  # where the index was loaded from (its files are mapped)
+        self._structures: dict[str, object] = {}  # faiss structures by index type, loaded or built on first use
         self._sparse = None  # (TF-IDF vectorizer, row matrix) for hybrid search, built on first use
         self.structure = None  # the SQR alignment model of structure_weight > 0 (the shipped one when None)
 
@@ -130,23 +172,27 @@ class SearchIndex:
         batch_size: int = 32,
         mode: str | None = None,
         show_progress: bool = False,
+        index_type: str = "auto",
     ) -> SearchIndex:
         """Embed a corpus: a list of strings (stored as rows ``{text_field: text}``) or of dict rows whose
         ``text_field`` holds the text. ``encoder``: a ``MathEncoder`` (``mode`` picks its vector) or an ``Embedder``.
 
         ``show_progress``: one progress bar over the problems, parsing and encoding together, with its estimate
-        of the time left (``_encode_corpus``)."""
+        of the time left (``_encode_corpus``). ``index_type``: see ``tasks.search.index_types`` (``"auto"``: by
+        the corpus' size). A corpus too large to hold in memory is built with ``write_index`` from shards."""
         embedder = as_embedder(encoder, mode)
         if isinstance(texts_or_rows, (str, bytes)):
             raise TypeError("build takes a list of texts or rows, not a single string")
-        rows = [_as_row(item, text_field, i) for i, item in enumerate(texts_or_rows)]
+        rows = [as_row(item, text_field, i) for i, item in enumerate(texts_or_rows)]
         if not rows:
             raise ValueError("cannot build a search index from an empty corpus")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         texts = [row[text_field] for row in rows]
-        vectors = _encode_corpus(embedder, texts, batch_size) if show_progress else _encode(embedder, texts, batch_size)
-        return cls(l2_normalize(vectors), rows, text_field, embedder.identity(), embedder)
+        vectors = (
+            _encode_corpus(embedder, texts, batch_size) if show_progress else encode_texts(embedder, texts, batch_size)
+        )
+        return cls(l2_normalize(vectors), rows, text_field, embedder.identity(), embedder, index_type)
 
     # ------------------------------------------------------------- searching
     def search(
@@ -154,18 +200,20 @@ class SearchIndex:
         queries: Sequence[str],
         k: int = 5,
         approximate: bool | None = None,
-        approximate_kind: str = "hnsw",
+        approximate_kind: str | None = None,
         batch_size: int = 32,
         sparse_weight: float = 0.0,
         structure_weight: float = 0.0,
         structure_min_cosine: float | None = None,
     ) -> list[list[Hit]]:
         """The ``k`` most similar rows of each query, best first: one list of hits per query (a lone string is
-        refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate``: None -> faiss above ``APPROXIMATE_THRESHOLD`` rows.
+        refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate`` and
+        ``approximate_kind``: see ``search_vectors``.
 
-        ``sparse_weight`` > 0 is hybrid search (``models.late_fusion.fuse_scores``): every row's cosine is fused
-        with its TF-IDF cosine to the query (a TF-IDF model fitted on the index's texts on first use), exactly;
-        the hits' scores are then the fused ones.
+        ``sparse_weight`` > 0 is hybrid search (``models.late_fusion.fuse_scores``): each row's cosine is fused
+        with its TF-IDF cosine to the query (a TF-IDF model fitted on the index's texts on first use): every
+        row of an exact search, the best ``HYBRID_POOL`` candidates of an approximate one; the hits' scores
+        are then the fused ones.
 
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
         stage are scored by an SQR alignment model (``models.alignment_model``: the expected relevance of each row as a
@@ -191,10 +239,10 @@ class SearchIndex:
         for name, weight in (("sparse_weight", sparse_weight), ("structure_weight", structure_weight)):
             if not 0.0 <= weight <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {weight}")
-        vectors = _encode(self.embedder, queries, batch_size)
+        vectors = encode_texts(self.embedder, queries, batch_size)
         first = max(k, STRUCTURE_RERANK) if structure_weight > 0 else k
         if sparse_weight > 0:
-            hits = self._hybrid_search(queries, vectors, first, sparse_weight)
+            hits = self._hybrid_search(queries, vectors, first, sparse_weight, approximate, approximate_kind)
         else:
             hits = self.search_vectors(vectors, first, approximate, approximate_kind)
         if structure_weight > 0:
@@ -222,7 +270,7 @@ class SearchIndex:
         if min_cosine is None:
             min_cosine = shipped_structure_min_cosine()
         query_vectors = l2_normalize(np.asarray(vectors, dtype=np.float32))
-        cosines = [self.embeddings[[hit.index for hit in query_hits]] @ v for v, query_hits in zip(query_vectors, hits)]
+        cosines = [self.vectors_of([hit.index for hit in query_hits]) @ v for v, query_hits in zip(query_vectors, hits)]
         # one call for every query: their problems are parsed together
         lists = [
             (query, [str(hit.row[self.text_field]) for hit in query_hits]) for query, query_hits in zip(queries, hits)
@@ -237,7 +285,15 @@ class SearchIndex:
             reranked.append([Hit(query_hits[i].index, float(fused[i]), query_hits[i].row) for i in best])
         return reranked
 
-    def _hybrid_search(self, queries: list[str], vectors: np.ndarray, k: int, weight: float) -> list[list[Hit]]:
+    def _hybrid_search(
+        self,
+        queries: list[str],
+        vectors: np.ndarray,
+        k: int,
+        weight: float,
+        approximate: bool | None,
+        approximate_kind: str | None,
+    ) -> list[list[Hit]]:
         from mathgraph.models.late_fusion import fuse_scores
 
         if self._sparse is None:  # fitted once per loaded index: a second's work for tens of thousands of rows
@@ -246,111 +302,127 @@ class SearchIndex:
             from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
 
             vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS)
-            self._sparse = vectorizer, vectorizer.fit_transform([row[self.text_field] for row in self.rows])
+            self._sparse = vectorizer, vectorizer.fit_transform(row[self.text_field] for row in self.rows)
         vectorizer, matrix = self._sparse
-        dense = l2_normalize(np.asarray(vectors, dtype=np.float32)) @ self.embeddings.T
-        sparse = (vectorizer.transform(queries) @ matrix.T).toarray()
+        query_vectors = l2_normalize(np.asarray(vectors, dtype=np.float32))
+        sparse_queries = vectorizer.transform(queries)
+        if self._uses_structure(approximate):  # fuse over the structure's best candidates, re-scored exactly
+            pools, _ = self.top_k(query_vectors, min(len(self), max(k, HYBRID_POOL)), approximate, approximate_kind)
+            candidates = [pool[pool >= 0] for pool in pools]
+        else:  # every row
+            candidates = [None] * len(queries)
         k = min(k, len(self))
         hits = []
-        for dense_row, sparse_row in zip(dense, sparse):
-            fused = fuse_scores(dense_row, sparse_row, weight)
-            best = np.argsort(-fused, kind="stable")[:k]
-            hits.append([Hit(int(i), float(fused[i]), self.rows[int(i)]) for i in best])
+        for i, rows in enumerate(candidates):
+            if rows is None:
+                rows, dense = np.arange(len(self)), self.embeddings @ query_vectors[i]
+                sparse = (sparse_queries[i] @ matrix.T).toarray().ravel()
+            else:
+                dense = self.vectors_of(rows) @ query_vectors[i]
+                sparse = (sparse_queries[i] @ matrix[rows].T).toarray().ravel()
+            fused = fuse_scores(dense, sparse, weight)
+            best = np.lexsort((rows, -fused))[:k]
+            hits.append([Hit(int(rows[j]), float(fused[j]), self.rows[int(rows[j])]) for j in best])
         return hits
 
     def search_vectors(
-        self, vectors: np.ndarray, k: int = 5, approximate: bool | None = None, approximate_kind: str = "hnsw"
+        self, vectors: np.ndarray, k: int = 5, approximate: bool | None = None, approximate_kind: str | None = None
     ) -> list[list[Hit]]:
-        """Hits for query vectors ``[queries, dimension]`` (normalised here); exact unless approximate."""
+        """Hits for query vectors ``[queries, dimension]`` (normalised here). ``approximate``: None -> the index
+        type's own search (exact for ``flat``; an approximate type's structure, or exact with a warning where faiss
+        is not installed); False -> exact on every type (the vectors are stored); True -> a faiss structure:
+        ``approximate_kind`` (one of ``INDEX_TYPES``; default: the index's own type, or ``hnsw`` for a flat
+        index), built in memory on first use unless it is the saved one. The candidates of a structure are
+        re-scored exactly from the stored vectors (``rescore`` times ``k`` of them), so scores are cosines."""
         _check_k(k)
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim == 1:
             vectors = vectors[None, :]
         if vectors.ndim != 2 or vectors.shape[1] != self.dimension:
             raise ValueError(f"query vectors must be [queries, {self.dimension}], got shape {vectors.shape}")
-        vectors = l2_normalize(vectors)
-        k = min(k, len(self))
-        if self._use_faiss(approximate):
-            indices, scores = self._faiss_search(vectors, k, approximate_kind)
-        else:
-            indices, scores = exact_top_k(vectors, self.embeddings, k)
+        if approximate_kind is not None and approximate_kind not in INDEX_TYPES:
+            raise ValueError(f"approximate_kind must be one of {INDEX_TYPES}, got {approximate_kind!r}")
+        indices, scores = self.top_k(l2_normalize(vectors), min(k, len(self)), approximate, approximate_kind)
         return [
             [Hit(int(i), float(s), self.rows[int(i)]) for i, s in zip(row_i, row_s) if i >= 0]
             for row_i, row_s in zip(indices, scores)
         ]
 
-    def _use_faiss(self, approximate: bool | None) -> bool:
+    def top_k(
+        self, vectors: np.ndarray, k: int, approximate: bool | None = None, approximate_kind: str | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``(indices, scores)`` ``[queries, k]`` of unit query vectors (``k`` at most ``len(self)``), as
+        ``search_vectors`` finds them, without reading rows: -1 where fewer than ``k`` were found."""
+        if not self._uses_structure(approximate):
+            return exact_search(vectors, self.embeddings, k)
+        kind = approximate_kind or (self.index_type if self.index_type in APPROXIMATE_TYPES else "hnsw")
+        parameters = (
+            self.search_parameters
+            if kind == self.index_type
+            else search_parameters(kind, build_parameters(kind, len(self), self.dimension))
+        )
+        count = candidate_count(parameters, k, len(self))
+        structure = self._structure(kind)
+        configure(structure, parameters, count)
+        _, candidates = structure.search(np.ascontiguousarray(vectors), count)
+        return rescore(vectors, candidates, self.embeddings, k)
+
+    def vectors_of(self, rows: Sequence[int]) -> np.ndarray:
+        """The stored vectors of the given row numbers, ``[len(rows), dimension]`` (read from the mapped file)."""
+        return np.asarray(self.embeddings[np.asarray(rows, dtype=np.int64)], dtype=np.float32)
+
+    def _uses_structure(self, approximate: bool | None) -> bool:
         if approximate is not None:
             return bool(approximate)
-        if len(self) <= APPROXIMATE_THRESHOLD:
+        if self.index_type == "flat":
             return False
         try:
-            import faiss  # noqa: F401
+            import_faiss()
         except ImportError:
-            warn(f"{len(self)} rows: install faiss-cpu for approximate search; searching exactly")
+            warn(f"{len(self)} rows ({self.index_type}): install faiss-cpu for approximate search; searching exactly")
             return False
         return True
 
-    def _faiss_search(self, vectors: np.ndarray, k: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
-        # Built on first use and kept in memory only: building is fast next to embedding the corpus.
-        index = self._faiss.get(kind) or self._build_faiss(kind)
-        if kind == "hnsw":
-            index.hnsw.efSearch = max(64, 2 * k)  # a wider beam than k keeps recall near exact
-        scores, indices = index.search(np.ascontiguousarray(vectors), k)
-        return indices, scores
-
-    def _build_faiss(self, kind: str):
-        faiss = _import_faiss()
-        if kind not in APPROXIMATE_KINDS:
-            raise ValueError(f"approximate_kind must be one of {APPROXIMATE_KINDS}, got {kind!r}")
-        if kind == "flat":
-            index = faiss.IndexFlatIP(self.dimension)
-        else:
-            index = faiss.IndexHNSWFlat(self.dimension, HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = 200
-        index.add(np.ascontiguousarray(self.embeddings))
-        self._faiss[kind] = index
-        return index
+    def _structure(self, kind: str):
+        """The faiss structure of ``kind``: the saved one (memory-mapped) or one built in memory, kept for reuse."""
+        if kind not in self._structures:
+            saved = self.directory / STRUCTURE_FILE if self.directory is not None else None
+            if kind == self.index_type and saved is not None and saved.is_file():
+                self._structures[kind] = read_structure(saved)
+            else:
+                import_faiss()
+                build = self.build_parameters if kind == self.index_type else {}
+                build = build or build_parameters(kind, len(self), self.dimension)
+                self._structures[kind] = build_structure(kind, self.embeddings, build)
+        return self._structures[kind]
 
     # ------------------------------------------------------------- saving
     def save_pretrained(self, directory: str | PathLike) -> None:
-        """Write the embeddings, rows and manifest (last, so a half-written index has no manifest)."""
-        from safetensors.numpy import save_file
-
+        """Write the vectors, rows, the index type's structure (built now if it was not) and the manifest (last,
+        so a half-written index has no manifest): ``write_index``."""
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / MANIFEST_FILE).unlink(missing_ok=True)
-        for i, row in enumerate(self.rows):
-            try:
-                json.dumps(row, ensure_ascii=False)
-            except (TypeError, ValueError) as err:
-                raise ValueError(f"row {i} cannot be written as JSON: {err}") from err
-        save_file({"embeddings": np.ascontiguousarray(self.embeddings)}, str(directory / EMBEDDINGS_FILE))
-        apply_umask(directory / EMBEDDINGS_FILE)
-        with atomic_writer(directory / ROWS_FILE) as f:
-            write_jsonl(f, self.rows)
-        manifest = {
-            "format": FORMAT,
-            "model_type": MODEL_TYPE,
-            "version": FORMAT_VERSION,
-            "count": len(self),
-            "dimension": self.dimension,
-            "text_field": self.text_field,
-            "encoder": self.identity,
-            "sha256": {
-                EMBEDDINGS_FILE: file_sha256(directory / EMBEDDINGS_FILE),
-                ROWS_FILE: file_sha256(directory / ROWS_FILE),
-            },
-        }
-        write_model_type(directory, MODEL_TYPE)  # config.json says what the directory holds
-        with atomic_writer(directory / MANIFEST_FILE) as f:
-            json.dump(manifest, f, indent=2, ensure_ascii=False)
+        if self.directory is not None and directory.resolve() == self.directory.resolve():
+            raise ValueError(f"{directory}: the index was loaded from there (its files are in use); save elsewhere")
+        if self.index_type in APPROXIMATE_TYPES and self.index_type not in self._structures:
+            self._structure(self.index_type)
+        write_index(
+            directory,
+            vector_shards(self.embeddings),
+            self.rows,
+            self.text_field,
+            self.identity,
+            self.index_type,
+            {"build": self.build_parameters, "search": self.search_parameters},
+            structure=self._structures.get(self.index_type),
+            normalized=True,
+        )
 
     @classmethod
     def from_pretrained(
         cls, directory: str | PathLike, encoder="auto", mode: str | None = None, device: str | None = None
     ) -> SearchIndex:
-        """Read an index written by ``save_pretrained``, ready for text queries with ``encoder``:
+        """Read an index written by ``save_pretrained`` or ``write_index`` (vectors and rows memory-mapped, the
+        structure mapped on its first search), ready for text queries with ``encoder``:
 
         - ``"auto"`` (the default): the model that built it, as its manifest records it (an index built with an
           encoder object that names no model, such as a custom ``Embedder``, loads without one);
@@ -361,16 +433,7 @@ class SearchIndex:
         ``IndexFormatError`` (checked before any model is loaded)."""
         directory = resolve(directory)  # a Hugging Face Hub id is downloaded
         manifest = read_manifest(directory)
-        embeddings = _read_embeddings(directory, manifest)
-        try:
-            rows = [row for _, row in read_rows(directory / ROWS_FILE)[0]]
-        except JsonlError as err:
-            raise IndexFormatError(f"{directory}: {err}") from err
-        if len(rows) != manifest["count"]:
-            raise IndexFormatError(
-                f"{directory / ROWS_FILE} has {len(rows)} rows, the manifest says {manifest['count']}"
-            )
-        index = cls(embeddings, rows, manifest["text_field"], manifest["encoder"])
+        index = _open_index(directory, manifest)
         if encoder is None:
             return index
         if mode is None:
@@ -391,6 +454,117 @@ class SearchIndex:
         return index
 
 
+# --------------------------------------------------------------------------- writing and reading
+def write_index(
+    directory: str | PathLike,
+    shards: Iterable[np.ndarray],
+    rows: Iterable[Mapping],
+    text_field: str,
+    identity: dict,
+    index_type: str = "auto",
+    parameters: Mapping | None = None,
+    structure=None,
+    normalized: bool = False,
+) -> SearchIndex:
+    """Build an index directory from vector shards (``[rows, dimension]`` arrays, in row order; L2-normalised
+    here unless ``normalized`` says they are)
+    and their rows, holding one shard in memory: the vectors stream into ``vectors.npy``, the rows into
+    ``rows.jsonl``, then the structure of ``index_type`` (``"auto"``: by the row count) is trained on a sample
+    of the written vectors and filled from them (``index_types.build_structure``), or ``structure`` (already
+    built from these vectors) is written as it is. Returns the index, loaded from the directory, without an
+    encoder (``from_pretrained`` attaches one). A failed build leaves no manifest, so nothing loads it."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in (MANIFEST_FILE, SAFETENSORS_FILE, STRUCTURE_FILE):  # no stale files of an earlier index
+        (directory / name).unlink(missing_ok=True)
+    shards = iter(shards)
+    first = next(shards, None)
+    if first is None:
+        raise ValueError("cannot build a search index from no vectors")
+    first = np.asarray(first, dtype=np.float32)
+    if first.ndim != 2:
+        raise ValueError(f"a vector shard must be [rows, dimension], got shape {first.shape}")
+    unit = (lambda shard: shard) if normalized else l2_normalize
+    with VectorWriter(directory / VECTORS_FILE, first.shape[1]) as writer:
+        writer.append(unit(first))
+        for shard in shards:
+            writer.append(unit(shard))
+    apply_umask(directory / VECTORS_FILE)
+    count = _write_rows(directory / ROWS_FILE, rows, text_field)
+    if count != writer.count:
+        raise ValueError(f"{count} rows but {writer.count} vectors: every row needs one vector")
+    if count == 0:
+        raise ValueError("cannot build a search index from an empty corpus")
+    index_type = choose_index_type(index_type, count)
+    parameters = dict(parameters or {})
+    build = dict(parameters.get("build") or build_parameters(index_type, count, writer.dimension))
+    search = {**search_parameters(index_type, build), **(parameters.get("search") or {})}
+    if index_type in APPROXIMATE_TYPES:
+        if structure is None:
+            structure = build_structure(index_type, open_vectors(directory / VECTORS_FILE), build)
+        write_structure(structure, directory / STRUCTURE_FILE)
+        apply_umask(directory / STRUCTURE_FILE)
+    files = [VECTORS_FILE, ROWS_FILE] + ([STRUCTURE_FILE] if index_type in APPROXIMATE_TYPES else [])
+    manifest = {
+        "format": FORMAT,
+        "model_type": MODEL_TYPE,
+        "version": FORMAT_VERSION,
+        "count": count,
+        "dimension": writer.dimension,
+        "text_field": text_field,
+        "index_type": index_type,
+        "parameters": {"build": build, "search": search},
+        "encoder": dict(identity),
+        "sha256": {name: file_sha256(directory / name) for name in files},
+        "bytes": {name: (directory / name).stat().st_size for name in files},
+    }
+    write_model_type(directory, MODEL_TYPE)  # config.json says what the directory holds
+    with atomic_writer(directory / MANIFEST_FILE) as f:
+        json.dump(manifest, f, indent=2, ensure_ascii=False)
+    return _open_index(directory, read_manifest(directory))
+
+
+def _write_rows(path: Path, rows: Iterable[Mapping], text_field: str) -> int:
+    count = 0
+    with atomic_writer(path) as f:
+        for i, row in enumerate(rows):
+            row = as_row(row, text_field, i)
+            try:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"row {i} cannot be written as JSON: {err}") from err
+            count += 1
+    return count
+
+
+def _open_index(directory: Path, manifest: dict) -> SearchIndex:
+    """The index of a directory whose manifest is read: format 2 mapped, format 1 loaded into memory."""
+    if manifest["version"] == 1:
+        embeddings = read_safetensors(directory, manifest)
+        try:
+            rows = [row for _, row in read_rows(directory / ROWS_FILE)[0]]
+        except JsonlError as err:
+            raise IndexFormatError(f"{directory}: {err}") from err
+        index_type, parameters = "flat", None
+    else:
+        check_files(directory, manifest)
+        try:
+            embeddings, rows = open_vectors(directory / VECTORS_FILE), RowStore(directory / ROWS_FILE)
+        except (OSError, ValueError) as err:
+            raise IndexFormatError(f"cannot read {directory}: {err}") from err
+        expected = (manifest["count"], manifest["dimension"])
+        if embeddings.shape != expected or embeddings.dtype != np.float32:
+            raise IndexFormatError(
+                f"{directory / VECTORS_FILE}: expected float32 {expected}, got {embeddings.dtype} {embeddings.shape}"
+            )
+        index_type, parameters = manifest["index_type"], manifest.get("parameters")
+    if len(rows) != manifest["count"]:
+        raise IndexFormatError(f"{directory / ROWS_FILE} has {len(rows)} rows, the manifest says {manifest['count']}")
+    index = SearchIndex(embeddings, rows, manifest["text_field"], manifest["encoder"], None, index_type, parameters)
+    index.directory = directory
+    return index
+
+
 # --------------------------------------------------------------------------- helpers
 def exact_top_k(queries: np.ndarray, embeddings: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """``(indices, scores)`` ``[queries, k]`` of the largest inner products, best first; ties go to the lower index."""
@@ -405,35 +579,45 @@ def exact_top_k(queries: np.ndarray, embeddings: np.ndarray, k: int) -> tuple[np
     return indices, np.take_along_axis(scores, indices, axis=1)
 
 
+def exact_search(queries: np.ndarray, embeddings: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``exact_top_k`` over blocks of rows (``EXACT_BLOCK_SCORES`` scores at a time), so that a memory-mapped
+    index of millions of rows is read a block at a time and its score matrix never held whole."""
+    block = max(k, EXACT_BLOCK_SCORES // max(1, len(queries)))
+    if len(embeddings) <= block:
+        return exact_top_k(queries, np.asarray(embeddings), k)
+    best_i = np.zeros((len(queries), 0), dtype=np.int64)
+    best_s = np.zeros((len(queries), 0), dtype=np.float32)
+    for start in range(0, len(embeddings), block):
+        indices, scores = exact_top_k(queries, np.asarray(embeddings[start : start + block]), k)
+        merged_i = np.concatenate([best_i, indices + start], axis=1)
+        merged_s = np.concatenate([best_s, scores], axis=1)
+        order = np.lexsort((merged_i, -merged_s), axis=1)[:, :k]
+        best_i, best_s = np.take_along_axis(merged_i, order, axis=1), np.take_along_axis(merged_s, order, axis=1)
+    return best_i, best_s
+
+
+def rescore(
+    queries: np.ndarray, candidates: np.ndarray, embeddings: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` of each query's candidate rows (``[queries, c]``, -1 for none) by their exact inner product
+    with the stored vectors; ties go to the lower index; missing hits are -1 with score -inf."""
+    indices = np.full((len(queries), k), -1, dtype=np.int64)
+    scores = np.full((len(queries), k), -np.inf, dtype=np.float32)
+    for i, (query, rows) in enumerate(zip(queries, candidates)):
+        rows = np.unique(rows[rows >= 0])  # sorted: the mapped file is read in order
+        if not len(rows):
+            continue
+        exact = np.asarray(embeddings[rows], dtype=np.float32) @ query
+        best = np.lexsort((rows, -exact))[:k]
+        indices[i, : len(best)], scores[i, : len(best)] = rows[best], exact[best]
+    return indices, scores
+
+
 def l2_normalize(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (float32); all-zero rows stay zero instead of becoming NaN."""
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms > 0, norms, 1.0)
-
-
-def read_manifest(directory: Path) -> dict:
-    """The validated ``manifest.json`` of an index directory."""
-    path = directory / MANIFEST_FILE
-    if not path.is_file():
-        raise IndexFormatError(f"{directory} is not a search index: no {MANIFEST_FILE} (not built, or saving failed)")
-    try:
-        manifest = read_config(directory, MANIFEST_FILE)
-    except CheckpointError as err:
-        raise IndexFormatError(str(err)) from err
-    if manifest.get("format") != FORMAT:
-        raise IndexFormatError(f"{path} is not a {FORMAT} manifest")
-    if manifest.get("version") != FORMAT_VERSION:
-        raise IndexFormatError(
-            f"{path}: index format version {manifest.get('version')!r}, this mathgraph reads "
-            f"{FORMAT_VERSION}: rebuild the index"
-        )
-    for key, kind in (("count", int), ("dimension", int), ("text_field", str), ("encoder", dict), ("sha256", dict)):
-        if not isinstance(manifest.get(key), kind):
-            raise IndexFormatError(f"{path}: field {key!r} is missing or not a {kind.__name__}")
-    if manifest.get("encoder", {}).get("mode") == "fused":  # the joint vector's old name
-        manifest["encoder"]["mode"] = "joint"
-    return manifest
 
 
 def check_identity(expected: dict, actual: dict, where: object = "the index") -> None:
@@ -451,33 +635,9 @@ def check_identity(expected: dict, actual: dict, where: object = "the index") ->
         )
 
 
-def _read_embeddings(directory: Path, manifest: dict) -> np.ndarray:
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
-    for name in (EMBEDDINGS_FILE, ROWS_FILE):
-        path = directory / name
-        if not path.is_file():
-            raise IndexFormatError(f"{directory} has no {name}")
-        if file_sha256(path) != manifest["sha256"].get(name):
-            raise IndexFormatError(
-                f"{path} does not match the checksum in {MANIFEST_FILE}: "
-                "the file was truncated or changed after saving; rebuild the index"
-            )
-    try:
-        embeddings = load_file(str(directory / EMBEDDINGS_FILE)).get("embeddings")
-    except (SafetensorError, OSError, ValueError) as err:
-        raise IndexFormatError(f"cannot read {directory / EMBEDDINGS_FILE}: {err}") from err
-    expected = (manifest["count"], manifest["dimension"])
-    if embeddings is None or embeddings.shape != expected or embeddings.dtype != np.float32:
-        raise IndexFormatError(
-            f"{directory / EMBEDDINGS_FILE}: expected float32 {expected}, got "
-            f"{None if embeddings is None else (embeddings.dtype, embeddings.shape)}"
-        )
-    return embeddings
-
-
-def _as_row(item: object, text_field: str, position: int) -> dict:
+def as_row(item: object, text_field: str, position: int) -> dict:
+    """A corpus item as an index row: a string becomes ``{text_field: text}``; a dict row must hold a non-empty
+    text in ``text_field`` (ValueError naming the row and its fields otherwise)."""
     if isinstance(item, str):
         row = {text_field: item}
     elif isinstance(item, Mapping):
@@ -493,7 +653,11 @@ def _as_row(item: object, text_field: str, position: int) -> dict:
     return row
 
 
-def _encode(embedder: Embedder, texts: list[str], batch_size: int, show_progress: bool | None = None) -> np.ndarray:
+def encode_texts(
+    embedder: Embedder, texts: list[str], batch_size: int, show_progress: bool | None = None
+) -> np.ndarray:
+    """``embedder``'s vectors of ``texts``, float32 ``[texts, dimension]`` (checked); ``show_progress``: a
+    ``MathEncoder``'s own bars (None: its default)."""
     if show_progress is not None and isinstance(embedder, MathEncoderEmbedder):  # its own bars, or none
         encoded = embedder.encode(texts, batch_size=batch_size, show_progress=show_progress)
     else:
@@ -510,24 +674,30 @@ def _encode(embedder: Embedder, texts: list[str], batch_size: int, show_progress
 PROGRESS_CHUNK_BATCHES = 4
 
 
-def _encode_corpus(embedder: Embedder, texts: list[str], batch_size: int) -> np.ndarray:
-    """``_encode`` a corpus with a progress bar over its problems (tqdm, on stderr) whose estimate of the time
-    left holds from the first steps: the texts are cut into chunks of ``PROGRESS_CHUNK_BATCHES`` batches of
-    similar length (as padding wants them) and the chunks are encoded in a shuffled order (fixed seed), so
-    the rate measured so far is that of a fair sample of the corpus, not of its shortest problems. The
-    ``mathgraph`` logger's notes (the graph cache's hits, once a chunk) are held back meanwhile: the bar is
+@contextmanager
+def quiet_notes():
+    """Hold back the ``mathgraph`` logger's notes (the graph cache's hits, once a chunk) while a progress bar is
     the report; warnings still show."""
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-    size = batch_size * PROGRESS_CHUNK_BATCHES
-    chunks = [order[start : start + size] for start in range(0, len(order), size)]
-    np.random.default_rng(0).shuffle(chunks)
     logger = logging.getLogger("mathgraph")
     level = logger.level
     logger.setLevel(max(logging.WARNING, logger.getEffectiveLevel()))
     try:
-        return _encode_chunks(embedder, texts, chunks, batch_size)
+        yield
     finally:
         logger.setLevel(level)
+
+
+def _encode_corpus(embedder: Embedder, texts: list[str], batch_size: int) -> np.ndarray:
+    """``encode_texts`` of a corpus with a progress bar over its problems (tqdm, on stderr) whose estimate of the time
+    left holds from the first steps: the texts are cut into chunks of ``PROGRESS_CHUNK_BATCHES`` batches of
+    similar length (as padding wants them) and the chunks are encoded in a shuffled order (fixed seed), so
+    the rate measured so far is that of a fair sample of the corpus, not of its shortest problems."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    size = batch_size * PROGRESS_CHUNK_BATCHES
+    chunks = [order[start : start + size] for start in range(0, len(order), size)]
+    np.random.default_rng(0).shuffle(chunks)
+    with quiet_notes():
+        return _encode_chunks(embedder, texts, chunks, batch_size)
 
 
 def _encode_chunks(embedder: Embedder, texts: list[str], chunks: list[list[int]], batch_size: int) -> np.ndarray:
@@ -536,7 +706,7 @@ def _encode_chunks(embedder: Embedder, texts: list[str], chunks: list[list[int]]
     vectors: np.ndarray | None = None
     with tqdm(total=len(texts), desc="indexing", unit="problem", dynamic_ncols=True) as bar:
         for chunk in chunks:
-            part = _encode(embedder, [texts[i] for i in chunk], batch_size, show_progress=False)
+            part = encode_texts(embedder, [texts[i] for i in chunk], batch_size, show_progress=False)
             if vectors is None:
                 vectors = np.zeros((len(texts), part.shape[1]), dtype=np.float32)
             vectors[chunk] = part
@@ -550,24 +720,20 @@ def _check_k(k: int) -> None:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
 
 
-def _import_faiss():
-    try:
-        import faiss
-    except ImportError as err:
-        raise ImportError(
-            "approximate search needs faiss: pip install faiss-cpu (or search exactly with approximate=False)"
-        ) from err
-    return faiss
-
-
 __all__ = [
     "SearchIndex",
     "Hit",
     "IndexFormatError",
     "IndexMismatchError",
+    "write_index",
     "exact_top_k",
+    "exact_search",
+    "rescore",
     "l2_normalize",
     "read_manifest",
     "check_identity",
+    "as_row",
+    "quiet_notes",
+    "encode_texts",
     "shipped_structure_min_cosine",
 ]

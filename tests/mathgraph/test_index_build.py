@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mathgraph
@@ -57,3 +58,29 @@ def test_a_large_input_gets_the_hint_to_try_a_subset_first(tmp_path, start, caps
     assert "a large input, which may take a while" in err
     assert f"to try it first, --limit {SUBSET} indexes the first {SUBSET}" in err
     assert len(SearchIndex.from_pretrained(tmp_path / "index")) == LARGE_INPUT + 1
+
+
+def test_an_index_of_the_vector_shards_of_mathgraph_encode(tmp_path, start, capsys):
+    """``index build --vectors DIR``: the shards `mathgraph encode` wrote, with the bank's rows joined by line, no
+    encoding again; the same index as one built from the text (up to float rounding of other batches)."""
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    bank, other = tmp_path / "bank.jsonl", tmp_path / "other.jsonl"
+    bank.write_text("".join(lines[:20]), encoding="utf-8")
+    other.write_text("".join(lines[:10]), encoding="utf-8")
+    vectors, built, encoded = tmp_path / "vectors", tmp_path / "built", tmp_path / "encoded"
+    argv = ["--output", str(vectors), "--model", str(start), "--shard-size", "8"]
+    assert main(["-q", "encode", "--input", str(bank), *argv]) == 0
+    argv = ["-q", "index", "build", "--input", str(bank), "--output"]
+    assert main([*argv, str(built), "--model", str(start), "--mode", "joint"]) == 0
+    assert main([*argv, str(encoded), "--vectors", str(vectors), "--index-type", "ivf-flat"]) == 0
+    assert "indexed 20 rows (" in capsys.readouterr().err
+    from_text, from_shards = SearchIndex.from_pretrained(built), SearchIndex.from_pretrained(encoded)
+    assert from_shards.index_type == "ivf-flat" and from_shards.identity == from_text.identity
+    assert list(from_shards.rows) == list(from_text.rows)
+    np.testing.assert_allclose(np.asarray(from_shards.embeddings), np.asarray(from_text.embeddings), atol=1e-4)
+    query = from_text.rows[5]["problem"]
+    assert from_shards.search([query], k=1)[0][0].index == from_text.search([query], k=1)[0][0].index == 5
+    assert main([*argv, str(tmp_path / "x"), "--vectors", str(vectors), "--model", str(start)]) == 2
+    assert "leave out --model" in capsys.readouterr().err
+    assert main([*argv, str(tmp_path / "x"), "--input", str(other), "--vectors", str(vectors)]) == 2
+    assert "a vector of line 11, which" in capsys.readouterr().err

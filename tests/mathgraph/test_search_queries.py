@@ -196,3 +196,23 @@ def test_read_text_lines_plain_and_jsonl(tmp_path):
         read_text_lines(rows)
     records, bad = read_text_lines(rows, skip_bad=True)
     assert records == [TextRecord(1, "a", {"id": 1, "problem": "a"})] and [e.line for e in bad] == [3]
+
+
+def test_an_approximate_index_type_searches_like_the_flat_one(tmp_path, tiny_index, capsys):
+    """`index build --index-type ivf-pq` (issue 40); `search` on it, `--exact`, and `--nprobe` over every cell
+    give the flat index's hits (24 rows: its cells are few, and the candidates are re-scored exactly)."""
+    start, index = tmp_path / "start", tmp_path / "ivf-pq"
+    argv = ["-q", "index", "build", "--input", str(SAMPLE), "--text-field", "question", "--model", str(start)]
+    assert main([*argv, "--output", str(index), "--index-type", "ivf-pq"]) == 0
+    manifest = json.loads((index / "manifest.json").read_text())
+    assert manifest["index_type"] == "ivf-pq" and (index / "ann.faiss").is_file()
+    flat = single_search(capsys, tiny_index, QUESTIONS[4])
+    for extra in ([], ["--exact"], ["--nprobe", "64"]):
+        capsys.readouterr()
+        assert main(["-q", "search", "--index", str(index), QUESTIONS[4], "-k", "3", "--format", "json", *extra]) == 0
+        hits = json.loads(capsys.readouterr().out)
+        assert [h["index"] for h in hits] == [h["index"] for h in flat]
+        assert [h["score"] for h in hits] == pytest.approx([h["score"] for h in flat], abs=1e-5)
+    assert main(["-q", "search", "--index", str(index), QUESTIONS[4], "--nprobe", "0"]) == 2
+    assert "--nprobe must be >= 1" in capsys.readouterr().err
+    assert main(["-q", "search", "--index", str(index), QUESTIONS[4], "--exact", "--approximate"]) == 2

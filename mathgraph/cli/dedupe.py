@@ -1,0 +1,187 @@
+"""``mathgraph dedupe``: every row of a bank written back with a group id, the same for rows that are the same
+problem (``tasks.search.dedupe``)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from mathgraph.bank_files import INPUT_FORMATS
+
+# Rows written to a Parquet output at a time.
+PARQUET_BATCH = 10_000
+OUTPUT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
+
+
+def register(commands) -> None:
+    """Add ``dedupe`` to the ``mathgraph`` commands."""
+    from mathgraph.tasks.search.dedupe import MIN_COSINE, MIN_QUESTION_SIMILARITY, NEIGHBOURS
+
+    dedupe = commands.add_parser(
+        "dedupe",
+        help="group the rows of a bank that are the same problem",
+        description="Write every row of a bank (JSONL, CSV, Parquet or a saved datasets directory) back with a "
+        "group id, the same for rows that are the same problem: the same text up to wording and formatting, "
+        "the same quantities and the same question. Copies that differ in formatting only are grouped outright; "
+        "other pairs are found with a search index (cosine) and confirmed by aligning the two problems' graphs, "
+        "so 'Tom has 12 apples' and 'Tom has 12.5 apples' are two problems. A group's id is the position "
+        "(from 0) of its first row in the output.",
+    )
+    dedupe.add_argument("--input", required=True, metavar="BANK")
+    dedupe.add_argument(
+        "--input-format", choices=INPUT_FORMATS, help="format of --input (default: from its name; else JSONL)"
+    )
+    dedupe.add_argument("--text-field", default="problem")
+    dedupe.add_argument(
+        "--output", required=True, metavar="ROWS", help="the rows with their group: .jsonl, .csv, .tsv or .parquet"
+    )
+    dedupe.add_argument("--group-field", default="group", help="the field that holds the group id (default: group)")
+    dedupe.add_argument("--pairs", metavar="FILE", help="also write the pairs found to be the same problem (JSONL)")
+    dedupe.add_argument(
+        "--model", default="text:minilm", help="the encoder that finds candidates (default: text:minilm)"
+    )
+    dedupe.add_argument("--neighbours", type=int, default=NEIGHBOURS, help=f"candidates a row (default: {NEIGHBOURS})")
+    dedupe.add_argument(
+        "--min-cosine", type=float, default=MIN_COSINE, help=f"the least cosine of a candidate (default: {MIN_COSINE})"
+    )
+    dedupe.add_argument(
+        "--min-question-similarity",
+        type=float,
+        default=MIN_QUESTION_SIMILARITY,
+        help=f"the least word similarity of two reworded questions (default: {MIN_QUESTION_SIMILARITY})",
+    )
+    dedupe.add_argument("--batch-size", type=int, default=32)
+    dedupe.add_argument(
+        "--skip-bad", action="store_true", help="leave out rows without the text (counted), instead of stopping"
+    )
+    dedupe.set_defaults(run=run_dedupe)
+
+
+def run_dedupe(args: argparse.Namespace) -> int:
+    """``dedupe``: read the bank, group its rows (``tasks.search.dedupe.find_duplicates``), write them back."""
+    from mathgraph.bank_files import BankReader, check_bank_input
+    from mathgraph.cli.common import check_model_argument
+
+    output_format = _output_format(args.output)
+    if args.batch_size < 1:
+        raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
+    check_bank_input(args.input, args.input_format)
+    check_model_argument(args.model)
+    from mathgraph.tasks.search.dedupe import DedupeSettings
+
+    settings = DedupeSettings(args.neighbours, args.min_cosine, args.min_question_similarity)
+    reader = BankReader.open(args.input, args.input_format, fields=(args.text_field,), id_field=None, keep=None)
+    texts, skipped = [], []
+    for record in _good_records(reader, args.skip_bad, skipped):  # the bank is checked before a model loads
+        if args.group_field in record.row:
+            raise ValueError(
+                f"{args.input}:{record.number}: the row already has a field {args.group_field!r}; "
+                "name another with --group-field"
+            )
+        texts.append(record.row[args.text_field])
+    if not texts:
+        raise ValueError(f"{args.input}: no rows with a {args.text_field!r} field")
+    print(f"{args.input}: {len(texts):,} rows to group", file=sys.stderr)
+    from mathgraph.tasks.search.dedupe import find_duplicates
+    from mathgraph.tasks.search.embedders import load_embedder
+
+    result = find_duplicates(
+        texts, load_embedder(args.model), settings, batch_size=args.batch_size, show_progress=not args.quiet
+    )
+    rows = (
+        {**record.row, args.group_field: int(group)}
+        for record, group in zip(_good_records(reader, args.skip_bad, []), result.groups)
+    )
+    _write_rows(Path(args.output), output_format, rows)
+    if args.pairs:
+        from mathgraph.jsonl import atomic_writer, write_jsonl
+
+        with atomic_writer(args.pairs) as out:
+            write_jsonl(out, (pair.to_dict() for pair in result.pairs))
+    rejected = ", ".join(f"{count} {reason}" for reason, count in sorted(result.rejected.items())) or "none"
+    print(
+        f"{len(texts):,} rows are {result.group_count:,} problems: "
+        f"{sum(p.how == 'copy' for p in result.pairs):,} copies, "
+        f"{sum(p.how == 'aligned' for p in result.pairs):,} of {result.candidates:,} candidate pairs confirmed "
+        f"(rejected by {rejected}); rows in {args.output}",
+        file=sys.stderr,
+    )
+    if skipped:
+        from mathgraph.cli.common import report_skipped
+
+        report_skipped(skipped)
+    return 0
+
+
+def _output_format(path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix not in OUTPUT_SUFFIXES:
+        raise ValueError(f"--output {path}: name it .jsonl, .csv, .tsv or .parquet (the format comes from the name)")
+    return OUTPUT_SUFFIXES[suffix]
+
+
+def _good_records(reader, skip_bad: bool, skipped: list) -> Iterator:
+    """The good records of the bank, in order; a bad one stops with its file and number, or with ``skip_bad``
+    is left out and its error noted in ``skipped``."""
+    for record in reader.records():
+        if record.error is None:
+            yield record
+        elif skip_bad:
+            skipped.append(str(reader.error(record)))
+        else:
+            raise reader.error(record)
+
+
+def _write_rows(path: Path, output_format: str, rows: Iterator[dict]) -> None:
+    """Write ``rows`` to ``path`` as JSONL, CSV/TSV (the columns of every row, in first-seen order; other
+    values than strings and numbers as JSON) or Parquet, under a temporary name renamed at the end."""
+    from mathgraph.job_outputs import atomic_path
+
+    with atomic_path(path) as temporary:
+        if output_format == "jsonl":
+            with open(temporary, "w", encoding="utf-8") as f:
+                f.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        elif output_format in ("csv", "tsv"):
+            rows = list(rows)
+            columns = list(dict.fromkeys(name for row in rows for name in row))
+            with open(temporary, "w", encoding="utf-8", newline="") as f:
+                writer = csv.DictWriter(f, columns, delimiter="\t" if output_format == "tsv" else ",")
+                writer.writeheader()
+                writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+        else:
+            _write_parquet(temporary, rows)
+
+
+def _cell(value):
+    return value if isinstance(value, (str, int, float)) or value is None else json.dumps(value, ensure_ascii=False)
+
+
+def _write_parquet(path: Path, rows: Iterator[dict]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        batch = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) == PARQUET_BATCH:
+                writer = _write_batch(pa, pq, path, writer, batch)
+                batch = []
+        if batch or writer is None:
+            writer = _write_batch(pa, pq, path, writer, batch)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def _write_batch(pa, pq, path: Path, writer, batch: list[dict]):
+    table = pa.Table.from_pylist(batch, schema=None if writer is None else writer.schema)
+    if writer is None:
+        writer = pq.ParquetWriter(path, table.schema)
+    writer.write_table(table)
+    return writer
