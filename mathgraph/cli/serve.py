@@ -19,10 +19,11 @@ def register(commands) -> None:
     defaults = Limits()
     serve = commands.add_parser(
         "serve",
-        help="serve parse, draw, encode, predict, search and compare over HTTP, with a page to explore problems",
+        help="serve parse, draw, encode, predict, search, compare and check over HTTP, with a page to explore problems",
         description="Load the models once and serve JSON endpoints under /api (health, parse, draw, encode, "
-        "predict/TASK, search, compare; the OpenAPI schema at /api/openapi.json) and, at /, a page that draws a problem's "
-        "graph, its predictions and its most similar problems. Needs the serve extra: pip install 'mathgraph[serve]'.",
+        "predict/TASK, search, compare, check; the OpenAPI schema at /api/openapi.json) and, at /, a page that "
+        "draws a problem's graph, its predictions and its most similar problems, compares two problems and checks "
+        "a solution. Needs the serve extra: pip install 'mathgraph[serve]'.",
     )
     serve.add_argument(
         "--model",
@@ -77,12 +78,24 @@ def register(commands) -> None:
     limits.add_argument(
         "--max-k", type=int, default=defaults.max_k, help=f"search results per query (default: {defaults.max_k})"
     )
+    limits.add_argument(
+        "--max-request-chars",
+        type=int,
+        default=defaults.max_request_chars,
+        help=f"characters of all the texts of one request: its budget of model work "
+        f"(default: {defaults.max_request_chars})",
+    )
     serve.add_argument(
         "--device",
         help="cpu, cuda, cuda:1 ... for --model, --encoder and the index's encoder "
         "(default: cuda when available, else cpu)",
     )
-    serve.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    serve.add_argument(
+        "--threads",
+        type=int,
+        help="torch CPU threads (default: one less than the cores this process may use, at least 1: parsing and "
+        "aligning run beside the models)",
+    )
     serve.set_defaults(run=run_serve)
 
 
@@ -99,9 +112,9 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ValueError(
             f"mathgraph serve needs the serve extra ({err.name} is missing): pip install 'mathgraph[serve]'"
         ) from None
-    from mathgraph.models.threads import configure_threads
+    from mathgraph.models.threads import available_cores, configure_threads
 
-    limits = Limits(args.max_text_chars, args.max_batch, args.max_request_bytes, args.max_k)
+    limits = Limits(args.max_text_chars, args.max_batch, args.max_request_bytes, args.max_k, args.max_request_chars)
     listener = bind(args.host, args.port)  # a taken port is reported before the models' seconds of loading
     if args.host not in LOOPBACK:
         print(
@@ -109,7 +122,10 @@ def run_serve(args: argparse.Namespace) -> int:
             "(it has no authentication)",
             file=sys.stderr,
         )
-    configure_threads(args.threads)
+    # the parser and the alignments run in threads beside a forward pass: torch on every core then waits for
+    # descheduled threads of its own (issue 39: on 2 cores, a small request's turn took 4.3 s with 2 threads, 1.1 s
+    # with 1, while 4 maximal compares ran)
+    configure_threads(args.threads or max(1, available_cores() - 1))
     service = Service.load(
         model=args.model, encoder=args.encoder, index=args.index, hybrid=args.hybrid, device=args.device
     )

@@ -8,26 +8,36 @@
 ``POST /api/predict/{task}``       results as ``mathgraph predict TASK --format json``
 ``POST /api/search``               hits as ``mathgraph search --format json``
 ``POST /api/compare``              alignments and QRC relations as ``mathgraph compare --format json``
+``POST /api/check``                a solution checked against its problem (``parsers.solution.check_solution``)
 ``GET  /api/openapi.json``         the OpenAPI schema
 =================================  ==========================================================
 
 Errors are JSON ``{"detail": ...}``: 422 for a body that does not fit its schema
-(an empty text, a wrong field) or an input the task cannot read, 404 for a task
-the model does not predict or a search without an index, 413 for a request over
-a limit (body bytes, texts in a batch, characters in a text, k).
+(an empty text, a text that is not valid Unicode, a wrong field) or an input the
+task cannot read, 404 for a task the model does not predict or a search without
+an index, 413 for a request over a limit (body bytes, texts in a request,
+characters in a text or in all of a request's texts, k). No input gets a 500.
+
+Endpoints are plain functions, so FastAPI runs each request in a worker thread,
+off the event loop; the service shares the models between them fairly
+(``service``, ``model_lock``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from pathlib import Path
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from mathgraph import __version__
 from mathgraph.serve.schemas import (
+    CheckRequest,
     CompareRequest,
     DrawRequest,
     EncodeRequest,
@@ -36,9 +46,10 @@ from mathgraph.serve.schemas import (
     PredictRequest,
     SearchRequest,
 )
-from mathgraph.serve.service import Limits, Service
+from mathgraph.serve.service import Limits, Service, texts_of
 
 STATIC_DIR = Path(__file__).parent / "static"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
@@ -59,13 +70,19 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
         # the library's errors for an input it cannot read (models.task_io.InputError and the like)
         return JSONResponse({"detail": str(error)}, status_code=422)
 
+    @app.exception_handler(RequestValidationError)
+    def unfitting_body(request: Request, error: RequestValidationError) -> JSONResponse:
+        # FastAPI's answer, but the offending input shown as JSON can write it (a lone surrogate cannot be
+        # encoded: its 422 would have become a 500)
+        return JSONResponse({"detail": _encodable(jsonable_encoder(error.errors()))}, status_code=422)
+
     @app.get("/api/health")
     def health() -> dict:
         """The server is up: what it has loaded, and its limits."""
         return {"status": "ok", "version": __version__, **service.describe(), "limits": asdict(limits)}
 
     @app.post("/api/parse")
-    def parse(request: ParseRequest) -> dict:
+    def parse(request: ParseRequest) -> JSONResponse:
         """Math syntax graphs of ``texts``, in order (each as ``MathSyntaxGraph.to_dict``); with ``layout``,
         also ``layouts``: each graph's node positions and colours, as ``draw`` lays them out."""
         _check_texts(limits, request.texts)
@@ -75,7 +92,7 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
             from mathgraph.draw import graph_layout
 
             result["layouts"] = [graph_layout(graph) for graph in graphs]
-        return result
+        return _json(result)
 
     @app.post("/api/draw", response_class=Response, responses={200: {"content": {"image/svg+xml": {}}}})
     def draw(request: DrawRequest) -> Response:
@@ -84,21 +101,21 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
         return Response(service.draw_svg(request.text, relations=request.relations), media_type="image/svg+xml")
 
     @app.post("/api/encode")
-    def encode(request: EncodeRequest) -> dict:
+    def encode(request: EncodeRequest) -> JSONResponse:
         """One vector per text (``mode``: fused, text or graph)."""
         _check_texts(limits, request.texts)
         vectors = service.encode(request.texts, mode=request.mode)
-        return {"mode": request.mode, "dimension": int(vectors.shape[1]), "vectors": vectors.tolist()}
+        return _json({"mode": request.mode, "dimension": int(vectors.shape[1]), "vectors": vectors.tolist()})
 
     @app.post("/api/predict/{task}")
-    def predict(task: str, request: PredictRequest) -> dict:
+    def predict(task: str, request: PredictRequest) -> JSONResponse:
         """The model's results for each input: ``{label, probabilities}`` for KPC, QRC and QAM (QAM's also
         ``label_name``: ``"matches"`` for 1, ``"does not match"`` for 0), ``{scores, ranking}`` of the
         candidates for SQR."""
         if task not in service.predictors:
             raise HTTPException(404, f"no task {task!r}: this model predicts {', '.join(service.predictors)}")
         inputs = [_task_input(item) for item in request.inputs]
-        _check_texts(limits, [text for item in inputs for text in _texts_of(item)], batch=len(inputs))
+        _check_texts(limits, [text for item in inputs for text in texts_of(item)], batch=len(inputs))
         for item in inputs:
             if isinstance(item, tuple) and isinstance(item[1], list) and len(item[1]) > limits.max_batch:
                 raise HTTPException(
@@ -106,10 +123,10 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
                     f"{len(item[1])} candidates in one input; this server takes at most "
                     f"{limits.max_batch} (--max-batch)",
                 )
-        return {"task": task, "results": service.predict(task, inputs)}
+        return _json({"task": task, "results": service.predict(task, inputs)})
 
     @app.post("/api/search")
-    def search(request: SearchRequest) -> dict:
+    def search(request: SearchRequest) -> JSONResponse:
         """The ``k`` index rows most similar to each query, best first: ``{rank, index, score, row}``."""
         if service.index is None:
             raise HTTPException(404, "no search index: start the server with --index DIR")
@@ -117,21 +134,32 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
         if request.k > limits.max_k:
             raise HTTPException(413, f"k={request.k}; this server returns at most {limits.max_k} results a query")
         hits = service.search(request.queries, k=request.k, hybrid=request.hybrid)
-        return {
-            "results": [
-                {"query": query, "hits": [{"rank": rank, **hit.to_dict()} for rank, hit in enumerate(query_hits, 1)]}
-                for query, query_hits in zip(request.queries, hits)
-            ]
-        }
+        return _json(
+            {
+                "results": [
+                    {"query": query, "hits": [{"rank": rank, **hit.to_dict()} for rank, hit in enumerate(hits_, 1)]}
+                    for query, hits_ in zip(request.queries, hits)
+                ]
+            }
+        )
 
     @app.post("/api/compare")
-    def compare(request: CompareRequest) -> dict:
+    def compare(request: CompareRequest) -> JSONResponse:
         """Each pair's alignment (problem b against problem a, or with ``solution`` the solution b against
         question a) and the QRC relation the model predicts for it: ``{alignment, relation}``; ``relation`` is
-        ``{label, probabilities}``, or null with ``solution`` or a model that does not predict QRC."""
+        ``{label, probabilities}`` (``"same problem"`` where the alignment finds the same problem), or null with
+        ``solution`` or a model that does not predict QRC."""
         pairs = [(pair.text_a, pair.text_b) for pair in request.pairs]
         _check_texts(limits, [text for pair in pairs for text in pair], batch=len(pairs))
-        return {"results": service.compare(pairs, solution=request.solution)}
+        return _json({"results": service.compare(pairs, solution=request.solution)})
+
+    @app.post("/api/check")
+    def check(request: CheckRequest) -> JSONResponse:
+        """The solution checked against the problem, step by step (``parsers.solution.check_solution``):
+        ``{ok, findings: [{kind, severity, step, message}], first_error_step, graph}``; ``step`` counts the
+        solution's lines from 0."""
+        _check_texts(limits, [request.problem, request.solution], batch=1)
+        return _json(service.check(request.problem, request.solution))
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -151,15 +179,9 @@ def _task_input(item):
     return item.query, list(item.candidates)
 
 
-def _texts_of(item) -> list[str]:
-    if isinstance(item, str):
-        return [item]
-    first, second = item
-    return [first, *second] if isinstance(second, list) else [first, second]
-
-
 def _check_texts(limits: Limits, texts: list[str], batch: int | None = None) -> None:
-    """413 for a batch of more than ``max_batch`` items or a text over ``max_text_chars``."""
+    """413 for a batch of more than ``max_batch`` items, a text over ``max_text_chars`` or texts over
+    ``max_request_chars`` in all: the budget of one request's model work."""
     batch = len(texts) if batch is None else batch
     if batch > limits.max_batch:
         raise HTTPException(
@@ -172,6 +194,30 @@ def _check_texts(limits: Limits, texts: list[str], batch: int | None = None) -> 
                 f"text {i} has {len(text)} characters; this server takes at most "
                 f"{limits.max_text_chars} (--max-text-chars)",
             )
+    total = sum(map(len, texts))
+    if total > limits.max_request_chars:
+        raise HTTPException(
+            413,
+            f"the texts of this request have {total} characters in all; this server takes at most "
+            f"{limits.max_request_chars} a request (--max-request-chars): send them in several requests",
+        )
+
+
+def _json(data) -> JSONResponse:
+    """``data`` as a JSON answer, written here, in the request's worker thread: left to FastAPI, a large answer
+    (the alignments of long problems) would be encoded on the event loop, holding up every other request."""
+    return JSONResponse(data)
+
+
+def _encodable(value):
+    """``value`` (JSON data) with each lone surrogate in its strings replaced by U+FFFD, so it encodes."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _encodable(item) for key, item in value.items()}
+    return value
 
 
 class RequestSizeLimit:

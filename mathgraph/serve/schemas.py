@@ -1,7 +1,7 @@
 """The JSON bodies of ``mathgraph serve``'s endpoints (pydantic models; FastAPI turns them into the
 OpenAPI schema and answers a body that does not fit with a 422 naming the field).
 
-Every endpoint but ``draw`` takes a batch: ``texts``, ``inputs`` or ``queries`` are lists of one or more.
+Every endpoint but ``draw`` and ``check`` takes a batch: ``texts``, ``inputs`` or ``queries`` are lists of one or more.
 The limits a server is started with (``service.Limits``) are checked by the endpoints, not here, since
 they are known only at run time.
 """
@@ -19,8 +19,20 @@ def _not_blank(text: str) -> str:
     return text
 
 
-# A problem, query or candidate: a non-blank string.
-Text = Annotated[str, AfterValidator(_not_blank)]
+def _valid_unicode(text: str) -> str:
+    """Refuse a lone surrogate (JSON's ``"\\ud800"`` decodes to one): no parser or tokenizer can encode it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(
+            f"the text is not valid Unicode: a lone surrogate (U+{ord(text[error.start]):04X}) at character "
+            f"{error.start}"
+        ) from None
+    return text
+
+
+# A problem, query, candidate or solution: a non-blank string of valid Unicode.
+Text = Annotated[str, AfterValidator(_valid_unicode), AfterValidator(_not_blank)]
 Texts = Annotated[list[Text], Field(min_length=1)]
 
 
@@ -102,4 +114,12 @@ class SearchRequest(Body):
     k: int = Field(5, ge=1, description="results per query (at most the server's max_k)")
     hybrid: bool | None = Field(
         None, description="fuse cosine with TF-IDF scores (None: as dev chose for the shipped model)"
+    )
+
+
+class CheckRequest(Body):
+    problem: Text = Field(description="the problem (a question with its quantities)")
+    solution: Text = Field(
+        description="a worked solution, one step a line (GSM8K style: <<48/2=24>> calculations and a final "
+        "'#### answer' line are read too)"
     )

@@ -1,42 +1,56 @@
-"""What ``mathgraph serve`` keeps loaded, and the one lock its model work runs under.
+"""What ``mathgraph serve`` keeps loaded, and the fair locks its model work runs under.
 
 A ``Service`` loads the task models, the encoder and the search index once, at
 start, and answers the endpoints' questions with the library's own functions
 (the same ones the CLI commands call, so a served answer equals the CLI's).
 
-Requests are served concurrently, but model work (parsing, encoding,
-predicting, searching, drawing) runs one call at a time under one
-``batching.ModelLock``: Hugging Face fast tokenizers raise "Already borrowed"
-when two threads use one tokenizer, spaCy does not promise thread safety, and
-a torch forward pass already uses every core, so running two at once would not
-be faster here. Predict, encode and search requests that wait on the lock
-together run as one batch.
+Requests are served concurrently (each in a worker thread), but model work runs
+one call at a time per lock: ``parse_lock`` for the dependency parser (spaCy
+does not promise thread safety) and ``model_lock`` for the torch models (Hugging
+Face fast tokenizers raise "Already borrowed" when two threads use one
+tokenizer, and a forward pass already uses every core). Both are
+``model_lock.FairLock`` locks: a request's texts go through them in chunks, the
+turns go to the request that has had the least, and waiting chunks of the same
+kind run as one batch. Texts are parsed under ``parse_lock`` first, into the
+graph cache, where the models find them, so a model never parses under
+``model_lock``; the alignment of two problems is plain Python and runs in the
+request's own thread, under no lock. Each request's model work is bounded by
+``Limits`` (texts, characters in a text, characters in all).
 """
 
 from __future__ import annotations
 
 import io
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from os import PathLike
 from typing import TYPE_CHECKING
 
-from mathgraph.serve.model_lock import ModelLock
+from mathgraph.serve.model_lock import Account, FairLock
 
 if TYPE_CHECKING:
     import numpy as np
 
 SHIPPED_MODEL = "shipped"  # what ``describe`` calls the model when --model is left out
+# (items, characters) a turn of each lock takes at most; a text over that alone. On the 2-core development
+# CPU a turn is then well under a second, but for one long text (a 10,000-character problem: about 0.6 s
+# to parse, 0.5 s for KPC, 1.5 s for a QRC pair of two).
+PARSE_CHUNK = (16, 8_000)
+MODEL_CHUNK = (8, 4_000)
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Request limits (``mathgraph serve --max-...``); a request over one gets a 413 that names it."""
+    """Request limits (``mathgraph serve --max-...``): a request over one gets a 413 that names it. Together
+    they bound one request's model work: at most ``max_batch`` texts, ``max_text_chars`` characters in one,
+    ``max_request_chars`` in all (about a quarter as many word-piece tokens)."""
 
     max_text_chars: int = 10_000  # characters in one text (a problem, a candidate, a query)
     max_batch: int = 64  # texts, inputs or queries in one request
     max_request_bytes: int = 1_000_000  # the request body
     max_k: int = 100  # search results per query
+    max_request_chars: int = 100_000  # characters of all the texts of one request
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
@@ -47,8 +61,9 @@ class Limits:
 class Service:
     """The loaded models behind the endpoints: ``predictors`` ``{task: predictor}`` (each with
     ``predict(inputs)``), the ``encoder`` of ``encode`` (a ``MathEncoder``) and an optional search ``index``
-    (a ``SearchIndex`` with its encoder). Every method's model work runs under ``self.model_lock`` (see the
-    module docstring)."""
+    (a ``SearchIndex`` with its encoder). Parsing runs under ``self.parse_lock`` and model work under
+    ``self.model_lock`` (see the module docstring). Every method takes an ``account``: pass one
+    ``model_lock.Account`` to all the calls of one request (None: a new one, a request of its own)."""
 
     def __init__(
         self,
@@ -62,7 +77,9 @@ class Service:
         self.predictors, self.encoder, self.index = dict(predictors), encoder, index
         self.model_name, self.index_path = model_name, index_path
         self.hybrid = dict(hybrid or {})
-        self.model_lock = ModelLock()
+        self.parse_lock = FairLock(*PARSE_CHUNK)
+        self.model_lock = FairLock(*MODEL_CHUNK)
+        self._draw_lock = threading.Lock()  # matplotlib is not thread-safe either; drawing needs no model
 
     # ------------------------------------------------------------- loading
     @classmethod
@@ -77,16 +94,19 @@ class Service:
         """Load everything once: the task models of ``model`` (a task or multi-task model directory; None:
         the shipped multi-task model, fused with TF-IDF as ``mathgraph predict`` does, per ``hybrid``), the
         ``encoder`` of ``encode`` (as ``mathgraph encode --model``) and the ``index`` (as ``mathgraph search``)."""
-        from mathgraph.models.encoder import MathEncoder
-        from mathgraph.tasks.search.embedders import MathEncoderEmbedder
-        from mathgraph.tasks.search.index import SearchIndex
-
-        # damaged index files are reported before any model is loaded
-        loaded_index = SearchIndex.from_pretrained(index, device=device) if index is not None else None
         from mathgraph.api import task_predictors
+        from mathgraph.tasks.search.embedders import MathEncoderEmbedder
+
+        loaded_index = None
+        if index is not None:  # damaged index files are reported before any model is loaded
+            from mathgraph.tasks.search.index import SearchIndex
+
+            loaded_index = SearchIndex.from_pretrained(index, device=device)
+        # a --model that holds nothing is reported before torch is imported (and before its warnings)
+        predictors = task_predictors("shipped" if model is None else model, hybrid=hybrid, device=device)
+        from mathgraph.models.encoder import MathEncoder
         from mathgraph.models.late_fusion import HybridPredictor
 
-        predictors = task_predictors("shipped" if model is None else model, hybrid=hybrid, device=device)
         late_fusion = {task: isinstance(p, HybridPredictor) for task, p in predictors.items()}
         embedder = loaded_index.embedder if loaded_index is not None else None
         if isinstance(embedder, MathEncoderEmbedder) and embedder.source == str(encoder):
@@ -103,22 +123,32 @@ class Service:
         )
 
     # ------------------------------------------------------------- the endpoints' work
-    def parse(self, texts: Sequence[str], bare_arithmetic: bool = False) -> list:
+    def graphs(self, texts: Sequence[str], account: Account | None = None) -> list:
+        """The graphs of ``texts`` through the graph cache (``parsers.graph_cache.parse_cached``), parsed in
+        chunks under the parser lock; the models then find them in the cache."""
+        from mathgraph.parsers.graph_cache import parse_cached
+
+        return self.parse_lock.run_batched(("graphs",), texts, parse_cached, account)
+
+    def parse(self, texts: Sequence[str], bare_arithmetic: bool = False, account: Account | None = None) -> list:
         """The math syntax graphs of ``texts`` (as ``mathgraph parse``)."""
         from mathgraph.parsers.problem import parse_problems
 
-        with self.model_lock.lock:
-            return list(parse_problems(list(texts), bare_arithmetic=bare_arithmetic))
+        return self.parse_lock.run_batched(
+            ("parse", bare_arithmetic),
+            texts,
+            lambda batch: parse_problems(batch, bare_arithmetic=bare_arithmetic),
+            account,
+        )
 
-    def draw_svg(self, text: str, relations: bool = True) -> str:
+    def draw_svg(self, text: str, relations: bool = True, account: Account | None = None) -> str:
         """``text``'s graph drawn by ``mathgraph.draw.draw_graph``, as an SVG document."""
         from matplotlib.figure import Figure
 
         from mathgraph.draw import draw_graph, picture_size
-        from mathgraph.parsers.problem import parse_problem
 
-        with self.model_lock.lock:
-            graph = parse_problem(text)
+        [graph] = self.graphs([text], account)
+        with self._draw_lock:
             # a Figure of its own, not pyplot's: no GUI backend in a worker thread, nothing left open to close
             figure = Figure(figsize=picture_size(graph))
             draw_graph(graph, ax=figure.add_subplot(), show_relations=relations)
@@ -126,55 +156,100 @@ class Service:
             figure.savefig(buffer, format="svg", bbox_inches="tight")
         return buffer.getvalue()
 
-    def encode(self, texts: Sequence[str], mode: str = "joint") -> np.ndarray:
+    def encode(self, texts: Sequence[str], mode: str = "joint", account: Account | None = None) -> np.ndarray:
         """Vectors of ``texts`` from the encoder (as ``mathgraph encode``), one row per text."""
         import numpy as np
 
-        rows = self.model_lock.run_batched(("encode", mode), texts, lambda batch: self.encoder.encode(batch, mode=mode))
+        account = account or Account()
+        problems = list(texts) if mode == "text" else self.graphs(texts, account)  # text vectors need no graph
+        rows = self.model_lock.run_batched(
+            ("encode", mode), problems, lambda batch: self.encoder.encode(batch, mode=mode), account, _size
+        )
         return np.stack(rows)
 
-    def predict(self, task: str, inputs: Sequence) -> list[dict]:
+    def predict(self, task: str, inputs: Sequence, account: Account | None = None) -> list[dict]:
         """Results of ``task``'s model for ``inputs`` (as ``mathgraph predict``); ``KeyError`` for a task
         the model does not predict, ``models.task_io.InputError`` for an input it cannot read."""
         from mathgraph.models.task_heads import get_task_head
         from mathgraph.models.task_io import check_input
 
-        predictor = self.predictors[task]
+        if task not in self.predictors:
+            raise KeyError(task)
         for position, item in enumerate(inputs):  # before batching: an error names this request's input
             check_input(get_task_head(task), item, position)
+        account = account or Account()
+        texts = [text for item in inputs for text in texts_of(item)]
+        return self._predict(task, inputs, account, dict(zip(texts, self.graphs(texts, account))))
+
+    def _predict(self, task: str, inputs: Sequence, account: Account, graphs: dict) -> list[dict]:
+        """``predict`` of checked ``inputs`` whose texts are parsed (``graphs``: text -> graph)."""
         from mathgraph.labels import with_label_names  # QAM's 1/0 also as "matches"/"does not match"
+        from mathgraph.models.alignment_features import alignment_features
+        from mathgraph.models.task_heads import get_task_head
 
-        return with_label_names(task, self.model_lock.run_batched(("predict", task), inputs, predictor.predict))
+        predictor = self.predictors[task]
+        if _reads_alignments(predictor):
+            # align the pairs here, outside the model lock; the model finds their features computed
+            pairs = [(item[0], other) for item in inputs for other in _others(item)]
+            alignment_features(get_task_head(task).aligned_with, pairs, parse=lambda texts: [graphs[t] for t in texts])
+        results = self.model_lock.run_batched(("predict", task), inputs, predictor.predict, account, _size)
+        return with_label_names(task, results)
 
-    def search(self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None) -> list[list]:
+    def search(
+        self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None, account: Account | None = None
+    ) -> list[list]:
         """The ``k`` index rows nearest each query, best first (as ``mathgraph search``)."""
         from mathgraph.tasks.search.commands import hybrid_search_weight, structure_search_weight
+        from mathgraph.tasks.search.embedders import MathEncoderEmbedder
 
         if self.index is None:
             raise LookupError("no search index: start the server with --index DIR")
+        account = account or Account()
         weight, structure_weight = hybrid_search_weight(hybrid), structure_search_weight(hybrid)
-        return self.model_lock.run_batched(
-            ("search", k, weight, structure_weight),
-            queries,
-            lambda batch: self.index.search(batch, k=k, sparse_weight=weight, structure_weight=structure_weight),
-        )
+        if isinstance(self.index.embedder, MathEncoderEmbedder) or structure_weight > 0:
+            self.graphs(queries, account)  # the queries' graphs, for the encoder to find in the cache
 
-    def compare(self, pairs: Sequence[tuple[str, str]], solution: bool = False) -> list[dict]:
+        def search_batch(batch: list) -> list:
+            if structure_weight == 0:
+                return self.index.search(batch, k=k, sparse_weight=weight, structure_weight=0)
+            with self.parse_lock.hold(account):  # the structure step parses the rows it ranks
+                return self.index.search(batch, k=k, sparse_weight=weight, structure_weight=structure_weight)
+
+        return self.model_lock.run_batched(("search", k, weight, structure_weight), queries, search_batch, account)
+
+    def compare(
+        self, pairs: Sequence[tuple[str, str]], solution: bool = False, account: Account | None = None
+    ) -> list[dict]:
         """``{alignment, relation}`` of each ``(text_a, text_b)`` pair, as ``mathgraph compare --format json``:
-        ``parsers.compare.align_problems`` (or, with ``solution``, ``align_solution``) and the QRC model's
-        ``{label, probabilities}`` for the pair (None with ``solution`` or without a QRC model)."""
-        from mathgraph.parsers.compare import align_texts
+        ``parsers.compare.align_problems`` (or, with ``solution``, ``align_solution``) and the relation
+        (``parsers.compare.compared_relations``: ``"same problem"`` for the same problem, else the QRC model's
+        ``{label, probabilities}``; None with ``solution`` or without a QRC model)."""
+        from mathgraph.parsers.compare import align_problems, compared_relations
+        from mathgraph.parsers.solution import align_solution
 
+        account = account or Account()
         pairs = [tuple(pair) for pair in pairs]
-        with self.model_lock.lock:  # spaCy parses under the lock; the QRC model then finds the graphs cached
-            alignments = [a.to_dict() for a in align_texts(pairs, solution=solution)]
+        texts = [a for a, _ in pairs] if solution else [text for pair in pairs for text in pair]
+        graphs = dict(zip(texts, self.graphs(texts, account)))  # a solution is read as text, not parsed
+        # plain Python on the graphs: in this request's thread, under no lock
+        if solution:
+            alignments = [align_solution(graphs[a], b) for a, b in pairs]
+        else:
+            alignments = [align_problems(graphs[a], graphs[b]) for a, b in pairs]
         relations = [None] * len(pairs)
-        if not solution and "qrc" in self.predictors:
-            relations = [
-                {"label": result["label"], "probabilities": result["probabilities"]}
-                for result in self.predict("qrc", pairs)
-            ]  # batched with waiting QRC predictions
-        return [{"alignment": alignment, "relation": relation} for alignment, relation in zip(alignments, relations)]
+        if not solution and "qrc" in self.predictors:  # batched with waiting QRC predictions
+            relations = compared_relations(
+                alignments, pairs, lambda asked: self._predict("qrc", asked, account, graphs)
+            )
+        return [{"alignment": a.to_dict(), "relation": relation} for a, relation in zip(alignments, relations)]
+
+    def check(self, problem: str, solution: str, account: Account | None = None) -> dict:
+        """``parsers.solution.check_solution`` of ``solution`` against ``problem`` (``SolutionCheck.to_dict``):
+        the problem is parsed under the parser lock, the check itself needs no model and takes no lock."""
+        from mathgraph.parsers.solution import check_solution
+
+        [graph] = self.graphs([problem], account)
+        return check_solution(graph, solution).to_dict()
 
     def describe(self) -> dict:
         """What is loaded, for the health endpoint and the page."""
@@ -195,3 +270,35 @@ class Service:
             "encoder_dimension": self.encoder.dimension("joint"),
             "index": index,
         }
+
+
+def texts_of(item) -> list[str]:
+    """The texts of one task input: a text, a pair ``(text_a, text_b)`` or ``(query, candidates)``."""
+    if isinstance(item, str):
+        return [item]
+    first, second = item
+    return [first, *second] if isinstance(second, list) else [first, second]
+
+
+def _others(item) -> list[str]:
+    """What the first text of a pair or ranking input is aligned with: text_b, or each candidate."""
+    return list(item[1]) if isinstance(item[1], list) else [item[1]]
+
+
+def _size(item) -> int:
+    """An item's characters, for chunking: a text's, a graph's text's, or all the texts of a task input."""
+    text = getattr(item, "text", None)
+    return len(text) if isinstance(text, str) else sum(map(len, texts_of(item)))
+
+
+def _reads_alignments(predictor) -> bool:
+    """Whether a part of ``predictor`` reads alignment features: an alignment model fused in late
+    (``models.alignment_model``, which has ``aligned_with``) or a neural head trained with them."""
+    parts = [predictor]
+    while parts:
+        part = parts.pop()
+        parts += [getattr(part, side) for side in ("neural", "sparse") if hasattr(part, side)]  # late fusion
+        head = getattr(getattr(part, "config", None), "task_type", None)
+        if hasattr(part, "aligned_with") or getattr(head, "alignment", False):
+            return True
+    return False

@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 
 from mathgraph.cli.compare import compare_pairs
 from mathgraph.parsers.compare import align_problems
-from mathgraph.parsers.solution import align_solution
 from mathgraph.parsers.problem import parse_problem
+from mathgraph.parsers.solution import align_solution
 from mathgraph.serve.app import create_app
 from mathgraph.serve.service import Limits, Service
 

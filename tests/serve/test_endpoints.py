@@ -33,7 +33,13 @@ def test_health_says_what_is_loaded(client, index_dir):
     assert [t["name"] for t in health["tasks"]] == ["kpc", "qrc", "qam", "sqr"]
     assert [t["input"] for t in health["tasks"]] == ["single", "pair", "pair", "ranker"]
     assert health["index"] == {"path": str(index_dir), "rows": 40, "text_field": "problem"}
-    assert health["limits"] == {"max_text_chars": 500, "max_batch": 4, "max_request_bytes": 20_000, "max_k": 10}
+    assert health["limits"] == {
+        "max_text_chars": 500,
+        "max_batch": 4,
+        "max_request_bytes": 20_000,
+        "max_k": 10,
+        "max_request_chars": 100_000,
+    }
 
 
 def test_parse_gives_the_graphs_of_mathgraph_parse_and_their_layout(client):
@@ -164,9 +170,16 @@ def assert_close(got, expected, tolerance=1e-5):
 
 def test_the_openapi_schema_lists_every_endpoint(client):
     schema = client.get("/api/openapi.json").json()
-    assert {"/api/health", "/api/parse", "/api/draw", "/api/encode", "/api/predict/{task}", "/api/search"} <= set(
-        schema["paths"]
-    )
+    assert {
+        "/api/health",
+        "/api/parse",
+        "/api/draw",
+        "/api/encode",
+        "/api/predict/{task}",
+        "/api/search",
+        "/api/compare",
+        "/api/check",
+    } <= set(schema["paths"])
     assert "ParseRequest" in schema["components"]["schemas"]
 
 

@@ -2,7 +2,9 @@
 Chromium (Selenium with Debian's chromium and chromedriver, which ``.ci/run`` installs): a problem typed in,
 its graph drawn with every node, a prediction and the similar problems shown, a hovered node's span marked,
 and a screenshot saved (to ``$MATHGRAPH_SCREENSHOT_DIR`` too, when set); in the Compare view, two problems
-side by side with their aligned sentences and quantities marked, the differences and the QRC relation.
+side by side with their aligned sentences and quantities marked, the differences and the QRC relation; in
+the Check view, a problem and a solution with a wrong step: the findings listed by line with their severity
+and the wrong line marked, as ``check_solution`` finds them.
 
 Skipped only where no Chromium or chromedriver is installed."""
 
@@ -20,6 +22,7 @@ import pytest
 
 from mathgraph.parsers.compare import align_problems
 from mathgraph.parsers.problem import parse_problem
+from mathgraph.parsers.solution import check_solution
 
 pytestmark = pytest.mark.slow
 
@@ -41,6 +44,9 @@ COMPARE_B = (
     "Tom has three apples. He buys 12 more apples at the shop. His sister has 4 pears. "
     "How many apples does he have now?"
 )
+
+CHECK_PROBLEM = "Tom has 3 apples and 2 pears. He buys 5 more apples. How many apples does he have now?"
+CHECK_SOLUTION = "He buys 5 more apples.\nHe has 3 + 5 = 9 apples now.\n#### 9"
 
 
 @pytest.fixture(scope="module")
@@ -236,3 +242,60 @@ def test_the_compare_view_marks_the_alignment_and_shows_the_relation(server_url,
     browser.find_element(By.ID, "tab-analyse").click()
     assert browser.find_element(By.ID, "analyse-view").is_displayed()
     assert not browser.find_element(By.ID, "compare-view").is_displayed()
+
+
+def test_the_check_view_lists_the_findings_and_marks_the_wrong_line(server_url, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as seen
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(browser, 60)
+    browser.get(server_url + "#check")  # the view's own address opens it
+    wait.until(seen.text_to_be_present_in_element((By.ID, "server-status"), "shipped"))
+    assert browser.find_element(By.ID, "check-view").is_displayed()
+    assert not browser.find_element(By.ID, "analyse-view").is_displayed()
+    assert not browser.find_element(By.ID, "compare-view").is_displayed()
+    browser.find_element(By.ID, "check-problem").send_keys(CHECK_PROBLEM)
+    browser.find_element(By.ID, "check-solution").send_keys(CHECK_SOLUTION)  # typed "\n" starts a new line
+    browser.find_element(By.ID, "check").click()
+    wait.until(lambda driver: driver.find_elements(By.CSS_SELECTOR, "#findings li.finding"))
+
+    # by hand: 3 + 5 is not 9 on the second line, and the 2 pears are never used; the library agrees
+    expected = check_solution(parse_problem(CHECK_PROBLEM), CHECK_SOLUTION)
+    assert [(f.kind, f.severity, f.step) for f in expected.findings] == [
+        ("arithmetic", "error", 1),
+        ("unused_quantity", "warning", None),
+    ]
+    shown = browser.find_elements(By.CSS_SELECTOR, "#findings li.finding")
+    assert [
+        (
+            item.find_element(By.CLASS_NAME, "place").text,
+            item.get_attribute("data-severity"),
+            item.find_element(By.CLASS_NAME, "message").text,
+        )
+        for item in shown
+    ] == [("line 2", "error", expected.findings[0].message), ("the problem", "warning", expected.findings[1].message)]
+
+    lines = browser.find_elements(By.CSS_SELECTOR, "#solution-lines li")
+    assert [line.text for line in lines] == CHECK_SOLUTION.split("\n")
+    assert [line.get_attribute("class").split() for line in lines] == [
+        ["line"],
+        ["line", "line-error", "first-error"],
+        ["line"],
+    ]
+    assert lines[1].get_attribute("title") == f"error: {expected.findings[0].message}"
+    assert browser.find_element(By.ID, "verdict").text == "1 error, 1 warning; the first error is on line 2."
+    assert browser.find_element(By.ID, "check-error").get_attribute("hidden") is not None  # no error shown
+
+    screenshot = tmp_path / "check.png"
+    assert browser.save_screenshot(str(screenshot)) and screenshot.stat().st_size > 10_000
+    if os.environ.get("MATHGRAPH_SCREENSHOT_DIR"):
+        shutil.copy(screenshot, Path(os.environ["MATHGRAPH_SCREENSHOT_DIR"]) / "serve_check.png")
+
+    # the first example is GSM8K's own solution: nothing marked; an empty solution is reported on the page
+    browser.find_element(By.CSS_SELECTOR, "#check-examples button").click()
+    wait.until(seen.text_to_be_present_in_element((By.ID, "verdict"), "No errors found"))
+    assert not browser.find_elements(By.CSS_SELECTOR, "#solution-lines li.line-error")
+    browser.find_element(By.ID, "check-solution").clear()
+    browser.find_element(By.ID, "check").click()
+    assert browser.find_element(By.ID, "check-error").text == "Type or paste the problem and its solution first."

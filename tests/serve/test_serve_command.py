@@ -17,6 +17,7 @@ def test_the_limit_options_default_to_the_library_limits(capsys):
         ("--max-batch", Limits.max_batch),
         ("--max-request-bytes", Limits.max_request_bytes),
         ("--max-k", Limits.max_k),
+        ("--max-request-chars", Limits.max_request_chars),
     ):
         assert option in shown and f"(default: {value})" in shown
     assert "--index" in shown and "--model" in shown and "127.0.0.1" in shown

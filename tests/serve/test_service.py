@@ -34,8 +34,8 @@ class FixedEncoder:
     def dimension(self, mode="joint"):
         return 3
 
-    def encode(self, texts, mode="joint"):
-        return np.array([[len(text), 0.0, 1.0] for text in texts], dtype=np.float32)
+    def encode(self, problems, mode="joint"):  # texts, or the graphs the service parsed them into
+        return np.array([[len(getattr(p, "text", p)), 0.0, 1.0] for p in problems], dtype=np.float32)
 
 
 @pytest.fixture
@@ -58,18 +58,6 @@ def test_parallel_requests_run_the_model_one_call_at_a_time(client, recorder):
     assert recorder.most == 1  # never two model calls at once
     # the requests that waited while the first call ran were run together, as one batch
     assert sum(recorder.calls) == 8 and len(recorder.calls) < 8 and max(recorder.calls) > 1
-
-
-def test_a_batch_of_requests_hands_each_its_own_results_and_errors():
-    from mathgraph.serve.model_lock import ModelLock
-
-    lock = ModelLock()
-    assert lock.run_batched("double", [1, 2, 3], lambda items: [2 * x for x in items]) == [2, 4, 6]
-    with pytest.raises(RuntimeError, match="a batch of 2 items gave 1 results"):
-        lock.run_batched("broken", [1, 2], lambda items: items[:1])
-    with pytest.raises(ZeroDivisionError):
-        lock.run_batched("fails", [0], lambda items: [1 / x for x in items])
-    assert lock.batches == 3
 
 
 def test_a_bad_input_is_named_by_its_place_in_its_own_request(client):
@@ -111,3 +99,50 @@ def test_a_request_exactly_at_the_byte_limit_passes_and_one_byte_more_does_not(c
 def test_limits_must_be_positive():
     with pytest.raises(ValueError, match="max_batch must be >= 1, got 0"):
         Limits(max_batch=0)
+
+
+class GatedKpc:
+    """A KPC 'predictor' whose first call waits at a gate; it records the inputs of every call, in order."""
+
+    def __init__(self):
+        self.calls, self.first_call, self.gate = [], threading.Event(), threading.Event()
+
+    def predict(self, inputs, batch_size=32):
+        self.calls.append(list(inputs))
+        if len(self.calls) == 1:
+            self.first_call.set()
+            self.gate.wait(10)
+        return [{"label": "Algebra", "probabilities": {"Algebra": 1.0}} for _ in inputs]
+
+
+def test_a_small_request_runs_between_the_chunks_of_a_large_one():
+    from mathgraph.serve.service import MODEL_CHUNK
+
+    kpc = GatedKpc()
+    service = Service({"kpc": kpc}, FixedEncoder(), model_name="fake")
+    large = [f"large problem {i}" for i in range(3 * MODEL_CHUNK[0])]
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        large_done = pool.submit(service.predict, "kpc", large)
+        assert kpc.first_call.wait(10)  # the large request's first chunk holds the model lock
+        small_done = pool.submit(service.predict, "kpc", ["small problem"])
+        for _ in range(1000):  # until the small request waits for the lock
+            if service.model_lock.queued:
+                break
+            time.sleep(0.01)
+        kpc.gate.set()
+        assert len(small_done.result(10)) == 1 and len(large_done.result(10)) == len(large)
+    chunk = MODEL_CHUNK[0]
+    assert kpc.calls == [large[:chunk], ["small problem"], large[chunk : 2 * chunk], large[2 * chunk :]]
+
+
+def test_a_request_over_the_character_budget_is_refused_before_any_work(recorder):
+    with TestClient(
+        create_app(Service({"kpc": recorder}, FixedEncoder(), model_name="fake"), Limits(max_request_chars=20))
+    ) as small_budget:
+        response = small_budget.post("/api/predict/kpc", json={"inputs": ["a" * 8, "b" * 8, "c" * 8]})
+    assert response.status_code == 413
+    assert response.json()["detail"] == (
+        "the texts of this request have 24 characters in all; this server takes at most 20 a request "
+        "(--max-request-chars): send them in several requests"
+    )
+    assert recorder.calls == []

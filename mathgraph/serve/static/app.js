@@ -2,7 +2,9 @@
 // mathgraph.draw lays out and colours it), the predictions of the tasks that read one problem, and the
 // index's most similar problems, each with the QRC relation the model sees between it and the problem.
 // The Compare view: two problems in, shown side by side with their alignment (parsers.compare) marked,
-// the differences in words and the QRC relation the model predicts for the pair.
+// the differences in words and the QRC relation the model predicts for the pair. The Check view: a problem
+// and a worked solution in, the solution's lines with the lines that have findings marked (the first error
+// most), and the findings of parsers.solution.check_solution listed by line with their severity.
 "use strict";
 
 const EXAMPLES = [
@@ -24,7 +26,18 @@ const COMPARE_EXAMPLES = [  // problem A, problem B (GSM-Plus perturbations of m
    "How many apples does he have now?"],
 ];
 
-const page = { health: null, cy: null, text: "", comparison: null };  // window.mathgraphPage: the tests read it
+const NATALIA = "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. " +
+  "How many clips did Natalia sell altogether in April and May?";
+const CHECK_EXAMPLES = [  // problem, solution: GSM8K train's first, then a miscopied number, a wrong sum
+  [NATALIA, "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\n" +
+    "Natalia sold 48+24 = <<48+24=72>>72 clips altogether in April and May.\n#### 72"],
+  [NATALIA, "Natalia sold 48/2 = 24 clips in May.\nNatalia sold 48+42 = 90 clips altogether.\n#### 90"],
+  ["Tom has 3 apples and 2 pears. He buys 5 more apples. How many apples does he have now?",
+   "He buys 5 more apples.\nHe has 3 + 5 = 9 apples now.\n#### 9"],
+];
+const VIEWS = ["analyse", "compare", "check"];
+
+const page = { health: null, cy: null, text: "", comparison: null, check: null };  // window.mathgraphPage: the tests read it
 window.mathgraphPage = page;
 
 const $ = (id) => document.getElementById(id);
@@ -257,12 +270,82 @@ function markPartners(event, on) {
   }
 }
 
+// ---------------------------------------------------------------- the check view
+// Where a finding is: "line N" (counted from 1, as the list of lines shows them) or "the problem".
+function findingPlace(finding) {
+  return finding.step === null ? "the problem" : `line ${finding.step + 1}`;
+}
+
+// The solution's lines (split as the library splits them, at "\n"), each marked by its worst finding.
+function solutionLines(solution, check) {
+  const worst = new Map();
+  for (const finding of check.findings) {
+    if (finding.step === null || worst.get(finding.step) === "error") continue;
+    worst.set(finding.step, finding.severity);
+  }
+  return solution.split("\n").map((line, step) => {
+    const item = element("li", { class: "line", "data-step": String(step) }, line || "\u00a0");
+    if (worst.has(step)) {
+      item.classList.add(`line-${worst.get(step)}`);
+      item.title = check.findings.filter((f) => f.step === step).map((f) => `${f.severity}: ${f.message}`).join("\n");
+    }
+    if (step === check.first_error_step) item.classList.add("first-error");
+    return item;
+  });
+}
+
+function findingsList(check) {
+  if (!check.findings.length) return [element("li", { class: "muted" }, "Nothing to report.")];
+  return check.findings.map((finding) => {
+    const item = element("li", { class: `finding finding-${finding.severity}`, "data-severity": finding.severity,
+      "data-step": finding.step === null ? "" : String(finding.step) });
+    item.append(element("span", { class: "place" }, findingPlace(finding)), " ",
+      element("span", { class: "severity" }, finding.severity), " ",
+      element("span", { class: "kind" }, finding.kind.replace(/_/g, " ")), ": ",
+      element("span", { class: "message" }, finding.message));
+    return item;
+  });
+}
+
+function verdict(check) {
+  const count = (severity) => check.findings.filter((f) => f.severity === severity).length;
+  const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  if (check.ok) {
+    const warnings = count("warning");
+    return `No errors found${warnings ? ` (${plural(warnings, "warning")})` : ""}.`;
+  }
+  const first = check.first_error_step === null ? "" : `; the first error is on line ${check.first_error_step + 1}`;
+  return `${plural(count("error"), "error")}, ${plural(count("warning"), "warning")}${first}.`;
+}
+
+async function checkSolution() {
+  const problem = $("check-problem").value, solution = $("check-solution").value;
+  if (!problem.trim() || !solution.trim()) {
+    showError("Type or paste the problem and its solution first.", "check-error");
+    return;
+  }
+  showError("", "check-error");
+  $("check").disabled = true;
+  try {
+    const check = await api("/api/check", { problem, solution });
+    page.check = check;
+    $("verdict").textContent = verdict(check);
+    $("verdict").className = check.ok ? "verdict-ok" : "verdict-error";
+    $("solution-lines").replaceChildren(...solutionLines(solution, check));
+    $("findings").replaceChildren(...findingsList(check));
+  } catch (error) {
+    showError(error.message, "check-error");
+  } finally {
+    $("check").disabled = false;
+  }
+}
+
 function showView(name) {
-  for (const view of ["analyse", "compare"]) {
+  for (const view of VIEWS) {
     $(`${view}-view`).hidden = view !== name;
     $(`tab-${view}`).setAttribute("aria-selected", String(view === name));
   }
-  history.replaceState(null, "", name === "compare" ? "#compare" : location.pathname);
+  history.replaceState(null, "", name === "analyse" ? location.pathname : `#${name}`);
   if (name === "analyse" && page.cy) page.cy.resize();  // its container had no size while hidden
 }
 
@@ -297,8 +380,7 @@ async function start() {
     button.addEventListener("click", () => { $("problem").value = example; analyse(); });
     return button;
   }));
-  $("tab-analyse").addEventListener("click", () => showView("analyse"));
-  $("tab-compare").addEventListener("click", () => showView("compare"));
+  for (const view of VIEWS) $(`tab-${view}`).addEventListener("click", () => showView(view));
   $("compare").addEventListener("click", compare);
   for (const box of ["problem-a", "problem-b"]) {
     $(box).addEventListener("keydown", (event) => { if (event.key === "Enter" && event.ctrlKey) compare(); });
@@ -310,7 +392,23 @@ async function start() {
   }));
   $("aligned-panel").addEventListener("mouseover", (event) => markPartners(event, true));
   $("aligned-panel").addEventListener("mouseout", (event) => markPartners(event, false));
-  if (location.hash === "#compare") showView("compare");
+  $("check").addEventListener("click", checkSolution);
+  for (const box of ["check-problem", "check-solution"]) {
+    $(box).addEventListener("keydown", (event) => { if (event.key === "Enter" && event.ctrlKey) checkSolution(); });
+  }
+  $("check-examples").append(...CHECK_EXAMPLES.map(([problem, solution], i) => {
+    const button = element("button", { type: "button", title: `${problem}\n\n${solution}` }, `example ${i + 1}`);
+    button.addEventListener("click", () => {
+      $("check-problem").value = problem;
+      $("check-solution").value = solution;
+      checkSolution();
+    });
+    return button;
+  }));
+  // a view's address (/#compare, /#check) opens it, on load and when only the hash changes
+  const viewOfHash = () => VIEWS.find((view) => location.hash === `#${view}`);
+  window.addEventListener("hashchange", () => showView(viewOfHash() || "analyse"));
+  if (viewOfHash()) showView(viewOfHash());
   try {
     page.health = await api("/api/health");
     const index = page.health.index ? `, index of ${page.health.index.rows} problems` : ", no index";
