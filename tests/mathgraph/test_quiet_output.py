@@ -40,7 +40,7 @@ def test_help_is_all_stdout_and_names_the_compare_endpoint(tmp_path):
     serve = run_mathgraph(tmp_path, "serve", "--help")
     assert serve.returncode == 0 and serve.stderr == ""
     endpoints = " ".join(serve.stdout.split()).split("endpoints under /api (")[1].split(";")[0]
-    assert endpoints.split(", ") == ["health", "parse", "draw", "encode", "predict/TASK", "search", "compare"]
+    assert endpoints.split(", ") == ["health", "parse", "draw", "encode", "predict/TASK", "search", "compare", "check"]
 
 
 @pytest.mark.slow
@@ -63,7 +63,7 @@ def test_predict_and_compare_print_nothing_on_stderr(tmp_path):
     compare = run_mathgraph(tmp_path, "compare", APPLES, DECIMAL_APPLES)
     assert compare.returncode == 0, compare.stderr
     assert compare.stderr == ""
-    assert "QRC relation: integer-decimal-fraction conversion" in compare.stdout
+    assert "QRC model: integer-decimal-fraction conversion, probability" in compare.stdout
     # the notes are there for whoever asks: once a parse of the cache, and the parser's choice
     verbose = run_mathgraph(tmp_path, "-v", "compare", APPLES, DECIMAL_APPLES)
     assert verbose.returncode == 0 and "graph cache" in verbose.stderr and "Loading weights" not in verbose.stderr
