@@ -1,12 +1,13 @@
 """Error detection: ``check_solution`` on GSM8K dev solutions with one error injected, and on the untouched ones.
 
-    python benchmarks/solution_errors.py [--limit N] [--seed 0] [--timing 100] [--show-misses 5] [--smoke]
+    python benchmarks/solution_errors.py [--split dev|test|train] [--limit N] [--seed 0] [--timing 100]
+        [--show-misses 5] [--smoke]
 
 The rows are GSM8K's dev split as the project splits it (``tasks.data.split_by_group`` by question, seed 0:
-the split of ``benchmarks/results.py``); every solution is checked in two forms, as written (with its
-``<<...>>`` calculator annotations) and plain (the annotations stripped, as a student writes). Into each
-form of each solution one error is injected at a calculation chosen at random (seeded) among those that
-check out:
+the split of ``benchmarks/results.py``; ``--split test`` takes the held-out test part of the same split);
+every solution is checked in two forms, as written (with its ``<<...>>`` calculator annotations) and plain
+(the annotations stripped, as a student writes). Into each form of each solution one error is injected at a
+calculation chosen at random (seeded) among those that check out:
 
 - ``arithmetic slip``: the stated result changed by 1 to 9 units of its last digit (everywhere the line
   writes it: the annotation and the number after it);
@@ -233,7 +234,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--data", default=str(DATA), help="the shared data folder (gsm8k/train.jsonl)")
     parser.add_argument("--limit", type=int, help="the first N rows of the split only")
     parser.add_argument(
-        "--split", choices=("train", "dev"), default="dev", help="GSM8K rows to use (default dev; train to develop on)"
+        "--split",
+        choices=("train", "dev", "test"),
+        default="dev",
+        help="GSM8K rows to use (default dev, the rows the checker's figures are reported on; train to develop on; "
+        "test, held out, for a final check)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the injected errors")
     parser.add_argument("--timing", type=int, default=100, help="rows timed one at a time (default 100)")

@@ -8,9 +8,9 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | kind | severity | when |
 |---|---|---|
 | ``arithmetic`` | error | a stated calculation whose result is wrong beyond the rounding the solution shows (``26/6 = 4.33`` is right: 4.33 shows two decimals) |
-| ``unexplained_operand`` | error | an operand that is not a quantity of the problem, an earlier result or a known constant (a miscopied number) |
+| ``unexplained_operand`` | error | an operand that is not a quantity of the problem, an earlier result or a known constant; or a number miscopied into a calculation whose result goes nowhere, where a later step goes on with (or the answer is) what the calculation gives with a value of the problem in its place (``_miscopies``) |
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
-| ``answer_mismatch`` | error | the final answer is not the result of any calculation (only where the solution states calculations) |
+| ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations) |
 
 ``solution_graph_features(problem, solution)`` gives the numbers of ``SOLUTION_GRAPH_FEATURES``, read
 off the same graph, for models that judge whether a solution fits a problem.
@@ -18,11 +18,12 @@ off the same graph, for models that judge whether a solution fits a problem.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph
-from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, parse_solution, problem_values
+from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, implied_values, parse_solution, problem_values
 
 __all__ = [
     "Finding",
@@ -116,7 +117,7 @@ def check_graph(graph: SolutionGraph) -> SolutionCheck:
             if operand.source == "none" and id(operand) not in repairs.explained | repairs.miscopied:
                 findings.append(_finding("unexplained_operand", line, _unexplained_message(calculation, operand)))
     findings += repairs.findings
-    if graph.answer is not None and graph.answer_step is None and graph.calculations():
+    if graph.answer is not None and graph.answer_step is None and graph.calculations() and not repairs.answer:
         findings.append(
             _finding(
                 "answer_mismatch",
@@ -148,67 +149,186 @@ class _Repairs:
     findings: list[Finding]
     explained: set[int]  # ids of the unexplained operands a miscopy accounts for
     miscopied: set[int]  # ids of the operands reported as miscopied (said once, with the better message)
+    answer: bool = False  # a miscopy accounts for a final answer that no calculation gives
 
 
 def _miscopies(graph: SolutionGraph) -> _Repairs:
-    """Unexplained operands that an earlier miscopied number accounts for.
+    """Numbers miscopied into a calculation whose result then goes nowhere, found from what comes after it.
 
-    A solution that copies 46 for the problem's 48 in ``46/2 = 23`` and later goes on with 24 leaves 24
-    unexplained two lines down, though the error is where 46 was written. So for each unexplained operand,
-    look back for a calculation that gives exactly it when one of its numbers is replaced by a value of the
-    problem: that number is reported (once) as miscopied, at its line, and the operand it explains is not.
+    A solution that copies 46 for the problem's 48 in ``46/2 = 23`` and later goes on with 24 leaves 23
+    *dangling* (no later step computes with it, and it is not the answer) and 24 unexplained two lines
+    down, though the error is where 46 was written. So for each later number, look back for a dangling
+    calculation that gives exactly that number when one of its numbers is replaced by a value of the
+    problem: that number is reported (once) as miscopied, at its line. The later number may be
+    unexplained (it is then not reported itself) or explained by chance, where the wrong number and what
+    it should have been still show (``_repair``). The final answer counts as a later number too, for the
+    dangling calculations after the one that gives it (all of them where none does: a miscopy in the last
+    step leaves the answer following from nothing, and is then reported there, not as ``answer_mismatch``).
     """
     repairs = _Repairs([], set(), set())
-    values = sorted(problem_values(graph.problem))
     calculations = graph.calculations()
-    reported: set[tuple[int, int]] = set()
-    by_place = {
-        (line, k): c for line, step in ((s.index, s) for s in graph.steps) for k, c in enumerate(step.calculations)
-    }
-    used = {id(by_place[(o.step, o.calculation)]) for _, o in graph.operands() if (o.step, o.calculation) in by_place}
-    for index, (_, calculation) in enumerate(calculations):
-        for operand in calculation.operands:
-            if operand.source != "none":
-                continue
-            repair = _repair(calculations[:index], values, operand.value, used)
-            if repair is None:
-                continue
-            (earlier_line, earlier), position, value = repair
-            repairs.explained.add(id(operand))
-            if (earlier_line, id(earlier)) in reported:
-                continue
-            reported.add((earlier_line, id(earlier)))
-            copied = earlier.operands[position]
-            repairs.miscopied.add(id(copied))
-            repairs.findings.append(
-                _finding(
-                    "unexplained_operand",
-                    earlier_line,
-                    f"{copied.text} in “{earlier.expression} = {earlier.result_text}” looks miscopied: with "
-                    f"{_readable(value)} from the problem this step gives {_readable(operand.value)}, the number a "
-                    f"later step goes on with.",
-                )
+    # the values a miscopied number may have stood for; a value with more than two decimals (7/128, that a
+    # unit conversion implies) gives some result by chance more often than a miscopy does
+    values = sorted(v for v in problem_values(graph.problem) if (v * 100).denominator == 1)
+    chance = _chance_sources(calculations)
+    unused = _unused_values(graph)
+    dangling = _dangling(graph, calculations)
+    gives: dict = {}  # what each dangling calculation gives with one number replaced (``_repair``)
+    reported: set[int] = set()
+
+    def report(repair, wanted: Fraction, what: str) -> None:
+        (earlier_line, earlier), position, value = repair
+        if id(earlier) in reported:
+            return
+        reported.add(id(earlier))
+        copied = earlier.operands[position]
+        repairs.miscopied.add(id(copied))
+        repairs.findings.append(
+            _finding(
+                "unexplained_operand",
+                earlier_line,
+                f"{copied.text} in “{earlier.expression} = {earlier.result_text}” looks miscopied: with "
+                f"{_readable(value)} from the problem this step gives {_readable(wanted)}, {what}.",
             )
+        )
+
+    for index, (_, calculation) in enumerate(calculations):
+        earlier = [calculations[k] for k in sorted(dangling) if k < index]
+        for operand in calculation.operands:
+            if operand.source == "none":
+                repair = _repair(earlier, values, operand.value, chance, gives=gives)
+                if repair is not None:
+                    repairs.explained.add(id(operand))
+            else:
+                repair = _repair(earlier, values, operand.value, chance, unused, gives)
+            if repair is not None:
+                report(repair, operand.value, "the number a later step goes on with")
+    if graph.answer is not None and calculations:
+        after = -1 if graph.answer_step is None else graph.answer_step
+        earlier = [c for k, c in enumerate(calculations) if k in dangling and c[0] > after]
+        repair = _repair(earlier, values, graph.answer, chance, unused, gives)
+        if repair is not None:
+            repairs.answer = graph.answer_step is None
+            report(repair, graph.answer, "the final answer")
     return repairs
 
 
-def _repair(earlier: list, values: list[Fraction], wanted: Fraction, used: set[int]):
-    """The latest earlier calculation whose result no later step uses, the position of a number in it and the
-    problem's value for that number with which the calculation gives ``wanted``; ``None`` when there is none."""
+def _chance_sources(calculations: list) -> set[int]:
+    """Ids of the operands whose source a miscopied number may have by chance: none, a number an earlier
+    line writes, a known constant, a number of the problem that is not a quantity, or a quantity that an
+    earlier calculation already used (6 * 20 for 6 * 15, where the problem says 20 and a step used it)."""
+    chance, seen = set(), set()
+    for _, calculation in calculations:
+        for operand in calculation.operands:
+            if operand.source == "step":
+                weak = operand.calculation is None
+            elif operand.source == "problem":
+                weak = operand.quantity is None or operand.quantity in seen
+                seen.add(operand.quantity)
+            else:
+                weak = True
+            if weak:
+                chance.add(id(operand))
+    return chance
+
+
+def _unused_values(graph: SolutionGraph) -> set[Fraction]:
+    """The values (and implied values) of the problem's quantities that no operand is linked to. Unlike
+    ``used_quantities`` this counts quantities, not values: where the problem says 5 twice and the
+    solution computes with one 5, the other is unused (a miscopy may have replaced it)."""
+    linked = {o.quantity for _, o in graph.operands()}
+    return {
+        v
+        for k, quantity in enumerate(graph.problem.quantities())
+        if k not in linked
+        for v in (quantity.value, *implied_values(quantity))
+    }
+
+
+def _dangling(graph: SolutionGraph, calculations: list) -> set[int]:
+    """Indices of the calculations whose result goes nowhere: no later operand is linked to it or has its
+    value (also as a percentage, 0.2 and 20, or as the whole it divides, 1/3 and 3, or as a fraction that
+    two numbers write, 2/3), no later line writes it (unless it is also a quantity of the problem), and it
+    is not the final answer."""
+    quantities = {q.value for q in graph.problem.quantities()}
+    written = {step.index: _numbers(step.text) - quantities for step in graph.steps}
+    places = {}  # id of a calculation -> (line, its index in the line)
+    for line, step in ((s.index, s) for s in graph.steps):
+        places.update({id(c): (line, k) for k, c in enumerate(step.calculations)})
+    # walking back from the end: what the calculations after this one compute with, and what the lines
+    # after this one write
+    linked, values, lines_after, seen_lines = set(), set(), set(), set()
+    dangling = set()
+    for index in reversed(range(len(calculations))):
+        line, calculation = calculations[index]
+        for later in (s for s in graph.steps if s.index > line and s.index not in seen_lines):
+            lines_after |= written[later.index]
+            seen_lines.add(later.index)
+        gives = {calculation.result, calculation.computed} - {None}
+        gives |= {v * f for v in gives for f in (100, Fraction(1, 100))} | {1 / v for v in gives if v}
+        if places[id(calculation)] not in linked and not gives & (values | lines_after) and graph.answer not in gives:
+            dangling.add(index)
+        operands = calculation.operands
+        linked |= {(o.step, o.calculation) for o in operands if o.source == "step"}
+        values |= {o.value for o in operands} | {a.value / b.value for a, b in zip(operands, operands[1:]) if b.value}
+    return dangling
+
+
+_NUMBER_RE = re.compile(r"(?<![\d.])(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)")
+
+
+def _numbers(text: str) -> set[Fraction]:
+    """The numbers a line writes (in its words and its annotations alike)."""
+    return {Fraction(m.group().replace(",", "")) for m in _NUMBER_RE.finditer(text)}
+
+
+def _repair(
+    earlier: list,
+    values: list[Fraction],
+    wanted: Fraction,
+    chance: set[int],
+    unused: set[Fraction] | None = None,
+    gives: dict | None = None,
+):
+    """The latest of ``earlier`` (dangling calculations) whose result would be ``wanted`` with one of its
+    numbers replaced by a value of the problem: that calculation, the position of the number and the value;
+    ``None`` when there is none. Unexplained numbers are tried first, then those with a source they may
+    have by chance (ids in ``chance``), then the others.
+
+    With ``unused`` (for a ``wanted`` that is explained), a number may be replaced only where its own
+    source is one it may have by chance, or by a value of a quantity that no step uses (``unused``): a
+    step that takes one quantity for another leaves the right one unused. Without, any number may be
+    (``wanted`` is unexplained: the error is there already, only its place is in question). ``gives``
+    keeps, per calculation, what each replacement gives (``_replacements``), for the next call."""
+    gives = {} if gives is None else gives
     for line, calculation in reversed(earlier):
-        if not calculation.terms or calculation.computed is None:
-            continue
-        if id(calculation) in used:
-            continue  # a later step goes on with its result: its numbers were copied as meant
-        # an unexplained number first (it is the likelier miscopy), then the others
-        order = ("none", "problem", "constant", "step")
-        positions = sorted(range(len(calculation.operands)), key=lambda k: order.index(calculation.operands[k].source))
-        for position in positions:
+        if id(calculation) not in gives:
+            gives[id(calculation)] = _replacements(calculation, values, chance)
+        for position, value in gives[id(calculation)].get(wanted, ()):
             operand = calculation.operands[position]
-            for value in values:
-                if value != operand.value and calculation.computed_with(position, value) == wanted:
-                    return (line, calculation), position, value
+            if unused is None or id(operand) in chance or value in unused:
+                return (line, calculation), position, value
     return None
+
+
+def _replacements(calculation: Calculation, values: list[Fraction], chance: set[int]) -> dict:
+    """``{result: [(position, value), ...]}``: what the calculation gives with the number at ``position``
+    replaced by ``value`` (in the order ``_repair`` tries them), leaving out its own result."""
+    found: dict[Fraction, list[tuple[int, Fraction]]] = {}
+    if not calculation.terms or calculation.computed is None:
+        return found
+    operands = calculation.operands
+    positions = sorted(
+        range(len(operands)), key=lambda k: (operands[k].source != "none", id(operands[k]) not in chance)
+    )
+    for position in positions:
+        for value in values:
+            if value == operands[position].value:
+                continue
+            result = calculation.computed_with(position, value)
+            if result is not None and result not in (calculation.result, calculation.computed):
+                found.setdefault(result, []).append((position, value))
+    return found
 
 
 def _unexplained_message(calculation: Calculation, operand) -> str:

@@ -138,6 +138,41 @@ def test_a_miscopied_number_is_found_where_it_was_copied():
     assert "9 in “3 * 9 = 27” looks miscopied: with 8 from the problem" in check.errors()[0].message
 
 
+def test_a_miscopy_that_another_number_explains_by_chance_is_found():
+    # 5 for 8 in line 0: 5 is a quantity too, and line 1's 24 is the pencils' 24, so nothing is unexplained;
+    # but 15 goes nowhere, the 8 is never used, and 3 * 8 gives the 24 that line 1 goes on with
+    pencils = PARSER.parse(
+        "Ann has 3 boxes of 8 pens and a box of 24 pencils. She gives away 5 pens. How many are left?"
+    )
+    check = check_solution(pencils, "3 * 5 = 15 pens.\n24 - 5 = 19 left.\n#### 19")
+    assert [(f.kind, f.step) for f in check.errors()] == [("unexplained_operand", 0)]
+    assert check.errors()[0].message == (
+        "5 in “3 * 5 = 15” looks miscopied: with 8 from the problem this step gives 24, the number a later step "
+        "goes on with."
+    )
+    # a miscopy in the last step (3, a quantity already used, for 5) is found from the answer, at its line
+    last = check_solution(PENS, "3 * 8 = 24 pens.\n24 - 3 = 21 left.\n#### 19")
+    assert [(f.kind, f.step) for f in last.errors()] == [("unexplained_operand", 1)]
+    assert last.errors()[0].message.endswith("with 5 from the problem this step gives 19, the final answer.")
+    # a right last step with a wrong answer stays an answer mismatch: 5 is the problem's own 5, used once
+    assert [(f.kind, f.step) for f in check_solution(PENS, "3 * 8 = 24.\n24 - 5 = 19.\n#### 21").errors()] == [
+        ("answer_mismatch", 2)
+    ]
+    # a result nobody goes on with is no error by itself: 76 - 32 = 44 goes nowhere, and 76 - 36 would give
+    # the 40 of line 5, but 32 and 36 are both quantities used as the problem means them
+    debts = PARSER.parse(
+        "Earl has $90; Fred has $48; Greg has $36. Earl owes Fred $28. Fred owes Greg $32. Greg owes Earl $40. "
+        "When all debts are paid, how much will Greg and Earl have together in dollars?"
+    )
+    lines = ["90 - 28 = 62", "48 + 28 = 76", "76 - 32 = 44", "36 + 32 = 68", "68 - 40 = 28", "62 + 40 = 102"]
+    assert check_solution(debts, "\n".join(lines + ["28 + 102 = 130", "#### 130"])).ok
+    # 28 (used already) for 32 in line 3: line 4 goes on with the 68 that 36 + 32 gives
+    lines[3] = "36 + 28 = 64"
+    miscopied = check_solution(debts, "\n".join(lines + ["28 + 102 = 130", "#### 130"]))
+    assert miscopied.first_error_step == 3
+    assert miscopied.errors()[0].message.startswith("28 in “36 + 28 = 64” looks miscopied: with 32 from the problem")
+
+
 def test_the_rounding_the_solution_shows_is_allowed():
     problem = PARSER.parse("26 cookies are shared by 6 children. How many does each get?")
     assert check_solution(problem, "26/6 = 4.33 cookies each.").ok
