@@ -155,13 +155,27 @@ def _cast(table, schema):
         raise ValueError(f"the shards do not fit one Parquet table ({err}); write JSONL instead") from None
 
 
-class GraphShards:
-    """Graphs of ``mathgraph parse`` (see the module docstring)."""
-
-    kind = "graphs"
+class _RowShards:
+    """Shards of one row per item, in ``format`` (``jsonl`` or ``parquet``): the part every row writer shares."""
 
     def __init__(self, format: str = "jsonl"):
         self.format = format
+
+    def write(self, directory: Path, index: int, items: list[dict]) -> tuple[list[str], dict]:
+        """Write shard ``index`` (its ``prepare``d items); returns its file names and the manifest's notes."""
+        name = shard_name(index, f".{self.format}")
+        _write_rows(directory / name, [item["row"] for item in items], self.format)
+        return [name], {}
+
+    def merge(self, directory: Path, shard_files: list[list[str]], output: Path | None, out=None) -> None:
+        """The shards as one file ``output`` (or JSONL to ``out``)."""
+        _merge_rows(directory, [files[0] for files in shard_files], output, self.format, out)
+
+
+class GraphShards(_RowShards):
+    """Graphs of ``mathgraph parse`` (see the module docstring)."""
+
+    kind = "graphs"
 
     def prepare(self, item: dict) -> dict:
         """An item as its shard keeps it: the graph as text, so that a shard in memory is its file's size."""
@@ -170,38 +184,15 @@ class GraphShards:
             return _prepared(item, json.dumps(_keyed(item, graph.to_dict(), line_last=True), ensure_ascii=False))
         return _prepared(item, _keyed(item, {"graph": graph.to_json()}))
 
-    def write(self, directory: Path, index: int, items: list[dict]) -> tuple[list[str], dict]:
-        """Write shard ``index`` (its ``prepare``d items); returns its file names and the manifest's notes."""
-        name = shard_name(index, f".{self.format}")
-        _write_rows(directory / name, [item["row"] for item in items], self.format)
-        return [name], {}
 
-    def merge(self, directory: Path, shard_files: list[list[str]], output: Path | None, out=None) -> None:
-        """The shards as one file ``output`` (or JSONL to ``out``)."""
-        _merge_rows(directory, [files[0] for files in shard_files], output, self.format, out)
-
-
-class PredictionShards:
+class PredictionShards(_RowShards):
     """Predictions of ``mathgraph predict`` (see the module docstring)."""
 
     kind = "predictions"
 
-    def __init__(self, format: str = "jsonl"):
-        self.format = format
-
     def prepare(self, item: dict) -> dict:
         """An item as its shard keeps it: the output row."""
         return _prepared(item, _keyed(item, item["result"]))
-
-    def write(self, directory: Path, index: int, items: list[dict]) -> tuple[list[str], dict]:
-        """Write shard ``index`` (its ``prepare``d items); returns its file names and the manifest's notes."""
-        name = shard_name(index, f".{self.format}")
-        _write_rows(directory / name, [item["row"] for item in items], self.format)
-        return [name], {}
-
-    def merge(self, directory: Path, shard_files: list[list[str]], output: Path | None, out=None) -> None:
-        """The shards as one file ``output`` (or JSONL to ``out``)."""
-        _merge_rows(directory, [files[0] for files in shard_files], output, self.format, out)
 
 
 class VectorShards:
