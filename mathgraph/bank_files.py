@@ -313,6 +313,24 @@ def load_dataset_directory(path: str | PathLike):
     return load_from_disk(str(path))
 
 
+def read_bank_rows(
+    path: str | PathLike, fields: Sequence[str] = (), format: str | None = None, skip_bad: bool = False
+) -> tuple[list[tuple[int, dict]], list[JsonlError]]:
+    """``(number, row)`` of every good record of a bank small enough to hold (a command's pairs or queries),
+    each row with all its columns, and the bad records' errors: a bad record raises its ``JsonlError``
+    (``FILE:NUMBER: reason``) unless ``skip_bad``. Any format ``BankReader`` reads."""
+    reader = BankReader.open(path, format, fields=fields, id_field=None, keep=None)
+    rows, bad = [], []
+    for record in reader.records():
+        if record.error is None:
+            rows.append((record.number, record.row))
+        elif skip_bad:
+            bad.append(reader.error(record))
+        else:
+            raise reader.error(record)
+    return rows, bad
+
+
 def count_rows(reader: BankReader) -> int | None:
     """How many rows the columnar files of ``reader`` hold, from their metadata (``None`` for line-based
     files, whose records are counted only by reading them)."""
@@ -335,5 +353,6 @@ __all__ = [
     "bank_format",
     "check_bank_input",
     "load_dataset_directory",
+    "read_bank_rows",
     "count_rows",
 ]

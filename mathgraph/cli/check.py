@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 
+from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import IntermixedArgumentParser, read_input_rows, report_skipped
 
 CHECK_FIELDS = ("problem", "solution")
@@ -39,7 +40,12 @@ def register(commands) -> None:
         help="how to print one check: the findings in words, or one JSON object with the solution graph "
         "(--input always writes JSONL)",
     )
-    check.add_argument("--input", metavar="FILE", help="JSONL file of rows with the fields problem and solution")
+    check.add_argument(
+        "--input",
+        metavar="FILE",
+        help="rows with the fields problem and solution: JSONL, CSV, Parquet or a saved datasets directory",
+    )
+    check.add_argument("--input-format", choices=INPUT_FORMATS, help="format of --input (default: from its name)")
     check.add_argument("--output", metavar="FILE", help="JSONL results, one per good input line (default: stdout)")
     check.add_argument(
         "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
@@ -91,11 +97,11 @@ def format_check(check) -> str:
 
 
 def _read_rows(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
-    """``(line, row)`` of each row to check and the bad lines: a JSONL file's good rows, or the two TEXTs."""
+    """``(line, row)`` of each row to check and the bad lines: an input file's good rows, or the two TEXTs."""
     if args.input:
         if args.texts:
             raise ValueError("give PROBLEM and SOLUTION, or --input FILE, not both")
-        return read_input_rows(args.input, CHECK_FIELDS, skip_bad=args.skip_bad)
+        return read_input_rows(args.input, CHECK_FIELDS, skip_bad=args.skip_bad, format=args.input_format)
     if args.output or args.skip_bad:
         raise ValueError("--output and --skip-bad apply to --input files only")
     if len(args.texts) != 2:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mathgraph.jsonl import corpus_spec, read_corpora, read_rows
+from mathgraph.jsonl import corpus_spec, read_corpora
 from mathgraph.registry import ENCODER_NAMES, resolve
 
 
@@ -93,13 +93,16 @@ def check_input_file(path: str | None, option: str = "--input") -> None:
 
 
 def read_input_rows(
-    path: str, fields: tuple[str, ...], skip_bad: bool = False, option: str = "--input"
+    path: str, fields: tuple[str, ...], skip_bad: bool = False, option: str = "--input", format: str | None = None
 ) -> tuple[list[tuple[int, dict]], list]:
-    """The ``(line, row)`` of a JSONL input file's good rows and its bad lines (``mathgraph.jsonl.read_rows``:
-    a bad line raises ``JsonlError`` naming file and line unless ``skip_bad``), read before any model loads. A
-    file that is empty, or whose every line ``--skip-bad`` left out, is a ``ValueError`` naming it."""
-    check_input_file(path, option)
-    rows, bad = read_rows(path, fields, skip_bad=skip_bad)
+    """The ``(number, row)`` of an input bank's good rows and its bad ones (JSONL, CSV, Parquet or a datasets
+    directory, by ``format`` or the name: ``mathgraph.bank_files.read_bank_rows``; a bad row raises
+    ``JsonlError`` naming file and line unless ``skip_bad``), read before any model loads. A file that is
+    missing or empty, or whose every row ``--skip-bad`` left out, is an error naming it."""
+    from mathgraph.bank_files import check_bank_input, read_bank_rows
+
+    check_bank_input(path, format, option)
+    rows, bad = read_bank_rows(path, fields, format=format, skip_bad=skip_bad)
     if not rows:
         raise ValueError(f"{option} {path}: no good input lines ({len(bad)} bad lines skipped)")
     return rows, bad

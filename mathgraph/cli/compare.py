@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 
+from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import (
     IntermixedArgumentParser,
     check_model_argument,
@@ -58,7 +59,12 @@ def register(commands) -> None:
         help="how to print one pair: the differences in words, or one JSON object "
         "{alignment, relation} (--input always writes JSONL)",
     )
-    compare.add_argument("--input", metavar="FILE", help="JSONL file of pairs (fields text_a, text_b)")
+    compare.add_argument(
+        "--input",
+        metavar="FILE",
+        help="pairs (fields text_a, text_b): JSONL, CSV, Parquet or a saved datasets directory",
+    )
+    compare.add_argument("--input-format", choices=INPUT_FORMATS, help="format of --input (default: from its name)")
     compare.add_argument("--output", metavar="FILE", help="JSONL results, one per good input line (default: stdout)")
     compare.add_argument(
         "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
@@ -152,11 +158,11 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 
 def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
-    """``(line, row)`` of each pair and the bad lines: a JSONL file's good rows (``mathgraph.jsonl.read_rows``
+    """``(line, row)`` of each pair and the bad lines: an input file's good rows (``read_input_rows``
     names a bad one by file and line), or the two TEXTs as one row. A text that is not text (a lone
     surrogate; a TEXT whose bytes are not UTF-8) is a bad line, or a ``ValueError`` naming the TEXT."""
     if args.input:
-        rows, bad = read_input_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad)
+        rows, bad = read_input_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad, format=args.input_format)
         good = []
         for line, row in rows:
             error = next((f"field {f!r} {e}" for f in PAIR_FIELDS if (e := text_error(row[f])) is not None), None)

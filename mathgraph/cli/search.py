@@ -27,11 +27,11 @@ def _register_index(commands) -> None:
     actions = index.add_subparsers(dest="index_command", required=True, metavar="ACTION")
     build = actions.add_parser(
         "build",
-        help="embed a JSONL corpus and save the index",
+        help="embed a corpus (JSONL, CSV, Parquet, a datasets directory) and save the index",
         description="Embed every row's text with a model and save vectors, rows and the "
         "model's identity; `mathgraph search` then needs no --model.",
     )
-    build.add_argument("--input", required=True, metavar="CORPUS.jsonl")
+    build.add_argument("--input", required=True, metavar="CORPUS", help="JSONL, CSV, Parquet or a datasets directory")
     build.add_argument("--text-field", default="problem")
     build.add_argument(
         "--vectors",
@@ -43,7 +43,7 @@ def _register_index(commands) -> None:
     build.add_argument(
         "--input-format",
         choices=("jsonl", "csv", "parquet", "datasets"),
-        help="with --vectors: the format of --input (default: from its name)",
+        help="the format of --input (default: from its name: .jsonl, .csv/.tsv, .parquet, a datasets directory)",
     )
     build.add_argument(
         "--model",
@@ -117,12 +117,10 @@ def _register_search(commands) -> None:
     queries.add_argument(
         "--queries",
         metavar="FILE",
-        help="queries, one a line: the --text-field of each row of a .jsonl file (or .ndjson), "
-        "otherwise the lines of a plain text file; blank lines are skipped",
+        help="queries: the --text-field of each row of a .jsonl (.ndjson), .csv, .parquet file or a saved "
+        "datasets directory, otherwise the lines of a plain text file; blank lines are skipped",
     )
-    queries.add_argument(
-        "--text-field", default="problem", help="the query field of --queries JSONL rows (default: problem)"
-    )
+    queries.add_argument("--text-field", default="problem", help="the query field of --queries rows (default: problem)")
     queries.add_argument("--output", metavar="FILE", help="the JSONL results (default: stdout)")
     queries.add_argument(
         "--skip-bad", action="store_true", help="skip bad --queries lines, count and report them, instead of stopping"
@@ -144,17 +142,15 @@ SUBSET = 500
 
 
 def run_index_build(args: argparse.Namespace) -> int:
-    """``index build``: embed a JSONL corpus and save it as a search index, or index the vectors of
+    """``index build``: embed a corpus (any bank format) and save it as a search index, or index the vectors of
     ``mathgraph encode`` (``--vectors``) with the corpus' rows."""
     if args.vectors is not None:
         return _index_vectors(args)
-    if args.input_format is not None:
-        raise ValueError("--input-format applies to --vectors only (an --input to encode is JSONL)")
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be >= 1, got {args.limit}")
     args.model = args.model or "shipped"
     check_model_argument(args.model, names=NAMED_MODELS)
-    rows, _ = read_input_rows(args.input, (args.text_field,), args.skip_bad)  # bad or empty input: before torch
+    rows, _ = read_input_rows(args.input, (args.text_field,), args.skip_bad, format=args.input_format)  # before torch
     count = len(rows) if args.limit is None else min(args.limit, len(rows))
     of = f" (the first {count:,} of {len(rows):,}: --limit)" if count < len(rows) else ""
     print(f"{args.input}: {count:,} problems to index{of}", file=sys.stderr)
@@ -177,6 +173,7 @@ def run_index_build(args: argparse.Namespace) -> int:
         limit=args.limit,
         show_progress=not args.quiet,
         index_type=args.index_type,
+        input_format=args.input_format,
     )
     print(
         f"indexed {len(index)} rows ({index.dimension}-dimensional, {index.index_type}) in {args.output}",
@@ -207,10 +204,24 @@ def _index_vectors(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_queries(args: argparse.Namespace) -> tuple[list, list]:
+    """The ``--queries`` texts and bad lines: a bank file's ``--text-field`` (CSV, Parquet, a datasets
+    directory: ``mathgraph.bank_files``), else a JSONL file's or a plain text file's lines (``read_text_lines``)."""
+    from pathlib import Path
+
+    from mathgraph.bank_files import EXTENSIONS
+    from mathgraph.jsonl import TextRecord, read_text_lines
+
+    path = Path(args.queries)
+    if path.is_dir() or EXTENSIONS.get(path.suffix.lower(), "jsonl") != "jsonl":
+        rows, bad = read_input_rows(args.queries, (args.text_field,), args.skip_bad, option="--queries")
+        return [TextRecord(number, row[args.text_field], row) for number, row in rows], bad
+    check_input_file(args.queries, "--queries")
+    return read_text_lines(args.queries, args.text_field, args.skip_bad)
+
+
 def run_search(args: argparse.Namespace) -> int:
     """``search``: the index rows nearest one query, or JSONL results for every query of ``--queries FILE``."""
-    from mathgraph.jsonl import read_text_lines
-
     if (args.query is None) == (args.queries is None):
         raise ValueError("give one QUERY or --queries FILE")
     if args.queries is None and (args.output or args.skip_bad):
@@ -220,8 +231,7 @@ def run_search(args: argparse.Namespace) -> int:
     check_model_argument(args.index, "--index")
     check_model_argument(args.model, names=NAMED_MODELS)
     # the queries are read and checked before the seconds of importing torch and loading the model
-    check_input_file(args.queries, "--queries")
-    records, bad = read_text_lines(args.queries, args.text_field, args.skip_bad) if args.queries else ([], [])
+    records, bad = _read_queries(args) if args.queries else ([], [])
     if args.queries and not records:
         raise ValueError(f"--queries {args.queries}: no good queries ({len(bad)} bad lines skipped)")
     from mathgraph.tasks.search.commands import hybrid_search_weight, structure_search_weight

@@ -14,7 +14,8 @@ from os import PathLike
 
 import numpy as np
 
-from mathgraph.jsonl import TextRecord, read_rows
+from mathgraph.bank_files import BankReader, read_bank_rows
+from mathgraph.jsonl import TextRecord
 from mathgraph.quiet import warn
 from mathgraph.tasks.search.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
 from mathgraph.tasks.search.index import PROGRESS_CHUNK_BATCHES, SearchIndex, encode_texts, quiet_notes, write_index
@@ -47,9 +48,11 @@ def build_index_from_file(
     limit: int | None = None,
     show_progress: bool = False,
     index_type: str = "auto",
+    input_format: str | None = None,
 ) -> SearchIndex:
-    """``mathgraph index build``: embed the ``text_field`` of every row of a JSONL corpus (its first ``limit``
-    good rows, when given) with the model ``model`` (see ``load_embedder``) into an index of ``index_type``
+    """``mathgraph index build``: embed the ``text_field`` of every row of a corpus, or of its first ``limit``
+    good rows (JSONL, CSV, Parquet or a datasets directory: ``input_format``, default from its name;
+    ``mathgraph.bank_files``), with the model ``model`` (see ``load_embedder``) into an index of ``index_type``
     (``tasks.search.index_types``; ``"auto"``: by the row count) and, with ``output``, save it there: the vectors
     go to the index's files a chunk at a time (``encode_shards``, ``write_index``), never all in memory. A bad
     row raises ``JsonlError`` naming file and line, or with ``skip_bad`` is left out (and counted in a warning).
@@ -57,7 +60,7 @@ def build_index_from_file(
     (``rough_seconds``), then one progress bar over parsing and encoding with its own estimate."""
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
-    numbered, bad = read_rows(input_path, (text_field,), skip_bad=skip_bad)
+    numbered, bad = read_bank_rows(input_path, (text_field,), format=input_format, skip_bad=skip_bad)
     if bad:
         warn(f"{input_path}: skipped {len(bad)} bad rows, the first: {bad[0]}")
     if not numbered:
@@ -91,7 +94,6 @@ def build_index_from_vectors(
     format ``mathgraph.bank_files`` reads), joined by line number, one shard at a time (``write_index``). The
     encoder is the one the encoding job's manifest names (loaded for its identity, so that searching the index
     with another one is refused)."""
-    from mathgraph.bank_files import BankReader
     from mathgraph.batch_jobs import finished_files, read_manifest
 
     settings = read_manifest(vectors).get("settings", {})

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from mathgraph.bank_files import BankReader, bank_format, check_bank_input
+from mathgraph.bank_files import BankReader, bank_format, check_bank_input, read_bank_rows
 from mathgraph.jsonl import JsonlError
 
 ROWS = [
@@ -188,3 +188,19 @@ def test_reading_streams_in_bounded_memory(tmp_path, kind):
     tracemalloc.stop()
     assert count == 20_000
     assert peak < 5_000_000, f"peak {peak / 1e6:.1f} MB while reading a 20 MB bank"
+
+
+@pytest.mark.parametrize("kind", sorted(NUMBERS))
+def test_a_small_bank_is_read_whole_with_every_column(banks, kind):
+    rows, bad = read_bank_rows(banks[kind], ("problem",))
+    assert bad == [] and [number for number, _ in rows] == NUMBERS[kind]
+    assert [row for _, row in rows] == ROWS  # id and subject too: compare and check copy the id
+
+
+def test_read_bank_rows_raises_or_skips_a_bad_row(tmp_path):
+    rows = [{"id": 1, "problem": "Find $x$."}, {"id": 2, "problem": ""}, {"id": 3, "problem": "What is 2+2?"}]
+    bank = write_csv(tmp_path / "bad.csv", rows)
+    with pytest.raises(JsonlError, match=r"bad\.csv:3: field 'problem' is empty"):
+        read_bank_rows(bank, ("problem",))
+    rows, bad = read_bank_rows(bank, ("problem",), skip_bad=True)
+    assert [number for number, _ in rows] == [2, 4] and [error.line for error in bad] == [3]

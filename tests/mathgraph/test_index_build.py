@@ -2,6 +2,7 @@
 and no hint to try a subset first): how many problems, a rough estimate, one progress bar with its own estimate,
 ``--limit N`` for the first N, and the hint to use it when the input is large."""
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -84,3 +85,28 @@ def test_an_index_of_the_vector_shards_of_mathgraph_encode(tmp_path, start, caps
     assert "leave out --model" in capsys.readouterr().err
     assert main([*argv, str(tmp_path / "x"), "--input", str(other), "--vectors", str(vectors)]) == 2
     assert "a vector of line 11, which" in capsys.readouterr().err
+
+
+def test_a_parquet_or_csv_corpus_is_indexed_and_searched_like_jsonl(tmp_path, start, capsys):
+    """``index build --input`` and ``search --queries`` read every bank format (issue 40), rows with all their
+    columns; a CSV file's numbers are its lines, the header being line 1."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()[:6]]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "bank.parquet")
+    argv = ["-q", "index", "build", "--model", str(start), "--output"]
+    assert main([*argv, str(tmp_path / "from_parquet"), "--input", str(tmp_path / "bank.parquet")]) == 0
+    assert main([*argv, str(tmp_path / "from_jsonl"), "--input", str(SAMPLE), "--limit", "6"]) == 0
+    from_parquet, from_jsonl = (SearchIndex.from_pretrained(tmp_path / name) for name in ("from_parquet", "from_jsonl"))
+    assert list(from_parquet.rows) == list(from_jsonl.rows) == rows
+    np.testing.assert_allclose(np.asarray(from_parquet.embeddings), np.asarray(from_jsonl.embeddings), atol=1e-5)
+
+    queries = tmp_path / "queries.csv"
+    with open(queries, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f).writerows([["problem"], *([row["problem"]] for row in rows[:2])])
+    search = ["-q", "search", "--index", str(tmp_path / "from_parquet"), "--queries", str(queries), "-k", "1"]
+    assert main(search) == 0
+    results = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [result["line"] for result in results] == [2, 3]
+    assert [result["hits"][0]["index"] for result in results] == [0, 1]
