@@ -35,6 +35,7 @@ from os import PathLike
 from pathlib import Path
 
 from mathgraph.jsonl import JsonlError, check_text_field, parse_json_row
+from mathgraph.text_checks import text_error
 
 INPUT_FORMATS = ("jsonl", "csv", "parquet", "datasets")
 EXTENSIONS = {
@@ -169,11 +170,14 @@ class BankReader:
                 check_text_field(row, name)
             if self.check is not None:
                 self.check(row)
+            if self.keep is not None:
+                wanted = (*self.fields, *self.keep, *((self.id_field,) if self.id_field else ()))
+                row = {name: row[name] for name in wanted if name in row}
+            for name, value in row.items():  # a kept field that is not text could not be written back
+                if isinstance(value, str) and (error := text_error(value)) is not None:
+                    raise ValueError(f"field {name!r} {error}")
         except ValueError as err:
             return Record(position.number, None, str(err), position)
-        if self.keep is not None:
-            wanted = (*self.fields, *self.keep, *((self.id_field,) if self.id_field else ()))
-            row = {name: row[name] for name in wanted if name in row}
         return Record(position.number, row, None, position)
 
     def _jsonl_records(self, start: Position) -> Iterator[Record]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO
 
 from mathgraph.files import apply_umask
+from mathgraph.text_checks import text_error
 
 
 class JsonlError(ValueError):
@@ -142,8 +143,8 @@ def parse_json_row(line: str) -> dict:
 
 
 def check_text_field(row: dict, field: str) -> str:
-    """``row[field]`` when it is a non-empty string; else ``ValueError`` saying what is wrong (missing, not a
-    string, empty), without file and line."""
+    """``row[field]`` when it is a non-empty string of text; else ``ValueError`` saying what is wrong (missing,
+    not a string, empty, a lone surrogate: ``mathgraph.text_checks``), without file and line."""
     if field not in row:
         raise ValueError(f"no field {field!r} (fields: {', '.join(sorted(row)) or 'none'})")
     value = row[field]
@@ -151,6 +152,9 @@ def check_text_field(row: dict, field: str) -> str:
         raise ValueError(f"field {field!r} must be a string, got {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"field {field!r} is empty")
+    error = text_error(value)
+    if error is not None:
+        raise ValueError(f"field {field!r} {error}")
     return value
 
 
@@ -170,9 +174,11 @@ def atomic_writer(path: str | PathLike) -> Iterator[IO[str]]:
 
 
 def write_jsonl(f: IO[str], rows: Iterable[dict]) -> int:
-    """Write ``rows`` one JSON object per line; returns how many."""
+    """Write ``rows`` one JSON object per line; returns how many. A row holding a lone surrogate, which UTF-8
+    cannot encode, is written with JSON's ``\\udXXX`` escapes, so that it reads back as it was."""
     count = 0
     for row in rows:
-        f.write(json.dumps(row, ensure_ascii=False) + "\n")
+        line = json.dumps(row, ensure_ascii=False)
+        f.write((line if text_error(line) is None else json.dumps(row)) + "\n")
         count += 1
     return count

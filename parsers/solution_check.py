@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph
+from mathgraph.parsers.numbers import MAX_DIGITS
 from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, implied_values, parse_solution, problem_values
 
 __all__ = [
@@ -278,8 +279,10 @@ _NUMBER_RE = re.compile(r"(?<![\d.])(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)")
 
 
 def _numbers(text: str) -> set[Fraction]:
-    """The numbers a line writes (in its words and its annotations alike)."""
-    return {Fraction(m.group().replace(",", "")) for m in _NUMBER_RE.finditer(text)}
+    """The numbers a line writes (in its words and its annotations alike), but none longer than ``MAX_DIGITS``
+    digits, which no step reads either (``parsers.numbers``)."""
+    digits = (m.group().replace(",", "") for m in _NUMBER_RE.finditer(text))
+    return {Fraction(number) for number in digits if len(number) <= MAX_DIGITS + 1}
 
 
 def _repair(

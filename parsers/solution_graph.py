@@ -449,11 +449,12 @@ class _Linker:
     def _linked(self, line: int, read, mentioned_before: set[Fraction], calculation: ReadCalculation) -> Operand:
         """The operand's source; a number after a minus sign (``-48 / 4``) may be the negative it follows."""
         operand = self._operand(line, read, mentioned_before, calculation)
-        if operand.source == "none" and read.value:
+        loosely = operand.source == "none" or (operand.source == "problem" and operand.quantity is None)
+        if loosely and read.value:  # nothing, or only the digits of a problem's number ("4" of "-4")
             negative = self._operand(
                 line, ReadOperand(-read.value, read.text, read.span), mentioned_before, calculation
             )
-            if negative.source != "none":
+            if negative.source != "none" and (operand.source == "none" or negative.quantity is not None):
                 return Operand(**{**negative.__dict__, "value": read.value})
         return operand
 

@@ -51,16 +51,27 @@ def check_corpus_files(specs: list[str]) -> None:
 
 class IntermixedArgumentParser(argparse.ArgumentParser):
     """A subcommand parser whose positionals may come after its options (``predict kpc --model DIR TEXT``):
-    plain argparse gives a ``nargs="*"`` positional its share, none, where it meets the first positional."""
+    plain argparse gives a ``nargs="*"`` positional its share, none, where it meets the first positional.
+
+    What follows ``--`` is positional, whatever it looks like (``compare -- "-x" "y"``): Python 3.11's
+    intermixed parsing drops the ``--`` between its two passes and then reads ``-x`` as an option, so those
+    arguments go through as stand-ins that cannot look like options and are put back afterwards."""
 
     def parse_known_args(self, args=None, namespace=None):
         if getattr(self, "_intermixing", False):  # parse_known_intermixed_args calls back here
             return super().parse_known_args(args, namespace)
+        args = list(sys.argv[1:] if args is None else args)
+        after = args.index("--") + 1 if "--" in args else len(args)
+        stand_ins = {f"\0positional{i}": arg for i, arg in enumerate(args[after:])}
         self._intermixing = True
         try:
-            return self.parse_known_intermixed_args(args, namespace)
+            parsed, extras = self.parse_known_intermixed_args([*args[:after], *stand_ins], namespace)
         finally:
             self._intermixing = False
+        put_back = lambda value: stand_ins.get(value, value) if isinstance(value, str) else value  # noqa: E731
+        for name, value in vars(parsed).items():
+            setattr(parsed, name, [put_back(v) for v in value] if isinstance(value, list) else put_back(value))
+        return parsed, [put_back(extra) for extra in extras]
 
 
 NAMED_MODELS = ENCODER_NAMES  # the names an encoder option takes besides a model directory

@@ -16,8 +16,7 @@ from mathgraph.cli.common import (
     read_input_rows,
     report_skipped,
 )
-from mathgraph.jsonl import JsonlError
-from mathgraph.text_checks import check_text, text_error
+from mathgraph.text_checks import check_text
 
 PAIR_FIELDS = ("text_a", "text_b")
 
@@ -160,21 +159,9 @@ def _check_arguments(args: argparse.Namespace) -> None:
 def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
     """``(line, row)`` of each pair and the bad lines: an input file's good rows (``read_input_rows``
     names a bad one by file and line), or the two TEXTs as one row. A text that is not text (a lone
-    surrogate; a TEXT whose bytes are not UTF-8) is a bad line, or a ``ValueError`` naming the TEXT."""
+    surrogate; a TEXT whose bytes are not UTF-8) is a bad line (``check_text_field``), or a ``ValueError`` naming the TEXT."""
     if args.input:
-        rows, bad = read_input_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad, format=args.input_format)
-        good = []
-        for line, row in rows:
-            error = next((f"field {f!r} {e}" for f in PAIR_FIELDS if (e := text_error(row[f])) is not None), None)
-            if error is None:
-                good.append((line, row))
-            elif args.skip_bad:
-                bad.append(JsonlError(args.input, line, error))
-            else:
-                raise JsonlError(args.input, line, error)
-        if not good:
-            raise ValueError(f"--input {args.input}: no good input lines ({len(bad)} bad lines skipped)")
-        return good, sorted(bad, key=lambda error: error.line)
+        return read_input_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad, format=args.input_format)
     names = ("the question A", "the solution B") if args.solution else ("problem A", "problem B")
     for name, text in zip(names, args.texts):
         if not text.strip():

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from os import PathLike
@@ -153,7 +154,9 @@ class Service:
             figure = Figure(figsize=picture_size(graph))
             draw_graph(graph, ax=figure.add_subplot(), show_relations=relations)
             buffer = io.StringIO()
-            figure.savefig(buffer, format="svg", bbox_inches="tight")
+            with warnings.catch_warnings():  # a character no font has is drawn as a box: not worth a log line
+                warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
+                figure.savefig(buffer, format="svg", bbox_inches="tight")
         return buffer.getvalue()
 
     def encode(self, texts: Sequence[str], mode: str = "joint", account: Account | None = None) -> np.ndarray:

@@ -69,13 +69,16 @@ def test_a_parquet_or_csv_bank_is_checked_like_jsonl(tmp_path, capsys):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = [{"id": "right", "problem": PROBLEM, "solution": RIGHT}, {"id": "slip", "problem": PROBLEM, "solution": SLIP}]
+    rows = [
+        {"id": "right", "problem": PROBLEM, "solution": RIGHT},
+        {"id": "slip", "problem": PROBLEM, "solution": SLIP},
+    ]
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "solutions.parquet")
     assert main(["-q", "check", "--input", str(tmp_path / "solutions.parquet")]) == 0
     written = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["id"], r["line"], r["ok"]) for r in written] == [("right", 1, True), ("slip", 2, False)]
     # a CSV file with another name: --input-format says what it is
-    (tmp_path / "solutions.txt").write_text(f"problem,solution\n\"{PROBLEM}\",\"{SLIP}\"\n", encoding="utf-8")
+    (tmp_path / "solutions.txt").write_text(f'problem,solution\n"{PROBLEM}","{SLIP}"\n', encoding="utf-8")
     assert main(["-q", "check", "--input", str(tmp_path / "solutions.txt"), "--input-format", "csv"]) == 0
     [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert (row["id"], row["line"], row["ok"]) == (2, 2, False)

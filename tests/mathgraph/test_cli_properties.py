@@ -1,0 +1,122 @@
+"""No input makes a ``mathgraph`` command crash (issue 39), as a property: hypothesis writes the TEXT arguments
+and the --input files (JSONL rows with any text, any bytes, CSV). Every command that reads problems either
+answers (exit status 0) or says why not in one line (exit status 2, ``mathgraph: error: ...``, no traceback).
+Models are tiny and untrained (fast); parsing, aligning and checking are the library's own.
+(``compare`` has its own property in ``tests/parsers/test_compare_properties.py``.)"""
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mathgraph.cli import main
+
+PIECES = ["Tom has ", "3", "12.5", "−4", "½", "two dozen", " apples", ". ", "? ", "$", "\\frac{", "}", "^", "=", "\n"]
+# argv as Python gives it: any Unicode, and lone surrogates \udc80-\udcff where the bytes were not UTF-8
+TEXTS = st.one_of(
+    st.text(max_size=30),
+    st.lists(st.sampled_from(PIECES) | st.text(max_size=4), max_size=10).map("".join),
+    st.text(st.characters(min_codepoint=0xDC80, max_codepoint=0xDCFF), min_size=1, max_size=2).map(
+        lambda s: "Tom has 3 " + s
+    ),
+    st.integers(1, 6000).map(lambda n: "Tom has " + "9" * n + " apples."),
+)
+PROPERTY = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory, tiny_text_dir, sample_vocab):
+    """Tiny untrained KPC and QAM task models and the tiny text encoder's directory: ``{name: path}``."""
+    from mathgraph.models.encoder import MathEncoder
+    from mathgraph.models.task_model import TaskConfig, TaskModel
+
+    root = tmp_path_factory.mktemp("cli-properties")
+    sample_vocab.save_pretrained(root / "vocab")
+    (root / "vocab" / "latex_tokens.json").write_text(json.dumps(["\\frac"]))
+    encoder = MathEncoder.build(
+        root / "vocab",
+        text_encoder=str(tiny_text_dir),
+        gat_layers=1,
+        gat_heads=2,
+        gat_head_dim=8,
+        memory_views=2,
+        fusion_layers=1,
+    )
+    paths = {"text": f"text:{tiny_text_dir}"}
+    for task, labels in (("kpc", ["Algebra", "Geometry"]), ("qam", [0, 1])):
+        TaskModel(encoder, TaskConfig(task, labels=labels)).save_pretrained(root / task)
+        paths[task] = str(root / task)
+    return paths
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(["-q", *argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_answered_or_refused(argv: list[str]) -> int:
+    """Run ``argv``: exit 0, or 2 with a line that says why in the user's terms; the exit status."""
+    code, _, err = run(argv)
+    assert code in (0, 2), (argv, code, err[-2000:])
+    assert "Traceback" not in err, (argv, err[-2000:])
+    if code == 2:  # the error is the last line (a count of the rows read may come before it)
+        last = err.strip().splitlines()[-1]
+        assert last.startswith("mathgraph: error: ") and "codec can't" not in last, (argv, err[-2000:])
+    return code
+
+
+@PROPERTY
+@given(TEXTS, TEXTS)
+def test_every_command_of_texts_answers_or_says_why_not(models, a, b):
+    assert_answered_or_refused(["parse", "--", a])
+    assert_answered_or_refused(["check", "--format", "json", "--", a, b])
+    assert_answered_or_refused(["predict", "kpc", "--model", models["kpc"], "--format", "json", "--", a])
+    assert_answered_or_refused(["predict", "qam", "--model", models["qam"], "--format", "json", "--", a, b])
+
+
+@st.composite
+def input_files(draw) -> bytes:
+    """The bytes of an --input file: JSONL rows of any text (some without the fields), or any bytes."""
+    kind = draw(st.sampled_from(["rows", "bytes"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=200))
+    rows = []
+    for _ in range(draw(st.integers(1, 4))):
+        text, solution = draw(TEXTS), draw(TEXTS)
+        row = draw(st.sampled_from([{"problem": text, "solution": solution}, {"problem": text}, {"other": text}]))
+        rows.append(json.dumps(row))  # escapes surrogates as \udcXX, which JSON readers turn back into them
+    return ("\n".join(rows) + "\n").encode()
+
+
+@settings(PROPERTY, max_examples=8)
+@given(input_files())
+def test_every_command_of_files_answers_or_says_why_not(models, tmp_path_factory, content):
+    directory = tmp_path_factory.mktemp("inputs")
+    source = directory / "bank.jsonl"
+    source.write_bytes(content)
+    for argv, skip_bad in (
+        (["parse", "--input", str(source), "--output", str(directory / "graphs.jsonl")], True),
+        (["check", "--input", str(source), "--output", str(directory / "checks.jsonl")], True),
+        (["predict", "kpc", "--model", models["kpc"], "--input", str(source), "--output", str(directory / "p")], True),
+        (["encode", "--model", models["text"], "--input", str(source), "--output", str(directory / "vectors")], False),
+        (["dedupe", "--model", models["text"], "--input", str(source), "--output", str(directory / "g.jsonl")], True),
+    ):
+        assert_answered_or_refused(argv)
+        if skip_bad:
+            assert_answered_or_refused([*argv, "--skip-bad"])
+
+
+def test_what_follows_a_double_dash_is_text_even_when_it_looks_like_an_option(capsys):
+    """Python 3.11's intermixed parsing read ``-:`` after ``--`` as an option (found by the compare property)."""
+    code, out, _ = run(["compare", "--no-model", "--format", "json", "--", "-x has 3 apples.", "-:"])
+    assert code == 0 and json.loads(out)["alignment"]["quantities"][0]["kind"] == "removed"
+    code, out, _ = run(["check", "--format", "json", "--", "-4 is 2 more than what?", "-4 - 2 = -6\n#### -6"])
+    checked = json.loads(out)
+    assert code == 0 and checked["graph"]["solution"] == "-4 - 2 = -6\n#### -6"
+    # the operand "-4" is the problem's -4 (it was read as the digits "4" of it, and -4 left "unused")
+    assert checked["ok"] and checked["findings"] == []
