@@ -4,8 +4,9 @@
 of ``(text_a, text_b)`` pairs: ``align_problems`` where ``text_b`` is a ``"problem"``
 (QRC, and SQR's query and candidate), ``align_solution`` where it is a ``"solution"``
 (QAM's question and solution); each task says which (``TaskHead.aligned_with``). Problems are
-parsed through the graph cache, and each pair's row is kept for the life of the
-process, so an epoch after the first, or the dev pass, computes nothing again.
+parsed through the graph cache, and the rows of the last ``REMEMBERED_ROWS`` pairs are kept (keyed by a
+digest of the two texts, so a server's memory stays bounded), so an epoch after the first, or the dev pass,
+computes nothing again; ``remember_alignments`` adds the rows of alignments a caller already made.
 Both the alignment model (``models.alignment_model``) and the neural pair heads that read
 the alignment next to their pair vector (``TaskConfig.alignment``) use it.
 
@@ -17,6 +18,9 @@ explained, unused quantities, wrong calculations, whether the answer follows; is
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -30,7 +34,30 @@ from mathgraph.parsers.solution import (
 )
 
 AGAINST = ("problem", "solution")  # what the second text of a pair is
-_ROWS: dict[tuple[str, str, str], np.ndarray] = {}  # (against, text_a, text_b) -> features, for this process
+REMEMBERED_ROWS = 200_000  # pairs whose rows are kept: a training set's, many times over; some 100 MB at most
+_ROWS: OrderedDict[bytes, np.ndarray] = OrderedDict()  # _key(against, text_a, text_b) -> features, oldest first
+
+
+def _key(against: str, a: str, b: str) -> bytes:
+    return hashlib.blake2b("\0".join((against, a, b)).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+_ROWS_LOCK = threading.Lock()  # a server's request threads share the rows
+
+
+def _remember(key: bytes, row: np.ndarray) -> None:
+    with _ROWS_LOCK:
+        _ROWS[key] = row
+        _ROWS.move_to_end(key)
+        while len(_ROWS) > REMEMBERED_ROWS:
+            _ROWS.popitem(last=False)
+
+
+def remember_alignments(pairs: Sequence[tuple[str, str]], alignments: Sequence) -> None:
+    """Keep the rows of ``align_problems`` alignments already made of ``(text_a, text_b)`` problem pairs, so
+    that ``alignment_features("problem", pairs)`` does not align them again (the server's compare)."""
+    for (a, b), alignment in zip(pairs, alignments):
+        _remember(_key("problem", a, b), np.asarray(alignment.feature_vector(), dtype=np.float64))
 
 
 def feature_names(against: str) -> tuple[str, ...]:
@@ -69,7 +96,10 @@ def alignment_features(
     pairs = [tuple(p) for p in pairs]
     if any(len(p) != 2 or not all(isinstance(t, str) and t.strip() for t in p) for p in pairs):
         raise ValueError("alignment features need (text_a, text_b) pairs of non-empty texts")
-    missing = sorted({p for p in pairs if (against, *p) not in _ROWS})
+    keys = [_key(against, *p) for p in pairs]
+    with _ROWS_LOCK:
+        known = {key: _ROWS[key] for key in keys if key in _ROWS}
+    missing = sorted({p for p, key in zip(pairs, keys) if key not in known})
     if missing:
         if parse is None:
             from mathgraph.parsers.graph_cache import parse_cached
@@ -84,10 +114,11 @@ def alignment_features(
                 row = align_solution(graphs[a], b).feature_vector() + [graph_row[k] for k in SOLUTION_GRAPH_FEATURES]
             else:
                 row = align_problems(graphs[a], graphs[b]).feature_vector()
-            _ROWS[(against, a, b)] = np.asarray(row, dtype=np.float64)
+            known[_key(against, a, b)] = row = np.asarray(row, dtype=np.float64)
+            _remember(_key(against, a, b), row)
     if not pairs:
         return np.zeros((0, len(columns)))
-    return np.stack([_ROWS[(against, *p)] for p in pairs])[:, columns]
+    return np.stack([known[key] for key in keys])[:, columns]
 
 
 def _check_against(against: str) -> None:
@@ -95,4 +126,4 @@ def _check_against(against: str) -> None:
         raise ValueError(f"the second text of a pair is one of {AGAINST}, not {against!r}")
 
 
-__all__ = ["alignment_features", "feature_names", "available_features", "AGAINST"]
+__all__ = ["alignment_features", "remember_alignments", "feature_names", "available_features", "AGAINST"]

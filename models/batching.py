@@ -157,16 +157,28 @@ def pair_features(first: ProblemFeatures, second: ProblemFeatures, max_length: i
     )
 
 
-def graph_features(graph: MathSyntaxGraph, vocab: GraphVocabulary, input_ids: torch.Tensor) -> ProblemFeatures:
-    """``ProblemFeatures`` of a parsed problem whose text is already tokenized into ``input_ids``."""
-    relations = [e.relation for e in graph.edges]
-    src = [e.src for e in graph.edges]
-    dst = [e.dst for e in graph.edges]
+def graph_features(
+    graph: MathSyntaxGraph, vocab: GraphVocabulary, input_ids: torch.Tensor, read_chars: int | None = None
+) -> ProblemFeatures:
+    """``ProblemFeatures`` of a parsed problem whose text is already tokenized into ``input_ids``.
+
+    ``read_chars``: the graph of the first ``read_chars`` characters of the text only (the nodes that start
+    there, the problem root, and the edges between them), for a text the encoder read in part; ``None``: all.
+    """
+    nodes, edges = graph.nodes, graph.edges
+    if read_chars is not None:
+        kept = [i for i, node in enumerate(nodes) if node.span is None or node.span[0] < read_chars]
+        new_id = {old: new for new, old in enumerate(kept)}
+        nodes = [nodes[i] for i in kept]
+        edges = [replace(e, src=new_id[e.src], dst=new_id[e.dst]) for e in edges if e.src in new_id and e.dst in new_id]
+    relations = [e.relation for e in edges]
+    src = [e.src for e in edges]
+    dst = [e.dst for e in edges]
     relation_ids = torch.tensor(vocab.relations.lookup(relations), dtype=torch.long)
     return ProblemFeatures(
         input_ids=input_ids,
-        node_labels=torch.tensor(vocab.labels.lookup(n.label for n in graph.nodes), dtype=torch.long),
-        node_kinds=torch.tensor([NODE_KINDS.index(n.kind) for n in graph.nodes], dtype=torch.long),
+        node_labels=torch.tensor(vocab.labels.lookup(n.label for n in nodes), dtype=torch.long),
+        node_kinds=torch.tensor([NODE_KINDS.index(n.kind) for n in nodes], dtype=torch.long),
         edge_index=torch.tensor([src + dst, dst + src], dtype=torch.long).reshape(2, -1),
         edge_type=torch.cat(
             [
@@ -252,13 +264,38 @@ class ProblemCollator:
         if cut and not self.truncated:
             warn(  # at the user's line that called into mathgraph, however deep this collator sits
                 f"a problem of {cut[0]:,} tokens was cut to the text encoder's first {self.max_length}: the rest "
-                "of its text is not read (its graph is; further cuts are counted, not reported)"
+                "of its text and graph is not read (further cuts are counted, not reported)"
             )
         self.truncated += len(cut)
 
     def features(self, graphs: Sequence[MathSyntaxGraph]) -> list[ProblemFeatures]:
-        """``ProblemFeatures`` of parsed problems: tokens and graph tensors."""
-        return [graph_features(g, self.vocab, ids) for g, ids in zip(graphs, self.token_ids([g.text for g in graphs]))]
+        """``ProblemFeatures`` of parsed problems: tokens and graph tensors. A text cut to ``max_length`` tokens
+        gets the graph of the part that was read (``read_chars``): the model reads one span of the problem, and
+        the cost of a long problem stays that of ``max_length`` tokens however long its text."""
+        ids = self.token_ids([g.text for g in graphs])
+        return [graph_features(g, self.vocab, t, self.read_chars(g.text, t)) for g, t in zip(graphs, ids)]
+
+    def read_chars(self, text: str, ids: torch.Tensor) -> int | None:
+        """How many characters of ``text`` its ``ids`` (``token_ids``) cover: ``None`` for the whole text, the
+        end of the last token read for a text cut to ``max_length`` (a fast tokenizer's offsets, mapped back
+        through ``encoder_text``, which drops blocks and spaces commands)."""
+        if len(ids) < self.max_length or not getattr(self.tokenizer, "is_fast", False):
+            return None
+        read = self.encoder_text(text)
+        offsets = self.tokenizer(
+            read, truncation=True, max_length=self.max_length, return_offsets_mapping=True, verbose=False
+        )["offset_mapping"]
+        end = max(stop for _, stop in offsets)
+        if end >= len(read):
+            return None
+        low, high = 0, len(text)  # the shortest prefix of the text whose encoder text reaches the end read
+        while low < high:
+            middle = (low + high) // 2
+            if len(self.encoder_text(text[:middle])) >= end:
+                high = middle
+            else:
+                low = middle + 1
+        return low
 
     def text_features(self, texts: Sequence[str]) -> list[ProblemFeatures]:
         """Token-only ``ProblemFeatures`` (no graph), for text-only models: nothing is parsed."""

@@ -241,6 +241,9 @@ class Service:
             alignments = [align_problems(graphs[a], graphs[b]) for a, b in pairs]
         relations = [None] * len(pairs)
         if not solution and "qrc" in self.predictors:  # batched with waiting QRC predictions
+            from mathgraph.models.alignment_features import remember_alignments
+
+            remember_alignments(pairs, alignments)  # the alignment model of QRC reads them: not aligned twice
             relations = compared_relations(
                 alignments, pairs, lambda asked: self._predict("qrc", asked, account, graphs)
             )

@@ -123,3 +123,30 @@ def test_a_text_longer_than_the_text_encoder_reads_is_cut_with_a_warning(tiny_en
     exact = collator.tokenizer.convert_tokens_to_string(["seven"] * (limit - 2))  # [CLS] + tokens + [SEP]
     assert len(collator.token_ids([exact])[0]) == limit  # as long as it may be: nothing cut, nothing counted
     assert collator.truncated == 2
+
+
+def test_a_cut_text_gets_the_graph_of_the_part_read(tiny_encoder):
+    """The graph of a text cut to ``max_length`` tokens is that of the part the encoder read: a long problem
+    costs what ``max_length`` tokens cost, and text and graph speak of the same span (issue 39)."""
+    import pytest
+
+    from mathgraph.models.batching import ProblemCollator
+    from mathgraph.parsers.problem import ProblemParser
+
+    text = "Tom has 3 apples. Ann has 5 pears. Mia has 7 plums. How many fruit do they have in all?"
+    graph = ProblemParser("spacy").parse(text)
+    collator = ProblemCollator(tiny_encoder.collator.tokenizer, tiny_encoder.collator.vocab, max_length=10)
+    with pytest.warns(UserWarning, match="the rest of its text and graph is not read"):
+        [features] = collator.features([graph])
+    read = collator.read_chars(text, features.input_ids)
+    assert text[:read] == "Tom has 3 apples. Ann has 5"  # [CLS] tom has 3 apples . ann has 5 [SEP]
+    kept = [i for i, node in enumerate(graph.nodes) if node.span is None or node.span[0] < read]
+    assert 0 < len(kept) == len(features.node_labels) < len(graph.nodes)
+    labels = tiny_encoder.collator.vocab.labels.lookup(graph.nodes[i].label for i in kept)
+    assert features.node_labels.tolist() == labels
+    inside = [(kept.index(e.src), kept.index(e.dst)) for e in graph.edges if e.src in kept and e.dst in kept]
+    assert sorted(zip(*features.edge_index[:, : len(inside)].tolist())) == sorted(inside)
+    # a text read whole keeps its whole graph
+    whole = ProblemCollator(tiny_encoder.collator.tokenizer, tiny_encoder.collator.vocab, max_length=64)
+    [features] = whole.features([graph])
+    assert len(features.node_labels) == len(graph.nodes) and whole.read_chars(text, features.input_ids) is None
