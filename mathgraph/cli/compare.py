@@ -157,9 +157,9 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 
 def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
-    """``(line, row)`` of each pair and the bad lines: an input file's good rows (``read_input_rows``
-    names a bad one by file and line), or the two TEXTs as one row. A text that is not text (a lone
-    surrogate; a TEXT whose bytes are not UTF-8) is a bad line (``check_text_field``), or a ``ValueError`` naming the TEXT."""
+    """``(line, row)`` of each pair and the bad lines: an input file's good rows (``read_input_rows`` names a
+    bad one by file and line), or the two TEXTs as one row. A text that is not text (a lone surrogate; a TEXT
+    whose bytes are not UTF-8) is a bad line, or a ``ValueError`` naming the TEXT."""
     if args.input:
         return read_input_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad, format=args.input_format)
     names = ("the question A", "the solution B") if args.solution else ("problem A", "problem B")

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import (
     NAMED_MODELS,
     check_input_file,
@@ -42,7 +43,7 @@ def _register_index(commands) -> None:
     )
     build.add_argument(
         "--input-format",
-        choices=("jsonl", "csv", "parquet", "datasets"),
+        choices=INPUT_FORMATS,
         help="the format of --input (default: from its name: .jsonl, .csv/.tsv, .parquet, a datasets directory)",
     )
     build.add_argument(
