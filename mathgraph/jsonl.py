@@ -125,9 +125,19 @@ def read_text_lines(
     """
     if Path(path).suffix.lower() in JSONL_SUFFIXES:
         return read_text_records(path, text_field, skip_bad)
-    with open(path, encoding="utf-8") as f:
-        records = [TextRecord(number, line.strip(), {}) for number, line in enumerate(f, start=1) if line.strip()]
-    return records, []
+    records, bad = [], []
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:  # a bad byte: that line's error, below
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            error = text_error(line)
+            if error is None:
+                records.append(TextRecord(number, line.strip(), {}))
+            elif skip_bad:
+                bad.append(JsonlError(path, number, f"the line {error}"))
+            else:
+                raise JsonlError(path, number, f"the line {error}")
+    return records, bad
 
 
 def parse_json_row(line: str) -> dict:

@@ -98,7 +98,7 @@ def check_input_file(path: str | None, option: str = "--input") -> None:
         raise FileNotFoundError(f"{option} {path}: no such file")
     if file.is_dir():
         raise IsADirectoryError(f"{option} {path} is a directory, not a file")
-    with open(file, encoding="utf-8") as f:
+    with open(file, encoding="utf-8", errors="replace") as f:  # bad bytes: the reader names their line
         if not any(line.strip() for line in f):
             raise ValueError(f"{option} {path} is empty: no input lines")
 

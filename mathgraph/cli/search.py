@@ -15,6 +15,7 @@ from mathgraph.cli.common import (
     read_input_rows,
     report_skipped,
 )
+from mathgraph.text_checks import check_text
 
 
 def register(commands) -> None:
@@ -206,15 +207,15 @@ def _index_vectors(args: argparse.Namespace) -> int:
 
 
 def _read_queries(args: argparse.Namespace) -> tuple[list, list]:
-    """The ``--queries`` texts and bad lines: a bank file's ``--text-field`` (CSV, Parquet, a datasets
-    directory: ``mathgraph.bank_files``), else a JSONL file's or a plain text file's lines (``read_text_lines``)."""
+    """The ``--queries`` texts and bad lines: a bank file's ``--text-field`` (JSONL, CSV, Parquet, a datasets
+    directory: ``mathgraph.bank_files``), else a plain text file's lines (``read_text_lines``)."""
     from pathlib import Path
 
     from mathgraph.bank_files import EXTENSIONS
     from mathgraph.jsonl import TextRecord, read_text_lines
 
     path = Path(args.queries)
-    if path.is_dir() or EXTENSIONS.get(path.suffix.lower(), "jsonl") != "jsonl":
+    if path.is_dir() or path.suffix.lower() in EXTENSIONS:  # a bank file (JSONL too), else plain lines
         rows, bad = read_input_rows(args.queries, (args.text_field,), args.skip_bad, option="--queries")
         return [TextRecord(number, row[args.text_field], row) for number, row in rows], bad
     check_input_file(args.queries, "--queries")
@@ -229,6 +230,8 @@ def run_search(args: argparse.Namespace) -> int:
         raise ValueError("--output and --skip-bad apply to --queries files only")
     if args.query is not None and not args.query.strip():
         raise ValueError("the QUERY is empty")
+    if args.query is not None:
+        check_text(args.query, "the QUERY")
     check_model_argument(args.index, "--index")
     check_model_argument(args.model, names=NAMED_MODELS)
     # the queries are read and checked before the seconds of importing torch and loading the model

@@ -1,5 +1,6 @@
 """No input makes a ``mathgraph`` command crash (issue 39), as a property: hypothesis writes the TEXT arguments
-and the --input files (JSONL rows with any text, any bytes, CSV). Every command that reads problems either
+and the --input files (JSONL rows with any text, rows without the fields, any bytes). Every command that reads
+problems either
 answers (exit status 0) or says why not in one line (exit status 2, ``mathgraph: error: ...``, no traceback).
 Models are tiny and untrained (fast); parsing, aligning and checking are the library's own.
 (``compare`` has its own property in ``tests/parsers/test_compare_properties.py``.)"""
@@ -49,6 +50,13 @@ def models(tmp_path_factory, tiny_text_dir, sample_vocab):
     for task, labels in (("kpc", ["Algebra", "Geometry"]), ("qam", [0, 1])):
         TaskModel(encoder, TaskConfig(task, labels=labels)).save_pretrained(root / task)
         paths[task] = str(root / task)
+    bank = root / "bank.jsonl"
+    bank.write_text("".join(json.dumps({"problem": f"Tom has {n} apples."}) + "\n" for n in range(5)))
+    assert (
+        main(["-q", "index", "build", "--input", str(bank), "--model", paths["text"], "--output", str(root / "ix")])
+        == 0
+    )
+    paths["index"] = str(root / "ix")
     return paths
 
 
@@ -77,6 +85,7 @@ def test_every_command_of_texts_answers_or_says_why_not(models, a, b):
     assert_answered_or_refused(["check", "--format", "json", "--", a, b])
     assert_answered_or_refused(["predict", "kpc", "--model", models["kpc"], "--format", "json", "--", a])
     assert_answered_or_refused(["predict", "qam", "--model", models["qam"], "--format", "json", "--", a, b])
+    assert_answered_or_refused(["search", "--index", models["index"], "--format", "json", "--", a])
 
 
 @st.composite
@@ -105,6 +114,11 @@ def test_every_command_of_files_answers_or_says_why_not(models, tmp_path_factory
         (["predict", "kpc", "--model", models["kpc"], "--input", str(source), "--output", str(directory / "p")], True),
         (["encode", "--model", models["text"], "--input", str(source), "--output", str(directory / "vectors")], False),
         (["dedupe", "--model", models["text"], "--input", str(source), "--output", str(directory / "g.jsonl")], True),
+        (
+            ["index", "build", "--model", models["text"], "--input", str(source), "--output", str(directory / "ix")],
+            True,
+        ),
+        (["search", "--index", models["index"], "--queries", str(source), "--output", str(directory / "s")], True),
     ):
         assert_answered_or_refused(argv)
         if skip_bad:
@@ -120,3 +134,16 @@ def test_what_follows_a_double_dash_is_text_even_when_it_looks_like_an_option(ca
     assert code == 0 and checked["graph"]["solution"] == "-4 - 2 = -6\n#### -6"
     # the operand "-4" is the problem's -4 (it was read as the digits "4" of it, and -4 left "unused")
     assert checked["ok"] and checked["findings"] == []
+
+
+def test_search_names_a_query_that_is_not_text(models, tmp_path):
+    """Found by the properties: a QUERY whose bytes are not UTF-8 reached the tokenizer (a TypeError traceback),
+    and a plain-text --queries file with such a line stopped with the codec's message."""
+    code, _, err = run(["search", "--index", models["index"], "--", "Tom has 3 \udc80"])
+    assert code == 2 and "the QUERY is not valid UTF-8: byte 0x80 at character 11 (after 'Tom has 3 ')" in err
+    queries = tmp_path / "queries.txt"
+    queries.write_bytes(b"Tom has 3 apples.\nAnn has \xff pears.\n")
+    code, _, err = run(["search", "--index", models["index"], "--queries", str(queries)])
+    assert code == 2 and f"{queries}:2: the line is not valid UTF-8: byte 0xff at character 9 (after 'Ann has ')" in err
+    code, out, err = run(["search", "--index", models["index"], "--queries", str(queries), "--skip-bad"])
+    assert code == 0 and len(out.splitlines()) == 1 and "skipped 1 bad" in err
