@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 from index_scale import DATA, cached_vectors, read_texts  # noqa: E402 (benchmarks/ is on the path of its scripts)
 
+from smoke import SMOKE_DATA  # noqa: E402
+
 NUMBER_CHANGES = ("numerical substitution", "digit expansion", "integer-decimal-fraction conversion")
 OTHER_CHANGES = ("adding operation", "reversing operation", "distraction insertion", "critical thinking")
 GRID = {
@@ -65,12 +67,12 @@ def latex_copy(text: str) -> str:
 def build_banks(args) -> dict[str, list[dict]]:
     """``{"dev": items, "test": items}``: each item ``{"text", "origin", "kind"}``."""
     rng = np.random.default_rng(0)
-    variants = [json.loads(line) for line in open(DATA / "gsmplus" / "variants.jsonl", encoding="utf-8")]
+    variants = [json.loads(line) for line in open(args.data / "gsmplus" / "variants.jsonl", encoding="utf-8")]
     seeds = list(dict.fromkeys(v["seed_question"] for v in variants))
     seeds = [seeds[i] for i in rng.permutation(len(seeds))[: args.seeds]]
-    math = [t for t in read_texts(DATA / "math" / "train.jsonl", "problem") if t.count("$") >= 2]
+    math = [t for t in read_texts(args.data / "math" / "train.jsonl", "problem") if t.count("$") >= 2]
     math = [math[i] for i in rng.permutation(len(math))[: args.math]]
-    gsm8k = read_texts(DATA / "gsm8k" / "train.jsonl", "question")
+    gsm8k = read_texts(args.data / "gsm8k" / "train.jsonl", "question")
     gsm8k = [gsm8k[i] for i in rng.permutation(len(gsm8k))[: args.gsm8k]]
     banks = {"dev": [], "test": []}
     for n, seed in enumerate(seeds):
@@ -234,8 +236,10 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/mathgraph-bench"))
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
-    if args.smoke:
+    args.data = DATA
+    if args.smoke:  # the smoke data (benchmarks/smoke.py): runs in a clean clone without ../shared
         args.seeds, args.math, args.gsm8k, args.cache = 4, 4, 6, args.work / "cache"
+        args.data = SMOKE_DATA
     args.work.mkdir(parents=True, exist_ok=True)
     grid = SMOKE_GRID if args.smoke else GRID
     settings_grid = [
