@@ -216,8 +216,8 @@ class BankReader:
                     return
                 except csv.Error as err:
                     raise JsonlError(path, position.number, f"not valid CSV ({err})") from None
-                if not values or not any(v.strip() for v in values):
-                    continue  # a blank line is no record
+                if not values or (len(values) == 1 < len(header) and not values[0].strip()):
+                    continue  # a blank line is no record; a row of empty fields ("", or ,,) is a bad one
                 if len(values) != len(header):
                     reason = f"expected {len(header)} fields (the header's), got {len(values)}"
                     yield Record(position.number, None, reason, position)

@@ -204,3 +204,14 @@ def test_read_bank_rows_raises_or_skips_a_bad_row(tmp_path):
         read_bank_rows(bank, ("problem",))
     rows, bad = read_bank_rows(bank, ("problem",), skip_bad=True)
     assert [number for number, _ in rows] == [2, 4] and [error.line for error in bad] == [3]
+
+
+def test_a_csv_row_of_empty_fields_is_reported_not_skipped(tmp_path):
+    """A blank line is no record, but a row whose fields are empty (``""``, or ``,,``) is a bad one."""
+    one_column = write_csv(tmp_path / "one.csv", [{"problem": "Find $x$."}, {"problem": ""}])
+    with pytest.raises(JsonlError, match=r"one\.csv:3: field 'problem' is empty"):
+        read_bank_rows(one_column, ("problem",))
+    two_columns = tmp_path / "two.csv"
+    two_columns.write_text("id,problem\na,Find $x$.\n\n   \n,\n", encoding="utf-8")
+    rows, bad = read_bank_rows(two_columns, ("problem",), skip_bad=True)
+    assert [number for number, _ in rows] == [2] and [error.line for error in bad] == [5]
