@@ -127,21 +127,31 @@ def _merge_rows(directory: Path, names: list[str], output: Path | None, format: 
     import pyarrow.parquet as pq
 
     with atomic_path(output) as temporary:
-        writer, empty = None, None
-        try:
-            for name in names:
-                table = pq.read_table(directory / name)
-                if table.num_rows == 0:  # an empty shard's columns have no type: the first rows set the schema
-                    empty = empty or table
-                    continue
-                if writer is None:
-                    writer = pq.ParquetWriter(temporary, table.schema)
-                writer.write_table(_cast(table, writer.schema))
-        finally:
-            if writer is not None:
-                writer.close()
-        if writer is None:
-            pq.write_table(empty if empty is not None else _table([]), temporary)
+        _write_tables(
+            temporary,
+            (pq.read_table(directory / name) for name in names),
+            if_none=lambda: pq.read_table(directory / names[0]) if names else _table([]),
+        )
+
+
+def _write_tables(path: Path, tables: Iterator, if_none) -> None:
+    """The non-empty ``tables`` as one Parquet file at ``path``, in the first one's schema (an empty table's
+    columns have no type: the first rows set it); ``if_none()``'s table where every one is empty."""
+    import pyarrow.parquet as pq
+
+    writer = None
+    try:
+        for table in tables:
+            if table.num_rows == 0:
+                continue
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema)
+            writer.write_table(_cast(table, writer.schema))
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is None:
+        pq.write_table(if_none(), path)
 
 
 def _cast(table, schema):
@@ -248,25 +258,15 @@ class VectorShards:
 
     def _merge_parquet(self, directory: Path, shard_files, matrices, dimension: int, temporary: Path) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        writer = None
-        try:
+        def tables() -> Iterator:
             for files, matrix in zip(shard_files, matrices):
                 rows = list(self._rows(directory / files[1]))
-                if not rows:
-                    continue
-                table = _table(rows)
-                flat = pa.array(np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1), type=pa.float32())
-                table = table.append_column("vector", pa.FixedSizeListArray.from_arrays(flat, dimension))
-                if writer is None:
-                    writer = pq.ParquetWriter(temporary, table.schema)
-                writer.write_table(_cast(table, writer.schema))
-        finally:
-            if writer is not None:
-                writer.close()
-        if writer is None:
-            pq.write_table(pa.table({"line": pa.array([], pa.int64())}), temporary)
+                if rows:
+                    flat = pa.array(np.ascontiguousarray(matrix, dtype=np.float32).reshape(-1), type=pa.float32())
+                    yield _table(rows).append_column("vector", pa.FixedSizeListArray.from_arrays(flat, dimension))
+
+        _write_tables(temporary, tables(), if_none=lambda: pa.table({"line": pa.array([], pa.int64())}))
 
     def _rows(self, path: Path) -> Iterator[dict]:
         if self.format == "jsonl":

@@ -53,4 +53,15 @@ def task_spec(name: str) -> TaskSpec:
     return TASK_SPECS[name]
 
 
-__all__ = ["TaskSpec", "TASK_SPECS", "TASK_NAMES", "PAIR_TASKS", "task_spec"]
+def check_candidates(row: dict) -> None:
+    """An SQR row's ``candidates``: a non-empty list of non-empty strings, else ``ValueError``."""
+    candidates = row.get("candidates")
+    if (
+        not isinstance(candidates, list)
+        or not candidates
+        or not all(isinstance(c, str) and c.strip() for c in candidates)
+    ):
+        raise ValueError("field 'candidates' must be a non-empty list of non-empty strings")
+
+
+__all__ = ["TaskSpec", "TASK_SPECS", "TASK_NAMES", "PAIR_TASKS", "task_spec", "check_candidates"]

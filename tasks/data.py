@@ -40,6 +40,7 @@ from pathlib import Path
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
 from mathgraph.models.examples import KpcExample, QamPair, QrcPair, SqrList
 from mathgraph.models.task_heads import TaskHead, get_task_head
+from mathgraph.task_specs import check_candidates
 
 logger = logging.getLogger(__name__)
 
@@ -575,17 +576,7 @@ def read_inputs(
     kind = task.input_shape
     fields = {"single": (text_field,), "pair": ("text_a", "text_b"), "ranker": ("query",)}[kind]
 
-    def check(row: dict) -> None:
-        if kind == "ranker":
-            candidates = row.get("candidates")
-            if (
-                not isinstance(candidates, list)
-                or not candidates
-                or not all(isinstance(c, str) and c.strip() for c in candidates)
-            ):
-                raise ValueError("field 'candidates' must be a non-empty list of non-empty strings")
-
-    rows, bad = read_rows(path, fields, skip_bad, check)
+    rows, bad = read_rows(path, fields, skip_bad, check_candidates if kind == "ranker" else None)
     inputs = [row_input(kind, row, text_field) for _, row in rows]
     return rows, inputs, bad
 

@@ -62,24 +62,34 @@ def tiny_text_dir(tmp_path_factory):
     return directory
 
 
-@pytest.fixture
-def tiny_encoder(tiny_text_dir, tiny_vocab_dir):
-    """A tiny COMUS ``MathEncoder`` (3 BERT layers of 32, 3 GAT layers of 2 x 8, k = 2) in eval mode."""
+@pytest.fixture(scope="session")
+def build_tiny_encoder(tiny_text_dir):
+    """``build(vocab_dir)``: a new tiny COMUS ``MathEncoder`` (3 BERT layers of 32, 3 GAT layers of 2 x 8,
+    k = 2) in eval mode, with the vocabularies in ``vocab_dir`` (as ``tiny_vocab_dir`` holds them)."""
     from mathgraph.models.encoder import MathEncoder
 
-    encoder = MathEncoder.build(
-        tiny_vocab_dir,
-        text_encoder=str(tiny_text_dir),
-        gat_layers=3,
-        gat_heads=2,
-        gat_head_dim=8,
-        relation_dim=4,
-        memory_views=2,
-        fusion_layers=2,
-        dropout=0.0,
-    )
-    encoder.model.eval()
-    return encoder
+    def build(vocab_dir):
+        encoder = MathEncoder.build(
+            vocab_dir,
+            text_encoder=str(tiny_text_dir),
+            gat_layers=3,
+            gat_heads=2,
+            gat_head_dim=8,
+            relation_dim=4,
+            memory_views=2,
+            fusion_layers=2,
+            dropout=0.0,
+        )
+        encoder.model.eval()
+        return encoder
+
+    return build
+
+
+@pytest.fixture
+def tiny_encoder(build_tiny_encoder, tiny_vocab_dir):
+    """A tiny COMUS ``MathEncoder`` of its own (``build_tiny_encoder``) in eval mode."""
+    return build_tiny_encoder(tiny_vocab_dir)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from mathgraph.bank_files import BankReader
 from mathgraph.batch_jobs import DEFAULT_SHARD_SIZE, Job
 from mathgraph.job_outputs import PredictionShards
 from mathgraph.labels import label_text, with_label_names
-from mathgraph.task_specs import task_spec
+from mathgraph.task_specs import check_candidates, task_spec
 
 
 @dataclass(frozen=True)
@@ -35,17 +35,6 @@ class TaskRowInput:
         from mathgraph.tasks.data import row_input
 
         return row_input(self.kind, row, self.text_field)
-
-
-def check_candidates(row: dict) -> None:
-    """An SQR row's ``candidates``: a non-empty list of non-empty strings, else ``ValueError``."""
-    candidates = row.get("candidates")
-    if (
-        not isinstance(candidates, list)
-        or not candidates
-        or not all(isinstance(c, str) and c.strip() for c in candidates)
-    ):
-        raise ValueError("field 'candidates' must be a non-empty list of non-empty strings")
 
 
 @dataclass
@@ -174,7 +163,6 @@ __all__ = [
     "TaskRowInput",
     "PredictStage",
     "prediction_job",
-    "check_candidates",
     "format_prediction",
     "input_from_texts",
 ]

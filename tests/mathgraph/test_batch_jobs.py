@@ -184,6 +184,9 @@ def test_a_shard_of_bad_rows_only_is_an_empty_shard(tmp_path):
         for entry in read_manifest(tmp_path / "out")["shards"]
     ]
     assert sizes == [(1, False), (0, True), (0, True), (1, False)]
+    # merged into one Parquet file, the empty shards (columns of no type) add no rows and no schema
+    run_job(shout_job(source, tmp_path / "out.parquet", shard_size=1, skip_bad=True, format="parquet"))
+    assert [row["text"] for row in pq.read_table(tmp_path / "out.parquet").to_pylist()] == ["A", "B"]
     with pytest.raises(ValueError, match="no good input rows \\(1 bad rows skipped\\)"):
         run_job(shout_job(write_bank(tmp_path / "bad.jsonl", [{"problem": ""}]), None, skip_bad=True))
 

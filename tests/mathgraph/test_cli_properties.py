@@ -29,23 +29,15 @@ PROPERTY = settings(max_examples=15, deadline=None, suppress_health_check=list(H
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory, tiny_text_dir, sample_vocab):
-    """Tiny untrained KPC and QAM task models and the tiny text encoder's directory: ``{name: path}``."""
-    from mathgraph.models.encoder import MathEncoder
+def models(tmp_path_factory, tiny_text_dir, sample_vocab, build_tiny_encoder):
+    """Tiny untrained KPC and QAM task models, the tiny text encoder, and a search index of 5 problems made
+    with it: ``{name: path}``."""
     from mathgraph.models.task_model import TaskConfig, TaskModel
 
     root = tmp_path_factory.mktemp("cli-properties")
     sample_vocab.save_pretrained(root / "vocab")
     (root / "vocab" / "latex_tokens.json").write_text(json.dumps(["\\frac"]))
-    encoder = MathEncoder.build(
-        root / "vocab",
-        text_encoder=str(tiny_text_dir),
-        gat_layers=1,
-        gat_heads=2,
-        gat_head_dim=8,
-        memory_views=2,
-        fusion_layers=1,
-    )
+    encoder = build_tiny_encoder(root / "vocab")
     paths = {"text": f"text:{tiny_text_dir}"}
     for task, labels in (("kpc", ["Algebra", "Geometry"]), ("qam", [0, 1])):
         TaskModel(encoder, TaskConfig(task, labels=labels)).save_pretrained(root / task)

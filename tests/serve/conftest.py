@@ -1,4 +1,5 @@
-"""The served models, loaded once: the shipped multi-task model and an index of 40 bundled MATH problems."""
+"""The served models, loaded once: the shipped multi-task model and an index of 40 bundled MATH problems; and a
+service of stand-in models (fast) for the tests of what any input does to the endpoints."""
 
 import json
 
@@ -28,3 +29,28 @@ def service(index_dir):
     from mathgraph.serve.service import Service
 
     return Service.load(index=index_dir)
+
+
+class Stand:
+    """A stand-in for every model: predictors that answer "a", an encoder of ones."""
+
+    def predict(self, inputs, batch_size=32):
+        return [{"label": "a", "probabilities": {"a": 1.0}} for _ in inputs]
+
+    def dimension(self, mode="joint"):
+        return 2
+
+    def encode(self, problems, mode="joint"):
+        import numpy as np
+
+        return np.ones((len(problems), 2), dtype=np.float32)
+
+
+@pytest.fixture(scope="session")
+def stand_service():
+    """A ``Service`` whose KPC, QRC and QAM predictors and encoder are ``Stand``s: parsing, drawing, aligning
+    and checking are the library's own, the models answer at once."""
+    from mathgraph.serve.service import Service
+
+    stand = Stand()
+    return Service({"kpc": stand, "qrc": stand, "qam": stand}, stand, model_name="fake")

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mathgraph.serve.app import create_app
-from mathgraph.serve.service import Limits, Service
+from mathgraph.serve.service import Limits
 
 PIECES = ["Tom has ", "3", "12.5", "−4", "½", " apples", ". ", "? ", "$", "\\frac{", "}", "{", "^", "x", "=", "\n"]
 TEXTS = st.one_of(
@@ -41,27 +41,10 @@ PATHS = [
 PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
-class Stand:
-    """A stand-in for every model: predictors that answer "a", an encoder of ones."""
-
-    def predict(self, inputs, batch_size=32):
-        return [{"label": "a", "probabilities": {"a": 1.0}} for _ in inputs]
-
-    def dimension(self, mode="joint"):
-        return 2
-
-    def encode(self, problems, mode="joint"):
-        import numpy as np
-
-        return np.ones((len(problems), 2), dtype=np.float32)
-
-
 @pytest.fixture(scope="module")
-def client():
-    stand = Stand()
+def client(stand_service):
     limits = Limits(max_request_chars=20_000)  # small, so that hypothesis reaches the budget too
-    service = Service({"kpc": stand, "qrc": stand, "qam": stand}, stand, model_name="fake")
-    with TestClient(create_app(service, limits), raise_server_exceptions=False) as client:
+    with TestClient(create_app(stand_service, limits), raise_server_exceptions=False) as client:
         yield client
 
 

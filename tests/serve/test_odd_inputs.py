@@ -4,12 +4,10 @@ are stand-ins (fast); parsing, drawing, aligning and checking are the library's 
 
 import json
 
-import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
 from mathgraph.serve.app import create_app
-from mathgraph.serve.service import Service
 
 ODD_TEXTS = [
     "Tom has 3 apples.\x00 He eats 1.",  # a NUL character
@@ -23,24 +21,9 @@ ODD_TEXTS = [
 ]
 
 
-class Stand:
-    """A stand-in for every model: KPC and QRC predictors and an encoder, each answering by length."""
-
-    def predict(self, inputs, batch_size=32):
-        return [{"label": "a", "probabilities": {"a": 1.0}} for _ in inputs]
-
-    def dimension(self, mode="joint"):
-        return 2
-
-    def encode(self, problems, mode="joint"):
-        return np.ones((len(problems), 2), dtype=np.float32)
-
-
 @pytest.fixture(scope="module")
-def client():
-    stand = Stand()
-    app = create_app(Service({"kpc": stand, "qrc": stand}, stand, model_name="fake"))
-    with TestClient(app, raise_server_exceptions=False) as client:
+def client(stand_service):
+    with TestClient(create_app(stand_service), raise_server_exceptions=False) as client:
         yield client
 
 

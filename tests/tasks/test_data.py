@@ -530,3 +530,22 @@ def test_a_json_error_names_its_column_on_the_line(tmp_path):
         (1, "not valid JSON (Expecting ',' delimiter at column 16)"),
         (2, "not valid JSON (Expecting ':' delimiter at column 12)"),
     ]
+
+
+def test_sqr_rows_need_a_list_of_candidate_texts(tmp_path):
+    """``read_inputs`` and the prediction commands share one check of SQR candidates (``check_candidates``)."""
+    from mathgraph.tasks.data import read_inputs
+
+    source = tmp_path / "sqr.jsonl"
+    rows = [
+        {"query": "Find $x$.", "candidates": ["Find $y$.", "Solve $x+1=2$."]},
+        {"query": "Find $x$.", "candidates": []},
+        {"query": "Find $x$.", "candidates": ["ok", "  "]},
+        {"query": "Find $x$.", "candidates": "Find $y$."},
+    ]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with pytest.raises(JsonlError, match=r"sqr\.jsonl:2: field 'candidates' must be a non-empty list"):
+        read_inputs("sqr", source)
+    good, inputs, bad = read_inputs("sqr", source, skip_bad=True)
+    assert [line for line, _ in good] == [1] and [error.line for error in bad] == [2, 3, 4]
+    assert inputs == [("Find $x$.", ["Find $y$.", "Solve $x+1=2$."])]
