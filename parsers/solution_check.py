@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph
-from mathgraph.parsers.numbers import MAX_DIGITS
+from mathgraph.parsers.numbers import parse_number
 from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, implied_values, parse_solution, problem_values
 
 __all__ = [
@@ -279,10 +279,9 @@ _NUMBER_RE = re.compile(r"(?<![\d.])(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)")
 
 
 def _numbers(text: str) -> set[Fraction]:
-    """The numbers a line writes (in its words and its annotations alike), but none longer than ``MAX_DIGITS``
-    digits, which no step reads either (``parsers.numbers``)."""
-    digits = (m.group().replace(",", "") for m in _NUMBER_RE.finditer(text))
-    return {Fraction(number) for number in digits if len(number) <= MAX_DIGITS + 1}
+    """The numbers a line writes (in its words and its annotations alike), read by ``parse_number``: none
+    longer than ``MAX_DIGITS`` digits, which no step reads either."""
+    return {read[0] for m in _NUMBER_RE.finditer(text) if (read := parse_number(m.group())) is not None}
 
 
 def _repair(
