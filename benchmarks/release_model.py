@@ -3,6 +3,8 @@
     python benchmarks/release_model.py --work results/ --stage pretrain   [--steps 2000]
     python benchmarks/release_model.py --work results/ --stage multitask  [--epochs 2] [--start shipped] [--no-alignment]
     python benchmarks/release_model.py --work results/ --stage package    [--output mathgraph/data/shipped_model]
+    python benchmarks/release_model.py --work results/ --stage heads      [--output mathgraph/data/shipped_model]
+    python benchmarks/release_model.py --work results/ --stage measure    [--output mathgraph/data/shipped_model]
     python benchmarks/release_model.py --work results/ --stage structure  [--output mathgraph/data/shipped_model]
     python benchmarks/release_model.py --work results/ --stage search     [--output mathgraph/data/shipped_model]
     python benchmarks/release_model.py --work results/ --smoke            [--stage ...]
@@ -13,12 +15,12 @@ The building is the library's (``tasks.release.build``; its docstring says what 
 table's rows, writes the package into ``mathgraph/data/shipped_model`` unless told otherwise, and keeps the
 pre-training loss curve with the results (``benchmarks/results/issue13_pretrain_log.jsonl``).
 
-``--smoke`` runs the five stages in turn (or the ``--stage`` named) on the smoke task files
+``--smoke`` runs every stage in turn (or the ``--stage`` named) on the smoke task files
 (``benchmarks/results.py --smoke``'s): pre-training of a tiny new model (a 6-layer, 32-wide BERT)
-and multi-task training for 2 steps each, alignment models of 20 iterations; everything, the
-package included (``--output`` is ``WORK/smoke/package`` unless given), goes to ``WORK/smoke``, and
-nothing to ``benchmarks/results``. Seconds, to keep the script working; it refuses to write the
-shipped package.
+and multi-task training for 2 steps each, a QAM head refit of 2 epochs, alignment models of 20
+iterations; everything, the package included (``--output`` is ``WORK/smoke/package`` unless given),
+goes to ``WORK/smoke``, and nothing to ``benchmarks/results``. Seconds, to keep the script working;
+it refuses to write the shipped package.
 """
 
 from __future__ import annotations
@@ -56,10 +58,11 @@ def main() -> None:
         pretrain_batch_size=4 if args.smoke else 32,
         multitask_batch_size=2 if args.smoke else 16,
         multitask_max_steps=2 if args.smoke else None,
+        head_epochs=2 if args.smoke else 10,
         structure_options={"max_iter": 20} if args.smoke else None,
         bank_data=str(SMOKE_DATA if args.smoke else DATA),
     )
-    stages = [args.stage] if args.stage else STAGES  # --smoke without --stage: every stage, measure too
+    stages = [args.stage] if args.stage else STAGES  # --smoke without --stage: every stage, heads and measure too
     build_release(files, work, args.output, stages, settings, say=lambda line: print(line, flush=True))
     # the loss curve goes with the results (not from --smoke runs); absent when stage 2 started from the package
     log = work / "pretrain" / "training_log.jsonl"

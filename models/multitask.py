@@ -159,7 +159,9 @@ class MultiTaskConfig:
 
     @property
     def task_configs(self) -> list[TaskConfig]:
-        return [TaskConfig(**current_keys(t)) for t in self.tasks]
+        """Each task's config (``TaskConfig.from_dict``: a head saved before ``alignment_features`` reads the
+        legacy set)."""
+        return [TaskConfig.from_dict(t) for t in self.tasks]
 
     @property
     def task_names(self) -> list[str]:

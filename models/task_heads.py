@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from mathgraph.models.alignment_features import alignment_features, feature_names
+from mathgraph.models.alignment_features import alignment_features, available_features
 from mathgraph.models.examples import KpcExample, QamPair, QrcPair, SqrList
 from mathgraph.models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
 from mathgraph.task_specs import TASK_SPECS
@@ -35,6 +35,7 @@ class TaskHead(ABC):
     name: str = ""
     alignment: bool = False  # the head also reads the alignment features of each pair (models.alignment_features)
     aligned_with: str = "problem"  # the second text of its pairs, for their alignment: a "problem" or a "solution"
+    alignment_names: tuple[str, ...] = ()  # the features the head reads, in order (with alignment on)
 
     @property
     def classifies(self) -> bool:
@@ -54,20 +55,31 @@ class TaskHead(ABC):
             raise ValueError(f"{self.name} reads one problem per example: --pair-mode is for qrc and qam")
         return self
 
-    def with_alignment(self, alignment: bool) -> TaskHead:
-        """This task with heads that read each pair's alignment features too; only pair and ranking tasks."""
+    def with_alignment(self, alignment: bool, names: Sequence[str] | None = None) -> TaskHead:
+        """This task with heads that read each pair's alignment features too, ``names`` in that order (default:
+        every feature this mathgraph computes, ``available_features(aligned_with)``); only pair
+        and ranking tasks. ``ValueError`` for a name it does not compute, a name twice, or no name."""
         if not alignment:
             return self
         if self.input_shape == "single":
             raise ValueError(f"{self.name} reads one problem per example: alignment features are for qrc, qam, sqr")
+        available = available_features(self.aligned_with)
+        names = available if names is None else tuple(names)
+        unknown = [name for name in names if name not in available]
+        if unknown:
+            raise ValueError(
+                f"unknown {self.aligned_with} alignment features {unknown}: this mathgraph computes {list(available)}"
+            )
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"a {self.name} head reads one or more alignment features, each once: got {list(names)}")
         task = copy.copy(self)
-        task.alignment = True
+        task.alignment, task.alignment_names = True, names
         return task
 
     @property
     def alignment_dim(self) -> int:
         """How many alignment features the head reads (0 without them)."""
-        return len(feature_names(self.aligned_with)) if self.alignment else 0
+        return len(self.alignment_names) if self.alignment else 0
 
     def alignment_pairs(self, examples: Sequence) -> list[tuple[str, str]]:
         """The ``(text_a, text_b)`` pairs whose alignment the head reads, in the layout of ``targets``."""
@@ -105,7 +117,7 @@ class TaskHead(ABC):
         """``{"alignment": [B, F] float32}`` of a batch when ``alignment`` is on, else nothing."""
         if not self.alignment:
             return {}
-        features = alignment_features(self.aligned_with, self.alignment_pairs(examples))
+        features = alignment_features(self.aligned_with, self.alignment_pairs(examples), names=self.alignment_names)
         return {"alignment": torch.from_numpy(features).float()}
 
     @abstractmethod

@@ -14,7 +14,7 @@ the config and the weights of a saved model.
 
 A trained model directory holds the encoder (``save_pretrained``), the head and
 the vector norm (``head.safetensors``) and ``task_config.json`` (the config, with
-the label names).
+the label names and the alignment features the head reads).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from mathgraph.files import apply_umask
+from mathgraph.models.alignment_features import feature_names
 from mathgraph.models.batching import ProblemBatch
 from mathgraph.models.encoder import MathEncoder
 from mathgraph.models.frozen_prefix import FrozenTextPrefix
@@ -66,6 +67,9 @@ class TaskConfig:
     pair_mode: str | None = None  # QRC/QAM: "cross" (default) or "bi"; None for the other tasks
     vector_norm: bool = True
     alignment: bool = False  # QRC/QAM/SQR: the head also reads each pair's alignment features (parsers.compare)
+    # the names of the alignment features the head reads, in order (models.alignment_features); with alignment
+    # and none given, every feature this mathgraph computes (available_features)
+    alignment_features: list[str] | None = None
 
     def __post_init__(self) -> None:
         task = get_task_head(self.task)
@@ -75,13 +79,22 @@ class TaskConfig:
             raise ValueError(f"unknown pooling {self.pooling!r}; choose one of {POOLINGS}")
         if self.pair_mode is None and task.input_shape == "pair":
             self.pair_mode = DEFAULT_PAIR_MODE
-        task.with_pair_mode(self.pair_mode).with_alignment(self.alignment)  # refuses what the task cannot read
+        if self.alignment_features is not None and not self.alignment:
+            raise ValueError(f"{self.task}: alignment_features are the features of a head with alignment on")
+        # refuses what the task cannot read: a pair mode, alignment, a feature this mathgraph does not compute
+        task = task.with_pair_mode(self.pair_mode).with_alignment(self.alignment, self.alignment_features)
+        if self.alignment:  # None became every feature computed (TaskHead.with_alignment)
+            self.alignment_features = list(task.alignment_names)
 
     @property
     def task_type(self) -> TaskHead:
         """The model side of the task (``models.task_heads``) in this config's pair mode and alignment;
         ``tasks.task_types.task_of(config)`` is the task with its data side."""
-        return get_task_head(self.task).with_pair_mode(self.pair_mode).with_alignment(self.alignment)
+        return (
+            get_task_head(self.task)
+            .with_pair_mode(self.pair_mode)
+            .with_alignment(self.alignment, self.alignment_features)
+        )
 
     @property
     def uses_graph(self) -> bool:
@@ -102,9 +115,20 @@ class TaskConfig:
             data.setdefault("vector_norm", False)
             if get_task_head(data.get("task")).input_shape == "pair":
                 data.setdefault("pair_mode", "bi")
-            return cls(**current_keys(data))
+            return cls.from_dict(data)
         except (OSError, json.JSONDecodeError, TypeError, ValueError) as err:
             raise CheckpointError(f"{directory} is not a trained task model: {err}") from err
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TaskConfig:
+        """The config of a saved dict (``asdict``: ``task_config.json``, or a task of a multi-task model's
+        ``multitask_config.json``), with the keys it has now (``current_keys``). A head with alignment saved
+        before ``alignment_features`` existed reads the set it was trained on, ``feature_names(aligned_with)``
+        (the shipped model's QRC, QAM and SQR heads), not every feature computed now."""
+        data = current_keys(data)
+        if data.get("alignment") and "alignment_features" not in data:
+            data["alignment_features"] = list(feature_names(get_task_head(data.get("task")).aligned_with))
+        return cls(**data)
 
 
 class TaskModel(nn.Module):

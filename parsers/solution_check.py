@@ -45,12 +45,12 @@ FINDING_KINDS = {
 }
 SOLUTION_GRAPH_FEATURES = (
     "calculations",
-    "operands",
+    "graph_operands",
     "share_operands_from_problem",
     "share_operands_from_steps",
     "share_operands_from_constants",
-    "operands_unexplained",
-    "share_operands_explained",
+    "graph_operands_unexplained",
+    "graph_share_operands_explained",
     "quantities_unused",
     "share_quantities_used",
     "calculations_wrong",
@@ -386,12 +386,12 @@ def graph_features(check: SolutionCheck) -> dict[str, float]:
     calculations = graph.calculations()
     features = {
         "calculations": len(calculations),
-        "operands": len(operands),
+        "graph_operands": len(operands),
         "share_operands_from_problem": sources["problem"] / total,
         "share_operands_from_steps": sources["step"] / total,
         "share_operands_from_constants": sources["constant"] / total,
-        "operands_unexplained": sources["none"],
-        "share_operands_explained": (len(operands) - sources["none"]) / total,
+        "graph_operands_unexplained": sources["none"],
+        "graph_share_operands_explained": (len(operands) - sources["none"]) / total,
         "quantities_unused": len(quantities) - len(used),
         "share_quantities_used": len(used) / max(len(quantities), 1),
         "calculations_wrong": sum(c.checks_out is False for _, c in calculations),

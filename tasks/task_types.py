@@ -151,9 +151,13 @@ def get_task(name: str) -> Task:
 
 def task_of(config) -> Task:
     """The task of a ``models.task_model.TaskConfig`` with its data side: the task read in the config's
-    pair mode, with its alignment features when the config asks for them (``config.task_type`` is its
+    pair mode, with the alignment features the config names when it asks for them (``config.task_type`` is its
     model side)."""
-    return get_task(config.task).with_pair_mode(config.pair_mode).with_alignment(config.alignment)
+    return (
+        get_task(config.task)
+        .with_pair_mode(config.pair_mode)
+        .with_alignment(config.alignment, config.alignment_features)
+    )
 
 
 def load_examples(config, path: str, skip_bad: bool = False) -> list:

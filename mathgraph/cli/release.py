@@ -21,7 +21,8 @@ def _register_release(commands) -> None:
         "release",
         help="build a model package as the shipped one was built (pre-train, multi-task, TF-IDF, alignment models)",
         description="Build a model package in stages (tasks.release.build): pretrain, multitask, package, "
-        "structure (alignment models; runs search too), search. DATA holds the task files TASK.PART.jsonl "
+        "heads (the QAM head refitted with every alignment feature), measure, structure (alignment models; runs "
+        "search too), search, bank-search. DATA holds the task files TASK.PART.jsonl "
         "(kpc, qrc, qam, sqr; train, dev, test) and the pre-training corpus pretrain.train.jsonl, as "
         "benchmarks/results.py writes them; each stage keeps its runs in WORK.",
     )
@@ -31,7 +32,9 @@ def _register_release(commands) -> None:
     release.add_argument("--data", required=True, metavar="DATA", help="the directory of the task files")
     release.add_argument("--work", required=True, metavar="WORK", help="where each stage's runs are kept")
     release.add_argument(
-        "--output", metavar="OUT", help="the package (needed by package, structure, search and --start package)"
+        "--output",
+        metavar="OUT",
+        help="the package (needed by package, heads, measure, structure, search, bank-search and --start package)",
     )
     release.add_argument("--steps", type=int, default=2000, help="pre-training steps of 32 texts (default: 2000)")
     release.add_argument("--epochs", type=int, default=2, help="multi-task epochs (default: 2)")
@@ -86,7 +89,7 @@ def _register_export(commands) -> None:
 def run_release(args: argparse.Namespace) -> int:
     """``release``: the stages asked for, in their order (``tasks.release.build.build_release``)."""
     stages = ALL_STAGES if "all" in args.stages else tuple(s for s in STAGES if s in args.stages)
-    needs_output = {"package", "measure", "structure", "search", "bank-search"} & set(stages) or (
+    needs_output = {"package", "heads", "measure", "structure", "search", "bank-search"} & set(stages) or (
         args.start == "package" and "multitask" in stages
     )
     if needs_output and args.output is None:
@@ -107,7 +110,7 @@ def run_release(args: argparse.Namespace) -> int:
         bank_data=args.bank_data,
     )
     build_release(files, args.work, args.output, stages, settings)
-    if args.output is not None and set(stages) & {"package", "structure", "search", "bank-search"}:
+    if args.output is not None and set(stages) & {"package", "heads", "structure", "search", "bank-search"}:
         print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

@@ -3,6 +3,7 @@
     mathgraph release pretrain  --data DATA --work WORK [--steps 2000]
     mathgraph release multitask --data DATA --work WORK [--epochs 2] [--start package] [--no-alignment]
     mathgraph release package   --data DATA --work WORK --output OUT
+    mathgraph release heads     --data DATA --work WORK --output OUT
     mathgraph release measure   --data DATA --work WORK --output OUT
     mathgraph release structure --data DATA --work WORK --output OUT
     mathgraph release search    --data DATA --work WORK --output OUT
@@ -27,6 +28,11 @@ package (``models.package``).
    package* on dev and test (neural, TF-IDF, late fusion; 95% intervals) into ``release.json`` and the card.
    ``measure`` does the measuring of stage 3 again on the package in ``OUT`` (nothing trained or written but the
    release notes, card, config and checksums), for when what its models read has changed.
+   ``heads`` refits the QAM head of the package's multi-task model on the frozen model's vectors with every
+   alignment feature this mathgraph computes (issue 38: the solution graph's too; ``tasks.training.head_refit``:
+   the head alone, warm-started from the old one, trained on QAM train, its epoch chosen on dev) and writes the
+   multi-task model back into the package; ``measure`` (and ``structure``) after it measure the package anew. A
+   multi-task model trained now reads every feature already, so ``all`` runs neither.
 4. ``structure``: an alignment model (``models.alignment_model``: gradient-boosted trees on graph alignment features)
    per pair task, trained on its train part and fused with what the package gave so far, with a weight chosen
    on dev (0 keeps the package's answer, 1 is the alignment model alone), on where it beats dev; the figures
@@ -54,8 +60,9 @@ from mathgraph.task_specs import TASK_NAMES
 
 # numpy, torch and the models are imported where used: ``mathgraph --help`` imports this module for STAGES
 RELEASE_TASKS = TASK_NAMES
-STAGES = ("pretrain", "multitask", "package", "measure", "structure", "search", "bank-search")
-ALL_STAGES = tuple(s for s in STAGES if s != "measure")  # what "all" runs: stage 3 has measured already
+STAGES = ("pretrain", "multitask", "package", "heads", "measure", "structure", "search", "bank-search")
+# what "all" runs: stage 3 has measured already, and stage 2's heads read every alignment feature
+ALL_STAGES = tuple(s for s in STAGES if s not in ("heads", "measure"))
 PRETRAIN_CORPUS = "pretrain"  # DATA/pretrain.train.jsonl
 # what a run whose multi-task stage started from a package keeps of that package's pre-training facts
 PACKAGE_FACTS = "pretrain_facts_from_package.json"
@@ -80,6 +87,7 @@ class ReleaseSettings:
     pretrain_batch_size: int = 32
     multitask_batch_size: int = 16
     multitask_max_steps: int | None = None  # a cap on multi-task steps (smoke runs)
+    head_epochs: int = 10  # heads: epochs of the QAM head's refit on the frozen model's vectors
     structure_options: dict | None = None  # AlignmentModel options (smoke runs: few iterations)
     device: str | None = None  # where the package's models predict while measured (None: CUDA if available)
     bank_data: str | None = None  # bank-search: the folder holding gsm8k/train.jsonl and gsmplus/variants.jsonl
@@ -215,6 +223,46 @@ def package(files: dict, work: Path, output: Path, settings: ReleaseSettings, sa
     return release
 
 
+def heads(files: dict, work: Path, output: Path, settings: ReleaseSettings, say=print) -> dict:
+    """The QAM head of the package in ``output`` refitted on the frozen multi-task model's vectors with every
+    alignment feature computed (``tasks.training.head_refit.refit_head``: trained on QAM train, the epoch chosen
+    on dev), the multi-task model written back as the package stores it (the delta against its encoder), and the
+    refit's record in the release notes (``training.qam_head_refit``). The figures are not measured again: run
+    ``measure`` after it."""
+    import copy
+
+    from mathgraph.models.package import MULTITASK_DIR, RELEASE_NAME, ModelPackage
+    from mathgraph.tasks.evaluation import labelled_inputs
+    from mathgraph.tasks.release.package import finish_package
+    from mathgraph.tasks.training.head_refit import refit_head
+
+    release = read_config(output, RELEASE_NAME)
+    package = ModelPackage(output, device=settings.device)
+    # the multi-task model loads into its package's encoder: the delta is taken against a copy of it as stored
+    encoder = copy.deepcopy(package.encoder)
+    model = package.multitask
+    train_inputs, train_gold = labelled_inputs("qam", files["qam"]["train"])
+    dev_inputs, dev_gold = labelled_inputs("qam", files["qam"]["dev"])
+    record = refit_head(
+        model,
+        "qam",
+        train_inputs,
+        train_gold,
+        dev_inputs,
+        dev_gold,
+        epochs=settings.head_epochs,
+        seed=settings.seed,
+        say=say,
+    )
+    stored = model.save_delta(output / MULTITASK_DIR, encoder)
+    training = release.setdefault("training", {})
+    training["qam_head_refit"] = record
+    training.setdefault("values_stored", {})["multitask"] = stored
+    finish_package(output, release)  # checksums of the new weights
+    say(f"wrote the multi-task model with the refitted qam head to {output / MULTITASK_DIR}: run measure next")
+    return release
+
+
 def measure(files: dict, work: Path, output: Path, settings: ReleaseSettings, say=print) -> dict:
     """Stage 3 without training or writing weights: the neural, TF-IDF and late-fusion figures of the package in
     ``output`` measured again (and the late-fusion weights chosen again on dev), for when what the models read
@@ -326,6 +374,7 @@ _STAGES = {
     "pretrain": pretrain,
     "multitask": multitask,
     "package": package,
+    "heads": heads,
     "structure": structure,
     "search": search,
     "bank-search": bank_search,

@@ -59,6 +59,19 @@ def shipped_stage(info: dict) -> str:
     return "hybrid" if info["hybrid"]["default"] else "neural"
 
 
+def _head_refit_lines(refit: dict | None) -> list[str]:
+    """The card's line on the QAM head refitted with more alignment features (``tasks.release.build.heads``)."""
+    if not refit:
+        return []
+    chosen = refit["chosen_epoch"]
+    return [
+        f"- QAM head refitted alone on the frozen model's vectors with {len(refit['features'])} alignment features "
+        f"(it read {len(refit['previous_features'])} before),",
+        f"  {refit['n_train']} train pairs, epoch {chosen} of {refit['epochs']} chosen on dev (dev accuracy "
+        f"{refit['dev_accuracy_before']} before, {refit['dev_accuracy_by_epoch'][chosen - 1]} after).",
+    ]
+
+
 def card_text(release: dict) -> str:
     """The card's Markdown body."""
     training = release["training"]
@@ -100,6 +113,7 @@ def card_text(release: dict) -> str:
         "  negatives of 500 questions + number-swap pairs), SQR 160 graded lists; batch 16, encoder lr 3e-5,",
         f"  heads 1e-3, proportional task sampling, {len(training.get('multitask_history') or [])} epochs, the best",
         "  by mean dev metric kept.",
+        *_head_refit_lines(training.get("qam_head_refit")),
         f"- Machine: {training.get('machine')}, fp32.",
         "",
         "## Figures (measured from these files)",

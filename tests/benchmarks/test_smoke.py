@@ -66,7 +66,10 @@ SCRIPTS = {
     "pooling_probe": (["--data", TMP], ['"kpc": {', '"qrc": {', '"cls": ']),
     "quantity_extraction": ([], ["3 problems from", "| all |"]),
     "reasoning_step_time": (["--work", TMP], ["| dense |", "| ReasonFormer shared, top-2, checkpointing |"]),
-    "release_model": (["--work", TMP], ['search {"dev": {"TF-IDF"', 'search {"dev": {"structure"', "sample {"]),
+    "release_model": (
+        ["--work", TMP],
+        ['search {"dev": {"TF-IDF"', "qam head refit: dev accuracy", 'search {"dev": {"structure"', "sample {"],
+    ),
     "results": (["--work", TMP], ["### KPC test", "### SQR test", "| comus |", "| tfidf |"]),
     "scale": (
         ["--work", TMP],

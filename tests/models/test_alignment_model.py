@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from mathgraph.models.alignment_features import alignment_features
+from mathgraph.models.alignment_features import alignment_features, available_features
 from mathgraph.models.alignment_model import AlignmentModel, _tree_arrays
 from mathgraph.parsers.problem import ProblemParser
 from mathgraph.registry import load, model_type
@@ -113,7 +113,7 @@ def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
 def test_a_model_saved_with_fewer_features_loads_and_reads_only_those(tmp_path):
     """The shipped QAM alignment model was fitted on the 17 solution features alone: it keeps loading, and
     predicts from those columns; a feature this mathgraph does not compute is a clear error."""
-    from mathgraph.parsers.solution import SOLUTION_FEATURES
+    from mathgraph.parsers.solution import SOLUTION_FEATURES, SOLUTION_GRAPH_FEATURES, solution_graph_features
 
     pairs = [(SEED, "3 * 4 = 12. 12 + 12 = 24. The answer is 24.")]
     full = alignment_features("solution", pairs, parse, names=None)
@@ -122,6 +122,11 @@ def test_a_model_saved_with_fewer_features_loads_and_reads_only_those(tmp_path):
     assert picked.tolist() == [[1.0, 1.0]]  # "The answer is 24" is found, and step 2 computed it
     with pytest.raises(ValueError, match="unknown solution alignment features"):
         alignment_features("solution", pairs, parse, names=["no_such_feature"])
+    # every feature has a name of its own, so each column can be picked: the graph's are the graph's
+    assert len(set(available_features("solution"))) == len(available_features("solution"))
+    graph_columns = alignment_features("solution", pairs, parse, names=SOLUTION_GRAPH_FEATURES)
+    expected = solution_graph_features(parse([SEED])[0], pairs[0][1])
+    assert graph_columns.tolist() == [[expected[name] for name in SOLUTION_GRAPH_FEATURES]]
     model = AlignmentModel("qam", {"max_iter": 5, "min_samples_leaf": 1})
     model.parse = parse
     model.fit(pairs * 2 + [(SEED, "5 * 6 = 30. The answer is 30.")] * 2, [1, 1, 0, 0])

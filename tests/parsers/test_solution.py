@@ -224,8 +224,8 @@ def test_solution_alignment_tells_own_from_other_numbers():
 def test_solution_graph_features():
     features = solution_graph_features(PENS, "3 * 8 = 24 pens.\n24 - 7 = 17 left.\n#### 17")
     assert tuple(features) == SOLUTION_GRAPH_FEATURES
-    assert features["operands"] == 4 and features["operands_unexplained"] == 1
-    assert features["share_operands_explained"] == 0.75 and features["quantities_unused"] == 1
+    assert features["graph_operands"] == 4 and features["graph_operands_unexplained"] == 1
+    assert features["graph_share_operands_explained"] == 0.75 and features["quantities_unused"] == 1
     assert features["answer_follows"] == 1.0 and features["errors"] == 1 and features["warnings"] == 1
 
 

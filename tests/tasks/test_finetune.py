@@ -175,7 +175,7 @@ def test_start_encoder_options_apply_to_a_new_model_only(start_model):
 
 @pytest.mark.parametrize("task,pair_mode", [("qrc", "bi"), ("qam", "cross"), ("sqr", None)])
 def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_path, task, pair_mode, gsmplus, write):
-    from mathgraph.models.alignment_features import feature_names
+    from mathgraph.models.alignment_features import available_features
     from mathgraph.tasks.data import build_qam_number_swap
     from mathgraph.tasks.task_types import get_task
 
@@ -198,10 +198,11 @@ def test_heads_that_read_the_alignment_train_and_round_trip(start_model, tmp_pat
     assert history[-1]["loss"] < history[0]["loss"]
     loaded = TaskModel.from_pretrained(tmp_path / task)
     assert loaded.config.alignment and loaded.head.state_dict()
+    # a new head reads every feature computed (QAM: the solution graph's too), and its config names them
+    every_feature = list(available_features(get_task(task).aligned_with))
+    assert loaded.config.alignment_features == every_feature
     projection = {name: p.shape for name, p in loaded.head.named_parameters() if "alignment." in name}
-    assert [shape[-1] for name, shape in projection.items() if name.endswith("linear.weight")] == [
-        len(feature_names(get_task(task).aligned_with))
-    ]
+    assert [shape[-1] for name, shape in projection.items() if name.endswith("linear.weight")] == [len(every_feature)]
     # the reloaded model predicts what the trained one measured on dev
     metrics = evaluate(str(tmp_path / task), task, path)
     assert metrics[result["metric"]] == pytest.approx(result["best_dev"])
