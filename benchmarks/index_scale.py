@@ -42,7 +42,7 @@ SWEEP = {
     "ivf-flat": [{"nprobe": n} for n in (4, 8, 16, 24, 32, 64, 128)],
     "ivf-pq": [{"nprobe": n, "rescore": r} for n in (8, 16, 32) for r in (10, 40)]
     + [{"nprobe": 24, "rescore": 80}, {"nprobe": 32, "rescore": 80}],
-    "hnsw": [{"ef_search": e} for e in (16, 32, 64, 128, 256, 512)],
+    "hnsw": [{"ef_search": e} for e in (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)],
 }
 SMOKE_SWEEP = {
     "flat": [{}],

@@ -63,7 +63,7 @@ def test_build_and_search_parameters_by_size():
     assert index_types.search_parameters("ivf-flat", {"nlist": 16}) == {"rescore": 1, "nprobe": 8}
     # 2,000 training points for 256 codes a sub-quantizer is too few: log2(2000 / 39) -> 5 bits
     assert index_types.build_parameters("ivf-pq", 2000, 16)["pq_bits"] == 5
-    assert index_types.build_parameters("hnsw", 5, 16) == {"hnsw_m": 32, "ef_construction": 40}
+    assert index_types.build_parameters("hnsw", 5, 16) == {"hnsw_m": 32, "ef_construction": 200}
     assert index_types.search_parameters("hnsw", {}) == {"rescore": 1, "ef_search": 64}
     assert index_types.build_parameters("flat", 5, 16) == {}
 
