@@ -114,8 +114,9 @@ def alignment_features(
                 row = align_solution(graphs[a], b).feature_vector() + [graph_row[k] for k in SOLUTION_GRAPH_FEATURES]
             else:
                 row = align_problems(graphs[a], graphs[b]).feature_vector()
-            known[_key(against, a, b)] = row = np.asarray(row, dtype=np.float64)
-            _remember(_key(against, a, b), row)
+            key = _key(against, a, b)
+            known[key] = np.asarray(row, dtype=np.float64)
+            _remember(key, known[key])
     if not pairs:
         return np.zeros((0, len(columns)))
     return np.stack([known[key] for key in keys])[:, columns]

@@ -33,18 +33,8 @@ def test_encode_rejects_bad_arguments(tiny_encoder):
         tiny_encoder.encode(["Find $x$.", " "])
 
 
-def test_builds_are_reproducible_and_round_trip(tiny_text_dir, tiny_vocab_dir, tiny_encoder, tmp_path):
-    again = MathEncoder.build(
-        tiny_vocab_dir,
-        text_encoder=str(tiny_text_dir),
-        gat_layers=3,
-        gat_heads=2,
-        gat_head_dim=8,
-        relation_dim=4,
-        memory_views=2,
-        fusion_layers=2,
-        dropout=0.0,
-    )
+def test_builds_are_reproducible_and_round_trip(build_tiny_encoder, tiny_vocab_dir, tiny_encoder, tmp_path):
+    again = build_tiny_encoder(tiny_vocab_dir)  # a second build of the same configuration
     expected = tiny_encoder.encode(TEXTS[:3])
     assert np.array_equal(again.encode(TEXTS[:3]), expected)
     tiny_encoder.save_pretrained(tmp_path)

@@ -23,10 +23,6 @@ from mathgraph.tasks.training.head_refit import refit_head, warm_start
 QAM = {"task": "qam", "labels": ["0", "1"], "alignment": True}  # as saved before alignment_features existed
 
 
-def list_features(against):
-    return list(available_features(against))
-
-
 @pytest.fixture
 def qam_file(tmp_path, gsmplus, write):
     """QAM number-swap pairs of the bundled GSM-Plus sample (48 pairs)."""
@@ -52,11 +48,11 @@ def accuracy(view, inputs, gold):
 
 
 def test_new_configs_read_every_feature_and_saved_ones_the_set_they_were_trained_on(tmp_path):
-    assert TaskConfig("qam", alignment=True).alignment_features == list_features("solution")
-    assert TaskConfig("qrc", alignment=True).alignment_features == list_features("problem")
+    assert TaskConfig("qam", alignment=True).alignment_features == list(available_features("solution"))
+    assert TaskConfig("qrc", alignment=True).alignment_features == list(available_features("problem"))
     assert TaskConfig("qam").alignment_features is None
     legacy = list(feature_names("solution"))
-    assert set(list_features("solution")) > set(legacy)  # the solution graph's features too
+    assert set(available_features("solution")) > set(legacy)  # the solution graph's features too
     assert TaskConfig.from_dict(QAM).alignment_features == legacy
     assert MultiTaskConfig([dict(QAM)]).task_configs[0].task_type.alignment_dim == len(legacy)
     # a single-task model's task_config.json of before, and the shipped model's multi-task config
@@ -67,7 +63,7 @@ def test_new_configs_read_every_feature_and_saved_ones_the_set_they_were_trained
     shipped = read_config(SHIPPED_DIR / "multitask", MULTITASK_CONFIG_NAME)
     shipped.pop("model_type")
     tasks = {t.task: t for t in MultiTaskConfig(**current_keys(shipped)).task_configs}
-    assert tasks["qam"].alignment_features == list_features("solution")  # its head was refitted (issue 38)
+    assert tasks["qam"].alignment_features == list(available_features("solution"))  # its head was refitted (issue 38)
     assert tasks["qrc"].alignment_features == list(feature_names("problem")) and tasks["kpc"].alignment_features is None
     for task in shipped["tasks"]:  # as the shipped config was saved before the field
         task.pop("alignment_features", None)
@@ -94,7 +90,7 @@ def test_a_feature_that_is_not_computed_is_refused():
 
 def test_the_warm_started_head_gives_the_old_logits(legacy_model):
     config = legacy_model.config.task_configs[1]
-    old_names, names = config.alignment_features, list_features("solution")
+    old_names, names = config.alignment_features, list(available_features("solution"))
     new_type = config.task_type.with_alignment(True, names)
     head = new_type.make_head(legacy_model.heads[1].classifier.in_features - ALIGNMENT_HIDDEN, 2)
     warm_start(head, legacy_model.heads[1], old_names, names)
@@ -130,7 +126,7 @@ def test_refit_trains_the_head_on_the_new_features_and_the_model_saves_and_reloa
     record = refit_head(
         legacy_model, "qam", inputs, gold, inputs, gold, epochs=8, lr=1e-2, batch_size=16, say=lines.append
     )
-    assert record["features"] == list_features("solution")
+    assert record["features"] == list(available_features("solution"))
     assert record["previous_features"] == list(feature_names("solution"))
     assert record["n_train"] == 48 and len(record["dev_accuracy_by_epoch"]) == 8
     best = max(record["dev_accuracy_by_epoch"])
