@@ -24,16 +24,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph, Quantity
-from mathgraph.parsers.quantities import parse_number
-from mathgraph.parsers.solution_arithmetic import MAX_DIGITS
-from mathgraph.parsers.solution_check import (
-    FINDING_KINDS,
+from mathgraph.parsers.solution_check import FINDING_KINDS, Finding, SolutionCheck, check_graph, check_solution
+from mathgraph.parsers.solution_features import (
+    COMMON_CONSTANTS,
     SOLUTION_GRAPH_FEATURES,
-    Finding,
-    SolutionCheck,
-    check_graph,
-    check_solution,
     solution_graph_features,
+    written_numbers,
 )
 from mathgraph.parsers.solution_graph import (
     Calculation,
@@ -84,11 +80,6 @@ SOLUTION_FEATURES = (
     "question_quantities_absent",
     "any_operand_unexplained",
 )
-# Operands every solution may use without the question giving them (halves, doubling, percent, minutes in an
-# hour): the rule of SOLUTION_FEATURES, kept as the models learnt it (the graph uses parsers.constants).
-COMMON_CONSTANTS = frozenset(Fraction(n) for n in (1, 2, 10, 12, 24, 60, 100, 1000))
-_NUMBER = r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?|-?\.\d+%?"
-_ANY_NUMBER_RE = re.compile(_NUMBER)
 _CALCULATOR_RE = re.compile(r"<<([^<>]*)>>")
 
 
@@ -206,11 +197,7 @@ def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -
         final = steps[-1].result
     given_used = tuple(q for q in given if q.value in used_values)
     given_unused = tuple(q for q in given if q.value not in used_values)
-    all_numbers = [
-        v
-        for v in (_number_value(m.group()) for m in _ANY_NUMBER_RE.finditer(_CALCULATOR_RE.sub(" ", text)))
-        if v is not None
-    ]
+    all_numbers = written_numbers(_CALCULATOR_RE.sub(" ", text))
     written = set(all_numbers) | used_values.keys()
     stray = sum(
         v not in given_values and v not in derived and v not in COMMON_CONSTANTS and v != final for v in all_numbers
@@ -245,16 +232,3 @@ def align_solution(question: MathSyntaxGraph, solution: str | MathSyntaxGraph) -
         {k: float(features[k]) for k in SOLUTION_FEATURES},
         tuple(notes),
     )
-
-
-def _number_value(text: str) -> Fraction | None:
-    """A number as the solution writes it (``$2.50``, ``25%``, ``1,000``), for the count of stray numbers."""
-    text = text.strip().replace("$", "").rstrip(".")
-    percent = text.endswith("%")
-    digits = text.rstrip("%")
-    if sum(c.isdigit() for c in digits) > MAX_DIGITS:
-        return None
-    parsed = parse_number(digits)
-    if parsed is None:
-        return None
-    return parsed[0] / 100 if percent else parsed[0]

@@ -12,8 +12,8 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations) |
 
-``solution_graph_features(problem, solution)`` gives the numbers of ``SOLUTION_GRAPH_FEATURES``, read
-off the same graph, for models that judge whether a solution fits a problem.
+The named numbers of the same graph that models read (``solution_graph_features``) are
+``parsers.solution_features``.
 """
 
 from __future__ import annotations
@@ -32,9 +32,6 @@ __all__ = [
     "check_solution",
     "check_graph",
     "FINDING_KINDS",
-    "SOLUTION_GRAPH_FEATURES",
-    "solution_graph_features",
-    "graph_features",
 ]
 
 FINDING_KINDS = {
@@ -43,23 +40,6 @@ FINDING_KINDS = {
     "unused_quantity": "warning",
     "answer_mismatch": "error",
 }
-SOLUTION_GRAPH_FEATURES = (
-    "calculations",
-    "graph_operands",
-    "share_operands_from_problem",
-    "share_operands_from_steps",
-    "share_operands_from_constants",
-    "graph_operands_unexplained",
-    "graph_share_operands_explained",
-    "quantities_unused",
-    "share_quantities_used",
-    "calculations_wrong",
-    "answer_found",
-    "answer_follows",
-    "answer_is_quantity",
-    "errors",
-    "warnings",
-)
 
 
 @dataclass(frozen=True)
@@ -367,38 +347,3 @@ def _readable(value: Fraction) -> str:
     if magnitude.bit_length() > 64:
         return str(value)
     return f"{value} (about {float(value):.2f})"
-
-
-# ------------------------------------------------------------------ features
-def solution_graph_features(problem: MathSyntaxGraph | str, solution: str) -> dict[str, float]:
-    """``{name: value}`` for every name of ``SOLUTION_GRAPH_FEATURES``, read off the solution graph."""
-    return graph_features(check_solution(problem, solution))
-
-
-def graph_features(check: SolutionCheck) -> dict[str, float]:
-    """``solution_graph_features`` of a check already made."""
-    graph = check.graph
-    operands = [o for _, o in graph.operands()]
-    sources = {s: sum(o.source == s for o in operands) for s in ("problem", "step", "constant", "none")}
-    total = max(len(operands), 1)
-    quantities = graph.problem.quantities()
-    used = graph.used_quantities()
-    calculations = graph.calculations()
-    features = {
-        "calculations": len(calculations),
-        "graph_operands": len(operands),
-        "share_operands_from_problem": sources["problem"] / total,
-        "share_operands_from_steps": sources["step"] / total,
-        "share_operands_from_constants": sources["constant"] / total,
-        "graph_operands_unexplained": sources["none"],
-        "graph_share_operands_explained": (len(operands) - sources["none"]) / total,
-        "quantities_unused": len(quantities) - len(used),
-        "share_quantities_used": len(used) / max(len(quantities), 1),
-        "calculations_wrong": sum(c.checks_out is False for _, c in calculations),
-        "answer_found": graph.answer is not None,
-        "answer_follows": graph.answer_step is not None,
-        "answer_is_quantity": graph.answer is not None and any(q.value == graph.answer for q in quantities),
-        "errors": sum(f.severity == "error" for f in check.findings),
-        "warnings": sum(f.severity == "warning" for f in check.findings),
-    }
-    return {name: float(features[name]) for name in SOLUTION_GRAPH_FEATURES}
