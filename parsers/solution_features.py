@@ -158,7 +158,7 @@ def graph_features(check: SolutionCheck) -> dict[str, float]:
         "quantities_never_written": sum(
             bool(_DIGIT_RE.search(quantities[k].text)) and not written_down(k) for k in counted
         ),
-        "sentences_unused": sum(not written for written in sentences.values()),
+        "sentences_unused": sum(not seen for seen in sentences.values()),
         "solution_numbers_stray": len(stray),
         "solution_numbers_stray_distinct": len(set(stray)),
     }
