@@ -114,22 +114,21 @@ def graph_features(check: SolutionCheck) -> dict[str, float]:
     # a number the solution wrote before and then computes with, where the problem gives no such value
     own_mentions = sum(o.source == "step" and o.calculation is None and o.value not in given for o in operands)
     strict_unexplained = sources["none"] + own_mentions
-    written = set(written_numbers(graph.solution)) | {o.value for o in operands}
+    numbers = written_numbers(graph.solution)
+    written = set(numbers) | {o.value for o in operands}
 
     def written_down(k: int) -> bool:
         quantity = quantities[k]
         return k in used or quantity.value in written or any(v in written for v in implied_values(quantity))
 
     counted = [k for k, q in enumerate(quantities) if q.value != 1]  # "one day", "1 week": seldom computed with
-    unused = [k for k in counted if k not in used]
-    in_digits = [k for k in unused if _DIGIT_RE.search(quantities[k].text)]
-    sentences: dict[int | None, bool] = {}
-    for k in counted:
-        sentences[quantities[k].sentence] = sentences.get(quantities[k].sentence, False) or written_down(k)
+    in_digits = [k for k in counted if _DIGIT_RE.search(quantities[k].text)]
+    sentences = {quantities[k].sentence for k in counted}
+    sentences_written = {quantities[k].sentence for k in counted if written_down(k)}
     results = {c.result for _, c in calculations} | {c.computed for _, c in calculations if c.computed is not None}
     explained = given | results | set(available_constants(graph.problem.text + "\n" + graph.solution))
     explained |= COMMON_CONSTANTS | {graph.answer}
-    stray = [v for v in written_numbers(graph.solution) if v not in explained]
+    stray = [v for v in numbers if v not in explained]
     features = {
         "calculations": len(calculations),
         "graph_operands": len(operands),
@@ -146,8 +145,8 @@ def graph_features(check: SolutionCheck) -> dict[str, float]:
         "answer_is_quantity": graph.answer is not None and any(q.value == graph.answer for q in quantities),
         "errors": sum(f.severity == "error" for f in check.findings),
         "warnings": sum(f.severity == "warning" for f in check.findings),
-        "quantities_unused_digits": len(in_digits),
-        "quantities_unused_words": len(unused) - len(in_digits),
+        "quantities_unused_digits": sum(k not in used for k in in_digits),
+        "quantities_unused_words": sum(k not in used and k not in in_digits for k in counted),
         "operands_from_own_mentions": own_mentions,
         "operands_from_implied_values": sum(
             o.source == "problem" and o.quantity is not None and quantities[o.quantity].value != o.value
@@ -155,10 +154,8 @@ def graph_features(check: SolutionCheck) -> dict[str, float]:
         ),
         "operands_unexplained_strict": strict_unexplained,
         "share_operands_explained_strict": 1 - strict_unexplained / total,
-        "quantities_never_written": sum(
-            bool(_DIGIT_RE.search(quantities[k].text)) and not written_down(k) for k in counted
-        ),
-        "sentences_unused": sum(not seen for seen in sentences.values()),
+        "quantities_never_written": sum(not written_down(k) for k in in_digits),
+        "sentences_unused": len(sentences - sentences_written),
         "solution_numbers_stray": len(stray),
         "solution_numbers_stray_distinct": len(set(stray)),
     }
