@@ -60,6 +60,22 @@ def remember_alignments(pairs: Sequence[tuple[str, str]], alignments: Sequence) 
         _remember(_key("problem", a, b), np.asarray(alignment.feature_vector(), dtype=np.float64))
 
 
+def remember_rows(rows: dict[bytes, np.ndarray]) -> None:
+    """Keep rows made elsewhere (``alignment_rows``' output, read back from a pack of training data), so that
+    ``alignment_features`` reads them instead of parsing: a pack's rows are every feature, as computed there."""
+    for key, row in rows.items():
+        _remember(key, np.asarray(row, dtype=np.float64))
+
+
+def alignment_rows(against: str, pairs: Sequence[tuple[str, str]], **options) -> dict[bytes, np.ndarray]:
+    """``{key: row}`` of every feature (``available_features(against)``) of ``pairs``, keyed as
+    ``alignment_features`` looks rows up: what a pack of training data stores (``models.packed_features``).
+    ``options`` are ``alignment_features``' (``parse``, ``show_progress``)."""
+    pairs = list(dict.fromkeys(tuple(p) for p in pairs))
+    rows = alignment_features(against, pairs, names=available_features(against), **options)
+    return {_key(against, *pair): row for pair, row in zip(pairs, rows)}
+
+
 def feature_names(against: str) -> tuple[str, ...]:
     """The named features of pairs whose second text is a ``"problem"`` or a ``"solution"``."""
     _check_against(against)
@@ -127,4 +143,12 @@ def _check_against(against: str) -> None:
         raise ValueError(f"the second text of a pair is one of {AGAINST}, not {against!r}")
 
 
-__all__ = ["alignment_features", "remember_alignments", "feature_names", "available_features", "AGAINST"]
+__all__ = [
+    "alignment_features",
+    "alignment_rows",
+    "remember_rows",
+    "remember_alignments",
+    "feature_names",
+    "available_features",
+    "AGAINST",
+]

@@ -66,7 +66,12 @@ class FeatureStore:
     def for_run(cls, encoder: MathEncoder, texts: Iterable[str], args, with_graphs: bool = True) -> FeatureStore:
         """The store of a training run: ``encoder``'s collator and parser, the run's graph cache and
         parser processes (``args.graph_cache``, ``args.parse_workers`` of a
-        ``tasks.training.trainer.TrainingArguments``)."""
+        ``tasks.training.trainer.TrainingArguments``); with ``args.packed_features``, the problems packed
+        there (``models.packed_features``), and nothing is parsed."""
+        if getattr(args, "packed_features", None):
+            from mathgraph.models.packed_features import PackedFeatureStore
+
+            return PackedFeatureStore(args.packed_features, encoder.collator, texts, with_graphs=with_graphs)
         return cls(
             encoder.collator,
             texts,

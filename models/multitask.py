@@ -452,7 +452,7 @@ class MultiTaskModel(nn.Module):
             raise CheckpointError(f"{directory} is not a multi-task model: {err}") from err
         model = cls(encoder, config)
         if base is not None:
-            model._load_delta(directory / DELTA_NAME)
+            model.load_delta(directory / DELTA_NAME)
         else:
             try:
                 load_model(model, str(directory / MULTITASK_WEIGHTS_NAME))
@@ -469,7 +469,8 @@ class MultiTaskModel(nn.Module):
         (directory / MULTITASK_WEIGHTS_NAME).unlink()
         return save_delta(directory / DELTA_NAME, _state(self), _backbone_state(base))
 
-    def _load_delta(self, path: Path) -> None:
+    def load_delta(self, path: Path) -> None:
+        """Put the tensors of the delta file at ``path`` (``save_delta``) over this model's encoder's weights."""
         state = apply_delta(_backbone_state(self.encoder), path)
         missing, unexpected = self.load_state_dict(state, strict=False)
         if missing or unexpected:

@@ -14,6 +14,7 @@ from mathgraph.cli import (
     data,
     dedupe,
     encode,
+    kit,
     parse,
     predict,
     refine,
@@ -41,6 +42,7 @@ COMMAND_GROUPS = (
     routes,
     serve,
     release,
+    kit,
 )
 
 

@@ -335,6 +335,20 @@ def add_training_flags(
         metavar="default|none|FILE",
         help="where parsed graphs are cached (default: ~/.cache/mathgraph/graphs.sqlite, or $MATHGRAPH_CACHE_DIR)",
     )
+    group.add_argument(
+        "--packed",
+        metavar="DIR",
+        dest="packed_features",
+        help="read the problems from a pack made beforehand (a kit's packed/ folder, `mathgraph kit build`): "
+        "nothing is parsed, no parser needs to be installed",
+    )
+    group.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        dest="time_limit_s",
+        help="stop training after this many seconds, the learning-rate schedule planned to end then",
+    )
     if frozen_prefix:
         group.add_argument(
             "--freeze-text-layers",

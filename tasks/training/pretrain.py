@@ -30,17 +30,22 @@ def mask_tokens(
     vocab_size: int,
     generator: torch.Generator,
     probability: float = 0.15,
+    random_tokens: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """BERT masking (Eq. 9): pick ``probability`` of the non-special tokens; of those 80 % become
-    ``[MASK]``, 10 % a random token, 10 % stay. Returns ``(masked ids, labels)`` with
-    ``labels = -100`` where nothing is predicted."""
+    ``[MASK]``, 10 % a random token (of ``vocab_size``, or of the ids ``random_tokens`` when given), 10 % stay.
+    Returns ``(masked ids, labels)`` with ``labels = -100`` where nothing is predicted."""
     chosen = (torch.rand(input_ids.shape, generator=generator) < probability) & ~special_mask
     labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))
     draw = torch.rand(input_ids.shape, generator=generator)
     masked = input_ids.clone()
     masked[chosen & (draw < 0.8)] = mask_id
     random_positions = chosen & (draw >= 0.8) & (draw < 0.9)
-    masked[random_positions] = torch.randint(vocab_size, input_ids.shape, generator=generator)[random_positions]
+    if random_tokens is None:
+        drawn = torch.randint(vocab_size, input_ids.shape, generator=generator)
+    else:
+        drawn = random_tokens[torch.randint(len(random_tokens), input_ids.shape, generator=generator)]
+    masked[random_positions] = drawn[random_positions]
     return masked, labels
 
 
@@ -68,6 +73,7 @@ class PretrainingCollator:
 
     ``to_batch(items) -> ProblemBatch`` collates the items (default: ``collator``
     itself, on parsed graphs; training passes ``FeatureStore.batch``, on texts).
+    ``random_tokens``: the ids random replacements are drawn from (default: the whole vocabulary).
     """
 
     def __init__(
@@ -76,6 +82,7 @@ class PretrainingCollator:
         seed: int = 0,
         mask_probability: float = 0.15,
         to_batch: Callable[[Sequence], ProblemBatch] | None = None,
+        random_tokens: Sequence[int] | None = None,
     ):
         tokenizer = collator.tokenizer
         if tokenizer.mask_token_id is None:
@@ -84,12 +91,19 @@ class PretrainingCollator:
         self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)))
         self.mask_id, self.vocab_size = tokenizer.mask_token_id, len(tokenizer)
         self.generator = torch.Generator().manual_seed(seed)
+        self.random_tokens = None if random_tokens is None else torch.as_tensor(random_tokens, dtype=torch.long)
 
     def __call__(self, items: Sequence) -> PretrainingBatch:
         batch = self.to_batch(items)
         special = torch.isin(batch.input_ids, self.special_ids) | ~batch.attention_mask.bool()
         batch.input_ids, labels = mask_tokens(
-            batch.input_ids, special, self.mask_id, self.vocab_size, self.generator, self.mask_probability
+            batch.input_ids,
+            special,
+            self.mask_id,
+            self.vocab_size,
+            self.generator,
+            self.mask_probability,
+            self.random_tokens,
         )
         return PretrainingBatch(batch, labels)
 
@@ -240,6 +254,7 @@ def run_pretraining(
     architecture: str = "comus",
     split_digits: bool | None = None,
     freeze_vocabulary: bool = False,
+    random_tokens: Sequence[int] | None = None,
 ) -> dict:
     """Pre-train the encoder ``model`` on ``texts`` for ``args.max_steps`` steps; save it to ``args.output_dir``.
 
@@ -249,7 +264,8 @@ def run_pretraining(
     interrupted run from ``checkpoint-last``. ``split_digits=True`` builds the new
     ``"untrained"`` model with a tokenizer that cuts numbers into single digits (kept in
     its config). ``freeze_vocabulary=True`` keeps the pre-trained word embeddings (and so the tied MLM
-    decoder) fixed: see ``freeze_pretrained_vocabulary``. Returns the trainer state as a dict.
+    decoder) fixed: see ``freeze_pretrained_vocabulary``. ``random_tokens``: the ids MLM's random replacements
+    are drawn from (a kit's start encoder holds only the rows its texts use). Returns the trainer state as a dict.
     """
     from mathgraph.models.features import FeatureStore
     from mathgraph.tasks.training.bucketing import LengthBucketSampler
@@ -272,7 +288,9 @@ def run_pretraining(
     sampler = LengthBucketSampler(
         [store.length(t) for t in texts], args.batch_size, args.seed, drop_last=len(texts) > args.batch_size
     )
-    collate = PretrainingCollator(math_encoder.collator, seed=args.seed, to_batch=store.batch)
+    collate = PretrainingCollator(
+        math_encoder.collator, seed=args.seed, to_batch=store.batch, random_tokens=random_tokens
+    )
     state = fit(
         pretrainer,
         TrainingData(texts, sampler, collate),

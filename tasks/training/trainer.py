@@ -45,6 +45,7 @@ BEST_CHECKPOINT = "checkpoint-best"
 STEP_PREFIX = "step-"  # ``save_steps``: the model after N steps in ``step-N``
 STATE_NAME = "trainer_state.json"
 WEIGHTS_NAME = "training_weights.safetensors"
+PLANNED_EVERY_STEP_UNTIL = 20  # a run with a time limit re-plans its schedule at each of its first steps
 OPTIMIZER_NAME = "optimizer.pt"
 
 
@@ -94,9 +95,23 @@ class TrainingArguments:
     graph_cache: str = "default"
     skip_bad: bool = False
     freeze_text_layers: int = 0
+    # a folder of problems parsed and packed beforehand (``models.packed_features``): the run parses nothing
+    packed_features: str | None = None
+    # stop after this many seconds of training; the schedule is re-planned to end then (``Trainer.train``)
+    time_limit_s: float | None = None
+    # write checkpoint-last every N epochs (and always after the last): a GPU run of many short epochs saves
+    # the time of writing optimizer states it will not resume from
+    checkpoint_every: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("epochs", "batch_size", "eval_batch_size", "gradient_accumulation_steps", "parse_workers"):
+        for name in (
+            "epochs",
+            "batch_size",
+            "eval_batch_size",
+            "gradient_accumulation_steps",
+            "parse_workers",
+            "checkpoint_every",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_steps is not None and self.max_steps < 1:
@@ -107,6 +122,8 @@ class TrainingArguments:
             raise ValueError(f"schedule_steps needs max_steps <= schedule_steps, got {self.schedule_steps}")
         if self.loader_workers < 0 or self.freeze_text_layers < 0:
             raise ValueError("loader_workers and freeze_text_layers must be >= 0")
+        if self.time_limit_s is not None and self.time_limit_s <= 0:
+            raise ValueError(f"time_limit_s must be > 0, got {self.time_limit_s}")
         if self.mixed_precision not in ("no", "fp16", "bf16"):
             raise ValueError(f"mixed_precision must be no, fp16 or bf16, got {self.mixed_precision!r}")
 
@@ -289,12 +306,9 @@ class Trainer:
         steps_per_epoch = math.ceil(len(train_loader) / args.gradient_accumulation_steps)
         self.total_steps = args.max_steps or steps_per_epoch * args.epochs
         self.epochs = math.ceil(self.total_steps / steps_per_epoch) if args.max_steps else args.epochs
-        schedule = args.schedule_steps or self.total_steps  # linear warm-up, then linear decay to 0 at its end
-        warmup = int(args.warmup_ratio * schedule)
-        scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer,
-            lambda step: min((step + 1) / max(1, warmup), max(0.0, (schedule - step) / max(1, schedule - warmup))),
-        )
+        # linear warm-up, then linear decay to 0 at its end; a time limit re-plans its length (plan_to_deadline)
+        self.schedule_steps = args.schedule_steps or self.total_steps
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: self.learning_rate_factor(step))
         self.model, self.optimizer, self.train_loader, self.scheduler = self.accelerator.prepare(
             model, optimizer, train_loader, scheduler
         )
@@ -302,6 +316,36 @@ class Trainer:
         # Reading the losses makes the host wait for the device: on a GPU only every ``log_every`` steps (and
         # at step 1); on the CPU it costs nothing, so the progress bar's loss moves at every step.
         self.read_losses_every_step = self.accelerator.device.type == "cpu"
+        self.started_at: float | None = None  # time_limit_s: when train() began, the first timed step, eval time
+        self.timing_mark: tuple[int, float, float] | None = None
+        self.eval_seconds = 0.0
+
+    def learning_rate_factor(self, step: int) -> float:
+        """The schedule's factor at ``step``: linear warm-up over ``warmup_ratio`` of it, then linear decay to 0."""
+        schedule = self.schedule_steps
+        warmup = int(self.args.warmup_ratio * schedule)
+        return min((step + 1) / max(1, warmup), max(0.0, (schedule - step) / max(1, schedule - warmup)))
+
+    def plan_to_deadline(self) -> None:
+        """With ``time_limit_s``: set the run's last step (and the schedule's end, unless ``schedule_steps`` fixes
+        it) to the step the time left allows, at the step time measured since the first timed step (evaluation
+        time left out), so that the run stops on time with its learning rate decayed; past the limit, stop now."""
+        now = time.perf_counter()
+        elapsed = now - self.started_at
+        if elapsed >= self.args.time_limit_s:
+            self.total_steps = self.state.step
+            return
+        if self.timing_mark is None:  # the first step (compilation, caches) is not timed
+            self.timing_mark = (self.state.step, now, self.eval_seconds)
+            return
+        first_step, first_time, first_eval = self.timing_mark
+        if self.state.step <= first_step:
+            return
+        per_step = (now - first_time - (self.eval_seconds - first_eval)) / (self.state.step - first_step)
+        fits = self.state.step + int((self.args.time_limit_s - elapsed) / max(per_step, 1e-9))
+        self.total_steps = max(self.state.step, min(self.step_cap, fits))
+        if not self.args.schedule_steps:
+            self.schedule_steps = max(self.total_steps, 1)
 
     # ----------------------------------------------------------------- loop
     def train(self, resume: bool = False) -> TrainerState:
@@ -310,6 +354,8 @@ class Trainer:
 
         if resume:
             self._resume()
+        self.step_cap, self.started_at = self.total_steps, time.perf_counter()
+        limit = self.args.time_limit_s
         bar = tqdm(
             total=self.total_steps,
             initial=self.state.step,
@@ -360,6 +406,12 @@ class Trainer:
                             since_log = {}
                     if self.args.save_steps and self.state.step % self.args.save_steps == 0:
                         self._save_step()
+                    # re-planned at the first steps (the schedule's length is a guess until then), then when
+                    # the losses are read (on a GPU the clock means something only after that sync)
+                    early = self.state.step <= PLANNED_EVERY_STEP_UNTIL
+                    if limit and (logged or early or time.perf_counter() - self.started_at >= limit):
+                        self.plan_to_deadline()
+                        bar.total = self.total_steps
                     if self.state.step >= self.total_steps:
                         break
             self.state.epoch += 1
@@ -412,7 +464,9 @@ class Trainer:
             record.update(self.epoch_log(self.accelerator.unwrap_model(self.model)))
         improved = False
         if self.evaluate is not None:
+            evaluation_started = time.perf_counter()
             metrics = self.evaluate(self.accelerator.unwrap_model(self.model))
+            self.eval_seconds += time.perf_counter() - evaluation_started
             record.update({f"dev_{k}": v for k, v in metrics.items()})
             value = metrics[self.metric_name]
             improved = self.state.best_metric is None or value > self.state.best_metric
@@ -423,7 +477,9 @@ class Trainer:
             from tqdm import tqdm
 
             tqdm.write(json.dumps(record))  # on its own line, not inside the progress bar's
-        self._checkpoint(LAST_CHECKPOINT)
+        last = self.state.step >= self.total_steps or self.state.epoch >= self.epochs
+        if last or self.state.epoch % self.args.checkpoint_every == 0:
+            self._checkpoint(LAST_CHECKPOINT)
         if improved:
             self._checkpoint(BEST_CHECKPOINT, resumable=False)
 

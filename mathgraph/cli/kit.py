@@ -1,0 +1,102 @@
+"""``mathgraph kit build|run|release``: parse and pack on a CPU, train on a GPU (or anywhere), release on a CPU."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(commands) -> None:
+    """Add ``kit`` and its three commands to the ``mathgraph`` commands."""
+    kit = commands.add_parser(
+        "kit",
+        help="training kits: pack data and start weights on a CPU, run the training job on a GPU, release",
+        description="A training kit holds everything a GPU job needs, parsed and packed (no parser is needed "
+        "where it runs): `kit build` writes it, `kit run` trains from it and stops on time, `kit release` "
+        "measures the result on the CPU and releases it only where dev says it is better. docs/gpu.md.",
+    )
+    commands_of_kit = kit.add_subparsers(dest="kit_command", required=True, metavar="COMMAND")
+
+    build = commands_of_kit.add_parser("build", help="parse and pack the task files and corpus, write the kit")
+    build.add_argument("--data", required=True, metavar="DATA", help="TASK.PART.jsonl files and pretrain.train.jsonl")
+    build.add_argument("--output", required=True, metavar="KIT")
+    build.add_argument("--model", default="untrained", help="the start encoder (default: untrained)")
+    build.add_argument("--workers", type=int, default=2, help="parser processes (default: 2)")
+    build.add_argument("--graph-cache", default="default", metavar="default|none|FILE")
+    build.add_argument("--smoke", action="store_true", help="a job of 2 steps per phase and tiny batches (tests)")
+    build.set_defaults(run=run_build)
+
+    run = commands_of_kit.add_parser("run", help="run the kit's job (pre-training, multi-task, the KPC study)")
+    run.add_argument("kit", metavar="KIT")
+    run.add_argument("--output", required=True, metavar="OUT", help="weights (fp16 deltas) and report.json")
+    run.add_argument("--minutes", type=float, required=True, help="the whole job's time, setup included")
+    run.add_argument("--device", choices=("cuda", "cpu"), help="default: cuda when available, else cpu")
+    run.add_argument("--work", metavar="DIR", help="keep the runs here (default: a temporary folder)")
+    run.set_defaults(run=run_job)
+
+    release = commands_of_kit.add_parser("release", help="measure a kit run's models and release them if better")
+    release.add_argument("run_output", metavar="OUT", help="what `kit run` wrote")
+    release.add_argument("--kit", required=True, metavar="KIT")
+    release.add_argument("--data", required=True, metavar="DATA", help="the task files, with their test parts")
+    release.add_argument("--work", required=True, metavar="WORK")
+    release.add_argument("--output", required=True, metavar="PACKAGE", help="where a released package is written")
+    release.add_argument("--against", default="shipped", help="the package to beat (default: shipped)")
+    release.add_argument("--smoke", action="store_true", help="alignment models of 20 iterations (tests)")
+    release.set_defaults(run=run_release)
+
+
+def run_build(args: argparse.Namespace) -> int:
+    """``kit build``: ``tasks.kit.build.build_kit``, then its size beside the code's."""
+    from mathgraph.tasks.kit.build import JobSettings, build_kit, check_kit_size, code_bytes
+
+    settings = JobSettings()
+    if args.smoke:
+        settings = JobSettings(
+            pretrain_batch_size=4,
+            kpc_batch_size=4,
+            multitask_batch_size=4,
+            kpc_epochs=1,
+            multitask_epochs=1,
+            max_steps=2,
+            reserve_s=0.0,
+        )
+    description = build_kit(args.data, args.output, args.model, settings, args.workers, args.graph_cache, say=_say)
+    repository = Path(__file__).resolve().parents[2]
+    if (repository / ".git").exists():
+        code = code_bytes(repository)
+        kit_bytes = description["sizes"]["total"]
+        _say(f"kit {kit_bytes / 2**20:.1f} MiB + code {code / 2**20:.1f} MiB = {(kit_bytes + code) / 2**20:.1f} MiB")
+        try:
+            check_kit_size(kit_bytes, code)
+        except ValueError as err:  # a cluster may take more; a 64 MiB GPU window will not
+            _say(f"warning: {err}: too large for a GPU window that takes 64 MiB (untracked files count too)")
+    print(json.dumps(description["sizes"]))
+    return 0
+
+
+def run_job(args: argparse.Namespace) -> int:
+    """``kit run``: ``tasks.kit.job.run_kit``; exit status 1 when a phase failed (the report says which)."""
+    from mathgraph.tasks.kit.job import run_kit
+
+    report = run_kit(args.kit, args.output, args.minutes, args.device, args.work, say=_say)
+    print(json.dumps({"status": report["status"], "seconds": report["seconds"], "files": report["files"]}))
+    return 1 if report["status"] == "partly failed" else 0
+
+
+def run_release(args: argparse.Namespace) -> int:
+    """``kit release``: ``tasks.kit.release.release_run``; exit status 0 whether released or not."""
+    from mathgraph.tasks.kit.release import release_run
+    from mathgraph.tasks.release.build import ReleaseSettings
+
+    settings = ReleaseSettings(structure_options={"max_iter": 20}) if args.smoke else ReleaseSettings()
+    decision = release_run(
+        args.kit, args.run_output, args.data, args.work, args.output, args.against, settings, say=_say
+    )
+    print(json.dumps({k: decision[k] for k in ("release", "mean", "reasons")}))
+    return 0
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
