@@ -14,6 +14,7 @@ stored features of each.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mathgraph.models.batching import ProblemBatch, ProblemCollator, ProblemFeatures, pair_features
@@ -69,8 +70,6 @@ class FeatureStore:
         ``tasks.training.trainer.TrainingArguments``); with ``args.packed_features``, the problems packed
         there (``models.packed_features``), and nothing is parsed."""
         if getattr(args, "packed_features", None):
-            from mathgraph.models.packed_features import PackedFeatureStore
-
             return PackedFeatureStore(args.packed_features, encoder.collator, texts, with_graphs=with_graphs)
         return cls(
             encoder.collator,
@@ -122,3 +121,66 @@ class FeatureStore:
         """A ``ProblemBatch`` of stored problems or pairs (``problem_ids`` = their positions in the store)."""
         ids = [self.index[t] for t in texts]
         return self.collator.collate([self.features[i] for i in ids], problem_ids=ids)
+
+
+class PackedFeatureStore(FeatureStore):
+    """A ``FeatureStore`` read from a pack (``pack_features``): nothing is parsed or tokenized.
+
+    ``add`` accepts the texts the pack holds (and pairs of them, built as ``FeatureStore`` builds them); any
+    other text raises ``PackError``. Loading also hands the pack's alignment rows to
+    ``models.alignment_features``, so the pair heads read them without parsing.
+
+    Args:
+        directory: the pack.
+        collator: the collator of the model that trains (its tokenizer and graph vocabularies must be the
+            pack's: checked by fingerprint).
+        texts: texts the run needs (checked now, so a missing one fails before training starts).
+        with_graphs: ``False`` keeps the token ids only, as ``FeatureStore`` does for a text-only model.
+    """
+
+    def __init__(
+        self, directory: str | Path, collator: ProblemCollator, texts: Iterable = (), with_graphs: bool = True
+    ):
+        from mathgraph.models.alignment_features import remember_rows
+        from mathgraph.models.packed_features import read_alignment_rows, read_manifest, read_packed_problems
+
+        self.directory = Path(directory)
+        manifest = read_manifest(self.directory)
+        self._check_fits(manifest, collator, with_graphs)
+        self.collator, self.with_graphs, self.parser = collator, with_graphs, manifest["parser"]
+        self.graph_cache, self.parse_workers = False, 1
+        self.index, self.features = {}, []
+        packed_texts, features = read_packed_problems(self.directory)
+        if not with_graphs:
+            features = [ProblemFeatures(f.input_ids) for f in features]
+        self.index = {text: i for i, text in enumerate(packed_texts)}
+        self.features = features
+        remember_rows(read_alignment_rows(self.directory))
+        self.add(texts)
+
+    def _check_fits(self, manifest: dict, collator: ProblemCollator, with_graphs: bool) -> None:
+        from mathgraph.models.packed_features import PackError, tokenizer_fingerprint, vocabulary_fingerprint
+
+        if manifest["tokenizer"] != tokenizer_fingerprint(collator.tokenizer):
+            raise PackError(
+                f"{self.directory}: packed with another tokenizer than this model's; pack the data again with "
+                "this model (`mathgraph kit build --model ...`)"
+            )
+        if with_graphs and not manifest["with_graphs"]:
+            raise PackError(f"{self.directory}: packed without graphs, and this model reads them")
+        if with_graphs and manifest["graph_vocabulary"] != vocabulary_fingerprint(collator.vocab):
+            raise PackError(f"{self.directory}: packed with other graph vocabularies than this model's")
+        if manifest["max_length"] != collator.max_length:
+            raise PackError(
+                f"{self.directory}: packed for {manifest['max_length']} tokens, this model reads {collator.max_length}"
+            )
+
+    def _add_texts(self, new: list[str], show_progress: bool | None) -> None:
+        from mathgraph.models.packed_features import PackError
+
+        if new:
+            shown = ", ".join(repr(t[:60]) for t in new[:3])
+            raise PackError(
+                f"{len(new)} text(s) are not in the pack {self.directory} (such as {shown}): pack the run's "
+                "data with `mathgraph kit build`; a pack is never parsed into"
+            )

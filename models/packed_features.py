@@ -3,7 +3,7 @@
 ``pack_features`` writes the ``ProblemFeatures`` of distinct texts (token ids, node labels and kinds, edges
 with their relation ids) as rows of Parquet shards (zstd), plus the alignment-feature rows of the pairs a
 training set's heads read (``models.alignment_features``), and a manifest that names the tokenizer and graph
-vocabularies they were built with. ``PackedFeatureStore`` reads them back as a ``FeatureStore``: a batch
+vocabularies they were built with. ``models.features.PackedFeatureStore`` reads them back as a ``FeatureStore``: a batch
 collated from it equals the batch collated from the parsed texts, and it never parses (a text it does not
 hold is an error naming the pack). Training commands read a pack with ``--packed DIR``
 (``TrainingArguments.packed_features``); ``mathgraph kit build`` writes one into a training kit.
@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
-from mathgraph.models.batching import ProblemCollator, ProblemFeatures
-from mathgraph.models.features import FeatureStore
+from mathgraph.models.batching import ProblemFeatures
+
+if TYPE_CHECKING:
+    from mathgraph.models.features import FeatureStore
 
 PACK_FORMAT = "mathgraph-packed-features"
 PACK_VERSION = 1
@@ -195,84 +197,12 @@ def read_alignment_rows(directory: str | Path) -> dict[bytes, np.ndarray]:
     return {key: np.asarray(row, dtype=np.float64) for key, row in zip(table["key"].to_pylist(), rows)}
 
 
-class PackedFeatureStore(FeatureStore):
-    """A ``FeatureStore`` read from a pack (``pack_features``): nothing is parsed or tokenized.
-
-    ``add`` accepts the texts the pack holds (and pairs of them, built as ``FeatureStore`` builds them); any
-    other text raises ``PackError``. Loading also hands the pack's alignment rows to
-    ``models.alignment_features``, so the pair heads read them without parsing.
-
-    Args:
-        directory: the pack.
-        collator: the collator of the model that trains (its tokenizer and graph vocabularies must be the
-            pack's: checked by fingerprint).
-        texts: texts the run needs (checked now, so a missing one fails before training starts).
-        with_graphs: ``False`` keeps the token ids only, as ``FeatureStore`` does for a text-only model.
-    """
-
-    def __init__(
-        self, directory: str | Path, collator: ProblemCollator, texts: Iterable = (), with_graphs: bool = True
-    ):
-        from mathgraph.models.alignment_features import remember_rows
-
-        self.directory = Path(directory)
-        manifest = read_manifest(self.directory)
-        self._check_fits(manifest, collator, with_graphs)
-        self.collator, self.with_graphs, self.parser = collator, with_graphs, manifest["parser"]
-        self.graph_cache, self.parse_workers = False, 1
-        self.index, self.features = {}, []
-        packed_texts, features = read_packed_problems(self.directory)
-        if not with_graphs:
-            features = [ProblemFeatures(f.input_ids) for f in features]
-        self.index = {text: i for i, text in enumerate(packed_texts)}
-        self.features = features
-        remember_rows(read_alignment_rows(self.directory))
-        self.add(texts)
-
-    def _check_fits(self, manifest: dict, collator: ProblemCollator, with_graphs: bool) -> None:
-        if manifest["tokenizer"] != tokenizer_fingerprint(collator.tokenizer):
-            raise PackError(
-                f"{self.directory}: packed with another tokenizer than this model's; pack the data again with "
-                "this model (`mathgraph kit build --model ...`)"
-            )
-        if with_graphs and not manifest["with_graphs"]:
-            raise PackError(f"{self.directory}: packed without graphs, and this model reads them")
-        if with_graphs and manifest["graph_vocabulary"] != vocabulary_fingerprint(collator.vocab):
-            raise PackError(f"{self.directory}: packed with other graph vocabularies than this model's")
-        if manifest["max_length"] != collator.max_length:
-            raise PackError(
-                f"{self.directory}: packed for {manifest['max_length']} tokens, this model reads {collator.max_length}"
-            )
-
-    def _add_texts(self, new: list[str], show_progress: bool | None) -> None:
-        if new:
-            shown = ", ".join(repr(t[:60]) for t in new[:3])
-            raise PackError(
-                f"{len(new)} text(s) are not in the pack {self.directory} (such as {shown}): pack the run's "
-                "data with `mathgraph kit build`; a pack is never parsed into"
-            )
-
-
-def packed_texts(directory: str | Path) -> Sequence[str]:
-    """Every text of a pack (no tensors built)."""
-    import pyarrow.parquet as pq
-
-    directory = Path(directory)
-    return [
-        t
-        for name in read_manifest(directory)["shards"]
-        for t in pq.read_table(directory / name, columns=["text"])["text"].to_pylist()
-    ]
-
-
 __all__ = [
     "PackError",
-    "PackedFeatureStore",
     "pack_features",
     "read_manifest",
     "read_packed_problems",
     "read_alignment_rows",
-    "packed_texts",
     "tokenizer_fingerprint",
     "vocabulary_fingerprint",
 ]

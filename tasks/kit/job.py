@@ -249,7 +249,7 @@ class Job:
         return {"best_dev_mean": result["best_dev"], **_throughput(history, None), "history": history}
 
     def _kpc(self, phase: str, encoder: str, architecture: str) -> dict:
-        from mathgraph.models.packed_features import PackedFeatureStore
+        from mathgraph.models.features import PackedFeatureStore
         from mathgraph.models.task_model import TaskConfig, TaskModel
         from mathgraph.tasks.task_types import load_examples
         from mathgraph.tasks.training.finetune import evaluate_examples, train_task

@@ -14,8 +14,8 @@ import torch
 
 from mathgraph.models.alignment_features import alignment_features, alignment_rows, available_features
 from mathgraph.models.batching import ProblemBatch
-from mathgraph.models.features import FeatureStore
-from mathgraph.models.packed_features import PackedFeatureStore, PackError, pack_features
+from mathgraph.models.features import FeatureStore, PackedFeatureStore
+from mathgraph.models.packed_features import PackError, pack_features
 from mathgraph.samples import sample_problems
 from mathgraph.tasks.kit.build import KIT_AND_CODE_LIMIT, check_kit_size, code_bytes
 from mathgraph.tasks.kit.release import decide
