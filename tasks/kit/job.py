@@ -250,9 +250,10 @@ class Job:
 
     def _kpc(self, phase: str, encoder: str, architecture: str) -> dict:
         from mathgraph.models.features import PackedFeatureStore
+        from mathgraph.models.prediction import predict
         from mathgraph.models.task_model import TaskConfig, TaskModel
-        from mathgraph.tasks.task_types import load_examples
-        from mathgraph.tasks.training.finetune import evaluate_examples, train_task
+        from mathgraph.tasks.task_types import load_examples, task_of
+        from mathgraph.tasks.training.finetune import train_task
 
         settings = self.settings
         config = TaskConfig("kpc", architecture=architecture, text_field="problem", label_field="subject")
@@ -280,7 +281,12 @@ class Job:
                     [e.text for e in examples],
                     with_graphs=model.config.uses_graph,
                 )
-                record[part] = evaluate_examples(model, examples, store)
+                predicted = predict(model, examples, store)
+                record[part] = {
+                    **task_of(config).metrics(examples, predicted),
+                    # per problem, in file order: a paired comparison of two models needs it
+                    "correct": "".join("1" if p == e.label else "0" for p, e in zip(predicted, examples)),
+                }
         return record
 
     def _kpc_comus(self) -> dict:
