@@ -54,7 +54,7 @@ class JobSettings:
     finetune_lr: float = 3e-5
     # the share of the training time each phase gets (of the minutes left when it starts, over the shares left)
     shares: dict = field(
-        default_factory=lambda: {"comus": 0.30, "dapt": 0.20, "kpc-comus": 0.12, "kpc-dapt": 0.10, "multitask": 0.28}
+        default_factory=lambda: {"comus": 0.30, "multitask": 0.25, "dapt": 0.25, "kpc-dapt": 0.09, "kpc-comus": 0.11}
     )
     reserve_s: float = 40.0  # kept for the final writing and the report
     max_steps: int | None = None  # a cap on every phase's steps (smoke runs)

@@ -201,8 +201,9 @@ class Job:
         corpus = [json.loads(line)["text"] for line in open(self.files["pretrain"]["train"], encoding="utf-8")]
         settings = self.settings
         args = self.arguments(phase, batch_size=settings.pretrain_batch_size, learning_rate=settings.pretrain_lr)
-        if steps is not None:  # the same steps as COMUS (DAPT-BERT): no re-planning below them
+        if steps is not None:  # DAPT-BERT: COMUS's steps; half its budget again before it is cut short
             args.max_steps = min(steps, args.max_steps or steps)
+            args.time_limit_s *= 1.5
         elif args.max_steps is None:
             args.max_steps = 10**7  # the time budget decides
         state = run_pretraining(
