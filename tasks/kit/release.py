@@ -72,6 +72,7 @@ def rebuild_models(kit: Path, run: Path, work: Path, report: dict) -> None:
     facts = {
         "pretrain_steps": comus.get("steps"),
         "pretrain_batch_size": comus.get("batch_size"),
+        "pretrain_lr": report["job"]["pretrain_lr"],
         "pretrain_texts": report["kit"]["pretrain_texts"],
         "pretrain_loss_first": comus.get("loss_first"),
         "pretrain_loss_last": comus.get("loss_last"),
@@ -138,6 +139,7 @@ def release_run(
     rebuild_models(kit, run, work, report)
     candidate_dir = work / "candidate"
     release = build_release(files, work, candidate_dir, ("package", "structure"), settings or ReleaseSettings(), say)
+    release["training"]["multitask_history"] = report["phases"]["multitask"].get("history")
     release["training"]["trained_where"] = {
         "machine": report["machine"],
         "minutes": report["minutes"],

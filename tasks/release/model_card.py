@@ -72,10 +72,30 @@ def _head_refit_lines(refit: dict | None) -> list[str]:
     ]
 
 
+def _machine_lines(training: dict) -> list[str]:
+    """Where the model was trained and measured: one machine, or a kit run's GPU and the CPU that measured it."""
+    where = training.get("trained_where")
+    if not where:
+        return [f"- Machine: {training.get('machine')}, fp32."]
+    machine = where["machine"]
+    device = machine.get("gpu") or machine.get("cpu") or machine.get("device")
+    seconds = ", ".join(f"{phase} {value} s" for phase, value in where.get("phases", {}).items())
+    return [
+        f"- Trained on: {device} (torch {machine.get('torch')}), {where.get('mixed_precision')} mixed precision, in one",
+        f"  `mathgraph kit run` of {where.get('minutes')} minutes ({seconds}); measured on: {training.get('machine')},",
+        "  fp32 from the fp16 weights.",
+    ]
+
+
 def card_text(release: dict) -> str:
     """The card's Markdown body."""
     training = release["training"]
     first, last = training.get("pretrain_loss_first") or {}, training.get("pretrain_loss_last") or {}
+    curve = (
+        "the kit run's `report.json`"
+        if training.get("trained_where")
+        else "`benchmarks/results/issue13_pretrain_log.jsonl`"
+    )
     lines = [
         "# mathgraph shipped model",
         "",
@@ -105,16 +125,17 @@ def card_text(release: dict) -> str:
         f"- Pre-training corpus: {training.get('pretrain_texts')} texts, the MATH problems of the KPC train part and",
         "  the GSM8K questions and solutions of the QAM train part (`benchmarks/results.py` splits, seed 0); no",
         "  dev or test text, no GSM-Plus text (its seeds are GSM8K test questions).",
-        f"- Pre-training: {training.get('pretrain_steps')} steps of 32 texts, encoder lr 5e-5, fresh parts 1e-3,",
+        f"- Pre-training: {training.get('pretrain_steps')} steps of {training.get('pretrain_batch_size', 32)} texts, "
+        f"encoder lr {training.get('pretrain_lr', 5e-5)}, fresh parts 1e-3,",
         f"  5% warm-up then linear decay. Loss (MLM / DTC / TGCL) at step {first.get('step')}: "
         f"{first.get('mlm')} / {first.get('dtc')} / {first.get('tgcl')}; at step {last.get('step')}: "
-        f"{last.get('mlm')} / {last.get('dtc')} / {last.get('tgcl')} (curve: `benchmarks/results/issue13_pretrain_log.jsonl`).",
+        f"{last.get('mlm')} / {last.get('dtc')} / {last.get('tgcl')} (curve: {curve}).",
         "- Multi-task fine-tuning: KPC 6,000 MATH problems, QRC 1,440 pairs, QAM 3,554 pairs (GSM8K hard",
         "  negatives of 500 questions + number-swap pairs), SQR 160 graded lists; batch 16, encoder lr 3e-5,",
         f"  heads 1e-3, proportional task sampling, {len(training.get('multitask_history') or [])} epochs, the best",
         "  by mean dev metric kept.",
         *_head_refit_lines(training.get("qam_head_refit")),
-        f"- Machine: {training.get('machine')}, fp32.",
+        *_machine_lines(training),
         "",
         "## Figures (measured from these files)",
         "",

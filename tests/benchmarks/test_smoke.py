@@ -42,6 +42,10 @@ SCRIPTS = {
             "## GSM-Plus sanity figure (shipped model): 3 seeds, 24 variants",
         ],
     ),
+    "gpu_kit": (
+        ["--work", TMP],
+        ["| comus | 1763 | 1908.5 | 9.23 | 206.8x |", "| COMUS minus DAPT-BERT (GPU), paired |"],
+    ),
     "host_syncs": ([], ["| trainer loop (comus) |", "| multitask reasonformer |"]),
     "index_scale": (
         ["--work", TMP],
@@ -106,6 +110,7 @@ SCRIPTS = {
     "train_throughput": ([], ["| comus-freeze4 |", "ratio comus/bert-only:"]),
 }
 FAST = {
+    "gpu_kit",
     "alignment_scaling",
     "latex_coverage",
     "make_kpc_sample",
