@@ -25,6 +25,13 @@ def register(commands) -> None:
     build.add_argument("--model", default="untrained", help="the start encoder (default: untrained)")
     build.add_argument("--workers", type=int, default=2, help="parser processes (default: 2)")
     build.add_argument("--graph-cache", default="default", metavar="default|none|FILE")
+    build.add_argument(
+        "--shares",
+        metavar="PHASE=SHARE,...",
+        help="the job's phases and their shares of its time (default: comus=0.30,multitask=0.25,dapt=0.25,"
+        "kpc-dapt=0.09,kpc-comus=0.11); without comus the start model (--model DIR) is the pre-trained encoder",
+    )
+    build.add_argument("--multitask-epochs", type=int, help="the multi-task phase's epochs (default: 2)")
     build.add_argument("--smoke", action="store_true", help="a job of 2 steps per phase and tiny batches (tests)")
     build.set_defaults(run=run_build)
 
@@ -62,6 +69,10 @@ def run_build(args: argparse.Namespace) -> int:
             max_steps=2,
             reserve_s=0.0,
         )
+    if args.shares:
+        settings.shares = _shares(args.shares)
+    if args.multitask_epochs:
+        settings.multitask_epochs = args.multitask_epochs
     description = build_kit(args.data, args.output, args.model, settings, args.workers, args.graph_cache, say=_say)
     repository = Path(__file__).resolve().parents[2]
     if (repository / ".git").exists():
@@ -96,6 +107,21 @@ def run_release(args: argparse.Namespace) -> int:
     )
     print(json.dumps({k: decision[k] for k in ("release", "mean", "reasons")}))
     return 0
+
+
+def _shares(value: str) -> dict[str, float]:
+    """``comus=0.3,multitask=0.7`` -> ``{"comus": 0.3, "multitask": 0.7}``, phases checked."""
+    from mathgraph.tasks.kit.job import PHASES
+
+    shares = {}
+    for item in value.split(","):
+        phase, _, share = item.partition("=")
+        if phase not in PHASES or not share:
+            raise ValueError(f"--shares {value!r}: expected PHASE=SHARE,... with PHASE one of {', '.join(PHASES)}")
+        shares[phase] = float(share)
+    if any(share <= 0 for share in shares.values()):
+        raise ValueError(f"--shares {value!r}: every share must be above 0")
+    return shares
 
 
 def _say(line: str) -> None:

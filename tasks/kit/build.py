@@ -27,11 +27,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import torch
+
 KIT_FORMAT = "mathgraph-kit"
 KIT_VERSION = 1
 KIT_NAME = "kit.json"
 PACKED_DIR, DATA_DIR, BASE_DIR = "packed", "data", "base"
 TEXT_WEIGHTS = "text.safetensors"
+GRAPH_WEIGHTS = "graph.safetensors"  # a trained start's graph side (bf16); an untrained start has none
 # What travels with the code: the transfer limit of the GPU windows this kit is made for is 64 MiB, and the
 # job needs some room beside it.
 KIT_AND_CODE_LIMIT = 60 * 2**20
@@ -125,7 +128,9 @@ def build_kit(
         shutil.rmtree(output)
     (output / DATA_DIR).mkdir(parents=True)
 
-    corpus = [json.loads(line)["text"] for line in open(files[PRETRAIN_CORPUS]["train"], encoding="utf-8")]
+    pretrains = {"comus", "dapt"} & set(settings.shares)  # a job without pre-training carries no corpus
+    corpus_path = files[PRETRAIN_CORPUS]["train"]
+    corpus = [json.loads(line)["text"] for line in open(corpus_path, encoding="utf-8")] if pretrains else []
     texts, pairs = list(corpus), {}
     for task, parts in carried.items():
         config = _task_config(task)
@@ -169,12 +174,26 @@ def build_kit(
         | set(range(latex_start if latex_start is not None else rows_total, rows_total))
     )
     save_compact_text_state(base / TEXT_WEIGHTS, encoder.model.text.state_dict(), kept)
+    start_facts = {}
+    if str(model) != "untrained":  # a trained start (a job that continues another's): its graph side travels too
+        from safetensors.torch import save_file
+
+        from mathgraph.tasks.release.build import PACKAGE_FACTS
+
+        graph = {
+            k: v.detach().to(torch.bfloat16).contiguous()
+            for k, v in encoder.model.state_dict().items()
+            if not k.startswith("text.")
+        }
+        save_file(graph, str(base / GRAPH_WEIGHTS))
+        facts_path = Path(model) / PACKAGE_FACTS
+        start_facts = json.loads(facts_path.read_text(encoding="utf-8")) if facts_path.is_file() else {}
     encoder.model.save_config(base)
     tokenizer.save_pretrained(base / "tokenizer")
     encoder.vocab.save_pretrained(base)
 
     # the data files themselves, gzipped
-    for task, parts in {**carried, PRETRAIN_CORPUS: files[PRETRAIN_CORPUS]}.items():
+    for task, parts in {**carried, **({PRETRAIN_CORPUS: files[PRETRAIN_CORPUS]} if pretrains else {})}.items():
         for part, path in parts.items():
             with open(path, "rb") as source, gzip.open(output / DATA_DIR / f"{task}.{part}.jsonl.gz", "wb") as target:
                 shutil.copyfileobj(source, target)
@@ -190,6 +209,7 @@ def build_kit(
         "problems": len(store),
         "alignment_rows": len(rows),
         "word_embedding_rows": {"kept": len(kept), "of": rows_total},
+        "start_facts": start_facts,
         "job": asdict(settings),
     }
     description["sizes"] = kit_sizes(output)

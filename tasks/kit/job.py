@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from .build import BASE_DIR, DATA_DIR, PACKED_DIR, TEXT_WEIGHTS, JobSettings, read_kit
+from .build import BASE_DIR, DATA_DIR, GRAPH_WEIGHTS, PACKED_DIR, TEXT_WEIGHTS, JobSettings, read_kit
 
 MAX_FILE_BYTES = 15 * 2**20  # under the 16 MiB a file may be on the way back
 REPORT_NAME = "report.json"
@@ -57,6 +57,13 @@ def start_encoder(kit: Path, directory: Path, seed: int = 0) -> Path:
         torch.manual_seed(seed)
         model = ComusModel(ComusConfig.from_dict(read_config(base)))
     model.text.load_state_dict(expand_text_state(base / TEXT_WEIGHTS))
+    if (base / GRAPH_WEIGHTS).is_file():  # a trained start: its graph side too
+        from safetensors.torch import load_file
+
+        graph = {k: v.float() for k, v in load_file(str(base / GRAPH_WEIGHTS)).items()}
+        _, unexpected = model.load_state_dict(graph, strict=False)
+        if unexpected:
+            raise ValueError(f"{base / GRAPH_WEIGHTS} does not fit the start encoder: {unexpected[:5]}")
     encoder = MathEncoder(
         model, AutoTokenizer.from_pretrained(base / "tokenizer"), GraphVocabulary.from_pretrained(base)
     )
@@ -110,7 +117,10 @@ class Job:
             "status": "running",
             "minutes": minutes,
             "machine": _machine(self.device),
-            "kit": {k: self.description[k] for k in ("created", "start_model", "pretrain_texts", "problems", "sizes")},
+            "kit": {
+                k: self.description.get(k)
+                for k in ("created", "start_model", "start_facts", "pretrain_texts", "problems", "sizes")
+            },
             "job": self.description["job"],
             "phases": {},
             "files": [],
@@ -156,7 +166,11 @@ class Job:
         self.start = start_encoder(self.kit, self.work / "start", self.settings.seed)
         self.report["setup_seconds"] = round(time.perf_counter() - self.started, 1)
         self.say(f"set up in {self.report['setup_seconds']} s on {self.report['machine']['device']}")
-        for phase in PHASES:
+        shares = self.settings.shares
+        if "comus" not in shares:  # a job that continues from a pre-trained start: it is the COMUS encoder
+            shutil.copytree(self.start, self.work / "comus")
+            self.models["comus"] = self.work / "comus"
+        for phase in (p for p in PHASES if p in shares):  # the phases of this job: those with a share
             needed = NEEDS.get(phase)
             if needed and needed not in self.models:
                 self.report["phases"][phase] = {"skipped": f"no {needed} model"}
@@ -229,7 +243,7 @@ class Job:
         return self._pretrain("comus", "comus", ("mlm", "dtc", "tgcl"), None)
 
     def _dapt(self) -> dict:
-        steps = self.report["phases"]["comus"].get("steps")
+        steps = self.report["phases"].get("comus", {}).get("steps")
         return self._pretrain("dapt", "bert", ("mlm",), steps)
 
     def _multitask(self) -> dict:

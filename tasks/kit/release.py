@@ -68,15 +68,18 @@ def rebuild_models(kit: Path, run: Path, work: Path, report: dict) -> None:
     tokenizer = AutoTokenizer.from_pretrained(kit / BASE_DIR / "tokenizer")
     encoder = MathEncoder(model, tokenizer, GraphVocabulary.from_pretrained(kit / BASE_DIR))
     encoder.save_pretrained(work / "pretrain")
-    comus = report["phases"]["comus"]
-    facts = {
-        "pretrain_steps": comus.get("steps"),
-        "pretrain_batch_size": comus.get("batch_size"),
-        "pretrain_lr": report["job"]["pretrain_lr"],
-        "pretrain_texts": report["kit"]["pretrain_texts"],
-        "pretrain_loss_first": comus.get("loss_first"),
-        "pretrain_loss_last": comus.get("loss_last"),
-    }
+    comus = report["phases"].get("comus")
+    if comus is None:  # the run continued from a pre-trained start: its facts came with the kit
+        facts = report["kit"].get("start_facts") or {}
+    else:
+        facts = {
+            "pretrain_steps": comus.get("steps"),
+            "pretrain_batch_size": comus.get("batch_size"),
+            "pretrain_lr": report["job"]["pretrain_lr"],
+            "pretrain_texts": report["kit"]["pretrain_texts"],
+            "pretrain_loss_first": comus.get("loss_first"),
+            "pretrain_loss_last": comus.get("loss_last"),
+        }
     (work / "pretrain" / PACKAGE_FACTS).write_text(json.dumps(facts, indent=1), encoding="utf-8")
 
     settings = dict(report["configs"]["multitask"])

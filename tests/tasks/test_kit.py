@@ -292,3 +292,24 @@ def test_the_kit_path_builds_runs_without_a_parser_and_releases_only_what_is_bet
     # the same candidate against itself is no better: not released
     again = decide(released.release_info(), released.release_info())
     assert again["release"] is False and "not above" in again["reasons"][0]
+
+
+@pytest.mark.slow
+def test_a_job_without_pre_training_continues_from_its_start_encoder(kit_data, start_model, tmp_path):
+    from mathgraph.cli.main import main
+    from mathgraph.models.encoder import MathEncoder
+
+    kit, out = tmp_path / "kit", tmp_path / "out"
+    build = ["kit", "build", "--data", str(kit_data), "--output", str(kit), "--model", start_model, "--smoke"]
+    assert main([*build, "--shares", "multitask=1", "--workers", "1"]) == 0
+    description = json.loads((kit / "kit.json").read_text())
+    assert description["pretrain_texts"] == 0 and not list((kit / "data").glob("pretrain.*"))
+    assert main(["kit", "run", str(kit), "--output", str(out), "--minutes", "3", "--device", "cpu"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert list(report["phases"]) == ["multitask"] and report["status"] == "done"
+    # the encoder written back is the start, graph side and all (bf16 on the way)
+
+    stored, _ = load_split(sorted(out.glob("encoder-*.safetensors")))
+    start = MathEncoder.from_pretrained(start_model, device="cpu").model.state_dict()
+    graph = [name for name in stored if name.startswith("graph.")]
+    assert graph and all(torch.allclose(stored[n].float(), start[n], atol=1e-2, rtol=1e-2) for n in graph)
