@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .build import BASE_DIR
-from .job import REPORT_NAME
+from .job import REPORT_NAME, delta_base
 
 DECISION_NAME = "decision.json"
 
@@ -62,8 +62,12 @@ def rebuild_models(kit: Path, run: Path, work: Path, report: dict) -> None:
     for model in ("encoder", "multitask"):
         join_split([run / n for n in names if n.startswith(model + "-")], deltas / f"{model}.delta.safetensors")
     config = report["configs"]["encoder"]
-    # the packaged MiniLM's own rows for the word embeddings the run kept fixed (bf16 there, zero where unused)
-    state = apply_delta(text_encoder_base(config.get("text_encoder", "minilm")), deltas / "encoder.delta.safetensors")
+    # what the run's deltas were taken against (the kit's start weights, bf16), with the packaged MiniLM's own
+    # fp32 rows for the word embeddings the run kept fixed (bf16 there, zero where no kit text used them)
+    base = delta_base(kit)
+    words = "text.embeddings.word_embeddings.weight"
+    base[words] = text_encoder_base(config.get("text_encoder", "minilm"))[words]
+    state = apply_delta(base, deltas / "encoder.delta.safetensors")
     model = ComusModel.from_state(config, state, where=deltas / "encoder.delta.safetensors")
     tokenizer = AutoTokenizer.from_pretrained(kit / BASE_DIR / "tokenizer")
     encoder = MathEncoder(model, tokenizer, GraphVocabulary.from_pretrained(kit / BASE_DIR))

@@ -300,6 +300,13 @@ def test_a_job_without_pre_training_continues_from_its_start_encoder(kit_data, s
     from mathgraph.models.encoder import MathEncoder
 
     kit, out = tmp_path / "kit", tmp_path / "out"
+    trained = MathEncoder.from_pretrained(start_model, device="cpu")  # a start whose text layers moved from its base
+    with torch.no_grad():
+        for name, parameter in trained.model.text.named_parameters():
+            if ".layer." in name:
+                parameter.add_(0.25)
+    start_model = str(tmp_path / "trained")
+    trained.save_pretrained(start_model)
     build = ["kit", "build", "--data", str(kit_data), "--output", str(kit), "--model", start_model, "--smoke"]
     assert main([*build, "--shares", "multitask=1", "--workers", "1"]) == 0
     description = json.loads((kit / "kit.json").read_text())
@@ -313,3 +320,10 @@ def test_a_job_without_pre_training_continues_from_its_start_encoder(kit_data, s
     start = MathEncoder.from_pretrained(start_model, device="cpu").model.state_dict()
     graph = [name for name in stored if name.startswith("graph.")]
     assert graph and all(torch.allclose(stored[n].float(), start[n], atol=1e-2, rtol=1e-2) for n in graph)
+    # rebuilt on the CPU, the encoder is the start again: its text layers come from the kit, not from MiniLM
+    from mathgraph.tasks.kit.release import rebuild_models
+
+    rebuild_models(kit, out, tmp_path / "work", report)
+    rebuilt = MathEncoder.from_pretrained(tmp_path / "work" / "pretrain", device="cpu").model.state_dict()
+    assert rebuilt.keys() == start.keys()
+    assert all(torch.allclose(rebuilt[n], start[n], atol=2e-2, rtol=2e-2) for n in start), "not the start encoder"
