@@ -81,8 +81,8 @@ def _machine_lines(training: dict) -> list[str]:
     device = machine.get("gpu") or machine.get("cpu") or machine.get("device")
     seconds = ", ".join(f"{phase} {value} s" for phase, value in where.get("phases", {}).items())
     return [
-        f"- Trained on: {device} (torch {machine.get('torch')}), {where.get('mixed_precision')} mixed precision, in one",
-        f"  `mathgraph kit run` of {where.get('minutes')} minutes ({seconds}); measured on: {training.get('machine')},",
+        f"- Trained on: {device} (torch {machine.get('torch')}), {where.get('mixed_precision')} mixed precision, by",
+        f"  `mathgraph kit run` ({where.get('minutes')} minutes: {seconds}); measured on: {training.get('machine')},",
         "  fp32 from the fp16 weights.",
     ]
 

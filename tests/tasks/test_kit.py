@@ -287,7 +287,7 @@ def test_the_kit_path_builds_runs_without_a_parser_and_releases_only_what_is_bet
     assert released.release_info()["training"]["pretrain_steps"] == 2
     card = (package / "MODEL_CARD.md").read_text()
     assert "- Pre-training: 2 steps of 4 texts, encoder lr 0.0001" in card
-    assert "- Trained on: " in card and "`mathgraph kit run` of 5.0 minutes (comus " in card
+    assert "- Trained on: " in card and "`mathgraph kit run` (5.0 minutes: comus " in card
     assert len(released.encode(["Find $x$ if $2x=4$."])[0]) == released.encoder.dimension()
     # the same candidate against itself is no better: not released
     again = decide(released.release_info(), released.release_info())
