@@ -180,9 +180,14 @@ class Job:
                 continue
             self._phase(phase)
             if phase == "multitask" and phase in self.models:
-                self.write_weights()
+                try:
+                    self.write_weights()
+                except Exception as err:  # noqa: BLE001 - reported; the study's phases still run
+                    self.report["weights_error"] = f"{type(err).__name__}: {err}"
+                    self.say(f"writing the weights failed: {self.report['weights_error']}")
         phases = self.report["phases"].values()
-        failed, skipped = any("error" in r for r in phases), any("skipped" in r for r in phases)
+        failed = any("error" in r for r in phases) or "weights_error" in self.report
+        skipped = any("skipped" in r for r in phases)
         self.report["status"] = "partly failed" if failed else "stopped early" if skipped else "done"
         self.report["seconds"] = round(time.perf_counter() - self.started, 1)
         self._write_report()

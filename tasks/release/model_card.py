@@ -126,7 +126,7 @@ def card_text(release: dict) -> str:
         "  the GSM8K questions and solutions of the QAM train part (`benchmarks/results.py` splits, seed 0); no",
         "  dev or test text, no GSM-Plus text (its seeds are GSM8K test questions).",
         f"- Pre-training: {training.get('pretrain_steps')} steps of {training.get('pretrain_batch_size', 32)} texts, "
-        f"encoder lr {training.get('pretrain_lr', 5e-5)}, fresh parts 1e-3,",
+        f"encoder lr {training.get('pretrain_lr', '5e-5')}, fresh parts 1e-3,",
         f"  5% warm-up then linear decay. Loss (MLM / DTC / TGCL) at step {first.get('step')}: "
         f"{first.get('mlm')} / {first.get('dtc')} / {first.get('tgcl')}; at step {last.get('step')}: "
         f"{last.get('mlm')} / {last.get('dtc')} / {last.get('tgcl')} (curve: {curve}).",

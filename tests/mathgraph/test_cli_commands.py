@@ -99,6 +99,7 @@ def test_every_command_is_registered():
             "export",
             "check",
             "dedupe",
+            "kit",
         ]
     )
     train = next(a for a in commands["train"]._actions if a.dest == "task").choices

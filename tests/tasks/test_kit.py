@@ -244,6 +244,24 @@ def test_the_kit_path_builds_runs_without_a_parser_and_releases_only_what_is_bet
     kept = description["word_embedding_rows"]
     assert kept["kept"] < kept["of"]
 
+    # the training commands read the pack (train kpc where no parser is installed)
+    packed = ["--packed", str(kit / "packed"), "--batch-size", "4", "--model", start_model]
+    corpus = f"{kit_data}/pretrain.train.jsonl:text"
+    assert main(["pretrain", "--corpus", corpus, "--steps", "2", "--output", str(tmp_path / "pt"), *packed]) == 0
+    train = [
+        "train",
+        "kpc",
+        "--train",
+        f"{kit_data}/kpc.train.jsonl",
+        "--epochs",
+        "1",
+        "--output",
+        str(tmp_path / "kpc"),
+    ]
+    done = subprocess.run([sys.executable, "-c", WITHOUT_THEM, *train, *packed], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "pt" / "config.json").is_file() and (tmp_path / "kpc" / "config.json").is_file()
+
     run = subprocess.run(
         [
             sys.executable,
