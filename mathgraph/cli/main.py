@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_libraries()
     try:
         return args.run(args)
-    except (JsonlError, FileNotFoundError, IsADirectoryError, NotADirectoryError, ValueError) as err:
+    except (JsonlError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, ValueError) as err:
         print(f"mathgraph: error: {err}", file=sys.stderr)
         return 2
     except BrokenPipeError:
@@ -72,6 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def build_argument_parser() -> argparse.ArgumentParser:
     """The ``mathgraph`` parser with every command group's commands (no model code is imported)."""
     parser = argparse.ArgumentParser(prog="mathgraph", description="Math problem understanding: parse, encode, train.")
+    parser.add_argument("--version", action=_PrintVersion)
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors on stderr")
     loudness.add_argument(
@@ -106,3 +107,24 @@ def _quiet_libraries() -> None:
 
         transformers_logging.set_verbosity_error()
         transformers_logging.disable_progress_bar()
+
+
+class _PrintVersion(argparse.Action):
+    """``--version``: print ``mathgraph VERSION`` and exit; the version is looked up only then (start-up time)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"mathgraph {_version()}")
+        parser.exit()
+
+
+def _version() -> str:
+    """The installed distribution's version (``unknown`` when mathgraph runs from a folder it was not installed from)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mathgraph")
+    except PackageNotFoundError:
+        return "unknown"

@@ -151,3 +151,19 @@ def test_the_cli_choices_are_the_library_names():
 
     assert CLI_SKILLS == SKILLS
     assert _choices(["train", "multitask"], "--reasoning-modules") == MODULE_SHARING
+
+
+def test_version_is_printed(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit:
+        build_argument_parser().parse_args(["--version"])
+    assert exit.value.code == 0
+    assert capsys.readouterr().out.strip() == f"mathgraph {version('mathgraph')}"
+
+
+def test_export_into_a_folder_that_is_not_empty_is_an_error_not_a_traceback(tmp_path, capsys):
+    (tmp_path / "kept.txt").write_text("mine")
+    assert main(["export", str(tmp_path)]) == 2
+    assert f"mathgraph: error: {tmp_path} exists and is not empty" in capsys.readouterr().err
+    assert (tmp_path / "kept.txt").read_text() == "mine"
