@@ -44,6 +44,7 @@ def register(commands) -> None:
     dedupe.add_argument(
         "--model", default="text:minilm", help="the encoder that finds candidates (default: text:minilm)"
     )
+    dedupe.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
     dedupe.add_argument("--neighbours", type=int, default=NEIGHBOURS, help=f"candidates a row (default: {NEIGHBOURS})")
     dedupe.add_argument(
         "--min-cosine", type=float, default=MIN_COSINE, help=f"the least cosine of a candidate (default: {MIN_COSINE})"
@@ -90,7 +91,11 @@ def run_dedupe(args: argparse.Namespace) -> int:
     from mathgraph.tasks.search.embedders import load_embedder
 
     result = find_duplicates(
-        texts, load_embedder(args.model), settings, batch_size=args.batch_size, show_progress=not args.quiet
+        texts,
+        load_embedder(args.model, device=args.device),
+        settings,
+        batch_size=args.batch_size,
+        show_progress=not args.quiet,
     )
     rows = (
         {**record.row, args.group_field: int(group)}

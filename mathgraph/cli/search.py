@@ -35,6 +35,7 @@ def _register_index(commands) -> None:
     )
     build.add_argument("--input", required=True, metavar="CORPUS", help="JSONL, CSV, Parquet or a datasets directory")
     build.add_argument("--text-field", default="problem")
+    build.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
     build.add_argument(
         "--vectors",
         metavar="DIR",
@@ -91,6 +92,7 @@ def _register_search(commands) -> None:
     search.add_argument("--index", required=True, metavar="INDEX")
     search.add_argument("-k", type=int, default=5)
     search.add_argument("--model", help="the model that built the index (default: the one it records)")
+    search.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
     how = search.add_mutually_exclusive_group()
     how.add_argument(
         "--approximate",
@@ -176,6 +178,7 @@ def run_index_build(args: argparse.Namespace) -> int:
         show_progress=not args.quiet,
         index_type=args.index_type,
         input_format=args.input_format,
+        device=args.device,
     )
     print(
         f"indexed {len(index)} rows ({index.dimension}-dimensional, {index.index_type}) in {args.output}",
@@ -196,7 +199,7 @@ def _index_vectors(args: argparse.Namespace) -> int:
     from mathgraph.tasks.search.commands import build_index_from_vectors
 
     index = build_index_from_vectors(
-        args.vectors, args.input, args.output, args.text_field, args.input_format, args.index_type
+        args.vectors, args.input, args.output, args.text_field, args.input_format, args.index_type, args.device
     )
     print(
         f"indexed {len(index)} rows ({index.dimension}-dimensional, {index.index_type}) from {args.vectors} "
@@ -249,7 +252,7 @@ def run_search(args: argparse.Namespace) -> int:
     for name, value in (("--nprobe", args.nprobe), ("--ef-search", args.ef_search)):
         if value is not None and value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
-    index = SearchIndex.from_pretrained(args.index, encoder=args.model or "auto")
+    index = SearchIndex.from_pretrained(args.index, encoder=args.model or "auto", device=args.device)
     if args.nprobe is not None:
         index.search_parameters["nprobe"] = args.nprobe
     if args.ef_search is not None:

@@ -6,9 +6,11 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import mathgraph
 from mathgraph.cli import build_argument_parser, main
 from mathgraph.samples import sample_problems
 
@@ -167,3 +169,28 @@ def test_export_into_a_folder_that_is_not_empty_is_an_error_not_a_traceback(tmp_
     assert main(["export", str(tmp_path)]) == 2
     assert f"mathgraph: error: {tmp_path} exists and is not empty" in capsys.readouterr().err
     assert (tmp_path / "kept.txt").read_text() == "mine"
+
+
+def test_index_build_search_and_dedupe_load_their_model_on_the_device_given(monkeypatch, tmp_path):
+    import mathgraph.tasks.search.commands as commands
+    import mathgraph.tasks.search.embedders as embedders
+    from mathgraph.tasks.search.index import SearchIndex
+
+    class Loaded(Exception):
+        """Raised by the stand-in loaders: where the command asked for its model."""
+
+    def loader(*args, device=None, **kwargs):
+        raise Loaded(device)
+
+    monkeypatch.setattr(commands, "build_index_from_file", loader)
+    monkeypatch.setattr(SearchIndex, "from_pretrained", loader)
+    monkeypatch.setattr(embedders, "load_embedder", loader)
+    bank = str(Path(mathgraph.__file__).parent / "data" / "kpc_sample.jsonl")
+    for command in (
+        ["index", "build", "--input", bank, "--output", str(tmp_path / "index")],
+        ["search", "--index", str(tmp_path), "a query"],
+        ["dedupe", "--input", bank, "--output", str(tmp_path / "groups.jsonl")],
+    ):
+        with pytest.raises(Loaded) as loaded:
+            main(["-q", *command, "--device", "cpu"])
+        assert loaded.value.args == ("cpu",), command
