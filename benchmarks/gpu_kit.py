@@ -19,19 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
+from mathgraph.tasks.release.build import wilson
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 GPU_REPORT, CPU_REPORT = RESULTS / "issue51_gpu_report.json", RESULTS / "issue51_cpu_report.json"
 CPU_STUDY = RESULTS / "issue26_kpc_study.json"
 SHIPPED_RELEASE = REPO / "mathgraph" / "data" / "shipped_model" / "release.json"
 CPU_STUDY_STEPS, CPU_STUDY_BATCH = 2000, 32
-
-
-def wilson(correct: int, n: int) -> tuple[float, float]:
-    from scipy.stats import binomtest
-
-    interval = binomtest(correct, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return round(float(interval.low), 4), round(float(interval.high), 4)
 
 
 def paired_difference(a: str, b: str, draws: int = 2000) -> tuple[float, float, float]:
@@ -48,7 +43,7 @@ def paired_difference(a: str, b: str, draws: int = 2000) -> tuple[float, float, 
 
 def accuracy_cell(record: dict) -> str:
     n, correct = record["n"], record["correct"].count("1")
-    low, high = wilson(correct, n)
+    low, high = wilson(correct / n, n)
     return f"{correct / n:.4f} [{low:.4f}-{high:.4f}]"
 
 

@@ -149,7 +149,6 @@ class PackedFeatureStore(FeatureStore):
         self._check_fits(manifest, collator, with_graphs)
         self.collator, self.with_graphs, self.parser = collator, with_graphs, manifest["parser"]
         self.graph_cache, self.parse_workers = False, 1
-        self.index, self.features = {}, []
         packed_texts, features = read_packed_problems(self.directory)
         if not with_graphs:
             features = [ProblemFeatures(f.input_ids) for f in features]

@@ -185,6 +185,19 @@ def read_packed_problems(directory: str | Path) -> tuple[list[str], list[Problem
     return texts, features
 
 
+def packed_lengths(directory: str | Path) -> dict[str, int]:
+    """``{text: tokens}`` of every problem of a pack, read from its token-id column alone (no tensors built)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    directory = Path(directory)
+    lengths: dict[str, int] = {}
+    for name in read_manifest(directory)["shards"]:
+        table = pq.read_table(directory / name, columns=["text", "input_ids"])
+        lengths.update(zip(table["text"].to_pylist(), pc.list_value_length(table["input_ids"]).to_pylist()))
+    return lengths
+
+
 def read_alignment_rows(directory: str | Path) -> dict[bytes, np.ndarray]:
     """``{key: row}`` of the alignment features packed in ``directory`` (empty when none were)."""
     import pyarrow.parquet as pq
@@ -203,6 +216,7 @@ __all__ = [
     "read_manifest",
     "read_packed_problems",
     "read_alignment_rows",
+    "packed_lengths",
     "tokenizer_fingerprint",
     "vocabulary_fingerprint",
 ]

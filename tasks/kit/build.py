@@ -27,8 +27,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import torch
-
 KIT_FORMAT = "mathgraph-kit"
 KIT_VERSION = 1
 KIT_NAME = "kit.json"
@@ -88,7 +86,8 @@ def kit_parts(files: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     return chosen
 
 
-def _task_config(task: str):
+def task_config(task: str):
+    """The ``TaskConfig`` a kit trains ``task`` with: the release's fields, alignment features for the pair tasks."""
     from mathgraph.models.task_model import TaskConfig
 
     return TaskConfig(task, text_field="problem", label_field="subject", alignment=task in ALIGNED_TASKS)
@@ -133,7 +132,7 @@ def build_kit(
     corpus = [json.loads(line)["text"] for line in open(corpus_path, encoding="utf-8")] if pretrains else []
     texts, pairs = list(corpus), {}
     for task, parts in carried.items():
-        config = _task_config(task)
+        config = task_config(task)
         head = config.task_type
         for path in parts.values():
             examples = load_examples(config, path)
@@ -176,6 +175,7 @@ def build_kit(
     save_compact_text_state(base / TEXT_WEIGHTS, encoder.model.text.state_dict(), kept)
     start_facts = {}
     if str(model) != "untrained":  # a trained start (a job that continues another's): its graph side travels too
+        import torch
         from safetensors.torch import save_file
 
         from mathgraph.tasks.release.build import PACKAGE_FACTS
@@ -260,6 +260,7 @@ __all__ = [
     "build_kit",
     "read_kit",
     "kit_parts",
+    "task_config",
     "kit_sizes",
     "code_bytes",
     "check_kit_size",

@@ -158,11 +158,10 @@ class Job:
 
     # ------------------------------------------------------------ running
     def run(self) -> dict:
-        from mathgraph.models.packed_features import read_packed_problems
+        from mathgraph.models.packed_features import packed_lengths
 
         self.files = unpack_data(self.kit, self.work / "data")
-        texts, features = read_packed_problems(self.kit / PACKED_DIR)
-        self.lengths = {t: f.length for t, f in zip(texts, features)}
+        self.lengths = packed_lengths(self.kit / PACKED_DIR)
         self.start = start_encoder(self.kit, self.work / "start", self.settings.seed)
         self.report["setup_seconds"] = round(time.perf_counter() - self.started, 1)
         self.say(f"set up in {self.report['setup_seconds']} s on {self.report['machine']['device']}")
@@ -254,7 +253,7 @@ class Job:
     def _multitask(self) -> dict:
         from mathgraph.tasks.training.multitask import train_multitask
 
-        from .build import _task_config
+        from .build import task_config
 
         settings = self.settings
         args = self.arguments(
@@ -263,7 +262,7 @@ class Job:
             batch_size=settings.multitask_batch_size,
             learning_rate=settings.finetune_lr,
         )
-        files = [(_task_config(t), self.files[t]["train"], self.files[t]["dev"]) for t in ("kpc", "qrc", "qam", "sqr")]
+        files = [(task_config(t), self.files[t]["train"], self.files[t]["dev"]) for t in ("kpc", "qrc", "qam", "sqr")]
         result = train_multitask(files, args, model=str(self.work / "comus"), freeze_embeddings=True)
         history = result["history"]
         return {"best_dev_mean": result["best_dev"], **_throughput(history, None), "history": history}

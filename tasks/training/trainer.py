@@ -45,8 +45,8 @@ BEST_CHECKPOINT = "checkpoint-best"
 STEP_PREFIX = "step-"  # ``save_steps``: the model after N steps in ``step-N``
 STATE_NAME = "trainer_state.json"
 WEIGHTS_NAME = "training_weights.safetensors"
-PLANNED_EVERY_STEP_UNTIL = 20  # a run with a time limit re-plans its schedule at each of its first steps
 OPTIMIZER_NAME = "optimizer.pt"
+PLANNED_EVERY_STEP_UNTIL = 20  # a run with a time limit re-plans its schedule at each of its first steps
 
 
 class NonFiniteLossError(RuntimeError):

@@ -15,7 +15,7 @@ import torch
 from mathgraph.models.alignment_features import alignment_features, alignment_rows, available_features
 from mathgraph.models.batching import ProblemBatch
 from mathgraph.models.features import FeatureStore, PackedFeatureStore
-from mathgraph.models.packed_features import PackError, pack_features
+from mathgraph.models.packed_features import PackError, pack_features, packed_lengths
 from mathgraph.samples import sample_problems
 from mathgraph.tasks.kit.build import KIT_AND_CODE_LIMIT, check_kit_size, code_bytes
 from mathgraph.tasks.kit.release import decide
@@ -46,6 +46,7 @@ def test_a_batch_from_the_pack_equals_the_batch_from_the_text(tiny_encoder, text
 
     packed = PackedFeatureStore(tmp_path / "pack", tiny_encoder.collator, texts)
     assert_same_batch(parsed.batch(texts), packed.batch(texts))
+    assert packed_lengths(tmp_path / "pack") == {t: parsed.length(t) for t in texts}
     parsed.add(pairs)
     packed.add(pairs)
     assert_same_batch(parsed.batch(pairs), packed.batch(pairs))  # pairs read as one input, built from the pack
