@@ -30,6 +30,7 @@ from fractions import Fraction
 
 __all__ = [
     "MAX_DIGITS",
+    "DIGITS_PATTERN",
     "parse_number",
     "UNIT_WORDS",
     "TENS_WORDS",
@@ -39,19 +40,25 @@ __all__ = [
     "VULGAR_FRACTIONS",
 ]
 
-#: The longest number (in digits written) that is read as a quantity; longer ones are skipped, never an error.
+#: The longest number (in digits written) that is read, and so computed with; longer ones are skipped, never an error.
 MAX_DIGITS = 100
+
+#: A number in digits as running text writes it (``12``, ``1,000.5``, ``.5``), unsigned, as a regular expression
+#: without capturing groups. Thousands commas come in groups of three after one to three digits, so
+#: ``1234,567`` is two numbers, ``1234`` and ``567``, and ``2/3`` is ``2`` and ``3``. Every match of up to
+#: ``MAX_DIGITS`` digits is one that ``parse_number`` reads. Finders add what their text puts around a number
+#: (a sign, ``$``, ``%``) and say why.
+DIGITS_PATTERN = r"(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
 
 #: ``½`` -> 1/2 ... (Unicode's own values, exact after ``limit_denominator``).
 VULGAR_FRACTIONS = {c: Fraction(unicodedata.numeric(c)).limit_denominator(10) for c in "½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒"}
 _VULGAR_CLASS = "".join(VULGAR_FRACTIONS)
-_DECIMAL = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+"
 _NUMBER_RE = re.compile(
     rf"""(?P<sign>[-−])?(?:
         10\^(?P<brace>\{{)?(?P<power>[-−]?\d+)(?(brace)\}})                 # 10^3, 10^{{-2}}
       | (?P<whole>\d+)?(?P<vulgar>[{_VULGAR_CLASS}])                       # ½, 2½
       | (?P<num>\d+)[/⁄](?P<den>\d+)                                       # 3/4, 1⁄2
-      | (?P<mantissa>{_DECIMAL})(?:
+      | (?P<mantissa>{DIGITS_PATTERN})(?:
             [eE](?P<exp>[-+−]?\d+)                                         # 1e5
           | \s*[×x*·]\s*10\^(?P<brace2>\{{)?(?P<exp10>[-−]?\d+)(?(brace2)\}})  # 2×10^3
           | (?P<suffix>[kKMB]|bn)                                          # 50k

@@ -516,6 +516,8 @@ def _scan(text: str) -> list[tuple]:
 
 # --------------------------------------------------------------------------- bare arithmetic
 
+# parsers.numbers.DIGITS_PATTERN, except that a thousands group is not taken from a longer run of digits
+# ("1,2345" is 1 and 2345, not 1,234 and 5): a bare expression does not begin or end inside a written number.
 _NUM = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+"
 _ATOM = r"\$?(?:" + _NUM + r")(?:%|(?:st|nd|rd|th)(?![A-Za-z]))?"
 _OP = r"[-+*/^×·÷−]|x"

@@ -8,8 +8,8 @@ and a note in words. The limits, so that one line of text costs bounded time and
 
 - ``MAX_OPERANDS`` (256) numbers in one expression;
 - ``MAX_DEPTH`` (64) brackets nested in one another;
-- ``MAX_DIGITS`` (100) digits in a number that is evaluated (numerator or denominator; a longer
-  number is read and compared, but not computed with);
+- ``MAX_DIGITS`` (100, the bound of ``parsers.numbers``) digits in a number that is evaluated (numerator or
+  denominator; a longer number is read and compared, but not computed with);
 - ``MAX_RESULT_DIGITS`` (1,000) digits in any value the computation reaches (``9^9^9`` stops there);
 - ``MAX_FACTORIAL`` (100): ``n!`` for whole ``n`` up to it;
 - powers: a whole exponent whose result stays within ``MAX_RESULT_DIGITS``; a square root
@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from mathgraph.parsers.numbers import MAX_DIGITS
+
 __all__ = [
     "Evaluation",
     "evaluate",
@@ -40,7 +42,6 @@ __all__ = [
 
 MAX_OPERANDS = 256
 MAX_DEPTH = 64
-MAX_DIGITS = 100
 MAX_RESULT_DIGITS = 1000
 MAX_FACTORIAL = 100
 # Digit counts are checked through bit lengths (log10(2) = 0.30103), never through str() of a huge number.

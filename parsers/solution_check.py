@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph
-from mathgraph.parsers.numbers import parse_number
+from mathgraph.parsers.numbers import DIGITS_PATTERN, parse_number
 from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, implied_values, parse_solution, problem_values
 
 __all__ = [
@@ -255,7 +255,9 @@ def _dangling(graph: SolutionGraph, calculations: list) -> set[int]:
     return dangling
 
 
-_NUMBER_RE = re.compile(r"(?<![\d.])(?:\d+(?:,\d{3})*(?:\.\d+)?|\.\d+)")
+# Unsigned: a minus in a line is a subtraction ("50-20" writes 20). Never from inside a longer run of digits
+# that is no one number ("12,3456" does not write 6, "1.2.3" does not write .3).
+_NUMBER_RE = re.compile(rf"(?<![\d.]){DIGITS_PATTERN}")
 
 
 def _numbers(text: str) -> set[Fraction]:

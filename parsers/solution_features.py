@@ -32,8 +32,7 @@ from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parsers.constants import available_constants
-from mathgraph.parsers.numbers import parse_number
-from mathgraph.parsers.solution_arithmetic import MAX_DIGITS
+from mathgraph.parsers.numbers import DIGITS_PATTERN, MAX_DIGITS, parse_number
 from mathgraph.parsers.solution_check import SolutionCheck, check_solution
 from mathgraph.parsers.solution_graph import implied_values, problem_values
 
@@ -77,7 +76,8 @@ SOLUTION_GRAPH_FEATURES = (
 # hour): the rule of parsers.solution's SOLUTION_FEATURES, kept as the models learnt it (the graph itself
 # uses parsers.constants).
 COMMON_CONSTANTS = frozenset(Fraction(n) for n in (1, 2, 10, 12, 24, 60, 100, 1000))
-_NUMBER_RE = re.compile(r"-?\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?|-?\.\d+%?")
+# A sign, a dollar sign and a percent sign are part of a number a solution writes: "-3", "$2.50", "25%".
+_NUMBER_RE = re.compile(rf"-?\$?{DIGITS_PATTERN}%?")
 _DIGIT_RE = re.compile(r"\d")
 
 
@@ -86,7 +86,7 @@ def written_numbers(text: str) -> list[Fraction]:
     one with more digits than ``MAX_DIGITS`` is left out."""
     numbers = []
     for match in _NUMBER_RE.finditer(text):
-        written = match.group().strip().replace("$", "").rstrip(".")
+        written = match.group().replace("$", "")
         digits = written.rstrip("%")
         if sum(c.isdigit() for c in digits) > MAX_DIGITS:
             continue

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from mathgraph.graph import MathSyntaxGraph, Quantity
 from mathgraph.parsers.constants import KNOWN_CONSTANTS, available_constants
+from mathgraph.parsers.numbers import DIGITS_PATTERN, parse_number
 from mathgraph.parsers.solution_arithmetic import agrees, evaluate
 from mathgraph.parsers.solution_reader import (
     ReadAnswer,
@@ -69,7 +70,7 @@ __all__ = [
 
 OPERAND_SOURCES = ("problem", "step", "constant", "none")
 FORMS = ("annotation", "equation", "latex", "words")
-_PROBLEM_NUMBER_RE = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?|\.\d+")
+_PROBLEM_NUMBER_RE = re.compile(DIGITS_PATTERN)
 _NEXT_WORD_RE = re.compile(r"\s*([A-Za-z]+)")
 
 
@@ -382,9 +383,9 @@ class _Linker:
             for value in implied_values(quantity):
                 self.implied.setdefault(value, []).append(k)
         self.written = {
-            v
-            for v in (_plain_value(m.group()) for m in _PROBLEM_NUMBER_RE.finditer(self.problem.text))
-            if v is not None
+            read[0]
+            for read in (parse_number(m.group()) for m in _PROBLEM_NUMBER_RE.finditer(self.problem.text))
+            if read is not None
         }
         self.written |= _named_ranges(self.problem.text)
         self.constants = available_constants(self.problem.text + "\n" + self.solution)
@@ -542,10 +543,3 @@ def _named_ranges(text: str) -> set[Fraction]:
             if first in names and last in names:
                 counts.add(Fraction((names.index(last) - names.index(first)) % len(names) + 1))
     return counts
-
-
-def _plain_value(text: str) -> Fraction | None:
-    try:
-        return Fraction(text.replace(",", ""))
-    except (ValueError, ZeroDivisionError):
-        return None

@@ -17,9 +17,9 @@ calculation; ``3 * 8 = 24 * 2 = 48`` gives two (the second starts from the first
 rewriting ``2 + 3 \\cdot 4 = 2 + 12 = 14`` gives one, ``2 + 3 \\cdot 4 = 14``.
 
 Where a GSM8K line has both ``48/2 = <<48/2=24>>24``, the annotation is the calculation and the
-written copy around it is not read again. The final answer is the last ``#### N``, ``\\boxed{N}`` or
-"the answer is N" (``\\boxed{\\frac{1}{48}}`` is 1/48). Values are exact (``Fraction``) and computed
-by ``parsers.solution_arithmetic`` within its documented bounds.
+written copy around it is not read again. The final answer is where ``parsers.final_answer`` finds it
+(``#### N``, else ``\\boxed{N}``, else "the answer is N"; ``\\boxed{\\frac{1}{48}}`` is 1/48). Values are
+exact (``Fraction``) and computed by ``parsers.solution_arithmetic`` within its documented bounds.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from mathgraph.parsers.quantities import parse_number
-from mathgraph.parsers.solution_arithmetic import MAX_DIGITS, agrees, evaluate
+from mathgraph.parsers.final_answer import find_final_answer
+from mathgraph.parsers.numbers import MAX_DIGITS, parse_number
+from mathgraph.parsers.solution_arithmetic import agrees, evaluate
 
 __all__ = [
     "ReadOperand",
@@ -119,6 +120,7 @@ class _Token:
     latex: bool = False
 
 
+# parsers.numbers.DIGITS_PATTERN with LaTeX's thousands separators as well: "11{,}880", "11,\\!880".
 _NUMBER = r"(?:\d{1,3}(?:(?:,|\{,\}|,\\!)\d{3})+|\d+)(?:\.\d+)?|\.\d+"
 _TOKEN_RE = re.compile(
     r"(?P<fracdigits>\\[dt]?frac\s*(?P<fa>\d)(?P<fb>\d)(?!\d))"
@@ -156,9 +158,6 @@ _UNIT_WORDS_AFTER_NUMBER = 3  # "240000 likes + ...", "60 minutes per hour = ...
 _CALCULATOR_RE = re.compile(r"<<([^<>]*)>>")
 _LONG_DIGITS_RE = re.compile(rf"[\d,.]{{{MAX_DIGITS + 1},}}")
 _ASY_RE = re.compile(r"\[asy\].*?\[/asy\]", re.DOTALL)
-_FINAL_RE = re.compile(
-    r"####[ \t]*(?P<hashes>[^\n]*)|\\boxed\s*\{|\\fbox\s*\{|[Tt]he (?:final )?answer is:?[ \t]*(?P<words>[^\n]*)"
-)
 
 
 def read_lines(solution: str) -> list[ReadLine]:
@@ -689,31 +688,12 @@ def _calculation(
 
 # ------------------------------------------------------------------ the final answer
 def read_answer(solution: str) -> ReadAnswer | None:
-    """The last ``#### N``, ``\\boxed{N}`` or "the answer is N" of ``solution``; ``None`` when there is none."""
-    last = None
-    for match in _FINAL_RE.finditer(solution):
-        if match.group("hashes") is not None:
-            span = match.span("hashes")
-        elif match.group("words") is not None:
-            words = match.group("words")
-            stop = re.search(r"[.!;,]\s|[.!;,]?$", words)
-            span = (match.start("words"), match.start("words") + (stop.start() if stop else len(words)))
-        else:
-            span = (match.end(), _closing_brace(solution, match.end()))
-        last = span
-    if last is None:
+    """The final answer of ``solution`` where ``parsers.final_answer`` finds it; ``None`` when there is none."""
+    span = find_final_answer(solution)
+    if span is None:
         return None
-    content = solution[last[0] : last[1]]
-    return ReadAnswer(_value_of(solution, *last), content.strip(), last, solution.count("\n", 0, last[0]))
-
-
-def _closing_brace(text: str, start: int) -> int:
-    depth = 1
-    for k in range(start, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[k], 0)
-        if depth == 0:
-            return k
-    return len(text)
+    start, end = span
+    return ReadAnswer(_value_of(solution, start, end), solution[start:end], span, solution.count("\n", 0, start))
 
 
 def _value_of(text: str, start: int, end: int) -> Fraction | None:

@@ -22,6 +22,9 @@ from __future__ import annotations
 import re
 import warnings
 
+from mathgraph.parsers.final_answer import find_final_answer
+from mathgraph.parsers.numbers import DIGITS_PATTERN
+
 __all__ = ["answers_equal", "extract_answer", "normalize_answer", "reference_answer"]
 
 # Longer inputs are compared as strings only: parsing and evaluating them can take seconds.
@@ -30,37 +33,26 @@ RELATIVE_TOLERANCE = 1e-6
 # Values substituted for free symbols when comparing expressions such as "2x - 13"; fixed so results repeat.
 PROBE_POINTS = (0.5377, 1.8339, -2.2588, 0.8622)
 
-_GSM8K = re.compile(r"####\s*([^\n]*)")
-# The answer must be on the same line: an empty "The answer is" must not take the next line.
-_ANSWER_IS = re.compile(r"(?:the\s+)?(?:final\s+)?answer[ \t]*(?:is\b|:)[ \t]*:?[ \t]*([^\n]+)", re.IGNORECASE)
-_NUMBER = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|-?\.\d+")
+# A final answer may be negative: "-3".
+_NUMBER = re.compile(rf"-?{DIGITS_PATTERN}")
 
 
 # --------------------------------------------------------------------------- extraction
 def extract_answer(text: str | None) -> str | None:
     """The final answer of a solution, or ``None`` when it has none.
 
-    Tried in order: GSM8K's ``#### N`` line, the last ``\\boxed{...}`` (braces
-    balanced, so ``\\boxed{\\frac{1}{2}}`` is whole), the last "The answer is X"
-    (also "Final answer: X"), and else the last number in the text. The answer
-    is returned as written (``"1,000"``, ``"\\$30"``); ``answers_equal`` does the
-    normalising.
+    The answer is where ``parsers.final_answer`` finds it: GSM8K's ``#### N`` line, else the last
+    ``\\boxed{...}`` (braces balanced, so ``\\boxed{\\frac{1}{2}}`` is whole), else the last "The answer
+    is X" (also "Final answer: X"); with none of them, the last number in the text. The answer is
+    returned as written (``"1,000"``, ``"\\$30"``); ``answers_equal`` does the normalising.
     """
     if text is None:
         return None
     if not isinstance(text, str):
         raise TypeError(f"extract_answer takes a string, got {type(text).__name__}")
-    gsm8k = _GSM8K.findall(text)
-    if gsm8k and gsm8k[-1].strip():
-        return _clean_extracted(gsm8k[-1])
-    boxed = _last_boxed(text)
-    if boxed is not None and boxed.strip():
-        return boxed.strip()
-    stated = _ANSWER_IS.findall(text)
-    if stated:
-        answer = _clean_extracted(_first_sentence(stated[-1]))
-        if answer:
-            return answer
+    span = find_final_answer(text)
+    if span is not None:
+        return text[span[0] : span[1]]
     numbers = _NUMBER.findall(text)
     return numbers[-1] if numbers else None
 
@@ -76,55 +68,12 @@ def reference_answer(reference: str | None) -> str | None:
     return reference.strip() or None
 
 
-def _last_boxed(text: str) -> str | None:
-    start = max(text.rfind("\\boxed"), text.rfind("\\fbox"))
-    if start < 0:
-        return None
-    i = start + (len("\\boxed") if text.startswith("\\boxed", start) else len("\\fbox"))
-    while i < len(text) and text[i] == " ":
-        i += 1
-    if i >= len(text):
-        return None
-    if text[i] != "{":  # \boxed 5: the argument is the next token
-        match = re.match(r"\\?[^\s$]+", text[i:])
-        return match.group(0) if match else None
-    depth = 0
-    for j in range(i, len(text)):
-        if text[j] == "{" and text[j - 1] != "\\":
-            depth += 1
-        elif text[j] == "}" and text[j - 1] != "\\":
-            depth -= 1
-            if depth == 0:
-                return text[i + 1 : j]
-    return None  # unbalanced: no usable answer in the box
-
-
-def _first_sentence(text: str) -> str:
-    # "The answer is 12. Next we ..." -> "12": cut at a full stop followed by a space and more text,
-    # but not inside math ($...$) where "." is a decimal point.
-    inside_math = False
-    for i, char in enumerate(text):
-        if char == "$" and (i == 0 or text[i - 1] != "\\"):
-            inside_math = not inside_math
-        elif char == "." and not inside_math and i + 1 < len(text) and text[i + 1] == " ":
-            return text[:i]
-    return text
-
-
-def _clean_extracted(answer: str) -> str:
-    answer = answer.strip().rstrip(".").strip()
-    if len(answer) >= 2 and answer[0] == "$" and answer[-1] == "$" and not answer.startswith("\\$"):
-        answer = answer.strip("$").strip()
-    return answer.strip("*").strip()  # Markdown bold: "**42**"
-
-
 # --------------------------------------------------------------------------- normalisation
 _UNIT_TEXT = re.compile(r"\\(?:text|textnormal|textrm|textbf|mbox|mathrm)\s*\{([^{}]*)\}")
 # A row break "\\\\" is matched first so that its second backslash is not read as the spacing command "\\ ".
 _SPACING = re.compile(r"\\\\|\\[,;:!]|\\ |\\q?quad")
 _TRAILING_WORDS = re.compile(r"(?<=[\d}])\s+(?:[A-Za-z]{2,}\.?(?:\s+|$))+(?:\^\{?\d\}?)?$")
 _LHS = re.compile(r"^[A-Za-z](?:_\{?\w+\}?)?\s*=\s*(?=\S)")
-_COMMA_NUMBER = re.compile(r"^-?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 
 
 def normalize_answer(answer: str | None) -> str:
@@ -153,7 +102,7 @@ def normalize_answer(answer: str | None) -> str:
     s = s.strip().rstrip(".").strip()
     s = _TRAILING_WORDS.sub("", s).strip()
     s = _LHS.sub("", s)
-    if _COMMA_NUMBER.match(s):
+    if _NUMBER.fullmatch(s):  # thousands separators: "1,080"
         s = s.replace(",", "")
     s = re.sub(r"\\frac\s*(\d)\s*(\d)", r"\\frac{\1}{\2}", s)
     s = re.sub(r"\\frac\s*\{([^{}]*)\}\s*(\d)", r"\\frac{\1}{\2}", s)
