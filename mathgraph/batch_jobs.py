@@ -61,6 +61,7 @@ from typing import IO, Any, Protocol
 from mathgraph.bank_files import BankReader, Position
 from mathgraph.job_outputs import atomic_path, output_target
 from mathgraph.jsonl import JsonlError
+from mathgraph.quiet import progress_bar
 
 MANIFEST_FILE = "manifest.json"
 MANIFEST_FORMAT = "mathgraph-batch-job"
@@ -419,14 +420,10 @@ class Progress:
     job's ``progress`` word; it is drawn at N/N once, by ``close``, not once more by the last ``advance``."""
 
     def __init__(self, run: JobRun, show: bool):
-        from tqdm import tqdm
-
         self.total = sum(spec.rows for spec in run.plan.shards)
         done = self.total - sum(spec.rows for spec in run.pending)
         label = run.job.progress or run.job.name
-        self.bar = tqdm(
-            total=self.total, initial=done, unit="problem", desc=label, **({} if show else {"disable": True})
-        )
+        self.bar = progress_bar(total=self.total, initial=done, unit="problem", desc=label, show=show)
 
     def advance(self, rows: int) -> None:
         """Count ``rows`` more rows done."""

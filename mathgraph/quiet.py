@@ -1,6 +1,6 @@
 """What mathgraph lets through to its user's terminal: only what was asked for, and real warnings, once.
 
-Three helpers, scoped so that a user's own use of the libraries is left as it was:
+The helpers, scoped so that a user's own use of the libraries is left as it was:
 
 * ``quiet_transformers()``, a context manager around the places where mathgraph
   has transformers load weights: inside it transformers says only errors and shows
@@ -14,13 +14,20 @@ Three helpers, scoped so that a user's own use of the libraries is left as it wa
 * ``plain_warnings()``, for the ``mathgraph`` command: a Python warning prints as
   ``mathgraph: warning: MESSAGE``, without the source file and line that Python
   shows by default (a path inside the installed package means nothing to the
-  user of a command).
+  user of a command);
+* ``report(message)``, for what a command says it did ("wrote 5 graphs to
+  out.jsonl"): a line on stderr when the ``mathgraph`` logger lets INFO through,
+  which the command sets (``-q``: only warnings and errors);
+* ``progress_bar(...)``, every progress bar of mathgraph: tqdm on stderr, drawn
+  only when stderr is a terminal, so that a redirected stderr gets no bars.
 
 Standard library and third-party imports only (the bottom layer of the packages).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 import warnings
 from collections.abc import Iterator
@@ -95,4 +102,24 @@ def plain_warnings(prefix: str = "mathgraph") -> None:
     warnings.showwarning = show
 
 
-__all__ = ["quiet_transformers", "warn", "plain_warnings"]
+def report(message: str, level: int = logging.INFO) -> None:
+    """Print ``message`` on stderr when the ``mathgraph`` logger is enabled for ``level``: what a command says it
+    did (INFO, which ``mathgraph -q`` holds back), or a notice that stays under ``-q`` (WARNING). Printed as it
+    is, with no logger name in front, on the stderr of the moment (a test's captured one too). A library user
+    who has not configured logging sees only WARNING lines, as Python's logging does."""
+    if logging.getLogger("mathgraph").isEnabledFor(level):
+        print(message, file=sys.stderr, flush=True)
+
+
+def progress_bar(iterable=None, *, show: bool = True, **options):
+    """A tqdm bar on stderr, drawn only when stderr is a terminal (tqdm's ``disable=None``): a redirected stderr,
+    a log file, gets no bars. ``show=False`` or ``TQDM_DISABLE`` (which ``mathgraph -q`` sets) hide it anyway:
+    tqdm itself reads that variable only once, when it is imported, and only for an omitted ``disable``.
+    ``options`` go to tqdm."""
+    from tqdm import tqdm
+
+    hidden = not show or os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false")
+    return tqdm(iterable, disable=True if hidden else None, **options)
+
+
+__all__ = ["quiet_transformers", "warn", "plain_warnings", "report", "progress_bar"]

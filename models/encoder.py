@@ -32,7 +32,7 @@ from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from mathgraph.models.batching import ProblemBatch, ProblemCollator
 from mathgraph.models.comus import TOKENIZER_DIR, ComusModel, ComusOutput
 from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
-from mathgraph.quiet import warn
+from mathgraph.quiet import progress_bar, warn
 from mathgraph.registry import (
     ENCODER_NAMES,
     SHIPPED_NAMES,
@@ -231,14 +231,10 @@ class MathEncoder:
         device = next(self.model.parameters()).device if device is None else torch.device(device)
         self.model.to(device).eval()
 
-        from tqdm import tqdm
-
         lengths = [len(self.collator.encoder_text(g.text)) for g in graphs]
         order = sorted(range(len(graphs)), key=lengths.__getitem__)
         vectors = np.zeros((len(graphs), self.dimension(mode)), dtype=np.float32)
-        for start in tqdm(
-            range(0, len(order), batch_size), desc="encoding", unit="batch", **({} if show else {"disable": True})
-        ):
+        for start in progress_bar(range(0, len(order), batch_size), desc="encoding", unit="batch", show=show):
             chosen = order[start : start + batch_size]
             output = self.forward(self.collator([graphs[i] for i in chosen]).to(device))
             selected = {"joint": output.joint, "text": output.cls, "graph": output.mean_node}[mode]

@@ -13,6 +13,7 @@ from mathgraph.parsers.dependency import DependencyParser, load_dependency_parse
 from mathgraph.parsers.latex import parse_latex
 from mathgraph.parsers.segment import segment
 from mathgraph.parsers.syntax_graph import build_syntax_graph
+from mathgraph.quiet import progress_bar
 from mathgraph.text_checks import check_text
 
 
@@ -133,12 +134,10 @@ def _parse_numbered(problem_parser: ProblemParser, numbered: tuple[int, list[str
 def _with_progress(
     results: Iterable[list[MathSyntaxGraph]], total: int | None, show: bool
 ) -> Iterator[MathSyntaxGraph]:
-    from tqdm import tqdm
-
     # A batch counts when it is parsed, before its graphs are handed out: a consumer may stop taking them
     # at the last graph it expects (zip) and leave this generator suspended until it is collected, so the
     # bar is closed at its total here rather than left for that (at N - last batch, drawn again later).
-    with tqdm(total=total, unit="problem", desc="parsing", **({} if show else {"disable": True})) as bar:
+    with progress_bar(total=total, unit="problem", desc="parsing", show=show) as bar:
         for graphs in results:
             if total is not None and bar.n + len(graphs) >= total:
                 bar.n += len(graphs)  # drawn once, at N/N, by close()

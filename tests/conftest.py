@@ -1,6 +1,8 @@
-"""Shared fixtures: real sample problems parsed once, and a tiny BERT for fast model tests."""
+"""Shared fixtures: real sample problems parsed once, a tiny BERT for fast model tests, a captured stderr that
+passes for a terminal."""
 
 import os
+import sys
 
 import pytest
 
@@ -20,6 +22,15 @@ def _graph_cache_in_tmp(tmp_path_factory, monkeypatch):
     # Parsing goes through the on-disk graph cache: keep the tests out of the user's ~/.cache
     # (one directory for the session; GraphCache creates it when first opened).
     monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "graph-cache"))
+
+
+@pytest.fixture
+def terminal_stderr(capsys, monkeypatch):
+    """``capsys``'s stderr, passing for a terminal: mathgraph draws its progress bars only on a terminal. (The
+    class is patched: ``capsys`` puts its own stream in place only when the test starts, after the fixtures.)"""
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    monkeypatch.setattr(type(sys.stderr), "isatty", lambda self: True)
+    return capsys
 
 
 @pytest.fixture(scope="session")

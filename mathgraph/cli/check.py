@@ -15,6 +15,7 @@ import sys
 
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import IntermixedArgumentParser, read_input_rows, report_skipped
+from mathgraph.quiet import report
 
 CHECK_FIELDS = ("problem", "solution")
 
@@ -77,7 +78,7 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         written = write_jsonl(sys.stdout, lines)
     failed = sum(not check.ok for check in checks)
-    print(f"wrote {written} checks to {args.output or 'stdout'} ({failed} not ok)", file=sys.stderr)
+    report(f"wrote {written} checks to {args.output or 'stdout'} ({failed} not ok)")
     report_skipped(bad)
     return 0
 

@@ -4,21 +4,23 @@ the checks of model options and input files that run before any model code is im
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
 from mathgraph.jsonl import corpus_spec, read_corpora
+from mathgraph.quiet import report
 from mathgraph.registry import ENCODER_NAMES, resolve
 
 
 def report_skipped(bad: list, limit: int = 20) -> None:
-    """Tell stderr how many input lines ``--skip-bad`` left out, and the first ``limit`` of them."""
+    """Tell stderr how many input lines ``--skip-bad`` left out, and the first ``limit`` of them (a warning: it
+    stays under ``-q``)."""
     if bad:
-        print(f"skipped {len(bad)} bad lines:", file=sys.stderr)
-        for error in bad[:limit]:
-            print(f"  {error}", file=sys.stderr)
+        lines = [f"skipped {len(bad)} bad lines:", *(f"  {error}" for error in bad[:limit])]
         if len(bad) > limit:
-            print(f"  ... and {len(bad) - limit} more", file=sys.stderr)
+            lines.append(f"  ... and {len(bad) - limit} more")
+        report("\n".join(lines), logging.WARNING)
 
 
 def add_corpus_argument(parser: argparse.ArgumentParser, help: str) -> None:
@@ -39,7 +41,7 @@ def corpus_texts(specs: list[str]) -> list[str]:
     texts: list[str] = []
     for corpus in read_corpora(specs):
         texts.extend(corpus.texts)
-        print(f"{corpus.path}: {len(corpus.records)} texts from field {corpus.field!r}", file=sys.stderr)
+        report(f"{corpus.path}: {len(corpus.records)} texts from field {corpus.field!r}")
     return texts
 
 

@@ -16,6 +16,7 @@ from mathgraph.cli.common import (
     read_input_rows,
     report_skipped,
 )
+from mathgraph.quiet import report
 from mathgraph.text_checks import check_text
 
 PAIR_FIELDS = ("text_a", "text_b")
@@ -109,7 +110,7 @@ def run_compare(args: argparse.Namespace) -> int:
             written = write_jsonl(f, lines)
     else:
         written = write_jsonl(sys.stdout, lines)
-    print(f"wrote {written} comparisons to {args.output or 'stdout'}", file=sys.stderr)
+    report(f"wrote {written} comparisons to {args.output or 'stdout'}")
     report_skipped(bad)
     return 0
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 
 from mathgraph.cli.common import check_input_file, report_skipped
+from mathgraph.quiet import report
 
 
 def register(commands) -> None:
@@ -84,7 +85,7 @@ def _write_data(rows: list, output: str, summary: str, bad: list) -> None:
     from mathgraph.tasks.data import write_rows
 
     write_rows(output, rows)
-    print(f"wrote {len(rows)} rows to {output} ({summary})", file=sys.stderr)
+    report(f"wrote {len(rows)} rows to {output} ({summary})")
     report_skipped(bad)
 
 
@@ -177,7 +178,7 @@ def run_data_split(args: argparse.Namespace) -> int:
     )
     for name, rows in splits.items():
         groups = f", {len({r[args.group_field] for r in rows})} groups" if args.group_field else ""
-        print(f"{name}: {len(rows)} rows{groups} -> {paths[name]}", file=sys.stderr)
+        report(f"{name}: {len(rows)} rows{groups} -> {paths[name]}")
     if bad:
-        print(f"skipped {len(bad)} bad lines, first: {bad[0]}", file=sys.stderr)
+        report(f"skipped {len(bad)} bad lines, first: {bad[0]}", logging.WARNING)
     return 0

@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 from mathgraph.bank_files import INPUT_FORMATS
+from mathgraph.quiet import report
 
 # Rows written to a Parquet output at a time.
 PARQUET_BATCH = 10_000
@@ -86,7 +86,7 @@ def run_dedupe(args: argparse.Namespace) -> int:
         texts.append(record.row[args.text_field])
     if not texts:
         raise ValueError(f"{args.input}: no rows with a {args.text_field!r} field")
-    print(f"{args.input}: {len(texts):,} rows to group", file=sys.stderr)
+    report(f"{args.input}: {len(texts):,} rows to group")
     from mathgraph.tasks.search.dedupe import find_duplicates
     from mathgraph.tasks.search.embedders import load_embedder
 
@@ -108,12 +108,11 @@ def run_dedupe(args: argparse.Namespace) -> int:
         with atomic_writer(args.pairs) as out:
             write_jsonl(out, (pair.to_dict() for pair in result.pairs))
     rejected = ", ".join(f"{count} {reason}" for reason, count in sorted(result.rejected.items())) or "none"
-    print(
+    report(
         f"{len(texts):,} rows are {result.group_count:,} problems: "
         f"{sum(p.how == 'copy' for p in result.pairs):,} copies, "
         f"{sum(p.how == 'aligned' for p in result.pairs):,} of {result.candidates:,} candidate pairs confirmed "
         f"(rejected by {rejected}); rows in {args.output}",
-        file=sys.stderr,
     )
     if skipped:
         from mathgraph.cli.common import report_skipped

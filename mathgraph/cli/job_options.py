@@ -5,12 +5,13 @@ bank): the input's format, the output's, shards and ``--resume``, and the engine
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from typing import IO
 
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.batch_jobs import DEFAULT_SHARD_SIZE, Job, JobResult
 from mathgraph.job_outputs import OUTPUT_FORMATS
+from mathgraph.quiet import report
 
 ENGINES = ("local", "ray")
 
@@ -84,6 +85,7 @@ def run_job_with(args: argparse.Namespace, job: Job, out: IO[str] | None = None)
             gpus_per_worker=args.gpus_per_worker,
             show_progress=show,
             out=out,
+            verbose=args.verbose,
         )
     else:
         from mathgraph.batch_jobs import run_job
@@ -96,13 +98,12 @@ def report_job(result: JobResult, written: str) -> None:
     """Tell stderr what a job wrote (``written``: "5 graphs"...), how much of it an earlier run did, and the
     bad lines it skipped (the first of them named)."""
     resumed = f" ({result.shards_resumed} of {result.shards} shards done before)" if result.shards_resumed else ""
-    print(f"wrote {written} to {result.output}{resumed}", file=sys.stderr)
+    report(f"wrote {written} to {result.output}{resumed}")
     if result.bad_count:
-        print(f"skipped {result.bad_count} bad lines:", file=sys.stderr)
-        for error in result.bad:
-            print(f"  {error}", file=sys.stderr)
+        lines = [f"skipped {result.bad_count} bad lines:", *(f"  {error}" for error in result.bad)]
         if result.bad_count > len(result.bad):
-            print(f"  ... and {result.bad_count - len(result.bad)} more", file=sys.stderr)
+            lines.append(f"  ... and {result.bad_count - len(result.bad)} more")
+        report("\n".join(lines), logging.WARNING)
 
 
 __all__ = ["ENGINES", "add_job_arguments", "check_job_arguments", "run_job_with", "report_job"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
+
+from mathgraph.quiet import report, warn
 
 
 def register(commands) -> None:
@@ -73,16 +74,16 @@ def run_build(args: argparse.Namespace) -> int:
         settings.shares = _shares(args.shares)
     if args.multitask_epochs:
         settings.multitask_epochs = args.multitask_epochs
-    description = build_kit(args.data, args.output, args.model, settings, args.workers, args.graph_cache, say=_say)
+    description = build_kit(args.data, args.output, args.model, settings, args.workers, args.graph_cache, say=report)
     repository = Path(__file__).resolve().parents[2]
     if (repository / ".git").exists():
         code = code_bytes(repository)
         kit_bytes = description["sizes"]["total"]
-        _say(f"kit {kit_bytes / 2**20:.1f} MiB + code {code / 2**20:.1f} MiB = {(kit_bytes + code) / 2**20:.1f} MiB")
+        report(f"kit {kit_bytes / 2**20:.1f} MiB + code {code / 2**20:.1f} MiB = {(kit_bytes + code) / 2**20:.1f} MiB")
         try:
             check_kit_size(kit_bytes, code)
         except ValueError as err:  # a cluster may take more; a 64 MiB GPU window will not
-            _say(f"warning: {err}: too large for a GPU window that takes 64 MiB (untracked files count too)")
+            warn(f"{err}: too large for a GPU window that takes 64 MiB (untracked files count too)")
     print(json.dumps(description["sizes"]))
     return 0
 
@@ -91,9 +92,9 @@ def run_job(args: argparse.Namespace) -> int:
     """``kit run``: ``tasks.kit.job.run_kit``; exit status 1 when a phase failed (the report says which)."""
     from mathgraph.tasks.kit.job import run_kit
 
-    report = run_kit(args.kit, args.output, args.minutes, args.device, args.work, say=_say)
-    print(json.dumps({"status": report["status"], "seconds": report["seconds"], "files": report["files"]}))
-    return 1 if report["status"] == "partly failed" else 0
+    outcome = run_kit(args.kit, args.output, args.minutes, args.device, args.work, say=report)
+    print(json.dumps({"status": outcome["status"], "seconds": outcome["seconds"], "files": outcome["files"]}))
+    return 1 if outcome["status"] == "partly failed" else 0
 
 
 def run_release(args: argparse.Namespace) -> int:
@@ -103,7 +104,7 @@ def run_release(args: argparse.Namespace) -> int:
 
     settings = ReleaseSettings(structure_options={"max_iter": 20}) if args.smoke else ReleaseSettings()
     decision = release_run(
-        args.kit, args.run_output, args.data, args.work, args.output, args.against, settings, say=_say
+        args.kit, args.run_output, args.data, args.work, args.output, args.against, settings, say=report
     )
     print(json.dumps({k: decision[k] for k in ("release", "mean", "reasons")}))
     return 0
@@ -122,7 +123,3 @@ def _shares(value: str) -> dict[str, float]:
     if any(share <= 0 for share in shares.values()):
         raise ValueError(f"--shares {value!r}: every share must be above 0")
     return shares
-
-
-def _say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from mathgraph.cli.common import add_corpus_argument, corpus_texts
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.parsers.dependency import PARSER_NAMES
+from mathgraph.quiet import report
 
 
 def register(commands) -> None:
@@ -90,7 +90,7 @@ def run_parse(args: argparse.Namespace) -> int:
     print(graph.to_text() if args.format == "text" else json.dumps(graph.to_dict(), ensure_ascii=False, indent=1))
     if args.draw:
         graph.draw(args.draw)
-        print(f"drew the graph to {args.draw}", file=sys.stderr)
+        report(f"drew the graph to {args.draw}")
     return 0
 
 
@@ -162,10 +162,9 @@ def run_vocab(args: argparse.Namespace) -> int:
         show_progress=not args.quiet,
     )
     save_vocabularies(args.output, graph_vocabulary, latex_tokens)
-    print(
+    report(
         f"wrote {len(graph_vocabulary.labels)} node labels, {len(graph_vocabulary.relations)} relations and "
         f"{len(latex_tokens)} LaTeX tokens to {args.output}",
-        file=sys.stderr,
     )
     return 0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from mathgraph.cli.common import check_input_file, check_model_argument
+from mathgraph.quiet import report
 
 
 def register(commands) -> None:
@@ -64,5 +64,5 @@ def run_refine(args: argparse.Namespace) -> int:
         limit=args.limit,
     )
     print(json.dumps(summary, default=str))
-    print(f"wrote {args.output}", file=sys.stderr)
+    report(f"wrote {args.output}")
     return 0

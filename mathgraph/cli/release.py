@@ -4,9 +4,9 @@ self-contained directory)."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from mathgraph.cli.common import check_model_argument
+from mathgraph.quiet import report
 from mathgraph.tasks.release.build import ALL_STAGES, STAGES  # tuples of names: the module imports no torch at the top
 
 
@@ -111,7 +111,7 @@ def run_release(args: argparse.Namespace) -> int:
     )
     build_release(files, args.work, args.output, stages, settings)
     if args.output is not None and set(stages) & {"package", "heads", "structure", "search", "bank-search"}:
-        print(f"wrote {args.output}", file=sys.stderr)
+        report(f"wrote {args.output}")
     return 0
 
 
@@ -120,5 +120,5 @@ def run_export(args: argparse.Namespace) -> int:
     check_model_argument(args.model)
     from mathgraph.tasks.release.package import export_package
 
-    print(f"wrote {export_package(args.output, args.model)}", file=sys.stderr)
+    report(f"wrote {export_package(args.output, args.model)}")
     return 0

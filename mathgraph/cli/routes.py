@@ -4,9 +4,9 @@ layer, or the ReasonFormer skills fired at each reasoning step with the stop gat
 from __future__ import annotations
 
 import argparse
-import sys
 
 from mathgraph.cli.common import check_model_argument
+from mathgraph.quiet import report
 
 
 def register(commands) -> None:
@@ -56,5 +56,5 @@ def run_routes(args: argparse.Namespace) -> int:
         for layer, experts in zip(routes.layers, routes.experts):
             print(f"layer {layer}: " + " ".join(f"{t}/{e}" for t, e in zip(routes.tokens, experts)))
     path = save_routes(routes, args.output)
-    print(f"wrote {path}", file=sys.stderr)
+    report(f"wrote {path}")
     return 0

@@ -15,6 +15,7 @@ from mathgraph.cli.common import (
     read_input_rows,
     report_skipped,
 )
+from mathgraph.quiet import report
 from mathgraph.text_checks import check_text
 
 
@@ -157,12 +158,11 @@ def run_index_build(args: argparse.Namespace) -> int:
     rows, _ = read_input_rows(args.input, (args.text_field,), args.skip_bad, format=args.input_format)  # before torch
     count = len(rows) if args.limit is None else min(args.limit, len(rows))
     of = f" (the first {count:,} of {len(rows):,}: --limit)" if count < len(rows) else ""
-    print(f"{args.input}: {count:,} problems to index{of}", file=sys.stderr)
+    report(f"{args.input}: {count:,} problems to index{of}")
     if args.limit is None and len(rows) > LARGE_INPUT:
-        print(
+        report(
             f"  a large input, which may take a while (an estimate follows once the model has loaded): "
             f"to try it first, --limit {SUBSET} indexes the first {SUBSET}",
-            file=sys.stderr,
         )
     from mathgraph.tasks.search.commands import build_index_from_file
 
@@ -180,9 +180,8 @@ def run_index_build(args: argparse.Namespace) -> int:
         input_format=args.input_format,
         device=args.device,
     )
-    print(
+    report(
         f"indexed {len(index)} rows ({index.dimension}-dimensional, {index.index_type}) in {args.output}",
-        file=sys.stderr,
     )
     return 0
 
@@ -201,10 +200,9 @@ def _index_vectors(args: argparse.Namespace) -> int:
     index = build_index_from_vectors(
         args.vectors, args.input, args.output, args.text_field, args.input_format, args.index_type, args.device
     )
-    print(
+    report(
         f"indexed {len(index)} rows ({index.dimension}-dimensional, {index.index_type}) from {args.vectors} "
         f"in {args.output}",
-        file=sys.stderr,
     )
     return 0
 
@@ -298,6 +296,6 @@ def _search_file(
             written = write_jsonl(out, results)
     else:
         written = write_jsonl(sys.stdout, results)
-    print(f"searched {written} queries; results in {args.output or 'stdout'}", file=sys.stderr)
+    report(f"searched {written} queries; results in {args.output or 'stdout'}")
     report_skipped(bad)
     return 0

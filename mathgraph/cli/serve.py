@@ -6,9 +6,9 @@ import argparse
 import errno
 import logging
 import socket
-import sys
 
 from mathgraph.cli.common import NAMED_MODELS, check_model_argument
+from mathgraph.quiet import report, warn
 from mathgraph.serve.service import Limits, Service
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -117,11 +117,7 @@ def run_serve(args: argparse.Namespace) -> int:
     limits = Limits(args.max_text_chars, args.max_batch, args.max_request_bytes, args.max_k, args.max_request_chars)
     listener = bind(args.host, args.port)  # a taken port is reported before the models' seconds of loading
     if args.host not in LOOPBACK:
-        print(
-            f"warning: listening on {args.host}: anyone who can reach it can use this server "
-            "(it has no authentication)",
-            file=sys.stderr,
-        )
+        warn(f"listening on {args.host}: anyone who can reach it can use this server (it has no authentication)")
     # the parser and the alignments run in threads beside a forward pass: torch on every core then waits for
     # descheduled threads of its own (issue 39: on 2 cores, a small request's turn took 4.3 s with 2 threads, 1.1 s
     # with 1, while 4 maximal compares ran)
@@ -129,14 +125,12 @@ def run_serve(args: argparse.Namespace) -> int:
     service = Service.load(
         model=args.model, encoder=args.encoder, index=args.index, hybrid=args.hybrid, device=args.device
     )
-    logging.getLogger("mathgraph").setLevel(logging.WARNING)  # not a graph-cache note per request in the log
     host, port = listener.getsockname()[:2]
-    print(
+    report(
         f"mathgraph serving {service.model_name} model ({', '.join(service.predictors)}) at "
         f"http://{'[' + host + ']' if ':' in host else host}:{port}/",
-        file=sys.stderr,
-        flush=True,
     )
+    logging.getLogger("mathgraph").setLevel(logging.WARNING)  # not a graph-cache note per request in the log
     config = uvicorn.Config(create_app(service, limits), log_level="warning" if args.quiet else "info")
     uvicorn.Server(config).run(sockets=[listener])
     return 0

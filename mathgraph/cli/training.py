@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from mathgraph.cli.common import (
     NAMED_MODELS,
@@ -18,6 +17,7 @@ from mathgraph.cli.common import (
     check_model_argument,
     corpus_texts,
 )
+from mathgraph.quiet import report
 from mathgraph.task_specs import PAIR_TASKS
 from mathgraph.task_specs import TASK_NAMES as TASKS
 
@@ -383,7 +383,7 @@ def _training_arguments(args: argparse.Namespace, **overrides):
 
 def _print_result(result: dict, saved: str, output_dir: str) -> None:
     print(json.dumps(result, default=str))
-    print(f"saved the {saved} to {output_dir}", file=sys.stderr)
+    report(f"saved the {saved} to {output_dir}")
 
 
 def run_pretrain(args: argparse.Namespace) -> int:
@@ -403,7 +403,7 @@ def run_pretrain(args: argparse.Namespace) -> int:
         split_digits=args.split_digits,
         freeze_vocabulary=args.freeze_vocabulary,
     )
-    print(f"pre-trained {state['step']} steps; encoder saved to {args.output_dir}", file=sys.stderr)
+    report(f"pre-trained {state['step']} steps; encoder saved to {args.output_dir}")
     return 0
 
 

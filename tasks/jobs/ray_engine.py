@@ -62,12 +62,15 @@ def run_job_on_ray(
     gpus_per_worker: float | None = None,
     show_progress: bool = False,
     out: IO[str] | None = None,
+    verbose: bool = False,
 ) -> JobResult:
     """Run ``job`` as a Ray Data pipeline (see the module docstring) on the cluster at ``address`` (None: the
     Ray this process is connected to, else ``RAY_ADDRESS``, else a new local one, shut down at the end).
 
     ``workers``: model actors (default: the cluster's GPUs, else its CPUs but one, left to parsing), or for a
-    job without a model stage, CPU tasks at a time (default: the cluster's CPUs)."""
+    job without a model stage, CPU tasks at a time (default: the cluster's CPUs). ``show_progress``: mathgraph's
+    one bar over the rows. A Ray started here starts quietly, and Ray Data keeps its progress and notes to itself,
+    unless ``verbose`` (``mathgraph -v``): see ``ray_start_options``."""
     require_ray()
     import ray
 
@@ -75,9 +78,9 @@ def run_job_on_ray(
     started = False
     try:
         if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+            ray.init(address=address, **ray_start_options(verbose))
             started = True
-        _quiet_ray_data(show_progress)
+        _quiet_ray_data(verbose)
         for spec in [s for s in run.pending if s.rows == 0]:
             run.write_shard(spec, [])  # nothing to read: every record of the shard was bad
         pending = [s for s in run.pending if s.rows > 0]
@@ -267,15 +270,31 @@ class _ModelActor:
         return _with_errors(packed, errors)
 
 
-def _quiet_ray_data(show_progress: bool) -> None:
-    """Ray Data's progress bars only when asked for, and its notes (execution plans) kept off stderr."""
+def ray_start_options(verbose: bool = False) -> dict:
+    """``ray.init``'s options for a Ray that a job starts. Without ``verbose``, quiet: no dashboard; the workers'
+    output not copied to the driver's stderr (a worker's user error comes back as the job's one-line error, and
+    Ray still reports a worker that dies); Ray's own log lines from ERROR (its start-up notices, such as the
+    token authentication it turns on, say nothing a user of the command can act on; about 20 lines a run).
+    With ``verbose``, Ray's defaults but the dashboard."""
+    if verbose:
+        return {"include_dashboard": False}
+    return {
+        "include_dashboard": False,
+        "log_to_driver": False,
+        "logging_level": logging.ERROR,
+        "configure_logging": True,
+    }
+
+
+def _quiet_ray_data(verbose: bool) -> None:
+    """Ray Data's own progress (on a redirected stderr, a block of log lines every few seconds) and its notes
+    (execution plans) only with ``verbose``: mathgraph's bar over the rows is the progress; errors still show."""
     import ray.data
 
     context = ray.data.DataContext.get_current()
-    context.enable_progress_bars = show_progress
-    context.print_on_execution_start = False
-    # its notes (execution plans, "progress bars disabled") are not the user's business; errors still show
-    logging.getLogger("ray.data").setLevel(logging.INFO if show_progress else logging.ERROR)
+    context.enable_progress_bars = verbose
+    context.print_on_execution_start = verbose
+    logging.getLogger("ray.data").setLevel(logging.INFO if verbose else logging.ERROR)
 
 
-__all__ = ["run_job_on_ray", "ray_available", "require_ray"]
+__all__ = ["run_job_on_ray", "ray_available", "require_ray", "ray_start_options"]

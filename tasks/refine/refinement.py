@@ -31,6 +31,7 @@ from os import PathLike
 from pathlib import Path
 
 from mathgraph.jsonl import read_rows, write_jsonl
+from mathgraph.quiet import progress_bar
 from mathgraph.tasks.answers import answers_equal, extract_answer, reference_answer
 
 
@@ -338,17 +339,13 @@ def refine_file(
     config.stage_list()  # bad settings fail before any work
     _check_index_fields(index, config)
 
-    from tqdm import tqdm
-
     records_written, seconds = [], 0.0
     # Records go to OUT.partial as they finish and the file becomes OUT at the end, so an interrupted
     # run keeps the problems it refined (an atomic temporary file would lose them all).
     partial = Path(f"{output_path}.partial")
     with open(partial, "w", encoding="utf-8") as f:
         for position, (row, draft) in enumerate(
-            tqdm(
-                list(zip(rows, drafts)), desc="refining", unit="problem", **({} if show_progress else {"disable": True})
-            )
+            progress_bar(list(zip(rows, drafts)), desc="refining", unit="problem", show=show_progress)
         ):
             problem_id = _row_id(row)
             reference = row.get(reference_field) if reference_field else None

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from os import PathLike
@@ -16,7 +15,7 @@ import numpy as np
 
 from mathgraph.bank_files import BankReader, read_bank_rows
 from mathgraph.jsonl import TextRecord
-from mathgraph.quiet import warn
+from mathgraph.quiet import progress_bar, report, warn
 from mathgraph.tasks.search.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
 from mathgraph.tasks.search.index import PROGRESS_CHUNK_BATCHES, SearchIndex, encode_texts, quiet_notes, write_index
 
@@ -69,7 +68,7 @@ def build_index_from_file(
     embedder = load_embedder(model, mode=mode, device=device)
     if show_progress:
         seconds, basis = rough_seconds(embedder, len(rows))
-        print(f"indexing {len(rows):,} problems: roughly {_duration(seconds)} ({basis})", file=sys.stderr)
+        report(f"indexing {len(rows):,} problems: roughly {_duration(seconds)} ({basis})")
     if output is None:
         return SearchIndex.build(
             rows, embedder, text_field, batch_size, show_progress=show_progress, index_type=index_type
@@ -146,12 +145,10 @@ def encode_shards(
 ) -> Iterator[np.ndarray]:
     """The vectors of ``texts``, in order, ``batch_size * PROGRESS_CHUNK_BATCHES`` at a time (each chunk encoded
     shortest first, as padding wants, and put back in order), under one progress bar with ``show_progress``."""
-    from tqdm import tqdm
-
     size = batch_size * PROGRESS_CHUNK_BATCHES
     with (
         quiet_notes(),
-        tqdm(total=len(texts), desc="indexing", unit="problem", dynamic_ncols=True, disable=not show_progress) as bar,
+        progress_bar(total=len(texts), desc="indexing", unit="problem", dynamic_ncols=True, show=show_progress) as bar,
     ):
         for start in range(0, len(texts), size):
             chunk = texts[start : start + size]

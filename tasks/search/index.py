@@ -38,7 +38,7 @@ import numpy as np
 from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows
-from mathgraph.quiet import warn
+from mathgraph.quiet import progress_bar, warn
 from mathgraph.registry import resolve, write_model_type
 from mathgraph.tasks.search.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
 from mathgraph.tasks.search.index_format import (
@@ -701,10 +701,8 @@ def _encode_corpus(embedder: Embedder, texts: list[str], batch_size: int) -> np.
 
 
 def _encode_chunks(embedder: Embedder, texts: list[str], chunks: list[list[int]], batch_size: int) -> np.ndarray:
-    from tqdm import tqdm
-
     vectors: np.ndarray | None = None
-    with tqdm(total=len(texts), desc="indexing", unit="problem", dynamic_ncols=True) as bar:
+    with progress_bar(total=len(texts), desc="indexing", unit="problem", dynamic_ncols=True) as bar:
         for chunk in chunks:
             part = encode_texts(embedder, [texts[i] for i in chunk], batch_size, show_progress=False)
             if vectors is None:

@@ -26,6 +26,7 @@ from mathgraph.models.prediction import feature_store
 from mathgraph.models.task_batches import TaskBatch, TaskCollator, example_lengths, length_sorted_batches
 from mathgraph.models.task_heads import TaskHead
 from mathgraph.models.task_io import build_examples
+from mathgraph.quiet import progress_bar
 
 ALIGNMENT_WEIGHT = "alignment.linear.weight"  # the end of the name of AlignmentProjection's first layer's weight
 
@@ -167,8 +168,6 @@ def _frozen_inputs(
 ) -> _FrozenInputs:
     """Encode ``inputs`` once as ``MultiTaskModel.forward`` does (``vectors``, eval mode, batches of similar
     length as ``models.prediction`` makes them), with their alignment features as ``task_type`` names them."""
-    from tqdm import tqdm
-
     unknown = sorted({str(g) for g in gold} - set(label_ids))
     if unknown:
         raise ValueError(f"{part} labels {unknown} are not the head's labels {sorted(label_ids)}")
@@ -184,7 +183,7 @@ def _frozen_inputs(
     alignment: list = [None] * len(examples)
     batches = length_sorted_batches(example_lengths(task_type, examples, store), batch_size)
     with model.merged_for(task_id):
-        for rows in tqdm(batches, desc=f"encoding {part}", unit="batch"):
+        for rows in progress_bar(batches, desc=f"encoding {part}", unit="batch"):
             batch = collate([examples[i] for i in rows], with_labels=False).to(device)
             encoded = model.vectors(task_id, batch.problems).float().cpu()
             per_example = encoded.view(-1, len(rows), encoded.shape[-1]).transpose(0, 1)  # [B, k, dim]

@@ -37,6 +37,7 @@ from torch import nn
 from mathgraph.files import apply_umask
 from mathgraph.models.reasoning import PRETRAINED_LAYERS_NAME
 from mathgraph.models.threads import available_cores, configure_threads  # noqa: F401 (re-exported)
+from mathgraph.quiet import progress_bar
 
 LAST_CHECKPOINT = "checkpoint-last"
 # The loss curve: every ``log_every`` steps, the mean of each loss term since the last line.
@@ -350,19 +351,16 @@ class Trainer:
     # ----------------------------------------------------------------- loop
     def train(self, resume: bool = False) -> TrainerState:
         """Run until ``epochs`` or ``max_steps``; with ``resume`` continue from the last checkpoint."""
-        from tqdm import tqdm
-
         if resume:
             self._resume()
         self.step_cap, self.started_at = self.total_steps, time.perf_counter()
         limit = self.args.time_limit_s
-        bar = tqdm(
+        bar = progress_bar(
             total=self.total_steps,
             initial=self.state.step,
             desc="training",
             unit="step",
-            # disable only where told to: an explicit disable=False would override TQDM_DISABLE (mathgraph -q)
-            **({} if self.accelerator.is_main_process else {"disable": True}),
+            show=self.accelerator.is_main_process,
         )
         while self.state.step < self.total_steps and self.state.epoch < self.epochs:
             self.model.train()

@@ -49,7 +49,7 @@ def test_a_jsonl_file_gives_one_row_per_line(tmp_path, capsys):
     ]
     source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     output = tmp_path / "checks.jsonl"
-    assert main(["-q", "check", "--input", str(source), "--output", str(output)]) == 0
+    assert main(["check", "--input", str(source), "--output", str(output)]) == 0
     written = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
     assert [(r["id"], r["line"], r["ok"], r["first_error_step"]) for r in written] == [
         ("right", 1, True, None),

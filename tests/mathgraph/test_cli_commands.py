@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -114,12 +115,12 @@ def bars(err: str) -> list[str]:
 
 
 @pytest.mark.parametrize("batch_size", ["64", "4"])
-def test_the_progress_bar_ends_at_n_of_n_once(tmp_path, capsys, batch_size):
+def test_the_progress_bar_ends_at_n_of_n_once(tmp_path, terminal_stderr, batch_size):
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps({"problem": p}) + "\n" for p in PROBLEMS[:6]), encoding="utf-8")
     output = tmp_path / "out.jsonl"
     assert main(["parse", "--input", str(source), "--output", str(output), "--batch-size", batch_size]) == 0
-    err = capsys.readouterr().err
+    err = terminal_stderr.readouterr().err
     drawn = bars(err)
     assert drawn and " 6/6 " in drawn[-1] and "100%" in drawn[-1]
     assert sum("100%" in bar for bar in drawn) == 1
@@ -194,3 +195,45 @@ def test_index_build_search_and_dedupe_load_their_model_on_the_device_given(monk
         with pytest.raises(Loaded) as loaded:
             main(["-q", *command, "--device", "cpu"])
         assert loaded.value.args == ("cpu",), command
+
+
+def test_quiet_leaves_only_warnings_and_errors_on_stderr(tmp_path, capsys):
+    """``-q``: no "wrote ..." or "N texts from field ..." lines; the bad lines ``--skip-bad`` left out are a
+    warning and stay; the results on stdout stay."""
+    source = tmp_path / "bank.jsonl"
+    rows = [json.dumps({"id": f"p{i}", "problem": p}) for i, p in enumerate(PROBLEMS[:3])]
+    source.write_text("\n".join([*rows, '{"id": "p3", "problem": ""}']) + "\n", encoding="utf-8")
+    parse = ["parse", "--input", str(source), "--skip-bad", "--parser", "spacy", "--output"]
+    assert main([*parse, str(tmp_path / "loud.jsonl")]) == 0
+    loud = capsys.readouterr().err
+    assert loud.startswith(f"wrote 3 graphs to {tmp_path / 'loud.jsonl'}\nskipped 1 bad lines:\n")
+    assert main(["-q", *parse, str(tmp_path / "quiet.jsonl")]) == 0
+    quiet = capsys.readouterr().err
+    assert quiet == loud.split("\n", 1)[1]  # the warning alone
+    assert len((tmp_path / "quiet.jsonl").read_text().splitlines()) == 3
+
+    split = ["data", "split", "--input", str(source), "--dev", "0.5", "--test", "0"]
+    assert main(["-q", *split, "--output-dir", str(tmp_path / "split")]) == 0
+    assert capsys.readouterr().err == ""
+    assert (tmp_path / "split" / "bank.train.jsonl").exists()
+    assert main([*split, "--output-dir", str(tmp_path / "split-loud")]) == 0
+    assert "train: 2 rows -> " in capsys.readouterr().err
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    vocab = ["vocab", "--corpus", f"{corpus}:problem", "--parser", "spacy", "--min-freq", "1"]
+    with warnings.catch_warnings():  # as outside pytest: a library's DeprecationWarning is not shown
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert main(["-q", *vocab, "--output", str(tmp_path / "vocab")]) == 0
+    assert capsys.readouterr().err == ""
+    assert (tmp_path / "vocab").is_dir()
+
+
+def test_no_progress_bar_lands_in_a_redirected_stderr(tmp_path, capsys, monkeypatch):
+    """A bar is drawn only on a terminal: a log file (here the captured, redirected stderr) gets none, without -q."""
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps({"problem": p}) + "\n" for p in PROBLEMS[:6]), encoding="utf-8")
+    assert main(["parse", "--input", str(source), "--output", str(tmp_path / "out.jsonl"), "--batch-size", "2"]) == 0
+    err = capsys.readouterr().err
+    assert err == f"wrote 6 graphs to {tmp_path / 'out.jsonl'}\n"

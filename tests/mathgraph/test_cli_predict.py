@@ -47,7 +47,6 @@ def test_jsonl_file_round_trip_keeps_order_and_ids(kpc_dir, tmp_path, capsys):
     assert (
         main(
             [
-                "-q",
                 "predict",
                 "kpc",
                 "--model",

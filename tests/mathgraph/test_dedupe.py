@@ -120,7 +120,7 @@ def model(tiny_text_dir):
 
 
 def dedupe(*argv):
-    return main(["-q", "dedupe", "--min-cosine", "-1", "--neighbours", "7", *map(str, argv)])
+    return main(["dedupe", "--min-cosine", "-1", "--neighbours", "7", *map(str, argv)])
 
 
 def test_every_row_comes_back_with_its_group(tmp_path, model, capsys):

@@ -30,11 +30,11 @@ def bar_drawings(err: str) -> list[str]:
     return [part for part in re.split(r"[\r\n]", err) if part.startswith("indexing:")]
 
 
-def test_limit_indexes_the_first_n_with_a_count_an_estimate_and_a_bar(tmp_path, start, capsys):
+def test_limit_indexes_the_first_n_with_a_count_an_estimate_and_a_bar(tmp_path, start, terminal_stderr):
     index = tmp_path / "index"
     argv = ["index", "build", "--input", str(SAMPLE), "--model", str(start), "--output", str(index)]
     assert main([*argv, "--limit", "20", "--batch-size", "2"]) == 0
-    err = capsys.readouterr().err
+    err = terminal_stderr.readouterr().err
     assert f"{SAMPLE}: 20 problems to index (the first 20 of 112: --limit)" in err
     assert re.search(r"indexing 20 problems: roughly \d+ s \(about [\d.]+ problems a second on ", err)
     drawn = bar_drawings(err)
@@ -50,10 +50,10 @@ def test_a_large_input_gets_the_hint_to_try_a_subset_first(tmp_path, start, caps
     large = tmp_path / "large.jsonl"  # five texts over and over: parsed once each, through the graph cache
     large.write_text("".join(json.dumps({"problem": problems[i % 5]}) + "\n" for i in range(LARGE_INPUT + 1)))
     argv = ["index", "build", "--input", str(large), "--model", str(start), "--output", str(tmp_path / "index")]
-    assert main(["-q", *argv, "--limit", "3"]) == 0
+    assert main([*argv, "--limit", "3"]) == 0
     err = capsys.readouterr().err
     assert "the first 3 of 1,001" in err and f"--limit {SUBSET}" not in err
-    assert main(["-q", *argv]) == 0
+    assert main(argv) == 0
     err = capsys.readouterr().err
     assert "1,001 problems to index" in err
     assert "a large input, which may take a while" in err
@@ -73,7 +73,8 @@ def test_an_index_of_the_vector_shards_of_mathgraph_encode(tmp_path, start, caps
     assert main(["-q", "encode", "--input", str(bank), *argv]) == 0
     argv = ["-q", "index", "build", "--input", str(bank), "--output"]
     assert main([*argv, str(built), "--model", str(start), "--mode", "joint"]) == 0
-    assert main([*argv, str(encoded), "--vectors", str(vectors), "--index-type", "ivf-flat"]) == 0
+    assert capsys.readouterr().err == ""  # -q: no "indexed ..." line
+    assert main([*argv[1:], str(encoded), "--vectors", str(vectors), "--index-type", "ivf-flat"]) == 0
     assert "indexed 20 rows (" in capsys.readouterr().err
     from_text, from_shards = SearchIndex.from_pretrained(built), SearchIndex.from_pretrained(encoded)
     assert from_shards.index_type == "ivf-flat" and from_shards.identity == from_text.identity

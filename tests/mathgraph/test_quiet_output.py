@@ -12,7 +12,7 @@ import pytest
 
 from mathgraph.cli import main
 from mathgraph.labels import label_text, with_label_names
-from mathgraph.quiet import plain_warnings, quiet_transformers, warn
+from mathgraph.quiet import plain_warnings, progress_bar, quiet_transformers, report, warn
 
 APPLES = "Tom has 12 apples. He eats 3. How many are left?"
 DECIMAL_APPLES = "Tom has 12.5 apples. He eats 3. How many are left?"
@@ -171,3 +171,49 @@ def test_the_cli_shows_library_notes_only_from_warning_up(capsys):
     finally:
         ours.setLevel(logging.NOTSET)
     capsys.readouterr()
+
+
+def test_report_is_held_back_by_quiet_but_a_warning_is_not(capsys):
+    ours = logging.getLogger("mathgraph")
+    try:
+        ours.setLevel(logging.INFO)
+        report("wrote 3 graphs to out.jsonl")
+        ours.setLevel(logging.WARNING)  # mathgraph -q
+        report("wrote 3 graphs to other.jsonl")
+        report("skipped 1 bad lines:\n  in.jsonl:4: field 'problem' is empty", logging.WARNING)
+    finally:
+        ours.setLevel(logging.NOTSET)
+    assert capsys.readouterr().err == (
+        "wrote 3 graphs to out.jsonl\nskipped 1 bad lines:\n  in.jsonl:4: field 'problem' is empty\n"
+    )
+
+
+class _Stream:
+    def __init__(self, terminal: bool):
+        self.terminal, self.text = terminal, ""
+
+    def isatty(self) -> bool:
+        return self.terminal
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "terminal, show, tqdm_disable, drawn",
+    [(True, True, None, True), (False, True, None, False), (True, False, None, False), (True, True, "1", False)],
+)
+def test_progress_bars_are_drawn_only_on_a_terminal(monkeypatch, terminal, show, tqdm_disable, drawn):
+    # TQDM_DISABLE set after tqdm was imported counts too (tqdm reads it once, at import)
+    import tqdm  # noqa: F401
+
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    if tqdm_disable:
+        monkeypatch.setenv("TQDM_DISABLE", tqdm_disable)
+    stream = _Stream(terminal)
+    with progress_bar(range(3), desc="parsing", show=show, file=stream) as bar:
+        list(bar)
+    assert ("parsing: 100%" in stream.text) == drawn

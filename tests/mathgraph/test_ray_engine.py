@@ -4,6 +4,10 @@ parsing in tasks apart from the model actors, one-line errors, and ``--resume`` 
 
 import dataclasses
 import json
+import logging
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -147,3 +151,27 @@ def test_a_local_run_killed_half_way_is_finished_on_ray(tmp_path, monkeypatch):
     monkeypatch.setattr(GraphShards, "write", write)
     assert main([*common, "--output", str(tmp_path / "out.jsonl"), "--resume", "--engine", "ray"]) == 0
     assert (tmp_path / "out.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+
+
+def test_a_ray_the_job_starts_is_quiet_unless_verbose():
+    from mathgraph.tasks.jobs.ray_engine import ray_start_options
+
+    quiet = ray_start_options()
+    assert quiet["log_to_driver"] is False and quiet["logging_level"] >= logging.ERROR
+    assert quiet["include_dashboard"] is False
+    assert ray_start_options(verbose=True) == {"include_dashboard": False}  # -v: Ray's own output
+
+
+@pytest.mark.slow
+def test_a_batch_job_on_a_ray_it_starts_says_only_what_it_wrote(tmp_path):
+    """A new process starts its own local Ray: Ray's start-up notices and Ray Data's progress logs (about 20 lines
+    on a redirected stderr) stay off stderr; what the command wrote is the one line there."""
+    source = write_bank(tmp_path / "bank.jsonl", [{"problem": p} for p in PROBLEMS[:3]])
+    command = [sys.executable, "-m", "mathgraph.cli", "parse", "--input", str(source), "--parser", "spacy"]
+    command += ["--output", "out", "--engine", "ray", "--workers", "1"]
+    env = {**os.environ, "MATHGRAPH_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("RAY_ADDRESS", None)
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "wrote 3 graphs to out\n"
+    assert len((tmp_path / "out" / "shard-00000.jsonl").read_text().splitlines()) == 3

@@ -70,7 +70,6 @@ def test_a_text_file_and_a_jsonl_file_give_the_single_searches(tmp_path, tiny_in
     assert (
         main(
             [
-                "-q",
                 "search",
                 "--index",
                 str(tiny_index),

@@ -17,7 +17,6 @@ def test_vocab_command(tmp_path, capsys):
     assert (
         main(
             [
-                "-q",
                 "vocab",
                 "--corpus",
                 f"{corpus}:question",

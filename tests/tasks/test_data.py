@@ -384,13 +384,12 @@ def test_loaders_round_trip_builders_and_reject_bad_structure(tmp_path, seeds):
 
 def test_cli_qrc_pairs_then_group_split(tmp_path, capsys):
     output = tmp_path / "pairs.jsonl"
-    assert main(["-q", "data", "qrc-pairs", "--input", str(SAMPLE), "--output", str(output), "--seed", "4"]) == 0
+    assert main(["data", "qrc-pairs", "--input", str(SAMPLE), "--output", str(output), "--seed", "4"]) == 0
     assert read_jsonl(output) == build_qrc_pairs(read_seeds(SAMPLE)[0], random_state=4)
     assert "irrelevant: 3" in capsys.readouterr().err
     assert (
         main(
             [
-                "-q",
                 "data",
                 "split",
                 "--input",
@@ -415,23 +414,22 @@ def test_cli_qrc_pairs_then_group_split(tmp_path, capsys):
 
 def test_cli_sqr_lists_and_qam_pairs(tmp_path, capsys):
     lists = tmp_path / "lists.jsonl"
-    assert main(["-q", "data", "sqr-lists", "--input", str(SAMPLE), "--output", str(lists), "--seed", "2"]) == 0
+    assert main(["data", "sqr-lists", "--input", str(SAMPLE), "--output", str(lists), "--seed", "2"]) == 0
     assert read_jsonl(lists) == build_sqr_lists(read_seeds(SAMPLE)[0], random_state=2)
     assert [(len(r.candidates), Counter(r.relevance)) for r in load_sqr(lists)] == [(12, {2: 5, 1: 2, 0: 5})] * 3
     err = capsys.readouterr().err
     assert "wrote 3 rows" in err and "12 candidates, relevance 2/1/0: 5/2/5: 3" in err
-    assert main(["-q", "data", "sqr-lists", "--input", str(SAMPLE), "--output", str(lists), "--other-seeds", "6"]) == 0
+    assert main(["data", "sqr-lists", "--input", str(SAMPLE), "--output", str(lists), "--other-seeds", "6"]) == 0
     assert {len(r.candidates) for r in load_sqr(lists)} == {14}
 
     source = write_lines(tmp_path / "gsm8k.jsonl", [json.dumps(r) for r in SIMILAR_QAM_ROWS])
     qam = tmp_path / "qam.jsonl"
-    assert main(["-q", "data", "qam-pairs", "--input", str(source), "--output", str(qam)]) == 0
+    assert main(["data", "qam-pairs", "--input", str(source), "--output", str(qam)]) == 0
     assert read_jsonl(qam) == build_qam_pairs(SIMILAR_QAM_ROWS, negatives="hard")
     assert "7 questions, hard negatives; label 0: 7, 1: 7" in capsys.readouterr().err
     assert (
         main(
             [
-                "-q",
                 "data",
                 "qam-pairs",
                 "--input",
@@ -453,7 +451,7 @@ def test_cli_sqr_lists_and_qam_pairs(tmp_path, capsys):
     assert "5 questions, random negatives; label 0: 5, 1: 5" in capsys.readouterr().err
 
     swap = tmp_path / "swap.jsonl"
-    assert main(["-q", "data", "qam-pairs", "--source", "gsmplus", "--input", str(SAMPLE), "--output", str(swap)]) == 0
+    assert main(["data", "qam-pairs", "--source", "gsmplus", "--input", str(SAMPLE), "--output", str(swap)]) == 0
     assert read_jsonl(swap) == build_qam_number_swap(VARIANTS)
     loaded = load_qam(swap)
     assert {p.group for p in loaded} == {"seed-000", "seed-001", "seed-002"}
@@ -462,7 +460,6 @@ def test_cli_sqr_lists_and_qam_pairs(tmp_path, capsys):
     assert (
         main(
             [
-                "-q",
                 "data",
                 "qam-pairs",
                 "--source",

@@ -132,21 +132,27 @@ def test_the_progress_bar_shows_the_current_loss_at_every_step(tmp_path, monkeyp
     assert shown[-1] < shown[0] / 10  # the loss falls, and the bar follows it
 
 
-def test_the_training_bar_leaves_tqdm_disable_in_force(tmp_path, monkeypatch):
+@pytest.mark.parametrize("tqdm_disable, drawn", [("1", False), (None, True)])
+def test_the_training_bar_is_drawn_on_a_terminal_unless_tqdm_disable(
+    tmp_path, monkeypatch, terminal_stderr, tqdm_disable, drawn
+):
     """``mathgraph -q`` sets TQDM_DISABLE, which tqdm reads as the default of ``disable``: the trainer's bar
-    (on the main process) must not pass disable=False, which would override it."""
+    (on the main process) must leave it in force, and otherwise be drawn on a terminal."""
     import tqdm
 
-    passed = []
+    bars = []
 
     class RecordingBar(tqdm.tqdm):
         def __init__(self, *args, **kwargs):
-            passed.append(kwargs)
             super().__init__(*args, **kwargs)
+            bars.append((kwargs.get("desc"), bool(self.disable)))
 
+    if tqdm_disable is not None:
+        monkeypatch.setenv("TQDM_DISABLE", tqdm_disable)
     monkeypatch.setattr(tqdm, "tqdm", RecordingBar)
     train(tmp_path, epochs=1)
-    assert [kwargs.get("desc") for kwargs in passed] == ["training"] and "disable" not in passed[0]
+    assert bars == [("training", not drawn)]
+    assert ("training:" in terminal_stderr.readouterr().err) == drawn
 
 
 def test_seeded_runs_are_reproducible(tmp_path):
