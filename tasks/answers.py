@@ -138,15 +138,12 @@ def answers_equal(a: object, b: object) -> bool:
     """
     if a is None or b is None:
         return False
-    try:
-        na, nb = normalize_answer(str(a)), normalize_answer(str(b))
-        if not na or not nb:
-            return False
-        if na == nb:
-            return True
-        return _structures_equal(na, nb)
-    except Exception:  # noqa: BLE001 - garbage in gives "not equal", never an exception
+    na, nb = normalize_answer(str(a)), normalize_answer(str(b))
+    if not na or not nb:
         return False
+    if na == nb:
+        return True
+    return _structures_equal(na, nb)
 
 
 def _structures_equal(a: str, b: str) -> bool:
@@ -259,21 +256,26 @@ def _to_sympy(s: str):
     if len(s) > MAX_SYMPY_CHARS:
         return None
     import sympy
+    from sympy.parsing.latex import LaTeXParsingError, parse_latex
 
     try:
         if _PLAIN_ARITHMETIC.fullmatch(s):
             return sympy.sympify(s)
-        from sympy.parsing.latex import parse_latex
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expr = parse_latex(s, backend="antlr")
         return expr.rhs - expr.lhs if isinstance(expr, sympy.Eq) else expr
-    except Exception:  # noqa: BLE001 - parse errors of every kind mean "not comparable as math"
+    # What SymPy raises on text that is not math: the LaTeX grammar's errors, sympify's (a token or Python
+    # syntax error inside, "05:0"), and the recursion limit on brackets nested a hundred deep.
+    except (LaTeXParsingError, sympy.SympifyError, RecursionError):
         return None
 
 
 def _sympy_equal(ea, eb) -> bool:
+    import sympy
+
+    if not (isinstance(ea, sympy.Expr) and isinstance(eb, sympy.Expr)):
+        return False  # a truth value or a relation ("x < 3"), not a number: equal only as written
     try:
         symbols = sorted(ea.free_symbols | eb.free_symbols, key=str)
         if ea.free_symbols != eb.free_symbols:
@@ -285,7 +287,9 @@ def _sympy_equal(ea, eb) -> bool:
             if not _close(ea.subs(values), eb.subs(values)):
                 return False
         return True
-    except Exception:  # noqa: BLE001 - e.g. a value that is not a number (a set, a boolean)
+    # SymPy's refusals to order two values in _close: "Invalid NaN comparison" (TypeError: oo - oo is NaN) and
+    # "The argument '0.e-165' is not comparable" (ValueError from Max: a zero evaluated with no digits left).
+    except (TypeError, ValueError):
         return False
 
 

@@ -13,9 +13,10 @@ stage  perspective           query for retrieval     instruction (Table 9, quote
 Each step retrieves ``B`` exemplars (problem, solution) from a ``SearchIndex``, leaving
 out the problem itself, builds the prompt ``[q; a_hat; exemplars; instruction]``
 (Eq. 8) and asks the LLM; its reply becomes the draft of the next step. A failed
-LLM call (an exception, or an empty reply) is retried ``retries`` times, then the
-step is recorded as failed and the draft is kept. Every step's query, exemplars,
-prompt, output, status and time go into the record, so a user can see what changed.
+LLM call (a ``RuntimeError`` such as ``LLMError``, an ``OSError``, or an empty reply)
+is retried ``retries`` times, then the step is recorded as failed and the draft is
+kept. Every step's query, exemplars, prompt, output, status and time go into the
+record, so a user can see what changed.
 
     record = refine_solution(problem, draft, index, llm, reference="72")
     summary = refine_file("problems.jsonl", index, llm, "refined.jsonl", drafts_path="drafts.jsonl")
@@ -162,19 +163,22 @@ def build_prompt(
 
 
 def call_llm(llm, prompt: str, max_new_tokens: int, retries: int = 2, retry_wait: float = 1.0) -> CallResult:
-    """``llm.generate`` with up to ``retries`` more attempts after an exception or an empty reply; never raises
-    for a failing model (KeyboardInterrupt still stops the run)."""
+    """``llm.generate`` with up to ``retries`` more attempts after a failure of the model or an empty reply;
+    never raises for a failing model. A failure is a ``RuntimeError`` (``LLMError``, which every back end of
+    ``tasks.refine.llm`` raises, or a model that crashes or runs out of memory) or an ``OSError`` (a server
+    that is away or slow); any other exception is a bug and raises, as KeyboardInterrupt stops the run."""
     start, errors = time.perf_counter(), []
     for attempt in range(1, retries + 2):
         try:
             output = llm.generate(prompt, max_new_tokens=max_new_tokens)
-            if not isinstance(output, str) or not output.strip():
-                raise ValueError(f"the model returned an empty reply ({output!r})")
-            return CallResult("ok", output.strip(), attempt, errors, time.perf_counter() - start)
-        except Exception as err:  # noqa: BLE001 - any failure of the model is recorded, not fatal
+        except (RuntimeError, OSError) as err:
             errors.append(f"{type(err).__name__}: {err}")
-            if attempt <= retries and retry_wait > 0:
-                time.sleep(retry_wait * attempt)  # servers that are overloaded recover with a little patience
+        else:
+            if isinstance(output, str) and output.strip():
+                return CallResult("ok", output.strip(), attempt, errors, time.perf_counter() - start)
+            errors.append(f"the model returned an empty reply ({output!r})")
+        if attempt <= retries and retry_wait > 0:
+            time.sleep(retry_wait * attempt)  # servers that are overloaded recover with a little patience
     return CallResult("failed", None, retries + 1, errors, time.perf_counter() - start)
 
 
@@ -360,7 +364,9 @@ def refine_file(
                     reference=None if reference is None else str(reference),
                     problem_id=problem_id,
                 )
-            except Exception as err:  # noqa: BLE001 - one bad problem must not stop the others
+            # one bad problem must not stop the others: a row the refinement refuses (ValueError), a model or
+            # encoder that fails on it (RuntimeError), a server that does not answer (OSError)
+            except (ValueError, RuntimeError, OSError) as err:
                 judged = False if reference is not None else None  # an error counts as a wrong answer
                 record = {
                     "id": problem_id,

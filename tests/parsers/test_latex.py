@@ -538,17 +538,13 @@ def test_any_text_gives_a_well_formed_tree(latex: str) -> None:
 @PROPERTY_SETTINGS
 @given(st.lists(st.sampled_from(LATEX_PIECES), max_size=40).map("".join))
 def test_latex_like_strings_give_a_well_formed_tree(latex: str) -> None:
-    tree = parse_latex(latex)
-    check_well_formed(tree)
-    assert not any(e.startswith("internal error") for e in tree.errors)
+    check_well_formed(parse_latex(latex))  # and no exception: the parser has no net for its own bugs
 
 
 @PROPERTY_SETTINGS
 @given(mutated_formula())
 def test_mutated_real_formulas_give_a_well_formed_tree(latex: str) -> None:
-    tree = parse_latex(latex)
-    check_well_formed(tree)
-    assert not any(e.startswith("internal error") for e in tree.errors)
+    check_well_formed(parse_latex(latex))
 
 
 def test_random_mutations_of_every_seed() -> None:

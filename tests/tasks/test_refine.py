@@ -209,6 +209,15 @@ def test_empty_replies_count_as_failures(index):
     assert result.status == "failed" and result.attempts == 2 and "empty reply" in result.errors[0]
 
 
+def test_a_bug_in_the_model_wrapper_raises_instead_of_failing_the_step(index):
+    class Broken:
+        def generate(self, prompt, max_new_tokens=256):
+            return {"text": "72"}["choices"]  # a KeyError: a bug, not a model that failed
+
+    with pytest.raises(KeyError, match="choices"):
+        call_llm(Broken(), "p", 8, retries=2, retry_wait=0)
+
+
 def test_drafts_from_the_llm(index):
     llm = RecordingLLM()
     record = refine_solution(PROBLEM, None, index, llm, RefineConfig(exemplars=1, **FAST), reference="72")
@@ -308,6 +317,21 @@ def test_an_exception_outside_the_llm_does_not_stop_the_others(index, tmp_path, 
     assert "RuntimeError: encoder crashed" in records[1]["error"] and records[1]["correct"] is False
     assert records[0]["draft"]["source"] == "llm"  # no drafts file: the LLM wrote them
     assert summary["errors"] == 1 and summary["problems"] == 3
+
+
+def test_a_bug_outside_the_llm_stops_the_run(index, tmp_path, write):
+    class BuggyIndex:
+        rows, text_field = index.rows, "problem"
+
+        def __len__(self):
+            return len(index)
+
+        def search(self, queries, k=5):
+            return index.search(queries, k=k)[0].hits  # an AttributeError: a bug, not a bad problem
+
+    problems = write(tmp_path / "problems.jsonl", PROBLEMS)
+    with pytest.raises(AttributeError, match="hits"):
+        refine_file(problems, BuggyIndex(), RecordingLLM(), tmp_path / "out.jsonl", exemplars=1, show_progress=False)
 
 
 def test_an_interrupted_run_keeps_the_finished_problems(index, tmp_path, write):
