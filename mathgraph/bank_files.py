@@ -335,18 +335,6 @@ def read_bank_rows(
     return rows, bad
 
 
-def count_rows(reader: BankReader) -> int | None:
-    """How many rows the columnar files of ``reader`` hold, from their metadata (``None`` for line-based
-    files, whose records are counted only by reading them)."""
-    if reader.format == "parquet":
-        import pyarrow.parquet as pq
-
-        return sum(pq.ParquetFile(path).metadata.num_rows for path in reader.files)
-    if reader.format == "datasets":
-        return sum(len(load_dataset_directory(path)) for path in reader.files)
-    return None
-
-
 __all__ = [
     "INPUT_FORMATS",
     "EXTENSIONS",
@@ -358,5 +346,4 @@ __all__ = [
     "check_bank_input",
     "load_dataset_directory",
     "read_bank_rows",
-    "count_rows",
 ]

@@ -203,13 +203,6 @@ class Segmentation:
             return (p, p)
         return (min(o[0] for o in real), max(o[1] for o in real))
 
-    def placeholder_of(self, start: int, end: int) -> int | None:
-        """Index of the formula whose placeholder is exactly ``masked_text[start:end]``."""
-        for k, sp in enumerate(self.placeholder_spans):
-            if sp == (start, end):
-                return k
-        return None
-
 
 # --------------------------------------------------------------------------- scanning
 
