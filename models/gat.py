@@ -42,7 +42,8 @@ class FoldedEdgeGATConv(GATConv):
         if edge_attr is not None and self.lin_edge is not None:
             weight = self.lin_edge.weight.view(self.heads, self.out_channels, -1)  # [H, C, edge_dim]
             folded = torch.einsum("hck,hc->kh", weight, self.att_edge[0])  # [edge_dim, H]
-            alpha = alpha + edge_attr.view(len(edge_attr), -1) @ folded
+            # shape[0], not len(): len() is a Python int, which an ONNX export would fix at the traced size
+            alpha = alpha + edge_attr.reshape(edge_attr.shape[0], -1) @ folded
         alpha = F.leaky_relu(alpha, self.negative_slope)
         alpha = softmax(alpha, index, ptr, dim_size)
         return F.dropout(alpha, p=self.dropout, training=self.training)

@@ -35,8 +35,9 @@ from mathgraph.checksums import file_sha256
 from mathgraph.registry import SHIPPED_DIR, CheckpointError, read_config
 
 CHECKSUMS_NAME = "checksums.json"
+RUNTIMES = ("torch", "onnx")
 RELEASE_NAME = "release.json"
-ENCODER_DIR, MULTITASK_DIR, TFIDF_DIR, STRUCTURE_DIR = "encoder", "multitask", "tfidf", "structure"
+ENCODER_DIR, MULTITASK_DIR, TFIDF_DIR, STRUCTURE_DIR, ONNX_DIR = "encoder", "multitask", "tfidf", "structure", "onnx"
 
 
 def package_config(release: dict) -> dict:
@@ -68,8 +69,10 @@ def package_config(release: dict) -> dict:
         "tasks": tasks,
         "search": {"tfidf": fusion(search.get("hybrid"), f"{TFIDF_DIR}/sqr"), "structure": search_structure},
     }
-    if "encoder" in search:  # search's first stage when it is not the package's encoder (issue 37)
+    if "encoder" in search:  # search's first stage when it is not the package's encoder
         config["search"]["encoder"] = search["encoder"]
+    if "onnx" in release:  # the graphs ONNX Runtime runs (models.onnx_export)
+        config["onnx"] = release["onnx"]
     return config
 
 
@@ -77,19 +80,48 @@ class ModelPackage:
     """A package directory (see the module docstring), its parts loaded when first asked for.
 
     ``encode`` encodes with the package's encoder; ``predictor(task)`` predicts as ``mathgraph predict`` does.
+    Both run on ``runtime``: ``"onnx"`` (ONNX Runtime on the CPU, ``models.onnx_package``), ``"torch"``, or
+    ``None``: ONNX Runtime when the package carries ONNX graphs, ONNX Runtime is installed and no device other
+    than the CPU is asked for, else PyTorch. ``encoder`` and ``multitask`` are always the PyTorch models.
     """
 
-    def __init__(self, root: str | PathLike, device=None):
+    def __init__(self, root: str | PathLike, device=None, runtime: str | None = None):
         self.root = Path(root)
         self.device = device
         self.name_or_path = "shipped" if self.root == SHIPPED_DIR else str(self.root)
         self.config = self._config()
+        self.runtime = self._runtime(runtime)
 
     @classmethod
-    def from_pretrained(cls, directory: str | PathLike, device=None) -> ModelPackage:
+    def from_pretrained(cls, directory: str | PathLike, device=None, runtime: str | None = None) -> ModelPackage:
         """The package in ``directory`` (``mathgraph.registry.load`` resolves names first); its neural models
-        go to ``device`` (``None``: CUDA when available, else the CPU) when they load."""
-        return cls(directory, device=device)
+        go to ``device`` (``None``: CUDA when available, else the CPU) when they load; ``runtime`` as the
+        class says."""
+        return cls(directory, device=device, runtime=runtime)
+
+    def _runtime(self, runtime: str | None) -> str:
+        from mathgraph.models.onnx_package import package_has_onnx
+
+        if runtime not in RUNTIMES + (None,):
+            raise ValueError(f"unknown runtime {runtime!r}; choose one of {RUNTIMES}")
+        on_cpu = self.device is None or str(self.device) == "cpu"
+        if runtime == "onnx" and not on_cpu:
+            raise ValueError(f"the onnx runtime runs on the CPU: use --runtime torch for --device {self.device}")
+        if runtime == "onnx" and not package_has_onnx(self):
+            raise CheckpointError(
+                f"the package {self.name_or_path} carries no ONNX graphs (or onnxruntime is not installed): "
+                "use --runtime torch"
+            )
+        if runtime is None:
+            return "onnx" if on_cpu and package_has_onnx(self) else "torch"
+        return runtime
+
+    @cached_property
+    def onnx(self):
+        """The package's networks under ONNX Runtime (``models.onnx_package.OnnxPackageRuntime``)."""
+        from mathgraph.models.onnx_package import OnnxPackageRuntime
+
+        return OnnxPackageRuntime(self)
 
     def _config(self) -> dict:
         if (self.root / "config.json").is_file():
@@ -129,7 +161,10 @@ class ModelPackage:
         return MultiTaskModel.from_pretrained(directory, base=self.encoder, device=self.device)
 
     def encode(self, texts, **options):
-        """The encoder's vectors of ``texts`` (``MathEncoder.encode``)."""
+        """The encoder's vectors of ``texts`` (``MathEncoder.encode``), on the package's runtime."""
+        if self.runtime == "onnx":
+            options.pop("device", None)
+            return self.onnx.encode(texts, **options)
         return self.encoder.encode(texts, **options)
 
     def tfidf(self, task: str, setting: dict | None = None):
@@ -157,7 +192,7 @@ class ModelPackage:
         from mathgraph.models.late_fusion import HybridPredictor
 
         setting = self._task(task)
-        predictor = self.multitask.for_task(task)
+        predictor = self.onnx.predictor(task) if self.runtime == "onnx" else self.multitask.for_task(task)
         tfidf, structure = setting["tfidf"], setting.get("structure")
         if tfidf is not None and (tfidf["on"] if hybrid is None else hybrid):
             predictor = HybridPredictor(predictor, self._tfidf_predictor(task), tfidf["weight"])
@@ -255,6 +290,7 @@ def _check_file(root: Path, name: str, digest: str) -> None:
 
 __all__ = [
     "ModelPackage",
+    "RUNTIMES",
     "package_config",
     "load_package_encoder",
     "checked_path",

@@ -25,7 +25,8 @@ package (``models.package``).
    model card).
 3. ``package``: TF-IDF models on the same train parts; the late-fusion weight of each task chosen on dev; the
    package written (fp16 deltas, ``config.json``, checksums); then every figure measured *from the written
-   package* on dev and test (neural, TF-IDF, late fusion; 95% intervals) into ``release.json`` and the card.
+   package* on dev and test (neural, TF-IDF, late fusion; 95% intervals) into ``release.json`` and the card;
+   last, the ONNX graphs of its networks (``tasks.release.package.add_onnx_graphs``).
    ``measure`` does the measuring of stage 3 again on the package in ``OUT`` (nothing trained or written but the
    release notes, card, config and checksums), for when what its models read has changed.
    ``heads`` refits the QAM head of the package's multi-task model on the frozen model's vectors with every
@@ -202,7 +203,7 @@ def package(files: dict, work: Path, output: Path, settings: ReleaseSettings, sa
     """Stage 3: TF-IDF models, late-fusion weights on dev, the package, and its figures measured from it."""
     from mathgraph.models.encoder import MathEncoder
     from mathgraph.models.multitask import MultiTaskModel
-    from mathgraph.tasks.release.package import finish_package, write_package
+    from mathgraph.tasks.release.package import add_onnx_graphs, finish_package, write_package
     from mathgraph.tasks.training.tfidf import train_tfidf
 
     tfidf_dirs = {}
@@ -220,6 +221,8 @@ def package(files: dict, work: Path, output: Path, settings: ReleaseSettings, sa
     finish_package(output, release)  # the sample's shipped figures need config.json's late-fusion settings
     release["sample"] = write_sample(files, output, settings, say)
     finish_package(output, release)
+    if model.config.adapter == "none":  # the graphs ONNX Runtime predicts with (MoE and LoRA are not exported)
+        release["onnx"] = add_onnx_graphs(output)
     return release
 
 

@@ -29,6 +29,7 @@ from mathgraph.models.package import (
     CHECKSUMS_NAME,
     ENCODER_DIR,
     MULTITASK_DIR,
+    ONNX_DIR,
     RELEASE_NAME,
     STRUCTURE_DIR,
     TFIDF_DIR,
@@ -110,7 +111,7 @@ def export_package(output: str | Path, model: str | Path = "shipped") -> Path:
     release = package.release_info()  # checked against its checksum, as every file copied below
     package.encoder.save_pretrained(output / ENCODER_DIR)
     package.multitask.save_pretrained(output / MULTITASK_DIR)
-    for folder in (TFIDF_DIR, STRUCTURE_DIR):
+    for folder in (TFIDF_DIR, STRUCTURE_DIR, ONNX_DIR):
         if (source / folder).is_dir():
             shutil.copytree(package.path(folder), output / folder)
     for name in (RELEASE_NAME, CARD_NAME):
@@ -118,6 +119,25 @@ def export_package(output: str | Path, model: str | Path = "shipped") -> Path:
     _write_config(output, release)
     write_checksums(output)
     return output
+
+
+def add_onnx_graphs(output: Path) -> dict:
+    """Export the ONNX graphs of the package at ``output`` into ``output/onnx`` (``models.onnx_export``: the
+    graphs without their weights, which the package already holds), name them in ``release.json`` and
+    ``config.json`` (``"onnx"``) and write the checksums again; returns that entry."""
+    from mathgraph.models.onnx_export import export_package_graphs
+    from mathgraph.models.package import ModelPackage
+
+    output = Path(output)
+    package = ModelPackage(output, device="cpu")
+    release = package.release_info()
+    if (output / ONNX_DIR).exists():
+        shutil.rmtree(output / ONNX_DIR)
+    release["onnx"] = export_package_graphs(package, output / ONNX_DIR)
+    (output / RELEASE_NAME).write_text(json.dumps(release, indent=1), encoding="utf-8")
+    _write_config(output, release)
+    write_checksums(output)
+    return release["onnx"]
 
 
 def _copy_tfidf(source: Path, target: Path) -> None:
@@ -135,4 +155,4 @@ def _copy_tfidf(source: Path, target: Path) -> None:
     apply_umask(target / ARRAYS_FILE)
 
 
-__all__ = ["write_package", "finish_package", "write_checksums", "export_package", "CARD_NAME"]
+__all__ = ["write_package", "finish_package", "write_checksums", "export_package", "add_onnx_graphs", "CARD_NAME"]

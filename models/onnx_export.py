@@ -1,0 +1,264 @@
+"""Export the package's networks to ONNX graphs whose weights stay outside (``models.onnx_forward`` runs them).
+
+``export_package_graphs(package, directory)`` writes, for a package whose multi-task model has no adapter
+(the shipped one):
+
+    comus.onnx       the COMUS encoder (text layers, GAT, memory): a ``ProblemBatch``'s arrays ->
+                     ``token_states [B, L, d_text]`` and ``mean_node [B, d_gat]``; the pre-trained encoder
+                     and the multi-task model's backbone are this one graph with two sets of weights
+    text.onnx        the text encoder alone (search's first stage, all-MiniLM-L6-v2): ``input_ids``,
+                     ``attention_mask``, ``token_type_ids`` -> ``token_states``
+    head_TASK.onnx   each task's head: ``vectors [B, d]`` (and ``alignment [B, F]``) -> ``logits``; SQR:
+                     ``queries [B, d]``, ``candidates [B, N, d]`` (and ``alignment [B, N, F]``) -> ``scores``
+
+and beside each graph ``NAME.names.json``: which of the network's weights (by their PyTorch names) each
+external initializer of the graph is. The graphs hold no weights (a few hundred KB each): the weights are
+already in the package, once, and are put in when a session starts. Exporting needs ``onnx`` and
+``onnxscript`` (the ``train`` extra); running the graphs needs only ``onnxruntime``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+import warnings
+from os import PathLike
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from mathgraph.models.batching import ProblemBatch
+
+PREFIX = "network."  # the attribute under which the exported wrappers hold their module
+COMUS_INPUTS = (
+    "input_ids",
+    "attention_mask",
+    "token_type_ids",
+    "node_labels",
+    "node_kinds",
+    "node_batch",
+    "edge_index",
+    "edge_type",
+    "slot_heads",
+    "slot_relations",
+    "slot_tails",
+    "slot_mask",
+)
+TEXT_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+OPSET = 18  # ScatterElements with max/min reductions (the GAT's segment softmax)
+
+
+class _ComusGraph(nn.Module):
+    def __init__(self, network: nn.Module):
+        super().__init__()
+        self.network = network
+
+    def forward(self, *inputs: torch.Tensor):
+        output = self.network(**dict(zip(COMUS_INPUTS, inputs)))
+        return output.token_states, output.mean_node
+
+
+class _TextGraph(nn.Module):
+    def __init__(self, network: nn.Module):
+        super().__init__()
+        self.network = network
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        output = self.network(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+        return output.last_hidden_state
+
+
+class _HeadGraph(nn.Module):
+    def __init__(self, network: nn.Module):
+        super().__init__()
+        self.network = network
+
+    def forward(self, *inputs: torch.Tensor):
+        return self.network(*inputs)
+
+
+def export_comus(model: nn.Module, batch: ProblemBatch, path: str | PathLike) -> Path:
+    """``comus.onnx`` of ``model`` (a ``ComusModel``), traced on ``batch`` (two or more problems, with
+    graphs); every size is dynamic."""
+    batch_dim, length, nodes, edges, slots = (
+        torch.export.Dim("batch", min=1),
+        torch.export.Dim("length", min=2, max=512),
+        torch.export.Dim("nodes", min=2),
+        torch.export.Dim("edges", min=1),
+        torch.export.Dim("slots", min=1),
+    )
+    per_problem, per_slot = {0: batch_dim, 1: length}, {0: batch_dim, 1: slots}
+    dynamic = (
+        per_problem,
+        per_problem,
+        per_problem,
+        {0: nodes},
+        {0: nodes},
+        {0: nodes},
+        {1: edges},
+        {0: edges},
+        per_slot,
+        per_slot,
+        per_slot,
+        per_slot,
+    )
+    inputs = batch.as_model_inputs()
+    return _export(
+        _ComusGraph(model),
+        tuple(inputs[name] for name in COMUS_INPUTS),
+        COMUS_INPUTS,
+        ("token_states", "mean_node"),
+        (dynamic,),  # the wrapper takes *inputs: one entry, the tuple of their shapes
+        path,
+    )
+
+
+def export_text(model: nn.Module, path: str | PathLike) -> Path:
+    """``text.onnx`` of a BERT-like text encoder (``AutoModel``): token ids -> ``token_states``."""
+    batch_dim, length = torch.export.Dim("batch", min=1), torch.export.Dim("length", min=2, max=512)
+    ids = torch.randint(1000, 2000, (2, 9))
+    sample = (ids, torch.ones_like(ids), torch.zeros_like(ids))
+    per_problem = {0: batch_dim, 1: length}
+    return _export(_TextGraph(model), sample, TEXT_INPUTS, ("token_states",), (per_problem,) * 3, path)
+
+
+def export_head(head: nn.Module, task, dim: int, path: str | PathLike) -> Path:
+    """``head_TASK.onnx`` of a task head (``models.heads``) on vectors of length ``dim``; ``task`` is its
+    ``TaskHead`` (the shape of its inputs)."""
+    batch_dim = torch.export.Dim("batch", min=1)
+    features = task.alignment_dim
+    if task.name == "sqr":
+        candidates = torch.export.Dim("candidates", min=1)
+        sample = [torch.randn(2, dim), torch.randn(2, 3, dim)]
+        names, dynamic = ["queries", "candidates"], [{0: batch_dim}, {0: batch_dim, 1: candidates}]
+        if features:
+            sample.append(torch.rand(2, 3, features))
+            names.append("alignment")
+            dynamic.append({0: batch_dim, 1: candidates})
+        outputs = ("scores",)
+    else:
+        if task.input_shape == "pair" and not task.cross:
+            raise ValueError(f"ONNX export reads {task.name} pairs in cross mode only (this head is bi-encoder)")
+        sample, names, dynamic = [torch.randn(2, dim)], ["vectors"], [{0: batch_dim}]
+        if features:
+            sample.append(torch.rand(2, features))
+            names.append("alignment")
+            dynamic.append({0: batch_dim})
+        outputs = ("logits",)
+    return _export(_HeadGraph(head), tuple(sample), tuple(names), outputs, (tuple(dynamic),), path)
+
+
+def _export(wrapper: nn.Module, sample: tuple, input_names, output_names, dynamic, path: str | PathLike) -> Path:
+    """Export ``wrapper`` to ``path`` with its parameters and buffers as external initializers left without
+    data (``NAME.names.json`` maps each to the module's weight name); other constants stay in the graph."""
+    import onnx
+
+    path = Path(path)
+    wrapper.eval()
+    weight_names = set(wrapper.network.state_dict())
+    with tempfile.TemporaryDirectory() as work:
+        traced = Path(work) / "graph.onnx"
+        # the exporter's notes (progress lines, axis renaming, missing torchvision) say nothing to a user
+        with torch.no_grad(), warnings.catch_warnings(), _quiet_loggers("torch.onnx", "torch.export", "torch._dynamo"):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                wrapper,
+                sample,
+                str(traced),
+                input_names=list(input_names),
+                output_names=list(output_names),
+                dynamic_shapes=dynamic,
+                dynamo=True,
+                external_data=True,
+                optimize=False,  # the optimizer folds transposes into new weights: the names would be lost
+                opset_version=OPSET,
+                verbose=False,
+            )
+        graph = onnx.load(str(traced), load_external_data=True)
+    names = {}
+    for initializer in graph.graph.initializer:
+        weight = initializer.name[len(PREFIX) :] if initializer.name.startswith(PREFIX) else None
+        if weight in weight_names:
+            _leave_data_outside(initializer)
+            names[initializer.name] = weight
+    for node in graph.graph.node:  # stack traces and source lines of every node: a megabyte of nothing
+        del node.metadata_props[:]
+        node.doc_string = ""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(graph, str(path))
+    path.with_suffix(".names.json").write_text(json.dumps(names, indent=0), encoding="utf-8")
+    return path
+
+
+class _quiet_loggers:
+    """Raise the named loggers to ERROR while in the block."""
+
+    def __init__(self, *names: str):
+        self.loggers = [logging.getLogger(name) for name in names]
+
+    def __enter__(self):
+        self.levels = [logger.level for logger in self.loggers]
+        for logger in self.loggers:
+            logger.setLevel(logging.ERROR)
+
+    def __exit__(self, *exc):
+        for logger, level in zip(self.loggers, self.levels):
+            logger.setLevel(level)
+
+
+def _leave_data_outside(initializer) -> None:
+    """Mark ``initializer`` as external data that is not in any file: ONNX Runtime takes it from memory
+    (``SessionOptions.add_external_initializers``)."""
+    import onnx
+
+    length = len(initializer.raw_data) or None
+    for field in ("raw_data", "float_data", "int64_data", "int32_data", "double_data"):
+        initializer.ClearField(field)
+    initializer.data_location = onnx.TensorProto.EXTERNAL
+    del initializer.external_data[:]
+    for key, value in (("location", "weights-in-memory"), ("offset", "0"), ("length", str(length or 0))):
+        entry = initializer.external_data.add()
+        entry.key, entry.value = key, value
+
+
+__all__ = ["export_comus", "export_text", "export_head", "COMUS_INPUTS", "TEXT_INPUTS"]
+
+
+def export_package_graphs(package, directory: str | PathLike) -> dict:
+    """Every graph a package's ONNX runtime needs, into ``directory``: ``comus.onnx``, ``text.onnx`` and one
+    ``head_TASK.onnx`` per task of the multi-task model; returns the ``onnx`` entry of the package's
+    ``config.json`` (paths relative to ``directory``'s parent). ``package`` is a ``ModelPackage``; its
+    multi-task model must have no adapter (MoE routing and CGC-LoRA gates are not exported)."""
+    from mathgraph.models.pooling import vector_dim
+    from mathgraph.models.text_encoder import load_text_encoder
+    from mathgraph.samples import sample_problems
+
+    directory = Path(directory)
+    multitask = package.multitask
+    if multitask.config.adapter != "none" or multitask.config.task_prompts:
+        raise ValueError(
+            f"ONNX export covers multi-task models without adapters; this one has {multitask.config.adapter!r}"
+        )
+    encoder = package.encoder
+    problems = [p["problem"] for p in sample_problems()[:4]]
+    batch = encoder.collator(encoder.parse(problems, cache=False))
+    export_comus(encoder.model, batch, directory / "comus.onnx")
+    text_model, _ = load_text_encoder("minilm")
+    export_text(text_model, directory / "text.onnx")
+    dim = vector_dim(multitask.backbone, multitask.config.architecture)
+    heads = {}
+    for task_id, task_config in enumerate(multitask.config.task_configs):
+        name = f"head_{task_config.task}.onnx"
+        export_head(multitask.heads[task_id], task_config.task_type, dim, directory / name)
+        heads[task_config.task] = f"{directory.name}/{name}"
+    return {
+        "comus": f"{directory.name}/comus.onnx",
+        "text": f"{directory.name}/text.onnx",
+        "heads": heads,
+        "pooling": multitask.config.pooling,
+    }
+
+
+__all__ += ["export_package_graphs"]

