@@ -2,18 +2,22 @@
 
 The pieces, each in a module of its own:
 
-- ``parsers.solution_reader``: the one reader of solutions (lines, the calculations each states, the final answer);
+- ``parsers.solution_reader``: the one reader of solutions (lines, the calculations each states, the value of
+  the final answer, which ``parsers.final_answer`` finds);
+- ``parsers.solution_arithmetic``: the exact, bounded arithmetic that computes each calculation;
 - ``parsers.solution_graph``: ``parse_solution(problem, solution)`` -> ``SolutionGraph`` (every operand linked
   to a quantity of the problem, an earlier result, a known constant of ``parsers.constants``, or nothing);
 - ``parsers.solution_check``: ``check_solution(problem, solution)`` -> ``SolutionCheck`` (findings: arithmetic,
-  unexplained operands, unused quantities, an answer that follows from nothing) and ``solution_graph_features``.
+  unexplained operands, unused quantities, an answer that follows from nothing);
+- ``parsers.solution_features``: ``solution_graph_features``, the named numbers of the graph that models read.
+- ``parsers.solution_drawing``: ``SolutionGraph.draw()``.
 
-This module re-exports them and keeps ``align_solution(question, solution)``, now a view of the graph: which
+This module re-exports them and holds ``align_solution(question, solution)``, a view of the graph: which
 of the question's quantities the solution's calculations use, which operands come from nowhere, whether
 the final answer is a quantity the question already gives, and the 17 ``SOLUTION_FEATURES`` the pair
-models were trained on. Those features keep their old rules (an operand is *given* when it equals a
-quantity's value, *derived* when an earlier calculation gave it or it is one of ``COMMON_CONSTANTS``); only
-the calculations they count come from the graph's reader.
+models were trained on. These features have rules of their own (an operand is *given* when it equals a
+quantity's value, *derived* when an earlier calculation gave it or it is one of ``COMMON_CONSTANTS``), not
+the graph's links; only the calculations they count come from the graph.
 """
 
 from __future__ import annotations
@@ -156,7 +160,8 @@ def solution_steps(solution: str) -> list[Calculation]:
 
 
 def final_answer(solution: str) -> Fraction | None:
-    """The solution's final answer: ``#### N``, ``\\boxed{N}`` or ``the answer is N``; ``None`` when absent."""
+    """The value of the solution's final answer (``#### N``, else ``\\boxed{N}``, else "the answer is N": see
+    ``parsers.final_answer``); ``None`` when it states none, or one that is not a number (``\\boxed{1 : 2}``)."""
     answer = read_answer(solution)
     return None if answer is None else answer.value
 

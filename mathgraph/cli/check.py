@@ -1,10 +1,11 @@
 """``mathgraph check``: check a worked solution against its problem (``parsers.solution.check_solution``).
 
     mathgraph check PROBLEM SOLUTION [--format text|json]
-    mathgraph check --input FILE.jsonl [--output FILE] [--skip-bad]
+    mathgraph check --input FILE [--input-format jsonl|csv|parquet|datasets] [--output FILE] [--skip-bad]
 
-A solution is read as lines; each finding names its line (0-based), and the result is ok when no
-finding is an error (wrong arithmetic, a number from nowhere, a final answer no step computed).
+A solution is read as lines; each finding names its line (0-based; an unused quantity of the problem names
+none), and the result is ok when no finding is an error (wrong arithmetic, a number from nowhere, a final
+answer no step computed). --input reads a bank in any format ``mathgraph.bank_files`` reads.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ def register(commands) -> None:
         description="Read SOLUTION against PROBLEM: every calculation it states (4 * 5 = 20, <<4*5=20>>20, "
         "LaTeX, 'twice 8 is 16'), where each number comes from (a quantity of the problem, an earlier result, "
         "a known constant such as 60 minutes in an hour), and the final answer. Print the findings, each "
-        "with its line of the solution (0-based): arithmetic, unexplained_operand and answer_mismatch are "
-        "errors, unused_quantity a warning. --input FILE reads a JSONL file (fields problem, solution, "
-        "optional id) and writes one JSON line per row: id, line, ok, findings, first_error_step.",
+        "with its line of the solution (0-based; none for an unused quantity): arithmetic, unexplained_operand "
+        "and answer_mismatch are errors, unused_quantity a warning. --input FILE reads rows (fields problem, "
+        "solution, optional id) from JSONL, CSV, Parquet or a saved datasets directory and writes one JSON line "
+        "per row: id, line, ok, findings, first_error_step.",
     )
     check.__class__ = IntermixedArgumentParser  # the TEXTs may follow the options
     check.add_argument("texts", nargs="*", metavar="TEXT", help="the problem, then its solution")
