@@ -35,6 +35,7 @@ from os import PathLike
 from pathlib import Path
 
 from mathgraph.jsonl import JsonlError, check_text_field, parse_json_row
+from mathgraph.samples import missing_file_hint
 from mathgraph.text_checks import text_error
 
 INPUT_FORMATS = ("jsonl", "csv", "parquet", "datasets")
@@ -92,7 +93,7 @@ def check_bank_input(path: str | PathLike | None, format: str | None = None, opt
         return
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{option} {path}: no such file")
+        raise FileNotFoundError(f"{option} {path}: no such file{missing_file_hint(path)}")
     kind = bank_format(path, format)
     if path.is_dir():
         if kind != "datasets" or not _is_dataset_directory(path):

@@ -40,6 +40,10 @@ class ModelNotFoundError(FileNotFoundError):
     """A name that is no model: not ``shipped``, not a local directory, not a Hugging Face Hub id."""
 
 
+class IndexNotFoundError(ModelNotFoundError):
+    """A name that is no search index: not a local directory, not a Hugging Face Hub id."""
+
+
 @dataclass(frozen=True)
 class ModelType:
     """One type of model directory: what it is in words, and the ``module:attribute`` whose
@@ -98,6 +102,28 @@ def resolve(name_or_dir: str | PathLike) -> Path:
 
 
 _NAMES = "a model is 'shipped', a directory mathgraph wrote, or a Hugging Face Hub id org/name"
+_INDEX_NAMES = "an index is a directory `mathgraph index build --output DIR` wrote, or a Hugging Face Hub id of one"
+
+
+def resolve_index(name_or_dir: str | PathLike, check_type: bool = False) -> Path:
+    """The directory the search index ``name_or_dir`` names (``resolve``, said of an index): a name that is no
+    directory (nor a Hub id to be had) raises ``IndexNotFoundError``, "no such index: NAME"; ``shipped``, or
+    with ``check_type`` a directory whose ``model_type`` is not an index (empty, a model), ``CheckpointError``
+    saying what it holds."""
+    name = str(name_or_dir)
+    if name in SHIPPED_NAMES:
+        raise CheckpointError(f"{name} is the shipped model, not a search index; {_INDEX_NAMES}")
+    try:
+        directory = resolve(name_or_dir)
+    except ModelNotFoundError:
+        parent = Path(name_or_dir).expanduser().parent
+        raise IndexNotFoundError(f"no such index: {name}{_listing(parent)} ({_INDEX_NAMES})") from None
+    except NotADirectoryError:
+        raise NotADirectoryError(f"{name} is a file; {_INDEX_NAMES}") from None
+    kind = model_type(directory) if check_type else "search-index"
+    if kind != "search-index":
+        raise CheckpointError(f"{name} is not a search index: it holds {describe(kind)}; {_INDEX_NAMES}")
+    return directory
 
 
 def read_config(directory: str | PathLike, name: str = CONFIG_NAME) -> dict:
@@ -226,6 +252,8 @@ __all__ = [
     "ModelType",
     "CheckpointError",
     "ModelNotFoundError",
+    "IndexNotFoundError",
+    "resolve_index",
     "SHIPPED_NAMES",
     "UNTRAINED",
     "ENCODER_NAMES",

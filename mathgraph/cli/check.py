@@ -17,6 +17,7 @@ import sys
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import IntermixedArgumentParser, read_input_rows, report_skipped
 from mathgraph.quiet import report
+from mathgraph.samples import input_path
 
 CHECK_FIELDS = ("problem", "solution")
 
@@ -45,6 +46,7 @@ def register(commands) -> None:
     )
     check.add_argument(
         "--input",
+        type=input_path,
         metavar="FILE",
         help="rows with the fields problem and solution: JSONL, CSV, Parquet or a saved datasets directory",
     )

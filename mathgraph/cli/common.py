@@ -11,6 +11,7 @@ from pathlib import Path
 from mathgraph.jsonl import corpus_spec, read_corpora
 from mathgraph.quiet import report
 from mathgraph.registry import ENCODER_NAMES, resolve
+from mathgraph.samples import input_path, missing_file_hint
 
 
 def report_skipped(bad: list, limit: int = 20) -> None:
@@ -29,9 +30,17 @@ def add_corpus_argument(parser: argparse.ArgumentParser, help: str) -> None:
         "--corpus",
         action="append",
         required=True,
+        type=corpus_input,
         metavar="FILE[:FIELD]",
         help=f"{help} (default field: problem); repeatable",
     )
+
+
+def corpus_input(spec: str) -> str:
+    """A ``FILE[:FIELD]`` corpus whose FILE may name a bundled file (``mathgraph.samples.input_path``)."""
+    path, field = corpus_spec(spec)
+    resolved = input_path(path)
+    return spec if resolved == path else f"{resolved}:{field}"
 
 
 def corpus_texts(specs: list[str]) -> list[str]:
@@ -91,13 +100,27 @@ def check_model_argument(value: str | None, option: str = "--model", names: tupl
         raise type(err)(f"{option}: {err}") from None
 
 
+def check_index_argument(value: str | None, option: str = "--index") -> None:
+    """Fail fast, before torch loads, on an index option that names no search index
+    (``mathgraph.registry.resolve_index``): a missing directory is "no such index", a directory of something else
+    says what it holds."""
+    if value is None:
+        return
+    from mathgraph.registry import resolve_index
+
+    try:
+        resolve_index(value, check_type=True)
+    except (FileNotFoundError, NotADirectoryError, ValueError) as err:
+        raise type(err)(f"{option}: {err}") from None
+
+
 def check_input_file(path: str | None, option: str = "--input") -> None:
     """Fail fast on an input file that does not exist, is a directory or is empty (no non-blank line)."""
     if path is None:
         return
     file = Path(path)
     if not file.exists():
-        raise FileNotFoundError(f"{option} {path}: no such file")
+        raise FileNotFoundError(f"{option} {path}: no such file{missing_file_hint(path)}")
     if file.is_dir():
         raise IsADirectoryError(f"{option} {path} is a directory, not a file")
     with open(file, encoding="utf-8", errors="replace") as f:  # bad bytes: the reader names their line

@@ -17,6 +17,7 @@ from mathgraph.cli.common import (
     report_skipped,
 )
 from mathgraph.quiet import report
+from mathgraph.samples import input_path
 from mathgraph.text_checks import check_text
 
 PAIR_FIELDS = ("text_a", "text_b")
@@ -61,6 +62,7 @@ def register(commands) -> None:
     )
     compare.add_argument(
         "--input",
+        type=input_path,
         metavar="FILE",
         help="pairs (fields text_a, text_b): JSONL, CSV, Parquet or a saved datasets directory",
     )

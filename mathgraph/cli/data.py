@@ -7,6 +7,7 @@ import logging
 
 from mathgraph.cli.common import check_input_file, report_skipped
 from mathgraph.quiet import report
+from mathgraph.samples import input_path, is_bundled
 
 
 def register(commands) -> None:
@@ -32,7 +33,7 @@ def register(commands) -> None:
     parsers = {}
     for name, (help_text, run) in specs.items():
         parsers[name] = sub = actions.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("--input", required=True, metavar="FILE")
+        sub.add_argument("--input", required=True, type=input_path, metavar="FILE")
         sub.add_argument("--seed", type=int, default=0, help="random seed; same seed, same output (default: 0)")
         sub.add_argument("--skip-bad", action="store_true", help="skip bad input lines, count and report them")
         if name != "split":
@@ -77,7 +78,10 @@ def register(commands) -> None:
     split.add_argument("--dev", type=float, default=0.1, help="fraction for dev (default: 0.1)")
     split.add_argument("--test", type=float, default=0.1, help="fraction for test (default: 0.1)")
     split.add_argument(
-        "--output-dir", metavar="DIR", help="where to write STEM.{train,dev,test}.jsonl (default: next to input)"
+        "--output-dir",
+        metavar="DIR",
+        help="where to write STEM.{train,dev,test}.jsonl (default: next to input; the current folder for a bundled "
+        "file)",
     )
 
 
@@ -173,7 +177,7 @@ def run_data_split(args: argparse.Namespace) -> int:
         args.seed,
         args.group_field,
         args.stratify_field,
-        args.output_dir,
+        args.output_dir or ("." if is_bundled(args.input) else None),  # never into the installed package
         args.skip_bad,
     )
     for name, rows in splits.items():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.quiet import report
+from mathgraph.samples import input_path
 
 # Rows written to a Parquet output at a time.
 PARQUET_BATCH = 10_000
@@ -31,7 +32,7 @@ def register(commands) -> None:
         "so 'Tom has 12 apples' and 'Tom has 12.5 apples' are two problems. A group's id is the position "
         "(from 0) of its first row in the output.",
     )
-    dedupe.add_argument("--input", required=True, metavar="BANK")
+    dedupe.add_argument("--input", required=True, type=input_path, metavar="BANK")
     dedupe.add_argument(
         "--input-format", choices=INPUT_FORMATS, help="format of --input (default: from its name; else JSONL)"
     )

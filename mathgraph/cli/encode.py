@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mathgraph.cli.common import NAMED_MODELS, check_model_argument
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
+from mathgraph.samples import input_path
 
 
 def register(commands) -> None:
@@ -22,7 +23,10 @@ def register(commands) -> None:
         "continues after an interruption, here or on Ray (--engine ray).",
     )
     encode.add_argument(
-        "--input", metavar="BANK", help="problems: a JSONL, CSV or Parquet file, or a datasets directory"
+        "--input",
+        type=input_path,
+        metavar="BANK",
+        help="problems: a JSONL, CSV or Parquet file, or a datasets directory",
     )
     encode.add_argument("--text-field", default="problem")
     encode.add_argument(

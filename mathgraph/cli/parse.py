@@ -9,6 +9,7 @@ from mathgraph.cli.common import add_corpus_argument, corpus_texts
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.parsers.dependency import PARSER_NAMES
 from mathgraph.quiet import report
+from mathgraph.samples import input_path
 
 
 def register(commands) -> None:
@@ -29,7 +30,10 @@ def register(commands) -> None:
     )
     parse.add_argument("--draw", metavar="PNG", help="also draw the graph to this picture (png, svg, pdf)")
     parse.add_argument(
-        "--input", metavar="BANK", help="problems: a JSONL, CSV or Parquet file, or a datasets directory"
+        "--input",
+        type=input_path,
+        metavar="BANK",
+        help="problems: a JSONL, CSV or Parquet file, or a datasets directory",
     )
     parse.add_argument("--text-field", default="problem", help="field holding the problem text (default: problem)")
     parse.add_argument(
@@ -171,9 +175,10 @@ def run_vocab(args: argparse.Namespace) -> int:
 
 def run_samples(args: argparse.Namespace) -> int:
     """``samples``: the bundled sample problems, one line each."""
-    from mathgraph.samples import SAMPLE_PATH, sample_problems
+    from mathgraph.samples import BUNDLED_FILES, SAMPLE_PATH, sample_problems
 
     for i, row in enumerate(sample_problems()):
         print(f"{i}  {row['id']:<10} {' '.join(row['problem'].split())[:100]}")
     print(f"(file: {SAMPLE_PATH})")
+    print(f"(bundled files, which an input option finds by name from any folder: {', '.join(BUNDLED_FILES)})")
     return 0

@@ -9,6 +9,7 @@ import sys
 from mathgraph.cli.common import IntermixedArgumentParser, check_model_argument, configure_inference_threads
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.labels import with_label_names
+from mathgraph.samples import input_path
 from mathgraph.task_specs import TASK_NAMES, task_spec
 
 
@@ -43,7 +44,10 @@ def register(commands) -> None:
         "said it helps; packages only",
     )
     predict.add_argument(
-        "--input", metavar="BANK", help="inputs: a JSONL, CSV or Parquet file, or a datasets directory"
+        "--input",
+        type=input_path,
+        metavar="BANK",
+        help="inputs: a JSONL, CSV or Parquet file, or a datasets directory",
     )
     predict.add_argument(
         "--output",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from mathgraph.cli.common import check_input_file, check_model_argument
+from mathgraph.cli.common import check_index_argument, check_input_file
 from mathgraph.quiet import report
+from mathgraph.samples import input_path
 
 
 def register(commands) -> None:
@@ -17,7 +18,7 @@ def register(commands) -> None:
         description="JiuZhang 2.0 iterative refinement: three stages (logic, deduction, "
         "language and calculation), each retrieving its exemplars and asking an LLM.",
     )
-    refine.add_argument("--problems", required=True, metavar="F.jsonl")
+    refine.add_argument("--problems", required=True, type=input_path, metavar="F.jsonl")
     refine.add_argument("--index", required=True, metavar="INDEX", help="exemplars: rows with problem and solution")
     refine.add_argument(
         "--llm",
@@ -26,7 +27,9 @@ def register(commands) -> None:
         help="a local Hugging Face causal LM, an OpenAI-compatible URL, or the packaged smollm2",
     )
     refine.add_argument("--llm-model", help="model name for an OpenAI-compatible endpoint")
-    refine.add_argument("--drafts", metavar="F.jsonl", help="draft solutions (default: the LLM writes them)")
+    refine.add_argument(
+        "--drafts", type=input_path, metavar="F.jsonl", help="draft solutions (default: the LLM writes them)"
+    )
     refine.add_argument("--stages", type=int, choices=(1, 2, 3), default=3)
     refine.add_argument("--iterations", type=int, default=1, help="T, per stage")
     refine.add_argument("--exemplars", type=int, default=8)
@@ -44,7 +47,7 @@ def run_refine(args: argparse.Namespace) -> int:
         raise ValueError(f"--limit must be >= 1, got {args.limit}")
     check_input_file(args.problems, "--problems")  # before the LLM's and the index's seconds of loading
     check_input_file(args.drafts, "--drafts")
-    check_model_argument(args.index, "--index")
+    check_index_argument(args.index)
     from mathgraph.tasks.refine.llm import load_llm
     from mathgraph.tasks.refine.refinement import refine_file
     from mathgraph.tasks.search.index import SearchIndex

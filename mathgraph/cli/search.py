@@ -9,6 +9,7 @@ import sys
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import (
     NAMED_MODELS,
+    check_index_argument,
     check_input_file,
     check_model_argument,
     configure_inference_threads,
@@ -16,6 +17,7 @@ from mathgraph.cli.common import (
     report_skipped,
 )
 from mathgraph.quiet import report
+from mathgraph.samples import input_path
 from mathgraph.text_checks import check_text
 
 
@@ -34,7 +36,9 @@ def _register_index(commands) -> None:
         description="Embed every row's text with a model and save vectors, rows and the "
         "model's identity; `mathgraph search` then needs no --model.",
     )
-    build.add_argument("--input", required=True, metavar="CORPUS", help="JSONL, CSV, Parquet or a datasets directory")
+    build.add_argument(
+        "--input", required=True, type=input_path, metavar="CORPUS", help="JSONL, CSV, Parquet or a datasets directory"
+    )
     build.add_argument("--text-field", default="problem")
     build.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
     build.add_argument(
@@ -85,9 +89,13 @@ def _register_search(commands) -> None:
     search = commands.add_parser(
         "search",
         help="the problems of an index most similar to a query, or to each query of a file",
-        description="Print the k rows of an index most similar to QUERY, or, with --queries FILE, write one JSONL "
-        "line per query of the file, in input order: {query, id (when the row has one), line, hits: [{rank, "
-        "index, score, row}]}. The model and index load once and the queries are embedded in batches.",
+        description="Print the k rows of an index most similar to QUERY, one line each: the rank, the row's cosine "
+        "to the query, the ranking score when other signals were fused into it (--hybrid: a weighted sum of "
+        "standardised scores, about 0 for an average candidate and a few units for the best, not a cosine), "
+        "the row's id (or its position, for a bank without ids) and its text. With --queries FILE, write one "
+        "JSONL line per query of the file, in input order: {query, id (when the row has one), line, hits: "
+        "[{rank, index, score, cosine, row}]}. The model and index load once and the queries are embedded in "
+        "batches.",
     )
     search.add_argument("query", metavar="QUERY", nargs="?", help="the query (or --queries FILE)")
     search.add_argument("--index", required=True, metavar="INDEX")
@@ -108,9 +116,9 @@ def _register_search(commands) -> None:
         "--hybrid",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="fuse cosine with TF-IDF scores over the index's texts, then re-score the best 50 with "
-        "the shipped alignment model (graph alignment), each with the shipped model's search "
-        "weight (chosen on dev; default: each on only if dev said it helps)",
+        help="rank by a fused score: the cosine fused with TF-IDF scores over the index's texts, then the best 50 "
+        "re-scored with the shipped alignment model (graph alignment), each with the shipped model's search "
+        "weight (chosen on dev; default: each on only if dev said it helps); --no-hybrid ranks by cosine",
     )
     search.add_argument(
         "--format",
@@ -121,6 +129,7 @@ def _register_search(commands) -> None:
     queries = search.add_argument_group("many queries")
     queries.add_argument(
         "--queries",
+        type=input_path,
         metavar="FILE",
         help="queries: the --text-field of each row of a .jsonl (.ndjson), .csv, .parquet file or a saved "
         "datasets directory, otherwise the lines of a plain text file; blank lines are skipped",
@@ -233,7 +242,7 @@ def run_search(args: argparse.Namespace) -> int:
         raise ValueError("the QUERY is empty")
     if args.query is not None:
         check_text(args.query, "the QUERY")
-    check_model_argument(args.index, "--index")
+    check_index_argument(args.index)
     check_model_argument(args.model, names=NAMED_MODELS)
     # the queries are read and checked before the seconds of importing torch and loading the model
     records, bad = _read_queries(args) if args.queries else ([], [])
@@ -265,9 +274,19 @@ def run_search(args: argparse.Namespace) -> int:
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False))
     else:
         for rank, hit in enumerate(hits, 1):
-            text = " ".join(str(hit.row[index.text_field]).split())
-            print(f"{rank}. {hit.score:.4f}  [{hit.index}] {text[:200]}")
+            print(format_hit(rank, hit, index.text_field))
     return 0
+
+
+def format_hit(rank: int, hit, text_field: str) -> str:
+    """One hit in words: ``1. cosine 0.6312  math-train-85  If ...``: the rank, the cosine to the query (with the
+    ranking score after it when a hybrid search or the alignment step fused other signals into it), the row's
+    ``id`` (its position in the index, ``row N``, for a bank without ids) and the text."""
+    text = " ".join(str(hit.row[text_field]).split())[:200]
+    name = hit.row.get("id", f"row {hit.index}")
+    fused = "" if hit.cosine is None or hit.score == hit.cosine else f"  score {hit.score:.2f}"
+    cosine = f"cosine {hit.cosine:.4f}" if hit.cosine is not None else f"score {hit.score:.4f}"
+    return f"{rank}. {cosine}{fused}  {name}  {text}"
 
 
 def _search_file(

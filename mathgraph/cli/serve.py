@@ -7,7 +7,7 @@ import errno
 import logging
 import socket
 
-from mathgraph.cli.common import NAMED_MODELS, check_model_argument
+from mathgraph.cli.common import NAMED_MODELS, check_index_argument, check_model_argument
 from mathgraph.quiet import report, warn
 from mathgraph.serve.service import Limits, Service
 
@@ -103,7 +103,7 @@ def run_serve(args: argparse.Namespace) -> int:
     """``serve``: check the address, load the models, then serve until interrupted (Ctrl+C)."""
     check_model_argument(args.model)
     check_model_argument(args.encoder, "--encoder", names=NAMED_MODELS)
-    check_model_argument(args.index, "--index")
+    check_index_argument(args.index)
     try:
         import uvicorn
 

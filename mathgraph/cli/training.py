@@ -18,6 +18,7 @@ from mathgraph.cli.common import (
     corpus_texts,
 )
 from mathgraph.quiet import report
+from mathgraph.samples import input_path
 from mathgraph.task_specs import PAIR_TASKS
 from mathgraph.task_specs import TASK_NAMES as TASKS
 
@@ -96,8 +97,10 @@ def _register_train_task(kinds, task: str) -> None:
         description=f"Fine-tune an encoder with a {task.upper()} head, or fit the TF-IDF "
         "baseline (--architecture tfidf); the model directory keeps its label names.",
     )
-    parser.add_argument("--train", required=True, metavar="FILE", help="training file")
-    parser.add_argument("--dev", metavar="FILE", help="evaluated after each epoch; the best epoch is kept")
+    parser.add_argument("--train", required=True, type=input_path, metavar="FILE", help="training file")
+    parser.add_argument(
+        "--dev", type=input_path, metavar="FILE", help="evaluated after each epoch; the best epoch is kept"
+    )
     _add_start_model(parser)
     parser.add_argument("--architecture", choices=("comus", "bert", "bert+gat", "tfidf"), default="comus")
     if task == "kpc":
@@ -267,7 +270,7 @@ def _register_evaluate(commands) -> None:
         help="a package's late fusion, as `predict --hybrid` (default: where dev said it helps)",
     )
     evaluate.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
-    evaluate.add_argument("--data", required=True, metavar="FILE")
+    evaluate.add_argument("--data", required=True, type=input_path, metavar="FILE")
     evaluate.add_argument("--text-field", help="KPC text field (default: the one the model was trained with)")
     evaluate.add_argument("--label-field", help="KPC label field (default: the one the model was trained with)")
     evaluate.add_argument("--batch-size", type=int, default=32)

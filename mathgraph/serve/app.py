@@ -127,7 +127,8 @@ def create_app(service: Service, limits: Limits | None = None) -> FastAPI:
 
     @app.post("/api/search")
     def search(request: SearchRequest) -> JSONResponse:
-        """The ``k`` index rows most similar to each query, best first: ``{rank, index, score, row}``."""
+        """The ``k`` index rows most similar to each query, best first: ``{rank, index, score, cosine, row}`` (the
+        score is the cosine, or the fused score of a hybrid search: ``tasks.search.index.Hit``)."""
         if service.index is None:
             raise HTTPException(404, "no search index: start the server with --index DIR")
         _check_texts(limits, request.queries)

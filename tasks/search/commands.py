@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from os import PathLike
@@ -15,7 +16,7 @@ import numpy as np
 
 from mathgraph.bank_files import BankReader, read_bank_rows
 from mathgraph.jsonl import TextRecord
-from mathgraph.quiet import progress_bar, report, warn
+from mathgraph.quiet import progress_bar, warn
 from mathgraph.tasks.search.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
 from mathgraph.tasks.search.index import PROGRESS_CHUNK_BATCHES, SearchIndex, encode_texts, quiet_notes, write_index
 
@@ -68,7 +69,7 @@ def build_index_from_file(
     embedder = load_embedder(model, mode=mode, device=device)
     if show_progress:
         seconds, basis = rough_seconds(embedder, len(rows))
-        report(f"indexing {len(rows):,} problems: roughly {_duration(seconds)} ({basis})")
+        print(f"indexing {len(rows):,} problems: roughly {_duration(seconds)} ({basis})", file=sys.stderr)
     if output is None:
         return SearchIndex.build(
             rows, embedder, text_field, batch_size, show_progress=show_progress, index_type=index_type
@@ -176,7 +177,7 @@ def rough_seconds(embedder, count: int) -> tuple[float, str]:
         if load is not None and load >= 0.75 * cores:
             rate /= BUSY_SLOWDOWN
             where = f"{cores} CPU core{'s' if cores > 1 else ''} kept busy by other work (load average {load:.1f})"
-    return count / rate, f"about {rate:.3g} problems a second on {where}; the bar below measures this machine"
+    return count / rate, f"about {rate:.3g} problems a second on {where}; a bar on a terminal measures this machine"
 
 
 def _load_average() -> float | None:

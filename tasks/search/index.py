@@ -39,7 +39,7 @@ from mathgraph.checksums import file_sha256
 from mathgraph.files import apply_umask
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows
 from mathgraph.quiet import progress_bar, warn
-from mathgraph.registry import resolve, write_model_type
+from mathgraph.registry import resolve_index, write_model_type
 from mathgraph.tasks.search.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
 from mathgraph.tasks.search.index_format import (
     APPROXIMATE_TYPES,
@@ -102,15 +102,19 @@ class IndexMismatchError(ValueError):
 # --------------------------------------------------------------------------- the index
 @dataclass(frozen=True)
 class Hit:
-    """One search result: position in the index, cosine similarity, and the source row."""
+    """One search result: its position in the index, its ranking score, the source row, and its cosine to the
+    query. The score is the cosine when the search fuses nothing; a hybrid search or the alignment step rank by
+    a fused score instead, a weighted sum of standardised scores (``models.late_fusion.fuse_scores``: about 0 for
+    an average row of the candidates, several units for the best), which is not a cosine and not bounded."""
 
     index: int
     score: float
     row: dict
+    cosine: float | None = None
 
     def to_dict(self) -> dict:
         """JSON-able form, for ``--format json``."""
-        return {"index": self.index, "score": self.score, "row": self.row}
+        return {"index": self.index, "score": self.score, "cosine": self.cosine, "row": self.row}
 
 
 class SearchIndex:
@@ -213,7 +217,7 @@ class SearchIndex:
         ``sparse_weight`` > 0 is hybrid search (``models.late_fusion.fuse_scores``): each row's cosine is fused
         with its TF-IDF cosine to the query (a TF-IDF model fitted on the index's texts on first use): every
         row of an exact search, the best ``HYBRID_POOL`` candidates of an approximate one; the hits' scores
-        are then the fused ones.
+        are then the fused ones (``Hit.cosine`` keeps the cosine).
 
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
         stage are scored by an SQR alignment model (``models.alignment_model``: the expected relevance of each row as a
@@ -282,7 +286,9 @@ class SearchIndex:
                 continue
             fused = fuse_scores([hit.score for hit in query_hits], scores, weight)
             best = np.argsort(-fused, kind="stable")[:k]
-            reranked.append([Hit(query_hits[i].index, float(fused[i]), query_hits[i].row) for i in best])
+            reranked.append(
+                [Hit(query_hits[i].index, float(fused[i]), query_hits[i].row, query_hits[i].cosine) for i in best]
+            )
         return reranked
 
     def _hybrid_search(
@@ -322,7 +328,7 @@ class SearchIndex:
                 sparse = (sparse_queries[i] @ matrix[rows].T).toarray().ravel()
             fused = fuse_scores(dense, sparse, weight)
             best = np.lexsort((rows, -fused))[:k]
-            hits.append([Hit(int(rows[j]), float(fused[j]), self.rows[int(rows[j])]) for j in best])
+            hits.append([Hit(int(rows[j]), float(fused[j]), self.rows[int(rows[j])], float(dense[j])) for j in best])
         return hits
 
     def search_vectors(
@@ -344,7 +350,7 @@ class SearchIndex:
             raise ValueError(f"approximate_kind must be one of {INDEX_TYPES}, got {approximate_kind!r}")
         indices, scores = self.top_k(l2_normalize(vectors), min(k, len(self)), approximate, approximate_kind)
         return [
-            [Hit(int(i), float(s), self.rows[int(i)]) for i, s in zip(row_i, row_s) if i >= 0]
+            [Hit(int(i), float(s), self.rows[int(i)], float(s)) for i, s in zip(row_i, row_s) if i >= 0]
             for row_i, row_s in zip(indices, scores)
         ]
 
@@ -431,7 +437,7 @@ class SearchIndex:
 
         An encoder that is not the index's raises ``IndexMismatchError``; damaged files raise
         ``IndexFormatError`` (checked before any model is loaded)."""
-        directory = resolve(directory)  # a Hugging Face Hub id is downloaded
+        directory = resolve_index(directory)  # a Hugging Face Hub id is downloaded
         manifest = read_manifest(directory)
         index = _open_index(directory, manifest)
         if encoder is None:

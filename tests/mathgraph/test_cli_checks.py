@@ -10,7 +10,12 @@ import pytest
 import torch
 
 from mathgraph.cli import main
-from mathgraph.cli.common import NAMED_MODELS, check_model_argument, configure_inference_threads
+from mathgraph.cli.common import (
+    NAMED_MODELS,
+    check_index_argument,
+    check_model_argument,
+    configure_inference_threads,
+)
 from mathgraph.tasks.training.trainer import available_cores
 
 HEAVY = ("torch", "transformers", "torch_geometric", "sklearn", "spacy", "mathgraph.models.encoder")
@@ -22,7 +27,8 @@ def paths(tmp_path):
     (tmp_path / "empty.jsonl").write_text("\n  \n", encoding="utf-8")
     (tmp_path / "bad.jsonl").write_text('{"problem": "Find $x$."}\nnot json\n', encoding="utf-8")
     (tmp_path / "good.jsonl").write_text('{"problem": "Find $x$."}\n', encoding="utf-8")
-    (tmp_path / "index").mkdir()
+    (tmp_path / "index").mkdir()  # passes for an index until it is read: a config.json naming its type
+    (tmp_path / "index" / "config.json").write_text('{"model_type": "search-index"}', encoding="utf-8")
     names = ("empty.jsonl", "bad.jsonl", "good.jsonl", "index", "missing", "out")
     return {name.split(".")[0]: str(tmp_path / name) for name in names}
 
@@ -41,7 +47,9 @@ CASES = [
     (["predict", "kpc", "  "], "TEXT 1: the text is empty"),
     (["compare", "--input", "{empty}"], "--input {empty} is empty: no input lines"),
     (["compare", "--model", "{missing}", "a", "b"], "--model: no such model: {missing}"),
-    (["search", "--index", "{missing}", "a query"], "--index: no such model: {missing}"),
+    (["search", "--index", "{missing}", "a query"], "--index: no such index: {missing}"),
+    (["search", "--index", "{out}", "a query"], "--index: no such index: {out}"),
+    (["search", "--index", "{good}", "a query"], "--index: {good} is a file"),
     (["search", "--index", "{index}", "--queries", "{empty}"], "--queries {empty} is empty: no input lines"),
     (["search", "--index", "{index}", "--queries", "{missing}"], "--queries {missing}: no such file"),
     (["search", "--index", "{index}", "--model", "{missing}", "q"], "--model: no such model: {missing}"),
@@ -60,7 +68,7 @@ CASES = [
     (["refine", "--problems", "{empty}", "--index", "{index}", "--llm", "x", "--output", "{out}"], "is empty"),
     (
         ["refine", "--problems", "{good}", "--index", "{missing}", "--llm", "x", "--output", "{out}"],
-        "no such model: {missing}",
+        "--index: no such index: {missing}",
     ),
     # every command that reads an input file: an empty one is an error, not "wrote 0 ..." and status 0
     (["parse", "--input", "{empty}", "--output", "{out}"], "--input {empty} is empty: no input lines"),
@@ -112,8 +120,8 @@ def test_a_model_option_may_name_a_model_or_a_hub_id(tmp_path, monkeypatch):
     check_model_argument("shipped")  # the shipped package is a model wherever a model is taken
     with pytest.raises(FileNotFoundError, match="--model: no such model: untrained"):
         check_model_argument("untrained")  # an encoder name only where the option takes encoders
-    with pytest.raises(FileNotFoundError, match=f"--index: no such model: {tmp_path}/gone"):
-        check_model_argument(f"{tmp_path}/gone", "--index")
+    with pytest.raises(FileNotFoundError, match=f"--index: no such index: {tmp_path}/gone"):
+        check_index_argument(f"{tmp_path}/gone")
     # a Hub id is resolved here, from the cache when offline: one that is not there is said so before torch loads
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
@@ -132,8 +140,8 @@ def test_a_missing_directory_that_looks_like_a_hub_id_is_named_with_what_its_par
         check_model_argument("runs/kpc")
     for arguments, name in (
         (["predict", "kpc", "--model", "runs/kpc", "x"], "--model: no such model: runs/kpc"),
-        (["serve", "--index", "runs/index"], "--index: no such model: runs/index"),
-        (["search", "--index", "runs/index", "q"], "--index: no such model: runs/index"),
+        (["serve", "--index", "runs/index"], "--index: no such index: runs/index"),
+        (["search", "--index", "runs/index", "q"], "--index: no such index: runs/index"),
     ):
         assert main(["-q", *arguments]) == 2
         assert f"{name}; runs/ holds kpc-small/" in capsys.readouterr().err

@@ -187,9 +187,12 @@ def test_index_build_search_and_dedupe_load_their_model_on_the_device_given(monk
     monkeypatch.setattr(SearchIndex, "from_pretrained", loader)
     monkeypatch.setattr(embedders, "load_embedder", loader)
     bank = str(Path(mathgraph.__file__).parent / "data" / "kpc_sample.jsonl")
+    index = tmp_path / "stand-in-index"  # passes for an index until the stand-in loader reads it
+    index.mkdir()
+    (index / "config.json").write_text('{"model_type": "search-index"}', encoding="utf-8")
     for command in (
         ["index", "build", "--input", bank, "--output", str(tmp_path / "index")],
-        ["search", "--index", str(tmp_path), "a query"],
+        ["search", "--index", str(index), "a query"],
         ["dedupe", "--input", bank, "--output", str(tmp_path / "groups.jsonl")],
     ):
         with pytest.raises(Loaded) as loaded:
@@ -237,3 +240,46 @@ def test_no_progress_bar_lands_in_a_redirected_stderr(tmp_path, capsys, monkeypa
     assert main(["parse", "--input", str(source), "--output", str(tmp_path / "out.jsonl"), "--batch-size", "2"]) == 0
     err = capsys.readouterr().err
     assert err == f"wrote 6 graphs to {tmp_path / 'out.jsonl'}\n"
+
+
+def test_the_bundled_files_are_found_by_name_from_any_folder(tmp_path, monkeypatch, capsys):
+    from mathgraph.samples import BUNDLED_FILES, DATA_DIR, input_path
+
+    assert sorted(BUNDLED_FILES) == sorted(p.name for p in DATA_DIR.glob("*.jsonl"))
+    monkeypatch.chdir(tmp_path)  # not the clone's root
+    assert main(["-q", "parse", "--input", "sample_problems.jsonl", "--parser", "spacy", "--output", "g.jsonl"]) == 0
+    graphs = [json.loads(line) for line in (tmp_path / "g.jsonl").read_text().splitlines()]
+    assert [g["id"] for g in graphs] == [row["id"] for row in sample_problems()]
+    split = ["-q", "data", "split", "--input", "kpc_sample.jsonl", "--stratify-field", "subject", "--test", "0"]
+    assert main(split) == 0  # written here, not next to the bundled file inside the package
+    assert (tmp_path / "kpc_sample.train.jsonl").exists() and not (DATA_DIR / "kpc_sample.train.jsonl").exists()
+    assert input_path("kpc_sample.jsonl:problem") == "kpc_sample.jsonl:problem"  # only whole names
+    capsys.readouterr()
+
+    # a missing file named like the README's old paths says which names work
+    assert main(["parse", "--input", "mathgraph/data/kpc_sample.jsonl", "--output", "x.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mathgraph: error: --input mathgraph/data/kpc_sample.jsonl: no such file")
+    assert "found by name from any folder: sample_problems.jsonl, kpc_sample.jsonl, gsmplus_sample.jsonl" in err
+
+    # a file of the user's own by that name comes first
+    (tmp_path / "kpc_sample.jsonl").write_text(json.dumps({"problem": PROBLEMS[0]}) + "\n", encoding="utf-8")
+    assert input_path("kpc_sample.jsonl") == "kpc_sample.jsonl"
+    assert main(["-q", "parse", "--input", "kpc_sample.jsonl", "--parser", "spacy", "--output", "mine.jsonl"]) == 0
+    assert len((tmp_path / "mine.jsonl").read_text().splitlines()) == 1
+
+
+def test_a_missing_index_is_said_to_be_a_missing_index(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    model = Path(mathgraph.__file__).parent / "data" / "shipped_model"
+    for index, said in (
+        (tmp_path / "gone", f"--index: no such index: {tmp_path / 'gone'}; {tmp_path}/ holds empty/"),
+        (empty, f"--index: {empty} is not a search index: it holds nothing mathgraph can load"),
+        (model, f"--index: {model} is not a search index: it holds a model package"),
+        ("shipped", "--index: shipped is the shipped model, not a search index"),
+    ):
+        assert main(["search", "--index", str(index), "a query"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"mathgraph: error: {said}") and "no such model" not in err
+        assert "an index is a directory `mathgraph index build --output DIR` wrote" in err

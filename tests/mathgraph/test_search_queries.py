@@ -215,3 +215,28 @@ def test_an_approximate_index_type_searches_like_the_flat_one(tmp_path, tiny_ind
     assert main(["-q", "search", "--index", str(index), QUESTIONS[4], "--nprobe", "0"]) == 2
     assert "--nprobe must be >= 1" in capsys.readouterr().err
     assert main(["-q", "search", "--index", str(index), QUESTIONS[4], "--exact", "--approximate"]) == 2
+
+
+def test_the_text_output_names_each_rows_id_its_cosine_and_a_fused_score(tmp_path, tiny_encoder, capsys):
+    bank = Path(mathgraph.__file__).parent / "data" / "kpc_sample.jsonl"
+    rows = [json.loads(line) for line in bank.read_text(encoding="utf-8").splitlines()[:12]]
+    source, start, index = tmp_path / "bank.jsonl", tmp_path / "start", tmp_path / "index"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    tiny_encoder.save_pretrained(start)
+    assert main(["-q", "index", "build", "--input", str(source), "--model", str(start), "--output", str(index)]) == 0
+    query = rows[4]["problem"]
+    search = ["-q", "search", "--index", str(index), query, "-k", "3", "--hybrid"]
+    assert main([*search, "--format", "json"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert main(search) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    for rank, (line, hit) in enumerate(zip(lines, hits), 1):
+        # the row's id from the bank, not its position; the cosine, then the fused score it was ranked by
+        assert line.startswith(f"{rank}. cosine {hit['cosine']:.4f}  score {hit['score']:.2f}  {hit['row']['id']}  ")
+        assert -1.0 <= hit["cosine"] <= 1.0 + 1e-6
+    assert hits[0]["row"]["id"] == rows[4]["id"] and hits[0]["score"] > 1.0  # a fused score, not a cosine
+
+    assert main([*search[:-1], "--no-hybrid"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith(f"1. cosine 1.0000  {rows[4]['id']}  ") and "score" not in first  # cosine order

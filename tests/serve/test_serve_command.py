@@ -45,7 +45,7 @@ def test_port_zero_picks_a_free_port_on_a_tcp_listener():
         (["--max-batch", "0"], "max_batch must be >= 1, got 0"),
         (["--model", "{empty}"], "{empty} holds nothing mathgraph can load (no config.json with a model_type)"),
         (["--model", "{empty}/gone"], "--model: no such model: {empty}/gone; "),
-        (["--index", "{empty}/gone"], "--index: no such model: {empty}/gone; "),
+        (["--index", "{empty}/gone"], "--index: no such index: {empty}/gone; "),
         (["--model", "{empty}", "--hybrid"], "hybrid fusion needs a model package such as 'shipped'"),
         (["--index", "{empty}"], "index"),
     ],

@@ -375,7 +375,13 @@ def test_search_records_streams_in_chunks(monkeypatch):
         None,
     ]
     assert [r["hits"][0]["index"] for r in results] == [0, 1, 2, 0, 1]
-    assert results[1]["hits"][0] == {"rank": 1, "index": 1, "score": pytest.approx(1.0), "row": {"t": "1 row"}}
+    assert results[1]["hits"][0] == {
+        "rank": 1,
+        "index": 1,
+        "score": pytest.approx(1.0),
+        "cosine": pytest.approx(1.0),
+        "row": {"t": "1 row"},
+    }
     assert [h["rank"] for h in results[0]["hits"]] == [1, 2]
 
 
@@ -447,7 +453,7 @@ def test_close_variant_scores_gates_per_list():
     assert scores[0].tolist() == [1.0, 0.0, 2.0] and scores[1] is None and scores[2].tolist() == [0.0, 2.0]
 
 
-def test_a_progress_bar_over_the_corpus_gives_the_same_index(capsys):
+def test_a_progress_bar_over_the_corpus_gives_the_same_index(terminal_stderr):
     """``show_progress``: chunks of 4 batches of similar length, in a shuffled order, under one bar; the vectors
     and rows are those of the plain build, in the corpus' order."""
     texts = [f"problem {i} " + "word " * (i % 7) for i in range(50)]
@@ -457,7 +463,7 @@ def test_a_progress_bar_over_the_corpus_gives_the_same_index(capsys):
     np.testing.assert_array_equal(shown.embeddings, plain.embeddings)
     assert shown.rows == plain.rows
     assert encoder.calls == 7  # 50 texts in chunks of 2 x 4
-    err = capsys.readouterr().err
+    err = terminal_stderr.readouterr().err
     assert "indexing" in err and "50/50" in err
 
 

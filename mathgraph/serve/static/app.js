@@ -165,7 +165,9 @@ async function showSimilar(text) {
     : [];
   list.replaceChildren(...hits.map((hit, i) => {
     const item = element("li");
-    item.append(element("span", { class: "score" }, `${hit.score.toFixed(3)}  `), String(hit.row[field]));
+    // the cosine to the query (a hybrid search ranks by a fused score, which is no cosine: docs/search.md)
+    const cosine = hit.cosine ?? hit.score;
+    item.append(element("span", { class: "score", title: "cosine to the problem" }, `${cosine.toFixed(3)}  `), String(hit.row[field]));
     if (relations[i]) {
       const p = relations[i].probabilities[relations[i].label];
       item.append(element("div", { class: "relation" }, `QRC relation: ${relations[i].label} (${p.toFixed(3)})`));
