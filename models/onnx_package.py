@@ -25,6 +25,7 @@ from mathgraph.models.onnx_forward import (
     mean_pool,
     minilm_arrays,
     pool,
+    quantized_graph,
     with_prefix,
 )
 from mathgraph.registry import CheckpointError
@@ -47,13 +48,13 @@ def package_has_onnx(package) -> bool:
 class OnnxPackageRuntime:
     """The ONNX Runtime side of a ``ModelPackage`` (see the module docstring)."""
 
-    def __init__(self, package, threads: int | None = None):
+    def __init__(self, package, threads: int | None = None, int8: bool = False):
         if ONNX_ENTRY not in package.config:
             raise CheckpointError(
                 f"the package {package.name_or_path} carries no ONNX graphs: use --runtime torch, "
                 "or write them with mathgraph export"
             )
-        self.package, self.threads = package, threads
+        self.package, self.threads, self.int8 = package, threads, int8
         self.entry = package.config[ONNX_ENTRY]
 
     # ------------------------------------------------------------ weights and sessions
@@ -76,6 +77,11 @@ class OnnxPackageRuntime:
         return _stored_weights(self.package.path(self.package.config["multitask"]), MULTITASK_WEIGHTS_NAME, base)
 
     def _network(self, graph: str, weights: dict[str, np.ndarray]) -> OnnxNetwork:
+        if self.int8:  # a quantized copy with its weights in it, made once into the cache directory
+            from mathgraph.files import cache_directory
+
+            quantized = quantized_graph(self.package.path(graph), weights, cache_directory() / "onnx-int8")
+            return OnnxNetwork(quantized, None, threads=self.threads)
         return OnnxNetwork(self.package.path(graph), weights, threads=self.threads)
 
     @cached_property

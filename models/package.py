@@ -35,7 +35,7 @@ from mathgraph.checksums import file_sha256
 from mathgraph.registry import SHIPPED_DIR, CheckpointError, read_config
 
 CHECKSUMS_NAME = "checksums.json"
-RUNTIMES = ("torch", "onnx")
+RUNTIMES = ("torch", "onnx", "onnx-int8")
 RELEASE_NAME = "release.json"
 ENCODER_DIR, MULTITASK_DIR, TFIDF_DIR, STRUCTURE_DIR, ONNX_DIR = "encoder", "multitask", "tfidf", "structure", "onnx"
 
@@ -80,9 +80,11 @@ class ModelPackage:
     """A package directory (see the module docstring), its parts loaded when first asked for.
 
     ``encode`` encodes with the package's encoder; ``predictor(task)`` predicts as ``mathgraph predict`` does.
-    Both run on ``runtime``: ``"onnx"`` (ONNX Runtime on the CPU, ``models.onnx_package``), ``"torch"``, or
-    ``None``: ONNX Runtime when the package carries ONNX graphs, ONNX Runtime is installed and no device other
-    than the CPU is asked for, else PyTorch. ``encoder`` and ``multitask`` are always the PyTorch models.
+    Both run on ``runtime``: ``"onnx"`` (ONNX Runtime on the CPU, ``models.onnx_package``; float32, what
+    PyTorch computes within 1e-4), ``"onnx-int8"`` (the same graphs dynamically quantized to int8 on first
+    use: faster, less exact), ``"torch"``, or ``None``: ``"onnx"`` when the package carries ONNX graphs, ONNX
+    Runtime is installed and no device other than the CPU is asked for, else PyTorch. ``encoder`` and
+    ``multitask`` are always the PyTorch models.
     """
 
     def __init__(self, root: str | PathLike, device=None, runtime: str | None = None):
@@ -105,9 +107,10 @@ class ModelPackage:
         if runtime not in RUNTIMES + (None,):
             raise ValueError(f"unknown runtime {runtime!r}; choose one of {RUNTIMES}")
         on_cpu = self.device is None or str(self.device) == "cpu"
-        if runtime == "onnx" and not on_cpu:
-            raise ValueError(f"the onnx runtime runs on the CPU: use --runtime torch for --device {self.device}")
-        if runtime == "onnx" and not package_has_onnx(self):
+        onnx = runtime is not None and runtime.startswith("onnx")
+        if onnx and not on_cpu:
+            raise ValueError(f"the {runtime} runtime runs on the CPU: use --runtime torch for --device {self.device}")
+        if onnx and not package_has_onnx(self):
             raise CheckpointError(
                 f"the package {self.name_or_path} carries no ONNX graphs (or onnxruntime is not installed): "
                 "use --runtime torch"
@@ -121,7 +124,7 @@ class ModelPackage:
         """The package's networks under ONNX Runtime (``models.onnx_package.OnnxPackageRuntime``)."""
         from mathgraph.models.onnx_package import OnnxPackageRuntime
 
-        return OnnxPackageRuntime(self)
+        return OnnxPackageRuntime(self, int8=self.runtime == "onnx-int8")
 
     def _config(self) -> dict:
         if (self.root / "config.json").is_file():
@@ -162,7 +165,7 @@ class ModelPackage:
 
     def encode(self, texts, **options):
         """The encoder's vectors of ``texts`` (``MathEncoder.encode``), on the package's runtime."""
-        if self.runtime == "onnx":
+        if self.runtime != "torch":
             options.pop("device", None)
             return self.onnx.encode(texts, **options)
         return self.encoder.encode(texts, **options)
@@ -192,7 +195,7 @@ class ModelPackage:
         from mathgraph.models.late_fusion import HybridPredictor
 
         setting = self._task(task)
-        predictor = self.onnx.predictor(task) if self.runtime == "onnx" else self.multitask.for_task(task)
+        predictor = self.multitask.for_task(task) if self.runtime == "torch" else self.onnx.predictor(task)
         tfidf, structure = setting["tfidf"], setting.get("structure")
         if tfidf is not None and (tfidf["on"] if hybrid is None else hybrid):
             predictor = HybridPredictor(predictor, self._tfidf_predictor(task), tfidf["weight"])

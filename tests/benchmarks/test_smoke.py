@@ -87,6 +87,15 @@ SCRIPTS = {
             "| encode | 6 | 1 |",
         ],
     ),
+    "runtime": (
+        ["--work", TMP],
+        [
+            "| encode | onnx |",
+            "| predict kpc | onnx-int8 |",
+            "| kpc | onnx |",
+            "predict kpc TEXT (onnx) / import torch:",
+        ],
+    ),
     "search_and_refine": (
         ["--work", TMP],
         ["| SimCSE encoder (2 steps, joint) |", "| problems | draft accuracy | final accuracy |"],

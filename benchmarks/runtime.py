@@ -1,0 +1,184 @@
+"""PyTorch against ONNX Runtime (float32 and int8) on the shipped package, in one run on this machine.
+
+    python benchmarks/runtime.py --data DATA --work DIR [--problems 1000] [--repeats 3] [--output FILE.json]
+    python benchmarks/runtime.py --smoke --work DIR
+
+``DATA`` holds the task files (``benchmarks/results.py`` builds them: ``kpc.test.jsonl`` ...). Measured:
+
+1. exactness: the largest difference between each ONNX runtime's and PyTorch's encoder vectors (``joint``);
+2. throughput on ``--problems`` MATH problems (the KPC test and dev files): ``encode`` and ``predict kpc``
+   (the neural head alone), graphs parsed beforehand (the graph cache), so the figure is the forward and
+   what surrounds it, not spaCy; the runtimes take turns batch by batch so that drift on a noisy machine
+   hits them alike;
+3. peak memory (RSS) of a process that loads the package and encodes 64 problems, per runtime;
+4. accuracy of the neural heads on every task's test file, per runtime (``mathgraph.api.evaluate``,
+   ``hybrid=False``: the late fusion adds the same TF-IDF and alignment models to each);
+5. start-up: ``mathgraph predict kpc TEXT`` as a process against ``python -c "import torch"``
+   (median of ``--repeats``, interleaved; the text's graph cached).
+
+``--smoke``: 12 problems, the smoke data's task files (``benchmarks/smoke.py``), one repeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from smoke import smoke_work
+
+RUNTIMES = ("torch", "onnx", "onnx-int8")
+TASKS = ("kpc", "qrc", "qam", "sqr")
+TEXT = "Find $x$ if $2x+3=7$."
+
+
+def packages():
+    from mathgraph.models.package import ModelPackage
+    from mathgraph.registry import SHIPPED_DIR
+
+    return {runtime: ModelPackage(SHIPPED_DIR, device="cpu", runtime=runtime) for runtime in RUNTIMES}
+
+
+def problems_of(data: Path, count: int) -> list[str]:
+    rows = []
+    for part in ("test", "dev"):
+        path = data / f"kpc.{part}.jsonl"
+        rows += [json.loads(line)["problem"] for line in path.read_text(encoding="utf-8").splitlines()]
+    return rows[:count]
+
+
+def exactness(loaded: dict, texts: list[str]) -> dict:
+    reference = loaded["torch"].encode(texts)
+    return {runtime: float(np.abs(loaded[runtime].encode(texts) - reference).max()) for runtime in RUNTIMES[1:]}
+
+
+def throughput(loaded: dict, texts: list[str], batch: int = 32) -> dict:
+    """Problems per second of ``encode`` and ``predict kpc`` per runtime, the runtimes taking turns."""
+    predictors = {runtime: package.predictor("kpc", hybrid=False) for runtime, package in loaded.items()}
+    for runtime in RUNTIMES:  # load the sessions and warm up, outside the clock
+        loaded[runtime].encode(texts[:2])
+        predictors[runtime].predict(texts[:2])
+    seconds = {(job, runtime): 0.0 for job in ("encode", "predict kpc") for runtime in RUNTIMES}
+    for start in range(0, len(texts), batch):
+        chunk = texts[start : start + batch]
+        for runtime in RUNTIMES:
+            began = time.perf_counter()
+            loaded[runtime].encode(chunk, batch_size=batch)
+            seconds["encode", runtime] += time.perf_counter() - began
+            began = time.perf_counter()
+            predictors[runtime].predict(chunk, batch_size=batch)
+            seconds["predict kpc", runtime] += time.perf_counter() - began
+    return {f"{job} | {runtime}": round(len(texts) / s, 2) for (job, runtime), s in seconds.items()}
+
+
+def peak_memory(texts: list[str]) -> dict:
+    """Peak RSS (MiB) of a fresh process that loads the package on ``runtime`` and encodes ``texts``."""
+    script = (
+        "import json, resource, sys\n"
+        "from mathgraph.models.package import ModelPackage\n"
+        "from mathgraph.registry import SHIPPED_DIR\n"
+        "texts = json.loads(sys.stdin.read())\n"
+        "ModelPackage(SHIPPED_DIR, device='cpu', runtime=sys.argv[1]).encode(texts)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+    )
+    out = {}
+    for runtime in RUNTIMES:
+        done = subprocess.run(
+            [sys.executable, "-c", script, runtime], input=json.dumps(texts), capture_output=True, text=True
+        )
+        if done.returncode:
+            raise RuntimeError(done.stderr[-2000:])
+        out[runtime] = round(float(done.stdout.split()[-1]), 1)
+    return out
+
+
+def accuracy(data: Path, tasks=TASKS, runtimes=RUNTIMES) -> dict:
+    from mathgraph.api import evaluate
+
+    out = {}
+    for task in tasks:
+        path = data / f"{task}.test.jsonl"
+        for runtime in runtimes:
+            metrics = evaluate("shipped", task, path, hybrid=False, device="cpu", runtime=runtime)
+            key = "accuracy" if "accuracy" in metrics else "ndcg@3"
+            out[f"{task} | {runtime}"] = {"metric": key, "value": metrics[key], "n": metrics.get("n")}
+    return out
+
+
+def startup(work: Path, repeats: int) -> dict:
+    """Median seconds of ``python -c "import torch"`` and of ``mathgraph predict kpc TEXT`` (default runtime
+    and ``--runtime torch``), runs interleaved, the text's graph cached by a first run."""
+    commands = {
+        "import torch": [sys.executable, "-c", "import torch"],
+        "predict kpc TEXT (onnx)": ["mathgraph", "-q", "predict", "kpc", TEXT],
+        "predict kpc TEXT (torch)": ["mathgraph", "-q", "predict", "kpc", TEXT, "--runtime", "torch"],
+    }
+    subprocess.run(commands["predict kpc TEXT (onnx)"], check=True, capture_output=True)
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, command in commands.items():
+            began = time.perf_counter()
+            subprocess.run(command, check=True, capture_output=True)
+            times[name].append(time.perf_counter() - began)
+    return {name: round(statistics.median(values), 2) for name, values in times.items()}
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default="/work/results/data", help="the task files (TASK.test.jsonl)")
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--problems", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--output", help="write the report here (JSON)")
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args(argv)
+    work = Path(args.work)
+    data = Path(args.data)
+    if args.smoke:
+        from results import build_task_files
+
+        work = data = smoke_work(work) / "data"
+        build_task_files(data, 0, smoke=True)
+        args.problems, args.repeats = 12, 1
+    texts = problems_of(data, args.problems)
+    loaded = packages()
+    report = {"problems": len(texts), "exactness (max abs diff, joint vectors)": exactness(loaded, texts[:64])}
+    print(
+        f"max |onnx - torch| over {min(64, len(texts))} joint vectors: {report['exactness (max abs diff, joint vectors)']}"
+    )
+    report["throughput (problems/s)"] = throughput(loaded, texts)
+    print("\n| job | runtime | problems/s | vs torch |\n|---|---|---:|---:|")
+    for key, value in report["throughput (problems/s)"].items():
+        job, runtime = key.split(" | ")
+        base = report["throughput (problems/s)"][f"{job} | torch"]
+        print(f"| {job} | {runtime} | {value} | {value / base:.2f}x |")
+    report["peak RSS (MiB)"] = peak_memory(texts[:64])
+    print("\n| runtime | peak RSS MiB (load + encode 64) |\n|---|---:|")
+    for runtime, value in report["peak RSS (MiB)"].items():
+        print(f"| {runtime} | {value} |")
+    report["accuracy (test, neural head)"] = accuracy(data)
+    print("\n| task | runtime | metric | value |\n|---|---|---|---:|")
+    for key, value in report["accuracy (test, neural head)"].items():
+        task, runtime = key.split(" | ")
+        print(f"| {task} | {runtime} | {value['metric']} | {value['value']:.4f} |")
+    report["start-up (s, median)"] = startup(work, args.repeats)
+    seconds = report["start-up (s, median)"]
+    print("\n| process | seconds |\n|---|---:|")
+    for name, value in seconds.items():
+        print(f"| {name} | {value} |")
+    print(
+        f"predict kpc TEXT (onnx) / import torch: {seconds['predict kpc TEXT (onnx)'] / seconds['import torch']:.2f}x"
+    )
+    if args.output:
+        Path(args.output).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return report
+
+
+if __name__ == "__main__":
+    main()
