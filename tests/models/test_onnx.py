@@ -157,3 +157,13 @@ def test_runtime_choice_is_checked(tmp_path):
     with pytest.raises(ValueError, match="runs on the CPU"):
         ModelPackage(SHIPPED_DIR, device="cuda", runtime="onnx")
     assert ModelPackage(SHIPPED_DIR, device="cuda").runtime == "torch"  # a GPU asked for: PyTorch
+
+
+def test_search_first_stage_runs_minilm_on_onnx_with_the_same_vectors_and_identity():
+    from mathgraph.tasks.search.embedders import OnnxTextEmbedder, TextEmbedder, load_embedder
+
+    texts = ["Find $x$ if $2x+3=7$.", "x", "How many apples? " * 200]  # one text cut at 256 tokens
+    onnx, pytorch = load_embedder("text:minilm"), load_embedder("text:minilm", runtime="torch")
+    assert isinstance(onnx, OnnxTextEmbedder) and isinstance(pytorch, TextEmbedder)
+    np.testing.assert_allclose(onnx.encode(texts, batch_size=2), pytorch.encode(texts), atol=TOLERANCE)
+    assert onnx.identity() == pytorch.identity()  # an index built by one is searched by the other
