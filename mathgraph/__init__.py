@@ -33,6 +33,7 @@ _EXPORTS = {
     "Quantity": "mathgraph.graph",
     "CheckpointError": "mathgraph.models.comus",
     "InputError": "mathgraph.models.task_io",
+    "UserError": "mathgraph.errors",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

@@ -28,7 +28,7 @@ def _predicting_model(name_or_dir: str | PathLike, hybrid: bool | None, device) 
     directory = resolve(name_or_dir)
     type_name = model_type(directory)
     if hybrid and type_name != "package":
-        raise ValueError(
+        raise CheckpointError(
             f"hybrid fusion needs a model package such as 'shipped'; {name_or_dir} holds {describe(type_name)}"
         )
     if type_name is None:
@@ -61,7 +61,7 @@ def task_predictor(task: str, name_or_dir: str | PathLike = "shipped", hybrid: b
         return TfidfPredictor(task, model)
     trained_for = model.config.task if type_name == "task-model" else model.task
     if trained_for != task:
-        raise ValueError(f"{name_or_dir} holds {describe(type_name)} trained for {trained_for}, not {task}")
+        raise CheckpointError(f"{name_or_dir} holds {describe(type_name)} trained for {trained_for}, not {task}")
     return model
 
 

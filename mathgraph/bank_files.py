@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
+from mathgraph.errors import UserError
 from mathgraph.jsonl import JsonlError, check_text_field, parse_json_row
 from mathgraph.samples import missing_file_hint
 from mathgraph.text_checks import text_error
@@ -78,7 +79,7 @@ def bank_format(path: str | PathLike, format: str | None = None) -> str:
     directory, a known extension, or ``"jsonl"`` for any other file."""
     if format is not None:
         if format not in INPUT_FORMATS:
-            raise ValueError(f"unknown input format {format!r}; choose from {', '.join(INPUT_FORMATS)}")
+            raise UserError(f"unknown input format {format!r}; choose from {', '.join(INPUT_FORMATS)}")
         return format
     path = Path(path)
     if path.is_dir():
@@ -102,7 +103,7 @@ def check_bank_input(path: str | PathLike | None, format: str | None = None, opt
     if kind in ("jsonl", "csv"):
         with open(path, encoding="utf-8", errors="replace") as f:
             if not any(line.strip() for line in f):
-                raise ValueError(f"{option} {path} is empty: no input lines")
+                raise UserError(f"{option} {path} is empty: no input lines")
 
 
 def _is_dataset_directory(path: Path) -> bool:
@@ -176,7 +177,7 @@ class BankReader:
                 row = {name: row[name] for name in wanted if name in row}
             for name, value in row.items():  # a kept field that is not text could not be written back
                 if isinstance(value, str) and (error := text_error(value)) is not None:
-                    raise ValueError(f"field {name!r} {error}")
+                    raise UserError(f"field {name!r} {error}")
         except ValueError as err:
             return Record(position.number, None, str(err), position)
         return Record(position.number, row, None, position)
@@ -230,7 +231,7 @@ class BankReader:
         try:
             header = next(reader)
         except StopIteration:
-            raise ValueError(f"{path} is empty: no header line") from None
+            raise UserError(f"{path} is empty: no header line") from None
         if header and header[0].startswith("\ufeff"):  # a byte-order mark that spreadsheet programs write
             header[0] = header[0][1:]
         return header
@@ -271,7 +272,7 @@ class BankReader:
         """The columns a columnar file is read with; a missing ``fields`` column fails the whole file."""
         for name in self.fields:
             if name not in names:
-                raise ValueError(f"{path}: no column {name!r} (columns: {', '.join(names) or 'none'})")
+                raise UserError(f"{path}: no column {name!r} (columns: {', '.join(names) or 'none'})")
         if self.keep is None:
             return list(names)
         wanted = (*self.fields, *self.keep, *((self.id_field,) if self.id_field else ()))
@@ -312,7 +313,7 @@ def load_dataset_directory(path: str | PathLike):
         import json
 
         splits = json.loads((path / DATASET_DICT_FILE).read_text(encoding="utf-8")).get("splits", [])
-        raise ValueError(f"{path} holds the splits {', '.join(splits)} of a DatasetDict: give one, {path}/SPLIT")
+        raise UserError(f"{path} holds the splits {', '.join(splits)} of a DatasetDict: give one, {path}/SPLIT")
     from datasets import load_from_disk
 
     return load_from_disk(str(path))

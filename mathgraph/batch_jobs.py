@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from mathgraph.bank_files import BankReader, Position
+from mathgraph.errors import UserError
 from mathgraph.job_outputs import atomic_path, output_target
 from mathgraph.jsonl import JsonlError
 from mathgraph.quiet import progress_bar
@@ -83,7 +84,7 @@ class Stage(Protocol):
         """The items with this stage's keys added, in the same order."""
 
 
-class RowError(ValueError):
+class RowError(UserError):
     """A stage's error about one item: the job names the item's line."""
 
     def __init__(self, item: dict, reason: str):
@@ -122,7 +123,7 @@ class Job:
 
     def __post_init__(self) -> None:
         if self.shard_size < 1 or self.chunk_rows < 1:
-            raise ValueError(f"shard size and chunk rows must be >= 1, got {self.shard_size} and {self.chunk_rows}")
+            raise UserError(f"shard size and chunk rows must be >= 1, got {self.shard_size} and {self.chunk_rows}")
         self.output = None if self.output is None else Path(self.output)
 
 
@@ -247,7 +248,7 @@ class JobRun:
         self.written = 0
         if job.output is None:
             if resume:
-                raise ValueError("--resume needs an --output to continue")
+                raise UserError("--resume needs an --output to continue")
             self.directory, self.one_file, self.temporary = Path(tempfile.mkdtemp(prefix="mathgraph-job-")), True, True
         else:
             self.one_file = output_target(job.output)[0]
@@ -256,7 +257,7 @@ class JobRun:
         self.plan = plan_shards(job.reader, job.shard_size, job.skip_bad)
         if self.plan.rows == 0:
             files = ", ".join(map(str, job.reader.files))
-            raise ValueError(f"{files}: no good input rows ({self.plan.bad_count} bad rows skipped)")
+            raise UserError(f"{files}: no good input rows ({self.plan.bad_count} bad rows skipped)")
         self.manifest = self._open_manifest(resume)
         done = {entry["index"] for entry in self.manifest["shards"] if entry.get("done")}
         self.pending = [spec for spec in self.plan.shards if spec.index not in done]
@@ -285,7 +286,7 @@ class JobRun:
         identity = json.loads(json.dumps(self._identity()))  # as it reads back from JSON (tuples as lists)
         if path.exists():
             if not resume:
-                raise ValueError(
+                raise UserError(
                     f"{self.directory} holds a job's output already: give --resume to finish it, or another --output"
                 )
             manifest = read_manifest(self.directory)
@@ -294,7 +295,7 @@ class JobRun:
                 if key == "output" and isinstance(there, dict):
                     there = {name: there.get(name) for name in value}  # what the shards noted (the dimension) aside
                 if there != value:
-                    raise ValueError(
+                    raise UserError(
                         f"cannot resume {self.directory}: its {key} differs ({json.dumps(there)} there, "
                         f"{json.dumps(value)} now)"
                     )
@@ -303,7 +304,7 @@ class JobRun:
             self._remove_temporaries()
             return manifest
         if self.directory.exists() and any(self.directory.iterdir()) and not self.temporary:
-            raise ValueError(f"{self.directory} exists and holds other files: give a new or empty --output directory")
+            raise UserError(f"{self.directory} exists and holds other files: give a new or empty --output directory")
         self.made_directory = not self.directory.exists()
         self.directory.mkdir(parents=True, exist_ok=True)
         self.fresh = True
@@ -405,7 +406,7 @@ def run_job(job: Job, resume: bool = False, show_progress: bool = False, out: IO
         return run.finish()
     except RowError as err:
         run.close_unfinished()
-        raise ValueError(f"{', '.join(map(str, job.reader.files))}: {err}") from None
+        raise UserError(f"{', '.join(map(str, job.reader.files))}: {err}") from None
     except BaseException:
         run.close_unfinished()
         raise
@@ -455,11 +456,11 @@ def read_manifest(directory: str | PathLike) -> dict:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON ({err.msg} at line {err.lineno})") from None
+        raise UserError(f"{path} is not valid JSON ({err.msg} at line {err.lineno})") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise ValueError(f"{path} is not a mathgraph job manifest")
+        raise UserError(f"{path} is not a mathgraph job manifest")
     if manifest.get("format_version", 0) > MANIFEST_VERSION:
-        raise ValueError(f"{path} is of a newer format (version {manifest['format_version']}); upgrade mathgraph")
+        raise UserError(f"{path} is of a newer format (version {manifest['format_version']}); upgrade mathgraph")
     return manifest
 
 
@@ -473,9 +474,9 @@ def finished_files(directory: str | PathLike, kind: str | None = None) -> list[l
     not finished (or of another ``kind``) is a ``ValueError`` saying so."""
     manifest = read_manifest(directory)
     if kind is not None and manifest["output"]["kind"] != kind:
-        raise ValueError(f"{directory} holds {manifest['output']['kind']}, not {kind}")
+        raise UserError(f"{directory} holds {manifest['output']['kind']}, not {kind}")
     if not manifest.get("complete"):
-        raise ValueError(f"{directory} holds an unfinished {manifest['job']} job: run it again with --resume")
+        raise UserError(f"{directory} holds an unfinished {manifest['job']} job: run it again with --resume")
     return [[Path(directory) / name for name in entry["files"]] for entry in manifest["shards"]]
 
 

@@ -40,6 +40,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mathgraph.errors import UserError
 from mathgraph.jsonl import JsonlError, TextRecord, atomic_writer, read_text_records, write_jsonl
 from mathgraph.vocab import Vocabulary
 
@@ -58,7 +59,7 @@ QUANTITY_FORMS = ("integer", "decimal", "fraction", "percent", "word", "formula"
 _REVERSE_PREFIX = "rev:"
 
 
-class GraphFormatError(ValueError):
+class GraphFormatError(UserError):
     """A serialised graph that does not follow the schema."""
 
 
@@ -491,7 +492,7 @@ def read_problems(
     parsed once can stand in for its source). Mismatched files raise ``ValueError`` naming the first bad line.
     """
     if input_path is None and graphs_path is None:
-        raise ValueError("give an input file of problems, a graph file, or both")
+        raise UserError("give an input file of problems, a graph file, or both")
     graphs = read_graphs(graphs_path) if graphs_path is not None else []
     if input_path is None:
         return graphs
@@ -499,8 +500,8 @@ def read_problems(
     if graphs_path is None:
         return [r.text for r in records]
     if len(graphs) != len(records):
-        raise ValueError(f"{graphs_path} has {len(graphs)} graphs but {input_path} has {len(records)} problems")
+        raise UserError(f"{graphs_path} has {len(graphs)} graphs but {input_path} has {len(records)} problems")
     for record, graph in zip(records, graphs):
         if graph.text != record.text:
-            raise ValueError(f"{input_path}:{record.line}: its graph in {graphs_path} is of another text")
+            raise UserError(f"{input_path}:{record.line}: its graph in {graphs_path} is of another text")
     return graphs

@@ -35,6 +35,7 @@ from typing import IO
 
 import numpy as np
 
+from mathgraph.errors import UserError
 from mathgraph.files import apply_umask
 
 OUTPUT_FORMATS = ("jsonl", "parquet")
@@ -45,11 +46,11 @@ def output_target(path: str | PathLike, format: str | None = None) -> tuple[bool
     """``(is_one_file, format)`` of an output path: a name ending in ``.jsonl``, ``.parquet`` or ``.npy`` is one
     file of that format; anything else is a directory of shards in ``format`` (default JSONL)."""
     if format is not None and format not in OUTPUT_FORMATS:
-        raise ValueError(f"unknown output format {format!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+        raise UserError(f"unknown output format {format!r}; choose from {', '.join(OUTPUT_FORMATS)}")
     suffix = Path(path).suffix.lower()
     if suffix in FILE_SUFFIXES:
         if format is not None and format != FILE_SUFFIXES[suffix]:
-            raise ValueError(f"--output {path} ends in {suffix}, but --output-format says {format}")
+            raise UserError(f"--output {path} ends in {suffix}, but --output-format says {format}")
         return True, FILE_SUFFIXES[suffix]
     return False, format or "jsonl"
 
@@ -108,7 +109,7 @@ def _table(rows: list[dict]):
     try:
         return pa.table({name: [row.get(name) for row in rows] for name in names})
     except (pa.ArrowInvalid, pa.ArrowTypeError) as err:
-        raise ValueError(f"these rows do not fit one Parquet table ({err}); write JSONL instead") from None
+        raise UserError(f"these rows do not fit one Parquet table ({err}); write JSONL instead") from None
 
 
 def _merge_rows(directory: Path, names: list[str], output: Path | None, format: str, out: IO[str] | None) -> None:
@@ -162,7 +163,7 @@ def _cast(table, schema):
         columns = [table.column(f.name) if f.name in table.column_names else pa.nulls(table.num_rows) for f in schema]
         return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as err:
-        raise ValueError(f"the shards do not fit one Parquet table ({err}); write JSONL instead") from None
+        raise UserError(f"the shards do not fit one Parquet table ({err}); write JSONL instead") from None
 
 
 class _RowShards:

@@ -12,11 +12,12 @@ from os import PathLike
 from pathlib import Path
 from typing import IO
 
+from mathgraph.errors import UserError
 from mathgraph.files import apply_umask
 from mathgraph.text_checks import text_error
 
 
-class JsonlError(ValueError):
+class JsonlError(UserError):
     """A bad line in a JSONL file; the message starts with ``FILE:LINE:``."""
 
     def __init__(self, path: str | PathLike, line: int, reason: str):

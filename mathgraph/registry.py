@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
+from mathgraph.errors import UserError
+
 CONFIG_NAME = "config.json"
 SHIPPED_NAMES = ("shipped", "default")  # "default": the name the shipped model had first, kept as an alias
 UNTRAINED = "untrained"  # an encoder name only: the architecture before training, built from the package data
@@ -32,7 +34,7 @@ ENCODER_NAMES = (*SHIPPED_NAMES, UNTRAINED)
 SHIPPED_DIR = Path(__file__).parent / "data" / "shipped_model"
 
 
-class CheckpointError(ValueError):
+class CheckpointError(UserError):
     """A model directory that cannot be loaded: a missing or damaged file, or a directory of no known model_type."""
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mathgraph.errors import UserError
+
 # the text fields of a prediction file's row (an SQR row also has its list of "candidates")
 INPUT_FIELDS = {"pair": ("text_a", "text_b"), "ranker": ("query",)}
 
@@ -49,7 +51,7 @@ PAIR_TASKS = tuple(name for name, spec in TASK_SPECS.items() if spec.input_shape
 def task_spec(name: str) -> TaskSpec:
     """The task called ``name``; an unknown name is a ``ValueError`` listing the known ones."""
     if name not in TASK_SPECS:
-        raise ValueError(f"unknown task {name!r}; known: {', '.join(TASK_NAMES)}")
+        raise UserError(f"unknown task {name!r}; known: {', '.join(TASK_NAMES)}")
     return TASK_SPECS[name]
 
 
@@ -61,7 +63,7 @@ def check_candidates(row: dict) -> None:
         or not candidates
         or not all(isinstance(c, str) and c.strip() for c in candidates)
     ):
-        raise ValueError("field 'candidates' must be a non-empty list of non-empty strings")
+        raise UserError("field 'candidates' must be a non-empty list of non-empty strings")
 
 
 __all__ = ["TaskSpec", "TASK_SPECS", "TASK_NAMES", "PAIR_TASKS", "task_spec", "check_candidates"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from mathgraph.errors import UserError
+
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _CONTEXT = 20  # characters of the text shown before the bad one
 
@@ -32,7 +34,7 @@ def check_text(text: str, name: str) -> None:
     """Raise ``ValueError("<name> <what is wrong>")`` unless ``text`` is text (``text_error``)."""
     error = text_error(text)
     if error is not None:
-        raise ValueError(f"{name} {error}")
+        raise UserError(f"{name} {error}")
 
 
 __all__ = ["text_error", "check_text"]

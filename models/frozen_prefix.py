@@ -27,6 +27,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from mathgraph.errors import UserError
 from mathgraph.models.batching import ProblemBatch
 
 
@@ -41,7 +42,7 @@ class FrozenTextPrefix:
 
     def __init__(self, backbone: nn.Module, num_layers: int, max_layers: int, max_mib: float = 4096.0):
         if not 1 <= num_layers <= max_layers:
-            raise ValueError(
+            raise UserError(
                 f"--freeze-text-layers must be in 1..{max_layers} for this model "
                 f"(the layers above must train), got {num_layers}"
             )

@@ -53,6 +53,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from mathgraph.errors import UserError
 from mathgraph.files import apply_umask
 from mathgraph.models.batching import DeviceBatch, ProblemBatch
 from mathgraph.models.cgc_lora import apply_cgc_lora, merge_cgc_lora, unmerge_cgc_lora
@@ -330,7 +331,7 @@ class MultiTaskModel(nn.Module):
     def for_task(self, task: str) -> TaskView:
         """This model as a single-task model of ``task`` (what ``predict`` and ``evaluate`` take)."""
         if task not in self.config.task_names:
-            raise ValueError(f"this multi-task model has no {task} head (tasks: {self.config.task_names})")
+            raise UserError(f"this multi-task model has no {task} head (tasks: {self.config.task_names})")
         return TaskView(self, self.config.task_names.index(task))
 
     @torch.inference_mode()

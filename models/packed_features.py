@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from mathgraph.errors import UserError
 from mathgraph.models.batching import ProblemFeatures
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ ROWS_PER_SHARD = 20_000
 LIST_COLUMNS = ("input_ids", "node_labels", "node_kinds", "edge_src", "edge_dst", "edge_relation", "edge_reverse")
 
 
-class PackError(ValueError):
+class PackError(UserError):
     """A pack that cannot serve this run: missing, of another format, or built for another tokenizer or
     graph vocabulary, or lacking a text the run needs."""
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
+from mathgraph.errors import UserError
 from mathgraph.models.task_heads import TaskHead, get_task_head
 
 # An input's shape (``TaskHead.input_shape``): one text, a pair of
@@ -31,7 +32,7 @@ from mathgraph.models.task_heads import TaskHead, get_task_head
 SHAPES = {"single": "one text (a str)", "pair": "a pair (text_a, text_b)", "ranker": "(query, [candidates])"}
 
 
-class InputError(ValueError):
+class InputError(UserError):
     """An input that is not what the task reads: an empty text, or the wrong shape (a ``str`` given to QRC)."""
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from itertools import islice
 
+from mathgraph.errors import UserError
 from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parsers.dependency import DependencyParser, load_dependency_parser
 from mathgraph.parsers.latex import parse_latex
@@ -61,7 +62,7 @@ def check_problem_text(text: object, where: str = "problem") -> None:
     if not isinstance(text, str):
         raise TypeError(f"{where}: expected the problem text as a str, got {type(text).__name__}")
     if not text.strip():
-        raise ValueError(f"{where}: the problem text is empty")
+        raise UserError(f"{where}: the problem text is empty")
     check_text(text, f"{where}: the problem text")
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
+from mathgraph.errors import UserError
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
 from mathgraph.models.examples import KpcExample, QamPair, QrcPair, SqrList
 from mathgraph.models.task_heads import TaskHead, get_task_head
@@ -119,7 +120,7 @@ def load_qam(path: str | PathLike, skip_bad: bool = False) -> list[QamPair]:
     def check(row: dict) -> None:
         label = row.get("label")
         if type(label) is not int or label not in (0, 1):
-            raise ValueError(f"field 'label' must be the integer 0 or 1, got {label!r}")
+            raise UserError(f"field 'label' must be the integer 0 or 1, got {label!r}")
         unique(row)
 
     rows, bad = _valid_rows(path, ("id", "group", "text_a", "text_b"), skip_bad, check)
@@ -153,28 +154,28 @@ def sqr_relevance(row: dict) -> tuple[int, ...]:
     """
     candidates = row.get("candidates")
     if not isinstance(candidates, list) or not all(isinstance(c, str) and c.strip() for c in candidates):
-        raise ValueError("field 'candidates' must be a list of non-empty strings")
+        raise UserError("field 'candidates' must be a list of non-empty strings")
     if not SQR_MIN_CANDIDATES <= len(candidates) <= SQR_MAX_CANDIDATES:
-        raise ValueError(f"{len(candidates)} candidates; a list needs {SQR_MIN_CANDIDATES} to {SQR_MAX_CANDIDATES}")
+        raise UserError(f"{len(candidates)} candidates; a list needs {SQR_MIN_CANDIDATES} to {SQR_MAX_CANDIDATES}")
     if "relevance" in row:
         relevance = row["relevance"]
         if not isinstance(relevance, list) or not all(type(r) is int for r in relevance):
-            raise ValueError("field 'relevance' must be a list of integers, one per candidate")
+            raise UserError("field 'relevance' must be a list of integers, one per candidate")
         if len(relevance) != len(candidates):
-            raise ValueError(f"field 'relevance' has {len(relevance)} grades for {len(candidates)} candidates")
+            raise UserError(f"field 'relevance' has {len(relevance)} grades for {len(candidates)} candidates")
         if not all(0 <= r <= SQR_MAX_RELEVANCE for r in relevance):
-            raise ValueError(f"field 'relevance' must hold grades 0..{SQR_MAX_RELEVANCE}, got {relevance}")
+            raise UserError(f"field 'relevance' must hold grades 0..{SQR_MAX_RELEVANCE}, got {relevance}")
     elif "relevant" in row:
         relevant = row["relevant"]
         if not isinstance(relevant, list) or not relevant or not all(type(i) is int for i in relevant):
-            raise ValueError("field 'relevant' must be a non-empty list of integers")
+            raise UserError("field 'relevant' must be a non-empty list of integers")
         if len(set(relevant)) != len(relevant) or not all(0 <= i < len(candidates) for i in relevant):
-            raise ValueError(f"field 'relevant' must hold distinct indices in 0..{len(candidates) - 1}, got {relevant}")
+            raise UserError(f"field 'relevant' must hold distinct indices in 0..{len(candidates) - 1}, got {relevant}")
         relevance = [SQR_MAX_RELEVANCE if i in set(relevant) else 0 for i in range(len(candidates))]
     else:
-        raise ValueError("no field 'relevance' (one grade 0..2 per candidate) or old-format 'relevant'")
+        raise UserError("no field 'relevance' (one grade 0..2 per candidate) or old-format 'relevant'")
     if SQR_MAX_RELEVANCE not in relevance:
-        raise ValueError(f"field 'relevance' has no candidate of relevance {SQR_MAX_RELEVANCE}")
+        raise UserError(f"field 'relevance' has no candidate of relevance {SQR_MAX_RELEVANCE}")
     return tuple(relevance)
 
 
@@ -183,7 +184,7 @@ def _unique_ids() -> Callable[[dict], None]:
 
     def check(row: dict) -> None:
         if row.get("id") in seen:
-            raise ValueError(f"duplicate id {row['id']!r}")
+            raise UserError(f"duplicate id {row['id']!r}")
         seen.add(row.get("id"))
 
     return check
@@ -219,7 +220,7 @@ def read_seeds(path: str | PathLike, skip_bad: bool = False) -> tuple[list[Seed]
     rows, bad = _valid_rows(path, VARIANT_FIELDS, skip_bad)
     seeds = group_seeds(rows)
     if len(seeds) < 2:
-        raise ValueError(f"{path}: {len(seeds)} seed problems; the tasks need at least 2")
+        raise UserError(f"{path}: {len(seeds)} seed problems; the tasks need at least 2")
     return seeds, bad
 
 
@@ -230,7 +231,7 @@ def build_qrc_pairs(seeds: Sequence[Seed], random_state: int = 0, irrelevant_per
     """Each seed with each of its variants (label: perturbation type) and with
     ``irrelevant_per_seed`` random questions (seed or variant) of other seeds (label: irrelevant)."""
     if irrelevant_per_seed < 0:
-        raise ValueError("irrelevant_per_seed must be >= 0")
+        raise UserError("irrelevant_per_seed must be >= 0")
     rng = random.Random(random_state)
     pairs = []
     for s in seeds:
@@ -241,7 +242,7 @@ def build_qrc_pairs(seeds: Sequence[Seed], random_state: int = 0, irrelevant_per
         others = [q for o in seeds if o.group != s.group for q in (o.question, *(v for _, v in o.variants))]
         others = [q for q in dict.fromkeys(others) if q != s.question and q not in {v for _, v in s.variants}]
         if irrelevant_per_seed > len(others):
-            raise ValueError(f"{irrelevant_per_seed} irrelevant pairs per seed, but only {len(others)} other questions")
+            raise UserError(f"{irrelevant_per_seed} irrelevant pairs per seed, but only {len(others)} other questions")
         for k, question in enumerate(rng.sample(others, irrelevant_per_seed)):
             pairs.append(
                 {
@@ -273,11 +274,11 @@ def build_qam_pairs(
     negative cannot be a correct solution copied elsewhere in the file. ``random_state`` drives the random choice.
     """
     if negatives not in QAM_NEGATIVES:
-        raise ValueError(f"negatives must be one of {QAM_NEGATIVES}, got {negatives!r}")
+        raise UserError(f"negatives must be one of {QAM_NEGATIVES}, got {negatives!r}")
     questions = [row[question_field] for row in rows]
     solutions = [row[solution_field] for row in rows]
     if len(set(solutions)) < 2:
-        raise ValueError(
+        raise UserError(
             f"{len(rows)} questions with {len(set(solutions))} distinct solutions; QAM negatives need at least 2"
         )
     if negatives == "hard":
@@ -295,7 +296,7 @@ def build_qam_pairs(
             if j is None:  # almost every other row is excluded: draw from the allowed ones
                 choices = [j for j in range(len(rows)) if allowed(j)]
                 if not choices:
-                    raise ValueError(f"question {i} has no other question with a different solution")
+                    raise UserError(f"question {i} has no other question with a different solution")
                 j = rng.choice(choices)
             partners.append(j)
     pairs = []
@@ -328,7 +329,7 @@ def _most_similar_others(questions: Sequence[str], solutions: Sequence[str], chu
         best = similarity.argmax(axis=1)
         for offset, j in enumerate(best):
             if not np.isfinite(similarity[offset, j]):
-                raise ValueError(f"question {start + offset} has no other question with a different solution")
+                raise UserError(f"question {start + offset} has no other question with a different solution")
         partners.extend(int(j) for j in best)
     return partners
 
@@ -350,7 +351,7 @@ def build_qam_number_swap(variant_rows: Iterable[dict], types: Sequence[str] = Q
     for number, row in enumerate(variant_rows, 1):
         missing = [f for f in QAM_SWAP_FIELDS if not isinstance(row.get(f), str) or not row[f].strip()]
         if missing:
-            raise ValueError(f"variant row {number}: no text in field(s) {', '.join(missing)}")
+            raise UserError(f"variant row {number}: no text in field(s) {', '.join(missing)}")
     groups = {s.question: s.group for s in group_seeds(variant_rows)}
     by_seed: dict[str, list[tuple[int, dict]]] = {}
     for row in variant_rows:
@@ -399,7 +400,7 @@ def build_qam_number_swap(variant_rows: Iterable[dict], types: Sequence[str] = Q
                 },
             ]
     if not pairs:
-        raise ValueError(f"no variants of types {sorted(kinds)} with their own solution text")
+        raise UserError(f"no variants of types {sorted(kinds)} with their own solution text")
     return pairs
 
 
@@ -422,10 +423,10 @@ def build_sqr_lists(
     from sklearn.metrics.pairwise import linear_kernel
 
     if other_seeds < 0:
-        raise ValueError(f"other_seeds must be >= 0, got {other_seeds}")
+        raise UserError(f"other_seeds must be >= 0, got {other_seeds}")
     unknown = sorted({kind for s in seeds for kind, _ in s.variants} - relevance.keys())
     if unknown:
-        raise ValueError(f"no SQR relevance for perturbation type(s) {unknown}")
+        raise UserError(f"no SQR relevance for perturbation type(s) {unknown}")
     pool = [(s.group, q) for s in seeds for _, q in s.variants]
     pool_texts = [q for _, q in pool]
     vectorizer = TfidfVectorizer(sublinear_tf=True).fit([s.question for s in seeds] + pool_texts)
@@ -437,16 +438,16 @@ def build_sqr_lists(
         for kind, question in s.variants:
             own[question] = max(own.get(question, 0), relevance[kind])
         if SQR_MAX_RELEVANCE not in own.values():
-            raise ValueError(f"{s.group} has no variant of relevance {SQR_MAX_RELEVANCE}")
+            raise UserError(f"{s.group} has no variant of relevance {SQR_MAX_RELEVANCE}")
         others = [j for j, (g, q) in enumerate(pool) if g != s.group and q not in own and q != s.question]
         # Ties broken by pool position, so the choice does not depend on sort stability.
         ranked = sorted(others, key=lambda j: (-similarity[row_index, j], j))
         distractors = list(dict.fromkeys(pool_texts[j] for j in ranked))[:other_seeds]
         if len(distractors) < other_seeds:
-            raise ValueError(f"{s.group}: {len(distractors)} variants of other seeds, {other_seeds} needed")
+            raise UserError(f"{s.group}: {len(distractors)} variants of other seeds, {other_seeds} needed")
         candidates = list(own.items()) + [(q, 0) for q in distractors]
         if not SQR_MIN_CANDIDATES <= len(candidates) <= SQR_MAX_CANDIDATES:
-            raise ValueError(
+            raise UserError(
                 f"{s.group}: {len(candidates)} candidates; a list needs "
                 f"{SQR_MIN_CANDIDATES} to {SQR_MAX_CANDIDATES} (change --other-seeds)"
             )
@@ -478,7 +479,7 @@ def split_by_group(
     random.Random(seed).shuffle(groups)
     n_test, n_dev = round(test * len(groups)), round(dev * len(groups))
     if groups and n_test + n_dev >= len(groups):
-        raise ValueError(f"{len(groups)} groups are too few for dev={dev} and test={test}")
+        raise UserError(f"{len(groups)} groups are too few for dev={dev} and test={test}")
     part = {g: "test" for g in groups[:n_test]}
     part.update({g: "dev" for g in groups[n_test : n_test + n_dev]})
     splits: dict[str, list[dict]] = {name: [] for name in SPLITS}
@@ -511,7 +512,7 @@ def split_rows(
 
 def _check_fractions(dev: float, test: float) -> None:
     if dev < 0 or test < 0 or dev + test >= 1:
-        raise ValueError(f"need dev >= 0, test >= 0 and dev + test < 1, got dev={dev}, test={test}")
+        raise UserError(f"need dev >= 0, test >= 0 and dev + test < 1, got dev={dev}, test={test}")
 
 
 def split_file(
@@ -527,14 +528,14 @@ def split_file(
     """Split a JSONL file into ``STEM.train.jsonl``, ``STEM.dev.jsonl`` and ``STEM.test.jsonl``
     (next to it, or in ``output_dir``); returns the paths, the splits and the skipped rows."""
     if group_field and stratify_field:
-        raise ValueError("--group-field and --stratify-field do not combine; give one")
+        raise UserError("--group-field and --stratify-field do not combine; give one")
 
     def check(row: dict) -> None:
         if stratify_field:
             if stratify_field not in row:
-                raise ValueError(f"no field {stratify_field!r} to stratify by")
+                raise UserError(f"no field {stratify_field!r} to stratify by")
             if isinstance(row[stratify_field], (dict, list)) or row[stratify_field] is None:
-                raise ValueError(f"field {stratify_field!r} must be a string or number")
+                raise UserError(f"field {stratify_field!r} must be a string or number")
 
     rows, bad = _valid_rows(path, (group_field,) if group_field else (), skip_bad, check)
     if group_field:

@@ -16,6 +16,7 @@ import sys
 
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import IntermixedArgumentParser, read_input_rows, report_skipped
+from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
 
@@ -105,13 +106,13 @@ def _read_rows(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
     """``(line, row)`` of each row to check and the bad lines: an input file's good rows, or the two TEXTs."""
     if args.input:
         if args.texts:
-            raise ValueError("give PROBLEM and SOLUTION, or --input FILE, not both")
+            raise UserError("give PROBLEM and SOLUTION, or --input FILE, not both")
         return read_input_rows(args.input, CHECK_FIELDS, skip_bad=args.skip_bad, format=args.input_format)
     if args.output or args.skip_bad:
-        raise ValueError("--output and --skip-bad apply to --input files only")
+        raise UserError("--output and --skip-bad apply to --input files only")
     if len(args.texts) != 2:
-        raise ValueError(f"give two TEXTs (the problem, then its solution), or --input FILE; got {len(args.texts)}")
+        raise UserError(f"give two TEXTs (the problem, then its solution), or --input FILE; got {len(args.texts)}")
     for name, text in zip(("the problem", "the solution"), args.texts):
         if not text.strip():
-            raise ValueError(f"{name} is empty (or only whitespace)")
+            raise UserError(f"{name} is empty (or only whitespace)")
     return [(0, dict(zip(CHECK_FIELDS, args.texts)))], []

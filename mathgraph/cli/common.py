@@ -8,6 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
+from mathgraph.errors import UserError
 from mathgraph.jsonl import corpus_spec, read_corpora
 from mathgraph.quiet import report
 from mathgraph.registry import ENCODER_NAMES, resolve
@@ -125,7 +126,7 @@ def check_input_file(path: str | None, option: str = "--input") -> None:
         raise IsADirectoryError(f"{option} {path} is a directory, not a file")
     with open(file, encoding="utf-8", errors="replace") as f:  # bad bytes: the reader names their line
         if not any(line.strip() for line in f):
-            raise ValueError(f"{option} {path} is empty: no input lines")
+            raise UserError(f"{option} {path} is empty: no input lines")
 
 
 def read_input_rows(
@@ -140,7 +141,7 @@ def read_input_rows(
     check_bank_input(path, format, option)
     rows, bad = read_bank_rows(path, fields, format=format, skip_bad=skip_bad)
     if not rows:
-        raise ValueError(f"{option} {path}: no good input lines ({len(bad)} bad lines skipped)")
+        raise UserError(f"{option} {path}: no good input lines ({len(bad)} bad lines skipped)")
     return rows, bad
 
 

@@ -16,6 +16,7 @@ from mathgraph.cli.common import (
     read_input_rows,
     report_skipped,
 )
+from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
 from mathgraph.text_checks import check_text
@@ -142,17 +143,17 @@ def compare_pairs(
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
-    """A ``ValueError`` for options that do not go together, before anything is read or loaded."""
+    """A ``UserError`` for options that do not go together, before anything is read or loaded."""
     if args.input:
         if args.texts:
-            raise ValueError("give two TEXTs or --input FILE, not both")
+            raise UserError("give two TEXTs or --input FILE, not both")
     elif args.output or args.skip_bad:
-        raise ValueError("--output and --skip-bad apply to --input files only")
+        raise UserError("--output and --skip-bad apply to --input files only")
     elif len(args.texts) != 2:
         what = "the question A, then its solution B" if args.solution else "problem A, then problem B"
-        raise ValueError(f"give two TEXTs ({what}), or --input FILE; got {len(args.texts)}")
+        raise UserError(f"give two TEXTs ({what}), or --input FILE; got {len(args.texts)}")
     if args.model is not None and (args.no_model or args.solution):
-        raise ValueError(
+        raise UserError(
             "--model is the QRC model of problem pairs: leave it out with "
             f"{'--no-model' if args.no_model else '--solution'}"
         )
@@ -162,13 +163,13 @@ def _check_arguments(args: argparse.Namespace) -> None:
 def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
     """``(line, row)`` of each pair and the bad lines: an input file's good rows (``read_input_rows`` names a
     bad one by file and line), or the two TEXTs as one row. A text that is not text (a lone surrogate; a TEXT
-    whose bytes are not UTF-8) is a bad line, or a ``ValueError`` naming the TEXT."""
+    whose bytes are not UTF-8) is a bad line, or a ``UserError`` naming the TEXT."""
     if args.input:
         return read_input_rows(args.input, PAIR_FIELDS, skip_bad=args.skip_bad, format=args.input_format)
     names = ("the question A", "the solution B") if args.solution else ("problem A", "problem B")
     for name, text in zip(names, args.texts):
         if not text.strip():
-            raise ValueError(f"{name} is empty (or only whitespace)")
+            raise UserError(f"{name} is empty (or only whitespace)")
         check_text(text, name)
     return [(0, dict(zip(PAIR_FIELDS, args.texts)))], []
 

@@ -6,6 +6,7 @@ import argparse
 import logging
 
 from mathgraph.cli.common import check_input_file, report_skipped
+from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path, is_bundled
 
@@ -147,7 +148,7 @@ def run_data_qam(args: argparse.Namespace) -> int:
             if value is not None
         ]
         if given:
-            raise ValueError(f"{', '.join(given)} apply to --source gsm8k only")
+            raise UserError(f"{', '.join(given)} apply to --source gsm8k only")
         numbered, bad = read_rows(args.input, QAM_SWAP_FIELDS, args.skip_bad)
         rows = [row for _, row in numbered][: args.limit]
         pairs = build_qam_number_swap(rows)

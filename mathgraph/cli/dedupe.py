@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mathgraph.bank_files import INPUT_FORMATS
+from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
 
@@ -70,7 +71,7 @@ def run_dedupe(args: argparse.Namespace) -> int:
 
     output_format = _output_format(args.output)
     if args.batch_size < 1:
-        raise ValueError(f"--batch-size must be >= 1, got {args.batch_size}")
+        raise UserError(f"--batch-size must be >= 1, got {args.batch_size}")
     check_bank_input(args.input, args.input_format)
     check_model_argument(args.model)
     from mathgraph.tasks.search.dedupe import DedupeSettings
@@ -80,13 +81,13 @@ def run_dedupe(args: argparse.Namespace) -> int:
     texts, skipped = [], []
     for record in _good_records(reader, args.skip_bad, skipped):  # the bank is checked before a model loads
         if args.group_field in record.row:
-            raise ValueError(
+            raise UserError(
                 f"{args.input}:{record.number}: the row already has a field {args.group_field!r}; "
                 "name another with --group-field"
             )
         texts.append(record.row[args.text_field])
     if not texts:
-        raise ValueError(f"{args.input}: no rows with a {args.text_field!r} field")
+        raise UserError(f"{args.input}: no rows with a {args.text_field!r} field")
     report(f"{args.input}: {len(texts):,} rows to group")
     from mathgraph.tasks.search.dedupe import find_duplicates
     from mathgraph.tasks.search.embedders import load_embedder
@@ -125,7 +126,7 @@ def run_dedupe(args: argparse.Namespace) -> int:
 def _output_format(path: str) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in OUTPUT_SUFFIXES:
-        raise ValueError(f"--output {path}: name it .jsonl, .csv, .tsv or .parquet (the format comes from the name)")
+        raise UserError(f"--output {path}: name it .jsonl, .csv, .tsv or .parquet (the format comes from the name)")
     return OUTPUT_SUFFIXES[suffix]
 
 

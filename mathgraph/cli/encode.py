@@ -8,6 +8,7 @@ from pathlib import Path
 
 from mathgraph.cli.common import NAMED_MODELS, check_model_argument
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
+from mathgraph.errors import UserError
 from mathgraph.samples import input_path
 
 
@@ -63,7 +64,7 @@ def run_encode(args: argparse.Namespace) -> int:
     from mathgraph.job_outputs import VectorShards, output_target
 
     if not args.input and not args.graphs:
-        raise ValueError("give --input FILE, --graphs FILE, or both")
+        raise UserError("give --input FILE, --graphs FILE, or both")
     check_job_arguments(args)
     check_model_argument(args.model, names=NAMED_MODELS)
     check_bank_input(args.input, args.input_format)
@@ -71,7 +72,7 @@ def run_encode(args: argparse.Namespace) -> int:
     from mathgraph.tasks.jobs.stages import EncodeStage, GraphInput, ParseStage, model_parser
 
     if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+        raise UserError(f"--threads must be >= 1, got {args.threads}")
     encode_stage = EncodeStage(
         model=args.model, mode=args.mode, batch_size=args.batch_size, device=args.device, threads=args.threads
     )
@@ -126,13 +127,13 @@ def graph_reader(path: str, id_field: str = "id"):
     check_bank_input(path, option="--graphs")
     reader = BankReader.open(path, id_field=id_field, keep=None)
     if reader.format not in ("jsonl", "parquet"):
-        raise ValueError(f"--graphs {path}: graphs come in a .jsonl or .parquet file from `mathgraph parse`")
+        raise UserError(f"--graphs {path}: graphs come in a .jsonl or .parquet file from `mathgraph parse`")
     return reader
 
 
 def check_graphs_match(texts, graphs, input_path: str, graphs_path: str, text_field: str) -> None:
     """Every graph of ``graphs`` is the parse of the text on the same position of ``texts``: equal counts, equal
-    texts, read side by side (one row of each in memory). A mismatch is a ``ValueError`` naming the first bad line."""
+    texts, read side by side (one row of each in memory). A mismatch is a ``UserError`` naming the first bad line."""
     import json
     from itertools import zip_longest
 
@@ -145,9 +146,9 @@ def check_graphs_match(texts, graphs, input_path: str, graphs_path: str, text_fi
         row = graph.row
         graph_text = json.loads(row["graph"]).get("text") if isinstance(row.get("graph"), str) else row.get("text")
         if graph_text != text.row[text_field]:
-            raise ValueError(f"{input_path}:{text.number}: its graph in {graphs_path} is of another text")
+            raise UserError(f"{input_path}:{text.number}: its graph in {graphs_path} is of another text")
     if counts[0] != counts[1]:
-        raise ValueError(f"{graphs_path} has {counts[1]} graphs but {input_path} has {counts[0]} problems")
+        raise UserError(f"{graphs_path} has {counts[1]} graphs but {input_path} has {counts[0]} problems")
 
 
 def _good(reader):

@@ -10,6 +10,7 @@ from typing import IO
 
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.batch_jobs import DEFAULT_SHARD_SIZE, Job, JobResult
+from mathgraph.errors import UserError
 from mathgraph.job_outputs import OUTPUT_FORMATS
 from mathgraph.quiet import report
 
@@ -59,11 +60,11 @@ def add_job_arguments(parser: argparse.ArgumentParser, workers_help: str) -> Non
 def check_job_arguments(args: argparse.Namespace) -> None:
     """Usage errors of the batch-job options, before anything loads."""
     if args.shard_size < 1:
-        raise ValueError(f"--shard-size must be >= 1, got {args.shard_size}")
+        raise UserError(f"--shard-size must be >= 1, got {args.shard_size}")
     if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+        raise UserError(f"--workers must be >= 1, got {args.workers}")
     if args.engine != "ray" and (args.address or args.gpus_per_worker is not None or args.cpus_per_worker != 1.0):
-        raise ValueError("--address, --cpus-per-worker and --gpus-per-worker apply to --engine ray only")
+        raise UserError("--address, --cpus-per-worker and --gpus-per-worker apply to --engine ray only")
     if args.engine == "ray":
         from mathgraph.tasks.jobs.ray_engine import require_ray
 

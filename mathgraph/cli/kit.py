@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from mathgraph.errors import UserError
 from mathgraph.quiet import report, warn
 
 
@@ -118,8 +119,8 @@ def _shares(value: str) -> dict[str, float]:
     for item in value.split(","):
         phase, _, share = item.partition("=")
         if phase not in PHASES or not share:
-            raise ValueError(f"--shares {value!r}: expected PHASE=SHARE,... with PHASE one of {', '.join(PHASES)}")
+            raise UserError(f"--shares {value!r}: expected PHASE=SHARE,... with PHASE one of {', '.join(PHASES)}")
         shares[phase] = float(share)
     if any(share <= 0 for share in shares.values()):
-        raise ValueError(f"--shares {value!r}: every share must be above 0")
+        raise UserError(f"--shares {value!r}: every share must be above 0")
     return shares

@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from mathgraph.cli import (
@@ -24,8 +25,11 @@ from mathgraph.cli import (
     serve,
     training,
 )
-from mathgraph.jsonl import JsonlError
+from mathgraph.errors import UserError
 from mathgraph.quiet import plain_warnings
+
+# What a user can put right (an option, an input, a name): one line, the traceback only with -v.
+USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError)
 
 # In the order `mathgraph --help` lists them.
 COMMAND_GROUPS = (
@@ -48,8 +52,10 @@ COMMAND_GROUPS = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mathgraph`` console script; returns the exit status (argparse's for ``--help``
-    and usage errors, whose message it has printed; 2 for a bad input, printed as ``mathgraph: error: ...``;
-    1, silently, when the reader of its output closed the pipe)."""
+    and usage errors, whose message it has printed; 2 for a user's mistake, a ``UserError`` or a file that is
+    missing, in the way or of the wrong kind, printed as ``mathgraph: error: ...``, with its traceback before it
+    under ``-v``; 1, silently, when the reader of its output closed the pipe). Any other exception is a bug in
+    mathgraph: its traceback shows, ``-v`` or not."""
     try:
         args = build_argument_parser().parse_args(argv)
     except SystemExit as exit:
@@ -59,7 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _quiet_libraries()
     try:
         return args.run(args)
-    except (JsonlError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, ValueError) as err:
+    except USER_ERRORS as err:
+        if args.verbose:
+            traceback.print_exc()
         print(f"mathgraph: error: {err}", file=sys.stderr)
         return 2
     except BrokenPipeError:

@@ -7,6 +7,7 @@ import json
 
 from mathgraph.cli.common import add_corpus_argument, corpus_texts
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
+from mathgraph.errors import UserError
 from mathgraph.parsers.dependency import PARSER_NAMES
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
@@ -79,14 +80,14 @@ def run_parse(args: argparse.Namespace) -> int:
     """``parse``: one problem's graph printed (and drawn), or a JSONL file of problems to a graph file."""
     if args.input:
         if args.text is not None or args.sample is not None:
-            raise ValueError("give either TEXT, --sample or --input, not several")
+            raise UserError("give either TEXT, --sample or --input, not several")
         if not args.output:
-            raise ValueError("--input needs --output")
+            raise UserError("--input needs --output")
         return _parse_file(args)
     if (args.text is None) == (args.sample is None):
-        raise ValueError("give the problem TEXT, --sample N, or --input FILE")
+        raise UserError("give the problem TEXT, --sample N, or --input FILE")
     if args.workers is not None or args.skip_bad or args.output or args.resume or args.engine != "local":
-        raise ValueError("--workers, --skip-bad, --output, --resume and --engine apply to --input files only")
+        raise UserError("--workers, --skip-bad, --output, --resume and --engine apply to --input files only")
     from mathgraph.parsers.problem import parse_problem
 
     text = args.text if args.text is not None else _sample_text(args.sample)
@@ -110,7 +111,7 @@ def _parse_file(args: argparse.Namespace) -> int:
     check_bank_input(args.input, args.input_format)  # missing or empty: an error, not "wrote 0 graphs"
     _, output_format = output_target(args.output, args.output_format)
     if output_format == "npy":
-        raise ValueError(f"--output {args.output}: graphs go to a .jsonl or .parquet file, or a directory")
+        raise UserError(f"--output {args.output}: graphs go to a .jsonl or .parquet file, or a directory")
     from mathgraph.tasks.jobs.stages import ParseStage
 
     job = Job(
@@ -149,7 +150,7 @@ def _sample_text(key: str) -> str:
     for i, row in enumerate(samples):
         if key in (str(i), row["id"]):
             return row["problem"]
-    raise ValueError(f"no sample {key!r}; choose 0..{len(samples) - 1} or an id from `mathgraph samples`")
+    raise UserError(f"no sample {key!r}; choose 0..{len(samples) - 1} or an id from `mathgraph samples`")
 
 
 def run_vocab(args: argparse.Namespace) -> int:

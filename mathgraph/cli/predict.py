@@ -8,6 +8,7 @@ import sys
 
 from mathgraph.cli.common import IntermixedArgumentParser, check_model_argument, configure_inference_threads
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
+from mathgraph.errors import UserError
 from mathgraph.labels import with_label_names
 from mathgraph.samples import input_path
 from mathgraph.task_specs import TASK_NAMES, task_spec
@@ -94,10 +95,10 @@ def _predict_bank(args: argparse.Namespace) -> int:
     from mathgraph.job_outputs import output_target
 
     if not args.output and args.output_format == "parquet":
-        raise ValueError("--output-format parquet needs an --output (stdout gets JSONL)")
+        raise UserError("--output-format parquet needs an --output (stdout gets JSONL)")
     output_format = output_target(args.output, args.output_format)[1] if args.output else "jsonl"
     if output_format == "npy":
-        raise ValueError(f"--output {args.output}: predictions go to a .jsonl or .parquet file, or a directory")
+        raise UserError(f"--output {args.output}: predictions go to a .jsonl or .parquet file, or a directory")
     job = prediction_job(
         args.task,
         args.input,
@@ -121,26 +122,26 @@ def _predict_bank(args: argparse.Namespace) -> int:
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
-    """A ``ValueError`` (``FileNotFoundError``...) for options that do not go together, TEXTs the task does not
+    """A ``UserError`` (``FileNotFoundError``...) for options that do not go together, TEXTs the task does not
     take, a ``--model`` directory that does not exist, and an ``--input`` bank that is missing or empty (its
     bad rows are found by the job's first pass, before any model loads)."""
     if args.input:
         if args.texts:
-            raise ValueError("give TEXT arguments or --input FILE, not both")
+            raise UserError("give TEXT arguments or --input FILE, not both")
         check_job_arguments(args)
     elif args.output or args.skip_bad or args.resume or args.engine != "local":
-        raise ValueError("--output, --skip-bad, --resume and --engine apply to --input files only")
+        raise UserError("--output, --skip-bad, --resume and --engine apply to --input files only")
     elif not args.texts:
-        raise ValueError("give the input as TEXT arguments, or --input FILE")
+        raise UserError("give the input as TEXT arguments, or --input FILE")
     if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+        raise UserError(f"--threads must be >= 1, got {args.threads}")
     if args.texts:
         fewest, most, wanted = task_spec(args.task).text_arguments
         if len(args.texts) < fewest or (most is not None and len(args.texts) > most):
-            raise ValueError(f"{args.task} takes {wanted}, got {len(args.texts)} (or give --input FILE)")
+            raise UserError(f"{args.task} takes {wanted}, got {len(args.texts)} (or give --input FILE)")
         for position, text in enumerate(args.texts, 1):
             if not text.strip():
-                raise ValueError(f"TEXT {position}: the text is empty")
+                raise UserError(f"TEXT {position}: the text is empty")
     check_model_argument(args.model)
     if args.input:
         from mathgraph.bank_files import check_bank_input

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from mathgraph.cli.common import check_index_argument, check_input_file
+from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
 
@@ -44,7 +45,7 @@ def register(commands) -> None:
 def run_refine(args: argparse.Namespace) -> int:
     """``refine``: solutions refined with retrieved exemplars and an LLM (``tasks.refine.refinement``)."""
     if args.limit is not None and args.limit < 1:
-        raise ValueError(f"--limit must be >= 1, got {args.limit}")
+        raise UserError(f"--limit must be >= 1, got {args.limit}")
     check_input_file(args.problems, "--problems")  # before the LLM's and the index's seconds of loading
     check_input_file(args.drafts, "--drafts")
     check_index_argument(args.index)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from mathgraph.cli.common import check_model_argument
+from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.tasks.release.build import ALL_STAGES, STAGES  # tuples of names: the module imports no torch at the top
 
@@ -93,7 +94,7 @@ def run_release(args: argparse.Namespace) -> int:
         args.start == "package" and "multitask" in stages
     )
     if needs_output and args.output is None:
-        raise ValueError(f"mathgraph release {' '.join(stages)} needs --output (the package's directory)")
+        raise UserError(f"mathgraph release {' '.join(stages)} needs --output (the package's directory)")
     check_model_argument(args.start_model, "--start-model", names=("untrained",))
     from mathgraph.tasks.release.build import ReleaseSettings, build_release, task_files
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from mathgraph.cli.common import check_model_argument
+from mathgraph.errors import UserError
 from mathgraph.quiet import report
 
 
@@ -40,7 +41,7 @@ def run_routes(args: argparse.Namespace) -> int:
 
     kind = model_type(resolve(args.model))
     if kind != "multi-task-model":
-        raise ValueError(
+        raise UserError(
             f"{args.model} holds {describe(kind)}, not a multi-task model (train one with `train multitask`)"
         )
     model = load(args.model, device=args.device)
@@ -51,7 +52,7 @@ def run_routes(args: argparse.Namespace) -> int:
             print(f"step {step + 1}: " + " ".join(f"{s}/{w:.2f}" for w, s in fired) + f" | stop gate {gate:.2f}")
     else:
         if len(args.texts) > 1:
-            raise ValueError("MoE routes are drawn for one problem: give one TEXT")
+            raise UserError("MoE routes are drawn for one problem: give one TEXT")
         routes = model.token_routes(args.texts[0], args.task)
         for layer, experts in zip(routes.layers, routes.experts):
             print(f"layer {layer}: " + " ".join(f"{t}/{e}" for t, e in zip(routes.tokens, experts)))

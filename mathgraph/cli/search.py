@@ -16,6 +16,7 @@ from mathgraph.cli.common import (
     read_input_rows,
     report_skipped,
 )
+from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
 from mathgraph.text_checks import check_text
@@ -161,7 +162,7 @@ def run_index_build(args: argparse.Namespace) -> int:
     if args.vectors is not None:
         return _index_vectors(args)
     if args.limit is not None and args.limit < 1:
-        raise ValueError(f"--limit must be >= 1, got {args.limit}")
+        raise UserError(f"--limit must be >= 1, got {args.limit}")
     args.model = args.model or "shipped"
     check_model_argument(args.model, names=NAMED_MODELS)
     rows, _ = read_input_rows(args.input, (args.text_field,), args.skip_bad, format=args.input_format)  # before torch
@@ -200,7 +201,7 @@ def _index_vectors(args: argparse.Namespace) -> int:
 
     given = [name for name, value in (("--model", args.model), ("--mode", args.mode), ("--limit", args.limit)) if value]
     if given or args.skip_bad:
-        raise ValueError(
+        raise UserError(
             f"--vectors indexes what `mathgraph encode` wrote, with its model: leave out {', '.join(given) or '--skip-bad'}"
         )
     check_bank_input(args.input, args.input_format)
@@ -235,11 +236,11 @@ def _read_queries(args: argparse.Namespace) -> tuple[list, list]:
 def run_search(args: argparse.Namespace) -> int:
     """``search``: the index rows nearest one query, or JSONL results for every query of ``--queries FILE``."""
     if (args.query is None) == (args.queries is None):
-        raise ValueError("give one QUERY or --queries FILE")
+        raise UserError("give one QUERY or --queries FILE")
     if args.queries is None and (args.output or args.skip_bad):
-        raise ValueError("--output and --skip-bad apply to --queries files only")
+        raise UserError("--output and --skip-bad apply to --queries files only")
     if args.query is not None and not args.query.strip():
-        raise ValueError("the QUERY is empty")
+        raise UserError("the QUERY is empty")
     if args.query is not None:
         check_text(args.query, "the QUERY")
     check_index_argument(args.index)
@@ -247,7 +248,7 @@ def run_search(args: argparse.Namespace) -> int:
     # the queries are read and checked before the seconds of importing torch and loading the model
     records, bad = _read_queries(args) if args.queries else ([], [])
     if args.queries and not records:
-        raise ValueError(f"--queries {args.queries}: no good queries ({len(bad)} bad lines skipped)")
+        raise UserError(f"--queries {args.queries}: no good queries ({len(bad)} bad lines skipped)")
     from mathgraph.tasks.search.commands import hybrid_search_weight, structure_search_weight
     from mathgraph.tasks.search.index import SearchIndex
 
@@ -255,10 +256,10 @@ def run_search(args: argparse.Namespace) -> int:
     weight = hybrid_search_weight(args.hybrid)
     structure_weight = structure_search_weight(args.hybrid)
     if weight > 0 and args.approximate:
-        raise ValueError("--hybrid searches exactly: leave out --approximate (or pass --no-hybrid)")
+        raise UserError("--hybrid searches exactly: leave out --approximate (or pass --no-hybrid)")
     for name, value in (("--nprobe", args.nprobe), ("--ef-search", args.ef_search)):
         if value is not None and value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
+            raise UserError(f"{name} must be >= 1, got {value}")
     index = SearchIndex.from_pretrained(args.index, encoder=args.model or "auto", device=args.device)
     if args.nprobe is not None:
         index.search_parameters["nprobe"] = args.nprobe

@@ -8,6 +8,7 @@ import logging
 import socket
 
 from mathgraph.cli.common import NAMED_MODELS, check_index_argument, check_model_argument
+from mathgraph.errors import UserError
 from mathgraph.quiet import report, warn
 from mathgraph.serve.service import Limits, Service
 
@@ -109,12 +110,15 @@ def run_serve(args: argparse.Namespace) -> int:
 
         from mathgraph.serve.app import create_app
     except ImportError as err:
-        raise ValueError(
+        raise UserError(
             f"mathgraph serve needs the serve extra ({err.name} is missing): pip install 'mathgraph[serve]'"
         ) from None
     from mathgraph.models.threads import available_cores, configure_threads
 
-    limits = Limits(args.max_text_chars, args.max_batch, args.max_request_bytes, args.max_k, args.max_request_chars)
+    try:  # the limits are the --max-* options as given: one out of range is the user's to put right
+        limits = Limits(args.max_text_chars, args.max_batch, args.max_request_bytes, args.max_k, args.max_request_chars)
+    except ValueError as err:
+        raise UserError(str(err)) from None
     listener = bind(args.host, args.port)  # a taken port is reported before the models' seconds of loading
     if args.host not in LOOPBACK:
         warn(f"listening on {args.host}: anyone who can reach it can use this server (it has no authentication)")
@@ -137,7 +141,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port`` (port 0: a free one), or a ``ValueError`` saying why not."""
+    """A listening socket on ``host:port`` (port 0: a free one), or a ``UserError`` saying why not."""
     try:
         family, kind, protocol, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         # protocol IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on connections of such a listener, and
@@ -148,5 +152,5 @@ def bind(host: str, port: int) -> socket.socket:
         listener.listen(128)
     except OSError as err:
         reason = "the port is in use" if err.errno == errno.EADDRINUSE else err.strerror or str(err)
-        raise ValueError(f"cannot listen on {host}:{port}: {reason}") from None
+        raise UserError(f"cannot listen on {host}:{port}: {reason}") from None
     return listener

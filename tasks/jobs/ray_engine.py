@@ -32,10 +32,11 @@ from typing import IO
 import numpy as np
 
 from mathgraph.batch_jobs import Job, JobResult, JobRun, Progress, RowError, read_shard
+from mathgraph.errors import UserError
 
 PARSE_TASK_MEMORY = 512 * 2**20  # bytes a parse task reserves: spaCy's English model and a chunk of graphs
 ERROR_SHARD = -1  # the shard number of a row that carries a user error instead of an item
-USER_ERRORS = (ValueError, OSError)  # what the commands report in one line (bad rows, missing files)
+USER_ERRORS = (UserError, OSError)  # what the commands report in one line (bad rows, missing files)
 
 
 def ray_available() -> bool:
@@ -189,9 +190,9 @@ def _collect(dataset, run: JobRun, specs: dict, show_progress: bool) -> None:
 def _user_error(job: Job, error: dict) -> Exception:
     """The error a task sent back, as the local engine raises it."""
     if error["row"]:
-        return ValueError(f"{', '.join(map(str, job.reader.files))}: {error['message']}")
+        return UserError(f"{', '.join(map(str, job.reader.files))}: {error['message']}")
     kind = error["type"]
-    return kind(error["message"]) if issubclass(kind, OSError) else ValueError(error["message"])
+    return kind(error["message"]) if issubclass(kind, OSError) else UserError(error["message"])
 
 
 def _pack(items: list[dict], writer=None) -> dict[str, np.ndarray]:

@@ -15,6 +15,7 @@ from os import PathLike
 import numpy as np
 
 from mathgraph.bank_files import BankReader, read_bank_rows
+from mathgraph.errors import UserError
 from mathgraph.jsonl import TextRecord
 from mathgraph.quiet import progress_bar, warn
 from mathgraph.tasks.search.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
@@ -59,12 +60,12 @@ def build_index_from_file(
     ``show_progress``: a rough estimate of the time it takes on stderr before the work starts
     (``rough_seconds``), then one progress bar over parsing and encoding with its own estimate."""
     if limit is not None and limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
+        raise UserError(f"limit must be >= 1, got {limit}")
     numbered, bad = read_bank_rows(input_path, (text_field,), format=input_format, skip_bad=skip_bad)
     if bad:
         warn(f"{input_path}: skipped {len(bad)} bad rows, the first: {bad[0]}")
     if not numbered:
-        raise ValueError(f"{input_path}: no rows with a {text_field!r} field to index")
+        raise UserError(f"{input_path}: no rows with a {text_field!r} field to index")
     rows = [row for _, row in numbered][:limit]
     embedder = load_embedder(model, mode=mode, device=device)
     if show_progress:
@@ -98,7 +99,7 @@ def build_index_from_vectors(
 
     settings = read_manifest(vectors).get("settings", {})
     if "model" not in settings or "mode" not in settings:
-        raise ValueError(f"{vectors}: the manifest names no model and mode; not the output of `mathgraph encode`")
+        raise UserError(f"{vectors}: the manifest names no model and mode; not the output of `mathgraph encode`")
     shards = finished_files(vectors, kind="vectors")
     reader = BankReader.open(input_path, input_format, fields=(text_field,), id_field=None, keep=None)
     embedder = load_embedder(settings["model"], mode=settings["mode"], device=device)
@@ -117,7 +118,7 @@ def build_index_from_vectors(
                     if record.number == vector_row["line"]:
                         break
                 else:
-                    raise ValueError(
+                    raise UserError(
                         f"{vectors}: a vector of line {vector_row['line']}, which {input_path} does not have "
                         "(or not in this order): were the vectors encoded from another bank?"
                     )

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mathgraph.errors import UserError
+
 # Chosen on the dev part of benchmarks/dedupe_quality.py (the best F1 over its grid; docs/search.md): a reworded
 # question shares few words with the original (GSM-Plus paraphrases: similarity 0.1 to 0.5), and a paraphrase
 # regroups numbers into other sentences, so neither check helped there; a question missing on one side still
@@ -67,10 +69,10 @@ class DedupeSettings:
 
     def __post_init__(self) -> None:
         if self.neighbours < 1:
-            raise ValueError(f"neighbours must be >= 1, got {self.neighbours}")
+            raise UserError(f"neighbours must be >= 1, got {self.neighbours}")
         for name in ("min_cosine", "min_question_similarity"):
             if not -1.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be in [-1, 1], got {getattr(self, name)}")
+                raise UserError(f"{name} must be in [-1, 1], got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from mathgraph.checksums import file_sha256
+from mathgraph.errors import UserError
 
 
 @runtime_checkable
@@ -231,7 +232,7 @@ def load_embedder(
         source = spec if spec in SHIPPED_NAMES or not Path(spec).is_dir() else str(Path(spec).resolve())
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode, source=source)
     if kind is not None or not (directory / "config.json").is_file():
-        raise ValueError(f"{spec} holds {describe(kind)}, not an encoder")
+        raise UserError(f"{spec} holds {describe(kind)}, not an encoder")
     return TextEmbedder(str(directory.resolve()), device=device)  # another Hugging Face model (its config.json)
 
 
@@ -248,7 +249,7 @@ def _onnx_text_package(name: str, device: str | None, runtime: str | None):
     if package_has_onnx(package) and "text" in package.config["onnx"]:
         return package
     if runtime is not None:
-        raise ValueError(f"--runtime {runtime}: the installed package carries no ONNX text graph; use --runtime torch")
+        raise UserError(f"--runtime {runtime}: the installed package carries no ONNX text graph; use --runtime torch")
     return None
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from mathgraph.checksums import file_sha256
+from mathgraph.errors import UserError
 from mathgraph.files import apply_umask
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows
 from mathgraph.quiet import progress_bar, warn
@@ -95,7 +96,7 @@ def shipped_structure_min_cosine() -> float:
     return 0.0 if setting is None else float(setting.get("min_cosine", 0.0))
 
 
-class IndexMismatchError(ValueError):
+class IndexMismatchError(UserError):
     """The encoder given to an index is not the one that built it."""
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mathgraph.checksums import file_sha256
+from mathgraph.errors import UserError
 from mathgraph.registry import CheckpointError, read_config
 
 FORMAT = "mathgraph-search-index"
@@ -34,7 +35,7 @@ APPROXIMATE_TYPES = INDEX_TYPES[1:]
 CHECKSUM_LIMIT = 256 * 2**20
 
 
-class IndexFormatError(ValueError):
+class IndexFormatError(UserError):
     """An index directory that is missing files, corrupted, or of an unknown format."""
 
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import torch
 
+from mathgraph.errors import UserError
 from mathgraph.models.encoder import UNTRAINED, MathEncoder
 from mathgraph.models.features import FeatureStore
 from mathgraph.models.prediction import feature_store, predict
@@ -43,7 +44,7 @@ def require_two_labels(task: TaskHead, labels: Sequence, train_path: str) -> Non
     """A classifier trained on one label learns nothing (loss 0, accuracy 1 on the same label): refuse it,
     naming the label (a sorted file cut short often holds a single one)."""
     if task.classifies and len(labels) < 2:
-        raise ValueError(
+        raise UserError(
             f"{train_path}: every example has the label {list(labels)}; a classifier needs two or more "
             "(is the file sorted by label? shuffle it before taking a part)"
         )
@@ -55,7 +56,7 @@ def load_start_encoder(model: str = "shipped", **new_model_options) -> MathEncod
     options = {k: v for k, v in new_model_options.items() if v is not None}
     if str(model) != UNTRAINED:
         if options:
-            raise ValueError(f"{sorted(options)} set up a new model: they apply to --model {UNTRAINED}, not {model}")
+            raise UserError(f"{sorted(options)} set up a new model: they apply to --model {UNTRAINED}, not {model}")
         return MathEncoder.from_pretrained(model, device="cpu")
     encoder = MathEncoder.build(**options)
     encoder.model.eval()
@@ -79,7 +80,7 @@ def train_task(
     train = load_examples(config, train_path, args.skip_bad)
     dev = load_examples(config, dev_path, args.skip_bad) if dev_path else []
     if not train:
-        raise ValueError(f"{train_path}: no training examples")
+        raise UserError(f"{train_path}: no training examples")
     config.labels = task.label_names(train)
     require_two_labels(task, config.labels, train_path)
     encoder = load_start_encoder(model, **new_model_options)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from mathgraph.errors import UserError
 from mathgraph.models.features import FeatureStore
 from mathgraph.models.multitask import MultiTaskConfig, MultiTaskModel
 from mathgraph.models.task_batches import TaskCollator, example_lengths
@@ -56,20 +57,20 @@ def train_multitask(
     before adaptation. Returns the history (and the skill pre-training's under ``skill_pretraining``).
     """
     if not task_files:
-        raise ValueError("give at least one task")
+        raise UserError("give at least one task")
     if args.freeze_text_layers:
-        raise ValueError(
+        raise UserError(
             "--freeze-text-layers is for single-task training: task prompts and adapters change "
             "what the text layers compute per task"
         )
     if skill_pretraining_steps and adapter != "reasonformer":
-        raise ValueError("skill pre-training is for --adapter reasonformer")
+        raise UserError("skill pre-training is for --adapter reasonformer")
     train, dev = [], []
     for task_config, train_path, dev_path in task_files:
         task_config.architecture = architecture
         examples = load_examples(task_config, train_path, args.skip_bad)
         if not examples:
-            raise ValueError(f"{train_path}: no training examples")
+            raise UserError(f"{train_path}: no training examples")
         task_config.labels = task_config.task_type.label_names(examples)
         require_two_labels(task_config.task_type, task_config.labels, train_path)
         train.append(examples)
@@ -131,7 +132,7 @@ def parse_task_spec(spec: str) -> tuple[str, str, str | None]:
     """``TASK:TRAIN[:DEV]`` (the ``--task`` option) -> ``(task, train_path, dev_path)``."""
     parts = spec.split(":")
     if len(parts) not in (2, 3) or parts[0] not in TASKS or not all(parts[1:]):
-        raise ValueError(f"--task {spec!r}: expected TASK:TRAIN.jsonl[:DEV.jsonl] with TASK one of {tuple(TASKS)}")
+        raise UserError(f"--task {spec!r}: expected TASK:TRAIN.jsonl[:DEV.jsonl] with TASK one of {tuple(TASKS)}")
     return parts[0], parts[1], parts[2] if len(parts) == 3 else None
 
 

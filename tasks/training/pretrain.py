@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 from torch import nn
 
+from mathgraph.errors import UserError
 from mathgraph.models.batching import DeviceBatch, ProblemBatch, ProblemCollator
 from mathgraph.models.comus import ComusModel, ComusOutput
 from mathgraph.models.heads import DtcHead, MlmHead, TgclHead, mlm_loss
@@ -187,11 +188,11 @@ def check_pretraining_setup(tasks: Sequence[str], architecture: str) -> None:
     """Raise ``ValueError`` unless ``tasks`` and ``architecture`` make a valid pre-training run."""
     unknown = set(tasks) - set(OBJECTIVES)
     if unknown or not tasks:
-        raise ValueError(f"pre-training tasks must be a non-empty subset of {PRETRAINING_TASKS}, got {tuple(tasks)}")
+        raise UserError(f"pre-training tasks must be a non-empty subset of {PRETRAINING_TASKS}, got {tuple(tasks)}")
     if architecture not in PRETRAINING_ARCHITECTURES:
-        raise ValueError(f"the architecture must be one of {PRETRAINING_ARCHITECTURES}, got {architecture!r}")
+        raise UserError(f"the architecture must be one of {PRETRAINING_ARCHITECTURES}, got {architecture!r}")
     if architecture == "bert" and any(OBJECTIVES[t].needs_graph for t in tasks):
-        raise ValueError("bert has no graph: only the mlm task applies (that is DAPT-BERT)")
+        raise UserError("bert has no graph: only the mlm task applies (that is DAPT-BERT)")
 
 
 @dataclass
@@ -273,10 +274,10 @@ def run_pretraining(
 
     check_pretraining_setup(tasks, architecture)
     if args.freeze_text_layers:
-        raise ValueError("--freeze-text-layers does not apply to pre-training: masked inputs change every step")
+        raise UserError("--freeze-text-layers does not apply to pre-training: masked inputs change every step")
     texts = list(dict.fromkeys(texts))
     if not texts:
-        raise ValueError("no texts to pre-train on")
+        raise UserError("no texts to pre-train on")
     math_encoder = load_start_encoder(model, split_digits=split_digits)
     store = FeatureStore.for_run(math_encoder, texts, args, with_graphs=architecture != "bert")
     if freeze_vocabulary:

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 import torch
 from torch import nn
 
+from mathgraph.errors import UserError
 from mathgraph.models.batching import DeviceBatch
 from mathgraph.models.comus import ComusOutput
 from mathgraph.models.encoder import MathEncoder
@@ -71,7 +72,7 @@ class SkillPretrainer(nn.Module):
     def __init__(self, model: ReasoningModel, objectives: Sequence[str], routing_weight: float = 1.0):
         super().__init__()
         if model.reasoning is None:
-            raise ValueError("skill pre-training needs a model with reasoning modules (--adapter reasonformer)")
+            raise UserError("skill pre-training needs a model with reasoning modules (--adapter reasonformer)")
         self.model, self.routing_weight = model, routing_weight
         self.heads = nn.ModuleDict({name: OBJECTIVES[name].make_head(model.backbone, 1.0) for name in objectives})
 
@@ -145,10 +146,10 @@ def pretrain_skills(
     """Train ``model``'s skills for ``steps`` batches (module docstring); ``train[task_id]`` are the training
     examples of each task. Checkpoints go to ``args.output_dir/skill-pretraining``. Returns the history."""
     if steps < 1:
-        raise ValueError(f"skill pre-training needs steps >= 1, got {steps}")
+        raise UserError(f"skill pre-training needs steps >= 1, got {steps}")
     sources = skill_sources(model)
     if not sources:
-        raise ValueError(
+        raise UserError(
             f"none of the skills {model.config.skills} has data in this run: skills are taught by {SKILL_SOURCES}"
         )
     tasks = model.config.task_names

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
+from mathgraph.errors import UserError
 from mathgraph.models.encoder import canonical_mode
 from mathgraph.models.heads import info_nce
 from mathgraph.tasks.training.trainer import TrainingArguments, TrainingData, fit
@@ -40,7 +41,7 @@ class SimCSEModel(nn.Module):
 
     def forward(self, batch) -> dict[str, torch.Tensor]:
         if len(batch) < 2:
-            raise ValueError("SimCSE needs batches of 2 or more problems: the others are the negatives")
+            raise UserError("SimCSE needs batches of 2 or more problems: the others are the negatives")
         first, second = self.vectors(batch), self.vectors(batch)
         return {"loss": info_nce(first, second, self.temperature)}
 
@@ -63,13 +64,11 @@ def train_simcse(
 
     texts = list(dict.fromkeys(t for t in texts if t and t.strip()))
     if len(texts) < 2:
-        raise ValueError(f"SimCSE needs at least 2 distinct non-empty texts, got {len(texts)}")
+        raise UserError(f"SimCSE needs at least 2 distinct non-empty texts, got {len(texts)}")
     if args.batch_size < 2:
-        raise ValueError(f"batch_size must be >= 2 (in-batch negatives), got {args.batch_size}")
+        raise UserError(f"batch_size must be >= 2 (in-batch negatives), got {args.batch_size}")
     if args.freeze_text_layers:
-        raise ValueError(
-            "--freeze-text-layers does not apply to SimCSE: its two views come from dropout in every layer"
-        )
+        raise UserError("--freeze-text-layers does not apply to SimCSE: its two views come from dropout in every layer")
     math_encoder = load_start_encoder(model)
     simcse = SimCSEModel(math_encoder.model, mode, temperature)
     store = FeatureStore.for_run(math_encoder, texts, args)

@@ -13,6 +13,7 @@ Rows each model reads (a task's ``input_shape``):
 
 from __future__ import annotations
 
+from mathgraph.errors import UserError
 from mathgraph.models.tfidf import TfidfClassifier, TfidfRanker
 from mathgraph.tasks.data import sqr_relevance
 from mathgraph.tasks.metrics import classification_metrics, ranking_metrics
@@ -26,28 +27,28 @@ def _check_task(task: str) -> str:
 def _classification_data(task: str, rows, text_field: str, label_field: str) -> tuple[list, list]:
     rows = list(rows)
     if not rows:
-        raise ValueError(f"{task}: no rows")
+        raise UserError(f"{task}: no rows")
     try:
         if _check_task(task) == "single":
             return [row[text_field] for row in rows], [row[label_field] for row in rows]
         return [(row["text_a"], row["text_b"]) for row in rows], [row["label"] for row in rows]
     except KeyError as missing:
-        raise ValueError(f"{task}: row without field {missing}") from None
+        raise UserError(f"{task}: row without field {missing}") from None
 
 
 def _ranking_data(rows) -> tuple[list[dict], list[tuple[int, ...]]]:
     """The SQR rows and their validated graded relevance (``tasks.data.sqr_relevance``)."""
     rows = list(rows)
     if not rows:
-        raise ValueError("sqr: no rows")
+        raise UserError("sqr: no rows")
     relevance = []
     for row in rows:
         if not {"query", "candidates"} <= row.keys():
-            raise ValueError(f"sqr: row {row.get('id')!r} needs 'query', 'candidates' and 'relevance'")
+            raise UserError(f"sqr: row {row.get('id')!r} needs 'query', 'candidates' and 'relevance'")
         try:
             relevance.append(sqr_relevance(row))
         except ValueError as err:
-            raise ValueError(f"sqr: row {row.get('id')!r}: {err}") from None
+            raise UserError(f"sqr: row {row.get('id')!r}: {err}") from None
     return rows, relevance
 
 

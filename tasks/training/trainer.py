@@ -34,6 +34,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from mathgraph.errors import UserError
 from mathgraph.files import apply_umask
 from mathgraph.models.reasoning import PRETRAINED_LAYERS_NAME
 from mathgraph.models.threads import available_cores, configure_threads  # noqa: F401 (re-exported)
@@ -114,19 +115,19 @@ class TrainingArguments:
             "checkpoint_every",
         ):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise UserError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_steps is not None and self.max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
+            raise UserError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.save_steps is not None and self.save_steps < 1:
-            raise ValueError(f"save_steps must be >= 1, got {self.save_steps}")
+            raise UserError(f"save_steps must be >= 1, got {self.save_steps}")
         if self.schedule_steps is not None and (self.max_steps is None or self.schedule_steps < self.max_steps):
-            raise ValueError(f"schedule_steps needs max_steps <= schedule_steps, got {self.schedule_steps}")
+            raise UserError(f"schedule_steps needs max_steps <= schedule_steps, got {self.schedule_steps}")
         if self.loader_workers < 0 or self.freeze_text_layers < 0:
-            raise ValueError("loader_workers and freeze_text_layers must be >= 0")
+            raise UserError("loader_workers and freeze_text_layers must be >= 0")
         if self.time_limit_s is not None and self.time_limit_s <= 0:
-            raise ValueError(f"time_limit_s must be > 0, got {self.time_limit_s}")
+            raise UserError(f"time_limit_s must be > 0, got {self.time_limit_s}")
         if self.mixed_precision not in ("no", "fp16", "bf16"):
-            raise ValueError(f"mixed_precision must be no, fp16 or bf16, got {self.mixed_precision!r}")
+            raise UserError(f"mixed_precision must be no, fp16 or bf16, got {self.mixed_precision!r}")
 
     @classmethod
     def from_namespace(cls, namespace, **overrides) -> TrainingArguments:
@@ -141,7 +142,7 @@ def check_mixed_precision(mixed_precision: str, device: torch.device) -> None:
     if device.type != "cpu" or mixed_precision == "no":
         return
     if mixed_precision == "fp16":
-        raise ValueError(
+        raise UserError(
             "--mixed-precision fp16 needs a GPU: on the CPU it would silently train in fp32; leave it out (or use bf16)"
         )
     warnings.warn(

@@ -21,6 +21,7 @@ PUBLIC = [
     "ProblemParser",
     "Quantity",
     "SearchIndex",
+    "UserError",
     "align_problems",
     "align_solution",
     "check_solution",

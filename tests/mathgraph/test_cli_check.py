@@ -90,7 +90,11 @@ def test_a_parquet_or_csv_bank_is_checked_like_jsonl(tmp_path, capsys):
         (["only one text"], "give two TEXTs (the problem, then its solution), or --input FILE; got 1"),
         ([PROBLEM, "  "], "the solution is empty (or only whitespace)"),
         ([PROBLEM, RIGHT, "--output", "x.jsonl"], "--output and --skip-bad apply to --input files only"),
-        (["--input", "missing.jsonl"], "--input missing.jsonl: no such file"),
+        (
+            ["--input", "missing.jsonl"],
+            "--input missing.jsonl: no such file (files bundled with mathgraph, found by name from any folder: "
+            "sample_problems.jsonl, kpc_sample.jsonl, gsmplus_sample.jsonl)",
+        ),
     ],
 )
 def test_bad_input_is_a_one_line_error(arguments, message, capsys, tmp_path, monkeypatch):

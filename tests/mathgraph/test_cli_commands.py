@@ -283,3 +283,25 @@ def test_a_missing_index_is_said_to_be_a_missing_index(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith(f"mathgraph: error: {said}") and "no such model" not in err
         assert "an index is a directory `mathgraph index build --output DIR` wrote" in err
+
+
+def test_a_user_error_is_one_line_and_a_bug_keeps_its_traceback(tmp_path, capsys, monkeypatch):
+    bank = tmp_path / "bank.jsonl"
+    bank.write_text(json.dumps({"problem": PROBLEMS[0]}) + "\n", encoding="utf-8")
+    argv = ["index", "build", "--input", str(bank), "--output", str(tmp_path / "index"), "--limit", "0"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == "mathgraph: error: --limit must be >= 1, got 0\n"
+    assert main(["-v", *argv]) == 2  # -v: where it was raised, then the same line
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):") and "UserError: --limit must be >= 1" in err
+    assert err.endswith("mathgraph: error: --limit must be >= 1, got 0\n")
+
+    import mathgraph.samples
+
+    def broken():
+        return [int("one")]  # a bug: Python's own ValueError, not a user's mistake
+
+    monkeypatch.setattr(mathgraph.samples, "sample_problems", broken)
+    for loudness in ([], ["-v"]):
+        with pytest.raises(ValueError, match="invalid literal for int"):
+            main([*loudness, "samples"])
