@@ -1,4 +1,4 @@
-"""Similar-problem search in a real bank (issue 37, item 3): does the right problem come first among thousands?
+"""Similar-problem search in a real bank: does the right problem come first among thousands?
 
     python benchmarks/bank_search.py --work WORK [--split dev|test|dev+test] [--banks gsm8k,math]
                                      [--rows default,hybrid,...] [--add-row 'NAME:model=SPEC,mode=text,hybrid=off']
@@ -26,7 +26,7 @@ fusion and alignment step, with the weights that the row's ``hybrid`` gives thro
 ``tasks.search.commands.hybrid_search_weight`` / ``structure_search_weight``, or its own), asking for ``DEPTH``
 hits, so the alignment step re-scores the same ``STRUCTURE_RERANK`` rows as ``mathgraph search -k 10`` does.
 
-Rows are parameters: ``ROWS`` (the issue's table) and ``Row`` in Python (``rows(names, extra)``), or
+Rows are parameters: ``ROWS`` (the table of docs/search.md) and ``Row`` in Python (``rows(names, extra)``), or
 ``--rows NAME,...`` and ``--add-row 'NAME:model=SPEC,mode=MODE,hybrid=auto|on|off,sparse=W,structure=W,
 min_cosine=C,label=TEXT'`` on the command line (``model``: any ``load_embedder`` spec: ``shipped``, a model
 directory, ``text:minilm``, ``text:DIR``; ``tfidf`` for the TF-IDF cosine). A new first stage saved as a model

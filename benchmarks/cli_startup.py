@@ -1,4 +1,4 @@
-"""Wall time of whole `mathgraph` processes: start-up, and one query against many (issues 14, 27).
+"""Wall time of whole `mathgraph` processes: start-up, and one query against many.
 
     python benchmarks/cli_startup.py --work /tmp/cli_bench [--repeats 3] [--rows 1000] [--queries 100]
                                      [--baseline DIR] [--smoke] [--startup]
@@ -16,7 +16,7 @@ set, else ``WORK/cache``). ``--baseline DIR``: also time every command with the 
 ``PYTHONPATH``), run by run alternately with this tree's, for a before/after table under the
 same load. ``--smoke``: an index of 20 problems of the smoke data (``benchmarks/smoke.py``),
 3 queries, one run of each command, in ``WORK/smoke``: seconds. ``--startup``: only the start-up
-yardstick of issue 36 (item 6), no index: ``python -c "import torch"`` against ``mathgraph predict kpc
+yardstick of start-up time, no index: ``python -c "import torch"`` against ``mathgraph predict kpc
 TEXT`` with the text's graph cached (every run after the first) and with an empty graph cache
 (spaCy loaded and the text parsed), interleaved, and the ratio of the medians (target: at most 3x).
 """
@@ -101,7 +101,7 @@ def main() -> None:
     )
     parser.add_argument("--smoke", action="store_true", help="20 problems, 3 queries, one run: seconds (WORK/smoke)")
     parser.add_argument(
-        "--startup", action="store_true", help="only `import torch` against `predict kpc TEXT` (issue 36), no index"
+        "--startup", action="store_true", help="only `import torch` against `predict kpc TEXT`, no index"
     )
     args = parser.parse_args()
     if args.startup:

@@ -1,4 +1,4 @@
-"""Near-duplicate grouping (``mathgraph dedupe``, issue 40): precision and recall of "the same problem" pairs,
+"""Near-duplicate grouping (``mathgraph dedupe``): precision and recall of "the same problem" pairs,
 thresholds chosen on a dev part, figures with 95% Wilson intervals on the test part.
 
     python benchmarks/dedupe_quality.py --work WORK [--seeds 200] [--math 200] [--gsm8k 1000]

@@ -1,4 +1,4 @@
-"""Host-device syncs and CPU time of one training step, per architecture (issue 25, defect 9).
+"""Host-device syncs and CPU time of one training step, per architecture (a COMUS step makes none).
 
     python benchmarks/host_syncs.py [--batch-size 16] [--repeats 5] [--smoke]
 

@@ -1,4 +1,4 @@
-"""A million-vector search index of each type (issue 40): build time, file sizes, resident memory, query latency
+"""A million-vector search index of each type: build time, file sizes, resident memory, query latency
 and recall@10 against the exact (flat) index.
 
     python benchmarks/index_scale.py --work WORK [--rows 1000000] [--queries 1000] [--types flat,ivf-flat,ivf-pq,hnsw]

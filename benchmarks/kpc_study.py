@@ -1,4 +1,4 @@
-"""What the graph adds on knowledge points: the controlled KPC study (issue 26).
+"""What the graph adds on knowledge points: the controlled KPC study.
 
     python benchmarks/kpc_study.py --work results/ [--jobs headline,seeds,...] [--steps 2000] [--long-steps 4000]
     python benchmarks/kpc_study.py --work results/ --report      # tables, the curve PNG, no training

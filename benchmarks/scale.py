@@ -1,4 +1,4 @@
-"""Question banks at scale (issue 40): batch-job throughput here and on Ray, peak memory against input size, and
+"""Question banks at scale: batch-job throughput here and on Ray, peak memory against input size, and
 the output of a killed and resumed job against an uninterrupted one.
 
     python benchmarks/scale.py --work DIR [--rows 5000] [--model-rows 200] [--rss-rows 10000,50000,100000]

@@ -1,4 +1,4 @@
-"""Issue 6 figures: similar-problem search on the SQR lists, and LLM refinement of GSM8K solutions.
+"""Figures of similar-problem search on the SQR lists, and LLM refinement of GSM8K solutions.
 
     python benchmarks/search_and_refine.py --work results/ --search [--simcse-steps 100 | --simcse-model DIR]
                                            [--lists N] [--split test] [--mode joint]

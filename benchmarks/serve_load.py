@@ -1,5 +1,5 @@
-"""Requests per second and latency of `mathgraph serve` with the shipped model (issue 16), one search against
-the CLI's, and small requests while maximal ones run (issue 39: a fair server).
+"""Requests per second and latency of `mathgraph serve` with the shipped model, one search against
+the CLI's, and small requests while maximal ones run (a fair server).
 
     python benchmarks/serve_load.py --work /tmp/cli_bench2 [--requests 100] [--concurrency 1 4] [--repeats 3]
                                     [--small 40] [--maximal 4] [--fairness-only] [--smoke]

@@ -8,7 +8,7 @@ pulls in neither spaCy nor torch until a name is used.
 
 from importlib import import_module
 
-__version__ = "0.1.0"
+__version__ = "0.5.0"
 
 _EXPORTS = {
     # load models and predict (mathgraph.api)

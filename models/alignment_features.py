@@ -13,7 +13,7 @@ the alignment next to their pair vector (``TaskConfig.alignment``) use it.
 Feature sets: ``feature_names(against)`` is the set the neural heads read (``ALIGNMENT_FEATURES`` or
 ``SOLUTION_FEATURES``: the shipped multi-task model was trained on them); ``available_features(against)`` is every
 feature this mathgraph computes, for a solution also the solution graph's (``SOLUTION_GRAPH_FEATURES``: operands
-explained, unused quantities, wrong calculations, whether the answer follows; issue 38). ``names`` picks columns.
+explained, unused quantities, wrong calculations, whether the answer follows). ``names`` picks columns.
 """
 
 from __future__ import annotations

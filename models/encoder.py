@@ -213,7 +213,7 @@ class MathEncoder:
         the task heads and the alignment step learn on). For retrieval in a bank, use a contrastively trained
         sentence space: the sentence encoder this one started from, mean pooled (``load_embedder("text:minilm")``,
         which ``mathgraph index build --model shipped`` uses, ``tasks.search.embedders``). Continual pre-training
-        wore that space down here (issue 37: 0.810 R@1 on paraphrases with the shipped encoder's text vectors in a
+        wore that space down here (0.810 R@1 on paraphrases with the shipped encoder's text vectors in a
         7,473-problem bank, 1.000 with MiniLM's). Batches are formed from problems of
         similar length; the output keeps the input order. Runs on ``device``, by default
         the one the model is on, under autocast on CUDA (``cuda_autocast_dtype``), in float32 on the CPU.

@@ -4,7 +4,7 @@
 ``SOLUTION_GRAPH_FEATURES`` off its graph: where the operands come from, which of the problem's quantities
 no step uses, whether the answer follows, how many findings the check made.
 
-The last ten (issue 38) tell a solution written for a *variant* of the problem (GSM-Plus "adding
+The last ten tell a solution written for a *variant* of the problem (GSM-Plus "adding
 operation": the variant adds a step, and the two solutions differ by one calculation) from the problem's
 own, where the first fifteen cannot:
 
@@ -60,7 +60,7 @@ SOLUTION_GRAPH_FEATURES = (
     "answer_is_quantity",
     "errors",
     "warnings",
-    # issue 38: a solution of a variant of the problem (module docstring)
+    # a solution of a variant of the problem (module docstring)
     "quantities_unused_digits",
     "quantities_unused_words",
     "operands_from_own_mentions",

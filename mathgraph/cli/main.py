@@ -118,21 +118,13 @@ def _quiet_libraries() -> None:
 
 
 class _PrintVersion(argparse.Action):
-    """``--version``: print ``mathgraph VERSION`` and exit; the version is looked up only then (start-up time)."""
+    """``--version``: print ``mathgraph VERSION`` (``mathgraph.__version__``) and exit."""
 
     def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help="print the version and exit")
 
     def __call__(self, parser, namespace, values, option_string=None):
-        print(f"mathgraph {_version()}")
+        from mathgraph import __version__
+
+        print(f"mathgraph {__version__}")
         parser.exit()
-
-
-def _version() -> str:
-    """The installed distribution's version (``unknown`` when mathgraph runs from a folder it was not installed from)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("mathgraph")
-    except PackageNotFoundError:
-        return "unknown"

@@ -123,7 +123,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.host not in LOOPBACK:
         warn(f"listening on {args.host}: anyone who can reach it can use this server (it has no authentication)")
     # the parser and the alignments run in threads beside a forward pass: torch on every core then waits for
-    # descheduled threads of its own (issue 39: on 2 cores, a small request's turn took 4.3 s with 2 threads, 1.1 s
+    # descheduled threads of its own (measured on 2 cores: a small request's turn took 4.3 s with 2 threads, 1.1 s
     # with 1, while 4 maximal compares ran)
     configure_threads(args.threads or max(1, available_cores() - 1))
     service = Service.load(

@@ -1,8 +1,8 @@
-"""A package's search, fitted on a question bank (issue 37): its first stage and its alignment step.
+"""A package's search, fitted on a question bank: its first stage and its alignment step.
 
 First stage: the sentence encoder the shipped encoder started from, all-MiniLM-L6-v2 mean pooled
 (``text:minilm``). Continual pre-training (MLM, DTC, TGCL) and fine-tuning wore down its contrastively
-trained space (issue 37: the shipped encoder's text vectors found 0.810 of paraphrases' seeds at rank 1 in a
+trained space (the shipped encoder's text vectors found 0.810 of paraphrases' seeds at rank 1 in a
 bank, MiniLM 1.000), so search retrieves with the base encoder's vectors and keeps the COMUS encoder for
 what it is good at: classifying and ranking close variants.
 
@@ -107,7 +107,7 @@ def choose_search_fusion(report: dict, base: str = "minilm", prefix: str = "spar
     """The TF-IDF fusion weight of search chosen on a dev run of ``benchmarks/bank_search.py`` whose rows named
     ``PREFIX<weight>`` search with the base encoder fused with TF-IDF at that weight: the best MRR over all the
     banks' queries among the weights whose R@1 is never below the ``base`` row's for any kind of any bank
-    (the issue's floor: never worse than the base sentence encoder). ``None`` when the run has no such rows.
+    (the floor: search never worse than the base sentence encoder). ``None`` when the run has no such rows.
     Returns ``{"weight", "default", "chosen_on", "dev_mrr_by_weight"}``; weight 0 (no fusion) is a choice."""
     banks = report["banks"].values()
     candidates = {name for bank in banks for name in bank["rows"] if name.startswith(prefix)}
@@ -180,7 +180,7 @@ def record_bank_results(root: Path, report: dict) -> dict:
     search = release.setdefault("search", {})
     fusion = choose_search_fusion(report) if report["split"] == "dev" else None
     if fusion is not None:
-        search["hybrid"] = fusion  # replaces the weight chosen on the graded lists before issue 37
+        search["hybrid"] = fusion  # replaces the weight chosen on the graded lists (0.2.0 and before)
     search.setdefault("banks", {})[report["split"]] = bank_summary(report)
     finish_package(root, release)
     return search

@@ -30,7 +30,7 @@ package (``models.package``).
    ``measure`` does the measuring of stage 3 again on the package in ``OUT`` (nothing trained or written but the
    release notes, card, config and checksums), for when what its models read has changed.
    ``heads`` refits the QAM head of the package's multi-task model on the frozen model's vectors with every
-   alignment feature this mathgraph computes (issue 38: the solution graph's too; ``tasks.training.head_refit``:
+   alignment feature this mathgraph computes (the solution graph's too; ``tasks.training.head_refit``:
    the head alone, warm-started from the old one, trained on QAM train, its epoch chosen on dev) and writes the
    multi-task model back into the package; ``measure`` (and ``structure``) after it measure the package anew. A
    multi-task model trained now reads every feature already, so ``all`` runs neither.
@@ -269,7 +269,7 @@ def heads(files: dict, work: Path, output: Path, settings: ReleaseSettings, say=
 def measure(files: dict, work: Path, output: Path, settings: ReleaseSettings, say=print) -> dict:
     """Stage 3 without training or writing weights: the neural, TF-IDF and late-fusion figures of the package in
     ``output`` measured again (and the late-fusion weights chosen again on dev), for when what the models read
-    changed (issue 38: the alignment features the pair heads read); the rest of its release notes is kept. Run
+    changed (such as the alignment features the pair heads read); the rest of its release notes is kept. Run
     ``structure`` after it: the alignment models' figures are measured against these."""
     from mathgraph.models.package import RELEASE_NAME
     from mathgraph.tasks.release.package import finish_package
@@ -351,7 +351,7 @@ def search(files: dict, work: Path, output: Path, settings: ReleaseSettings, say
 
 
 def bank_search(files: dict, work: Path, output: Path, settings: ReleaseSettings, say=print) -> dict:
-    """Stage 6 (issue 37): search's first stage and its alignment step fitted on a question bank (the GSM8K
+    """Stage 6: search's first stage and its alignment step fitted on a question bank (the GSM8K
     train questions and the GSM-Plus seeds), the GSM-Plus variants split by seed as the task files are
     (``split_by_group``, ``settings.seed``): ``tasks.release.bank_search``."""
     from mathgraph.tasks.data import split_by_group

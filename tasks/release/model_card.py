@@ -198,7 +198,7 @@ def card_text(release: dict) -> str:
                 f"The alignment step (the SQR alignment model re-scoring the first stage): weight "
                 f"{setting['weight']} ({'on' if setting['default'] else 'off'} by default)."
             )
-            if "fitted_on" in setting:  # fitted where it is used (issue 37)
+            if "fitted_on" in setting:  # fitted where it is used: on a question bank
                 lines.append(
                     f"It is fitted on {setting['fitted_on']}, and scores only rows of cosine >= "
                     f"{setting['min_cosine']} to the query (weight and gate chosen on dev by MRR@10: "
@@ -214,7 +214,7 @@ def card_text(release: dict) -> str:
         if "encoder" in search:
             lines.append(
                 f"Search's first stage is `{search['encoder']}` (the sentence encoder the shipped encoder started "
-                "from, mean pooled): it retrieves better than the shipped encoder's own vectors (issue 37); the "
+                "from, mean pooled): it retrieves better than the shipped encoder's own vectors in a bank; the "
                 "table above compares the vectors on the graded lists."
             )
         lines += _bank_tables(search.get("banks", {}))
@@ -290,7 +290,7 @@ def _release_notes(release: dict) -> list[str]:
 
 
 def _bank_tables(banks: dict) -> list[str]:
-    """Search in a question bank (issue 37; ``benchmarks/bank_search.py --record``): per split and bank, each
+    """Search in a question bank (``benchmarks/bank_search.py --record``): per split and bank, each
     search's R@1 per query kind with its Wilson 95% interval, and R@10 and MRR over all queries."""
     lines = []
     for split, run in banks.items():

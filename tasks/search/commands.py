@@ -28,7 +28,7 @@ QUERY_CHUNK = 1024
 # Rough problems per second of `mathgraph index build`, parsing (no graph cache) and encoding, for the up-front
 # estimate; the progress bar then measures the machine it runs on. Measured on a 2-core machine with 512 MATH train
 # problems: the shipped encoder 43 a second with the cores idle; beside a training run that kept them busy it
-# indexed MATH's 7,500 in 19 min (6.6 a second, issue 27). The packaged MiniLM (text:minilm) 26 a second idle. Per core, and on a
+# indexed MATH's 7,500 in 19 min (6.6 a second). The packaged MiniLM (text:minilm) 26 a second idle. Per core, and on a
 # GPU, where parsing on the CPU bounds the shipped encoder (spaCy parses some 270 problems a second).
 RATES_PER_CPU_CORE = {"mathgraph.MathEncoder": 21.5, "transformers.AutoModel": 13.0}
 BUSY_SLOWDOWN = 6.5

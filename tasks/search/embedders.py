@@ -201,7 +201,7 @@ def load_embedder(
     - a model package (``"shipped"``, an export, a Hub copy) with ``mode=None``: the first stage its
       ``config.json`` names for search (``search.encoder``; the shipped package's is ``"text:minilm"``, the
       sentence encoder it started from, whose space continual pre-training wore down in its own encoder:
-      issue 37), else its encoder's joint vectors; with a ``mode``, its COMUS encoder's vectors of that mode;
+      ``MathEncoder.encode``), else its encoder's joint vectors; with a ``mode``, its COMUS encoder's vectors of that mode;
     - an encoder or task model directory, ``"untrained"``: ``MathEncoder`` vectors of ``mode`` (default joint);
     - ``"text:PATH"`` (``"text:minilm"`` for the packaged MiniLM) or any other Hugging Face directory:
       ``TextEmbedder`` (mean pooled).

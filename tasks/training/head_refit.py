@@ -1,7 +1,7 @@
 """Refit one pair head of a multi-task model on frozen vectors, with a new set of alignment features.
 
-Re-training the whole multi-task model to give one head more alignment features (issue 38: QAM's head reading
-the solution graph's features) takes hours on a CPU. The encoder does not change, so its vectors need computing
+Re-training the whole multi-task model to give one head more alignment features (QAM's head reading the
+solution graph's features, as the 0.4.0 model does) takes hours on a CPU. The encoder does not change, so its vectors need computing
 only once: ``refit_head`` encodes every train and dev pair once (eval mode, no gradients), builds the head anew
 for the new features, warm-started so that it gives the old head's logits before training, and trains only the
 head on the cached vectors, keeping the epoch best on dev. The model then holds the new head and its config the

@@ -1,8 +1,8 @@
 """Search's alignment step fitted where it is used: on bank-like candidate lists.
 
 The SQR alignment model was fitted on the graded GSM-Plus lists, whose candidates are all close rewrites; in a
-real bank it promotes unrelated problems of the same style (issue 37: a bumper-car problem's own seed ranked
-fourth behind a problem about ceiling lights). Here each training query is a problem whose family is in the
+real bank it promoted unrelated problems of the same style (a bumper-car problem's own seed ranked fourth
+behind a problem about ceiling lights). Here each training query is a problem whose family is in the
 bank (a GSM-Plus variant, whose seed the bank holds), and its candidate list is what the first stage of search
 returns for it in that bank: its top ``k`` rows, the family member among them (put in place of the last row
 when the first stage missed it) with relevance 2, every other row with relevance 0. The model so learns to

@@ -29,7 +29,7 @@ def test_gold_file_is_consistent():
     problems = [json.loads(line) for line in GOLD.read_text(encoding="utf-8").splitlines() if line.strip()]
     quantities = [q for p in problems for q in p["quantities"]]
     hard = [q for q in quantities if q["hard"]]
-    assert len(quantities) >= 150 and 2 * len(hard) >= len(quantities)  # issue 38: at least half of them hard
+    assert len(quantities) >= 150 and 2 * len(hard) >= len(quantities)  # at least half of them hard cases
     assert {q["kind"] for q in hard} == HARD_KINDS  # every kind of hard case is there
     for problem in problems:
         assert problem["draw"] in ("random", "chosen", "handwritten")

@@ -478,12 +478,12 @@ def test_simcse_index_search_and_refine_commands(tmp_path, tiny_encoder, capsys)
     assert main(["-q", "search", "--index", str(index), question, "-k", "3", "--format", "json", "--no-hybrid"]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert len(hits) == 3 and hits[0]["index"] == 3 and hits[0]["score"] == pytest.approx(1.0, abs=1e-4)
-    # by default the shipped package's alignment step is off (issue 37: fitted on bank lists, dev kept weight 0):
+    # by default the shipped package's alignment step is off (fitted on bank lists, dev kept weight 0):
     # --hybrid fuses with TF-IDF at the shipped model's search weight: the question itself still comes first
     assert main(["-q", "search", "--index", str(index), question, "-k", "3", "--format", "json", "--hybrid"]) == 0
     fused = json.loads(capsys.readouterr().out)
     assert len(fused) == 3 and fused[0]["index"] == 3 and fused[0]["score"] > 1.0  # standardised scores
-    # the default search fuses TF-IDF too (issue 37: on by default, chosen on the bank dev queries), and the
+    # the default search fuses TF-IDF too (on by default, chosen on the bank dev queries), and the
     # shipped alignment step's weight is 0, so it is the --hybrid search
     assert main(["-q", "search", "--index", str(index), question, "-k", "3", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out) == fused

@@ -156,13 +156,16 @@ def test_the_cli_choices_are_the_library_names():
     assert _choices(["train", "multitask"], "--reasoning-modules") == MODULE_SHARING
 
 
-def test_version_is_printed(capsys):
-    from importlib.metadata import version
-
+def test_version_is_printed_and_is_the_changelogs_latest(capsys):
     with pytest.raises(SystemExit) as exit:
         build_argument_parser().parse_args(["--version"])
     assert exit.value.code == 0
-    assert capsys.readouterr().out.strip() == f"mathgraph {version('mathgraph')}"
+    assert capsys.readouterr().out.strip() == f"mathgraph {mathgraph.__version__}"
+    changelog = (Path(__file__).resolve().parents[2] / "CHANGELOG.md").read_text(encoding="utf-8")
+    versions = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", changelog, flags=re.M)
+    assert versions[0] == mathgraph.__version__ and versions == sorted(
+        versions, key=lambda v: [-int(p) for p in v.split(".")]
+    )
 
 
 def test_export_into_a_folder_that_is_not_empty_is_an_error_not_a_traceback(tmp_path, capsys):

@@ -176,7 +176,7 @@ def test_usage_errors_are_clear(kpc_dir, tmp_path, capsys):
 
 
 def test_a_directory_that_does_not_exist_is_not_one_that_holds_nothing(tmp_path, capsys):
-    """Issue 27: a --model that does not exist said it 'holds nothing mathgraph can load'."""
+    """A --model that does not exist once said it 'holds nothing mathgraph can load'."""
     from mathgraph.api import task_predictor
     from mathgraph.registry import load
 

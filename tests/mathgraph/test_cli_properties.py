@@ -1,4 +1,4 @@
-"""No input makes a ``mathgraph`` command crash (issue 39), as a property: hypothesis writes the TEXT arguments
+"""No input makes a ``mathgraph`` command crash, as a property: hypothesis writes the TEXT arguments
 and the --input files (JSONL rows with any text, rows without the fields, any bytes). Every command that reads
 problems either
 answers (exit status 0) or says why not in one line (exit status 2, ``mathgraph: error: ...``, no traceback).

@@ -1,4 +1,4 @@
-"""Near-duplicates in a bank (issue 40): copies that differ in formatting, reworded copies with the same numbers
+"""Near-duplicates in a bank: copies that differ in formatting, reworded copies with the same numbers
 and question grouped; other numbers, formulas or questions kept apart; `mathgraph dedupe` over the bank formats."""
 
 import csv

@@ -224,7 +224,7 @@ def test_a_wide_tree_wraps_into_rows_without_overlapping_boxes(max_columns):
 
 
 def test_a_long_problem_draws_at_most_2500_pixels_wide(tmp_path):
-    """Issue 27: the drawing of a long problem was over 5,000 px wide with overlapping labels."""
+    """The drawing of a long problem was once over 5,000 px wide with overlapping labels."""
     from matplotlib import image
 
     path = tmp_path / "wide.png"

@@ -1,4 +1,4 @@
-"""`mathgraph index build` tells a new user what is coming (issue 27: 7,500 problems ran 19 min with no estimate
+"""`mathgraph index build` tells a new user what is coming (7,500 problems once ran 19 min with no estimate
 and no hint to try a subset first): how many problems, a rough estimate, one progress bar with its own estimate,
 ``--limit N`` for the first N, and the hint to use it when the input is large."""
 
@@ -89,7 +89,7 @@ def test_an_index_of_the_vector_shards_of_mathgraph_encode(tmp_path, start, caps
 
 
 def test_a_parquet_or_csv_corpus_is_indexed_and_searched_like_jsonl(tmp_path, start, capsys):
-    """``index build --input`` and ``search --queries`` read every bank format (issue 40), rows with all their
+    """``index build --input`` and ``search --queries`` read every bank format, rows with all their
     columns; a CSV file's numbers are its lines, the header being line 1."""
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -1,5 +1,5 @@
 """Quiet, honest output: a new user's commands print what was asked for on stdout and nothing but real
-warnings on stderr, once, in the user's terms (issue 36, item 7); the helpers of ``mathgraph.quiet`` that do
+warnings on stderr, once, in the user's terms; the helpers of ``mathgraph.quiet`` that do
 it are scoped; QAM's 0/1 labels say what they mean."""
 
 import logging

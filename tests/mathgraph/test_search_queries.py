@@ -198,7 +198,7 @@ def test_read_text_lines_plain_and_jsonl(tmp_path):
 
 
 def test_an_approximate_index_type_searches_like_the_flat_one(tmp_path, tiny_index, capsys):
-    """`index build --index-type ivf-pq` (issue 40); `search` on it, `--exact`, and `--nprobe` over every cell
+    """`index build --index-type ivf-pq`; `search` on it, `--exact`, and `--nprobe` over every cell
     give the flat index's hits (24 rows: its cells are few, and the candidates are re-scored exactly)."""
     start, index = tmp_path / "start", tmp_path / "ivf-pq"
     argv = ["-q", "index", "build", "--input", str(SAMPLE), "--text-field", "question", "--model", str(start)]

@@ -49,7 +49,7 @@ def test_the_model_card_states_search_as_the_package_does_it():
 
     release = release_info()
     setting = release["search"]["structure"]
-    # issue 37: the first stage is the base sentence encoder; the alignment step was fitted on bank lists and
+    # the first stage is the base sentence encoder; the alignment step was fitted on bank lists and
     # dev kept it off (weight 0), because the first stage alone already ranked every dev variant's seed first
     assert release["search"]["encoder"] == "text:minilm"
     assert setting["path"] == "structure/search" and setting["weight"] == 0.0 and setting["default"] is False

@@ -106,7 +106,7 @@ def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
     assert again.labels == [0, 1] and again.aligned_with == "solution"
     config = json.loads((tmp_path / "m" / "config.json").read_text())
     assert len(again.trees["baseline"]) == 1
-    assert tuple(config["features"]) == SOLUTION_FEATURES + SOLUTION_GRAPH_FEATURES  # issue 38: the graph's too
+    assert tuple(config["features"]) == SOLUTION_FEATURES + SOLUTION_GRAPH_FEATURES  # the solution graph's too
     assert [r["label"] for r in again.predict(inputs)] == labels
 
 

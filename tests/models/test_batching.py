@@ -127,7 +127,7 @@ def test_a_text_longer_than_the_text_encoder_reads_is_cut_with_a_warning(tiny_en
 
 def test_a_cut_text_gets_the_graph_of_the_part_read(tiny_encoder):
     """The graph of a text cut to ``max_length`` tokens is that of the part the encoder read: a long problem
-    costs what ``max_length`` tokens cost, and text and graph speak of the same span (issue 39)."""
+    costs what ``max_length`` tokens cost, and text and graph speak of the same span."""
     import pytest
 
     from mathgraph.models.batching import ProblemCollator

@@ -1,4 +1,4 @@
-"""Start-up shortcuts of issue 36 (item 6) give what the long way gave."""
+"""The start-up shortcuts (a prediction that loads less on its way) give what the long way gave."""
 
 from __future__ import annotations
 

@@ -129,7 +129,7 @@ def test_adding_operation_changes_the_question_with_a_new_quantity():
     assert alignment.features["new_in_question"] == 1 and alignment.features["quantities_same"] == 3
 
 
-# ----------------------------------------------------------------- issue 39: alignments that tell the truth
+# ----------------------------------------------------------------- alignments that tell the truth
 def test_two_sentences_swapped_are_one_moved_not_two_values_changed():
     alignment = align("Tom has 12 apples. Ann has 5 pears.", "Ann has 5 pears. Tom has 12 apples.")
     assert sorted(kinds(alignment, "sentences")) == ["kept", "moved"]

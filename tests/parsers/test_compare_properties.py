@@ -1,4 +1,4 @@
-"""Properties of comparing two problems (issue 39): b against a is the mirror image of a against b, a problem
+"""Properties of comparing two problems: b against a is the mirror image of a against b, a problem
 against itself is the same problem, and no input makes ``align_problems``, ``align_texts``, the relation
 helpers or ``mathgraph compare`` crash: each gives an alignment or a clear one-line error."""
 

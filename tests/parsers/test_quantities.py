@@ -111,7 +111,7 @@ def test_quantities_survive_the_json_round_trip():
     assert graph.to_dict()["quantities"][0]["value"] == "5/2"
 
 
-# ---------------------------------------------------------------- numbers as a careful reader reads them (issue 38)
+# ---------------------------------------------------------------- numbers as a careful reader reads them
 def described(text: str) -> list[tuple]:
     return [(q.text, q.value, q.form, q.unit, q.object) for q in PARSER.parse(text).quantities()]
 

@@ -1,5 +1,5 @@
 """Worked solutions: the reader's four forms, the solution graph's provenance, checking, the alignment view
-(``align_solution``), bounded arithmetic, and the crashes of issue 39."""
+(``align_solution``), bounded arithmetic, and inputs that once crashed it."""
 
 import json
 from fractions import Fraction

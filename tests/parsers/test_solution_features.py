@@ -1,5 +1,5 @@
 """The solution graph's named numbers (``parsers.solution_features``), each against a hand count: the
-issue 38 signs of a solution written for a variant of its problem."""
+signs of a solution written for a variant of its problem."""
 
 from fractions import Fraction
 

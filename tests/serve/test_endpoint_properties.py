@@ -1,4 +1,4 @@
-"""No request makes any endpoint answer 500 (issue 39), as a property: hypothesis writes the bodies. A body of
+"""No request makes any endpoint answer 500, as a property: hypothesis writes the bodies. A body of
 the right shape whose texts are anything (control characters, other scripts, broken LaTeX, long numbers, lone
 surrogates, blanks) gets 200, or 422 naming the field, or 413 past the request budget; any other JSON gets 422.
 The models are stand-ins (fast); parsing, drawing, aligning and checking are the library's own."""

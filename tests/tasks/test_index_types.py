@@ -1,4 +1,4 @@
-"""Index types (issue 40): flat, ivf-flat, ivf-pq and hnsw indexes built from vector shards, saved, loaded
+"""Index types: flat, ivf-flat, ivf-pq and hnsw indexes built from vector shards, saved, loaded
 memory-mapped, searched with exact re-scoring, and the steps after the first stage (hybrid fusion, the alignment
 step) the same on every type; older indexes still load."""
 

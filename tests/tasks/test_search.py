@@ -494,4 +494,4 @@ def test_the_rough_estimate_is_slower_on_busy_cores(monkeypatch):
     monkeypatch.setattr(mathgraph.tasks.search.commands, "_load_average", lambda: 2.5)
     busy, basis = rough_seconds(HashingEncoder(), 7500)
     assert busy == pytest.approx(idle * BUSY_SLOWDOWN) and "kept busy by other work (load average 2.5)" in basis
-    assert 18 * 60 < busy < 20 * 60  # issue 27: 7,500 problems beside a training run took 19 min
+    assert 18 * 60 < busy < 20 * 60  # measured: 7,500 problems beside a training run took 19 min

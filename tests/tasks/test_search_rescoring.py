@@ -1,4 +1,4 @@
-"""Search's alignment step fitted on bank lists (issue 37): the lists hold the first stage's rows and the
+"""Search's alignment step fitted on bank lists: the lists hold the first stage's rows and the
 query's family, and the weight chosen on dev never makes the first stage worse."""
 
 import hashlib

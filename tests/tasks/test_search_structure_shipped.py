@@ -1,6 +1,6 @@
 """Search with the shipped package on MATH problems: its first stage and its alignment step.
 
-The first stage is the base sentence encoder (``text:minilm``, the package's ``search.encoder``, issue 37).
+The first stage is the base sentence encoder (``text:minilm``, the package's ``search.encoder``).
 The alignment step was fitted on bank lists and dev kept it off (weight 0: the first stage alone ranked
 every dev variant's seed first); asked for, it scores only rows past its cosine gate. Before the gate, the
 README's own example ("the sum of the roots of x^2-5x+6=0" over the bundled MATH problems) came back with
