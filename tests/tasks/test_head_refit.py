@@ -63,9 +63,7 @@ def test_new_configs_read_every_feature_and_saved_ones_the_set_they_were_trained
     shipped = read_config(SHIPPED_DIR / "multitask", MULTITASK_CONFIG_NAME)
     shipped.pop("model_type")
     tasks = {t.task: t for t in MultiTaskConfig(**current_keys(shipped)).task_configs}
-    assert tasks["qam"].alignment_features == list(
-        available_features("solution")
-    )  # its head was refitted (the 0.4.0 package)
+    assert tasks["qam"].alignment_features == list(available_features("solution"))  # its head was refitted
     assert tasks["qrc"].alignment_features == list(feature_names("problem")) and tasks["kpc"].alignment_features is None
     for task in shipped["tasks"]:  # as the shipped config was saved before the field
         task.pop("alignment_features", None)
