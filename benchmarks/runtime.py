@@ -79,13 +79,15 @@ def throughput(loaded: dict, texts: list[str], batch: int = 32) -> dict:
 
 def peak_memory(texts: list[str]) -> dict:
     """Peak RSS (MiB) of a fresh process that loads the package on ``runtime`` and encodes ``texts``."""
+    # VmHWM, not getrusage's ru_maxrss: on Linux a child's ru_maxrss starts at its parent's size when forked
     script = (
-        "import json, resource, sys\n"
+        "import json, re, sys\n"
         "from mathgraph.models.package import ModelPackage\n"
         "from mathgraph.registry import SHIPPED_DIR\n"
         "texts = json.loads(sys.stdin.read())\n"
         "ModelPackage(SHIPPED_DIR, device='cpu', runtime=sys.argv[1]).encode(texts)\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+        "status = open('/proc/self/status').read()\n"
+        "print(int(re.search(r'VmHWM:\\s+(\\d+)', status).group(1)) / 1024)\n"
     )
     out = {}
     for runtime in RUNTIMES:

@@ -23,8 +23,10 @@ from mathgraph.registry import CheckpointError, describe, load, loader_of, model
 PREDICTING_TYPES = ("package", "task-model", "multi-task-model", "tfidf", "structure")
 
 
-def _predicting_model(name_or_dir: str | PathLike, hybrid: bool | None, device) -> tuple[str, object]:
-    """``(model_type, loaded model)`` of a model that predicts tasks; anything else is refused here."""
+def _predicting_model(name_or_dir: str | PathLike, hybrid: bool | None, device, runtime=None) -> tuple[str, object]:
+    """``(model_type, loaded model)`` of a model that predicts tasks; anything else is refused here. ``runtime``
+    (``"torch"``, ``"onnx"``, ``None`` for the package's default) applies to packages, the models that carry
+    ONNX graphs."""
     directory = resolve(name_or_dir)
     type_name = model_type(directory)
     if hybrid and type_name != "package":
@@ -35,10 +37,19 @@ def _predicting_model(name_or_dir: str | PathLike, hybrid: bool | None, device) 
         raise CheckpointError(f"{name_or_dir} holds {describe(type_name)}")
     if type_name not in PREDICTING_TYPES:
         raise CheckpointError(f"{name_or_dir} holds {describe(type_name)}, which predicts no task")
-    return type_name, loader_of(type_name, directory).from_pretrained(directory, device=device)
+    loader = loader_of(type_name, directory)
+    if type_name == "package":
+        return type_name, loader.from_pretrained(directory, device=device, runtime=runtime)
+    if runtime not in (None, "torch"):
+        raise CheckpointError(
+            f"{name_or_dir} holds {describe(type_name)}; ONNX graphs come with model packages only: use --runtime torch"
+        )
+    return type_name, loader.from_pretrained(directory, device=device)
 
 
-def task_predictor(task: str, name_or_dir: str | PathLike = "shipped", hybrid: bool | None = None, device=None):
+def task_predictor(
+    task: str, name_or_dir: str | PathLike = "shipped", hybrid: bool | None = None, device=None, runtime=None
+):
     """What predicts ``task`` from the model ``name_or_dir`` (each has ``predict(inputs, batch_size)``):
 
     - a package (``"shipped"``, an export, a Hub copy): its multi-task ``task`` head, fused with its TF-IDF and
@@ -46,11 +57,13 @@ def task_predictor(task: str, name_or_dir: str | PathLike = "shipped", hybrid: b
     - a task model trained for ``task``, or the ``task`` head of a multi-task model;
     - a TF-IDF model or an alignment model of ``task``'s input shape.
 
-    ``hybrid=True`` needs a package. ``device``: ``None`` is CUDA when available, else the CPU."""
+    ``hybrid=True`` needs a package. ``device``: ``None`` is CUDA when available, else the CPU. ``runtime``:
+    a package's neural models on ONNX Runtime (``"onnx"``, its default on the CPU where it carries graphs) or
+    PyTorch (``"torch"``); ``models.package.ModelPackage``."""
     from mathgraph.models.task_heads import get_task_head
 
     task = get_task_head(task).name  # an unknown task fails here, before any loading
-    type_name, model = _predicting_model(name_or_dir, hybrid, device)
+    type_name, model = _predicting_model(name_or_dir, hybrid, device, runtime)
     if type_name == "package":
         return model.predictor(task, hybrid=hybrid)
     if type_name == "multi-task-model":
@@ -65,7 +78,9 @@ def task_predictor(task: str, name_or_dir: str | PathLike = "shipped", hybrid: b
     return model
 
 
-def task_predictors(name_or_dir: str | PathLike = "shipped", hybrid: bool | None = None, device=None) -> dict:
+def task_predictors(
+    name_or_dir: str | PathLike = "shipped", hybrid: bool | None = None, device=None, runtime=None
+) -> dict:
     """``{task: predictor}`` of every task the model ``name_or_dir`` predicts (what the server serves): each
     head of a package or a multi-task model, a task model's or an alignment model's task. A TF-IDF model does
     not record which task it was trained for, so it is refused here (``task_predictor`` takes it with a task)."""
@@ -74,7 +89,7 @@ def task_predictors(name_or_dir: str | PathLike = "shipped", hybrid: bool | None
             f"{name_or_dir} holds a TF-IDF model, which does not record its task: "
             "predict with `mathgraph predict TASK --model DIR`"
         )
-    type_name, model = _predicting_model(name_or_dir, hybrid, device)
+    type_name, model = _predicting_model(name_or_dir, hybrid, device, runtime)
     if type_name == "package":
         return {task: model.predictor(task, hybrid=hybrid) for task in model.tasks}
     if type_name == "multi-task-model":
@@ -91,6 +106,7 @@ def evaluate(
     batch_size: int = 32,
     hybrid: bool | None = None,
     device=None,
+    runtime=None,
 ) -> dict:
     """Metrics of the model ``name_or_dir`` on a task file (accuracy and macro-F1, or HR/NDCG at 1, 3, 5 and
     MAP for SQR), predicted as ``Predictor`` predicts. KPC's text and label fields default to those the model
@@ -103,7 +119,7 @@ def evaluate(
 
     from mathgraph.tasks.task_types import get_task
 
-    predictor = task_predictor(task, name_or_dir, hybrid=hybrid, device=device)
+    predictor = task_predictor(task, name_or_dir, hybrid=hybrid, device=device, runtime=runtime)
     config = getattr(predictor, "config", None)
     data_task = get_task(task)
     examples = data_task.load(
@@ -152,10 +168,16 @@ class Predictor:
 
     @classmethod
     def from_pretrained(
-        cls, name_or_dir: str | PathLike = "shipped", task: str = "kpc", hybrid: bool | None = None, device=None
+        cls,
+        name_or_dir: str | PathLike = "shipped",
+        task: str = "kpc",
+        hybrid: bool | None = None,
+        device=None,
+        runtime: str | None = None,
     ) -> Predictor:
-        """The predictor of ``task`` from ``name_or_dir`` (``task_predictor`` says what each model gives)."""
-        return cls(task, task_predictor(task, name_or_dir, hybrid=hybrid, device=device))
+        """The predictor of ``task`` from ``name_or_dir`` (``task_predictor`` says what each model gives and
+        what ``runtime`` chooses)."""
+        return cls(task, task_predictor(task, name_or_dir, hybrid=hybrid, device=device, runtime=runtime))
 
     def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
         """One result per input, in input order (see the class docstring)."""

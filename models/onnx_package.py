@@ -155,10 +155,18 @@ class OnnxPackageRuntime:
 
     # ------------------------------------------------------------ encoding
     def encode(
-        self, problems: Sequence, batch_size: int = 32, mode: str = "joint", show_progress: bool | None = None
+        self,
+        problems: Sequence,
+        batch_size: int = 32,
+        mode: str = "joint",
+        device: str | None = None,
+        show_progress: bool | None = None,
     ) -> np.ndarray:
         """``MathEncoder.encode`` under ONNX Runtime: vectors ``[len(problems), dimension(mode)]`` (float32) of
-        problem texts or parsed graphs, in input order."""
+        problem texts or parsed graphs, in input order. ``device``: ``None`` or ``"cpu"``, where ONNX Runtime
+        runs (taken for ``MathEncoder.encode``'s signature)."""
+        if device not in (None, "cpu"):
+            raise ValueError(f"ONNX Runtime encodes on the CPU, not {device}: use the torch runtime")
         from mathgraph.graph import MathSyntaxGraph
         from mathgraph.models.encoder import MathEncoder
 

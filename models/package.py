@@ -32,6 +32,7 @@ from os import PathLike
 from pathlib import Path
 
 from mathgraph.checksums import file_sha256
+from mathgraph.errors import UserError
 from mathgraph.registry import SHIPPED_DIR, CheckpointError, read_config
 
 CHECKSUMS_NAME = "checksums.json"
@@ -105,11 +106,11 @@ class ModelPackage:
         from mathgraph.models.onnx_package import package_has_onnx
 
         if runtime not in RUNTIMES + (None,):
-            raise ValueError(f"unknown runtime {runtime!r}; choose one of {RUNTIMES}")
+            raise UserError(f"unknown runtime {runtime!r}; choose one of {RUNTIMES}")
         on_cpu = self.device is None or str(self.device) == "cpu"
         onnx = runtime is not None and runtime.startswith("onnx")
         if onnx and not on_cpu:
-            raise ValueError(f"the {runtime} runtime runs on the CPU: use --runtime torch for --device {self.device}")
+            raise UserError(f"the {runtime} runtime runs on the CPU: use --runtime torch for --device {self.device}")
         if onnx and not package_has_onnx(self):
             raise CheckpointError(
                 f"the package {self.name_or_path} carries no ONNX graphs (or onnxruntime is not installed): "
@@ -166,7 +167,6 @@ class ModelPackage:
     def encode(self, texts, **options):
         """The encoder's vectors of ``texts`` (``MathEncoder.encode``), on the package's runtime."""
         if self.runtime != "torch":
-            options.pop("device", None)
             return self.onnx.encode(texts, **options)
         return self.encoder.encode(texts, **options)
 
@@ -216,6 +216,20 @@ class ModelPackage:
 
     def __repr__(self) -> str:
         return f"ModelPackage({self.name_or_path!r}, tasks={self.tasks})"
+
+
+def onnx_encoder(name_or_dir: str | PathLike, device=None, runtime: str | None = None):
+    """The encoder of the model package ``name_or_dir`` on ONNX Runtime (``OnnxPackageRuntime``: ``encode``,
+    ``dimension``) when ``runtime`` puts it there (``ModelPackage``'s rule), else ``None``: PyTorch, or not a
+    package (``runtime`` ``"onnx"`` for one is a ``UserError``)."""
+    from mathgraph.registry import model_type, resolve
+
+    if str(name_or_dir) == "untrained" or model_type(resolve(name_or_dir)) != "package":
+        if runtime not in (None, "torch"):
+            raise UserError(f"--runtime {runtime}: ONNX graphs come with model packages, not {name_or_dir}")
+        return None
+    package = ModelPackage.from_pretrained(resolve(name_or_dir), device=device, runtime=runtime)
+    return None if package.runtime == "torch" else package.onnx
 
 
 def load_package_encoder(package: ModelPackage, device=None):
@@ -296,6 +310,7 @@ __all__ = [
     "RUNTIMES",
     "package_config",
     "load_package_encoder",
+    "onnx_encoder",
     "checked_path",
     "text_encoder_base",
     "forget_checksums",

@@ -145,6 +145,20 @@ def read_input_rows(
     return rows, bad
 
 
+RUNTIMES = ("torch", "onnx", "onnx-int8")  # models.package.RUNTIMES, without importing the models
+
+
+def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
+    """``--runtime``: which runtime a model package's networks run on (``models.package.ModelPackage``)."""
+    parser.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        help="onnx: ONNX Runtime, float32, the default on the CPU for a package that carries ONNX graphs (the "
+        "shipped one does); onnx-int8: the same quantized to int8 on first use (faster, less exact); torch: "
+        "PyTorch, the default with --device cuda and for other models",
+    )
+
+
 def configure_inference_threads(threads: int | None, single_input: bool) -> int:
     """Set torch's CPU threads for a prediction: ``threads`` when given, one for a single input (one TEXT, one
     QUERY), else every core this process may use (``models.threads.configure_threads``); returns the number set.

@@ -11,6 +11,7 @@ import sys
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import (
     IntermixedArgumentParser,
+    add_runtime_argument,
     check_model_argument,
     configure_inference_threads,
     read_input_rows,
@@ -74,6 +75,7 @@ def register(commands) -> None:
     )
     compare.add_argument("--batch-size", type=int, default=32, help="pairs per model batch (default: 32)")
     compare.add_argument("--device", help="cpu, cuda, cuda:1 ... for --model (default: cuda when available)")
+    add_runtime_argument(compare)
     compare.add_argument(
         "--threads",
         type=int,
@@ -179,7 +181,7 @@ def _load_predictor(args: argparse.Namespace):
     from mathgraph.api import task_predictor
 
     configure_inference_threads(args.threads, single_input=not args.input)
-    return task_predictor("qrc", args.model or "shipped", device=args.device)
+    return task_predictor("qrc", args.model or "shipped", device=args.device, runtime=args.runtime)
 
 
 def _format_text(record: dict) -> str:

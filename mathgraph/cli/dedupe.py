@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mathgraph.bank_files import INPUT_FORMATS
+from mathgraph.cli.common import add_runtime_argument
 from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
@@ -47,6 +48,7 @@ def register(commands) -> None:
         "--model", default="text:minilm", help="the encoder that finds candidates (default: text:minilm)"
     )
     dedupe.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
+    add_runtime_argument(dedupe)
     dedupe.add_argument("--neighbours", type=int, default=NEIGHBOURS, help=f"candidates a row (default: {NEIGHBOURS})")
     dedupe.add_argument(
         "--min-cosine", type=float, default=MIN_COSINE, help=f"the least cosine of a candidate (default: {MIN_COSINE})"
@@ -94,7 +96,7 @@ def run_dedupe(args: argparse.Namespace) -> int:
 
     result = find_duplicates(
         texts,
-        load_embedder(args.model, device=args.device),
+        load_embedder(args.model, device=args.device, runtime=args.runtime),
         settings,
         batch_size=args.batch_size,
         show_progress=not args.quiet,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mathgraph.cli.common import NAMED_MODELS, check_model_argument
+from mathgraph.cli.common import NAMED_MODELS, add_runtime_argument, check_model_argument
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.errors import UserError
 from mathgraph.samples import input_path
@@ -52,6 +52,7 @@ def register(commands) -> None:
     )
     encode.add_argument("--batch-size", type=int, default=32)
     encode.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
+    add_runtime_argument(encode)
     encode.add_argument("--threads", type=int, help="torch CPU threads (default: torch's, the cores of the machine)")
     add_job_arguments(encode, "--engine ray: model actors (default: the cluster's GPUs, else its CPUs but one)")
     encode.set_defaults(run=run_encode)
@@ -74,7 +75,12 @@ def run_encode(args: argparse.Namespace) -> int:
     if args.threads is not None and args.threads < 1:
         raise UserError(f"--threads must be >= 1, got {args.threads}")
     encode_stage = EncodeStage(
-        model=args.model, mode=args.mode, batch_size=args.batch_size, device=args.device, threads=args.threads
+        model=args.model,
+        mode=args.mode,
+        batch_size=args.batch_size,
+        device=args.device,
+        threads=args.threads,
+        runtime=args.runtime,
     )
     settings = {"model": _model_setting(args.model), "mode": args.mode, "id_field": args.id_field}
     if args.graphs:

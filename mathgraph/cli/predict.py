@@ -6,7 +6,12 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import IntermixedArgumentParser, check_model_argument, configure_inference_threads
+from mathgraph.cli.common import (
+    IntermixedArgumentParser,
+    add_runtime_argument,
+    check_model_argument,
+    configure_inference_threads,
+)
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.errors import UserError
 from mathgraph.labels import with_label_names
@@ -64,6 +69,7 @@ def register(commands) -> None:
     predict.add_argument("--top", type=int, default=5, help="probabilities printed for one TEXT input (default: 5)")
     predict.add_argument("--batch-size", type=int, default=32)
     predict.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
+    add_runtime_argument(predict)
     predict.add_argument(
         "--threads",
         type=int,
@@ -84,7 +90,7 @@ def run_predict(args: argparse.Namespace) -> int:
 
     item = input_from_texts(args.task, args.texts)
     configure_inference_threads(args.threads, single_input=True)
-    predictor = task_predictor(args.task, args.model, hybrid=args.hybrid, device=args.device)
+    predictor = task_predictor(args.task, args.model, hybrid=args.hybrid, device=args.device, runtime=args.runtime)
     [result] = with_label_names(args.task, predictor.predict([item], batch_size=args.batch_size))
     print(format_prediction(item, result, args.top, args.task) if args.format == "text" else json.dumps(result))
     return 0
@@ -111,6 +117,7 @@ def _predict_bank(args: argparse.Namespace) -> int:
         output_format=output_format,
         batch_size=args.batch_size,
         device=args.device,
+        runtime=args.runtime,
         threads=args.threads,
         skip_bad=args.skip_bad,
         shard_size=args.shard_size,

@@ -51,6 +51,7 @@ class PredictStage:
     device: str | None = None
     threads: int | None = None
     graph_cache: bool | str = True
+    runtime: str | None = None
     _loaded: dict = field(default_factory=dict, repr=False)
 
     def load(self) -> None:
@@ -61,7 +62,9 @@ class PredictStage:
         from mathgraph.cli.common import configure_inference_threads
 
         configure_inference_threads(self.threads, single_input=False)
-        self._loaded["predictor"] = task_predictor(self.task, self.model, hybrid=self.hybrid, device=self.device)
+        self._loaded["predictor"] = task_predictor(
+            self.task, self.model, hybrid=self.hybrid, device=self.device, runtime=self.runtime
+        )
 
     def __call__(self, items: list[dict]) -> list[dict]:
         self.load()
@@ -95,6 +98,7 @@ def prediction_job(
     batch_size: int = 32,
     device: str | None = None,
     threads: int | None = None,
+    runtime: str | None = None,
     skip_bad: bool = False,
     shard_size: int = DEFAULT_SHARD_SIZE,
     remote: bool = False,
@@ -114,7 +118,9 @@ def prediction_job(
     )
     parser = model_parser(model)
     parse = [ParseStage(parser=parser, cache=True, keys=remote)] if parser else []
-    predict = PredictStage(task, model, hybrid=hybrid, batch_size=batch_size, device=device, threads=threads)
+    predict = PredictStage(
+        task, model, hybrid=hybrid, batch_size=batch_size, device=device, threads=threads, runtime=runtime
+    )
     return Job(
         name=f"predict {task}",
         progress="predicting",

@@ -9,6 +9,7 @@ import sys
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import (
     NAMED_MODELS,
+    add_runtime_argument,
     check_index_argument,
     check_input_file,
     check_model_argument,
@@ -42,6 +43,7 @@ def _register_index(commands) -> None:
     )
     build.add_argument("--text-field", default="problem")
     build.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
+    add_runtime_argument(build)
     build.add_argument(
         "--vectors",
         metavar="DIR",
@@ -103,6 +105,7 @@ def _register_search(commands) -> None:
     search.add_argument("-k", type=int, default=5)
     search.add_argument("--model", help="the model that built the index (default: the one it records)")
     search.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
+    add_runtime_argument(search)
     how = search.add_mutually_exclusive_group()
     how.add_argument(
         "--approximate",
@@ -189,6 +192,7 @@ def run_index_build(args: argparse.Namespace) -> int:
         index_type=args.index_type,
         input_format=args.input_format,
         device=args.device,
+        runtime=args.runtime,
     )
     report(
         f"indexed {len(index)} rows ({index.dimension}-dimensional, {index.index_type}) in {args.output}",
@@ -208,7 +212,14 @@ def _index_vectors(args: argparse.Namespace) -> int:
     from mathgraph.tasks.search.commands import build_index_from_vectors
 
     index = build_index_from_vectors(
-        args.vectors, args.input, args.output, args.text_field, args.input_format, args.index_type, args.device
+        args.vectors,
+        args.input,
+        args.output,
+        args.text_field,
+        args.input_format,
+        args.index_type,
+        args.device,
+        runtime=args.runtime,
     )
     report(
         f"indexed {len(index)} rows ({index.dimension}-dimensional, {index.index_type}) from {args.vectors} "
@@ -260,7 +271,9 @@ def run_search(args: argparse.Namespace) -> int:
     for name, value in (("--nprobe", args.nprobe), ("--ef-search", args.ef_search)):
         if value is not None and value < 1:
             raise UserError(f"{name} must be >= 1, got {value}")
-    index = SearchIndex.from_pretrained(args.index, encoder=args.model or "auto", device=args.device)
+    index = SearchIndex.from_pretrained(
+        args.index, encoder=args.model or "auto", device=args.device, runtime=args.runtime
+    )
     if args.nprobe is not None:
         index.search_parameters["nprobe"] = args.nprobe
     if args.ef_search is not None:

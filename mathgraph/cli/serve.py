@@ -7,7 +7,7 @@ import errno
 import logging
 import socket
 
-from mathgraph.cli.common import NAMED_MODELS, check_index_argument, check_model_argument
+from mathgraph.cli.common import NAMED_MODELS, add_runtime_argument, check_index_argument, check_model_argument
 from mathgraph.errors import UserError
 from mathgraph.quiet import report, warn
 from mathgraph.serve.service import Limits, Service
@@ -91,6 +91,7 @@ def register(commands) -> None:
         help="cpu, cuda, cuda:1 ... for --model, --encoder and the index's encoder "
         "(default: cuda when available, else cpu)",
     )
+    add_runtime_argument(serve)
     serve.add_argument(
         "--threads",
         type=int,
@@ -127,7 +128,12 @@ def run_serve(args: argparse.Namespace) -> int:
     # with 1, while 4 maximal compares ran)
     configure_threads(args.threads or max(1, available_cores() - 1))
     service = Service.load(
-        model=args.model, encoder=args.encoder, index=args.index, hybrid=args.hybrid, device=args.device
+        model=args.model,
+        encoder=args.encoder,
+        index=args.index,
+        hybrid=args.hybrid,
+        device=args.device,
+        runtime=args.runtime,
     )
     host, port = listener.getsockname()[:2]
     report(

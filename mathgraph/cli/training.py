@@ -12,6 +12,7 @@ import json
 from mathgraph.cli.common import (
     NAMED_MODELS,
     add_corpus_argument,
+    add_runtime_argument,
     check_corpus_files,
     check_input_file,
     check_model_argument,
@@ -270,6 +271,7 @@ def _register_evaluate(commands) -> None:
         help="a package's late fusion, as `predict --hybrid` (default: where dev said it helps)",
     )
     evaluate.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
+    add_runtime_argument(evaluate)
     evaluate.add_argument("--data", required=True, type=input_path, metavar="FILE")
     evaluate.add_argument("--text-field", help="KPC text field (default: the one the model was trained with)")
     evaluate.add_argument("--label-field", help="KPC label field (default: the one the model was trained with)")
@@ -535,6 +537,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         hybrid=args.hybrid,
         device=args.device,
+        runtime=args.runtime,
     )
     print(json.dumps(metrics))
     return 0

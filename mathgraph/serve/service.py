@@ -91,10 +91,12 @@ class Service:
         index: str | PathLike | None = None,
         hybrid: bool | None = None,
         device: str | None = None,
+        runtime: str | None = None,
     ) -> Service:
         """Load everything once: the task models of ``model`` (a task or multi-task model directory; None:
         the shipped multi-task model, fused with TF-IDF as ``mathgraph predict`` does, per ``hybrid``), the
-        ``encoder`` of ``encode`` (as ``mathgraph encode --model``) and the ``index`` (as ``mathgraph search``)."""
+        ``encoder`` of ``encode`` (as ``mathgraph encode --model``) and the ``index`` (as ``mathgraph search``),
+        a package's networks on ``runtime`` (``models.package.ModelPackage``)."""
         from mathgraph.api import task_predictors
         from mathgraph.tasks.search.embedders import MathEncoderEmbedder
 
@@ -102,9 +104,11 @@ class Service:
         if index is not None:  # damaged index files are reported before any model is loaded
             from mathgraph.tasks.search.index import SearchIndex
 
-            loaded_index = SearchIndex.from_pretrained(index, device=device)
+            loaded_index = SearchIndex.from_pretrained(index, device=device, runtime=runtime)
         # a --model that holds nothing is reported before torch is imported (and before its warnings)
-        predictors = task_predictors("shipped" if model is None else model, hybrid=hybrid, device=device)
+        predictors = task_predictors(
+            "shipped" if model is None else model, hybrid=hybrid, device=device, runtime=runtime
+        )
         from mathgraph.models.encoder import MathEncoder
         from mathgraph.models.late_fusion import HybridPredictor
 
@@ -113,7 +117,9 @@ class Service:
         if isinstance(embedder, MathEncoderEmbedder) and embedder.source == str(encoder):
             math_encoder = embedder.encoder  # the index was built with this encoder: one copy in memory
         else:
-            math_encoder = MathEncoder.from_pretrained(encoder, device=device)
+            from mathgraph.models.package import onnx_encoder
+
+            math_encoder = onnx_encoder(encoder, device, runtime) or MathEncoder.from_pretrained(encoder, device=device)
         return cls(
             predictors,
             math_encoder,

@@ -144,7 +144,8 @@ def _parse_batch(texts: list[str]) -> list[MathSyntaxGraph]:
 class EncodeStage:
     """``item["vector"]``: the ``MathEncoder`` vector (``mode``: joint, text, graph) of each item's graph,
     or of its text when it has none; the model loads once, on ``device`` (None: CUDA when available), and
-    runs on ``threads`` CPU threads (None: torch's default)."""
+    runs on ``threads`` CPU threads (None: torch's default). A model package runs on ``runtime``
+    (``models.package.ModelPackage``: ONNX Runtime by default on the CPU where it carries graphs)."""
 
     kind: ClassVar[str] = "model"
     model: str = "shipped"
@@ -152,6 +153,7 @@ class EncodeStage:
     batch_size: int = 32
     device: str | None = None
     threads: int | None = None
+    runtime: str | None = None
     _loaded: dict = field(default_factory=dict, repr=False)
 
     def load(self) -> None:
@@ -164,7 +166,10 @@ class EncodeStage:
 
                 configure_threads(self.threads)
 
-            self._loaded["encoder"] = MathEncoder.from_pretrained(self.model, device=self.device)
+            from mathgraph.models.package import onnx_encoder
+
+            encoder = onnx_encoder(self.model, self.device, self.runtime)
+            self._loaded["encoder"] = encoder or MathEncoder.from_pretrained(self.model, device=self.device)
 
     def __call__(self, items: list[dict]) -> list[dict]:
         self.load()

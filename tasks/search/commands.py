@@ -45,6 +45,7 @@ def build_index_from_file(
     mode: str | None = None,
     batch_size: int = 32,
     device: str | None = None,
+    runtime: str | None = None,
     skip_bad: bool = False,
     limit: int | None = None,
     show_progress: bool = False,
@@ -67,7 +68,7 @@ def build_index_from_file(
     if not numbered:
         raise UserError(f"{input_path}: no rows with a {text_field!r} field to index")
     rows = [row for _, row in numbered][:limit]
-    embedder = load_embedder(model, mode=mode, device=device)
+    embedder = load_embedder(model, mode=mode, device=device, runtime=runtime)
     if show_progress:
         seconds, basis = rough_seconds(embedder, len(rows))
         print(f"indexing {len(rows):,} problems: roughly {_duration(seconds)} ({basis})", file=sys.stderr)
@@ -89,6 +90,7 @@ def build_index_from_vectors(
     input_format: str | None = None,
     index_type: str = "auto",
     device: str | None = None,
+    runtime: str | None = None,
 ) -> SearchIndex:
     """``mathgraph index build --vectors DIR``: an index of the vector shards ``mathgraph encode --output DIR``
     wrote (``mathgraph.job_outputs.VectorShards``) and the rows of the bank they encoded (``input_path``, any
@@ -102,7 +104,7 @@ def build_index_from_vectors(
         raise UserError(f"{vectors}: the manifest names no model and mode; not the output of `mathgraph encode`")
     shards = finished_files(vectors, kind="vectors")
     reader = BankReader.open(input_path, input_format, fields=(text_field,), id_field=None, keep=None)
-    embedder = load_embedder(settings["model"], mode=settings["mode"], device=device)
+    embedder = load_embedder(settings["model"], mode=settings["mode"], device=device, runtime=runtime)
 
     def vector_shards() -> Iterator[np.ndarray]:
         for files in shards:

@@ -426,7 +426,12 @@ class SearchIndex:
 
     @classmethod
     def from_pretrained(
-        cls, directory: str | PathLike, encoder="auto", mode: str | None = None, device: str | None = None
+        cls,
+        directory: str | PathLike,
+        encoder="auto",
+        mode: str | None = None,
+        device: str | None = None,
+        runtime: str | None = None,
     ) -> SearchIndex:
         """Read an index written by ``save_pretrained`` or ``write_index`` (vectors and rows memory-mapped, the
         structure mapped on its first search), ready for text queries with ``encoder``:
@@ -435,6 +440,8 @@ class SearchIndex:
           encoder object that names no model, such as a custom ``Embedder``, loads without one);
         - a ``MathEncoder`` or ``Embedder`` already loaded, or a model spec (``tasks.search.embedders.load_embedder``);
         - ``None``: no encoder (``search_vectors`` only; nothing is loaded but the index).
+
+        ``device`` and ``runtime`` (``load_embedder``) say where a model spec's encoder runs.
 
         An encoder that is not the index's raises ``IndexMismatchError``; damaged files raise
         ``IndexFormatError`` (checked before any model is loaded)."""
@@ -453,7 +460,7 @@ class SearchIndex:
             spec = manifest["encoder"].get("source") if str(encoder) == "auto" else encoder
             if spec is None:  # search() says how to give it one
                 return index
-            embedder = load_embedder(spec, mode=mode, device=device)
+            embedder = load_embedder(spec, mode=mode, device=device, runtime=runtime)
         else:
             embedder = as_embedder(encoder, mode if _is_math_encoder(encoder) else None)
         check_identity(manifest["encoder"], embedder.identity(), directory)
