@@ -8,7 +8,7 @@ The pieces, each in a module of its own:
 - ``parsers.solution_graph``: ``parse_solution(problem, solution)`` -> ``SolutionGraph`` (every operand linked
   to a quantity of the problem, an earlier result, a known constant of ``parsers.constants``, or nothing);
 - ``parsers.solution_check``: ``check_solution(problem, solution)`` -> ``SolutionCheck`` (findings: arithmetic,
-  unexplained operands, unused quantities, an answer that follows from nothing);
+  unexplained operands, unused quantities, an answer that follows from nothing, a solution that shows no work);
 - ``parsers.solution_features``: ``solution_graph_features``, the named numbers of the graph that models read.
 - ``parsers.solution_drawing``: ``SolutionGraph.draw()``.
 

@@ -11,6 +11,7 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``unexplained_operand`` | error | an operand that is not a quantity of the problem, an earlier result or a known constant; or a number miscopied into a calculation whose result goes nowhere, where a later step goes on with (or the answer is) what the calculation gives with a value of the problem in its place (``_miscopies``) |
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations) |
+| ``no_work`` | warning | the solution shows no work: no calculation, and no number but its final answer ("The answer is 8.", or a bare "8"); it then gets no ``unused_quantity`` warnings, since no step uses any quantity |
 
 The named numbers of the same graph that models read (``solution_graph_features``) are
 ``parsers.solution_features``.
@@ -39,6 +40,7 @@ FINDING_KINDS = {
     "unexplained_operand": "error",
     "unused_quantity": "warning",
     "answer_mismatch": "error",
+    "no_work": "warning",
 }
 
 
@@ -107,9 +109,12 @@ def check_graph(graph: SolutionGraph) -> SolutionCheck:
                 "check that it is the number the last step computed.",
             )
         )
+    no_work = _shows_no_work(graph)
+    if no_work:
+        findings.append(_finding("no_work", _no_work_line(graph), _no_work_message(graph)))
     used = graph.used_quantities()
     for k, quantity in enumerate(graph.problem.quantities()):
-        if k not in used:
+        if k not in used and not no_work:
             what = f"{quantity.text} {quantity.object}" if quantity.object else quantity.text
             findings.append(
                 _finding(
@@ -192,6 +197,30 @@ def _miscopies(graph: SolutionGraph) -> _Repairs:
             repairs.answer = graph.answer_step is None
             report(repair, graph.answer, "the final answer")
     return repairs
+
+
+def _shows_no_work(graph: SolutionGraph) -> bool:
+    """No calculation, and no number written but the final answer. A solution that is one bare number, which
+    ``read_answer`` takes for no answer, counts as that answer."""
+    if graph.calculations():
+        return False
+    numbers = set().union(*(_numbers(step.text) for step in graph.steps)) - {graph.answer}
+    return len(numbers) <= (graph.answer is None)
+
+
+def _no_work_line(graph: SolutionGraph) -> int | None:
+    """The line of the final answer, else the solution's first line (``None`` for an empty solution)."""
+    if graph.answer_line is not None:
+        return graph.answer_line
+    return graph.steps[0].index if graph.steps else None
+
+
+def _no_work_message(graph: SolutionGraph) -> str:
+    given = "an answer" if graph.answer is None else f"the answer {graph.answer_text}"
+    return (
+        f"The solution shows no work: no calculation and no number that lead to {given}, so there is no step "
+        "to check. Write the steps that give the answer."
+    )
 
 
 def _chance_sources(calculations: list) -> set[int]:

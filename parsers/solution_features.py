@@ -144,7 +144,9 @@ def graph_features(check: SolutionCheck) -> dict[str, float]:
         "answer_follows": graph.answer_step is not None,
         "answer_is_quantity": graph.answer is not None and any(q.value == graph.answer for q in quantities),
         "errors": sum(f.severity == "error" for f in check.findings),
-        "warnings": sum(f.severity == "warning" for f in check.findings),
+        # the unused_quantity warnings, which were the only warnings when the shipped models were trained on
+        # this count: a solution with no work gets one no_work warning in their place, but the same value here
+        "warnings": len(quantities) - len(used),
         "quantities_unused_digits": sum(k not in used for k in in_digits),
         "quantities_unused_words": sum(k not in used and k not in in_digits for k in counted),
         "operands_from_own_mentions": own_mentions,

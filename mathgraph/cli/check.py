@@ -5,7 +5,9 @@
 
 A solution is read as lines; each finding names its line (0-based; an unused quantity of the problem names
 none), and the result is ok when no finding is an error (wrong arithmetic, a number from nowhere, a final
-answer no step computed). --input reads a bank in any format ``mathgraph.bank_files`` reads.
+answer no step computed); warnings (an unused quantity, a solution that shows no work) leave it ok. Like a
+linter, the exit status is 1 when any checked solution is not ok, 0 when all are, 2 for a usage error. --input
+reads a bank in any format ``mathgraph.bank_files`` reads.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ def register(commands) -> None:
         "LaTeX, 'twice 8 is 16'), where each number comes from (a quantity of the problem, an earlier result, "
         "a known constant such as 60 minutes in an hour), and the final answer. Print the findings, each "
         "with its line of the solution (0-based; none for an unused quantity): arithmetic, unexplained_operand "
-        "and answer_mismatch are errors, unused_quantity a warning. --input FILE reads rows (fields problem, "
+        "and answer_mismatch are errors; unused_quantity and no_work (no calculation and no number but the "
+        "answer) are warnings. A solution is ok when it has no error. --input FILE reads rows (fields problem, "
         "solution, optional id) from JSONL, CSV, Parquet or a saved datasets directory and writes one JSON line "
-        "per row: id, line, ok, findings, first_error_step.",
+        "per row: id, line, ok, findings, first_error_step. Exit status: 0 when every solution checked is ok, 1 "
+        "when any has an error, 2 for a usage error (bad arguments, a bad input line without --skip-bad).",
     )
     check.__class__ = IntermixedArgumentParser  # the TEXTs may follow the options
     check.add_argument("texts", nargs="*", metavar="TEXT", help="the problem, then its solution")
@@ -42,8 +46,8 @@ def register(commands) -> None:
         "--format",
         choices=("text", "json"),
         default="text",
-        help="how to print one check: the findings in words, or one JSON object with the solution graph "
-        "(--input always writes JSONL)",
+        help="how to print one check: the findings in words, or one JSON line (ok, first_error_step, findings, "
+        "graph: the solution graph); --input always writes JSONL",
     )
     check.add_argument(
         "--input",
@@ -60,7 +64,8 @@ def register(commands) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    """``check``: one solution's findings printed, or a JSONL file's written as JSONL (exit status 0 either way)."""
+    """``check``: one solution's findings printed, or a JSONL file's written as JSONL; the exit status is 1 when
+    any solution has an error (is not ok), else 0."""
     rows, bad = _read_rows(args)
     from mathgraph.parsers.graph_cache import parse_cached
     from mathgraph.parsers.solution import check_solution
@@ -70,7 +75,7 @@ def run_check(args: argparse.Namespace) -> int:
     if not args.input:
         [check] = checks
         print(format_check(check) if args.format == "text" else json.dumps(check.to_dict(), ensure_ascii=False))
-        return 0
+        return 0 if check.ok else 1
     from mathgraph.jsonl import atomic_writer, write_jsonl
 
     lines = [
@@ -85,7 +90,7 @@ def run_check(args: argparse.Namespace) -> int:
     failed = sum(not check.ok for check in checks)
     report(f"wrote {written} checks to {args.output or 'stdout'} ({failed} not ok)")
     report_skipped(bad)
-    return 0
+    return 1 if failed else 0
 
 
 def format_check(check) -> str:

@@ -1,4 +1,5 @@
-"""``mathgraph check``: one solution in words or as JSON, a JSONL file in and out, and clear errors for bad input."""
+"""``mathgraph check``: one solution in words or as JSON, a JSONL file in and out, clear errors for bad input, and
+a linter's exit status (1 when a solution has an error)."""
 
 import json
 
@@ -12,6 +13,7 @@ PROBLEM = "Ann has 3 boxes of 8 pens. She gives away 5 pens. How many pens are l
 RIGHT = "3 * 8 = 24 pens.\n24 - 5 = 19 left.\n#### 19"
 SLIP = "3 * 8 = 25 pens.\n25 - 5 = 20 left.\n#### 20"
 MISCOPIED = "3 * 8 = 24 pens.\n24 - 7 = 17 left.\n#### 17"
+NO_WORK = "The answer is 19."
 
 
 def test_a_right_solution_is_ok(capsys):
@@ -20,7 +22,7 @@ def test_a_right_solution_is_ok(capsys):
 
 
 def test_findings_are_printed_in_words_with_their_lines(capsys):
-    assert main(["-q", "check", PROBLEM, MISCOPIED]) == 0
+    assert main(["-q", "check", PROBLEM, MISCOPIED]) == 1
     assert capsys.readouterr().out.splitlines() == [
         "not ok: the first error is on line 1 (0-based)",
         "error unexplained_operand (line 1): Where does 7 in “24 - 7 = 17” come from? It is not a number of the "
@@ -32,8 +34,10 @@ def test_findings_are_printed_in_words_with_their_lines(capsys):
 
 
 def test_one_check_as_json_holds_the_graph(capsys):
-    assert main(["-q", "check", "--format", "json", PROBLEM, SLIP]) == 0
-    printed = json.loads(capsys.readouterr().out)
+    assert main(["-q", "check", "--format", "json", PROBLEM, SLIP]) == 1
+    [line] = capsys.readouterr().out.splitlines()
+    printed = json.loads(line)
+    assert set(printed) == {"ok", "first_error_step", "findings", "graph"}
     expected = json.loads(json.dumps(check_solution(parse_problem(PROBLEM), SLIP).to_dict()))
     assert printed == expected
     assert printed["ok"] is False and printed["first_error_step"] == 0
@@ -49,7 +53,7 @@ def test_a_jsonl_file_gives_one_row_per_line(tmp_path, capsys):
     ]
     source.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     output = tmp_path / "checks.jsonl"
-    assert main(["check", "--input", str(source), "--output", str(output)]) == 0
+    assert main(["check", "--input", str(source), "--output", str(output)]) == 1
     written = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
     assert [(r["id"], r["line"], r["ok"], r["first_error_step"]) for r in written] == [
         ("right", 1, True, None),
@@ -65,6 +69,36 @@ def test_a_jsonl_file_gives_one_row_per_line(tmp_path, capsys):
     assert "wrote 2 checks to" in capsys.readouterr().err
 
 
+def test_the_exit_status_is_1_when_a_solution_has_an_error_like_a_linter(tmp_path, capsys):
+    problem = "Tom has 3 apples. He buys 4 more. How many apples does he have?"
+    assert main(["-q", "check", problem, "3 + 4 = 8\n#### 8"]) == 1
+    assert capsys.readouterr().out.startswith("not ok: the first error is on line 0 (0-based)\nerror arithmetic")
+    assert main(["-q", "check", problem, "3 + 4 = 7\n#### 7"]) == 0
+    assert capsys.readouterr().out == "ok: no errors found\n"
+    # a file: 1 when any row has an error, 0 when all are ok (warnings only count as ok)
+    source = tmp_path / "solutions.jsonl"
+    rows = [{"problem": PROBLEM, "solution": RIGHT}, {"problem": PROBLEM, "solution": NO_WORK}]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["-q", "check", "--input", str(source)]) == 0
+    source.write_text("".join(json.dumps(r) + "\n" for r in [*rows, {"problem": PROBLEM, "solution": SLIP}]))
+    assert main(["-q", "check", "--input", str(source)]) == 1
+    assert [json.loads(line)["ok"] for line in capsys.readouterr().out.splitlines()[-3:]] == [True, True, False]
+
+
+def test_a_solution_with_no_work_is_ok_with_a_warning_that_says_so(capsys):
+    assert main(["-q", "check", PROBLEM, NO_WORK]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "ok: no errors found",
+        "warning no_work (line 0): The solution shows no work: no calculation and no number that lead to the "
+        "answer 19, so there is no step to check. Write the steps that give the answer.",
+        "note: no calculations found in the solution",
+    ]
+    assert main(["-q", "check", "--format", "json", PROBLEM, NO_WORK]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["ok"], printed["first_error_step"]) == (True, None)
+    assert [(f["kind"], f["severity"], f["step"]) for f in printed["findings"]] == [("no_work", "warning", 0)]
+
+
 def test_a_parquet_or_csv_bank_is_checked_like_jsonl(tmp_path, capsys):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -74,12 +108,12 @@ def test_a_parquet_or_csv_bank_is_checked_like_jsonl(tmp_path, capsys):
         {"id": "slip", "problem": PROBLEM, "solution": SLIP},
     ]
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "solutions.parquet")
-    assert main(["-q", "check", "--input", str(tmp_path / "solutions.parquet")]) == 0
+    assert main(["-q", "check", "--input", str(tmp_path / "solutions.parquet")]) == 1
     written = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["id"], r["line"], r["ok"]) for r in written] == [("right", 1, True), ("slip", 2, False)]
     # a CSV file with another name: --input-format says what it is
     (tmp_path / "solutions.txt").write_text(f'problem,solution\n"{PROBLEM}","{SLIP}"\n', encoding="utf-8")
-    assert main(["-q", "check", "--input", str(tmp_path / "solutions.txt"), "--input-format", "csv"]) == 0
+    assert main(["-q", "check", "--input", str(tmp_path / "solutions.txt"), "--input-format", "csv"]) == 1
     [row] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert (row["id"], row["line"], row["ok"]) == (2, 2, False)
 

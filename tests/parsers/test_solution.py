@@ -130,6 +130,28 @@ def test_each_kind_of_finding():
     assert wrong_answer.first_error_step == 2
 
 
+@pytest.mark.parametrize(
+    "solution, line",
+    [("The answer is 19.", 0), ("19", 0), ("Let me think.\n#### 19", 1), ("$\\boxed{19}$", 0), ("I do not know.", 0)],
+)
+def test_a_solution_with_no_work_is_a_warning_instead_of_unused_quantities(solution, line):
+    check = check_solution(PENS, solution)
+    assert check.ok and check.first_error_step is None
+    assert [(f.kind, f.severity, f.step) for f in check.findings] == [("no_work", "warning", line)]
+    assert check.findings[0].message.startswith("The solution shows no work: no calculation and no number")
+    # the models' feature counts the unused quantities still, as it did before no_work took their place
+    features = solution_graph_features(PENS, solution)
+    assert features["warnings"] == features["quantities_unused"] == len(PENS.quantities()) == 3
+
+
+@pytest.mark.parametrize(
+    "solution",
+    ["She has 24 pens and gives away 5, so 19 are left.\n#### 19", "3 * 8 = 24 pens.\n24 - 5 = 19 left.\n#### 19"],
+)
+def test_work_in_words_or_calculations_is_not_no_work(solution):
+    assert "no_work" not in {f.kind for f in check_solution(PENS, solution).findings}
+
+
 def test_a_miscopied_number_is_found_where_it_was_copied():
     # 9 for the problem's 8 in line 0; line 1 goes on with the right 24: the error is line 0's 9
     check = check_solution(PENS, "3 * 9 = 27 pens.\n24 - 5 = 19 left.\n#### 19")
