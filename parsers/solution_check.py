@@ -11,7 +11,7 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``unexplained_operand`` | error | an operand that is not a quantity of the problem, an earlier result or a known constant; or a number miscopied into a calculation whose result goes nowhere, where a later step goes on with (or the answer is) what the calculation gives with a value of the problem in its place (``_miscopies``) |
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations) |
-| ``no_work`` | warning | the solution shows no work: no calculation, and no number but its final answer ("The answer is 8.", or a bare "8"); it then gets no ``unused_quantity`` warnings, since no step uses any quantity |
+| ``no_work`` | warning | the solution shows no work: no calculation, and no number but its final answer ("The answer is 8.", or a bare "8"; not where the answer is no number, ``#### None``); it then gets no ``unused_quantity`` warnings, since no step uses any quantity |
 
 The named numbers of the same graph that models read (``solution_graph_features``) are
 ``parsers.solution_features``.
@@ -201,8 +201,9 @@ def _miscopies(graph: SolutionGraph) -> _Repairs:
 
 def _shows_no_work(graph: SolutionGraph) -> bool:
     """No calculation, and no number written but the final answer. A solution that is one bare number, which
-    ``read_answer`` takes for no answer, counts as that answer."""
-    if graph.calculations():
+    ``read_answer`` takes for no answer, counts as that answer; one whose answer is no number (``#### None``
+    where the problem cannot be answered, GSM-Plus "critical thinking") argues in words, not in numbers."""
+    if graph.calculations() or (graph.answer is None and graph.answer_text is not None):
         return False
     numbers = set().union(*(_numbers(step.text) for step in graph.steps)) - {graph.answer}
     return len(numbers) <= (graph.answer is None)

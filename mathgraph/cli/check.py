@@ -1,7 +1,8 @@
 """``mathgraph check``: check a worked solution against its problem (``parsers.solution.check_solution``).
 
     mathgraph check PROBLEM SOLUTION [--format text|json]
-    mathgraph check --input FILE [--input-format jsonl|csv|parquet|datasets] [--output FILE] [--skip-bad]
+    mathgraph check --input FILE [--input-format jsonl|csv|parquet|datasets] [--problem-field F] [--solution-field F]
+                    [--output FILE] [--skip-bad]
 
 A solution is read as lines; each finding names its line (0-based; an unused quantity of the problem names
 none), and the result is ok when no finding is an error (wrong arithmetic, a number from nowhere, a final
@@ -22,8 +23,6 @@ from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
 
-CHECK_FIELDS = ("problem", "solution")
-
 
 def register(commands) -> None:
     """Add ``check`` to the ``mathgraph`` commands."""
@@ -36,8 +35,8 @@ def register(commands) -> None:
         "with its line of the solution (0-based; none for an unused quantity): arithmetic, unexplained_operand "
         "and answer_mismatch are errors; unused_quantity and no_work (no calculation and no number but the "
         "answer) are warnings. A solution is ok when it has no error. --input FILE reads rows (fields problem, "
-        "solution, optional id) from JSONL, CSV, Parquet or a saved datasets directory and writes one JSON line "
-        "per row: id, line, ok, findings, first_error_step. Exit status: 0 when every solution checked is ok, 1 "
+        "solution, optional id; --problem-field and --solution-field name others) from JSONL, CSV, Parquet or a "
+        "saved datasets directory and writes one JSON line per row: id, line, ok, findings, first_error_step. Exit status: 0 when every solution checked is ok, 1 "
         "when any has an error, 2 for a usage error (bad arguments, a bad input line without --skip-bad).",
     )
     check.__class__ = IntermixedArgumentParser  # the TEXTs may follow the options
@@ -56,6 +55,12 @@ def register(commands) -> None:
         help="rows with the fields problem and solution: JSONL, CSV, Parquet or a saved datasets directory",
     )
     check.add_argument("--input-format", choices=INPUT_FORMATS, help="format of --input (default: from its name)")
+    check.add_argument(
+        "--problem-field", default="problem", help="the problem field of --input rows (default: problem)"
+    )
+    check.add_argument(
+        "--solution-field", default="solution", help="the solution field of --input rows (default: solution)"
+    )
     check.add_argument("--output", metavar="FILE", help="JSONL results, one per good input line (default: stdout)")
     check.add_argument(
         "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
@@ -70,8 +75,9 @@ def run_check(args: argparse.Namespace) -> int:
     from mathgraph.parsers.graph_cache import parse_cached
     from mathgraph.parsers.solution import check_solution
 
-    graphs = parse_cached([row["problem"] for _, row in rows], show_progress=bool(args.input) and not args.quiet)
-    checks = [check_solution(graph, row["solution"]) for graph, (_, row) in zip(graphs, rows)]
+    problems = [row[args.problem_field] for _, row in rows]
+    graphs = parse_cached(problems, show_progress=bool(args.input) and not args.quiet)
+    checks = [check_solution(graph, row[args.solution_field]) for graph, (_, row) in zip(graphs, rows)]
     if not args.input:
         [check] = checks
         print(format_check(check) if args.format == "text" else json.dumps(check.to_dict(), ensure_ascii=False))
@@ -112,7 +118,8 @@ def _read_rows(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
     if args.input:
         if args.texts:
             raise UserError("give PROBLEM and SOLUTION, or --input FILE, not both")
-        return read_input_rows(args.input, CHECK_FIELDS, skip_bad=args.skip_bad, format=args.input_format)
+        fields = (args.problem_field, args.solution_field)
+        return read_input_rows(args.input, fields, skip_bad=args.skip_bad, format=args.input_format)
     if args.output or args.skip_bad:
         raise UserError("--output and --skip-bad apply to --input files only")
     if len(args.texts) != 2:
@@ -120,4 +127,4 @@ def _read_rows(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]:
     for name, text in zip(("the problem", "the solution"), args.texts):
         if not text.strip():
             raise UserError(f"{name} is empty (or only whitespace)")
-    return [(0, dict(zip(CHECK_FIELDS, args.texts)))], []
+    return [(0, dict(zip((args.problem_field, args.solution_field), args.texts)))], []

@@ -99,6 +99,17 @@ def test_a_solution_with_no_work_is_ok_with_a_warning_that_says_so(capsys):
     assert [(f["kind"], f["severity"], f["step"]) for f in printed["findings"]] == [("no_work", "warning", 0)]
 
 
+def test_the_bundled_gsmplus_sample_is_checked_by_name_from_any_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["-q", "check", "--input", "gsmplus_sample.jsonl", "--problem-field", "question"]) == 0
+    written = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(written) == 24 and all(row["ok"] for row in written)
+    kinds = {finding["kind"] for row in written for finding in row["findings"]}
+    assert kinds == {"unused_quantity"}  # the "critical thinking" rows (#### None) are not no_work
+    assert main(["-q", "check", "--input", "gsmplus_sample.jsonl"]) == 2
+    assert "no field 'problem'" in capsys.readouterr().err
+
+
 def test_a_parquet_or_csv_bank_is_checked_like_jsonl(tmp_path, capsys):
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -146,7 +146,11 @@ def test_a_solution_with_no_work_is_a_warning_instead_of_unused_quantities(solut
 
 @pytest.mark.parametrize(
     "solution",
-    ["She has 24 pens and gives away 5, so 19 are left.\n#### 19", "3 * 8 = 24 pens.\n24 - 5 = 19 left.\n#### 19"],
+    [
+        "She has 24 pens and gives away 5, so 19 are left.\n#### 19",
+        "3 * 8 = 24 pens.\n24 - 5 = 19 left.\n#### 19",
+        "We don't know how many pens each box holds\n#### None",  # an answer that is no number: GSM-Plus
+    ],
 )
 def test_work_in_words_or_calculations_is_not_no_work(solution):
     assert "no_work" not in {f.kind for f in check_solution(PENS, solution).findings}
