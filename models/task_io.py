@@ -21,11 +21,14 @@ the late fusion (``models.tfidf.TfidfPredictor``, ``models.late_fusion``) all re
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-
-import torch
+from typing import TYPE_CHECKING
 
 from mathgraph.errors import UserError
-from mathgraph.models.task_heads import TaskHead, get_task_head
+
+if TYPE_CHECKING:  # checking inputs and ranking results needs neither (the TF-IDF predictor runs without torch)
+    import torch
+
+    from mathgraph.models.task_heads import TaskHead
 
 # An input's shape (``TaskHead.input_shape``): one text, a pair of
 # texts, or a query with candidates.
@@ -69,6 +72,8 @@ def build_examples(task: TaskHead, inputs: Iterable) -> list:
 def input_from_texts(task: str | TaskHead, texts: Sequence[str]) -> object:
     """One input from command-line texts: KPC one text, QRC/QAM two (``text_a text_b``), SQR the query
     and then its candidates."""
+    from mathgraph.models.task_heads import get_task_head
+
     task = get_task_head(task) if isinstance(task, str) else task
     kind, texts = task.input_shape, list(texts)
     if kind == "single" and len(texts) == 1:
@@ -83,11 +88,15 @@ def input_from_texts(task: str | TaskHead, texts: Sequence[str]) -> object:
 
 def label_values(task: TaskHead, labels: Sequence[str]) -> list:
     """The labels as the task predicts them (``TaskHead.decode``: QAM's ``"0"``, ``"1"`` become ints), in logit order."""
+    import torch
+
     return task.decode({"logits": torch.eye(len(labels))}, [None] * len(labels), labels)
 
 
 def classification_result(logits: torch.Tensor, labels: Sequence) -> dict:
     """``{"label", "probabilities"}`` of one example's logits ``[C]`` over ``labels``."""
+    import torch
+
     probabilities = torch.softmax(logits.double(), dim=-1).tolist()
     return {"label": labels[int(logits.argmax())], "probabilities": dict(zip(labels, probabilities))}
 

@@ -1,6 +1,6 @@
 """TF-IDF models for every task: logistic regression for KPC/QRC/QAM, cosine ranking for SQR.
 
-- `TfidfClassifier(kind="single")`: a `Pipeline` of `TfidfVectorizer` and `LogisticRegression` on one text (KPC).
+- `TfidfClassifier(kind="single")`: a `TfidfVectorizer` and a `LogisticRegression` on one text (KPC).
 - `TfidfClassifier(kind="pair")`: the same on a pair of texts (QRC, QAM). One vectorizer, fitted on both sides,
   maps a pair (a, b) to the sparse concatenation `[v(a); v(b); |v(a) - v(b)|; v(a) * v(b)]`: the two texts, what
   differs between them and what they share, so that a linear model can tell "same problem, numbers changed"
@@ -8,9 +8,12 @@
 - `TfidfRanker`: scores SQR candidates by the cosine between their TF-IDF vector and the query's (the vectors
   are L2-normalised, so the cosine is a dot product); the vectorizer is fitted on the training texts only.
 
+`fit` fits with scikit-learn; every prediction, of a fitted or a loaded model, runs in NumPy alone
+(`models.tfidf_features`: the same vectors and probabilities), so that loading and predicting import neither
+scikit-learn nor PyTorch.
+
 Models are saved without pickle: `config.json` holds the hyperparameters, the vocabulary (terms in column order)
 and the class labels; `arrays.safetensors` holds the idf weights and the logistic regression coefficients.
-`load()` rebuilds the scikit-learn objects from those.
 
 `TfidfModel.from_pretrained(directory)` loads whichever of the two a directory holds, and `TfidfPredictor`
 gives either the `predict(inputs)` of a task model (`models.task_io`). Training and evaluation on task files
@@ -23,17 +26,13 @@ import json
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 from safetensors.numpy import load_file, save_file
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline
 
 from mathgraph.files import apply_umask
-from mathgraph.models.task_heads import TaskHead, get_task_head
 from mathgraph.models.task_io import check_input, ranking_result
+from mathgraph.models.tfidf_features import LogisticRegressionScores, TfidfFeatures, dot, pair_row
 from mathgraph.registry import read_config, resolve
+from mathgraph.task_specs import TaskSpec, task_spec
 
 CONFIG_FILE = "config.json"
 ARRAYS_FILE = "arrays.safetensors"
@@ -69,17 +68,17 @@ def _vectorizer_params(params: dict) -> dict:
     return params
 
 
-def _vectorizer_state(vectorizer: TfidfVectorizer) -> tuple[list[str], np.ndarray]:
+def _fit_vectorizer(params: dict, texts: list[str]):
+    """A scikit-learn ``TfidfVectorizer`` fitted on ``texts``, its ``TfidfFeatures`` and the rows of ``texts``
+    (``fit_transform``'s, which a classifier is fitted on: the coefficients depend on their exact values)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer  # fitting only: predictions run without it
+
+    vectorizer = TfidfVectorizer(**params)
+    matrix = vectorizer.fit_transform(texts)
     terms = [None] * len(vectorizer.vocabulary_)
     for term, column in vectorizer.vocabulary_.items():
         terms[column] = term
-    return terms, np.asarray(vectorizer.idf_, dtype=np.float64)
-
-
-def _rebuild_vectorizer(params: dict, terms: list[str], idf: np.ndarray) -> TfidfVectorizer:
-    vectorizer = TfidfVectorizer(**_vectorizer_params(params), vocabulary={t: i for i, t in enumerate(terms)})
-    vectorizer.idf_ = idf
-    return vectorizer
+    return vectorizer, TfidfFeatures(params, terms, np.asarray(vectorizer.idf_, dtype=np.float64)), matrix
 
 
 def _write(directory, config: dict, arrays: dict[str, np.ndarray]) -> Path:
@@ -102,23 +101,6 @@ def _read(directory, expected_model: str) -> tuple[dict, dict[str, np.ndarray]]:
     return config, load_file(str(directory / ARRAYS_FILE))
 
 
-class PairTfidfFeatures(BaseEstimator, TransformerMixin):
-    """(a, b) pairs -> sparse `[v(a); v(b); |v(a) - v(b)|; v(a) * v(b)]`, shape [n_pairs, 4 * vocabulary size]."""
-
-    def __init__(self, vectorizer: TfidfVectorizer):
-        self.vectorizer = vectorizer
-
-    def fit(self, pairs, y=None):
-        a, b = _split_pairs(pairs)
-        self.vectorizer.fit(a + b)
-        return self
-
-    def transform(self, pairs):
-        a, b = _split_pairs(pairs)
-        va, vb = self.vectorizer.transform(a), self.vectorizer.transform(b)
-        return sp.hstack([va, vb, abs(va - vb), va.multiply(vb)], format="csr")
-
-
 def _split_pairs(pairs) -> tuple[list[str], list[str]]:
     pairs = list(pairs)
     if any(len(pair) != 2 for pair in pairs):
@@ -130,7 +112,9 @@ class TfidfClassifier:
     """TF-IDF + logistic regression on one text (`kind="single"`) or on a pair of texts (`kind="pair"`).
 
     Inputs are a list of strings (single) or a list of (text_a, text_b) pairs; labels may be strings or ints.
-    `vectorizer` and `logreg` override `VECTORIZER_DEFAULTS` / `LOGREG_DEFAULTS`.
+    `vectorizer` and `logreg` override `VECTORIZER_DEFAULTS` / `LOGREG_DEFAULTS`. Once fitted or loaded:
+    `features` (the vectorizer's transform), `scores` (the logistic regression's) and `classes_`, `coef_`,
+    `intercept_` as scikit-learn named them.
     """
 
     def __init__(self, kind: str = "single", vectorizer: dict | None = None, logreg: dict | None = None):
@@ -139,20 +123,16 @@ class TfidfClassifier:
         self.kind = kind
         self.vectorizer_params = _vectorizer_params(vectorizer or {})
         self.logreg_params = {**LOGREG_DEFAULTS, **(logreg or {})}
-        self.pipeline = self._build(TfidfVectorizer(**self.vectorizer_params))
+        self.features: TfidfFeatures | None = None
 
-    def _build(self, vectorizer: TfidfVectorizer) -> Pipeline:
-        features = ("tfidf", vectorizer) if self.kind == "single" else ("pair_tfidf", PairTfidfFeatures(vectorizer))
-        return Pipeline([features, ("logreg", LogisticRegression(**self.logreg_params))])
-
-    @property
-    def vectorizer(self) -> TfidfVectorizer:
-        step = self.pipeline.steps[0][1]
-        return step if self.kind == "single" else step.vectorizer
-
-    @property
-    def classes_(self) -> list:
-        return self.pipeline.named_steps["logreg"].classes_.tolist()
+    def _fitted(self, features: TfidfFeatures, classes: list, coef: np.ndarray, intercept: np.ndarray):
+        width = len(features) * (1 if self.kind == "single" else 4)
+        if coef.ndim != 2 or coef.shape[1] != width:
+            raise ValueError(f"coefficients of shape {coef.shape} for {width} features")
+        self.features, self.classes_, self.coef_, self.intercept_ = features, classes, coef, intercept
+        options = {name: self.logreg_params[name] for name in ("multi_class", "solver") if name in self.logreg_params}
+        self.scores = LogisticRegressionScores(coef, intercept, len(classes), **options)
+        return self
 
     def _check_inputs(self, inputs) -> list:
         inputs = list(inputs)
@@ -163,6 +143,8 @@ class TfidfClassifier:
         return inputs
 
     def fit(self, inputs, labels) -> TfidfClassifier:
+        from sklearn.linear_model import LogisticRegression  # fitting only: predictions run without it
+
         inputs, labels = self._check_inputs(inputs), list(labels)
         if len(inputs) != len(labels):
             raise ValueError(f"{len(inputs)} inputs but {len(labels)} labels")
@@ -171,40 +153,58 @@ class TfidfClassifier:
                 f"every example has the label {sorted(set(map(str, labels)))}; a classifier needs two "
                 "or more (is the file sorted by label? shuffle it before taking a part)"
             )
-        self.pipeline.fit(inputs, labels)
-        return self
+        if self.kind == "single":
+            _, features, matrix = _fit_vectorizer(self.vectorizer_params, inputs)
+        else:
+            a, b = _split_pairs(inputs)
+            vectorizer, features, _ = _fit_vectorizer(self.vectorizer_params, a + b)
+            matrix = _pair_matrix(vectorizer.transform(a), vectorizer.transform(b))
+        logreg = LogisticRegression(**self.logreg_params).fit(matrix, labels)
+        return self._fitted(features, logreg.classes_.tolist(), logreg.coef_, logreg.intercept_)
+
+    def _rows(self, inputs) -> list:
+        if self.features is None:
+            raise ValueError("the classifier is not fitted: fit it, or load one with from_pretrained")
+        inputs = self._check_inputs(inputs)
+        if self.kind == "single":
+            return self.features.transform(inputs)
+        a, b = _split_pairs(inputs)
+        width = len(self.features)
+        return [pair_row(va, vb, width) for va, vb in zip(self.features.transform(a), self.features.transform(b))]
 
     def predict(self, inputs) -> list:
-        return self.pipeline.predict(self._check_inputs(inputs)).tolist()
+        return [self.classes_[i] for i in self.scores.predict(self._rows(inputs))]
 
     def predict_proba(self, inputs) -> np.ndarray:
         """Class probabilities, columns in the order of `classes_`."""
-        return self.pipeline.predict_proba(self._check_inputs(inputs))
+        return self.scores.probabilities(self._rows(inputs))
 
     def save_pretrained(self, directory) -> Path:
-        logreg = self.pipeline.named_steps["logreg"]
-        terms, idf = _vectorizer_state(self.vectorizer)
         config = {
             "model": "tfidf_classifier",
             "kind": self.kind,
             "vectorizer": self.vectorizer_params,
             "logreg": self.logreg_params,
             "classes": self.classes_,
-            "terms": terms,
+            "terms": self.features.terms,
         }
-        return _write(directory, config, {"idf": idf, "coef": logreg.coef_, "intercept": logreg.intercept_})
+        arrays = {"idf": self.features.idf, "coef": self.coef_, "intercept": self.intercept_}
+        return _write(directory, config, arrays)
 
     @classmethod
     def from_pretrained(cls, directory, device=None) -> TfidfClassifier:
         """The classifier saved in ``directory`` (``device`` is not used: it runs on the CPU)."""
         config, arrays = _read(directory, "tfidf_classifier")
         model = cls(config["kind"], config["vectorizer"], config["logreg"])
-        model.pipeline = model._build(_rebuild_vectorizer(config["vectorizer"], config["terms"], arrays["idf"]))
-        logreg = model.pipeline.named_steps["logreg"]
-        logreg.classes_ = np.asarray(config["classes"])
-        logreg.coef_, logreg.intercept_ = arrays["coef"], arrays["intercept"]
-        logreg.n_features_in_ = logreg.coef_.shape[1]
-        return model
+        features = TfidfFeatures(model.vectorizer_params, config["terms"], arrays["idf"])
+        return model._fitted(features, list(config["classes"]), arrays["coef"], arrays["intercept"])
+
+
+def _pair_matrix(va, vb):
+    """The scikit-learn rows ``[v(a); v(b); |v(a) - v(b)|; v(a) * v(b)]`` the pair classifier is fitted on."""
+    import scipy.sparse as sp
+
+    return sp.hstack([va, vb, abs(va - vb), va.multiply(vb)], format="csr")
 
 
 class TfidfRanker:
@@ -212,37 +212,38 @@ class TfidfRanker:
 
     def __init__(self, vectorizer: dict | None = None):
         self.vectorizer_params = _vectorizer_params(vectorizer or {})
-        self.vectorizer = TfidfVectorizer(**self.vectorizer_params)
+        self.features: TfidfFeatures | None = None
 
     def fit(self, texts) -> TfidfRanker:
         texts = list(texts)
         if not texts:
             raise ValueError("no texts to fit the vectorizer on")
-        self.vectorizer.fit(texts)
+        _, self.features, _ = _fit_vectorizer(self.vectorizer_params, texts)
         return self
 
     def score(self, query: str, candidates: list[str]) -> np.ndarray:
         """Cosine of each candidate with the query: [len(candidates)]."""
         if not candidates:
             raise ValueError("no candidates")
-        vectors = self.vectorizer.transform([query, *candidates])
-        return (vectors[1:] @ vectors[0].T).toarray().ravel()
+        if self.features is None:
+            raise ValueError("the ranker is not fitted: fit it, or load one with from_pretrained")
+        query_row, *rows = self.features.transform([query, *candidates])
+        return np.array([dot(row, query_row) for row in rows], dtype=np.float64)
 
     def rank(self, query: str, candidates: list[str]) -> list[int]:
         """Candidate indices, best first; equal scores keep the candidate order."""
         return np.argsort(-self.score(query, candidates), kind="stable").tolist()
 
     def save_pretrained(self, directory) -> Path:
-        terms, idf = _vectorizer_state(self.vectorizer)
-        config = {"model": "tfidf_ranker", "vectorizer": self.vectorizer_params, "terms": terms}
-        return _write(directory, config, {"idf": idf})
+        config = {"model": "tfidf_ranker", "vectorizer": self.vectorizer_params, "terms": self.features.terms}
+        return _write(directory, config, {"idf": self.features.idf})
 
     @classmethod
     def from_pretrained(cls, directory, device=None) -> TfidfRanker:
         """The ranker saved in ``directory`` (``device`` is not used: it runs on the CPU)."""
         config, arrays = _read(directory, "tfidf_ranker")
         model = cls(config["vectorizer"])
-        model.vectorizer = _rebuild_vectorizer(config["vectorizer"], config["terms"], arrays["idf"])
+        model.features = TfidfFeatures(model.vectorizer_params, config["terms"], arrays["idf"])
         return model
 
 
@@ -266,8 +267,8 @@ class TfidfPredictor:
     """A TF-IDF model with the ``predict(inputs)`` of a ``TaskModel`` (``models.task_io``): class
     probabilities from ``predict_proba``, or the ranker's cosine scores."""
 
-    def __init__(self, task: str | TaskHead, model):
-        self.task = get_task_head(task) if isinstance(task, str) else task
+    def __init__(self, task: str | TaskSpec, model):
+        self.task = task_spec(task) if isinstance(task, str) else task
         self.model = model
         kind = "ranker" if isinstance(model, TfidfRanker) else model.kind
         if kind != self.task.input_shape:
@@ -295,7 +296,6 @@ __all__ = [
     "TfidfRanker",
     "TfidfModel",
     "TfidfPredictor",
-    "PairTfidfFeatures",
     "VECTORIZER_DEFAULTS",
     "LOGREG_DEFAULTS",
     "MODEL_TYPE",

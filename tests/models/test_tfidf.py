@@ -1,12 +1,21 @@
-"""TF-IDF models on small hand-made data: they learn what is learnable, and survive save -> load without pickle."""
+"""TF-IDF models on small hand-made data: they learn what is learnable, and survive save -> load without pickle;
+on real sample problems they predict what scikit-learn predicts, and they predict without importing it."""
 
 import json
 import random
+import subprocess
+import sys
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
 
-from mathgraph.models.tfidf import TfidfClassifier, TfidfRanker
+from mathgraph.models.tfidf import LOGREG_DEFAULTS, VECTORIZER_DEFAULTS, TfidfClassifier, TfidfRanker
+from mathgraph.models.tfidf_features import TfidfFeatures
 from mathgraph.registry import load
+from mathgraph.samples import DATA_DIR, sample_problems
 from mathgraph.tasks.training.tfidf import evaluate_tfidf, train_tfidf
 
 TOPICS = {
@@ -148,7 +157,7 @@ def test_config_is_plain_json(kpc_model, tmp_path):
     kpc_model.save_pretrained(tmp_path)
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["model"] == "tfidf_classifier" and config["kind"] == "single"
-    assert len(config["terms"]) == len(kpc_model.vectorizer.vocabulary_)
+    assert config["terms"] == kpc_model.features.terms
 
 
 def test_errors():
@@ -166,3 +175,145 @@ def test_errors():
         train_tfidf("qrc", [{"text_b": "x", "label": 1}])
     with pytest.raises(ValueError, match="pair"):
         TfidfClassifier("pair").fit([("a", "b", "c"), ("a", "b", "c")], [0, 1])
+
+
+# texts that are empty after tokenization (white space; CJK, which the math token pattern does not match),
+# accents, other scripts, numbers, LaTeX, one symbol
+EDGE_TEXTS = [
+    "",
+    "  \n\t ",
+    "数学问题",
+    "Ünïcödé façade: x² − y² ≥ 0, α→β",
+    "Числа ٣ and 3.14159 and 1,000,000",
+    r"\frac{a}{b} + \sqrt{x^2} = \left(\alpha_1\right)^{46} \pmod{7}",
+    "$",
+]
+
+
+def sample_rows(name):
+    with open(DATA_DIR / name, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def sample_texts():
+    return [row["problem"] for row in sample_problems()] + [
+        row["question"] for row in sample_rows("gsmplus_sample.jsonl")
+    ]
+
+
+def assert_same_probabilities(model, reference, inputs):
+    probabilities = model.predict_proba(inputs)
+    assert np.abs(probabilities - reference.predict_proba(inputs)).max() < 1e-9
+    assert model.predict(inputs) == reference.predict(inputs).tolist()
+    assert (probabilities.argmax(axis=1) == reference.predict_proba(inputs).argmax(axis=1)).all()
+
+
+def test_kpc_predicts_what_scikit_learn_predicts_on_sample_problems(tmp_path):
+    rows = sample_rows("kpc_sample.jsonl")
+    texts, labels = [row["problem"] for row in rows], [row["subject"] for row in rows]
+    vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS)
+    logreg = LogisticRegression(**LOGREG_DEFAULTS).fit(vectorizer.fit_transform(texts), labels)
+    reference = _Pipeline(vectorizer.transform, logreg)
+    model = TfidfClassifier().fit(texts, labels)
+    model.save_pretrained(tmp_path)
+    loaded = TfidfClassifier.from_pretrained(tmp_path)
+    assert len(model.classes_) == 7 and np.array_equal(model.coef_, logreg.coef_)  # the same fit
+    inputs = texts[:20] + sample_texts() + EDGE_TEXTS
+    assert_same_probabilities(model, reference, inputs)
+    assert_same_probabilities(loaded, reference, inputs)
+
+
+def test_qam_pairs_predict_what_scikit_learn_predicts_on_sample_problems():
+    rows = [row for row in sample_problems() if "solution" in row] + [
+        {"problem": row["question"], "solution": row["solution"]} for row in sample_rows("gsmplus_sample.jsonl")
+    ]
+    solutions = [row["solution"] for row in rows[:8]]
+    pairs = [(row["problem"], solution) for row in rows for solution in solutions]
+    labels = [int(solution == row["solution"]) for row in rows for solution in solutions]
+    vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit([text for pair in pairs for text in pair])
+
+    def features(inputs):
+        va, vb = (vectorizer.transform([pair[i] for pair in inputs]) for i in (0, 1))
+        return sp.hstack([va, vb, abs(va - vb), va.multiply(vb)], format="csr")
+
+    logreg = LogisticRegression(**LOGREG_DEFAULTS).fit(features(pairs), labels)
+    model = TfidfClassifier("pair").fit(pairs, labels)
+    assert model.classes_ == [0, 1] and np.array_equal(model.coef_, logreg.coef_)
+    edge_pairs = [(a, b) for a in EDGE_TEXTS for b in EDGE_TEXTS + sample_texts()[:3]]
+    assert_same_probabilities(model, _Pipeline(features, logreg), pairs[:30] + edge_pairs)
+
+
+def test_sqr_scores_are_scikit_learns_cosines_on_sample_problems(tmp_path):
+    texts = sample_texts()
+    vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit(texts)
+    TfidfRanker().fit(texts).save_pretrained(tmp_path)
+    ranker = TfidfRanker.from_pretrained(tmp_path)
+    for query in texts[:10] + EDGE_TEXTS:
+        candidates = texts + EDGE_TEXTS
+        vectors = vectorizer.transform([query, *candidates])
+        expected = (vectors[1:] @ vectors[0].T).toarray().ravel()
+        assert np.abs(ranker.score(query, candidates) - expected).max() < 1e-9
+        assert ranker.rank(query, candidates) == np.argsort(-expected, kind="stable").tolist()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"ngram_range": (1, 3), "stop_words": ["the", "of", "is"], "norm": "l1", "binary": True},
+        {"strip_accents": "unicode", "lowercase": False, "sublinear_tf": False},
+        {"strip_accents": "ascii", "stop_words": "english", "norm": None},
+        {"analyzer": "char_wb", "ngram_range": (2, 4)},
+        {"analyzer": "char", "ngram_range": (1, 3), "sublinear_tf": True},
+        {"token_pattern": r"(\w)\w*", "ngram_range": (2, 2)},
+    ],
+)
+def test_features_are_scikit_learns_transform_for_other_vectorizer_options(options):
+    texts = sample_texts() + ["Ünïcödé façade café naïve", "the of is the of"]
+    vectorizer = TfidfVectorizer(**options).fit(texts)
+    terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
+    features = TfidfFeatures(options, terms, vectorizer.idf_)
+    expected = vectorizer.transform(texts + EDGE_TEXTS)
+    for i, row in enumerate(features.transform(texts + EDGE_TEXTS)):
+        dense = np.zeros(len(terms))
+        dense[row.columns] = row.values
+        assert np.abs(dense - expected[[i]].toarray().ravel()).max() < 1e-12
+
+
+def test_options_it_does_not_compute_are_refused():
+    with pytest.raises(ValueError, match=r"\['tokenizer'\] are not computed"):
+        TfidfFeatures({"tokenizer": "split"}, ["a"], np.ones(1))
+    with pytest.raises(ValueError, match="use_idf=False"):
+        TfidfFeatures({"use_idf": False}, ["a"], np.ones(1))
+
+
+def test_shipped_model_loads_and_predicts_without_scikit_learn_or_torch():
+    script = """
+import sys
+from mathgraph.models.package import ModelPackage
+from mathgraph.models.tfidf import TfidfModel, TfidfPredictor
+from mathgraph.registry import SHIPPED_DIR
+
+package = ModelPackage(SHIPPED_DIR)
+[result] = package.tfidf("kpc").predict(["Find $x$ if $2x+3=7$."])
+assert result["label"] in result["probabilities"]
+model = TfidfModel.from_pretrained(SHIPPED_DIR / "tfidf" / "sqr")
+[ranked] = TfidfPredictor("sqr", model).predict([("Find $x$.", ["Find $y$.", "A circle."])])
+assert ranked["ranking"] == [0, 1]
+print(sorted(name for name in ("sklearn", "torch", "scipy") if name in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]"]
+
+
+class _Pipeline:
+    """scikit-learn's prediction: ``features`` (texts -> sparse rows), then the fitted ``logreg``."""
+
+    def __init__(self, features, logreg):
+        self.features, self.logreg = features, logreg
+
+    def predict(self, inputs):
+        return self.logreg.predict(self.features(inputs))
+
+    def predict_proba(self, inputs):
+        return self.logreg.predict_proba(self.features(inputs))

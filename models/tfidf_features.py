@@ -1,0 +1,285 @@
+"""What a fitted TF-IDF model computes when it predicts, in NumPy alone: scikit-learn's ``TfidfVectorizer.transform``
+and ``LogisticRegression.predict_proba``.
+
+Importing scikit-learn takes seconds (SciPy's sparse matrices half a second), longer than the prediction of one
+text; so the models of ``models.tfidf`` are fitted with scikit-learn and predict with this module, from what the fit
+left: the vectorizer's options, its terms in column order and their idf weights, the classifier's coefficients and
+intercepts. The results are scikit-learn's up to the order of floating-point sums (``tests/models/test_tfidf.py``).
+
+A text's vector is a ``SparseRow``: its nonzero columns in ascending order and their values.
+
+    features = TfidfFeatures(options, terms, idf)
+    rows = features.transform(["Find $x$ if $2x+3=7$."])
+    probabilities = LogisticRegressionScores(coef, intercept, n_classes=7).probabilities(rows)  # [1, 7]
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+# TfidfVectorizer's options (scikit-learn's defaults) that shape a prediction
+TRANSFORM_DEFAULTS = {
+    "input": "content",
+    "encoding": "utf-8",  # encoding and decode_error read bytes; the inputs here are str
+    "decode_error": "strict",
+    "strip_accents": None,
+    "lowercase": True,
+    "analyzer": "word",
+    "stop_words": None,
+    "token_pattern": r"(?u)\b\w\w+\b",
+    "ngram_range": (1, 1),
+    "binary": False,
+    "norm": "l2",
+    "use_idf": True,
+    "sublinear_tf": False,
+}
+FIT_ONLY_OPTIONS = frozenset({"min_df", "max_df", "max_features", "smooth_idf"})  # the stored terms and idf hold them
+_WHITE_SPACES = re.compile(r"\s\s+")  # the character analyzers fold runs of white space into one space
+
+
+class SparseRow(NamedTuple):
+    """One vector: ``columns`` [nnz] ascending (int64), ``values`` [nnz] (float64)."""
+
+    columns: np.ndarray
+    values: np.ndarray
+
+
+class TfidfFeatures:
+    """``TfidfVectorizer.transform`` of a fitted vectorizer: its ``options`` (the keyword arguments it was made with),
+    ``terms`` in column order and ``idf`` [len(terms)]. An option this class does not compute, or a value of one it
+    does not know, is a ``ValueError`` here rather than a silently different vector."""
+
+    def __init__(self, options: dict, terms: Sequence[str], idf: np.ndarray):
+        options = _checked_options(options)
+        if len(idf) != len(terms):
+            raise ValueError(f"{len(terms)} terms but {len(idf)} idf weights")
+        self.columns = {term: column for column, term in enumerate(terms)}
+        # scikit-learn multiplies float64 counts by the stored weights: float32 ones are widened exactly
+        self.idf = np.asarray(idf, dtype=np.float64)
+        self.options = options
+        self.analyze = _analyzer(options)
+
+    @property
+    def terms(self) -> list[str]:
+        """The terms in column order."""
+        return list(self.columns)
+
+    def __len__(self) -> int:
+        """The number of columns (terms)."""
+        return len(self.columns)
+
+    def transform(self, texts: Sequence[str]) -> list[SparseRow]:
+        """The tf-idf vectors of ``texts``, one ``SparseRow`` each."""
+        return [self.transform_one(text) for text in texts]
+
+    def transform_one(self, text: str) -> SparseRow:
+        counts: dict[int, int] = {}
+        for term in self.analyze(text):
+            column = self.columns.get(term)
+            if column is not None:
+                counts[column] = counts.get(column, 0) + 1
+        columns = np.fromiter(counts, dtype=np.int64, count=len(counts))
+        values = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+        order = np.argsort(columns)
+        columns, values = columns[order], values[order]
+        if self.options["binary"]:
+            values[:] = 1.0
+        if self.options["sublinear_tf"]:
+            values = np.log(values) + 1.0
+        values = values * self.idf[columns]
+        return SparseRow(columns, _normalized(values, self.options["norm"]))
+
+
+def pair_row(a: SparseRow, b: SparseRow, width: int) -> SparseRow:
+    """``[a; b; |a - b|; a * b]`` of two vectors of ``width`` columns: a row of ``4 * width``."""
+    union = np.union1d(a.columns, b.columns)
+    difference = np.zeros(len(union))
+    difference[np.searchsorted(union, a.columns)] += a.values
+    difference[np.searchsorted(union, b.columns)] -= b.values
+    shared, in_a, in_b = np.intersect1d(a.columns, b.columns, assume_unique=True, return_indices=True)
+    product = a.values[in_a] * b.values[in_b]
+    return SparseRow(
+        np.concatenate([a.columns, b.columns + width, union + 2 * width, shared + 3 * width]),
+        np.concatenate([a.values, b.values, np.abs(difference), product]),
+    )
+
+
+def dot(a: SparseRow, b: SparseRow) -> float:
+    """The dot product of two vectors (their cosine when both are L2-normalised)."""
+    _, in_a, in_b = np.intersect1d(a.columns, b.columns, assume_unique=True, return_indices=True)
+    return float(a.values[in_a] @ b.values[in_b])
+
+
+class LogisticRegressionScores:
+    """``LogisticRegression``'s ``decision_function`` and ``predict_proba`` from its ``coef`` [K, F] and ``intercept``
+    [K] (K = 1 for two classes, else ``n_classes``), with the probabilities scikit-learn gives for ``multi_class``
+    (``"auto"`` when absent; scikit-learn >= 1.8 no longer takes the option and does what ``"auto"`` did with
+    its default solver) and ``solver``: one-vs-rest, normalised, for ``"ovr"`` and for ``"auto"`` with two classes or
+    liblinear; else the softmax (of ``[-s, s]`` for two classes)."""
+
+    def __init__(self, coef: np.ndarray, intercept: np.ndarray, n_classes: int, multi_class="auto", solver="lbfgs"):
+        if coef.ndim != 2 or coef.shape[0] != (1 if n_classes == 2 else n_classes) or intercept.shape != coef.shape[:1]:
+            raise ValueError(f"coefficients {coef.shape} and intercepts {intercept.shape} for {n_classes} classes")
+        if multi_class not in ("auto", "ovr", "multinomial"):
+            raise ValueError(f"unknown multi_class {multi_class!r}")
+        self.weights = np.asarray(coef, dtype=np.float64).T.copy()  # [F, K]: a row per column of the features
+        self.intercept = np.asarray(intercept, dtype=np.float64)
+        self.n_features = coef.shape[1]
+        self.one_vs_rest = multi_class == "ovr" or (multi_class == "auto" and (n_classes == 2 or solver == "liblinear"))
+
+    def decision(self, rows: Sequence[SparseRow]) -> np.ndarray:
+        """``X @ coef.T + intercept``: [len(rows), K]."""
+        scores = np.empty((len(rows), len(self.intercept)))
+        for i, row in enumerate(rows):
+            scores[i] = row.values @ self.weights[row.columns]
+        return scores + self.intercept
+
+    def predict(self, rows: Sequence[SparseRow]) -> np.ndarray:
+        """Class indices, as ``LogisticRegression.predict``: the positive score's sign for two classes, else the
+        best score (the first of equal ones)."""
+        scores = self.decision(rows)
+        return (scores[:, 0] > 0).astype(np.int64) if scores.shape[1] == 1 else scores.argmax(axis=1)
+
+    def probabilities(self, rows: Sequence[SparseRow]) -> np.ndarray:
+        """Class probabilities, [len(rows), n_classes]."""
+        scores = self.decision(rows)
+        if scores.shape[1] == 1 and self.one_vs_rest:
+            positive = _expit(scores[:, 0])
+            return np.stack([1 - positive, positive], axis=1)
+        if scores.shape[1] == 1:
+            return _softmax(np.concatenate([-scores, scores], axis=1))
+        if not self.one_vs_rest:
+            return _softmax(scores)
+        probabilities = _expit(scores)
+        total = probabilities.sum(axis=1)
+        vanished = total == 0  # every class's expit underflowed: scikit-learn says uniform
+        probabilities[vanished], total[vanished] = 1.0, probabilities.shape[1]
+        return probabilities / total[:, None]
+
+
+def _checked_options(options: dict) -> dict:
+    unknown = set(options) - set(TRANSFORM_DEFAULTS) - FIT_ONLY_OPTIONS
+    if unknown:
+        raise ValueError(f"TF-IDF options {sorted(unknown)} are not computed without scikit-learn")
+    options = {**TRANSFORM_DEFAULTS, **options}
+    allowed = {
+        "input": ("content",),
+        "strip_accents": (None, False, "ascii", "unicode"),
+        "analyzer": ("word", "char", "char_wb"),
+        "norm": ("l2", "l1", None),
+        "use_idf": (True,),
+    }
+    for name, values in allowed.items():
+        if options[name] not in values:
+            raise ValueError(f"TF-IDF option {name}={options[name]!r} is not computed without scikit-learn")
+    stop_words = options["stop_words"]
+    if isinstance(stop_words, str) and stop_words != "english":
+        raise ValueError(f"not a built-in stop list: {stop_words}")
+    options["ngram_range"] = tuple(options["ngram_range"])
+    return options
+
+
+def _analyzer(options: dict):
+    """``TfidfVectorizer.build_analyzer``: text -> terms (lower-cased, accents stripped, tokens, stop words dropped,
+    n-grams)."""
+    lowercase = options["lowercase"]
+    strip_accents = {"ascii": _strip_accents_ascii, "unicode": _strip_accents}.get(options["strip_accents"])
+    low, high = options["ngram_range"]
+
+    def preprocess(text: str) -> str:
+        text = text.lower() if lowercase else text
+        return strip_accents(text) if strip_accents else text
+
+    if options["analyzer"] == "char":
+        return lambda text: _char_ngrams(_WHITE_SPACES.sub(" ", preprocess(text)), low, high)
+    if options["analyzer"] == "char_wb":
+        return lambda text: _char_wb_ngrams(_WHITE_SPACES.sub(" ", preprocess(text)), low, high)
+    pattern = re.compile(options["token_pattern"])
+    if pattern.groups > 1:
+        raise ValueError("More than 1 capturing group in token pattern. Only a single group should be captured.")
+    stop_words = _stop_words(options["stop_words"])
+
+    def analyze(text: str) -> list[str]:
+        tokens = pattern.findall(preprocess(text))
+        if stop_words is not None:
+            tokens = [token for token in tokens if token not in stop_words]
+        return _word_ngrams(tokens, low, high)
+
+    return analyze
+
+
+def _stop_words(stop_words) -> frozenset | None:
+    if stop_words is None:
+        return None
+    if stop_words == "english":  # scikit-learn's list, imported only by the models that were fitted with it
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+        return ENGLISH_STOP_WORDS
+    return frozenset(stop_words)
+
+
+def _word_ngrams(tokens: list[str], low: int, high: int) -> list[str]:
+    terms = list(tokens) if low == 1 else []
+    for n in range(max(low, 2), min(high, len(tokens)) + 1):
+        terms.extend(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+    return terms
+
+
+def _char_ngrams(text: str, low: int, high: int) -> list[str]:
+    return [text[i : i + n] for n in range(low, min(high, len(text)) + 1) for i in range(len(text) - n + 1)]
+
+
+def _char_wb_ngrams(text: str, low: int, high: int) -> list[str]:
+    """Character n-grams inside each word padded with a space; a word shorter than ``n`` counts once, whole."""
+    terms = []
+    for word in text.split():
+        word = f" {word} "
+        for n in range(low, high + 1):
+            terms.extend(word[i : i + n] for i in range(max(len(word) - n + 1, 1)))
+            if len(word) <= n:
+                break
+    return terms
+
+
+def _strip_accents(text: str) -> str:
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def _strip_accents_ascii(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ASCII", "ignore").decode("ASCII")
+
+
+def _normalized(values: np.ndarray, norm: str | None) -> np.ndarray:
+    if norm is None:
+        return values
+    total = np.abs(values).sum() if norm == "l1" else np.sqrt(values @ values)
+    return values if total == 0 else values / total
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))`` without overflow."""
+    small = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + small), small / (1 + small))
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    exponentials = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return exponentials / exponentials.sum(axis=1, keepdims=True)
+
+
+__all__ = [
+    "TRANSFORM_DEFAULTS",
+    "FIT_ONLY_OPTIONS",
+    "SparseRow",
+    "TfidfFeatures",
+    "pair_row",
+    "dot",
+    "LogisticRegressionScores",
+]
