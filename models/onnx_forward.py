@@ -42,9 +42,19 @@ def minilm_directory() -> Path:
 def minilm_arrays() -> dict[str, np.ndarray]:
     """The packaged all-MiniLM-L6-v2's weights (no pooler) as NumPy arrays, under ``ComusModel``'s names
     (``text.``): what the package's encoder is stored against."""
+    return text_encoder_arrays("minilm")
+
+
+def text_encoder_arrays(name_or_path: str) -> dict[str, np.ndarray]:
+    """The weights of the text encoder a package's encoder is stored against (its config's ``text_encoder``:
+    ``"minilm"``, the packaged all-MiniLM-L6-v2, or a local directory holding a ``model.safetensors``) as
+    NumPy arrays under ``ComusModel``'s names (``text.``), as ``models.package.text_encoder_base`` gives them."""
     from safetensors.numpy import load_file
 
-    state = load_file(str(minilm_directory() / "model.safetensors"))
+    directory = minilm_directory() if name_or_path in ("minilm", "default") else Path(name_or_path)
+    if not (directory / "model.safetensors").is_file():
+        raise CheckpointError(f"the text encoder {name_or_path} has no model.safetensors for ONNX Runtime to read")
+    state = load_file(str(directory / "model.safetensors"))
     return {f"text.{key}": value for key, value in state.items() if not key.startswith(_NOT_ENCODER_STATE)}
 
 
@@ -224,6 +234,7 @@ __all__ = [
     "OnnxNetwork",
     "quantized_graph",
     "minilm_arrays",
+    "text_encoder_arrays",
     "minilm_directory",
     "apply_delta_arrays",
     "with_prefix",

@@ -26,6 +26,7 @@ from mathgraph.models.onnx_forward import (
     minilm_arrays,
     pool,
     quantized_graph,
+    text_encoder_arrays,
     with_prefix,
 )
 from mathgraph.registry import CheckpointError
@@ -60,11 +61,14 @@ class OnnxPackageRuntime:
     # ------------------------------------------------------------ weights and sessions
     @cached_property
     def encoder_weights(self) -> dict[str, np.ndarray]:
-        """The pre-trained encoder's weights: all-MiniLM-L6-v2 with the encoder's delta put in (or, in an
-        exported package, its full weights)."""
+        """The pre-trained encoder's weights: its text encoder's (all-MiniLM-L6-v2 for the shipped one) with the
+        encoder's delta put in (or, in an exported package, its full weights)."""
         from mathgraph.models.comus import WEIGHTS_NAME
 
-        return _stored_weights(self.package.path(self.package.config["encoder"]), WEIGHTS_NAME, minilm_arrays)
+        def base():
+            return text_encoder_arrays(self.encoder_config.get("text_encoder", "minilm"))
+
+        return _stored_weights(self.package.path(self.package.config["encoder"]), WEIGHTS_NAME, base)
 
     @cached_property
     def multitask_weights(self) -> dict[str, np.ndarray]:

@@ -193,3 +193,20 @@ def test_the_card_says_what_the_graph_adds_on_kpc_whichever_way_it_falls():
     assert "the graph helps on KPC" in note(0.04, [0.01, 0.07])
     assert "a text-only encoder pre-trained the same way is better" in note(-0.04, [-0.07, -0.01])
     assert _release_notes({"tasks": {}}) == []  # no study run: no note
+
+
+def test_onnx_graphs_added_to_a_package_predict_as_pytorch_and_travel_with_an_export(package, tmp_path):
+    from mathgraph.tasks.release.package import add_onnx_graphs
+
+    root = package[0]
+    entry = add_onnx_graphs(root)
+    assert read_config(root)["onnx"] == entry and set(entry["heads"]) == {"kpc"}
+    texts = [p for p, _ in PROBLEMS]
+    expected = ModelPackage(root, device="cpu", runtime="torch").predictor("kpc", hybrid=False).predict(texts)
+    for directory in (root, export_package(tmp_path / "export", root)):  # deltas, then full weights
+        package_onnx = ModelPackage(directory, device="cpu")
+        assert package_onnx.runtime == "onnx"
+        got = package_onnx.predictor("kpc", hybrid=False).predict(texts)
+        for a, b in zip(got, expected, strict=True):
+            assert a["label"] == b["label"]
+            assert a["probabilities"] == pytest.approx(b["probabilities"], abs=1e-4)
