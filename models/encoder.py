@@ -32,7 +32,7 @@ from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from mathgraph.models.batching import ProblemBatch, ProblemCollator
 from mathgraph.models.comus import TOKENIZER_DIR, ComusModel, ComusOutput
 from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
-from mathgraph.quiet import progress_bar, warn
+from mathgraph.quiet import progress_bar
 from mathgraph.registry import (
     ENCODER_NAMES,
     SHIPPED_NAMES,
@@ -172,28 +172,11 @@ class MathEncoder:
         show_progress: bool = False,
         cache: str | PathLike | GraphCache | bool | None = True,
     ) -> list[MathSyntaxGraph]:
-        """Graphs for ``problems``: strings are parsed with the model's back end, graphs are kept.
+        """Graphs for ``problems``: strings are parsed with the model's back end, graphs are kept
+        (``parsers.graph_cache.graphs_for``; ``cache`` as ``parse_cached`` takes it)."""
+        from mathgraph.parsers.graph_cache import graphs_for
 
-        Parsed graphs come from and go to ``cache`` (see ``parsers.graph_cache.parse_cached``:
-        ``True`` is the default cache file, ``False`` parses everything).
-        """
-        from mathgraph.parsers.graph_cache import parse_cached
-        from mathgraph.parsers.problem import check_problem_text
-
-        texts = [(i, p) for i, p in enumerate(problems) if not isinstance(p, MathSyntaxGraph)]
-        for i, text in texts:
-            check_problem_text(text, where=f"problem {i}")  # the position among all problems, graphs included
-        graphs: list[MathSyntaxGraph | None] = [p if isinstance(p, MathSyntaxGraph) else None for p in problems]
-        parsed = parse_cached([t for _, t in texts], parser=self.parser, cache=cache, show_progress=show_progress)
-        for (i, _), graph in zip(texts, parsed):
-            graphs[i] = graph
-        foreign = sorted({g.parser for g in graphs if g is not None and g.parser != self.parser})
-        if foreign:
-            warn(
-                f"the model was built on {self.parser!r} parses but got graphs from {foreign}: "
-                "their dependency labels differ, so expect worse vectors"
-            )
-        return graphs  # type: ignore[return-value]
+        return graphs_for(problems, self.parser, show_progress=show_progress, cache=cache)
 
     @torch.inference_mode()
     def encode(

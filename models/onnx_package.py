@@ -172,7 +172,7 @@ class OnnxPackageRuntime:
         if device not in (None, "cpu"):
             raise ValueError(f"ONNX Runtime encodes on the CPU, not {device}: use the torch runtime")
         from mathgraph.graph import MathSyntaxGraph
-        from mathgraph.models.encoder import MathEncoder
+        from mathgraph.parsers.graph_cache import graphs_for
 
         mode = _mode(mode)
         if isinstance(problems, (str, MathSyntaxGraph)):
@@ -182,7 +182,7 @@ class OnnxPackageRuntime:
         if not problems:
             return np.zeros((0, self.dimension(mode)), dtype=np.float32)
         show = len(problems) > 4 * batch_size if show_progress is None else show_progress
-        graphs = MathEncoder.parse(self, problems, show_progress=show)  # parses as the encoder does
+        graphs = graphs_for(problems, self.parser, show_progress=show)
         order = sorted(range(len(graphs)), key=lambda i: len(self.collator.encoder_text(graphs[i].text)))
         vectors = np.zeros((len(graphs), self.dimension(mode)), dtype=np.float32)
         for start in range(0, len(order), batch_size):

@@ -24,6 +24,7 @@ from mathgraph.files import cache_directory
 from mathgraph.graph import GraphFormatError, MathSyntaxGraph
 from mathgraph.parsers.dependency import DependencyParser
 from mathgraph.parsers.problem import ProblemParser, _problem_parser, check_problem_text, parse_problems
+from mathgraph.quiet import warn
 
 logger = logging.getLogger("mathgraph")
 
@@ -178,6 +179,31 @@ def parse_cached(
         # a note for `mathgraph -v` (DEBUG): a command may come through here several times for one answer
         logger.debug("graph cache %s: %d hits, %d parsed", store.path, len(text_of) - len(misses), len(misses))
     return [graphs[key] for key in keys]
+
+
+def graphs_for(
+    problems: list,
+    parser: str,
+    show_progress: bool = False,
+    cache: str | os.PathLike | GraphCache | bool | None = True,
+) -> list[MathSyntaxGraph]:
+    """Graphs for ``problems`` as an encoder built on ``parser`` reads them: strings are parsed (through
+    ``cache``, as ``parse_cached``), graphs are kept; a graph from another back end is warned about (its
+    dependency labels differ from the model's). A bad text raises with its position among all problems."""
+    texts = [(i, p) for i, p in enumerate(problems) if not isinstance(p, MathSyntaxGraph)]
+    for i, text in texts:
+        check_problem_text(text, where=f"problem {i}")  # the position among all problems, graphs included
+    graphs: list[MathSyntaxGraph | None] = [p if isinstance(p, MathSyntaxGraph) else None for p in problems]
+    parsed = parse_cached([t for _, t in texts], parser=parser, cache=cache, show_progress=show_progress)
+    for (i, _), graph in zip(texts, parsed):
+        graphs[i] = graph
+    foreign = sorted({g.parser for g in graphs if g is not None and g.parser != parser})
+    if foreign:
+        warn(
+            f"the model was built on {parser!r} parses but got graphs from {foreign}: "
+            "their dependency labels differ, so expect worse vectors"
+        )
+    return graphs  # type: ignore[return-value]
 
 
 def _open_cache(cache: str | os.PathLike | GraphCache | bool | None) -> tuple[GraphCache | None, bool]:
