@@ -20,21 +20,33 @@ def _batches(encoder, graphs, sizes):
     return out
 
 
-def test_comus_graph_matches_pytorch_on_batches_of_every_shape(tiny_encoder, sample_graphs, tmp_path):
+@pytest.fixture(scope="module")
+def exported(build_tiny_encoder, sample_vocab, sample_graphs, tmp_path_factory):
+    """A tiny COMUS encoder and its graph exported (once: an export takes tens of seconds)."""
     from mathgraph.models.onnx_export import export_comus
+
+    directory = tmp_path_factory.mktemp("onnx")
+    sample_vocab.save_pretrained(directory)
+    (directory / "latex_tokens.json").write_text(json.dumps(["\\frac", "\\in", "\\angle"]))
+    encoder = build_tiny_encoder(directory)
+    export_comus(encoder.model, encoder.collator(sample_graphs[:3]), directory / "comus.onnx")
+    return encoder, directory / "comus.onnx"
+
+
+def test_comus_graph_matches_pytorch_on_batches_of_every_shape(exported, sample_graphs):
     from mathgraph.models.onnx_forward import OnnxNetwork
     from mathgraph.models.onnx_package import batch_arrays
 
-    model = tiny_encoder.model
-    export_comus(model, tiny_encoder.collator(sample_graphs[:3]), tmp_path / "comus.onnx")
-    names = json.loads((tmp_path / "comus.names.json").read_text())
+    encoder, graph = exported
+    model = encoder.model
+    names = json.loads(graph.with_suffix(".names.json").read_text())
     assert names and all(weight in model.state_dict() for weight in names.values())
     # the graph holds no weights: every parameter is left outside, named as in the PyTorch model
-    assert (tmp_path / "comus.onnx").stat().st_size < 200_000
+    assert graph.stat().st_size < 200_000
     weights = {name: tensor.numpy() for name, tensor in model.state_dict().items()}
-    network = OnnxNetwork(tmp_path / "comus.onnx", weights)
+    network = OnnxNetwork(graph, weights)
     # one problem, then sizes unlike the traced batch (other lengths, node, edge and slot counts)
-    for batch in _batches(tiny_encoder, sample_graphs, [1, 5, 2]):
+    for batch in _batches(encoder, sample_graphs, [1, 5, 2]):
         with torch.inference_mode():
             expected = model(**batch.as_model_inputs())
         out = network.run(batch_arrays(batch))
@@ -98,18 +110,19 @@ def test_deltas_are_rebuilt_in_numpy_as_pytorch_rebuilds_them(tmp_path):
         apply_delta_arrays({}, tmp_path / "bad.safetensors")
 
 
-def test_a_graph_without_its_weights_is_a_clear_error(tiny_encoder, sample_graphs, tmp_path):
-    from mathgraph.models.onnx_export import export_comus
+def test_a_graph_without_its_weights_is_a_clear_error(exported, tmp_path):
+    import shutil
+
     from mathgraph.models.onnx_forward import OnnxNetwork
 
-    export_comus(tiny_encoder.model, tiny_encoder.collator(sample_graphs[:2]), tmp_path / "comus.onnx")
-    weights = {name: t.numpy() for name, t in tiny_encoder.model.state_dict().items()}
+    encoder, graph = exported
+    weights = {name: t.numpy() for name, t in encoder.model.state_dict().items()}
     weights.pop("graph.label_embedding.weight")
     with pytest.raises(CheckpointError, match="graph.label_embedding.weight"):
-        OnnxNetwork(tmp_path / "comus.onnx", weights)
-    (tmp_path / "comus.names.json").unlink()
+        OnnxNetwork(graph, weights)
+    alone = shutil.copy(graph, tmp_path / "comus.onnx")  # without its .names.json
     with pytest.raises(CheckpointError, match="weight names"):
-        OnnxNetwork(tmp_path / "comus.onnx", weights)
+        OnnxNetwork(alone, weights)
 
 
 @pytest.mark.slow
