@@ -78,6 +78,7 @@ class TfidfFeatures:
         return [self.transform_one(text) for text in texts]
 
     def transform_one(self, text: str) -> SparseRow:
+        """The tf-idf vector of one text: term counts, ``log(count) + 1`` with ``sublinear_tf``, times idf, normed."""
         counts: dict[int, int] = {}
         for term in self.analyze(text):
             column = self.columns.get(term)
