@@ -6,10 +6,11 @@ import argparse
 import errno
 import logging
 import socket
+import sys
 
 from mathgraph.cli.common import NAMED_MODELS, add_runtime_argument, check_index_argument, check_model_argument
 from mathgraph.errors import UserError
-from mathgraph.quiet import report, warn
+from mathgraph.quiet import warn
 from mathgraph.serve.service import Limits, Service
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -136,9 +137,12 @@ def run_serve(args: argparse.Namespace) -> int:
         runtime=args.runtime,
     )
     host, port = listener.getsockname()[:2]
-    report(
+    # the address is what a server started with --port 0 is for: said even under -q (scripts read it)
+    print(
         f"mathgraph serving {service.model_name} model ({', '.join(service.predictors)}) at "
         f"http://{'[' + host + ']' if ':' in host else host}:{port}/",
+        file=sys.stderr,
+        flush=True,
     )
     logging.getLogger("mathgraph").setLevel(logging.WARNING)  # not a graph-cache note per request in the log
     config = uvicorn.Config(create_app(service, limits), log_level="warning" if args.quiet else "info")
