@@ -5,7 +5,7 @@ carries (``models.onnx_export``) and the weights it already holds (``models.onnx
 
 - ``encode(problems, mode=...)``: ``MathEncoder.encode``'s vectors (``joint``, ``text``, ``graph``);
 - ``predictor(task)``: an object whose ``predict(inputs)`` gives ``TaskView.predict``'s results;
-- ``text_encode(texts)``: the mean-pooled all-MiniLM-L6-v2 vectors search's first stage reads.
+- ``text_network``: all-MiniLM-L6-v2, search's first stage (``tasks.search.embedders.OnnxTextEmbedder``).
 
 Problems are parsed and their tokens and graph arrays built as for PyTorch (the same collator), so the two
 runtimes see the same inputs; the networks run in float32 and agree within 1e-4. Sessions and weights load
@@ -22,7 +22,6 @@ import numpy as np
 from mathgraph.models.onnx_forward import (
     OnnxNetwork,
     apply_delta_arrays,
-    mean_pool,
     minilm_arrays,
     pool,
     quantized_graph,
@@ -191,24 +190,6 @@ class OnnxPackageRuntime:
             cls, mean_node = out["token_states"][:, 0], out["mean_node"]
             vectors[chosen] = {"joint": np.concatenate([cls, mean_node], -1), "text": cls, "graph": mean_node}[mode]
         return vectors
-
-    def text_encode(self, texts: Sequence[str], tokenizer, batch_size: int = 32, max_length: int = 256) -> np.ndarray:
-        """all-MiniLM-L6-v2's mean-pooled vectors of ``texts`` (``tasks.search.embedders.TextEmbedder``),
-        tokenized by ``tokenizer``."""
-        out = []
-        for start in range(0, len(texts), batch_size):
-            batch = tokenizer(
-                list(texts[start : start + batch_size]),
-                padding=True,
-                truncation=True,
-                max_length=max_length,
-                return_tensors="np",
-            )
-            feeds = {key: np.asarray(value, dtype=np.int64) for key, value in batch.items()}
-            feeds.setdefault("token_type_ids", np.zeros_like(feeds["input_ids"]))
-            states = self.text_network.run(feeds)["token_states"]
-            out.append(mean_pool(states, feeds["attention_mask"]))
-        return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
 
     # ------------------------------------------------------------ prediction
     def predictor(self, task: str) -> OnnxTaskPredictor:
