@@ -16,7 +16,8 @@
 5. start-up: ``mathgraph predict kpc TEXT`` as a process against ``python -c "import torch"``
    (median of ``--repeats``, interleaved; the text's graph cached).
 
-``--smoke``: 12 problems, the smoke data's task files (``benchmarks/smoke.py``), one repeat.
+``--smoke``: 12 problems, the smoke data's task files (``benchmarks/smoke.py``), one repeat; peak memory and
+start-up of the default runtime only (fresh processes are most of a smoke run's time).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def throughput(loaded: dict, texts: list[str], batch: int = 32) -> dict:
     return {f"{job} | {runtime}": round(len(texts) / s, 2) for (job, runtime), s in seconds.items()}
 
 
-def peak_memory(texts: list[str]) -> dict:
+def peak_memory(texts: list[str], runtimes=RUNTIMES) -> dict:
     """Peak RSS (MiB) of a fresh process that loads the package on ``runtime`` and encodes ``texts``."""
     # VmHWM, not getrusage's ru_maxrss: on Linux a child's ru_maxrss starts at its parent's size when forked
     script = (
@@ -90,7 +91,7 @@ def peak_memory(texts: list[str]) -> dict:
         "print(int(re.search(r'VmHWM:\\s+(\\d+)', status).group(1)) / 1024)\n"
     )
     out = {}
-    for runtime in RUNTIMES:
+    for runtime in runtimes:
         done = subprocess.run(
             [sys.executable, "-c", script, runtime], input=json.dumps(texts), capture_output=True, text=True
         )
@@ -113,7 +114,7 @@ def accuracy(data: Path, tasks=TASKS, runtimes=RUNTIMES) -> dict:
     return out
 
 
-def startup(work: Path, repeats: int) -> dict:
+def startup(work: Path, repeats: int, with_torch_runtime: bool = True) -> dict:
     """Median seconds of ``python -c "import torch"`` and of ``mathgraph predict kpc TEXT`` (default runtime
     and ``--runtime torch``), runs interleaved, the text's graph cached by a first run."""
     commands = {
@@ -121,6 +122,8 @@ def startup(work: Path, repeats: int) -> dict:
         "predict kpc TEXT (onnx)": ["mathgraph", "-q", "predict", "kpc", TEXT],
         "predict kpc TEXT (torch)": ["mathgraph", "-q", "predict", "kpc", TEXT, "--runtime", "torch"],
     }
+    if not with_torch_runtime:
+        del commands["predict kpc TEXT (torch)"]
     subprocess.run(commands["predict kpc TEXT (onnx)"], check=True, capture_output=True)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeats):
@@ -160,7 +163,7 @@ def main(argv=None) -> dict:
         job, runtime = key.split(" | ")
         base = report["throughput (problems/s)"][f"{job} | torch"]
         print(f"| {job} | {runtime} | {value} | {value / base:.2f}x |")
-    report["peak RSS (MiB)"] = peak_memory(texts[:64])
+    report["peak RSS (MiB)"] = peak_memory(texts[:64], ("onnx",) if args.smoke else RUNTIMES)
     print("\n| runtime | peak RSS MiB (load + encode 64) |\n|---|---:|")
     for runtime, value in report["peak RSS (MiB)"].items():
         print(f"| {runtime} | {value} |")
@@ -169,7 +172,7 @@ def main(argv=None) -> dict:
     for key, value in report["accuracy (test, neural head)"].items():
         task, runtime = key.split(" | ")
         print(f"| {task} | {runtime} | {value['metric']} | {value['value']:.4f} |")
-    report["start-up (s, median)"] = startup(work, args.repeats)
+    report["start-up (s, median)"] = startup(work, args.repeats, with_torch_runtime=not args.smoke)
     seconds = report["start-up (s, median)"]
     print("\n| process | seconds |\n|---|---:|")
     for name, value in seconds.items():
