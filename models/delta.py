@@ -20,10 +20,7 @@ from os import PathLike
 import torch
 
 from mathgraph.files import apply_umask
-from mathgraph.models.comus import CheckpointError
-
-APPENDED_ROWS = "appended_rows"
-DELTA_NAME = "weights.delta.safetensors"  # the file name of a model stored as a delta, wherever it is
+from mathgraph.models.delta_files import APPENDED_ROWS, DELTA_NAME, merge_delta
 
 
 def weights_delta(
@@ -70,30 +67,7 @@ def apply_delta(base: Mapping[str, torch.Tensor], path: str | PathLike) -> dict[
     """``base`` with the tensors of the delta file at ``path`` put in (cast to the base tensor's dtype).
 
     Raises ``CheckpointError`` for an unreadable file or a tensor that does not fit the base."""
-    from safetensors import safe_open
-
-    weights = dict(base)
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            appended = json.loads((f.metadata() or {}).get(APPENDED_ROWS, "{}"))
-            for name in f.keys():
-                tensor = f.get_tensor(name)
-                reference = base.get(name)
-                if reference is not None:
-                    tensor = tensor.to(reference.dtype)
-                if name in appended:
-                    if reference is None or reference.shape[0] != appended[name]:
-                        raise CheckpointError(
-                            f"{path}: {name} extends a base tensor of {appended[name]} rows, "
-                            "which the base model does not have"
-                        )
-                    tensor = torch.cat([reference, tensor])
-                weights[name] = tensor
-    except CheckpointError:
-        raise
-    except Exception as err:  # safetensors header, JSON metadata, dtype: all mean a damaged file
-        raise CheckpointError(f"cannot read the weights file {path} (truncated or not safetensors): {err}") from err
-    return weights
+    return merge_delta(base, path, "pt", lambda tensor, reference: tensor.to(reference.dtype), torch.cat)
 
 
-__all__ = ["weights_delta", "save_delta", "apply_delta"]
+__all__ = ["weights_delta", "save_delta", "apply_delta", "APPENDED_ROWS", "DELTA_NAME"]

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from mathgraph.models.delta_files import merge_delta
 from mathgraph.registry import CheckpointError
 
-APPENDED_ROWS = "appended_rows"  # models.delta's metadata key: tensors stored from a row on
 _NOT_ENCODER_STATE = ("pooler.", "embeddings.position_ids")  # as models.text_encoder drops them
 
 
@@ -60,33 +60,10 @@ def text_encoder_arrays(name_or_path: str) -> dict[str, np.ndarray]:
 
 def apply_delta_arrays(base: Mapping[str, np.ndarray], path: str | PathLike) -> dict[str, np.ndarray]:
     """``base`` with the tensors of the delta file at ``path`` put in, cast to the base tensor's dtype:
-    ``models.delta.apply_delta`` with NumPy (the same arithmetic, so the same float32 weights).
+    ``models.delta.apply_delta`` with NumPy (the same merge, so the same float32 weights).
 
     Raises ``CheckpointError`` for an unreadable file or a tensor that does not fit the base."""
-    from safetensors import safe_open
-
-    weights = dict(base)
-    try:
-        with safe_open(str(path), framework="numpy") as f:
-            appended = json.loads((f.metadata() or {}).get(APPENDED_ROWS, "{}"))
-            for name in f.keys():
-                tensor = f.get_tensor(name)
-                reference = base.get(name)
-                if reference is not None:
-                    tensor = tensor.astype(reference.dtype)
-                if name in appended:
-                    if reference is None or reference.shape[0] != appended[name]:
-                        raise CheckpointError(
-                            f"{path}: {name} extends a base tensor of {appended[name]} rows, "
-                            "which the base model does not have"
-                        )
-                    tensor = np.concatenate([reference, tensor])
-                weights[name] = tensor
-    except CheckpointError:
-        raise
-    except Exception as err:  # safetensors header, JSON metadata, dtype: all mean a damaged file
-        raise CheckpointError(f"cannot read the weights file {path} (truncated or not safetensors): {err}") from err
-    return weights
+    return merge_delta(base, path, "numpy", lambda tensor, reference: tensor.astype(reference.dtype), np.concatenate)
 
 
 def with_prefix(weights: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
