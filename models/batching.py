@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 
+import numpy as np
 import torch
 from torch.nn.utils.rnn import pad_sequence
 
 from mathgraph.graph import NODE_KINDS, GraphVocabulary, MathSyntaxGraph, reverse_relation
 from mathgraph.models.text_encoder import protect_unknown_commands
 from mathgraph.parsers.segment import without_excluded_blocks
-from mathgraph.quiet import warn
+from mathgraph.quiet import progress_bar, warn
 
 _EMPTY = torch.zeros(0, dtype=torch.long)
 
@@ -307,3 +308,34 @@ class ProblemCollator:
 
     def __call__(self, graphs: Sequence[MathSyntaxGraph]) -> ProblemBatch:
         return self.collate(self.features(graphs))  # collate_features refuses an empty list
+
+
+def encode_in_length_order(
+    problems: Sequence,
+    parser: str,
+    collator: ProblemCollator,
+    batch_size: int,
+    dimension: int,
+    vectors_of,
+    show_progress: bool | None = None,
+) -> np.ndarray:
+    """What an encoder's ``encode`` does around its network: ``problems`` (texts or parsed graphs) checked and
+    read (``parsers.graph_cache.graphs_for`` with ``parser``), collated in batches of similar length, and
+    ``vectors_of(batch) -> [B, dimension]`` (a NumPy array) put back in input order. ``show_progress``: the
+    parsing and encoding bars (None: for more than four batches)."""
+    from mathgraph.parsers.graph_cache import graphs_for
+
+    if isinstance(problems, (str, MathSyntaxGraph)):
+        raise TypeError("encode takes a list of problems; wrap a single problem in a list")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    vectors = np.zeros((len(problems), dimension), dtype=np.float32)
+    if not problems:
+        return vectors
+    show = len(problems) > 4 * batch_size if show_progress is None else show_progress
+    graphs = graphs_for(problems, parser, show_progress=show)
+    order = sorted(range(len(graphs)), key=lambda i: len(collator.encoder_text(graphs[i].text)))
+    for start in progress_bar(range(0, len(order), batch_size), desc="encoding", unit="batch", show=show):
+        chosen = order[start : start + batch_size]
+        vectors[chosen] = vectors_of(collator([graphs[i] for i in chosen]))
+    return vectors

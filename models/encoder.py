@@ -29,10 +29,9 @@ import numpy as np
 import torch
 
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
-from mathgraph.models.batching import ProblemBatch, ProblemCollator
+from mathgraph.models.batching import ProblemBatch, ProblemCollator, encode_in_length_order
 from mathgraph.models.comus import TOKENIZER_DIR, ComusModel, ComusOutput
 from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
-from mathgraph.quiet import progress_bar
 from mathgraph.registry import (
     ENCODER_NAMES,
     SHIPPED_NAMES,
@@ -202,27 +201,18 @@ class MathEncoder:
         the one the model is on, under autocast on CUDA (``cuda_autocast_dtype``), in float32 on the CPU.
         """
         mode = canonical_mode(mode)
-        if isinstance(problems, (str, MathSyntaxGraph)):
-            raise TypeError("encode takes a list of problems; wrap a single problem in a list")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if not problems:
-            return np.zeros((0, self.dimension(mode)), dtype=np.float32)
-        show = len(problems) > 4 * batch_size if show_progress is None else show_progress
-        graphs = self.parse(problems, show_progress=show)
         # without a device, stay where the model is (it was loaded there: serve --device cpu on a GPU machine)
         device = next(self.model.parameters()).device if device is None else torch.device(device)
         self.model.to(device).eval()
 
-        lengths = [len(self.collator.encoder_text(g.text)) for g in graphs]
-        order = sorted(range(len(graphs)), key=lengths.__getitem__)
-        vectors = np.zeros((len(graphs), self.dimension(mode)), dtype=np.float32)
-        for start in progress_bar(range(0, len(order), batch_size), desc="encoding", unit="batch", show=show):
-            chosen = order[start : start + batch_size]
-            output = self.forward(self.collator([graphs[i] for i in chosen]).to(device))
+        def vectors_of(batch: ProblemBatch) -> np.ndarray:
+            output = self.forward(batch.to(device))
             selected = {"joint": output.joint, "text": output.cls, "graph": output.mean_node}[mode]
-            vectors[chosen] = selected.float().cpu().numpy()
-        return vectors
+            return selected.float().cpu().numpy()
+
+        return encode_in_length_order(
+            problems, self.parser, self.collator, batch_size, self.dimension(mode), vectors_of, show_progress
+        )
 
     def forward(self, batch: ProblemBatch) -> ComusOutput:
         """Run the model on a collated batch, under autocast on CUDA."""

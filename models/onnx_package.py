@@ -170,26 +170,18 @@ class OnnxPackageRuntime:
         runs (taken for ``MathEncoder.encode``'s signature)."""
         if device not in (None, "cpu"):
             raise ValueError(f"ONNX Runtime encodes on the CPU, not {device}: use the torch runtime")
-        from mathgraph.graph import MathSyntaxGraph
-        from mathgraph.parsers.graph_cache import graphs_for
+        from mathgraph.models.batching import encode_in_length_order
 
         mode = _mode(mode)
-        if isinstance(problems, (str, MathSyntaxGraph)):
-            raise TypeError("encode takes a list of problems; wrap a single problem in a list")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if not problems:
-            return np.zeros((0, self.dimension(mode)), dtype=np.float32)
-        show = len(problems) > 4 * batch_size if show_progress is None else show_progress
-        graphs = graphs_for(problems, self.parser, show_progress=show)
-        order = sorted(range(len(graphs)), key=lambda i: len(self.collator.encoder_text(graphs[i].text)))
-        vectors = np.zeros((len(graphs), self.dimension(mode)), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            chosen = order[start : start + batch_size]
-            out = self.encoder_network.run(batch_arrays(self.collator([graphs[i] for i in chosen])))
+
+        def vectors_of(batch) -> np.ndarray:
+            out = self.encoder_network.run(batch_arrays(batch))
             cls, mean_node = out["token_states"][:, 0], out["mean_node"]
-            vectors[chosen] = {"joint": np.concatenate([cls, mean_node], -1), "text": cls, "graph": mean_node}[mode]
-        return vectors
+            return {"joint": np.concatenate([cls, mean_node], -1), "text": cls, "graph": mean_node}[mode]
+
+        return encode_in_length_order(
+            problems, self.parser, self.collator, batch_size, self.dimension(mode), vectors_of, show_progress
+        )
 
     # ------------------------------------------------------------ prediction
     def predictor(self, task: str) -> OnnxTaskPredictor:
