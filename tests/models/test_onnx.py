@@ -180,3 +180,21 @@ def test_search_first_stage_runs_minilm_on_onnx_with_the_same_vectors_and_identi
     assert isinstance(onnx, OnnxTextEmbedder) and isinstance(pytorch, TextEmbedder)
     np.testing.assert_allclose(onnx.encode(texts, batch_size=2), pytorch.encode(texts), atol=TOLERANCE)
     assert onnx.identity() == pytorch.identity()  # an index built by one is searched by the other
+
+
+def test_an_int8_copy_is_made_once_and_stays_close_to_float32(exported, sample_graphs, tmp_path):
+    from mathgraph.models.onnx_forward import OnnxNetwork, quantized_graph
+    from mathgraph.models.onnx_package import batch_arrays
+
+    encoder, graph = exported
+    weights = {name: t.numpy() for name, t in encoder.model.state_dict().items()}
+    path = quantized_graph(graph, weights, tmp_path)
+    assert path.parent == tmp_path and "int8" in path.name
+    assert quantized_graph(graph, weights, tmp_path) == path  # the same graph and weights: the copy made before
+    changed = {**weights, "graph.label_embedding.weight": weights["graph.label_embedding.weight"] + 1}
+    assert quantized_graph(graph, changed, tmp_path) != path  # other weights: another copy
+    batch = batch_arrays(encoder.collator(sample_graphs[:4]))
+    exact = OnnxNetwork(graph, weights).run(batch)["mean_node"]
+    int8 = OnnxNetwork(path, None).run(batch)["mean_node"]
+    cosine = (exact * int8).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(int8, axis=1)
+    assert cosine.min() > 0.9 and not np.array_equal(exact, int8)
