@@ -26,6 +26,7 @@ from fractions import Fraction
 from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parsers.numbers import DIGITS_PATTERN, parse_number
 from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, implied_values, parse_solution, problem_values
+from mathgraph.parsers.solution_reader import math_spans
 
 __all__ = [
     "Finding",
@@ -92,23 +93,27 @@ def check_solution(problem: MathSyntaxGraph | str, solution: str) -> SolutionChe
 def check_graph(graph: SolutionGraph) -> SolutionCheck:
     """The findings of a solution graph (``check_solution`` without the reading)."""
     findings: list[Finding] = []
-    repairs = _miscopies(graph)
+    symbolic = _symbolic_style(graph)
+    repairs = _Repairs([], set(), set()) if symbolic else _miscopies(graph)
+    written = _written_before(graph) if symbolic else {}
     for line, calculation in graph.calculations():
         if calculation.checks_out is False:
             findings.append(_finding("arithmetic", line, _arithmetic_message(calculation)))
         for operand in calculation.operands:
             if operand.source == "none" and id(operand) not in repairs.explained | repairs.miscopied:
+                if symbolic and _introduced(operand, written):
+                    continue
                 findings.append(_finding("unexplained_operand", line, _unexplained_message(calculation, operand)))
     findings += repairs.findings
     if graph.answer is not None and graph.answer_step is None and graph.calculations() and not repairs.answer:
-        findings.append(
-            _finding(
-                "answer_mismatch",
-                graph.answer_line,
-                f"The final answer {graph.answer_text} is not the result of any calculation in the solution: "
-                "check that it is the number the last step computed.",
-            )
+        mismatch = _finding(
+            "answer_mismatch",
+            graph.answer_line,
+            f"The final answer {graph.answer_text} is not the result of any calculation in the solution: "
+            "check that it is the number the last step computed.",
         )
+        # an answer a symbolic solution argues for (a count, a root, a case) need not be a calculation's result
+        findings.append(Finding(mismatch.kind, "warning", mismatch.step, mismatch.message) if symbolic else mismatch)
     no_work = _shows_no_work(graph)
     if no_work:
         findings.append(_finding("no_work", _no_work_line(graph), _no_work_message(graph)))
@@ -197,6 +202,33 @@ def _miscopies(graph: SolutionGraph) -> _Repairs:
             repairs.answer = graph.answer_step is None
             report(repair, graph.answer, "the final answer")
     return repairs
+
+
+def _symbolic_style(graph: SolutionGraph) -> bool:
+    """Whether the solution is written in LaTeX math (``\\frac``, ``\\(x^2\\)``, ``$a_1 r^4$``), as competition
+    solutions are: it works with numbers it introduces itself (a case, a substitution, a power, a count)."""
+    return bool(math_spans(graph.solution)) or any(c.form == "latex" for _, c in graph.calculations())
+
+
+def _written_before(graph: SolutionGraph) -> tuple[set[Fraction], list[tuple[int, Fraction]]]:
+    """The numbers the problem writes, and ``(end, value)`` of each number the solution writes."""
+    solution = [
+        (m.end(), read[0]) for m in _NUMBER_RE.finditer(graph.solution) if (read := parse_number(m.group())) is not None
+    ]
+    return _numbers(graph.problem.text), solution
+
+
+def _introduced(operand, written: tuple[set[Fraction], list[tuple[int, Fraction]]]) -> bool:
+    """An operand a symbolic solution may introduce itself: a whole number up to 12 (a count, a case, a
+    small factor), a number written before it (by the problem or the solution: a value found in words or
+    in an expression, ``7^2`` before ``3 \\cdot 49``), or the square, cube or reciprocal of one."""
+    value = operand.value
+    if value.denominator == 1 and abs(value) <= 12:
+        return True
+    problem, solution = written
+    seen = problem | {v for end, v in solution if end <= operand.span[0]}
+    roots = {v for v in seen if v and abs(v) < 1000}
+    return value in seen or -value in seen or any(value in (v * v, v**3, 1 / v) for v in roots)
 
 
 def _shows_no_work(graph: SolutionGraph) -> bool:

@@ -134,10 +134,16 @@ class Calculation:
     @property
     def checks_out(self) -> bool | None:
         """Whether the computed value is the stated result as far as its rounding shows (``9 / 21 * 100% =
-        42.857`` as a percentage too); ``None`` when the calculation is not evaluated."""
+        42.857`` as a percentage too), in any reading a teacher accepts (``_readings``); where a number of
+        four decimals or more takes part (a rounded value computed on), to one part in 10,000. ``None`` when
+        the calculation is not evaluated."""
         if self.computed is None:
             return None
-        return any(agrees(self.result, value, self.decimals) for value in _readings(self))
+        readings = _readings(self)
+        if any(agrees(self.result, value, self.decimals) for value in readings):
+            return True
+        rounded = any((shown_decimals(t) or 0) >= 4 for t in [self.result_text, *(o.text for o in self.operands)])
+        return rounded and any(abs(value - self.result) <= abs(self.result) / 10000 for value in readings)
 
     def to_dict(self) -> dict:
         """JSON-ready: expression, form, span, operands, result, computed value and note."""
@@ -294,7 +300,36 @@ def _readings(calculation: Calculation) -> list[Fraction]:
     readings = [calculation.computed]
     if any(o.text.replace("\\", "").strip() == "100%" for o in calculation.operands):
         readings.append(calculation.computed * 100)
+    if calculation.result_text.rstrip().endswith(("%", "cent")):
+        readings.append(calculation.computed / 100)  # 0.5 * 100 = 50%: the percentage written as its number
+    grouped = _fractions_grouped(list(calculation.terms))
+    if grouped is not None:
+        value = evaluate(grouped).value  # 18÷3/4 = 24, 1÷1/2 = 2: divided by the fraction
+        if value is not None:
+            readings.append(value)
     return readings
+
+
+def _fractions_grouped(terms: list) -> list | None:
+    """``a / b / c`` read as ``a / (b / c)``, each fraction after a division sign as one number (a teacher's
+    reading of ``18÷3/4``); ``None`` where the terms hold no such fraction."""
+    out, k, changed = [], 0, False
+    while k < len(terms):
+        window = terms[k : k + 4]
+        if (
+            len(window) == 4
+            and window[0] == "/"
+            and isinstance(window[1], Fraction)
+            and window[2] == "/"
+            and isinstance(window[3], Fraction)
+        ):
+            out += ["/", "(", window[1], "/", window[3], ")"]
+            k += 4
+            changed = True
+        else:
+            out.append(terms[k])
+            k += 1
+    return out if changed else None
 
 
 def _gives(calculation: Calculation, value: Fraction | None, decimals: int | None = None) -> bool:

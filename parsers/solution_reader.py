@@ -24,6 +24,7 @@ exact (``Fraction``) and computed by ``parsers.solution_arithmetic`` within its 
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -163,12 +164,13 @@ _ASY_RE = re.compile(r"\[asy\].*?\[/asy\]", re.DOTALL)
 def read_lines(solution: str) -> list[ReadLine]:
     """The non-blank lines of ``solution`` and the calculations each states, in order (module docstring)."""
     text = _ASY_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), solution)  # drawings: no steps, lines kept
+    math = math_spans(text)
     lines = []
     start = 0
     for number, line in enumerate(text.split("\n")):
         end = start + len(line)
         if line.strip():
-            calculations, mentions = _line_calculations(text, start, end)
+            calculations, mentions = _line_calculations(text, start, end, math)
             notes = [c.note for c in calculations if c.note]
             if any(sum(ch.isdigit() for ch in m.group()) > MAX_DIGITS for m in _LONG_DIGITS_RE.finditer(line)):
                 notes.append(f"a number of more than {MAX_DIGITS} digits is not read")
@@ -186,8 +188,11 @@ def read_lines(solution: str) -> list[ReadLine]:
     return lines
 
 
-def _line_calculations(text: str, start: int, end: int) -> tuple[list[ReadCalculation], list[ReadMention]]:
-    """A line's calculations, and the numbers it writes outside them (``ReadMention``)."""
+def _line_calculations(
+    text: str, start: int, end: int, math: list[tuple[int, int]] = ()
+) -> tuple[list[ReadCalculation], list[ReadMention]]:
+    """A line's calculations, and the numbers it writes outside them (``ReadMention``); ``math``: the spans
+    of the solution's LaTeX math (``math_spans``)."""
     annotated: list[ReadCalculation] = []
     blanked = text[start:end]
     calculator = []  # the annotations that state a calculation (not a bare "<<20=20>>")
@@ -204,7 +209,7 @@ def _line_calculations(text: str, start: int, end: int) -> tuple[list[ReadCalcul
         blanked = (
             blanked[: match.start() - start] + " " * (match.end() - match.start()) + blanked[match.end() - start :]
         )
-    tokens = _tokens(blanked, 0, len(blanked), offset=start)
+    tokens = _tokens(blanked, 0, len(blanked), offset=start, math=math)
     every_written = _calculations(tokens, text, form=None)
     # a written calculation around an annotation ("48/2 = <<48/2=24>>24") is the annotation's copy
     written = [c for c in every_written if not any(c.span[0] <= m.start() < c.span[1] for m in calculator)]
@@ -235,8 +240,35 @@ def shown_decimals(text: str) -> int | None:
 
 
 # ------------------------------------------------------------------ tokens
-def _tokens(text: str, start: int, end: int, offset: int = 0) -> list[_Token]:
-    """The tokens of ``text[start:end]``, spans shifted by ``offset``. LaTeX fractions become brackets:
+def math_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text`` inside LaTeX math: ``\\(...\\)``, ``\\[...\\]``, ``$$...$$``, and ``$...$`` where
+    what it holds reads as math (a backslash, ``^``, ``_``, a brace, or a letter beside an operator), not as
+    money (``$5 and $10``). In math a letter stands for a number (``a(5) - 115 = 0``, ``2xy``)."""
+    spans = []
+    for match in _MATH_RE.finditer(text):
+        inner = next(g for g in match.groups() if g is not None)
+        if match.group(4) is not None and not _LOOKS_MATH_RE.search(inner):
+            continue
+        if match.group(4) is not None and _PROSE_RE.search(re.sub(r"\\[A-Za-z]+(\{[^{}]*\})?", " ", inner)):
+            continue
+        spans.append((match.start(), match.end()))
+    return spans
+
+
+_MATH_RE = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]|\$\$(.+?)\$\$|(?<!\\)\$([^$]+?)\$", re.DOTALL)
+_LOOKS_MATH_RE = re.compile(r"\\|\^|_|\{|[A-Za-z]\s*[-+=*/^(]|[-+=*/(]\s*[A-Za-z]\b|\d[A-Za-z]\b")
+_PROSE_RE = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
+
+
+def _in_math(math: list[tuple[int, int]], position: int) -> bool:
+    k = bisect.bisect_right(math, (position, float("inf"))) - 1
+    return k >= 0 and math[k][0] <= position < math[k][1]
+
+
+def _tokens(text: str, start: int, end: int, offset: int = 0, math: list[tuple[int, int]] = ()) -> list[_Token]:
+    """The tokens of ``text[start:end]``, spans shifted by ``offset``; a word inside ``math`` (``math_spans``,
+    in shifted positions) is a letter standing for a number, a symbol (``var``), as is a subscript
+    (``a_1``, ``0.0011_2``). LaTeX fractions become brackets:
     ``\\frac{a}{b}`` -> ``((a)/(b))`` and ``\\frac12`` -> ``(1/2)``; other braces are brackets; a
     ``\\frac`` without its two groups becomes a symbol (``var``), so that its side is not read."""
     tokens: list[_Token] = []
@@ -278,7 +310,12 @@ def _tokens(text: str, start: int, end: int, offset: int = 0) -> list[_Token]:
         else:
             if numerator_next:
                 tokens.append(_Token("var", "\\frac", s, s))
-            tokens.append(_plain_token(match, kind, raw, s, e, tokens))
+            token = _plain_token(match, kind, raw, s, e, tokens)
+            if token.kind == "word" and kind == "word" and math and _in_math(math, s) and raw.lower() != "x":
+                token = _Token("var", raw, s, e)
+            elif raw == "_":
+                token = _Token("var", raw, s, e)
+            tokens.append(token)
         numerator_next = False
     return _spaced_thousands(tokens)
 
@@ -646,7 +683,14 @@ def _calculations(tokens: list[_Token], text: str, form: str | None) -> list[Rea
                 current.end = side.end  # a rewriting, "2 + 3 \cdot 4 = 2 + 12 = 14": one calculation
                 continue
             current, current_value = side, side_value
-    return found
+    return [c for c in found if c.form == "annotation" or not _remainder_of(text, c)]
+
+
+def _remainder_of(text: str, calculation: ReadCalculation) -> bool:
+    """``the remainder of 2004 divided by 12 is 0``: what follows the division is its remainder, not its
+    value (also ``2004 \\bmod 12``)."""
+    before = text[max(0, calculation.span[0] - 40) : calculation.span[0]].lower()
+    return "remainder" in before or "modulo" in before or " mod " in before
 
 
 def _stated_number(side: _Side, last: bool) -> tuple[Fraction, str, tuple[int, int]] | None:
