@@ -29,15 +29,15 @@ from safetensors.numpy import load_file, save_file
 
 from mathgraph.files import apply_umask
 from mathgraph.models.alignment_features import alignment_features, available_features
-from mathgraph.models.task_heads import TASK_HEADS, get_task_head
-from mathgraph.models.task_io import ranking_result
+from mathgraph.models.task_io import aligned_with, ranking_result
 from mathgraph.registry import read_config, resolve
+from mathgraph.task_specs import TASK_SPECS
 
 MODEL_TYPE = "structure"
 CONFIG_FILE = "config.json"
 ARRAYS_FILE = "arrays.safetensors"
 FORMAT_VERSION = 1
-STRUCTURE_TASKS = tuple(name for name, task in TASK_HEADS.items() if task.input_shape != "single")  # the pair tasks
+STRUCTURE_TASKS = tuple(name for name, task in TASK_SPECS.items() if task.input_shape != "single")  # the pair tasks
 DEFAULT_PARAMS = {
     "max_iter": 300,
     "learning_rate": 0.05,
@@ -62,8 +62,8 @@ class AlignmentModel:
         if task not in STRUCTURE_TASKS:
             raise ValueError(f"the alignment model serves {STRUCTURE_TASKS}, not {task!r}")
         self.task = task
-        self.aligned_with = get_task_head(task).aligned_with
-        self.ranks = not get_task_head(task).classifies  # SQR: relevance per candidate, a ranking per list
+        self.aligned_with = aligned_with(task)
+        self.ranks = not TASK_SPECS[task].classifies  # SQR: relevance per candidate, a ranking per list
         self.params = {**DEFAULT_PARAMS, **(params or {})}
         self.labels: list = []
         self.trees: dict[str, np.ndarray] = {}

@@ -1,27 +1,59 @@
-"""Batching problems for COMUS: token tensors, the batch's graphs as one, and padded memory slots.
+"""Batching problems for COMUS: token ids, the batch's graphs as one, and padded memory slots.
 
-A problem's tensors (token ids, node and relation ids, edges, triplets) are
-built once, as ``ProblemFeatures``; a batch is then only padding and
-concatenation (``collate_features``), with no tokenizer call, no ``to_pyg`` and no
-PyG ``Batch`` per batch. Training builds every problem's features before the
-first epoch; ``ProblemCollator(graphs)`` builds and collates in one call.
+A problem's arrays (token ids, node and relation ids, edges, triplets) are built once, as
+``ProblemFeatures`` (NumPy); a batch is then only padding and concatenation (``collate_arrays``), with no
+tokenizer call, no ``to_pyg`` and no PyG ``Batch`` per batch. ``ArrayCollator`` builds and collates NumPy
+arrays: what ONNX Runtime reads, and all of it runs without PyTorch. ``ProblemCollator`` is the same
+collator giving a ``ProblemBatch`` of PyTorch tensors (the same arrays, shared, not copied). Training
+builds every problem's features before the first epoch; ``ProblemCollator(graphs)`` builds and collates
+in one call.
+
+Tokens come from the tokenizer's ``tokenizers`` back end (a transformers fast tokenizer's
+``backend_tokenizer``, or a ``tokenizers.Tokenizer`` read from ``tokenizer.json``), so both give the same ids.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch.nn.utils.rnn import pad_sequence
 
 from mathgraph.graph import NODE_KINDS, GraphVocabulary, MathSyntaxGraph, reverse_relation
-from mathgraph.models.text_encoder import protect_unknown_commands
 from mathgraph.parsers.segment import without_excluded_blocks
 from mathgraph.quiet import progress_bar, warn
 
-_EMPTY = torch.zeros(0, dtype=torch.long)
+if TYPE_CHECKING:
+    import torch
+
+_LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+# the arrays of ``ComusModel.forward``'s inputs, in ``ProblemBatch``'s order
+MODEL_INPUTS = (
+    "input_ids",
+    "attention_mask",
+    "token_type_ids",
+    "node_labels",
+    "node_kinds",
+    "node_batch",
+    "edge_index",
+    "edge_type",
+    "slot_heads",
+    "slot_relations",
+    "slot_tails",
+    "slot_mask",
+)
+
+
+def protect_unknown_commands(text: str, known: frozenset[str] | set[str]) -> str:
+    """Write LaTeX commands that are not whole tokens as ``\\ name``.
+
+    Added tokens match anywhere in the text, so a known ``\\in`` would otherwise
+    eat the start of an unknown ``\\int``; with the space, the unknown command
+    is tokenized as the base vocabulary would (``\\``, ``int``).
+    """
+    return _LATEX_COMMAND.sub(lambda m: m.group(0) if m.group(0) in known else "\\ " + m.group(0)[1:], text)
 
 
 class DeviceBatch:
@@ -37,6 +69,8 @@ class DeviceBatch:
     HOST_FIELDS: tuple[str, ...] = ()
 
     def _map(self, move):
+        import torch
+
         return replace(
             self,
             **{
@@ -56,13 +90,9 @@ class DeviceBatch:
 
 @dataclass
 class ProblemBatch(DeviceBatch):
-    """Everything ``ComusModel.forward`` takes, for ``B`` problems.
+    """Everything ``ComusModel.forward`` takes, for ``B`` problems, as PyTorch tensors (``collate_arrays``
+    says what each is).
 
-    ``input_ids, attention_mask, token_type_ids: [B, L]``; ``node_labels,
-    node_kinds, node_batch: [num_nodes]`` (``node_batch`` = problem index of each
-    node); ``edge_index: [2, E]`` and ``edge_type: [E]`` with both directions;
-    ``slot_heads, slot_relations, slot_tails, slot_mask: [B, T]`` the graphs'
-    triplets (global node ids, relation ids) padded to the largest graph.
     ``problem_ids: [B]`` says which problem of a ``FeatureStore`` each row is
     (``-1`` when the batch was not built from one); the frozen-prefix cache keys on it, on the
     host: it stays there when the batch moves.
@@ -85,31 +115,59 @@ class ProblemBatch(DeviceBatch):
 
     HOST_FIELDS = ("problem_ids",)
 
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> ProblemBatch:
+        """The batch of ``collate_arrays``' arrays, as tensors that share their memory."""
+        import torch
+
+        ids = arrays.get("problem_ids")
+        return cls(
+            **{name: torch.from_numpy(arrays[name]) for name in MODEL_INPUTS},
+            problem_ids=None if ids is None else torch.from_numpy(ids),
+        )
+
     def as_model_inputs(self) -> dict[str, torch.Tensor]:
         """The keyword arguments of ``ComusModel.forward``."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "problem_ids"}
+        return {name: getattr(self, name) for name in MODEL_INPUTS}
 
     def __len__(self) -> int:
         return self.input_ids.shape[0]
 
 
+def _ids(values) -> np.ndarray:
+    """``values`` (a list, a NumPy array or a CPU tensor) as a 1-D or 2-D int64 array."""
+    return np.asarray(values, dtype=np.int64)
+
+
+def _empty() -> np.ndarray:
+    return np.zeros(0, dtype=np.int64)
+
+
 @dataclass
 class ProblemFeatures:
-    """One problem's tensors, built once: ``input_ids: [L]`` (with ``[CLS]``/``[SEP]``, truncated),
+    """One problem's arrays (int64), built once: ``input_ids: [L]`` (with ``[CLS]``/``[SEP]``, truncated),
     ``node_labels, node_kinds: [N]``, ``edge_index: [2, 2E]`` and ``edge_type: [2E]`` (both
     directions, as ``MathSyntaxGraph.to_pyg``), ``slot_heads, slot_relations, slot_tails: [E]``
     (triplets, local node ids). Text-only features have ``N = E = 0``. ``token_type_ids: [L]``
-    is ``None`` for one problem (all segment 0) and set for a pair read as one sequence."""
+    is ``None`` for one problem (all segment 0) and set for a pair read as one sequence. Lists and
+    tensors given for any of them are taken as int64 NumPy arrays."""
 
-    input_ids: torch.Tensor
-    node_labels: torch.Tensor = _EMPTY
-    node_kinds: torch.Tensor = _EMPTY
-    edge_index: torch.Tensor = _EMPTY.reshape(2, 0)
-    edge_type: torch.Tensor = _EMPTY
-    slot_heads: torch.Tensor = _EMPTY
-    slot_relations: torch.Tensor = _EMPTY
-    slot_tails: torch.Tensor = _EMPTY
-    token_type_ids: torch.Tensor | None = None
+    input_ids: np.ndarray
+    node_labels: np.ndarray = field(default_factory=_empty)
+    node_kinds: np.ndarray = field(default_factory=_empty)
+    edge_index: np.ndarray = field(default_factory=lambda: np.zeros((2, 0), dtype=np.int64))
+    edge_type: np.ndarray = field(default_factory=_empty)
+    slot_heads: np.ndarray = field(default_factory=_empty)
+    slot_relations: np.ndarray = field(default_factory=_empty)
+    slot_tails: np.ndarray = field(default_factory=_empty)
+    token_type_ids: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None and not (isinstance(value, np.ndarray) and value.dtype == np.int64):
+                setattr(self, f.name, _ids(value))
+        self.edge_index = self.edge_index.reshape(2, -1)
 
     @property
     def length(self) -> int:
@@ -117,9 +175,9 @@ class ProblemFeatures:
         return len(self.input_ids)
 
     @property
-    def segments(self) -> torch.Tensor:
+    def segments(self) -> np.ndarray:
         """Segment id of each token (``token_type_ids``, zeros for a single problem)."""
-        return torch.zeros_like(self.input_ids) if self.token_type_ids is None else self.token_type_ids
+        return np.zeros_like(self.input_ids) if self.token_type_ids is None else self.token_type_ids
 
 
 def pair_features(first: ProblemFeatures, second: ProblemFeatures, max_length: int = 512) -> ProblemFeatures:
@@ -132,34 +190,34 @@ def pair_features(first: ProblemFeatures, second: ProblemFeatures, max_length: i
     ``first``'s ROOT, so the sentences of both problems hang under one ROOT and one set of
     memory slots holds the triplets of both; ``second``'s other nodes follow ``first``'s.
     """
-    ids = torch.cat([first.input_ids, second.input_ids[1:]])
-    segments = torch.cat([torch.zeros_like(first.input_ids), torch.ones_like(second.input_ids[1:])])
+    ids = np.concatenate([first.input_ids, second.input_ids[1:]])
+    segments = np.concatenate([np.zeros_like(first.input_ids), np.ones_like(second.input_ids[1:])])
     if len(ids) > max_length:
-        keep = torch.cat([torch.arange(max_length - 1), torch.tensor([len(ids) - 1])])
+        keep = np.concatenate([np.arange(max_length - 1), [len(ids) - 1]])
         ids, segments = ids[keep], segments[keep]
     if len(second.node_labels) == 0:  # text-only features
         return ProblemFeatures(ids, token_type_ids=segments)
     # second's node j > 0 becomes node offset + j; its root (j = 0) becomes first's root (0)
     offset = len(first.node_labels) - 1
 
-    def moved(nodes: torch.Tensor) -> torch.Tensor:
-        return torch.where(nodes == 0, nodes, nodes + offset)
+    def moved(nodes: np.ndarray) -> np.ndarray:
+        return np.where(nodes == 0, nodes, nodes + offset)
 
     return ProblemFeatures(
         input_ids=ids,
-        node_labels=torch.cat([first.node_labels, second.node_labels[1:]]),
-        node_kinds=torch.cat([first.node_kinds, second.node_kinds[1:]]),
-        edge_index=torch.cat([first.edge_index, moved(second.edge_index)], dim=1),
-        edge_type=torch.cat([first.edge_type, second.edge_type]),
-        slot_heads=torch.cat([first.slot_heads, moved(second.slot_heads)]),
-        slot_relations=torch.cat([first.slot_relations, second.slot_relations]),
-        slot_tails=torch.cat([first.slot_tails, moved(second.slot_tails)]),
+        node_labels=np.concatenate([first.node_labels, second.node_labels[1:]]),
+        node_kinds=np.concatenate([first.node_kinds, second.node_kinds[1:]]),
+        edge_index=np.concatenate([first.edge_index, moved(second.edge_index)], axis=1),
+        edge_type=np.concatenate([first.edge_type, second.edge_type]),
+        slot_heads=np.concatenate([first.slot_heads, moved(second.slot_heads)]),
+        slot_relations=np.concatenate([first.slot_relations, second.slot_relations]),
+        slot_tails=np.concatenate([first.slot_tails, moved(second.slot_tails)]),
         token_type_ids=segments,
     )
 
 
 def graph_features(
-    graph: MathSyntaxGraph, vocab: GraphVocabulary, input_ids: torch.Tensor, read_chars: int | None = None
+    graph: MathSyntaxGraph, vocab: GraphVocabulary, input_ids: Sequence[int], read_chars: int | None = None
 ) -> ProblemFeatures:
     """``ProblemFeatures`` of a parsed problem whose text is already tokenized into ``input_ids``.
 
@@ -175,92 +233,138 @@ def graph_features(
     relations = [e.relation for e in edges]
     src = [e.src for e in edges]
     dst = [e.dst for e in edges]
-    relation_ids = torch.tensor(vocab.relations.lookup(relations), dtype=torch.long)
+    relation_ids = _ids(vocab.relations.lookup(relations))
     return ProblemFeatures(
         input_ids=input_ids,
-        node_labels=torch.tensor(vocab.labels.lookup(n.label for n in nodes), dtype=torch.long),
-        node_kinds=torch.tensor([NODE_KINDS.index(n.kind) for n in nodes], dtype=torch.long),
-        edge_index=torch.tensor([src + dst, dst + src], dtype=torch.long).reshape(2, -1),
-        edge_type=torch.cat(
-            [
-                relation_ids,
-                torch.tensor(vocab.relations.lookup(reverse_relation(r) for r in relations), dtype=torch.long),
-            ]
-        ),
-        slot_heads=torch.tensor(src, dtype=torch.long),
+        node_labels=_ids(vocab.labels.lookup(n.label for n in nodes)),
+        node_kinds=_ids([NODE_KINDS.index(n.kind) for n in nodes]),
+        edge_index=_ids([src + dst, dst + src]).reshape(2, -1),
+        edge_type=np.concatenate([relation_ids, _ids(vocab.relations.lookup(reverse_relation(r) for r in relations))]),
+        slot_heads=_ids(src),
         slot_relations=relation_ids,
-        slot_tails=torch.tensor(dst, dtype=torch.long),
+        slot_tails=_ids(dst),
     )
+
+
+def _padded(rows: Sequence[np.ndarray], width: int, value: int = 0) -> np.ndarray:
+    """``rows`` (1-D) padded with ``value`` to ``[len(rows), width]``."""
+    out = np.full((len(rows), width), value, dtype=np.int64)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = row
+    return out
+
+
+def collate_arrays(
+    features: Sequence[ProblemFeatures], pad_id: int, problem_ids: Sequence[int] | None = None
+) -> dict[str, np.ndarray]:
+    """``features`` padded and concatenated (node ids offset per problem): NumPy arrays by name (``MODEL_INPUTS``,
+    and ``problem_ids`` when given).
+
+    ``input_ids, attention_mask, token_type_ids: [B, L]`` (int64); ``node_labels, node_kinds, node_batch:
+    [num_nodes]`` (``node_batch`` = problem index of each node); ``edge_index: [2, E]`` and ``edge_type: [E]``
+    with both directions; ``slot_heads, slot_relations, slot_tails: [B, T]`` the graphs' triplets (global
+    node ids, relation ids) padded to the largest graph (``T >= 1``), ``slot_mask: [B, T]`` (bool) the real ones.
+    """
+    if not features:
+        raise ValueError("cannot collate an empty list of problems")
+    lengths = np.array([f.length for f in features], dtype=np.int64)
+    width = int(lengths.max())
+    node_counts = np.array([len(f.node_labels) for f in features], dtype=np.int64)
+    offsets = (np.cumsum(node_counts) - node_counts).tolist()
+    slot_counts = np.array([len(f.slot_heads) for f in features], dtype=np.int64)
+    slots = max(1, int(slot_counts.max()))
+    arrays = {
+        "input_ids": _padded([f.input_ids for f in features], width, pad_id),
+        "attention_mask": (np.arange(width)[None, :] < lengths[:, None]).astype(np.int64),
+        "token_type_ids": _padded([f.segments for f in features], width),
+        "node_labels": np.concatenate([f.node_labels for f in features]),
+        "node_kinds": np.concatenate([f.node_kinds for f in features]),
+        "node_batch": np.repeat(np.arange(len(features), dtype=np.int64), node_counts),
+        "edge_index": np.concatenate([f.edge_index + offset for f, offset in zip(features, offsets)], axis=1),
+        "edge_type": np.concatenate([f.edge_type for f in features]),
+        "slot_heads": _padded([f.slot_heads + offset for f, offset in zip(features, offsets)], slots),
+        "slot_relations": _padded([f.slot_relations for f in features], slots),
+        "slot_tails": _padded([f.slot_tails + offset for f, offset in zip(features, offsets)], slots),
+        "slot_mask": np.arange(slots)[None, :] < slot_counts[:, None],
+    }
+    if problem_ids is not None:
+        arrays["problem_ids"] = _ids(problem_ids)
+    return arrays
 
 
 def collate_features(
     features: Sequence[ProblemFeatures], pad_id: int, problem_ids: Sequence[int] | None = None
 ) -> ProblemBatch:
-    """Pad and concatenate ``features`` into a ``ProblemBatch`` (node ids offset per problem)."""
-    if not features:
-        raise ValueError("cannot collate an empty list of problems")
-    input_ids = pad_sequence([f.input_ids for f in features], batch_first=True, padding_value=pad_id)
-    lengths = torch.tensor([f.length for f in features])
-    attention_mask = (torch.arange(input_ids.shape[1])[None, :] < lengths[:, None]).long()
-    node_counts = torch.tensor([len(f.node_labels) for f in features])
-    offsets = torch.cumsum(node_counts, 0) - node_counts
-    slot_counts = torch.tensor([len(f.slot_heads) for f in features])
-    slots = max(1, int(slot_counts.max()))
-
-    def padded_slots(name: str, shift: bool) -> torch.Tensor:
-        rows = [getattr(f, name) + (offset if shift else 0) for f, offset in zip(features, offsets.tolist())]
-        out = pad_sequence(rows, batch_first=True, padding_value=0)
-        return torch.nn.functional.pad(out, (0, slots - out.shape[1]))
-
-    return ProblemBatch(
-        input_ids=input_ids,
-        attention_mask=attention_mask,
-        token_type_ids=pad_sequence([f.segments for f in features], batch_first=True, padding_value=0),
-        node_labels=torch.cat([f.node_labels for f in features]),
-        node_kinds=torch.cat([f.node_kinds for f in features]),
-        node_batch=torch.repeat_interleave(torch.arange(len(features)), node_counts),
-        edge_index=torch.cat([f.edge_index + offset for f, offset in zip(features, offsets.tolist())], dim=1),
-        edge_type=torch.cat([f.edge_type for f in features]),
-        slot_heads=padded_slots("slot_heads", shift=True),
-        slot_relations=padded_slots("slot_relations", shift=False),
-        slot_tails=padded_slots("slot_tails", shift=True),
-        slot_mask=torch.arange(slots)[None, :] < slot_counts[:, None],
-        problem_ids=None if problem_ids is None else torch.as_tensor(problem_ids, dtype=torch.long),
-    )
+    """``collate_arrays`` as a ``ProblemBatch`` of PyTorch tensors."""
+    return ProblemBatch.from_arrays(collate_arrays(features, pad_id, problem_ids))
 
 
-class ProblemCollator:
-    """Turns problems into ``ProblemFeatures`` and lists of them into a ``ProblemBatch``.
+def backend_tokenizer(tokenizer):
+    """The ``tokenizers.Tokenizer`` that tokenizes for ``tokenizer``: itself, or a transformers fast
+    tokenizer's ``backend_tokenizer``; ``ValueError`` for a slow (Python) tokenizer."""
+    backend = getattr(tokenizer, "backend_tokenizer", tokenizer)
+    if not hasattr(backend, "encode_batch") or not hasattr(backend, "get_added_tokens_decoder"):
+        raise ValueError(f"mathgraph needs a fast (tokenizers) tokenizer, got {type(tokenizer).__name__}")
+    return backend
+
+
+class ArrayCollator:
+    """Turns problems into ``ProblemFeatures`` and lists of them into NumPy arrays (``collate_arrays``).
 
     Args:
-        tokenizer: the text encoder's tokenizer.
+        tokenizer: the text encoder's tokenizer: a transformers fast tokenizer, or a ``tokenizers.Tokenizer``
+            (``models.onnx_tokenizer.read_tokenizer``), which then needs ``pad_id``.
         vocab: node-label and relation vocabularies of the model.
         max_length: texts are truncated to this many tokens (the text encoder's positions). The first text
             cut is reported with a warning; ``truncated`` counts every text cut since.
+        pad_id: the padding token's id (default: the transformers tokenizer's ``pad_token_id``).
     """
 
-    def __init__(self, tokenizer, vocab: GraphVocabulary, max_length: int = 256):
+    def __init__(self, tokenizer, vocab: GraphVocabulary, max_length: int = 256, pad_id: int | None = None):
         self.tokenizer, self.vocab, self.max_length = tokenizer, vocab, max_length
-        self.latex_tokens = frozenset(t for t in tokenizer.get_added_vocab() if t.startswith("\\"))
+        self.backend = backend_tokenizer(tokenizer)
+        self.pad_id = tokenizer.pad_token_id if pad_id is None else pad_id
+        if self.pad_id is None:
+            raise ValueError("the tokenizer has no padding token: give pad_id")
+        added = self.backend.get_added_tokens_decoder().values()
+        self.latex_tokens = frozenset(t.content for t in added if t.content.startswith("\\"))
         self.truncated = 0
 
     def encoder_text(self, text: str) -> str:
         """What the text encoder reads: no Asymptote code or tables, unknown LaTeX commands protected."""
         return protect_unknown_commands(without_excluded_blocks(text), self.latex_tokens)
 
-    def token_ids(self, texts: Sequence[str]) -> list[torch.Tensor]:
+    def _encode(self, texts: list[str], cut: bool = True) -> list:
+        """The tokenizer's encodings of ``texts`` (special tokens added; cut to ``max_length`` when ``cut``), as
+        transformers' ``tokenizer(texts, truncation=cut, max_length=...)`` makes them."""
+        backend = self.backend
+        wanted = (
+            {"max_length": self.max_length, "stride": 0, "strategy": "longest_first", "direction": "right"}
+            if cut
+            else None
+        )
+        if backend.truncation != wanted:
+            if cut:
+                backend.enable_truncation(self.max_length)
+            else:
+                backend.no_truncation()
+        if backend.padding is not None:
+            backend.no_padding()
+        return backend.encode_batch(texts)
+
+    def token_ids(self, texts: Sequence[str]) -> list[np.ndarray]:
         """Token ids of each text (with special tokens, truncated to ``max_length``), one tokenizer call."""
         read = [self.encoder_text(t) for t in texts]
-        encoded = self.tokenizer(read, truncation=True, max_length=self.max_length, verbose=False)["input_ids"]
+        encoded = [encoding.ids for encoding in self._encode(read)]
         self._count_truncated([text for text, ids in zip(read, encoded) if len(ids) == self.max_length])
-        return [torch.tensor(ids, dtype=torch.long) for ids in encoded]
+        return [_ids(ids) for ids in encoded]
 
     def _count_truncated(self, full: list[str]) -> None:
         """Count the texts of ``full`` (cut to exactly ``max_length`` tokens, so maybe longer) that were longer,
         and warn at the first: a long problem must not be read in part without a word."""
         if not full:
             return
-        lengths = [len(ids) for ids in self.tokenizer(full, verbose=False)["input_ids"]]
+        lengths = [len(encoding.ids) for encoding in self._encode(full, cut=False)]
         cut = [n for n in lengths if n > self.max_length]
         if cut and not self.truncated:
             warn(  # at the user's line that called into mathgraph, however deep this collator sits
@@ -270,23 +374,20 @@ class ProblemCollator:
         self.truncated += len(cut)
 
     def features(self, graphs: Sequence[MathSyntaxGraph]) -> list[ProblemFeatures]:
-        """``ProblemFeatures`` of parsed problems: tokens and graph tensors. A text cut to ``max_length`` tokens
+        """``ProblemFeatures`` of parsed problems: tokens and graph arrays. A text cut to ``max_length`` tokens
         gets the graph of the part that was read (``read_chars``): the model reads one span of the problem, and
         the cost of a long problem stays that of ``max_length`` tokens however long its text."""
         ids = self.token_ids([g.text for g in graphs])
         return [graph_features(g, self.vocab, t, self.read_chars(g.text, t)) for g, t in zip(graphs, ids)]
 
-    def read_chars(self, text: str, ids: torch.Tensor) -> int | None:
+    def read_chars(self, text: str, ids: Sequence[int]) -> int | None:
         """How many characters of ``text`` its ``ids`` (``token_ids``) cover: ``None`` for the whole text, the
-        end of the last token read for a text cut to ``max_length`` (a fast tokenizer's offsets, mapped back
+        end of the last token read for a text cut to ``max_length`` (the tokenizer's offsets, mapped back
         through ``encoder_text``, which drops blocks and spaces commands)."""
-        if len(ids) < self.max_length or not getattr(self.tokenizer, "is_fast", False):
+        if len(ids) < self.max_length:
             return None
         read = self.encoder_text(text)
-        offsets = self.tokenizer(
-            read, truncation=True, max_length=self.max_length, return_offsets_mapping=True, verbose=False
-        )["offset_mapping"]
-        end = max(stop for _, stop in offsets)
+        end = max(stop for _, stop in self._encode([read])[0].offsets)
         if end >= len(read):
             return None
         low, high = 0, len(text)  # the shortest prefix of the text whose encoder text reaches the end read
@@ -302,18 +403,26 @@ class ProblemCollator:
         """Token-only ``ProblemFeatures`` (no graph), for text-only models: nothing is parsed."""
         return [ProblemFeatures(ids) for ids in self.token_ids(texts)]
 
+    def collate(self, features: Sequence[ProblemFeatures], problem_ids: Sequence[int] | None = None):
+        """The arrays (``collate_arrays``) of already-built features."""
+        return collate_arrays(features, self.pad_id, problem_ids)
+
+    def __call__(self, graphs: Sequence[MathSyntaxGraph]):
+        return self.collate(self.features(graphs))  # collate_arrays refuses an empty list
+
+
+class ProblemCollator(ArrayCollator):
+    """``ArrayCollator`` whose batches are ``ProblemBatch``es of PyTorch tensors (the PyTorch models' input)."""
+
     def collate(self, features: Sequence[ProblemFeatures], problem_ids: Sequence[int] | None = None) -> ProblemBatch:
         """A ``ProblemBatch`` of already-built features."""
-        return collate_features(features, self.tokenizer.pad_token_id, problem_ids)
-
-    def __call__(self, graphs: Sequence[MathSyntaxGraph]) -> ProblemBatch:
-        return self.collate(self.features(graphs))  # collate_features refuses an empty list
+        return ProblemBatch.from_arrays(super().collate(features, problem_ids))
 
 
 def encode_in_length_order(
     problems: Sequence,
     parser: str,
-    collator: ProblemCollator,
+    collator: ArrayCollator,
     batch_size: int,
     dimension: int,
     vectors_of,

@@ -7,14 +7,18 @@ carries (``models.onnx_export``) and the weights it already holds (``models.onnx
 - ``predictor(task)``: an object whose ``predict(inputs)`` gives ``TaskView.predict``'s results;
 - ``text_network``: all-MiniLM-L6-v2, search's first stage (``tasks.search.embedders.OnnxTextEmbedder``).
 
-Problems are parsed and their tokens and graph arrays built as for PyTorch (the same collator), so the two
-runtimes see the same inputs; the networks run in float32 and agree within 1e-4. Sessions and weights load
-when first needed.
+Problems are parsed and their tokens and graph arrays built as for PyTorch (the same collator,
+``models.batching.ArrayCollator``, its tokenizer read from ``tokenizer.json`` by the ``tokenizers`` library), so
+the two runtimes see the same inputs; the networks run in float32 and agree within 1e-4. The task configs and
+label lists are read from the multi-task model's ``multitask_config.json``. Nothing here imports PyTorch or
+transformers. Sessions load when first needed; the NumPy weights they are built from are dropped once
+ONNX Runtime holds its own copy, so a process holds the weights once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -32,6 +36,13 @@ from mathgraph.registry import CheckpointError
 
 ONNX_ENTRY = "onnx"  # the key of a package's config.json that lists its graphs
 MODES = ("joint", "text", "graph")
+# File names the PyTorch models write (models.comus, models.multitask), named here so that loading imports
+# neither; tests/models/test_onnx.py checks that they agree.
+ENCODER_WEIGHTS_NAME = "model.safetensors"
+TOKENIZER_DIR = "tokenizer"
+MULTITASK_CONFIG_NAME = "multitask_config.json"
+MULTITASK_WEIGHTS_NAME = "multitask.safetensors"
+DEFAULT_PAIR_MODE = "cross"  # a pair task's config without a pair mode (models.task_model.DEFAULT_PAIR_MODE)
 
 
 def package_has_onnx(package) -> bool:
@@ -58,24 +69,21 @@ class OnnxPackageRuntime:
         self.entry = package.config[ONNX_ENTRY]
 
     # ------------------------------------------------------------ weights and sessions
-    @cached_property
     def encoder_weights(self) -> dict[str, np.ndarray]:
         """The pre-trained encoder's weights: its text encoder's (all-MiniLM-L6-v2 for the shipped one) with the
-        encoder's delta put in (or, in an exported package, its full weights)."""
-        from mathgraph.models.comus import WEIGHTS_NAME
+        encoder's delta put in (or, in an exported package, its full weights). Read anew at each call."""
 
         def base():
             return text_encoder_arrays(self.encoder_config.get("text_encoder", "minilm"))
 
-        return _stored_weights(self.package.path(self.package.config["encoder"]), WEIGHTS_NAME, base)
+        return _stored_weights(self.package.path(self.package.config["encoder"]), ENCODER_WEIGHTS_NAME, base)
 
-    @cached_property
     def multitask_weights(self) -> dict[str, np.ndarray]:
-        """The multi-task model's weights (``backbone.`` and ``heads.``): the encoder's with its delta put in."""
-        from mathgraph.models.multitask import MULTITASK_WEIGHTS_NAME
+        """The multi-task model's weights (``backbone.`` and ``heads.``): the encoder's with its delta put in.
+        Read anew at each call."""
 
         def base():
-            return {f"backbone.{name}": value for name, value in self.encoder_weights.items()}
+            return {f"backbone.{name}": value for name, value in self.encoder_weights().items()}
 
         return _stored_weights(self.package.path(self.package.config["multitask"]), MULTITASK_WEIGHTS_NAME, base)
 
@@ -89,41 +97,48 @@ class OnnxPackageRuntime:
 
     @cached_property
     def encoder_network(self) -> OnnxNetwork:
-        return self._network(self.entry["comus"], self.encoder_weights)
+        """The pre-trained encoder's session."""
+        return self._network(self.entry["comus"], self.encoder_weights())
 
     @cached_property
+    def _multitask_networks(self) -> dict:
+        """The multi-task model's sessions, its backbone's and every head's, built from one reading of its
+        weights (``{"backbone": network, "heads": {task: network}}``)."""
+        weights = self.multitask_weights()
+        backbone = self._network(self.entry["comus"], with_prefix(weights, "backbone."))
+        heads = {
+            task: self._network(graph, with_prefix(weights, f"heads.{self.task_ids[task]}."))
+            for task, graph in self.entry["heads"].items()
+            if task in self.task_ids
+        }
+        return {"backbone": backbone, "heads": heads}
+
+    @property
     def backbone_network(self) -> OnnxNetwork:
-        return self._network(self.entry["comus"], with_prefix(self.multitask_weights, "backbone."))
+        """The multi-task model's backbone session."""
+        return self._multitask_networks["backbone"]
 
     @cached_property
     def text_network(self) -> OnnxNetwork:
+        """all-MiniLM-L6-v2's session (search's first stage)."""
         return self._network(self.entry["text"], with_prefix(minilm_arrays(), "text."))
 
     def head_network(self, task: str) -> OnnxNetwork:
         """The ONNX session of ``task``'s head."""
-        heads = self.__dict__.setdefault("_heads", {})
-        if task not in heads:
-            task_id = self.task_ids[task]
-            heads[task] = self._network(
-                self.entry["heads"][task], with_prefix(self.multitask_weights, f"heads.{task_id}.")
-            )
-        return heads[task]
+        return self._multitask_networks["heads"][task]
 
     # ------------------------------------------------------------ what the networks read
     @cached_property
     def collator(self):
-        """The encoder's ``ProblemCollator`` (its tokenizer and graph vocabularies)."""
-        from transformers import AutoTokenizer
-
+        """The encoder's ``ArrayCollator``: its tokenizer (``tokenizer.json``) and graph vocabularies."""
         from mathgraph.graph import GraphVocabulary
-        from mathgraph.models.batching import ProblemCollator
-        from mathgraph.models.comus import TOKENIZER_DIR
-        from mathgraph.models.text_encoder import set_split_digits
+        from mathgraph.models.batching import ArrayCollator
+        from mathgraph.models.onnx_tokenizer import read_tokenizer
 
         directory = self.package.path(self.package.config["encoder"])
-        tokenizer = AutoTokenizer.from_pretrained(directory / TOKENIZER_DIR)
-        set_split_digits(tokenizer, bool(self.encoder_config.get("split_digits", False)))
-        return ProblemCollator(tokenizer, GraphVocabulary.from_pretrained(directory))
+        split_digits = bool(self.encoder_config.get("split_digits", False))
+        tokenizer, pad_id = read_tokenizer(directory / TOKENIZER_DIR, split_digits=split_digits)
+        return ArrayCollator(tokenizer, GraphVocabulary.from_pretrained(directory), pad_id=pad_id)
 
     @cached_property
     def encoder_config(self) -> dict:
@@ -137,14 +152,17 @@ class OnnxPackageRuntime:
         return self.encoder_config["parser"]
 
     @cached_property
-    def task_configs(self) -> dict:
-        """``{task: TaskConfig}`` of the multi-task model, in head order."""
-        from mathgraph.models.multitask import MULTITASK_CONFIG_NAME
-        from mathgraph.models.task_model import TaskConfig
+    def task_configs(self) -> dict[str, OnnxTaskConfig]:
+        """``{task: OnnxTaskConfig}`` of the multi-task model, in head order (its ``multitask_config.json``)."""
         from mathgraph.registry import read_config
 
         data = read_config(self.package.path(self.package.config["multitask"]), MULTITASK_CONFIG_NAME)
-        return {entry["task"]: TaskConfig.from_dict(entry) for entry in data["tasks"]}
+        try:
+            return {entry["task"]: OnnxTaskConfig.from_dict(entry) for entry in data["tasks"]}
+        except (KeyError, TypeError, ValueError) as err:
+            raise CheckpointError(
+                f"the multi-task config of {self.package.name_or_path} is not readable: {err}"
+            ) from err
 
     @property
     def task_ids(self) -> dict[str, int]:
@@ -174,8 +192,8 @@ class OnnxPackageRuntime:
 
         mode = _mode(mode)
 
-        def vectors_of(batch) -> np.ndarray:
-            out = self.encoder_network.run(batch_arrays(batch))
+        def vectors_of(batch: dict[str, np.ndarray]) -> np.ndarray:
+            out = self.encoder_network.run(batch)
             cls, mean_node = out["token_states"][:, 0], out["mean_node"]
             return {"joint": np.concatenate([cls, mean_node], -1), "text": cls, "graph": mean_node}[mode]
 
@@ -194,9 +212,88 @@ class OnnxPackageRuntime:
 
     def problem_vectors(self, arrays: dict[str, np.ndarray]) -> np.ndarray:
         """The multi-task model's problem vectors ``[N, dim]``: pooled token states ``;`` mean node."""
+        arrays = batch_arrays(arrays)
         out = self.backbone_network.run(arrays)
         pooled = pool(out["token_states"], arrays["attention_mask"], self.entry.get("pooling", "cls"))
         return np.concatenate([pooled, out["mean_node"]], axis=-1)
+
+
+@dataclass(frozen=True)
+class OnnxTaskConfig:
+    """What the ONNX runtime needs of one task of a multi-task model's config (``multitask_config.json``'s
+    entries, which ``models.task_model.TaskConfig`` reads for PyTorch): the task, its labels in logit order, the
+    pair mode of a pair task, and the alignment features its head reads (none without alignment); and how
+    its inputs become the problems the encoder reads, as the task heads (``models.task_heads``) lay them out."""
+
+    task: str
+    labels: tuple = ()
+    pair_mode: str | None = None
+    alignment_names: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, entry: dict) -> OnnxTaskConfig:
+        """The config of one entry of ``multitask_config.json``'s ``tasks``. A head with alignment saved without
+        its feature names reads the set it was trained on (``feature_names(aligned_with)``), as for PyTorch."""
+        from mathgraph.task_specs import task_spec
+
+        spec = task_spec(entry["task"])
+        pair_mode = entry.get("pair_mode") or (DEFAULT_PAIR_MODE if spec.input_shape == "pair" else None)
+        names: tuple[str, ...] = ()
+        if entry.get("alignment"):
+            from mathgraph.models.alignment_features import feature_names
+            from mathgraph.models.task_io import aligned_with
+
+            names = tuple(entry.get("alignment_features") or feature_names(aligned_with(spec.name)))
+        return cls(spec.name, tuple(entry.get("labels") or ()), pair_mode, names)
+
+    @property
+    def shape(self) -> str:
+        """The task's input shape (``mathgraph.task_specs``): ``single``, ``pair`` or ``ranker``."""
+        from mathgraph.task_specs import TASK_SPECS
+
+        return TASK_SPECS[self.task].input_shape
+
+    def problem_texts(self, texts: tuple) -> list:
+        """The problems one checked input (``models.task_io.check_input``) needs encoded: a text, a pair read as
+        one (``cross``), the two texts (``bi``), or a query and its candidates."""
+        if self.shape == "pair":
+            return [tuple(texts)] if self.pair_mode == "cross" else list(texts)
+        if self.shape == "ranker":
+            return [texts[0], *texts[1]]
+        return [texts[0]]
+
+    def batch_texts(self, chunk: Sequence[tuple]) -> list:
+        """The problems of a batch of checked inputs, in the layout the head reads: KPC and ``cross`` pairs one
+        per input; ``bi`` pairs the ``text_a`` of every input then the ``text_b``; SQR the queries, then each
+        list's candidates."""
+        if self.shape == "single" or (self.shape == "pair" and self.pair_mode == "cross"):
+            return [text for texts in chunk for text in self.problem_texts(texts)]
+        if self.shape == "pair":
+            return [texts[0] for texts in chunk] + [texts[1] for texts in chunk]
+        return [texts[0] for texts in chunk] + [c for texts in chunk for c in texts[1]]
+
+    def alignment(self, chunk: Sequence[tuple]) -> np.ndarray | None:
+        """The alignment features a batch's head reads: ``[B, F]`` for pairs, ``[B, N, F]`` for SQR lists (zeros
+        after a list's candidates), float32; ``None`` for a head without them."""
+        if not self.alignment_names:
+            return None
+        from mathgraph.models.alignment_features import alignment_features
+        from mathgraph.models.task_io import aligned_with
+
+        if self.shape == "ranker":
+            pairs = [(texts[0], c) for texts in chunk for c in texts[1]]
+        else:
+            pairs = [(texts[0], texts[1]) for texts in chunk]
+        rows = alignment_features(aligned_with(self.task), pairs, names=self.alignment_names).astype(np.float32)
+        if self.shape != "ranker":
+            return rows
+        width = max(len(texts[1]) for texts in chunk)
+        padded = np.zeros((len(chunk), width, rows.shape[-1]), dtype=np.float32)
+        start = 0
+        for i, texts in enumerate(chunk):
+            padded[i, : len(texts[1])] = rows[start : start + len(texts[1])]
+            start += len(texts[1])
+        return padded
 
 
 class OnnxTaskPredictor:
@@ -212,37 +309,43 @@ class OnnxTaskPredictor:
         """Results of ``inputs`` (``models.task_io`` shapes): ``{"label", "probabilities"}`` or
         ``{"scores", "ranking"}``, in input order."""
         from mathgraph.models.features import FeatureStore
-        from mathgraph.models.task_batches import TaskCollator, example_lengths, length_sorted_batches
-        from mathgraph.models.task_io import build_examples, label_values, ranking_result
+        from mathgraph.models.task_io import check_input, label_values, ranking_result
+        from mathgraph.task_specs import task_spec
 
-        head = self.config.task_type
-        examples = build_examples(head, inputs)
-        if not examples:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        spec, config, runtime = task_spec(self.task), self.config, self.runtime
+        checked = [check_input(spec, item, i) for i, item in enumerate(inputs)]
+        if not checked:
             return []
-        runtime = self.runtime
-        store = FeatureStore(
-            runtime.collator, [t for e in examples for t in head.example_texts(e)], parser=runtime.parser
-        )
-        collate = TaskCollator(head, store)
-        names = label_values(head, self.config.labels) if head.classifies else None
-        results: list = [None] * len(examples)
-        for rows in length_sorted_batches(example_lengths(head, examples, store), batch_size):
-            chunk = [examples[i] for i in rows]
-            batch = collate(chunk, with_labels=False)
-            vectors = runtime.problem_vectors(batch_arrays(batch.problems))
-            alignment = None if batch.alignment is None else batch.alignment.numpy()
-            if head.classifies:
+        needed = [config.problem_texts(texts) for texts in checked]
+        store = FeatureStore(runtime.collator, [t for texts in needed for t in texts], parser=runtime.parser)
+        lengths = [sum(store.length(t) for t in texts) for texts in needed]
+        order = sorted(range(len(checked)), key=lengths.__getitem__)  # batches of similar length
+        names = label_values(self.task, config.labels) if spec.classifies else None
+        results: list = [None] * len(checked)
+        for start in range(0, len(order), batch_size):
+            rows = order[start : start + batch_size]
+            chunk = [checked[i] for i in rows]
+            vectors = runtime.problem_vectors(store.batch(config.batch_texts(chunk)))
+            alignment = config.alignment(chunk)
+            if spec.classifies:
                 feeds = {"vectors": vectors} if alignment is None else {"vectors": vectors, "alignment": alignment}
                 for i, logits in zip(rows, self.head.run(feeds)["logits"]):
                     results[i] = classification_result(logits, names)
             else:
-                candidates = batch.candidates.numpy()
+                width = max(len(texts[1]) for texts in chunk)
+                candidates = np.zeros((len(chunk), width), dtype=np.int64)
+                first = len(chunk)  # the candidates follow the queries (batch_texts)
+                for j, texts in enumerate(chunk):
+                    candidates[j, : len(texts[1])] = np.arange(first, first + len(texts[1]))
+                    first += len(texts[1])
                 feeds = {"queries": vectors[: len(chunk)], "candidates": vectors[candidates]}
                 if alignment is not None:
                     feeds["alignment"] = alignment
                 scores = self.head.run(feeds)["scores"]
-                for i, row, example in zip(rows, scores, chunk):
-                    results[i] = ranking_result(row[: len(example.candidates)].tolist())
+                for i, row, texts in zip(rows, scores, chunk):
+                    results[i] = ranking_result(row[: len(texts[1])].tolist())
         return results
 
 
@@ -258,7 +361,7 @@ def _stored_weights(directory, full_name: str, base) -> dict[str, np.ndarray]:
     """A model's weights as a package stores them: a delta file against ``base()``, or all of them."""
     from safetensors.numpy import load_file
 
-    from mathgraph.models.delta import DELTA_NAME
+    from mathgraph.models.delta_files import DELTA_NAME
 
     if (directory / DELTA_NAME).is_file():
         return apply_delta_arrays(base(), directory / DELTA_NAME)
@@ -269,7 +372,10 @@ def _stored_weights(directory, full_name: str, base) -> dict[str, np.ndarray]:
 
 
 def batch_arrays(batch) -> dict[str, np.ndarray]:
-    """A ``ProblemBatch``'s model inputs as NumPy arrays (what the COMUS graph reads)."""
+    """A batch's model inputs as NumPy arrays (what the COMUS graph reads): ``ArrayCollator``'s arrays as they
+    are, or a ``ProblemBatch``'s tensors as arrays."""
+    if isinstance(batch, dict):
+        return batch
     return {name: value.numpy() for name, value in batch.as_model_inputs().items()}
 
 
@@ -280,4 +386,11 @@ def _mode(mode: str) -> str:
     return mode
 
 
-__all__ = ["OnnxPackageRuntime", "OnnxTaskPredictor", "package_has_onnx", "ONNX_ENTRY", "classification_result"]
+__all__ = [
+    "OnnxPackageRuntime",
+    "OnnxTaskPredictor",
+    "OnnxTaskConfig",
+    "package_has_onnx",
+    "ONNX_ENTRY",
+    "classification_result",
+]

@@ -34,6 +34,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from mathgraph.errors import UserError
 from mathgraph.parsers.segment import PLACEHOLDER
 
 __all__ = [
@@ -43,6 +44,8 @@ __all__ = [
     "SpacyParser",
     "StanzaParser",
     "StanzaModelsNotFound",
+    "StanzaNotInstalled",
+    "stanza_installed",
     "sentences_from_stanza",
     "stanza_models_available",
     "stanza_resources_dir",
@@ -216,9 +219,26 @@ class StanzaModelsNotFound(RuntimeError):
     """Stanza's models for a language are not installed (they are never downloaded here)."""
 
 
+class StanzaNotInstalled(UserError):
+    """The Stanza back end was asked for where Stanza is not installed (it comes with ``mathgraph[train]``)."""
+
+
+def _stanza_spec():
+    """Stanza's import spec without importing it (and torch); ``None`` where it is not installed."""
+    try:
+        return importlib.util.find_spec("stanza")
+    except (ImportError, ValueError):  # a broken or blocked install counts as none
+        return None
+
+
+def stanza_installed() -> bool:
+    """Whether the ``stanza`` package is installed (it is not in an install without ``mathgraph[train]``)."""
+    return _stanza_spec() is not None
+
+
 def _stanza_resources_version() -> str | None:
     """Stanza's resources version, read from its source without importing it (and torch)."""
-    spec = importlib.util.find_spec("stanza")
+    spec = _stanza_spec()
     if spec is None or not spec.submodule_search_locations:
         return None
     path = Path(next(iter(spec.submodule_search_locations))) / "_version.py"
@@ -249,9 +269,10 @@ def stanza_resources_dir() -> Path:
 
 
 def stanza_models_available(lang: str = "en", model_dir: str | os.PathLike | None = None) -> bool:
-    """True when Stanza's ``resources.json`` and the tokenize, pos, lemma and
-    depparse models for ``lang`` are installed.  Never downloads, never
-    imports stanza."""
+    """True when Stanza is installed with its ``resources.json`` and the tokenize, pos, lemma and
+    depparse models for ``lang``.  Never downloads, never imports stanza."""
+    if not stanza_installed():
+        return False
     dirs = [Path(model_dir).expanduser()] if model_dir is not None else [stanza_resources_dir()]
     if model_dir is None and not os.environ.get("STANZA_RESOURCES_DIR"):
         dirs.append(Path.home() / "stanza_resources")  # the default of older Stanza versions
@@ -349,6 +370,11 @@ class StanzaParser:
         use_gpu: bool | None = None,
         **pipeline_kwargs: Any,
     ) -> None:
+        if not stanza_installed():
+            raise StanzaNotInstalled(
+                'the stanza parser needs Stanza, which comes with the training extra: pip install "mathgraph[train]" '
+                "(or use the spaCy parser: --parser spacy)"
+            )
         if not stanza_models_available(lang, model_dir):
             raise StanzaModelsNotFound(_missing_models_message(lang, model_dir))
         import stanza  # imports torch: only here
