@@ -5,8 +5,10 @@ of ``(text_a, text_b)`` pairs: ``align_problems`` where ``text_b`` is a ``"probl
 (QRC, and SQR's query and candidate), ``align_solution`` where it is a ``"solution"``
 (QAM's question and solution); each task says which (``TaskHead.aligned_with``). Problems are
 parsed through the graph cache, and the rows of the last ``REMEMBERED_ROWS`` pairs are kept (keyed by a
-digest of the two texts, so a server's memory stays bounded), so an epoch after the first, or the dev pass,
-computes nothing again; ``remember_alignments`` adds the rows of alignments a caller already made.
+digest of the two texts, so memory stays bounded), so an epoch after the first, or the dev pass,
+computes nothing again; ``remember_alignments`` adds the rows of alignments a caller already made. The rows are
+an ``AlignmentRows`` object: the one passed in (``rows=``), the one a prediction put in use
+(``mathgraph.api.Predictor``: each prediction its own), else ``TRAINING_ROWS``, a training run's.
 Both the alignment model (``models.alignment_model``) and the neural pair heads that read
 the alignment next to their pair vector (``TaskConfig.alignment``) use it.
 
@@ -21,7 +23,9 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
@@ -35,36 +39,87 @@ from mathgraph.parsers.solution import (
 
 AGAINST = ("problem", "solution")  # what the second text of a pair is
 REMEMBERED_ROWS = 200_000  # pairs whose rows are kept: a training set's, many times over; some 100 MB at most
-_ROWS: OrderedDict[bytes, np.ndarray] = OrderedDict()  # _key(against, text_a, text_b) -> features, oldest first
 
 
-def _key(against: str, a: str, b: str) -> bytes:
+def pair_key(against: str, a: str, b: str) -> bytes:
+    """The key of the pair ``(a, b)``'s row among ``AlignmentRows``: a digest of ``against`` and the two texts."""
     return hashlib.blake2b("\0".join((against, a, b)).encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-_ROWS_LOCK = threading.Lock()  # a server's request threads share the rows
+class AlignmentRows:
+    """The feature rows of pairs already aligned, keyed by a digest of ``against`` and the two texts: at most
+    ``limit`` rows, the oldest dropped first. Thread-safe (a server's request threads may share one).
+
+    ``alignment_features(..., rows=ROWS)`` reads and keeps rows here; ``with ROWS.in_use():`` does so for the
+    calls inside the block that name none (a model's, under ``mathgraph.api.Predictor``). A call that names
+    none outside such a block uses ``TRAINING_ROWS``, the rows of this process's training run."""
+
+    def __init__(self, limit: int = REMEMBERED_ROWS):
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+        self.limit = limit
+        self._rows: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """The kept rows of ``keys``; unknown keys are left out."""
+        with self._lock:
+            return {key: self._rows[key] for key in keys if key in self._rows}
+
+    def put_many(self, rows: dict[bytes, np.ndarray]) -> None:
+        """Keep ``rows`` (key -> features), dropping the oldest beyond ``limit``."""
+        with self._lock:
+            for key, row in rows.items():
+                self._rows[key] = np.asarray(row, dtype=np.float64)
+                self._rows.move_to_end(key)
+            while len(self._rows) > self.limit:
+                self._rows.popitem(last=False)
+
+    def remember_alignments(self, pairs: Sequence[tuple[str, str]], alignments: Sequence) -> None:
+        """Keep the rows of ``align_problems`` alignments already made of ``(text_a, text_b)`` problem pairs, so
+        that ``alignment_features("problem", pairs, rows=self)`` does not align them again (compare, then QRC)."""
+        self.put_many(
+            {pair_key("problem", a, b): alignment.feature_vector() for (a, b), alignment in zip(pairs, alignments)}
+        )
+
+    def __contains__(self, key: bytes) -> bool:
+        with self._lock:
+            return key in self._rows
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._rows)
+
+    @contextmanager
+    def in_use(self) -> Iterator[AlignmentRows]:
+        """For the ``with`` block (this thread): ``alignment_features`` calls that name no ``rows`` use these."""
+        token = _IN_USE.set(self)
+        try:
+            yield self
+        finally:
+            _IN_USE.reset(token)
 
 
-def _remember(key: bytes, row: np.ndarray) -> None:
-    with _ROWS_LOCK:
-        _ROWS[key] = row
-        _ROWS.move_to_end(key)
-        while len(_ROWS) > REMEMBERED_ROWS:
-            _ROWS.popitem(last=False)
+TRAINING_ROWS = AlignmentRows()  # a training run's rows: an epoch after the first, or the dev pass, aligns nothing
+_IN_USE: ContextVar[AlignmentRows | None] = ContextVar("mathgraph_alignment_rows", default=None)
+
+
+def rows_in_use() -> AlignmentRows:
+    """The rows ``alignment_features`` reads when it is given none: those of the enclosing
+    ``AlignmentRows.in_use()``, else ``TRAINING_ROWS``."""
+    return _IN_USE.get() or TRAINING_ROWS
 
 
 def remember_alignments(pairs: Sequence[tuple[str, str]], alignments: Sequence) -> None:
-    """Keep the rows of ``align_problems`` alignments already made of ``(text_a, text_b)`` problem pairs, so
-    that ``alignment_features("problem", pairs)`` does not align them again (the server's compare)."""
-    for (a, b), alignment in zip(pairs, alignments):
-        _remember(_key("problem", a, b), np.asarray(alignment.feature_vector(), dtype=np.float64))
+    """``AlignmentRows.remember_alignments`` of the rows in use (``rows_in_use``)."""
+    rows_in_use().remember_alignments(pairs, alignments)
 
 
 def remember_rows(rows: dict[bytes, np.ndarray]) -> None:
-    """Keep rows made elsewhere (``alignment_rows``' output, read back from a pack of training data), so that
-    ``alignment_features`` reads them instead of parsing: a pack's rows are every feature, as computed there."""
-    for key, row in rows.items():
-        _remember(key, np.asarray(row, dtype=np.float64))
+    """Keep rows made elsewhere (``alignment_rows``' output, read back from a pack of training data) in the rows
+    in use (``rows_in_use``), so that ``alignment_features`` reads them instead of parsing: a pack's rows are
+    every feature, as computed there."""
+    rows_in_use().put_many(rows)
 
 
 def alignment_rows(against: str, pairs: Sequence[tuple[str, str]], **options) -> dict[bytes, np.ndarray]:
@@ -73,7 +128,7 @@ def alignment_rows(against: str, pairs: Sequence[tuple[str, str]], **options) ->
     ``options`` are ``alignment_features``' (``parse``, ``show_progress``)."""
     pairs = list(dict.fromkeys(tuple(p) for p in pairs))
     rows = alignment_features(against, pairs, names=available_features(against), **options)
-    return {_key(against, *pair): row for pair, row in zip(pairs, rows)}
+    return {pair_key(against, *pair): row for pair, row in zip(pairs, rows)}
 
 
 def feature_names(against: str) -> tuple[str, ...]:
@@ -94,12 +149,14 @@ def alignment_features(
     parse: Callable | None = None,
     show_progress: bool = False,
     names: Sequence[str] | None = None,
+    rows: AlignmentRows | None = None,
 ) -> np.ndarray:
     """``[n, F]`` float64 features of ``(text_a, text_b)`` pairs whose ``text_b`` is ``against`` (module docstring).
 
     ``parse`` maps a list of texts to graphs (default: ``parsers.graph_cache.parse_cached``). ``names``: the
     columns, in order, from ``available_features(against)`` (default ``feature_names(against)``). A pair that
-    is not two non-empty texts, or a name this mathgraph does not compute, raises ``ValueError``.
+    is not two non-empty texts, or a name this mathgraph does not compute, raises ``ValueError``. ``rows``:
+    where rows already computed are read and new ones kept (default: ``rows_in_use()``).
     """
     _check_against(against)
     available = available_features(against)
@@ -112,9 +169,9 @@ def alignment_features(
     pairs = [tuple(p) for p in pairs]
     if any(len(p) != 2 or not all(isinstance(t, str) and t.strip() for t in p) for p in pairs):
         raise ValueError("alignment features need (text_a, text_b) pairs of non-empty texts")
-    keys = [_key(against, *p) for p in pairs]
-    with _ROWS_LOCK:
-        known = {key: _ROWS[key] for key in keys if key in _ROWS}
+    keys = [pair_key(against, *p) for p in pairs]
+    rows = rows_in_use() if rows is None else rows
+    known = rows.get_many(keys)
     missing = sorted({p for p, key in zip(pairs, keys) if key not in known})
     if missing:
         if parse is None:
@@ -130,9 +187,9 @@ def alignment_features(
                 row = align_solution(graphs[a], b).feature_vector() + [graph_row[k] for k in SOLUTION_GRAPH_FEATURES]
             else:
                 row = align_problems(graphs[a], graphs[b]).feature_vector()
-            key = _key(against, a, b)
+            key = pair_key(against, a, b)
             known[key] = np.asarray(row, dtype=np.float64)
-            _remember(key, known[key])
+            rows.put_many({key: known[key]})
     if not pairs:
         return np.zeros((0, len(columns)))
     return np.stack([known[key] for key in keys])[:, columns]
@@ -148,6 +205,10 @@ __all__ = [
     "alignment_rows",
     "remember_rows",
     "remember_alignments",
+    "AlignmentRows",
+    "pair_key",
+    "TRAINING_ROWS",
+    "rows_in_use",
     "feature_names",
     "available_features",
     "AGAINST",

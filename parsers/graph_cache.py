@@ -1,10 +1,22 @@
-"""Parse once: graphs cached on disk in SQLite, keyed by a hash of the text and the parser.
+"""Parse once: graphs cached on disk in SQLite, keyed by a hash of the text and the parser; and the graphs
+parsed for one prediction, handed to the model that reads them.
 
     graphs = parse_cached(texts)                 # a second run over the same texts parses nothing
+    graphs = parse_cached(texts, cache=None)     # parse, write no file
+
+    parsed = ParsedGraphs(cache=None)            # what a prediction parsed (mathgraph.api.Predictor)
+    parsed.parse(texts, parser="spacy")          # or parsed.add(texts, graphs, parser) for graphs made elsewhere
+    with parsed.in_use():                        # the model's parse_cached(texts) takes them, parses nothing
+        model.predict(inputs)
 
 The key covers everything the graph depends on (back end, its model and
 library version, ``parsers.PARSER_VERSION``, the graph schema, ``bare_arithmetic``),
 so changing any of them misses instead of serving stale graphs.
+
+``ParsedGraphs.in_use`` holds for the ``with`` block, in this thread (a context variable): inside it, a
+``parse_cached`` call that did not name a cache (``cache=True``, the models' default) reads the graphs given
+and writes only to the ``ParsedGraphs``' own cache (``None``: no file at all). Outside any such block,
+``cache=True`` is the default SQLite file, as training and the bank-scale commands use it.
 """
 
 from __future__ import annotations
@@ -14,7 +26,10 @@ import json
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib import metadata
 from pathlib import Path
 
@@ -32,6 +47,7 @@ CACHE_FILE_NAME = "graphs.sqlite"
 SQLITE_MAX_VARIABLES = 500  # per query; older sqlite builds allow 999 at most
 STORE_EVERY = 256  # graphs per transaction, so an interrupted run keeps what it parsed
 LOCK_TIMEOUT_S = 60.0  # a second process writing the same cache waits rather than fails
+PARSED_GRAPHS_LIMIT = 100_000  # graphs a ParsedGraphs keeps (oldest out first): a server's memory stays bounded
 
 
 def parser_identity(problem_parser: ProblemParser) -> str:
@@ -127,6 +143,66 @@ class GraphCache:
         return f"GraphCache({str(self.path)!r})"
 
 
+class ParsedGraphs:
+    """Graphs parsed for a prediction, keyed as the cache keys them (text and parser), with the graph cache
+    they are read from and written to (``cache``: a ``GraphCache``, a path, ``True`` for the default file, or
+    ``None``: no file). At most ``limit`` graphs are kept, the oldest dropped first. See the module docstring."""
+
+    def __init__(self, cache: str | os.PathLike | GraphCache | bool | None = None, limit: int = PARSED_GRAPHS_LIMIT):
+        if limit < 1:
+            raise ValueError(f"limit must be >= 1, got {limit}")
+        self.cache, self.limit = (None if cache is False else cache), limit
+        self._graphs: OrderedDict[str, MathSyntaxGraph] = OrderedDict()
+
+    def parse(
+        self, texts: Iterable[str], parser: str | DependencyParser = "auto", bare_arithmetic: bool = False
+    ) -> list[MathSyntaxGraph]:
+        """The graphs of ``texts`` (``parse_cached`` through this object's cache), kept here."""
+        with self.in_use():
+            return parse_cached(texts, parser=parser, bare_arithmetic=bare_arithmetic)
+
+    def add(
+        self,
+        texts: Iterable[str],
+        graphs: Iterable[MathSyntaxGraph],
+        parser: str | DependencyParser = "auto",
+        bare_arithmetic: bool = False,
+    ) -> None:
+        """Keep ``graphs``, the parses of ``texts`` by ``parser`` made elsewhere (a job's parse stage)."""
+        identity = parser_identity(_problem_parser(parser, bare_arithmetic))
+        self.put_many({graph_key(text, identity): graph for text, graph in zip(texts, graphs, strict=True)})
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, MathSyntaxGraph]:
+        """The kept graphs of ``keys``; unknown keys are left out."""
+        return {key: self._graphs[key] for key in keys if key in self._graphs}
+
+    def put_many(self, graphs: Mapping[str, MathSyntaxGraph]) -> None:
+        """Keep ``graphs`` (key -> graph), dropping the oldest beyond ``limit``."""
+        for key, graph in graphs.items():
+            self._graphs[key] = graph
+            self._graphs.move_to_end(key)
+        while len(self._graphs) > self.limit:
+            self._graphs.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._graphs)
+
+    @contextmanager
+    def in_use(self) -> Iterator[ParsedGraphs]:
+        """For the ``with`` block: ``parse_cached`` calls that name no cache read and keep graphs here."""
+        token = _IN_USE.set(self)
+        try:
+            yield self
+        finally:
+            _IN_USE.reset(token)
+
+    def __repr__(self) -> str:
+        return f"ParsedGraphs({len(self)} graphs, cache={self.cache!r})"
+
+
+_IN_USE: ContextVar[ParsedGraphs | None] = ContextVar("mathgraph_parsed_graphs", default=None)
+
+
 def parse_cached(
     texts: Iterable[str],
     parser: str | DependencyParser = "auto",
@@ -141,6 +217,9 @@ def parse_cached(
     open :class:`GraphCache`, or ``False``/``None`` to parse everything. Equal
     texts are parsed once and share one graph. A bad text (empty, not a string)
     raises with its position in ``texts`` before anything is parsed.
+
+    Inside ``ParsedGraphs.in_use()``, the graphs kept there are taken first, and ``cache=True`` means that
+    object's cache (``None``: no file); what is parsed is kept there too.
     """
     texts = list(texts)
     for i, text in enumerate(texts):
@@ -151,17 +230,27 @@ def parse_cached(
     identity = parser_identity(problem_parser)
     keys = [graph_key(text, identity) for text in texts]
     text_of = dict(zip(keys, texts))  # distinct texts, in first-seen order
-    store, owned = _open_cache(cache)
+    parsed_graphs = _IN_USE.get()
+    given = parsed_graphs.get_many(text_of) if parsed_graphs is not None else {}
+    if parsed_graphs is not None and cache is True:
+        cache = parsed_graphs.cache
+    store, owned = _open_cache(cache) if len(given) < len(text_of) else (None, False)
     pending: dict[str, MathSyntaxGraph] = {}
     try:
-        graphs = store.get_many(text_of) if store is not None else {}
+        graphs = dict(given)
+        if store is not None:
+            graphs.update(store.get_many([key for key in text_of if key not in given]))
         misses = [key for key in text_of if key not in graphs]
-        parsed = parse_problems(
-            [text_of[key] for key in misses],
-            parser=parser,
-            n_process=n_process,
-            bare_arithmetic=bare_arithmetic,
-            show_progress=show_progress,
+        parsed = (
+            parse_problems(
+                [text_of[key] for key in misses],
+                parser=parser,
+                n_process=n_process,
+                bare_arithmetic=bare_arithmetic,
+                show_progress=show_progress,
+            )
+            if misses
+            else []  # every graph found: the parser is not even loaded
         )
         for key, graph in zip(misses, parsed):
             graphs[key] = pending[key] = graph
@@ -175,9 +264,11 @@ def parse_cached(
             finally:
                 if owned:
                     store.close()
-    if store is not None:
-        # a note for `mathgraph -v` (DEBUG): a command may come through here several times for one answer
-        logger.debug("graph cache %s: %d hits, %d parsed", store.path, len(text_of) - len(misses), len(misses))
+    if parsed_graphs is not None:
+        parsed_graphs.put_many({key: graphs[key] for key in text_of if key not in given})
+    # a note for `mathgraph -v` (DEBUG): a command may come through here several times for one answer
+    where = store.path if store is not None else "none (no file)"
+    logger.debug("graph cache %s: %d hits, %d parsed", where, len(text_of) - len(misses), len(misses))
     return [graphs[key] for key in keys]
 
 

@@ -160,12 +160,8 @@ def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def configure_inference_threads(threads: int | None, single_input: bool) -> int:
-    """Set torch's CPU threads for a prediction: ``threads`` when given, one for a single input (one TEXT, one
-    QUERY), else every core this process may use (``models.threads.configure_threads``); returns the number set.
+    """Set torch's CPU threads for a prediction (``mathgraph.api.set_threads``): ``threads`` when given, one
+    for a single input (one TEXT, one QUERY), else every core this process may use; returns the number set."""
+    from mathgraph.api import set_threads
 
-    One input is a few milliseconds of small matrix products that a second thread barely shortens, while on
-    a machine whose cores are busy (a training run beside it) each parallel region waits for a core to be
-    free: one problem took 2 s with two threads and 0.06 s with one on a 2-core machine under load."""
-    from mathgraph.models.threads import configure_threads
-
-    return configure_threads(threads or (1 if single_input else None))
+    return set_threads(threads, single_input=single_input)

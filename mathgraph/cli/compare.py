@@ -98,6 +98,7 @@ def run_compare(args: argparse.Namespace) -> int:
         predictor=predictor,
         batch_size=args.batch_size,
         show_progress=bool(args.input) and not args.quiet,
+        graph_cache=True if args.input else None,  # a file's problems through the graph cache; one pair: no file
     )
     if not args.input:
         [record] = records
@@ -126,22 +127,20 @@ def compare_pairs(
     predictor=None,
     batch_size: int = 32,
     show_progress: bool = False,
+    graph_cache=None,
 ) -> list[dict]:
-    """``{"alignment", "relation"}`` of each ``(text_a, text_b)`` pair: ``align_problems(a, b).to_dict()``
-    and the relation (``parsers.compare.compared_relations``: ``"same problem"`` for the same problem, else
-    ``predictor``'s ``{label, probabilities}``; None without a predictor), or, with ``solution``,
-    ``align_solution(a, b).to_dict()`` and no relation.
+    """``{"alignment", "relation"}`` of each ``(text_a, text_b)`` pair (``mathgraph.api.compare``: each problem
+    parsed once, through ``graph_cache``, and read by the QRC ``predictor`` as parsed)."""
+    from mathgraph.api import compare
 
-    The problems are parsed through the graph cache (``parsers.compare.align_texts``), so the model, which
-    reads its graphs from the same cache, parses nothing again; it predicts every pair but the same problems
-    in one ``predict`` call."""
-    from mathgraph.parsers.compare import align_texts, compared_relations
-
-    alignments = align_texts(pairs, solution=solution, show_progress=show_progress)
-    relations = [None] * len(pairs)
-    if predictor is not None and pairs:
-        relations = compared_relations(alignments, pairs, lambda asked: predictor.predict(asked, batch_size=batch_size))
-    return [{"alignment": a.to_dict(), "relation": relation} for a, relation in zip(alignments, relations)]
+    return compare(
+        pairs,
+        solution=solution,
+        predictor=predictor,
+        batch_size=batch_size,
+        graph_cache=graph_cache,
+        show_progress=show_progress,
+    )
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
@@ -177,16 +176,16 @@ def _read_pairs(args: argparse.Namespace) -> tuple[list[tuple[int, dict]], list]
 
 
 def _load_predictor(args: argparse.Namespace):
-    """The QRC predictor of ``mathgraph predict qrc --model NAME`` (``mathgraph.api.task_predictor``)."""
-    from mathgraph.api import task_predictor
+    """The QRC predictor of ``mathgraph predict qrc --model NAME`` (``mathgraph.api.Predictor``)."""
+    from mathgraph.api import Predictor
 
     configure_inference_threads(args.threads, single_input=not args.input)
-    return task_predictor("qrc", args.model or "shipped", device=args.device, runtime=args.runtime)
+    return Predictor.from_pretrained(args.model or "shipped", "qrc", device=args.device, runtime=args.runtime)
 
 
 def _format_text(record: dict) -> str:
     """One comparison in words: the alignment's explanation, then the relation, if any
     (``parsers.compare.describe_relation``)."""
-    from mathgraph.parsers.compare import describe_relation
+    from mathgraph.api import describe_relation
 
     return "\n".join([record["alignment"]["explanation"], *describe_relation(record["alignment"], record["relation"])])

@@ -65,34 +65,25 @@ def check_job_arguments(args: argparse.Namespace) -> None:
         raise UserError(f"--workers must be >= 1, got {args.workers}")
     if args.engine != "ray" and (args.address or args.gpus_per_worker is not None or args.cpus_per_worker != 1.0):
         raise UserError("--address, --cpus-per-worker and --gpus-per-worker apply to --engine ray only")
-    if args.engine == "ray":
-        from mathgraph.tasks.jobs.ray_engine import require_ray
+    from mathgraph.api import check_engine
 
-        require_ray()
+    check_engine(args.engine)
 
 
 def run_job_with(args: argparse.Namespace, job: Job, out: IO[str] | None = None) -> JobResult:
     """Run ``job`` on the engine ``args`` names, with their ``--resume`` and Ray options."""
-    show = not args.quiet
+    from mathgraph.api import run_batch_job
+
+    ray_options = {}
     if args.engine == "ray":
-        from mathgraph.tasks.jobs.ray_engine import run_job_on_ray
-
-        result = run_job_on_ray(
-            job,
-            resume=args.resume,
-            address=args.address,
-            workers=args.workers,
-            cpus_per_worker=args.cpus_per_worker,
-            gpus_per_worker=args.gpus_per_worker,
-            show_progress=show,
-            out=out,
-            verbose=args.verbose,
-        )
-    else:
-        from mathgraph.batch_jobs import run_job
-
-        result = run_job(job, resume=args.resume, show_progress=show, out=out)
-    return result
+        ray_options = {
+            "address": args.address,
+            "workers": args.workers,
+            "cpus_per_worker": args.cpus_per_worker,
+            "gpus_per_worker": args.gpus_per_worker,
+            "verbose": args.verbose,
+        }
+    return run_batch_job(job, args.engine, resume=args.resume, show_progress=not args.quiet, out=out, **ray_options)
 
 
 def report_job(result: JobResult, written: str) -> None:

@@ -6,15 +6,9 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import (
-    IntermixedArgumentParser,
-    add_runtime_argument,
-    check_model_argument,
-    configure_inference_threads,
-)
+from mathgraph.cli.common import IntermixedArgumentParser, add_runtime_argument, check_model_argument
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.errors import UserError
-from mathgraph.labels import with_label_names
 from mathgraph.samples import input_path
 from mathgraph.task_specs import TASK_NAMES, task_spec
 
@@ -80,24 +74,25 @@ def register(commands) -> None:
 
 
 def run_predict(args: argparse.Namespace) -> int:
-    """``mathgraph predict``: print one prediction, or predict a bank as a batch job
-    (``mathgraph.cli.prediction_files.prediction_job``)."""
-    _check_arguments(args)  # every usage, model and input error before the seconds of importing torch
+    """``mathgraph predict``: print one prediction (``mathgraph.api.Predictor``, with no graph cache: one TEXT
+    writes no file), or predict a bank as a batch job (``mathgraph.api.prediction_job``)."""
+    item = _check_arguments(args)  # every usage, model and input error before the seconds of importing torch
     if args.input:
         return _predict_bank(args)
-    from mathgraph.api import task_predictor
-    from mathgraph.cli.prediction_files import format_prediction, input_from_texts
+    from mathgraph.api import Predictor, set_threads
+    from mathgraph.cli.prediction_files import format_prediction
 
-    item = input_from_texts(args.task, args.texts)
-    configure_inference_threads(args.threads, single_input=True)
-    predictor = task_predictor(args.task, args.model, hybrid=args.hybrid, device=args.device, runtime=args.runtime)
-    [result] = with_label_names(args.task, predictor.predict([item], batch_size=args.batch_size))
+    set_threads(args.threads, single_input=True)
+    predictor = Predictor.from_pretrained(
+        args.model, args.task, hybrid=args.hybrid, device=args.device, runtime=args.runtime
+    )
+    [result] = predictor.predict([item], batch_size=args.batch_size)
     print(format_prediction(item, result, args.top, args.task) if args.format == "text" else json.dumps(result))
     return 0
 
 
 def _predict_bank(args: argparse.Namespace) -> int:
-    from mathgraph.cli.prediction_files import prediction_job
+    from mathgraph.api import prediction_job
     from mathgraph.job_outputs import output_target
 
     if not args.output and args.output_format == "parquet":
@@ -121,17 +116,16 @@ def _predict_bank(args: argparse.Namespace) -> int:
         threads=args.threads,
         skip_bad=args.skip_bad,
         shard_size=args.shard_size,
-        remote=args.engine == "ray",
     )
     result = run_job_with(args, job, out=sys.stdout)
     report_job(result, f"{result.rows} predictions")
     return 0
 
 
-def _check_arguments(args: argparse.Namespace) -> None:
-    """A ``UserError`` (``FileNotFoundError``...) for options that do not go together, TEXTs the task does not
-    take, a ``--model`` directory that does not exist, and an ``--input`` bank that is missing or empty (its
-    bad rows are found by the job's first pass, before any model loads)."""
+def _check_arguments(args: argparse.Namespace) -> object:
+    """The input of the TEXT arguments (None with ``--input``); a ``UserError`` (``FileNotFoundError``...) for options that do not go
+    together, TEXTs the task does not take, a ``--model`` directory that does not exist, and an ``--input``
+    bank that is missing or empty (its bad rows are found by the job's first pass, before any model loads)."""
     if args.input:
         if args.texts:
             raise UserError("give TEXT arguments or --input FILE, not both")
@@ -142,6 +136,7 @@ def _check_arguments(args: argparse.Namespace) -> None:
         raise UserError("give the input as TEXT arguments, or --input FILE")
     if args.threads is not None and args.threads < 1:
         raise UserError(f"--threads must be >= 1, got {args.threads}")
+    item = None
     if args.texts:
         fewest, most, wanted = task_spec(args.task).text_arguments
         if len(args.texts) < fewest or (most is not None and len(args.texts) > most):
@@ -149,8 +144,12 @@ def _check_arguments(args: argparse.Namespace) -> None:
         for position, text in enumerate(args.texts, 1):
             if not text.strip():
                 raise UserError(f"TEXT {position}: the text is empty")
+        from mathgraph.api import input_from_texts
+
+        item = input_from_texts(args.task, args.texts)  # the Predictor checks it, once
     check_model_argument(args.model)
     if args.input:
         from mathgraph.bank_files import check_bank_input
 
         check_bank_input(args.input, args.input_format)
+    return item

@@ -115,7 +115,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UserError(
             f"mathgraph serve needs the serve extra ({err.name} is missing): pip install 'mathgraph[serve]'"
         ) from None
-    from mathgraph.models.threads import available_cores, configure_threads
+    from mathgraph.api import available_cores, set_threads
 
     try:  # the limits are the --max-* options as given: one out of range is the user's to put right
         limits = Limits(args.max_text_chars, args.max_batch, args.max_request_bytes, args.max_k, args.max_request_chars)
@@ -127,7 +127,7 @@ def run_serve(args: argparse.Namespace) -> int:
     # the parser and the alignments run in threads beside a forward pass: torch on every core then waits for
     # descheduled threads of its own (measured on 2 cores: a small request's turn took 4.3 s with 2 threads, 1.1 s
     # with 1, while 4 maximal compares ran)
-    configure_threads(args.threads or max(1, available_cores() - 1))
+    set_threads(args.threads or max(1, available_cores() - 1))
     service = Service.load(
         model=args.model,
         encoder=args.encoder,

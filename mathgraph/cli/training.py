@@ -524,10 +524,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     """``evaluate``: a model's metrics on a task file, printed as JSON (``mathgraph.api.evaluate``)."""
     check_model_argument(args.model)
     check_input_file(args.data, "--data")
-    from mathgraph.api import evaluate
-    from mathgraph.models.threads import configure_threads
+    from mathgraph.api import evaluate, set_threads
 
-    configure_threads(args.threads)
+    set_threads(args.threads)
     metrics = evaluate(
         args.model,
         args.task,

@@ -11,11 +11,12 @@ Face fast tokenizers raise "Already borrowed" when two threads use one
 tokenizer, and a forward pass already uses every core). Both are
 ``model_lock.FairLock`` locks: a request's texts go through them in chunks, the
 turns go to the request that has had the least, and waiting chunks of the same
-kind run as one batch. Texts are parsed under ``parse_lock`` first, into the
-graph cache, where the models find them, so a model never parses under
-``model_lock``; the alignment of two problems is plain Python and runs in the
-request's own thread, under no lock. Each request's model work is bounded by
-``Limits`` (texts, characters in a text, characters in all).
+kind run as one batch. A prediction is ``mathgraph.api.Predictor``'s three steps: its texts are parsed under
+``parse_lock`` (through the service's ``graph_cache``), then ``preprocess`` (the inputs checked, the
+alignments of their pairs: plain Python) runs in the request's own thread under no lock, ``forward`` runs
+under ``model_lock`` (chunks of several requests as one batch: each brings its own graphs, so a model never
+parses under the lock) and ``postprocess`` back in the request's thread. Each request's model work is bounded
+by ``Limits`` (texts, characters in a text, characters in all).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import asdict, dataclass
 from os import PathLike
 from typing import TYPE_CHECKING
 
+from mathgraph.api import Predictor, texts_of
 from mathgraph.serve.model_lock import Account, FairLock
 
 if TYPE_CHECKING:
@@ -60,10 +62,11 @@ class Limits:
 
 
 class Service:
-    """The loaded models behind the endpoints: ``predictors`` ``{task: predictor}`` (each with
-    ``predict(inputs)``), the ``encoder`` of ``encode`` (a ``MathEncoder``) and an optional search ``index``
-    (a ``SearchIndex`` with its encoder). Parsing runs under ``self.parse_lock`` and model work under
-    ``self.model_lock`` (see the module docstring). Every method takes an ``account``: pass one
+    """The loaded models behind the endpoints: ``predictors`` ``{task: mathgraph.api.Predictor}`` (a model
+    with ``predict(inputs, batch_size)`` is made one), the ``encoder`` of ``encode`` (a ``MathEncoder``) and an
+    optional search ``index`` (a ``SearchIndex`` with its encoder). Parsing runs under ``self.parse_lock``
+    and model work under ``self.model_lock`` (see the module docstring), through ``graph_cache`` (``None``:
+    no file; ``True``: the default one). Every method takes an ``account``: pass one
     ``model_lock.Account`` to all the calls of one request (None: a new one, a request of its own)."""
 
     def __init__(
@@ -73,11 +76,14 @@ class Service:
         index=None,
         model_name: str = SHIPPED_MODEL,
         index_path: str | None = None,
-        hybrid: dict[str, bool] | None = None,
+        graph_cache=None,
     ):
-        self.predictors, self.encoder, self.index = dict(predictors), encoder, index
-        self.model_name, self.index_path = model_name, index_path
-        self.hybrid = dict(hybrid or {})
+        self.predictors = {
+            task: p if isinstance(p, Predictor) else Predictor(task, p, graph_cache=graph_cache)
+            for task, p in predictors.items()
+        }
+        self.encoder, self.index = encoder, index
+        self.model_name, self.index_path, self.graph_cache = model_name, index_path, graph_cache
         self.parse_lock = FairLock(*PARSE_CHUNK)
         self.model_lock = FairLock(*MODEL_CHUNK)
         self._draw_lock = threading.Lock()  # matplotlib is not thread-safe either; drawing needs no model
@@ -92,12 +98,14 @@ class Service:
         hybrid: bool | None = None,
         device: str | None = None,
         runtime: str | None = None,
+        graph_cache=True,
     ) -> Service:
-        """Load everything once: the task models of ``model`` (a task or multi-task model directory; None:
-        the shipped multi-task model, fused with TF-IDF as ``mathgraph predict`` does, per ``hybrid``), the
-        ``encoder`` of ``encode`` (as ``mathgraph encode --model``) and the ``index`` (as ``mathgraph search``),
-        a package's networks on ``runtime`` (``models.package.ModelPackage``)."""
-        from mathgraph.api import task_predictors
+        """Load everything once: the predictors of ``model`` (``mathgraph.api.predictors``: a task or
+        multi-task model directory; None: the shipped package, fused with TF-IDF as ``mathgraph predict`` does,
+        per ``hybrid``), the ``encoder`` of ``encode`` (as ``mathgraph encode --model``) and the ``index`` (as
+        ``mathgraph search``), a package's networks on ``runtime``; graphs kept in ``graph_cache`` (default:
+        the default file, so that a text asked again is not parsed again)."""
+        from mathgraph.api import load_encoder, predictors
         from mathgraph.tasks.search.embedders import MathEncoderEmbedder
 
         loaded_index = None
@@ -106,36 +114,37 @@ class Service:
 
             loaded_index = SearchIndex.from_pretrained(index, device=device, runtime=runtime)
         # a --model that holds nothing is reported before torch is imported (and before its warnings)
-        predictors = task_predictors(
-            "shipped" if model is None else model, hybrid=hybrid, device=device, runtime=runtime
+        loaded = predictors(
+            "shipped" if model is None else model,
+            hybrid=hybrid,
+            device=device,
+            runtime=runtime,
+            graph_cache=graph_cache,
         )
-        from mathgraph.models.encoder import MathEncoder
-        from mathgraph.models.late_fusion import HybridPredictor
-
-        late_fusion = {task: isinstance(p, HybridPredictor) for task, p in predictors.items()}
         embedder = loaded_index.embedder if loaded_index is not None else None
         if isinstance(embedder, MathEncoderEmbedder) and embedder.source == str(encoder):
             math_encoder = embedder.encoder  # the index was built with this encoder: one copy in memory
         else:
-            from mathgraph.models.package import onnx_encoder
-
-            math_encoder = onnx_encoder(encoder, device, runtime) or MathEncoder.from_pretrained(encoder, device=device)
+            math_encoder = load_encoder(encoder, device, runtime)
         return cls(
-            predictors,
+            loaded,
             math_encoder,
             loaded_index,
             model_name=SHIPPED_MODEL if model is None else str(model),
             index_path=None if index is None else str(index),
-            hybrid=late_fusion,
+            graph_cache=graph_cache,
         )
 
     # ------------------------------------------------------------- the endpoints' work
-    def graphs(self, texts: Sequence[str], account: Account | None = None) -> list:
-        """The graphs of ``texts`` through the graph cache (``parsers.graph_cache.parse_cached``), parsed in
-        chunks under the parser lock; the models then find them in the cache."""
+    def graphs(self, texts: Sequence[str], account: Account | None = None, parser: str = "auto") -> list:
+        """The graphs of ``texts`` by ``parser`` through the service's graph cache
+        (``parsers.graph_cache.parse_cached``), parsed in chunks under the parser lock."""
         from mathgraph.parsers.graph_cache import parse_cached
 
-        return self.parse_lock.run_batched(("graphs",), texts, parse_cached, account)
+        cache = self.graph_cache
+        return self.parse_lock.run_batched(
+            ("graphs", parser), texts, lambda batch: parse_cached(batch, parser=parser, cache=cache), account
+        )
 
     def parse(self, texts: Sequence[str], bare_arithmetic: bool = False, account: Account | None = None) -> list:
         """The math syntax graphs of ``texts`` (as ``mathgraph parse``)."""
@@ -177,32 +186,27 @@ class Service:
         return np.stack(rows)
 
     def predict(self, task: str, inputs: Sequence, account: Account | None = None) -> list[dict]:
-        """Results of ``task``'s model for ``inputs`` (as ``mathgraph predict``); ``KeyError`` for a task
-        the model does not predict, ``models.task_io.InputError`` for an input it cannot read."""
-        from mathgraph.models.task_heads import get_task_head
-        from mathgraph.models.task_io import check_input
+        """Results of ``task``'s predictor for ``inputs`` (as ``mathgraph predict``); ``KeyError`` for a task
+        the model does not predict, ``models.task_io.InputError`` (a ``UserError``) for an input it cannot
+        read, naming its place in this request."""
+        from mathgraph.api import check_inputs
 
         if task not in self.predictors:
             raise KeyError(task)
-        for position, item in enumerate(inputs):  # before batching: an error names this request's input
-            check_input(get_task_head(task), item, position)
-        account = account or Account()
-        texts = [text for item in inputs for text in texts_of(item)]
-        return self._predict(task, inputs, account, dict(zip(texts, self.graphs(texts, account))))
+        check_inputs(task, inputs)  # before any parsing: an error names this request's input
+        return self._predict(task, inputs, account or Account())
 
-    def _predict(self, task: str, inputs: Sequence, account: Account, graphs: dict) -> list[dict]:
-        """``predict`` of checked ``inputs`` whose texts are parsed (``graphs``: text -> graph)."""
-        from mathgraph.labels import with_label_names  # QAM's 1/0 also as "matches"/"does not match"
-        from mathgraph.models.alignment_features import alignment_features
-        from mathgraph.models.task_heads import get_task_head
-
+    def _predict(self, task: str, inputs: Sequence, account: Account, alignments=None) -> list[dict]:
+        """``predict`` of checked ``inputs`` (see the module docstring for where each step runs);
+        ``alignments``: ``{(text_a, text_b): alignment}`` of pairs this request aligned already."""
         predictor = self.predictors[task]
-        if _reads_alignments(predictor):
-            # align the pairs here, outside the model lock; the model finds their features computed
-            pairs = [(item[0], other) for item in inputs for other in _others(item)]
-            alignment_features(get_task_head(task).aligned_with, pairs, parse=lambda texts: [graphs[t] for t in texts])
-        results = self.model_lock.run_batched(("predict", task), inputs, predictor.predict, account, _size)
-        return with_label_names(task, results)
+        graphs = None
+        if predictor.parser is not None:
+            texts = list(dict.fromkeys(text for item in inputs for text in texts_of(item)))
+            graphs = dict(zip(texts, self.graphs(texts, account, parser=predictor.parser)))
+        prepared = predictor.preprocess(inputs, graphs=graphs, alignments=alignments)
+        raw = self.model_lock.run_batched(("predict", task), prepared, predictor.forward, account, _size)
+        return predictor.postprocess(raw)
 
     def search(
         self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None, account: Account | None = None
@@ -247,11 +251,9 @@ class Service:
             alignments = [align_problems(graphs[a], graphs[b]) for a, b in pairs]
         relations = [None] * len(pairs)
         if not solution and "qrc" in self.predictors:  # batched with waiting QRC predictions
-            from mathgraph.models.alignment_features import remember_alignments
-
-            remember_alignments(pairs, alignments)  # the alignment model of QRC reads them: not aligned twice
+            aligned = dict(zip(pairs, alignments))  # the alignment model of QRC reads them: not aligned twice
             relations = compared_relations(
-                alignments, pairs, lambda asked: self._predict("qrc", asked, account, graphs)
+                alignments, pairs, lambda asked: self._predict("qrc", asked, account, alignments=aligned)
             )
         return [{"alignment": a.to_dict(), "relation": relation} for a, relation in zip(alignments, relations)]
 
@@ -265,7 +267,7 @@ class Service:
 
     def describe(self) -> dict:
         """What is loaded, for the health endpoint and the page."""
-        from mathgraph.models.task_heads import get_task_head
+        from mathgraph.task_specs import task_spec
 
         index = (
             None
@@ -273,8 +275,8 @@ class Service:
             else {"path": self.index_path, "rows": len(self.index), "text_field": self.index.text_field}
         )
         tasks = [
-            {"name": task, "input": get_task_head(task).input_shape, "hybrid": self.hybrid.get(task, False)}
-            for task in self.predictors
+            {"name": task, "input": task_spec(task).input_shape, "hybrid": predictor.late_fusion}
+            for task, predictor in self.predictors.items()
         ]
         return {
             "model": self.model_name,
@@ -284,33 +286,10 @@ class Service:
         }
 
 
-def texts_of(item) -> list[str]:
-    """The texts of one task input: a text, a pair ``(text_a, text_b)`` or ``(query, candidates)``."""
-    if isinstance(item, str):
-        return [item]
-    first, second = item
-    return [first, *second] if isinstance(second, list) else [first, second]
-
-
-def _others(item) -> list[str]:
-    """What the first text of a pair or ranking input is aligned with: text_b, or each candidate."""
-    return list(item[1]) if isinstance(item[1], list) else [item[1]]
-
-
 def _size(item) -> int:
-    """An item's characters, for chunking: a text's, a graph's text's, or all the texts of a task input."""
+    """An item's characters, for chunking: a text's, a graph's text's, or all the texts of a task input (or of
+    a prepared one)."""
     text = getattr(item, "text", None)
-    return len(text) if isinstance(text, str) else sum(map(len, texts_of(item)))
-
-
-def _reads_alignments(predictor) -> bool:
-    """Whether a part of ``predictor`` reads alignment features: an alignment model fused in late
-    (``models.alignment_model``, which has ``aligned_with``) or a neural head trained with them."""
-    parts = [predictor]
-    while parts:
-        part = parts.pop()
-        parts += [getattr(part, side) for side in ("neural", "sparse") if hasattr(part, side)]  # late fusion
-        head = getattr(getattr(part, "config", None), "task_type", None)
-        if hasattr(part, "aligned_with") or getattr(head, "alignment", False):
-            return True
-    return False
+    if isinstance(text, str):
+        return len(text)
+    return sum(map(len, texts_of(getattr(item, "input", item))))

@@ -7,6 +7,8 @@ stage) and encoding them into vectors (a model stage), and what a job's rows giv
   ``item["graph_keys"]``, so that a model stage on another machine can put the graphs in its own cache.
 - ``EncodeStage``: ``item["vector"]``, the ``MathEncoder`` vector of the item's graph (or of its text, parsed
   there, when no parse stage ran).
+- ``PredictStage``: ``item["result"]``, the prediction of the item's input by a ``mathgraph.api.Predictor``
+  (what ``mathgraph predict --input`` writes), which takes the item's graphs as they are.
 
 A stage keeps its settings only until ``load()``: that is what pickles, to a worker process or a Ray actor.
 ``model_parser`` reads which parser a saved model was trained on, without loading it, so that the parse stage
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, ClassVar
@@ -185,6 +188,69 @@ class EncodeStage:
         return {**self.__dict__, "_loaded": {}}
 
 
+@dataclass(frozen=True)
+class TaskRowInput:
+    """``to_input`` of a prediction job: a validated row's input for a task of ``input_shape`` ``kind``
+    (``tasks.data.row_input``)."""
+
+    kind: str
+    text_field: str = "problem"
+
+    def __call__(self, row: dict) -> object:
+        from mathgraph.tasks.data import row_input
+
+        return row_input(self.kind, row, self.text_field)
+
+
+@dataclass
+class PredictStage:
+    """``item["result"]``: the prediction of each item's input, with the label names (QAM: ``label_name``), as
+    ``mathgraph predict`` prints them. The graphs a parse stage made (``item["graphs"]``, one per text of the
+    input, here or in another process) go to the predictor with the inputs: nothing is parsed twice.
+
+    Args:
+        load_predictor: makes the predictor (a ``mathgraph.api.Predictor``) given ``device=``; it must pickle,
+            to a Ray actor (``functools.partial(Predictor.from_pretrained, model, task, ...)``).
+        batch_size: inputs per model batch.
+        device: passed to ``load_predictor`` (None: CUDA when available; Ray's engine sets it per actor).
+        threads: torch CPU threads (None: every core this process may use).
+    """
+
+    kind: ClassVar[str] = "model"
+    load_predictor: Callable[..., Any]
+    batch_size: int = 32
+    device: str | None = None
+    threads: int | None = None
+    _loaded: dict = field(default_factory=dict, repr=False)
+
+    def load(self) -> None:
+        """Set torch's threads and load the predictor, once."""
+        if self._loaded:
+            return
+        from mathgraph.models.threads import configure_threads
+
+        configure_threads(self.threads)
+        self._loaded["predictor"] = self.load_predictor(device=self.device)
+
+    def __call__(self, items: list[dict]) -> list[dict]:
+        self.load()
+        graphs = {
+            text: graph
+            for item in items
+            if "graphs" in item
+            for text, graph in zip(texts_of(item["input"]), item["graphs"], strict=True)
+        }
+        results = self._loaded["predictor"].predict(
+            [item["input"] for item in items], batch_size=self.batch_size, graphs=graphs
+        )
+        for item, result in zip(items, results, strict=True):
+            item["result"] = result
+        return items
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_loaded": {}}
+
+
 def model_parser(name_or_dir: str | PathLike) -> str | None:
     """The dependency parser a saved model's graphs come from (its ``config.json``; a package's: its encoder's
     or multi-task model's), read without loading the model; ``None`` where the config does not say (the
@@ -204,4 +270,4 @@ def model_parser(name_or_dir: str | PathLike) -> str | None:
     return None
 
 
-__all__ = ["texts_of", "GraphInput", "ParseStage", "EncodeStage", "model_parser"]
+__all__ = ["texts_of", "GraphInput", "ParseStage", "EncodeStage", "TaskRowInput", "PredictStage", "model_parser"]

@@ -402,7 +402,7 @@ def test_job_options_are_checked_before_anything_loads(tmp_path, capsys):
 
 def test_the_job_modules_import_no_model_code():
     code = (
-        "import sys; import mathgraph.batch_jobs, mathgraph.tasks.jobs.stages, mathgraph.cli.prediction_files; "
+        "import sys; import mathgraph.batch_jobs, mathgraph.tasks.jobs.stages, mathgraph.cli.prediction_files, mathgraph.api; "
         "print(sorted(m for m in ('torch', 'transformers', 'spacy', 'ray', 'pyarrow', 'datasets') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ})

@@ -163,21 +163,26 @@ def test_bad_training_sets_and_checkpoints_are_clear_errors(tmp_path):
         AlignmentModel.from_pretrained(tmp_path / "m")
 
 
-def test_rows_of_alignments_made_elsewhere_are_not_computed_again(monkeypatch):
+def test_rows_of_alignments_made_elsewhere_are_not_computed_again():
     """The server's compare aligns each pair once: ``remember_alignments`` gives its rows to the QRC alignment
-    model; and the rows kept are bounded (``REMEMBERED_ROWS``, oldest out first)."""
+    model; and the rows kept are bounded (``AlignmentRows(limit)``, oldest out first)."""
     from mathgraph.models import alignment_features as features
     from mathgraph.parsers.compare import align_texts
 
     pairs = [("Tom has 3 apples. How many?", "Tom has 4 apples. How many?")]
-    features.remember_alignments(pairs, align_texts(pairs))
+    rows = features.AlignmentRows()
+    rows.remember_alignments(pairs, align_texts(pairs))
 
     def no_parsing(texts):
         raise AssertionError("aligned again")
 
-    row = features.alignment_features("problem", pairs, parse=no_parsing)
+    row = features.alignment_features("problem", pairs, parse=no_parsing, rows=rows)
     assert row.tolist() == [align_texts(pairs)[0].feature_vector()]
-    monkeypatch.setattr(features, "REMEMBERED_ROWS", 2)
+    with rows.in_use():  # what a model computes inside a prediction reads the same rows
+        assert features.alignment_features("problem", pairs, parse=no_parsing).tolist() == row.tolist()
+    assert features.pair_key("problem", *pairs[0]) not in features.TRAINING_ROWS  # nothing went to the process's rows
+    bounded = features.AlignmentRows(limit=2)
     more = [(f"Ann has {n} pens.", f"Ann has {n + 1} pens.") for n in range(3)]
-    features.alignment_features("problem", more)
-    assert len(features._ROWS) == 2 and features._key("problem", *more[0]) not in features._ROWS
+    features.alignment_features("problem", more, rows=bounded)
+    assert len(bounded) == 2 and features.pair_key("problem", *more[0]) not in bounded
+    assert features.pair_key("problem", *more[2]) in bounded

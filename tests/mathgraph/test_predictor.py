@@ -1,0 +1,146 @@
+"""``mathgraph.api.Predictor``, the one prediction pipeline: its three steps with stand-in models (fast), and
+the command line's one TEXT writing no graph cache (the shipped model)."""
+
+import math
+
+import pytest
+
+from mathgraph.api import Predictor, check_inputs, texts_of
+from mathgraph.errors import UserError
+
+
+class Recorder:
+    """A model that records what it was asked, and what ``parse_cached`` gives it inside the forward step."""
+
+    def __init__(self, result, parser=None):
+        self.result, self.parser, self.calls, self.graphs = result, parser, [], []
+
+    def predict(self, inputs, batch_size=32):
+        self.calls.append(list(inputs))
+        if self.parser is not None:
+            from mathgraph.parsers.graph_cache import parse_cached
+
+            self.graphs.append(parse_cached([t for item in inputs for t in texts_of(item)], parser=self.parser))
+        return [dict(self.result) for _ in inputs]
+
+
+class Fused:
+    """A late-fused model (``models.late_fusion.HybridPredictor``'s shape): its own ``predict`` must not run."""
+
+    def __init__(self, neural, sparse, weight):
+        self.neural, self.sparse, self.weight = neural, sparse, weight
+
+    def predict(self, inputs, batch_size=32):
+        raise AssertionError("the Predictor fuses in its postprocess step")
+
+
+def test_qam_labels_are_named_once_and_other_tasks_are_left_as_they_are():
+    qam = Predictor("qam", Recorder({"label": 1, "probabilities": {0: 0.25, 1: 0.75}}))
+    assert qam.predict([("Q?", "S.")]) == [{"label": 1, "label_name": "matches", "probabilities": {0: 0.25, 1: 0.75}}]
+    kpc = Predictor("kpc", Recorder({"label": "Algebra", "probabilities": {"Algebra": 1.0}}))
+    assert kpc.predict(["x"]) == [{"label": "Algebra", "probabilities": {"Algebra": 1.0}}]
+
+
+def test_inputs_are_checked_before_the_model_is_asked():
+    model = Recorder({"label": "a", "probabilities": {"a": 1.0}})
+    predictor = Predictor("qrc", model)
+    with pytest.raises(UserError, match="input 1: qrc takes a pair"):
+        predictor.predict([("a", "b"), "lone text"])
+    with pytest.raises(UserError, match="input 0: text_b"):
+        check_inputs("qrc", [("a", " ")])
+    with pytest.raises(TypeError, match="wrap a single input in a list"):
+        predictor.predict(("a", "b"))
+    with pytest.raises(UserError, match="unknown task 'nope'"):
+        Predictor("nope", model)
+    assert model.calls == []
+
+
+def test_late_fusion_runs_in_postprocess_with_the_weight_of_the_model():
+    neural = Recorder({"label": "a", "probabilities": {"a": 0.8, "b": 0.2}})
+    sparse = Recorder({"label": "b", "probabilities": {"a": 0.4, "b": 0.6}})
+    predictor = Predictor("qrc", Fused(neural, sparse, 0.5))
+    [result] = predictor.predict([("x", "y")])
+    # by hand: p(a) ~ 0.8^0.5 * 0.4^0.5 = sqrt(0.32), p(b) ~ sqrt(0.12), renormalised
+    p_a = math.sqrt(0.32) / (math.sqrt(0.32) + math.sqrt(0.12))
+    assert result["label"] == "a"
+    assert result["probabilities"]["a"] == pytest.approx(p_a, abs=1e-12)
+    assert result["probabilities"]["a"] == pytest.approx(0.6202041028867288, abs=1e-12)
+    assert neural.calls == sparse.calls == [[("x", "y")]]
+    assert predictor.late_fusion
+
+
+def test_graphs_passed_in_reach_the_model_and_nothing_is_parsed_or_written(sample_graphs, monkeypatch, tmp_path):
+    """A batch job's parse stage made the graphs: the model's own ``parse_cached`` finds them, parses nothing and
+    writes no cache file."""
+    from mathgraph.parsers import graph_cache
+
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(graph_cache, "parse_problems", no_parsing)
+    graphs = sample_graphs[:3]
+    model = Recorder({"label": "Algebra", "probabilities": {"Algebra": 1.0}}, parser="spacy")
+    predictor = Predictor("kpc", model, parser="spacy")
+    results = predictor.predict([g.text for g in graphs], graphs={g.text: g for g in graphs})
+    assert len(results) == 3 and model.calls == [[g.text for g in graphs]]
+    assert [g.to_json() for g in model.graphs[0]] == [g.to_json() for g in graphs]
+    assert not (tmp_path / "cache").exists()  # no graph cache was opened
+    # outside a prediction, the models' default is the cache file again (training, bank-scale commands)
+    with pytest.raises(AssertionError, match="parsed again"):
+        graph_cache.parse_cached(["A text never parsed before."], parser="spacy")
+
+
+def test_a_prediction_parses_each_problem_once_through_the_cache_it_is_given(monkeypatch, tmp_path):
+    from mathgraph.parsers import graph_cache
+
+    parsed = []
+    real = graph_cache.parse_problems
+
+    def counting(texts, **kwargs):
+        parsed.extend(texts)
+        return real(texts, **kwargs)
+
+    monkeypatch.setattr(graph_cache, "parse_problems", counting)
+    model = Recorder({"label": "a", "probabilities": {"a": 1.0}}, parser="spacy")
+    with graph_cache.GraphCache(tmp_path / "graphs.sqlite") as cache:
+        predictor = Predictor("qrc", model, parser="spacy", graph_cache=cache)
+        predictor.predict([("Tom has 3 apples.", "Tom has 4 apples."), ("Tom has 3 apples.", "Ann has 2 pens.")])
+        assert sorted(parsed) == ["Ann has 2 pens.", "Tom has 3 apples.", "Tom has 4 apples."]
+        assert len(cache) == 3  # written where it was told
+        Predictor("qrc", model, parser="spacy", graph_cache=cache).predict([("Tom has 3 apples.", "Ann has 2 pens.")])
+        assert len(parsed) == 3  # the second prediction read them from the cache
+
+
+def test_the_pair_alignments_of_a_prediction_are_its_own(monkeypatch):
+    """A model that reads alignment features gets them from its prediction's rows, computed in preprocess
+    (outside a server's model lock): none go to the process's training rows."""
+    from mathgraph.models import alignment_features as features
+
+    class Aligned(Recorder):
+        aligned_with = "problem"
+
+        def predict(self, inputs, batch_size=32):
+            def no_parsing(texts):
+                raise AssertionError("aligned in the forward step")
+
+            self.rows = features.alignment_features("problem", list(inputs), parse=no_parsing)
+            return super().predict(inputs, batch_size)
+
+    pairs = [("Tom has 3 apples. How many?", "Tom has 4 apples. How many?")]
+    model = Aligned({"label": "a", "probabilities": {"a": 1.0}})
+    Predictor("qrc", model).predict(pairs)
+    from mathgraph.parsers.compare import align_texts
+
+    assert model.rows.tolist() == [align_texts(pairs)[0].feature_vector()]
+    assert features.pair_key("problem", *pairs[0]) not in features.TRAINING_ROWS
+
+
+def test_one_text_on_the_command_line_writes_no_graph_cache(monkeypatch, tmp_path, capsys):
+    from mathgraph.cli import main
+
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["-q", "predict", "kpc", "Find $x$ if $2x + 3 = 7$.", "--format", "json"]) == 0
+    assert '"label"' in capsys.readouterr().out
+    assert not (tmp_path / "cache").exists()
