@@ -3,13 +3,15 @@
 ``parse_number(text)`` reads one written number exactly (a ``Fraction``) and says its
 form. What it reads:
 
-- digits with thousands commas and decimals: ``12``, ``1,000.5``, ``.5`` (``integer``, ``decimal``);
+- digits with thousands commas and decimals: ``12``, ``1,000.5``, ``.5`` (``integer``, ``decimal``), and
+  thousands groups set off by spaces, ``10 000``, ``120 000``, ``1 000 000`` (a space, a no-break space or a
+  thin space; one leading digit needs two groups, so ``2 100`` is two numbers);
 - a sign, ASCII ``-`` or the Unicode minus ``−`` (U+2212): ``-7``, ``−4``;
 - fractions: ``3/4``, ``1⁄2`` (fraction slash), the vulgar fractions ``½ ⅓ ¼ ¾ ⅛...`` and
   mixed numbers glued to them, ``2½`` (``fraction``);
 - scientific notation and powers of ten: ``1e5``, ``2.5E-3``, ``2×10^3``, ``10^3``, ``10^{-2}``;
-- a scale suffix: ``50k``, ``50K`` (thousand), ``3M`` (million), ``2B``, ``2bn`` (billion); only the
-  capital ``M`` is a million (``5m`` is five metres).
+- a scale suffix: ``50k``, ``50K`` (thousand), ``3M`` (million), ``2B``, ``2bn`` (billion), ``2.174T``
+  (trillion); only the capital ``M`` is a million (``5m`` is five metres).
 
 The form of a number with an exponent or a suffix is ``integer`` when it was written
 without a decimal point and its value is whole (``1e5``, ``50k``, ``10^3``) and
@@ -35,6 +37,7 @@ __all__ = [
     "UNIT_WORDS",
     "TENS_WORDS",
     "SCALE_WORDS",
+    "ORDINAL_WORDS",
     "ORDINAL_DENOMINATORS",
     "MONTHS",
     "VULGAR_FRACTIONS",
@@ -45,10 +48,16 @@ MAX_DIGITS = 100
 
 #: A number in digits as running text writes it (``12``, ``1,000.5``, ``.5``), unsigned, as a regular expression
 #: without capturing groups. Thousands commas come in groups of three after one to three digits, so
-#: ``1234,567`` is two numbers, ``1234`` and ``567``, and ``2/3`` is ``2`` and ``3``. Every match of up to
+#: ``1234,567`` is two numbers, ``1234`` and ``567``, and ``2/3`` is ``2`` and ``3``. Thousands spaces too
+#: (``10 000``), after two or three digits or, after one, in two groups (``1 000 000``), and not before a digit,
+#: a comma, a slash or a hyphen (``2 100``, ``12 100-page books`` are two numbers). Every match of up to
 #: ``MAX_DIGITS`` digits is one that ``parse_number`` reads. Finders add what their text puts around a number
 #: (a sign, ``$``, ``%``) and say why.
-DIGITS_PATTERN = r"(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+DIGITS_PATTERN = (
+    r"(?:(?:\d{1,3}(?:,\d{3})+"
+    r"|(?:\d{2,3}(?:[ \u00a0\u2009\u202f]\d{3})+|\d(?:[ \u00a0\u2009\u202f]\d{3}){2,})(?![\d,/-]|\.\d)"
+    r"|\d+)(?:\.\d+)?|\.\d+)"
+)
 
 #: ``½`` -> 1/2 ... (Unicode's own values, exact after ``limit_denominator``).
 VULGAR_FRACTIONS = {c: Fraction(unicodedata.numeric(c)).limit_denominator(10) for c in "½⅓⅔¼¾⅕⅖⅗⅘⅙⅚⅐⅛⅜⅝⅞⅑⅒"}
@@ -61,12 +70,12 @@ _NUMBER_RE = re.compile(
       | (?P<mantissa>{DIGITS_PATTERN})(?:
             [eE](?P<exp>[-+−]?\d+)                                         # 1e5
           | \s*[×x*·]\s*10\^(?P<brace2>\{{)?(?P<exp10>[-−]?\d+)(?(brace2)\}})  # 2×10^3
-          | (?P<suffix>[kKMB]|bn)                                          # 50k
+          | (?P<suffix>[kKMBT]|bn)                                         # 50k
         )?
     )""",
     re.X,
 )
-_SUFFIX_EXPONENT = {"k": 3, "K": 3, "M": 6, "B": 9, "bn": 9}
+_SUFFIX_EXPONENT = {"k": 3, "K": 3, "M": 6, "B": 9, "bn": 9, "T": 12}
 
 UNIT_WORDS = {
     "zero": 0,
@@ -100,7 +109,54 @@ TENS_WORDS = {
     "eighty": 80,
     "ninety": 90,
 }
-SCALE_WORDS = {"thousand": 1000, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+SCALE_WORDS = {
+    "thousand": 10**3,
+    "million": 10**6,
+    "billion": 10**9,
+    "trillion": 10**12,
+    "quadrillion": 10**15,
+    "quintillion": 10**18,
+    "sextillion": 10**21,
+    "septillion": 10**24,
+    "octillion": 10**27,
+    "nonillion": 10**30,
+    "decillion": 10**33,
+}
+#: Ordinals that end a run of number words: "twenty-first", "one thousand two hundred thirtieth" (a rank, not a count).
+ORDINAL_WORDS = {
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "eleventh",
+    "twelfth",
+    "thirteenth",
+    "fourteenth",
+    "fifteenth",
+    "sixteenth",
+    "seventeenth",
+    "eighteenth",
+    "nineteenth",
+    "twentieth",
+    "thirtieth",
+    "fortieth",
+    "fiftieth",
+    "sixtieth",
+    "seventieth",
+    "eightieth",
+    "ninetieth",
+    "hundredth",
+    "thousandth",
+    "millionth",
+    "billionth",
+    "trillionth",
+}
 # Denominators written as ordinals: "two thirds", "a fifth of".
 ORDINAL_DENOMINATORS = {
     "half": 2,
@@ -125,6 +181,14 @@ ORDINAL_DENOMINATORS = {
     "tenths": 10,
     "hundredth": 100,
     "hundredths": 100,
+    "thousandth": 10**3,
+    "thousandths": 10**3,
+    "millionth": 10**6,
+    "millionths": 10**6,
+    "billionth": 10**9,
+    "billionths": 10**9,
+    "trillionth": 10**12,
+    "trillionths": 10**12,
 }
 MONTHS = {
     "january",
@@ -184,7 +248,7 @@ def _read(match: re.Match) -> tuple[Fraction, str] | None:
     if group("num") is not None:
         denominator = int(group("den"))
         return None if denominator == 0 else (Fraction(int(group("num")), denominator), "fraction")
-    mantissa = group("mantissa").replace(",", "")
+    mantissa = "".join(c for c in group("mantissa") if c.isdigit() or c == ".")  # "1,000", "10 000"
     value = Fraction(mantissa)
     written = group("exp") or group("exp10")
     exponent = _exponent(written) if written is not None else _SUFFIX_EXPONENT.get(group("suffix") or "", 0)

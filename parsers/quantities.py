@@ -61,9 +61,11 @@ from fractions import Fraction
 from mathgraph.graph import MathSyntaxGraph, Node, Quantity
 from mathgraph.parsers.formula_numbers import formula_quantities
 from mathgraph.parsers.numbers import (
+    DIGITS_PATTERN,
     MAX_DIGITS,
     MONTHS,
     ORDINAL_DENOMINATORS,
+    ORDINAL_WORDS,
     SCALE_WORDS,
     TENS_WORDS,
     UNIT_WORDS,
@@ -94,6 +96,43 @@ _DATE_CUES = {"on", "until", "till", "since", "dated"}
 _RANGE_WORDS = {"and", "to", "or", "through", "until", "till", "-", "–"}
 _YEAR_CUES = {"in", "since", "until", "till", "by", "from", "year", "during", "before", "after", "of", "between"}
 _HUNDRED_AND_SCALES = {"hundred", *SCALE_WORDS}
+# plural scales inside a run of number words ("seventy-five thousands"); a run never starts with one ("thousands of")
+_PLURAL_SCALES = {f"{word}s": value for word, value in {"hundred": 100, **SCALE_WORDS}.items()}
+# words that make a bare scale word vague ("several hundred years", "a few thousand") or a name ("the Thousand")
+_VAGUE_BEFORE = {"several", "few", "many", "some", "the", "of", "hundreds", "thousands", "millions"}
+# "one" after these is a pronoun ("that one costs", "each one", "the preceding one")
+_PRONOUN_ONE_BEFORE = {"that", "this", "the", "which", "each", "every", "another", "no", "any", "other", "same"}
+_SIGN_WORDS = {"minus", "negative"}
+_DIGIT_WORDS = {"o": 0, **{w: v for w, v in UNIT_WORDS.items() if v < 10}}
+_TEMPERATURE_CUES = {
+    "°",
+    "°c",
+    "°f",
+    "c",
+    "f",
+    "celsius",
+    "fahrenheit",
+    "kelvin",
+    "temperature",
+    "temperatures",
+    "degrees",
+}
+_JOINERS = {"and", "&"}
+# a number glued to what follows it in one token: a unit ("4km^2", "180ml", "25lbs"), a hyphen of "8- to 16-meter",
+# a range ("3.5–4.0"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost ("2.48×10−5")
+_GLUED_RE = re.compile(
+    rf"(?P<number>{DIGITS_PATTERN})(?:"
+    rf"(?P<unit>[a-zA-Zµ°]+(?:\^?[23])?)"
+    rf"|(?P<hyphen>-)"
+    rf"|(?P<dash>[–—±])(?P<second>{DIGITS_PATTERN})"
+    rf"|[×x](?P<ten>10)(?:[-−](?P<exp>\d{{1,2}}))?"
+    rf")"
+)
+_NOT_UNITS = {"st", "nd", "rd", "th", "s", "x", "X", "am", "pm", "a", "p"}
+_SEASON_RE = re.compile(r"(?:1[89]|20)\d\d")
+_CAMEL_RE = re.compile(r"[a-z]+[A-Z]\w*")  # "iPhone 12": a product name
+_EXPONENT_RE = re.compile(r".*[A-Za-z)]\^(\d{1,3})")  # "(AC)^2" written as text
+_BASE_RE = re.compile(r"[a-z]+-(\d{1,3})")  # "base-10" (an upper-case "OAO-1" is a name)
 _ARTICLES = {"a", "an"}
 # Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
 _SINGLE_WORDS = {
@@ -383,12 +422,25 @@ class _TokenScanner:
             result = None
             if token.kind == "word":
                 result = self.digits_at(i) if _STARTS_LIKE_NUMBER_RE.match(token.label) else self.words_at(i)
+                result = result or self.inner_number_at(i)
             if result is None:
                 i += 1
                 continue
             quantities, i = result
             found.extend(quantities)
         return found
+
+    def inner_number_at(self, i: int) -> tuple[list[Quantity], int] | None:
+        """A number at the end of a word token: the exponent of ``(AC)^2`` written as text, the ``10`` of ``base-10``."""
+        written = self.raw(i)
+        match = _EXPONENT_RE.fullmatch(written) or _BASE_RE.fullmatch(written)
+        if match is None:
+            return None
+        start = self.tokens[i].span[0] + match.start(1)
+        value = Fraction(int(match.group(1)))
+        return [
+            self.quantity((start, start + len(match.group(1))), value, "integer", self.tokens[i], None, None)
+        ], i + 1
 
     def make(
         self,
@@ -454,14 +506,21 @@ class _TokenScanner:
         phone = self.phone_end(i, end)
         if phone is not None:
             return [], phone + 1
+        season = self.season_end(i)
+        if season is not None:
+            return [], season + 1  # "the 2013-14 season"
+        if self.is_identifier(i):
+            return [], end + 1  # "J1149.5+6663", "06F6"
         read = self.read_glued(i, end)
         if read is None:
-            return None  # "2nd", "4x", "12/25/2020", a number of more than MAX_DIGITS digits
+            return self.glued_number(i)  # "4km^2", "8- to 16-meter"; None for "2nd", "4x", "12/25/2020"
         (value, form), last, negative, currency, trim = read
         if self.not_a_quantity(i, last, value, form):
             self.dates.add(i)
             return [], last + 1
         first, unit = i, currency
+        if self.raw(last).rstrip(".").endswith("K") and currency is None and self.words & _TEMPERATURE_CUES:
+            value, unit = value / 1000, "K"  # "573.15K" next to "300 °C" is a temperature in kelvin
         mixed = parse_number(self.raw(last + 1)) if last == i and not self.adjacent(i, i + 1) else None
         if form == "integer" and mixed is not None and mixed[1] == "fraction" and 0 < mixed[0] < 1:
             value, form, last = value + mixed[0], "fraction", last + 1  # "1 1/2", "2 ½"
@@ -484,6 +543,8 @@ class _TokenScanner:
             value, last = value * 12, last + 1  # "5 dozen" eggs are 60 eggs, "2 and a half dozen" 30
         if unit is None and self.raw(last)[-1:] in ("k", "K") and self.text_of(last + 1) in _RACES:
             value, unit = value / 1000, "km"  # a "10K race" is 10 kilometres
+        if unit in _CURRENCY and self.text_of(first - 1) == "(" and self.text_of(last + 1) == ")":
+            negative = not negative  # an accounting negative: "($99.99)", "($1.2 million)"
         value = -value if negative else value
         number_last = last
         percent = self.percent_end(last + 1)
@@ -497,6 +558,11 @@ class _TokenScanner:
     def read_glued(self, i: int, end: int) -> tuple[tuple[Fraction, str], int, bool, str | None, int] | None:
         """The longest run ``i..j`` (``j <= end``) that reads as a number, its sign, its currency sign, and how many
         characters at its end are not part of it (a sentence's full stop glued to the token)."""
+        spaced = self.spaced_end(i)
+        if spaced is not None:  # "10 000", "1 000 000"
+            parsed = parse_number(self.graph.text[self.tokens[i].span[0] : self.tokens[spaced].span[1]])
+            if parsed is not None:
+                return parsed, spaced, False, None, 0
         for j in range(end, i - 1, -1):
             text = self.joined(i, j)
             prefix = _PREFIX_RE.match(text)
@@ -506,6 +572,80 @@ class _TokenScanner:
             if parsed is not None:
                 return parsed, j, bool(prefix.group(1) or prefix.group(3)), prefix.group(2) or None, trim
         return None
+
+    def spaced_end(self, i: int) -> int | None:
+        """The last token of a number written with thousands spaces at ``i`` (``10 000``), else ``None``."""
+        j = i
+        while (
+            self.text_of(j + 1).isdigit()
+            and len(self.text_of(j + 1)) == 3
+            and self.tokens[j + 1].span[0] - self.tokens[j].span[1] == 1
+            and self.graph.text[self.tokens[j].span[1]] in " \u00a0\u2009\u202f"
+        ):
+            j += 1
+        if j == i or not self.text_of(i).isdigit() or self.adjacent(j, j + 1) and self.text_of(j + 1) in ("-", "/"):
+            return None
+        return j
+
+    def season_end(self, i: int) -> int | None:
+        """The last token of a season or a span of years written ``2013-14`` at ``i``, else ``None``."""
+        if not (_SEASON_RE.fullmatch(self.text_of(i)) and self.text_of(i + 1) in ("-", "–", "/")):
+            return None
+        second = self.text_of(i + 2)
+        glued = self.adjacent(i, i + 1) and self.adjacent(i + 1, i + 2)
+        return i + 2 if glued and second.isdigit() and len(second) == 2 else None
+
+    def is_identifier(self, i: int) -> bool:
+        """A catalogue number rather than a count: glued to letters and digits before it (``J1149.5+6663``) or
+        starting with a zero and holding letters (``06F6``)."""
+        text = self.raw(i)
+        if text[:1] == "0" and len(text) > 1 and text[1].isdigit() and any(c.isalpha() for c in text):
+            return True
+        k = i - 1
+        while k >= 0 and self.adjacent(k, k + 1) and self.text_of(k) in ("+", "-", "−"):
+            k -= 1
+        if k == i - 1 or k < 0 or not self.adjacent(k, k + 1):
+            return False
+        before = self.raw(k)
+        return any(c.isalpha() for c in before) and any(c.isdigit() for c in before)
+
+    def glued_number(self, i: int) -> tuple[list[Quantity], int] | None:
+        """A number glued to what follows it in one token (see ``_GLUED_RE``): ``4km^2`` (unit ``km^2``),
+        ``8-``, ``3.5–4.0`` (two), ``2,000.45±0.01`` (two), ``2.48×10−5``; ``None`` for anything else."""
+        token = self.tokens[i]
+        written = self.raw(i)
+        prefix = _PREFIX_RE.match(written)
+        match = _GLUED_RE.fullmatch(written, prefix.end())
+        if match is None or (match.group("unit") or "").rstrip("23^") in _NOT_UNITS:
+            return None
+        parsed = parse_number(match.group("number"))
+        if parsed is None:
+            return None
+        value, form = parsed
+        negative = bool(prefix.group(1) or prefix.group(3))
+        start = token.span[0] + prefix.start(2) if prefix.group(2) else token.span[0] + match.start("number")
+        unit = prefix.group(2) or match.group("unit")
+        if match.group("ten") is not None:
+            exponent, last = match.group("exp"), i
+            if (
+                exponent is None
+                and self.text_of(i + 1) in _MINUS
+                and self.adjacent(i, i + 1)
+                and self.adjacent(i + 1, i + 2)
+            ):
+                exponent, last = self.text_of(i + 2), i + 2  # "2.48×10" "−" "5": the tokenizer split the exponent
+            if exponent is None or not exponent.isdigit() or len(exponent) > 2:
+                return None
+            value *= Fraction(1, 10 ** int(exponent))
+            end = self.tokens[last].span[1] if last > i else token.span[0] + match.end()
+            return [self.quantity((start, end), -value if negative else value, "decimal", token, unit, None)], last + 1
+        end = token.span[0] + match.end("number")
+        found = [self.quantity((start, end), -value if negative else value, form, token, unit, None)]
+        second = parse_number(match.group("second")) if match.group("second") else None
+        if second is not None:
+            span = (token.span[0] + match.start("second"), token.span[0] + match.end("second"))
+            found.append(self.quantity(span, second[0], second[1], token, unit, None))
+        return found, i + 1
 
     def notation_after(self, value: Fraction, form: str, last: int) -> tuple[Fraction, int]:
         """``3 x 10^8``: a power of ten after a multiplication sign scales the number."""
@@ -585,6 +725,9 @@ class _TokenScanner:
                 and self.text_of(i - 1) in _DATE_CUES
                 and self.text_of(i + 1) != "of"
             )
+        clock = re.fullmatch(r"(\d{1,2})\.([0-5]\d)", self.text_of(i))
+        if clock and last == i and 1 <= int(clock.group(1)) <= 12 and self.text_of(i + 1) in _CLOCK_WORDS:
+            return True  # "2.13 am"
         if form != "integer" or last != i or "," in self.text_of(i):
             return False
         if 1 <= value <= 31 and (self.is_month(i - 1) or self.is_month(i + 1)):
@@ -616,6 +759,16 @@ class _TokenScanner:
         parent, _ = self.reader.parent(self.tokens[i].id)
         if self.capitalised(i + 1) and any(self.text_of(k).rstrip(".") in _STREET_WORDS for k in (i + 2, i + 3)):
             return True
+        if before is not None and _CAMEL_RE.fullmatch(self.raw(i - 1)):
+            return True  # "iPhone 12"
+        if (
+            before is not None
+            and before.upos == "PROPN"
+            and self.capitalised(i - 1)
+            and self.capitalised(i + 1)
+            and self.tokens[i + 1].upos in ("PROPN", "NOUN")
+        ):
+            return True  # "South 32 Ltd", "Bahco 9031 Ergo": a name around the number
         return (
             before is not None
             and parent is not None
@@ -628,15 +781,17 @@ class _TokenScanner:
     def words_at(self, i: int) -> tuple[list[Quantity], int] | None:
         word = self.text_of(i)
         article = self.text_of(i - 1) in _ARTICLES
+        if word in _SIGN_WORDS or word == "point":
+            return self.signed_at(i) if word in _SIGN_WORDS else self.point_at(i)
         if word not in _NUMBER_WORDS and not (article and self.text_of(i + 1) == "and"):
             return None  # most words: no number word, and not "an hour and a half"
         token = self.tokens[i]
         if word in UNIT_WORDS or word in TENS_WORDS:
-            if word == "one" and token.upos != "NUM" and not self.counts_of(i) and not self.fraction_after(i + 1):
-                return None  # "the red one", "one another": a pronoun, not a count
+            if word == "one" and self.pronoun_one(i):
+                return None  # "the red one", "that one costs", "one at a time": a pronoun, not a count
             return self.number_words_at(i)
-        if article and word in _HUNDRED_AND_SCALES:
-            return self.number_words_at(i)  # "a hundred", "a million"
+        if word in _HUNDRED_AND_SCALES and (article or not self.vague_scale(i)):
+            return self.number_words_at(i)  # "a hundred", "a million", "thousand", "hundred and twelve"
         if article and word.isalpha() and self.fraction_after(i + 1) is not None:
             return self.and_a_half_at(i)  # "an hour and a half"
         if word in ORDINAL_DENOMINATORS and article and word not in ("half", "halves", "quarters"):
@@ -655,6 +810,71 @@ class _TokenScanner:
         if word == "double" and token.upos == "VERB":
             return None
         return [self.make(i, i, single, "word")], i + 1
+
+    def pronoun_one(self, i: int) -> bool:
+        """``one`` standing for a noun: ``the red one``, ``that one costs``, ``each one``, ``one at a time``."""
+        if self.fraction_after(i + 1) or self.text_of(i + 1) in ("-", "hundred", *SCALE_WORDS, *ORDINAL_DENOMINATORS):
+            return False
+        if self.tokens[i].upos != "NUM" and not self.counts_of(i):
+            return True
+        if self.text_of(i + 1) == "of":
+            return False
+        if self.text_of(i - 1) in _PRONOUN_ONE_BEFORE:
+            return True
+        if self.text_of(i + 1) == "at" and self.text_of(i + 2) in _ARTICLES and self.text_of(i + 3) == "time":
+            return True
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        before = self.tokens[i - 1] if i > 0 else None
+        return before is not None and before.upos in ("ADJ", "VERB") and (after is None or after.upos == "PUNCT")
+
+    def vague_scale(self, i: int) -> bool:
+        """A bare scale word that is not a number: ``several hundred``, ``the Thousand Islands``; ``thousand`` and
+        ``hundred and twelve`` are numbers."""
+        before = self.text_of(i - 1)
+        return before in _VAGUE_BEFORE or before in UNIT_WORDS or before in TENS_WORDS or self.capitalised(i) and i > 0
+
+    def signed_at(self, i: int) -> tuple[list[Quantity], int] | None:
+        """``minus fifteen``, ``negative 3``: the number after a sign word, negated (not ``10 minus 3``)."""
+        before = self.text_of(i - 1)
+        if (
+            parse_number(before) is not None
+            or before in UNIT_WORDS
+            or before in TENS_WORDS
+            or i + 1 >= len(self.tokens)
+        ):
+            return None
+        after = self.digits_at(i + 1) if _STARTS_LIKE_NUMBER_RE.match(self.text_of(i + 1)) else self.words_at(i + 1)
+        if after is None or len(after[0]) != 1:
+            return None
+        quantity = after[0][0]
+        span = (self.tokens[i].span[0], quantity.span[1])
+        negated = replace(quantity, value=-quantity.value, span=span, text=self.graph.text[span[0] : span[1]])
+        return [negated], after[1]
+
+    def point_at(self, i: int) -> tuple[list[Quantity], int] | None:
+        """``point one``, ``point fifteen``: a decimal fraction spoken without its whole part."""
+        if self.text_of(i - 1) in _ARTICLES or self.text_of(i - 1) in ("the", "this", "that"):
+            return None
+        read = self.decimals_after(i - 1)
+        if read is None:
+            return None
+        digits, last = read
+        return [self.make(i, last, Fraction(int(digits), 10 ** len(digits)), "word")], last + 1
+
+    def decimals_after(self, last: int) -> tuple[str, int] | None:
+        """The digits spoken after ``point`` at ``last + 1`` (``point zero five`` -> ``05``, ``point ninety-nine``
+        -> ``99``, ``point two hundred thirty-six`` -> ``236``) and the last token, else ``None``."""
+        if self.text_of(last + 1) != "point":
+            return None
+        j, digits = last + 2, ""
+        while self.text_of(j) in _DIGIT_WORDS:
+            digits, j = digits + str(_DIGIT_WORDS[self.text_of(j)]), j + 1
+        if digits and self.text_of(j) not in TENS_WORDS and self.text_of(j) not in ("hundred", "-"):
+            return digits, j - 1
+        if self.text_of(last + 2) not in UNIT_WORDS and self.text_of(last + 2) not in TENS_WORDS:
+            return None
+        run = self.word_run(last + 2)
+        return str(run[0]), run[1]
 
     def scale_of(self, i: int) -> int | None:
         word = self.text_of(i)
@@ -678,34 +898,83 @@ class _TokenScanner:
         """``one of the boys`` counts; ``one`` alone tagged as a noun or pronoun does not."""
         return self.reader.of_object(self.tokens[i].id) is not None and self.text_of(i - 1) not in ("the", "which")
 
-    def number_words_at(self, i: int) -> tuple[list[Quantity], int]:
-        """A run of number words: ``twenty - five``, ``two hundred and five``, ``three thousand``, ``two thirds``,
-        ``two dozen``, ``two and a half``, ``forty per cent``."""
-        total, current, last, j = 0, 0, i, i
+    def word_run(self, i: int) -> tuple[int, int, str, tuple[int, int] | None]:
+        """The value of the run of number words at ``i``, its last token, the kind of its last word (``unit``,
+        ``teen``, ``tens``, ``hundred``, ``scale``) and, when an ``and`` joined its last part, the value before
+        that ``and`` and the part after it (``one hundred and three`` -> ``(100, 3)``).
+
+        ``two thousand and nineteen`` is 2019, ``three million, two hundred & forty`` 3,000,240, ``hundred
+        fifteen`` 115, ``seventy-five thousands`` 75,000; a word that cannot follow the one before it ends the
+        run, so ``one two three`` and ``sixty fifteen`` are numbers each, and ``two thousand, two million`` two.
+        """
+        total, current, last, j, kind = 0, 0, i, i, ""
+        scale_before, joined = None, None
         while j < len(self.tokens):
             word = self.text_of(j)
-            if word in UNIT_WORDS:
-                current += UNIT_WORDS[word]
+            value = UNIT_WORDS.get(word)
+            if value is not None:
+                if kind in ("unit", "teen") or kind == "tens" and (value >= 10 or value == 0):
+                    break  # "one two", "sixty fifteen"
+                current, kind = current + value, "teen" if value >= 10 else "unit"
             elif word in TENS_WORDS:
-                current += TENS_WORDS[word]
-            elif word == "hundred":
-                current = max(current, 1) * 100
-            elif word in SCALE_WORDS:
-                total, current = total + max(current, 1) * SCALE_WORDS[word], 0
-            elif (
-                word in ("-", "and")
-                and j + 1 < len(self.tokens)
-                and j > i
-                and (self.text_of(j + 1) in UNIT_WORDS or self.text_of(j + 1) in TENS_WORDS)
-                and (word == "-" or self.text_of(j - 1) == "hundred")
-            ):
+                if kind in ("unit", "teen", "tens"):
+                    break  # "twenty thirty", "fifteen twenty"
+                current, kind = current + TENS_WORDS[word], "tens"
+            elif word in ("hundred", "hundreds") and (word == "hundred" or j > i):
+                if kind == "hundred" or current >= 100:
+                    break
+                current, kind = max(current, 1) * 100, "hundred"
+            elif word in SCALE_WORDS or (word in _PLURAL_SCALES and j > i and word != "hundreds"):
+                scale = SCALE_WORDS.get(word) or _PLURAL_SCALES[word]
+                if scale_before is not None and scale >= scale_before:
+                    break  # "two thousand million" is read as 2000 and a million
+                total, current, kind, scale_before = total + max(current, 1) * scale, 0, "scale", scale
+            elif self.joins(j, kind, scale_before):
+                if word in _JOINERS:
+                    joined = (total + current, j)
                 j += 1
                 continue
             else:
                 break
             last = j
             j += 1
-        value = Fraction(total + current)
+        after_and = (joined[0], total + current - joined[0]) if joined is not None and joined[1] < last else None
+        return total + current, last, kind, after_and
+
+    def joins(self, j: int, kind: str, scale_before: int | None) -> bool:
+        """Token ``j`` (``-``, ``and``, ``&``, ``,``) joins two parts of one number: ``twenty - five``, ``two
+        hundred and five``, ``two thousand and nineteen``, ``three million, two hundred`` (a comma only after a
+        scale word and before a smaller part)."""
+        word, after = self.text_of(j), self.text_of(j + 1)
+        starts = after in UNIT_WORDS or after in TENS_WORDS
+        if word == "-":
+            return kind == "tens" and after in UNIT_WORDS and 0 < UNIT_WORDS[after] < 10
+        if word in _JOINERS:
+            return kind in ("hundred", "scale") and (starts or after == "hundred" and kind == "scale")
+        if word == "," and kind == "scale" and starts and scale_before is not None:
+            value = self.word_run(j + 1)[0]
+            return value < scale_before
+        return False
+
+    def number_words_at(self, i: int) -> tuple[list[Quantity], int]:
+        """A run of number words (``word_run``), then what may follow it: ``two thirds``, ``two dozen``, ``two and
+        a half``, ``forty per cent``, ``two point three``; ``twenty-first`` and ``two hundred thirtieth`` are ranks
+        (no quantity)."""
+        total, last, kind, after_and = self.word_run(i)
+        ordinal = self.text_of(last + 2) if self.text_of(last + 1) == "-" else self.text_of(last + 1)
+        if ordinal in ORDINAL_WORDS and kind in ("tens", "hundred", "scale") and self.text_of(i - 1) not in _ARTICLES:
+            return [], last + (3 if self.text_of(last + 1) == "-" else 2)  # "twenty second", "twenty-first"
+        decimals = self.decimals_after(last)
+        if decimals is not None:  # "two point three", "twelve point ninety-nine"
+            digits, last = decimals
+            return [self.make(i, last, total + Fraction(int(digits), 10 ** len(digits)), "word")], last + 1
+        value = Fraction(total)
+        plural = self.text_of(last + 1) in ORDINAL_DENOMINATORS and self.text_of(last + 1).endswith("s")
+        if after_and is not None and plural and 0 < after_and[1] < ORDINAL_DENOMINATORS[self.text_of(last + 1)]:
+            before, count = after_and  # "one hundred and three quarters" is 100 3/4
+            return [
+                self.make(i, last + 1, before + Fraction(count, ORDINAL_DENOMINATORS[self.text_of(last + 1)]), "word")
+            ], last + 2
         half = self.fraction_after(last + 1)
         if half is not None:
             value, last = value + half[0], half[1]  # "two and a half"

@@ -43,3 +43,41 @@ def test_gold_file_is_consistent():
         for span in problem.get("not_quantities", []):
             assert problem["text"][span["start"] : span["end"]] == span["text"]
             assert span["kind"] in NOT_QUANTITY_KINDS
+
+
+OUTSIDE = REPO / "benchmarks" / "data" / "quantities_outside.jsonl"
+OUTSIDE_SOURCES = {
+    "math": "corpus",
+    "gsm8k": "corpus",
+    "gsmplus": "corpus",
+    "processbench": "corpus",
+    "quantulum3": "library",
+    "word2number": "library",
+    "text2num": "library",
+    "number-parser": "library",
+    "recognizers-text": "library",
+    "written": "written",
+}
+
+
+def test_outside_gold_file_is_consistent_and_split_per_source():
+    items = [json.loads(line) for line in OUTSIDE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert [item["id"] for item in items] == list(range(1, len(items) + 1))
+    taken = [item["text"].strip() for item in items if item["draw"] != "corpus"]
+    assert len(set(taken)) == len(taken)  # no library sentence twice (two random problems may share a sentence)
+    halves: dict[tuple[str, str], int] = {}
+    for item in items:
+        assert OUTSIDE_SOURCES[item["source"]] == item["draw"]
+        halves[(item["source"], item["split"])] = halves.get((item["source"], item["split"]), 0) + 1
+        spans = [(q["start"], q["end"]) for q in item["quantities"]]
+        assert spans == sorted(spans) and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # in order, apart
+        for q in item["quantities"]:
+            assert item["text"][q["start"] : q["end"]] == q["text"]
+            assert str(Fraction(q["value"])) == q["value"]
+        for span in item["not_quantities"]:
+            assert item["text"][span["start"] : span["end"]] == span["text"]
+            assert not any(span["start"] < q["end"] and q["start"] < span["end"] for q in item["quantities"])
+    for source in OUTSIDE_SOURCES:  # each source split in halves, dev the larger by at most one
+        assert 0 <= halves[(source, "dev")] - halves[(source, "heldout")] <= 1
+    corpus = sum(1 for item in items if item["draw"] == "corpus")
+    assert corpus == 180 and sum(len(item["quantities"]) for item in items) >= 600

@@ -29,6 +29,10 @@ FIND = re.compile(DIGITS_PATTERN)
         ("(2008,2009)", ["2008", "2009"]),
         ("{1000,1001,1002}", ["1000", "1001", "1002"]),
         ("12,3456", ["12,345", "6"]),
+        ("10 000 dollars", ["10 000"]),  # thousands spaces after two or three digits
+        ("1 000 000 and 120\u00a0000", ["1 000 000", "120\u00a0000"]),  # one leading digit needs two groups
+        ("2 100 bills", ["2", "100"]),
+        ("12 100-page books", ["12", "100"]),  # not before a hyphen, a comma, a slash or a digit
     ],
 )
 def test_the_pattern_finds_numbers_in_running_text(text, found):
@@ -55,3 +59,23 @@ def test_each_finder_reads_the_forms_it_needs():
     assert written_numbers("-$.5 or $.5, 25%") == [Fraction(-1, 2), Fraction(1, 2), Fraction(1, 4)]
     # the grader's guess where a solution marks no answer: the last number, signed, as written
     assert [extract_answer(f"so it is {n}") for n in ("-3", "1,234.5", ".5")] == ["-3", "1,234.5", ".5"]
+
+
+@pytest.mark.parametrize(
+    "written, value",
+    [
+        ("10 000", 10000),
+        ("1 000 000", 1000000),
+        ("2.174T", 2174 * 10**9),
+        ("50K", 50000),
+    ],
+)
+def test_thousands_spaces_and_the_trillion_suffix(written, value):
+    assert parse_number(written) == (Fraction(value), "integer" if "." not in written else "decimal")
+
+
+def test_scales_past_a_trillion_and_small_ordinal_denominators():
+    from mathgraph.parsers.numbers import ORDINAL_DENOMINATORS, SCALE_WORDS
+
+    assert SCALE_WORDS["quadrillion"] == 10**15 and SCALE_WORDS["decillion"] == 10**33
+    assert ORDINAL_DENOMINATORS["trillionths"] == 10**12 and ORDINAL_DENOMINATORS["thousandth"] == 1000

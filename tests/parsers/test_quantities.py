@@ -296,3 +296,90 @@ def test_units_and_objects_stay_on_the_right_words():
 def test_parse_number_never_raises(text):
     parsed = parse_number(text)
     assert parsed is None or (isinstance(parsed[0], Fraction) and parsed[1] in ("integer", "decimal", "fraction"))
+
+
+def values(text: str) -> list[tuple[str, Fraction]]:
+    return [(q.text, q.value) for q in PARSER.parse(text).quantities()]
+
+
+def test_number_words_with_and_a_comma_a_bare_scale_and_scales_past_a_trillion():
+    text = (
+        "It was two thousand and nineteen, the sun was hundred and twelve km away, the bill was three million, "
+        "two hundred & forty dollars, a thousand more came, and thousand is a word. Then came two quadrillion."
+    )
+    assert values(text) == [
+        ("two thousand and nineteen", Fraction(2019)),
+        ("hundred and twelve", Fraction(112)),
+        ("three million, two hundred & forty", Fraction(3_000_240)),
+        ("thousand", Fraction(1000)),
+        ("thousand", Fraction(1000)),
+        ("two quadrillion", Fraction(2 * 10**15)),
+    ]
+
+
+def test_a_run_of_number_words_ends_where_a_word_cannot_follow():
+    assert values("one two three four twenty fifteen") == [
+        ("one", 1),
+        ("two", 2),
+        ("three", 3),
+        ("four", 4),
+        ("twenty", 20),
+        ("fifteen", 15),
+    ]
+    assert values("I have two thousand, two million, then seventy-five thousands.") == [
+        ("two thousand", 2000),
+        ("two million", 2_000_000),
+        ("seventy-five thousands", 75_000),
+    ]
+    assert values("nineteen hundred seventy-three and one hundred and three quarters") == [
+        ("nineteen hundred seventy-three", 1973),
+        ("one hundred and three quarters", Fraction(403, 4)),
+    ]
+
+
+def test_spoken_decimals_signs_and_ranks():
+    text = "It is two point three, then twelve point ninety-nine, then point one, minus fifteen, and twenty-first."
+    assert values(text) == [
+        ("two point three", Fraction(23, 10)),
+        ("twelve point ninety-nine", Fraction(1299, 100)),
+        ("point one", Fraction(1, 10)),
+        ("minus fifteen", -15),
+    ]
+    assert values("A trillionth is tiny and a hundred trillionths more so.") == [
+        ("trillionth", Fraction(1, 10**12)),
+        ("hundred trillionths", Fraction(1, 10**10)),
+    ]
+
+
+def test_thousands_spaces_suffixes_units_glued_on_and_accounting_negatives():
+    text = (
+        "It costs 10 000 dollars. Italy's GDP is $2.174T. A 25lbs bag covers 4km^2. "
+        "At 300 °C (573.15K) it melts. Net loss was ($99.99), or ($1.2 million) in all."
+    )
+    assert values(text) == [
+        ("10 000", 10000),
+        ("$2.174T", 2174 * 10**9),
+        ("25", 25),
+        ("4", 4),
+        ("300", 300),
+        ("573.15K", Fraction(57315, 100)),  # kelvin beside a temperature, not 573,150
+        ("$99.99", Fraction(-9999, 100)),
+        ("$1.2 million", -1_200_000),
+    ]
+    assert values("It is 8- to 16-meter wide, 3.5–4.0 TeV, 2,000.45±0.01 pounds, 2.48×10−5 of it.") == [
+        ("8", 8),
+        ("16", 16),
+        ("3.5", Fraction(7, 2)),
+        ("4.0", 4),
+        ("2,000.45", Fraction(200045, 100)),
+        ("0.01", Fraction(1, 100)),
+        ("2.48×10−5", Fraction(248, 10**7)),
+    ]
+
+
+def test_numbers_that_name_rather_than_count():
+    text = (
+        "Voyager 2 passed MACS J1149.5+6663 in 1979. The class is English 101. The 2013-14 season was long. "
+        "That one costs $5 at 2.13 am. The iPhone 12 sold at South 32 Ltd. Each one weighs 3 kg."
+    )
+    assert values(text) == [("$5", 5), ("3", 3)]
