@@ -356,10 +356,12 @@ def evaluate(
     hybrid: bool | None = None,
     device=None,
     runtime=None,
+    graph_cache=True,
 ) -> dict:
     """Metrics of the model ``name_or_dir`` on a task file (accuracy and macro-F1, or HR/NDCG at 1, 3, 5 and
     MAP for SQR), predicted by ``Predictor``. KPC's text and label fields default to those the model was
-    trained with (else ``problem`` and ``subject``).
+    trained with (else ``problem`` and ``subject``). ``graph_cache``: where the file's graphs are kept
+    (default: the default cache file, so that a test set is parsed once across models and runs).
 
     Gold labels the model cannot predict (never seen in training) are counted in ``unseen_labels``
     (``{label: examples}``) and warned about, never passed over in silence."""
@@ -368,7 +370,9 @@ def evaluate(
 
     from mathgraph.tasks.task_types import get_task
 
-    predictor = Predictor.from_pretrained(name_or_dir, task, hybrid=hybrid, device=device, runtime=runtime)
+    predictor = Predictor.from_pretrained(
+        name_or_dir, task, hybrid=hybrid, device=device, runtime=runtime, graph_cache=graph_cache
+    )
     config = predictor.config
     data_task = get_task(task)
     examples = data_task.load(
@@ -503,7 +507,7 @@ def prediction_job(
         stages=[*parse, predict],
         settings={
             "task": task,
-            "model": str(Path(model).resolve()) if Path(model).is_dir() else model,
+            "model": _model_setting(model),
             "hybrid": hybrid,
             "text_field": text_field,
             "id_field": id_field,
@@ -511,6 +515,65 @@ def prediction_job(
         shard_size=shard_size or DEFAULT_SHARD_SIZE,
         skip_bad=skip_bad,
     )
+
+
+def encoding_job(
+    input_path: str | PathLike | None,
+    output: str | PathLike,
+    graphs=None,
+    graphs_path: str | PathLike | None = None,
+    model: str = "shipped",
+    mode: str = "joint",
+    text_field: str = "problem",
+    id_field: str = "id",
+    input_format: str | None = None,
+    output_format: str = "jsonl",
+    merged_format: str | None = None,
+    batch_size: int = 32,
+    device: str | None = None,
+    threads: int | None = None,
+    runtime: str | None = None,
+    shard_size: int | None = None,
+) -> Job:
+    """The batch job of ``mathgraph encode``: the vectors (``mode``) of a bank's problems, parsed in a stage of
+    their own through the default graph cache where the model names its parser, or of the graphs of
+    ``mathgraph parse --output`` (``graphs``: their ``BankReader``, read from ``graphs_path``). Vector shards
+    in ``output_format``, merged into one file of ``merged_format`` where given (``job_outputs.VectorShards``)."""
+    from mathgraph.bank_files import BankReader
+    from mathgraph.batch_jobs import DEFAULT_SHARD_SIZE, FieldInput, Job
+    from mathgraph.job_outputs import VectorShards
+    from mathgraph.tasks.jobs.stages import EncodeStage, GraphInput, ParseStage
+
+    encode = EncodeStage(model=model, mode=mode, batch_size=batch_size, device=device, threads=threads, runtime=runtime)
+    settings = {"model": _model_setting(model), "mode": mode, "id_field": id_field}
+    if graphs is not None:
+        reader, to_input, stages, line_field = graphs, GraphInput(), [encode], "line"
+        settings["graphs"] = str(Path(graphs_path).resolve())
+    else:
+        reader = BankReader.open(input_path, input_format, fields=(text_field,), id_field=id_field)
+        to_input, line_field = FieldInput(text_field), None
+        parser = model_parser(model)
+        # parse in a stage of its own (Ray: CPU tasks beside the model actors), through the graph cache as
+        # MathEncoder.encode does; a model that does not name its parser parses in the encode stage
+        stages = [ParseStage(parser=parser, cache=True), encode] if parser else [encode]
+        settings["text_field"] = text_field
+    return Job(
+        name="encode",
+        progress="encoding",
+        reader=reader,
+        to_input=to_input,
+        writer=VectorShards(output_format, merged=merged_format),
+        output=Path(output),
+        stages=stages,
+        settings=settings,
+        shard_size=shard_size or DEFAULT_SHARD_SIZE,
+        line_field=line_field,
+    )
+
+
+def _model_setting(model: str) -> str:
+    """The model as a job's manifest records it: a directory by its absolute path, a name as it is."""
+    return str(Path(model).resolve()) if Path(model).is_dir() else model
 
 
 def check_engine(engine: str) -> None:
@@ -587,6 +650,7 @@ __all__ = [
     "predictors",
     "model_parser",
     "prediction_job",
+    "encoding_job",
     "run_batch_job",
     "check_engine",
     "set_threads",

@@ -61,8 +61,7 @@ def register(commands) -> None:
 def run_encode(args: argparse.Namespace) -> int:
     """``encode``: the problems of a bank as float32 vectors, one per problem in input order (see ``register``)."""
     from mathgraph.bank_files import BankReader, check_bank_input
-    from mathgraph.batch_jobs import FieldInput, Job
-    from mathgraph.job_outputs import VectorShards, output_target
+    from mathgraph.job_outputs import output_target
 
     if not args.input and not args.graphs:
         raise UserError("give --input FILE, --graphs FILE, or both")
@@ -70,55 +69,38 @@ def run_encode(args: argparse.Namespace) -> int:
     check_model_argument(args.model, names=NAMED_MODELS)
     check_bank_input(args.input, args.input_format)
     one_file, output_format = output_target(args.output, args.output_format)
-    from mathgraph.tasks.jobs.stages import EncodeStage, GraphInput, ParseStage, model_parser
-
     if args.threads is not None and args.threads < 1:
         raise UserError(f"--threads must be >= 1, got {args.threads}")
-    encode_stage = EncodeStage(
-        model=args.model,
-        mode=args.mode,
-        batch_size=args.batch_size,
-        device=args.device,
-        threads=args.threads,
-        runtime=args.runtime,
-    )
-    settings = {"model": _model_setting(args.model), "mode": args.mode, "id_field": args.id_field}
+    from mathgraph.api import encoding_job
+
+    graphs = None
     if args.graphs:
         # the problems are read (and checked) before the seconds of importing torch and loading the model
         graphs = graph_reader(args.graphs, args.id_field)
         if args.input:
             texts = BankReader.open(args.input, args.input_format, fields=(args.text_field,), id_field=None)
             check_graphs_match(texts, graphs, args.input, args.graphs, args.text_field)
-        reader, to_input, stages, line_field = graphs, GraphInput(), [encode_stage], "line"
-        settings["graphs"] = str(Path(args.graphs).resolve())
-    else:
-        reader = BankReader.open(args.input, args.input_format, fields=(args.text_field,), id_field=args.id_field)
-        to_input, line_field = FieldInput(args.text_field), None
-        parser = model_parser(args.model)
-        # parse in a stage of its own (Ray: CPU tasks beside the model actors), through the graph cache as
-        # MathEncoder.encode does; a model that does not name its parser parses in the encode stage
-        stages = [ParseStage(parser=parser, cache=True), encode_stage] if parser else [encode_stage]
-        settings["text_field"] = args.text_field
-    job = Job(
-        name="encode",
-        progress="encoding",
-        reader=reader,
-        to_input=to_input,
-        writer=VectorShards("jsonl" if one_file else output_format, merged=output_format if one_file else None),
-        output=Path(args.output),
-        stages=stages,
-        settings=settings,
+    job = encoding_job(
+        args.input,
+        args.output,
+        graphs=graphs,
+        graphs_path=args.graphs,
+        model=args.model,
+        mode=args.mode,
+        text_field=args.text_field,
+        id_field=args.id_field,
+        input_format=args.input_format,
+        output_format="jsonl" if one_file else output_format,
+        merged_format=output_format if one_file else None,
+        batch_size=args.batch_size,
+        device=args.device,
+        threads=args.threads,
+        runtime=args.runtime,
         shard_size=args.shard_size,
-        line_field=line_field,
     )
     result = run_job_with(args, job)
     report_job(result, f"{result.rows} x {result.dimension} float32 vectors")
     return 0
-
-
-def _model_setting(model: str) -> str:
-    """The model as the manifest records it: a directory by its absolute path, a name as it is."""
-    return str(Path(model).resolve()) if Path(model).is_dir() else model
 
 
 def graph_reader(path: str, id_field: str = "id"):

@@ -192,7 +192,7 @@ def test_comparing_without_a_model_imports_no_model_code():
     code = (
         f"import sys; from mathgraph.cli import main; main(['-q', 'compare', '--no-model', {A!r}, {B!r}]); "
         "print(sorted(m for m in ('transformers', 'torch_geometric', 'mathgraph.models.encoder', 'mathgraph.models.package', "
-        "'mathgraph.api') if m in sys.modules))"
+        "'mathgraph.models.task_model', 'mathgraph.models.late_fusion') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
