@@ -11,11 +11,20 @@ Read in the text:
 
 - digits, signs, fractions and notation, as ``parsers.numbers.parse_number`` reads them:
   ``12``, ``1,000.5``, ``.5``, ``-7``, ``−4`` (Unicode minus), ``3/4``, ``1 1/2``, ``½``, ``2½``,
-  ``2 ½``, ``1e5``, ``10^3``, ``2×10^3``, ``3 x 10^8``, ``50k``, ``$3M``; money ``$2.50``,
-  ``-$5``, ``−$40``, ``$ 5`` (unit ``$``, also ``€ £ ¥``); percentages ``25%``, ``25 percent``,
+  ``2 ½``, ``1e5``, ``10^3``, ``2×10^3``, ``3 x 10^8``, ``50k``, ``$3M``, ``$2.174T``, ``10 000``
+  (thousands spaces); money ``$2.50``, ``-$5``, ``−$40``, ``$ 5`` (unit ``$``, also ``€ £ ¥``), and
+  ``($99.99)``, a negative amount as accounts write it; percentages ``25%``, ``25 percent``,
   ``15 per cent``, ``forty per cent``; scales ``1.5 million``, ``3 hundred``;
+- a number glued to its unit or a neighbour in one token: ``4km^2`` (4, unit ``km^2``), ``25lbs``,
+  ``180ml``, ``8-`` of ``8- to 16-meter``, both ends of ``3.5–4.0``, both numbers of ``2,000.45±0.01``,
+  ``2.48×10−5`` (a power of ten whose caret was lost); ``573.15K`` in a sentence about temperature
+  is 573.15 kelvin, not 573,150; the exponent of ``(AC)^2`` and the ``10`` of ``base-10``;
 - number words: ``three``, ``twenty-five``, ``a hundred and twenty``, ``a million``, ``half``,
-  ``twice``, ``a third of``, ``two thirds``;
+  ``twice``, ``a third of``, ``two thirds``; ``two thousand and nineteen`` (2019), ``hundred and
+  twelve`` (112), ``three million, two hundred & forty`` (3,000,240), ``thousand`` alone,
+  ``seventy-five thousands``, scales up to ``decillion``; ``two point three``, ``point one``;
+  ``minus fifteen``; a word that cannot follow the one before it starts a new number (``one two
+  three`` is three numbers);
 - dozens: ``a dozen`` is 12, ``two dozen`` and ``5 dozen`` are 24 and 60 (one quantity that
   counts the eggs, not 2 or 5 with unit ``dozen``), ``half a dozen`` is 6; ``dozens of`` and
   ``how many dozen`` are not quantities;
@@ -39,11 +48,13 @@ exactly with ``Fraction`` (SymPy is not needed for rationals and would cost a
 millisecond per formula). Formula quantities have no unit or object.
 
 Not quantities (dropped, so the solution reader and the alignment never see them): ``one``
-as a pronoun (``the red one``), ordinals (``2nd``, ``third place``; but ``a third of`` is 1/3),
+as a pronoun (``the red one``, ``that one costs``, ``each one``, ``one at a time``), ordinals
+(``2nd``, ``third place``, ``twenty-first``; but ``a third of`` is 1/3), seasons (``2013-14``),
 dates and years (``in 2019``, ``between 2000 and 2005``, ``from 1990 to 1995``, ``May 4, 1901``,
-``1 May 2006``, ``on 12/25``, ``3/14/1998``), clock times (``3:30``, ``9 a.m.``), phone numbers
-(``555-123-4567``, ``(800) 555-0199``, ``555-1234`` in a sentence about calling), labels
-(``Route 66``, ``42 Oak Street``), and numbers written with more than
+``1 May 2006``, ``on 12/25``, ``3/14/1998``), clock times (``3:30``, ``9 a.m.``, ``2.13 am``), phone numbers
+(``555-123-4567``, ``(800) 555-0199``, ``555-1234`` in a sentence about calling), labels and names
+(``Route 66``, ``42 Oak Street``, ``Voyager 2``, ``English 101``, ``iPhone 12``, ``South 32 Ltd``),
+catalogue numbers (``J1149.5+6663``, ``06F6``), vague scales (``several hundred``), and numbers written with more than
 :data:`~mathgraph.parsers.numbers.MAX_DIGITS` digits (``parse_number`` refuses them: no
 exception, no quantity).
 
