@@ -1,22 +1,27 @@
-"""Near-duplicate grouping (``mathgraph dedupe``): precision and recall of "the same problem" pairs,
-thresholds chosen on a dev part, figures with 95% Wilson intervals on the test part.
+"""Near-duplicate grouping (``mathgraph dedupe``): pair precision and recall of "the same problem", per kind of
+pair, held out by grouped cross-validation, for the default settings and for ``--strict``.
 
-    python benchmarks/dedupe_quality.py --work WORK [--seeds 200] [--math 200] [--gsm8k 1000]
+    python benchmarks/dedupe_quality.py --work WORK [--seeds 200] [--math 200] [--gsm8k 500] [--folds 5]
 
-Two banks, dev and test, built from the shared data with disjoint problems (GSM-Plus seeds split in half,
-seeded; MATH and GSM8K problems likewise). Each holds, for each of its GSM-Plus seeds, the seed question, an
-exact copy, a whitespace copy we make (spaces doubled, sentences on new lines) and the "problem understanding"
-variant (a paraphrase with the same numbers and question), all one problem; and the seed's seven other
-variants, each a problem of its own (three change numbers: numerical substitution, digit expansion,
-integer-decimal-fraction conversion; four change the problem otherwise). Then MATH train problems, each with a
-LaTeX-formatting copy we make (``\\(..\\)`` for ``$..$``, ``\\dfrac`` for ``\\frac``, braces and spaces
-added), and GSM8K train questions, each a problem of its own. A pair of rows is positive when both come from
-one problem; precision is over the pairs grouped, recall over the positive pairs.
+One bank built from the shared data. **GSM-Plus families** (all 200 seeds by default): the seed, a formatting
+copy we make (spaces doubled, sentences on new lines) and its "problem understanding" variant (a paraphrase with
+the same numbers and question) are one problem; each of the seed's seven other variants is a problem of its own
+(three change numbers: numerical substitution, digit expansion, integer-decimal-fraction conversion; four change
+the problem otherwise: adding operation, reversing operation, distraction insertion, critical thinking).
+**MATH-style copies** we make from MATH train problems: a LaTeX-formatting copy (``\\(..\\)``, ``\\dfrac``,
+braces, spaces), a reworded copy (its prose rewritten by fixed phrase rules: "Find" -> "Determine", "What is"
+-> "Compute" ...), a copy with renamed variables (a letter of its formulas renamed everywhere), all the same
+problem, and a **near-miss**: the problem with one number changed, another problem that must not be grouped.
+**GSM8K** train questions, each a problem of its own, as distractors.
 
-The candidates (MiniLM, ``text:minilm``, vectors cached in ``--cache``) and their alignments are computed once
-per bank at the loosest setting; each setting of the grid is then applied to them (``same_problem``, groups by
-``group_ids``), as ``find_duplicates`` does. The setting with the best dev F1 is reported on test, and
-``find_duplicates`` is run end to end on the test bank with it to check that it gives the same groups.
+Families (a GSM-Plus seed with its variants, a MATH problem with its copies) are split into ``--folds`` folds;
+for each fold, the settings are chosen on the other folds (``default``: the best F1; ``strict``: with complete
+linkage, the best recall at a precision of at least ``STRICT_PRECISION``) and scored on it. Held-out figures
+are pooled over the folds: pair precision and recall with 95% intervals from a bootstrap over families, recall
+per kind of positive pair, and per kind of variant the share of its rows grouped with another problem (Wilson
+intervals). The candidates (MiniLM, ``text:minilm``, vectors cached in ``--cache``) and each candidate pair's
+evidence are computed once at the loosest setting; each setting is applied to them as ``find_duplicates`` does,
+which is then run end to end with the shipped defaults and with ``STRICT`` to check it gives the same groups.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ import argparse
 import json
 import re
 import time
-from itertools import combinations
+from collections import Counter
+from itertools import combinations, product
 from pathlib import Path
 
 import numpy as np
@@ -35,16 +41,39 @@ from smoke import SMOKE_DATA  # noqa: E402
 
 NUMBER_CHANGES = ("numerical substitution", "digit expansion", "integer-decimal-fraction conversion")
 OTHER_CHANGES = ("adding operation", "reversing operation", "distraction insertion", "critical thinking")
+NEAR_MISS = "math: one number changed"
 GRID = {
-    "min_cosine": (0.7, 0.75, 0.8, 0.85, 0.9, 0.95),
-    "min_question_similarity": (0.0, 0.2, 0.4, 0.6, 0.8),
-    "check_sentences": (True, False),
+    "min_cosine": (0.7, 0.8),
+    "small_numbers": (0, 1, 2),
+    "small_value": (1, 2),
+    "check_units": (True, False),
+    "one_sided_sentences": (True, False),
+    "distinct_forms": (True, False),
+    "linkage": ("single", "complete"),
 }
-SMOKE_GRID = {"min_cosine": (0.7, 0.9), "min_question_similarity": (0.0, 0.5), "check_sentences": (True,)}
+SMOKE_GRID = {"min_cosine": (0.7,), "small_numbers": (0, 1), "linkage": ("single", "complete")}
+STRICT_PRECISION = 0.99
 NEIGHBOURS = 10
+BOOTSTRAP = 1000
+# Phrase rules of the reworded MATH copies: the first of each pair rewritten as the second.
+REWORDINGS = (
+    (r"\bWhat is\b", "Compute"),
+    (r"\bFind\b", "Determine"),
+    (r"\bCompute\b", "Calculate"),
+    (r"\bEvaluate\b", "Work out"),
+    (r"\bSimplify\b", "Write in simplest form"),
+    (r"\bHow many\b", "What is the number of"),
+    (r"\bLet\b", "Suppose"),
+    (r"\bIf\b", "Given that"),
+    (r"\bSuppose\b", "Assume"),
+    (r"\bthe value of\b", "the numerical value of"),
+    (r"\bpositive integers\b", "positive whole numbers"),
+    (r"\bsmallest\b", "least"),
+    (r"\blargest\b", "greatest"),
+)
 
 
-# --------------------------------------------------------------------------- the banks
+# --------------------------------------------------------------------------- the bank
 def whitespace_copy(text: str, rng: np.random.Generator) -> str:
     """``text`` with its spacing changed: every sentence on a new line or after two spaces, spaces doubled."""
     text = re.sub(r"([.?!]) ", lambda m: m.group(1) + ("\n" if rng.random() < 0.5 else "  "), text)
@@ -64,42 +93,105 @@ def latex_copy(text: str) -> str:
     return re.sub(r"(?<![\\$])\$([^$]+)\$(?!\$)", formula, text)
 
 
-def build_banks(args) -> dict[str, list[dict]]:
-    """``{"dev": items, "test": items}``: each item ``{"text", "origin", "kind"}``."""
+# A formula of a MATH problem: $$..$$, $..$, \[..\] or \(..\).
+MATH_SEGMENT = re.compile(r"(\$\$.*?\$\$|\$[^$]*\$|\\\[.*?\\\]|\\\(.*?\\\))", re.DOTALL)
+FORMULA_TOKEN = re.compile(r"\\[a-zA-Z]+|[a-zA-Z]")  # a LaTeX command, or a letter: a variable
+
+
+def _outside_math(text: str, rewrite) -> str:
+    """``text`` with ``rewrite`` applied to its prose only (not inside formulas)."""
+    parts = MATH_SEGMENT.split(text)
+    return "".join(part if k % 2 else rewrite(part) for k, part in enumerate(parts))
+
+
+def reworded(text: str) -> str | None:
+    """``text`` with its prose reworded by ``REWORDINGS`` (each rule once, outside formulas), or None when no
+    rule applies."""
+
+    def rewrite(prose: str) -> str:
+        for pattern, replacement in REWORDINGS:
+            prose = re.sub(pattern, replacement, prose, count=1)
+        return prose
+
+    out = _outside_math(text, rewrite)
+    return out if out != text else None
+
+
+def renamed(text: str) -> str | None:
+    """``text`` with the first variable (a letter that is no LaTeX command's) of its formulas renamed
+    everywhere inside formulas, to a letter no formula uses, or None when its formulas have no letter."""
+
+    def tokens(formula: str) -> list[str]:
+        return [t for t in FORMULA_TOKEN.findall(formula) if not t.startswith("\\")]
+
+    letters = [t for f in MATH_SEGMENT.findall(text) for t in tokens(f)]
+    new = next((c for c in "tuwzqkpmn" if c not in letters), None)
+    if not letters or new is None:
+        return None
+
+    def rename(formula: re.Match) -> str:
+        return FORMULA_TOKEN.sub(lambda t: new if t.group(0) == letters[0] else t.group(0), formula.group(0))
+
+    return MATH_SEGMENT.sub(rename, text)
+
+
+def one_number_changed(text: str) -> str | None:
+    """``text`` with its first whole number of at least 2 (in prose or a formula) one larger, or None."""
+    match = next((m for m in re.finditer(r"(?<![\w.])(\d+)(?![\w.])", text) if int(m.group(1)) >= 2), None)
+    if match is None:
+        return None
+    return text[: match.start()] + str(int(match.group(1)) + 1) + text[match.end() :]
+
+
+def build_bank(args) -> list[dict]:
+    """The rows of the bank: ``{"text", "origin", "kind", "family"}``; two rows are one problem when their
+    ``origin`` is the same, ``family`` is the unit of the folds."""
     rng = np.random.default_rng(0)
     variants = [json.loads(line) for line in open(args.data / "gsmplus" / "variants.jsonl", encoding="utf-8")]
     seeds = list(dict.fromkeys(v["seed_question"] for v in variants))
     seeds = [seeds[i] for i in rng.permutation(len(seeds))[: args.seeds]]
-    math = [t for t in read_texts(args.data / "math" / "train.jsonl", "problem") if t.count("$") >= 2]
-    math = [math[i] for i in rng.permutation(len(math))[: args.math]]
-    gsm8k = read_texts(args.data / "gsm8k" / "train.jsonl", "question")
-    gsm8k = [gsm8k[i] for i in rng.permutation(len(gsm8k))[: args.gsm8k]]
-    banks = {"dev": [], "test": []}
+    bank = []
     for n, seed in enumerate(seeds):
-        bank = banks["dev" if n % 2 == 0 else "test"]
-        origin = f"seed {n}"
+        family, origin = f"gsm-plus {n}", f"seed {n}"
         bank += [
-            {"text": seed, "origin": origin, "kind": "seed"},
-            {"text": seed, "origin": origin, "kind": "exact copy"},
-            {"text": whitespace_copy(seed, rng), "origin": origin, "kind": "whitespace copy"},
+            {"text": seed, "origin": origin, "kind": "seed", "family": family},
+            {"text": whitespace_copy(seed, rng), "origin": origin, "kind": "formatting copy", "family": family},
         ]
         for v in variants:
             if v["seed_question"] == seed:
                 same = v["perturbation_type"] == "problem understanding"
                 kind = "paraphrase" if same else v["perturbation_type"]
-                bank.append({"text": v["question"], "origin": origin if same else f"{origin}: {kind}", "kind": kind})
-    for n, problem in enumerate(math):
-        bank = banks["dev" if n % 2 == 0 else "test"]
-        bank += [
-            {"text": problem, "origin": f"math {n}", "kind": "math"},
-            {"text": latex_copy(problem), "origin": f"math {n}", "kind": "latex copy"},
-        ]
-    for n, question in enumerate(gsm8k):
-        banks["dev" if n % 2 == 0 else "test"].append({"text": question, "origin": f"gsm8k {n}", "kind": "gsm8k"})
-    return banks
+                bank.append(
+                    {
+                        "text": v["question"],
+                        "origin": origin if same else f"{origin}: {kind}",
+                        "kind": kind,
+                        "family": family,
+                    }
+                )
+    math = [t for t in read_texts(args.data / "math" / "train.jsonl", "problem") if t.count("$") >= 2]
+    made = 0
+    for i in rng.permutation(len(math)):
+        if made == args.math:
+            break
+        problem = math[i]
+        copies = {"reworded": reworded(problem), "renamed variables": renamed(problem)}
+        near = one_number_changed(problem)
+        if None in copies.values() or near is None:
+            continue
+        family, origin = f"math {made}", f"math {made}"
+        bank.append({"text": problem, "origin": origin, "kind": "math", "family": family})
+        bank.append({"text": latex_copy(problem), "origin": origin, "kind": "latex copy", "family": family})
+        bank += [{"text": t, "origin": origin, "kind": k, "family": family} for k, t in copies.items()]
+        bank.append({"text": near, "origin": f"{origin}: near miss", "kind": NEAR_MISS, "family": family})
+        made += 1
+    gsm8k = read_texts(args.data / "gsm8k" / "train.jsonl", "question")
+    for n in rng.permutation(len(gsm8k))[: args.gsm8k]:
+        bank.append({"text": gsm8k[n], "origin": f"gsm8k {n}", "kind": "gsm8k", "family": f"gsm8k {n}"})
+    return bank
 
 
-# --------------------------------------------------------------------------- candidates, once per bank
+# --------------------------------------------------------------------------- candidates and evidence, once
 class CachedMiniLM:
     """MiniLM vectors read from the benchmark's cache (encoded there first where missing)."""
 
@@ -113,107 +205,155 @@ class CachedMiniLM:
         return {"kind": "benchmark.minilm", "weights_sha256": "text:minilm", "mode": "mean", "dimension": 384}
 
 
-def aligned_candidates(texts: list[str], embedder, loosest) -> tuple[np.ndarray, list[int], list[tuple]]:
-    """What every setting needs: the copies, the representatives, and each candidate pair (at the loosest
-    setting) with its cosine, alignment and graphs, as ``find_duplicates`` computes them."""
-    import tempfile
+class Evidence:
+    """Copies, representatives and the evidence of candidate pairs (at the loosest cosine), with the evidence
+    of other pairs computed when complete linkage asks, as ``find_duplicates`` does."""
 
-    from mathgraph.parsers.compare import align_problems
-    from mathgraph.parsers.graph_cache import parse_cached
-    from mathgraph.tasks.search.dedupe import candidate_pairs, copy_groups
-    from mathgraph.tasks.search.index import write_index
+    def __init__(self, texts: list[str], embedder, min_cosine: float):
+        import tempfile
 
-    representatives, copy_of = copy_groups(texts)
-    unique = [texts[i] for i in representatives]
-    with tempfile.TemporaryDirectory() as directory:
-        index = write_index(
-            directory, [embedder.encode(unique)], ({"text": t} for t in unique), "text", embedder.identity()
-        )
-        candidates = candidate_pairs(index, loosest)
-        del index
-    involved = sorted({i for a, b, _ in candidates for i in (a, b)})
-    graphs = dict(zip(involved, parse_cached([unique[i] for i in involved])))
-    aligned = [
-        (a, b, cosine, align_problems(graphs[a], graphs[b]), graphs[a], graphs[b]) for a, b, cosine in candidates
-    ]
-    return copy_of, representatives, aligned
+        from mathgraph.parsers.graph_cache import parse_cached
+        from mathgraph.tasks.search.dedupe import DedupeSettings, candidate_pairs, copy_groups
+        from mathgraph.tasks.search.index import write_index
 
+        self.representatives, self.copy_of = copy_groups(texts)
+        unique = [texts[i] for i in self.representatives]
+        self.vectors = np.asarray(embedder.encode(unique), dtype=np.float32)
+        self.vectors /= np.linalg.norm(self.vectors, axis=1, keepdims=True)
+        with tempfile.TemporaryDirectory() as directory:
+            index = write_index(directory, [self.vectors], ({"text": t} for t in unique), "text", embedder.identity())
+            self.candidates = candidate_pairs(index, DedupeSettings(NEIGHBOURS, min_cosine))
+            del index
+        self.graphs = parse_cached(unique)
+        self.evidence = {}
+        for a, b, cosine in self.candidates:
+            self.of(a, b, cosine)
 
-def groups_for(settings, copy_of, representatives, aligned) -> np.ndarray:
-    """The groups ``find_duplicates`` gives with ``settings``, from the candidates of the loosest setting."""
-    from mathgraph.tasks.search.dedupe import group_ids, same_problem
+    def of(self, a: int, b: int, cosine: float | None = None):
+        """The evidence of distinct texts ``a`` < ``b``."""
+        from mathgraph.parsers.compare import align_problems
+        from mathgraph.tasks.search.dedupe import pair_evidence
 
-    pairs = [(int(copy_of[i]), i) for i in range(len(copy_of)) if copy_of[i] != i]
-    for a, b, cosine, alignment, graph_a, graph_b in aligned:
-        if cosine >= settings.min_cosine and same_problem(alignment, graph_a, graph_b, settings) is None:
-            pairs.append((representatives[a], representatives[b]))
-    return group_ids(len(copy_of), pairs)
+        if (a, b) not in self.evidence:
+            cosine = float(self.vectors[a] @ self.vectors[b]) if cosine is None else cosine
+            ga, gb = self.graphs[a], self.graphs[b]
+            self.evidence[a, b] = pair_evidence(align_problems(ga, gb), ga, gb, cosine)
+        return self.evidence[a, b]
+
+    def groups(self, settings) -> np.ndarray:
+        """The groups ``find_duplicates`` gives with ``settings``."""
+        from mathgraph.tasks.search.dedupe import complete_linkage, decide, group_ids
+
+        confirmed = [
+            (a, b, c)
+            for a, b, c in self.candidates
+            if c >= settings.min_cosine and decide(self.evidence[a, b], settings)[0]
+        ]
+        if settings.linkage == "complete":
+            kept = set(
+                complete_linkage(len(self.representatives), confirmed, lambda a, b: decide(self.of(a, b), settings)[0])
+            )
+            confirmed = [p for p in confirmed if (p[0], p[1]) in kept]
+        pairs = [(int(self.copy_of[i]), i) for i in range(len(self.copy_of)) if self.copy_of[i] != i]
+        pairs += [(self.representatives[a], self.representatives[b]) for a, b, _ in confirmed]
+        return group_ids(len(self.copy_of), pairs)
 
 
 # --------------------------------------------------------------------------- scoring
-def pairs_in(labels) -> set[tuple[int, int]]:
-    """Every pair of rows with the same label."""
+def pairs_in(labels, rows) -> set[tuple[int, int]]:
+    """Every pair of ``rows`` with the same label."""
     members: dict = {}
-    for i, label in enumerate(labels):
-        members.setdefault(label, []).append(i)
-    return {pair for rows in members.values() for pair in combinations(rows, 2)}
+    for i in rows:
+        members.setdefault(labels[i], []).append(i)
+    return {pair for group in members.values() for pair in combinations(sorted(group), 2)}
 
 
-def quantity_values(copy_of, representatives, aligned) -> list:
-    """For each row, the multiset of its quantities' values (``None`` for a row in no candidate pair)."""
-    from collections import Counter
-
-    by_representative = {}
-    for a, b, _, _, graph_a, graph_b in aligned:
-        for row, graph in ((representatives[a], graph_a), (representatives[b], graph_b)):
-            by_representative[row] = Counter(q.value for q in graph.quantities())
-    return [by_representative.get(int(copy_of[i])) for i in range(len(copy_of))]
-
-
-def score(groups: np.ndarray, items: list[dict], values: list) -> dict:
-    """Precision and recall of the grouped pairs, with counts by kind (a wrong pair of rows whose quantities
-    have the same values, ``values``, is marked so: GSM-Plus calls "2/5" -> "0.4 times" another problem)."""
-    predicted, positive = pairs_in(groups.tolist()), pairs_in([item["origin"] for item in items])
-    correct = predicted & positive
-    precision = len(correct) / len(predicted) if predicted else 1.0
-    recall = len(correct) / len(positive) if positive else 1.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    by_kind: dict[str, list[int]] = {}
-    for a, b in positive:
-        kind = _positive_kind(items[a]["kind"], items[b]["kind"])
-        by_kind.setdefault(kind, [0, 0])[0] += (a, b) in correct
-        by_kind[kind][1] += 1
-    wrong: dict[str, int] = {}
-    for a, b in predicted - positive:
-        kind = _negative_kind(items[a], items[b])
-        if values[a] is not None and values[a] == values[b]:
-            kind += " (the same values)"
-        wrong[kind] = wrong.get(kind, 0) + 1
-    return {
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-        "predicted": len(predicted),
-        "positive": len(positive),
-        "correct": len(correct),
-        "recall_by_kind": by_kind,
-        "false_pairs": wrong,
-    }
-
-
-def _positive_kind(a: str, b: str) -> str:
-    for kind in ("paraphrase", "latex copy", "whitespace copy"):
-        if kind in (a, b):
+def positive_kind(a: dict, b: dict) -> str:
+    """The kind of a positive pair: the copy in it (the less faithful one where both are copies)."""
+    order = ("paraphrase", "reworded", "renamed variables", "formatting copy", "latex copy")
+    for kind in order:
+        if kind in (a["kind"], b["kind"]):
             return kind
     return "exact copy"
 
 
+def score(groups: np.ndarray, items: list[dict], rows: list[int]) -> dict:
+    """Counts over ``rows`` (pairs with both rows among them): grouped, positive and correct pairs, per family
+    (for the bootstrap), per kind of positive pair, per kind of row grouped wrongly."""
+    labels = groups.tolist()
+    predicted = pairs_in(labels, rows)
+    positive = pairs_in([item["origin"] for item in items], rows)
+    correct = predicted & positive
+    per_family: dict[str, list[int]] = {}
+    for name, pairs in (("predicted", predicted), ("positive", positive), ("correct", correct)):
+        for a, _ in pairs:
+            per_family.setdefault(items[a]["family"], [0, 0, 0])[("predicted", "positive", "correct").index(name)] += 1
+    by_kind: dict[str, list[int]] = {}
+    for a, b in positive:
+        kind = positive_kind(items[a], items[b])
+        by_kind.setdefault(kind, [0, 0])[0] += (a, b) in correct
+        by_kind[kind][1] += 1
+    wrong_rows = {i for pair in predicted - positive for i in pair}
+    merged: dict[str, list[int]] = {}
+    for i in rows:
+        kind = items[i]["kind"]
+        if kind in NUMBER_CHANGES + OTHER_CHANGES + (NEAR_MISS,):
+            merged.setdefault(kind, [0, 0])[0] += i in wrong_rows
+            merged[kind][1] += 1
+    false_pairs = Counter(_negative_kind(items[a], items[b]) for a, b in predicted - positive)
+    return {
+        "predicted": len(predicted),
+        "positive": len(positive),
+        "correct": len(correct),
+        "per_family": per_family,
+        "recall_by_kind": by_kind,
+        "merged_by_kind": merged,
+        "false_pairs": dict(false_pairs),
+    }
+
+
 def _negative_kind(a: dict, b: dict) -> str:
-    family_a, family_b = a["origin"].split(":")[0], b["origin"].split(":")[0]
-    if family_a != family_b or not family_a.startswith("seed"):
-        return "unrelated problems"
-    changed = a["kind"] if a["kind"] in NUMBER_CHANGES + OTHER_CHANGES else b["kind"]
-    return "other numbers" if changed in NUMBER_CHANGES else "variant: " + changed
+    if a["family"] != b["family"]:
+        return "different families"
+    kinds = [k for k in (a["kind"], b["kind"]) if k in NUMBER_CHANGES + OTHER_CHANGES + (NEAR_MISS,)]
+    return " ~ ".join(sorted(kinds)) if kinds else "other"
+
+
+def f_measures(counts: dict) -> tuple[float, float, float]:
+    """Precision, recall and F1 of ``score`` counts."""
+    precision = counts["correct"] / counts["predicted"] if counts["predicted"] else 1.0
+    recall = counts["correct"] / counts["positive"] if counts["positive"] else 1.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def merge(scores: list[dict]) -> dict:
+    """The counts of several ``score`` results pooled."""
+    out = {"predicted": 0, "positive": 0, "correct": 0, "per_family": {}, "recall_by_kind": {}, "merged_by_kind": {}}
+    out["false_pairs"] = Counter()
+    for s in scores:
+        for name in ("predicted", "positive", "correct"):
+            out[name] += s[name]
+        out["per_family"].update(s["per_family"])
+        for name in ("recall_by_kind", "merged_by_kind"):
+            for kind, (x, n) in s[name].items():
+                total = out[name].setdefault(kind, [0, 0])
+                total[0] += x
+                total[1] += n
+        out["false_pairs"].update(s["false_pairs"])
+    out["false_pairs"] = dict(out["false_pairs"])
+    return out
+
+
+def bootstrap(counts: dict, families: list[str], rng: np.random.Generator) -> tuple[list[float], list[float]]:
+    """95% intervals of precision and recall, resampling ``families`` (with their pairs) with replacement."""
+    table = np.array([counts["per_family"].get(f, [0, 0, 0]) for f in families], dtype=float)
+    draws = table[rng.integers(0, len(families), size=(BOOTSTRAP, len(families)))].sum(axis=1)
+    precision = draws[:, 2] / np.maximum(draws[:, 0], 1)
+    recall = draws[:, 2] / np.maximum(draws[:, 1], 1)
+    return [float(np.percentile(x, q)) for x in (precision,) for q in (2.5, 97.5)], [
+        float(np.percentile(recall, q)) for q in (2.5, 97.5)
+    ]
 
 
 def interval(share: float, n: int) -> str:
@@ -223,87 +363,155 @@ def interval(share: float, n: int) -> str:
     return str(wilson(share, n)) if n else "-"
 
 
+def choose(results: list, mode: str):
+    """The setting ``mode`` picks from ``(settings, counts)`` on the training folds: ``default`` the best F1
+    (then precision), ``strict`` among complete linkage the best recall at precision >= ``STRICT_PRECISION``
+    (the best precision where none reaches it)."""
+    if mode == "default":
+        return max(results, key=lambda sr: (f_measures(sr[1])[2], f_measures(sr[1])[0]))[0]
+    complete = [sr for sr in results if sr[0].linkage == "complete"]
+    good = [sr for sr in complete if f_measures(sr[1])[0] >= STRICT_PRECISION]
+    if good:
+        return max(good, key=lambda sr: (f_measures(sr[1])[1], f_measures(sr[1])[0]))[0]
+    return max(complete, key=lambda sr: (f_measures(sr[1])[0], f_measures(sr[1])[1]))[0]
+
+
 # --------------------------------------------------------------------------- the run
+def settings_grid(grid: dict) -> list:
+    """Every ``DedupeSettings`` of ``grid`` (the other fields at their defaults)."""
+    from mathgraph.tasks.search.dedupe import DedupeSettings
+
+    names = list(grid)
+    out = []
+    for values in product(*(grid[n] for n in names)):
+        fields = dict(zip(names, values))
+        if fields.get("small_numbers", 1) == 0 and fields.get("small_value", 1) != 1:
+            continue  # the same setting as small_value 1
+        out.append(DedupeSettings(neighbours=NEIGHBOURS, **fields))
+    return out
+
+
+def describe(settings) -> str:
+    """The fields of ``settings`` that the grid varies, in a line."""
+    from mathgraph.tasks.search.dedupe import DedupeSettings
+
+    base = DedupeSettings()
+    changed = [f"{k} {v}" for k, v in settings.__dict__.items() if v != getattr(base, k) or k in ("linkage",)]
+    return ", ".join(changed)
+
+
+def print_table(title: str, counts: dict, families: list[str], rng) -> None:
+    """The held-out figures of one mode."""
+    precision, recall, f1 = f_measures(counts)
+    p_ci, r_ci = bootstrap(counts, families, rng)
+    print(f"\n### {title}\n\n| measure | value | 95% interval (bootstrap over families) | n |\n|---|---:|---|---:|")
+    print(f"| precision | {precision:.3f} | [{p_ci[0]:.3f}, {p_ci[1]:.3f}] | {counts['predicted']} pairs grouped |")
+    print(f"| recall | {recall:.3f} | [{r_ci[0]:.3f}, {r_ci[1]:.3f}] | {counts['positive']} positive pairs |")
+    print(f"| F1 | {f1:.3f} | | |")
+    print("\n| positive pairs | found | of | recall | 95% interval |\n|---|---:|---:|---:|---|")
+    for kind, (found, total) in sorted(counts["recall_by_kind"].items()):
+        print(f"| {kind} | {found} | {total} | {found / total:.3f} | {interval(found / total, total)} |")
+    print("\n| rows of another problem | grouped wrongly | of | share | 95% interval |\n|---|---:|---:|---:|---|")
+    for kind, (bad, total) in sorted(counts["merged_by_kind"].items()):
+        print(f"| {kind} | {bad} | {total} | {bad / total:.3f} | {interval(bad / total, total)} |")
+    print("\n| pairs grouped wrongly | count |\n|---|---:|")
+    for kind, count in sorted(counts["false_pairs"].items()) or [("none", 0)]:
+        print(f"| {kind} | {count} |")
+
+
 def main() -> None:
     from mathgraph.tasks.release.build import machine
-    from mathgraph.tasks.search.dedupe import DedupeSettings, find_duplicates
+    from mathgraph.tasks.search.dedupe import STRICT, DedupeSettings, find_duplicates
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--math", type=int, default=200)
-    parser.add_argument("--gsm8k", type=int, default=1000)
+    parser.add_argument("--gsm8k", type=int, default=500)
+    parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/mathgraph-bench"))
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--keep-evidence", action="store_true", help="also pickle the bank and its evidence")
     args = parser.parse_args()
     args.data = DATA
+    grid = GRID
     if args.smoke:  # the smoke data (benchmarks/smoke.py): runs in a clean clone without ../shared
-        args.seeds, args.math, args.gsm8k, args.cache = 4, 4, 6, args.work / "cache"
-        args.data = SMOKE_DATA
+        args.seeds, args.math, args.gsm8k, args.folds, args.cache = 4, 2, 4, 2, args.work / "cache"
+        args.data, grid = SMOKE_DATA, SMOKE_GRID
     args.work.mkdir(parents=True, exist_ok=True)
-    grid = SMOKE_GRID if args.smoke else GRID
-    settings_grid = [
-        DedupeSettings(NEIGHBOURS, c, q, s)
-        for c in grid["min_cosine"]
-        for q in grid["min_question_similarity"]
-        for s in grid["check_sentences"]
-    ]
-    loosest = DedupeSettings(NEIGHBOURS, min(grid["min_cosine"]), 0.0, False)
-    banks = build_banks(args)
+    settings = settings_grid(grid)
+    items = build_bank(args)
+    texts = [item["text"] for item in items]
     embedder = CachedMiniLM(args.cache)
-    results, timing, prepared = {}, {}, {}
-    for part, items in banks.items():
-        start = time.perf_counter()
-        prepared[part] = aligned_candidates([item["text"] for item in items], embedder, loosest)
-        timing[part] = (time.perf_counter() - start, len(prepared[part][2]))
-        values = quantity_values(*prepared[part])
-        results[part] = [(s, score(groups_for(s, *prepared[part]), items, values)) for s in settings_grid]
-    # the best dev F1; on a tie the higher precision, then the higher cosine (fewer candidates to align)
-    best, _ = max(
-        zip(settings_grid, results["dev"]),
-        key=lambda sr: (sr[1][1]["f1"], sr[1][1]["precision"], sr[0].min_cosine),
-    )
-    test = dict(results["test"])[best]
     start = time.perf_counter()
-    end_to_end = find_duplicates([item["text"] for item in banks["test"]], embedder, best)
-    end_to_end_s = time.perf_counter() - start
-    same = end_to_end.groups.tolist() == groups_for(best, *prepared["test"]).tolist()
+    evidence = Evidence(texts, embedder, min(grid["min_cosine"]))
+    prepare_s = time.perf_counter() - start
+    if args.keep_evidence:
+        import pickle
+
+        with open(args.work / "dedupe_evidence.pkl", "wb") as f:
+            pickle.dump((items, evidence), f)
+    # folds of families (a GSM8K distractor is a family of one row); pairs across folds are not scored
+    families = list(dict.fromkeys(item["family"] for item in items))
+    fold_of = {f: k % args.folds for k, f in enumerate(np.random.default_rng(1).permutation(families).tolist())}
+    rows = [[i for i, item in enumerate(items) if fold_of[item["family"]] == fold] for fold in range(args.folds)]
+    start = time.perf_counter()
+    groups = {s: evidence.groups(s) for s in settings}
+    grid_s = time.perf_counter() - start
+    per_fold = {s: [score(groups[s], items, rows[k]) for k in range(args.folds)] for s in settings}
+    held_out, chosen = {"default": [], "strict": []}, {"default": [], "strict": []}
+    for k in range(args.folds):
+        train = [(s, merge([per_fold[s][j] for j in range(args.folds) if j != k])) for s in settings]
+        for mode in ("default", "strict"):
+            best = choose(train, mode)
+            chosen[mode].append(best)
+            held_out[mode].append(per_fold[best][k])
+    shipped = {"default": DedupeSettings(), "strict": STRICT}
+    counts = {mode: merge(held_out[mode]) for mode in held_out}
+    rng = np.random.default_rng(2)
+    kinds = Counter(item["kind"] for item in items)
+    print(
+        f"## Near-duplicates: {len(items)} rows ({args.seeds} GSM-Plus families, {args.math} MATH problems with "
+        f"copies, {args.gsm8k} GSM8K), {args.folds} folds by family"
+    )
+    print(
+        f"\n{machine()}; candidates: MiniLM, {NEIGHBOURS} neighbours, cosine >= {min(grid['min_cosine'])}: "
+        f"{len(evidence.candidates)} pairs aligned ({prepare_s:.0f} s with encoding and parsing); "
+        f"{len(settings)} settings grouped in {grid_s:.0f} s. Rows by kind: "
+        + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+    )
+    for mode in ("default", "strict"):
+        print(f"\nChosen for {mode} on the training folds: " + "; ".join(describe(s) for s in chosen[mode]))
+    print_table("Default (held-out folds pooled)", counts["default"], families, rng)
+    print_table("Strict (held-out folds pooled)", counts["strict"], families, rng)
+    for mode, s in shipped.items():
+        whole = (
+            merge([per_fold[s][k] for k in range(args.folds)])
+            if s in per_fold
+            else score(evidence.groups(s), items, list(range(len(items))))
+        )
+        p, r, f1 = f_measures(whole)
+        print(f"\nShipped {mode} ({describe(s)}) on the whole bank: precision {p:.3f}, recall {r:.3f}, F1 {f1:.3f}")
+    start = time.perf_counter()
+    same = {}
+    for mode, s in shipped.items():
+        end_to_end = find_duplicates(texts, embedder, s)
+        same[mode] = end_to_end.groups.tolist() == evidence.groups(s).tolist()
+    print(
+        f"\nfind_duplicates end to end, default and strict: {time.perf_counter() - start:.0f} s; "
+        f"same groups as the grid's: {same['default'] and same['strict']}"
+    )
     (args.work / "dedupe_quality.json").write_text(
         json.dumps(
-            {"best": best.__dict__, "test": test, "grid": [(s.__dict__, r) for s, r in results["dev"]]}, indent=2
+            {
+                mode: {
+                    "chosen": [s.__dict__ for s in chosen[mode]],
+                    "held_out": {k: v for k, v in counts[mode].items() if k != "per_family"},
+                }
+                for mode in counts
+            },
+            indent=2,
         )
-    )
-    print(
-        f"## Near-duplicates: dev {len(banks['dev'])} rows, test {len(banks['test'])} rows ({args.seeds} GSM-Plus seeds, {args.math} MATH, {args.gsm8k} GSM8K)"
-    )
-    print(
-        f"\n{machine()}; candidates: MiniLM, {NEIGHBOURS} neighbours; candidate pairs aligned: dev {timing['dev'][1]} ({timing['dev'][0]:.0f} s), test {timing['test'][1]} ({timing['test'][0]:.0f} s)\n"
-    )
-    print(
-        "### Dev: the grid (best F1 first, 10 rows)\n\n| min cosine | min question similarity | check sentences | precision | recall | F1 |\n|---:|---:|---|---:|---:|---:|"
-    )
-    for s, r in sorted(results["dev"], key=lambda sr: (-sr[1]["f1"], -sr[1]["precision"]))[:10]:
-        print(
-            f"| {s.min_cosine} | {s.min_question_similarity} | {s.check_sentences} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} |"
-        )
-    print(
-        f"\nChosen on dev: min_cosine {best.min_cosine}, min_question_similarity {best.min_question_similarity}, check_sentences {best.check_sentences}\n"
-    )
-    print("### Test\n\n| measure | value | 95% interval | n |\n|---|---:|---|---:|")
-    print(
-        f"| precision | {test['precision']:.3f} | {interval(test['precision'], test['predicted'])} | {test['predicted']} pairs grouped |"
-    )
-    print(
-        f"| recall | {test['recall']:.3f} | {interval(test['recall'], test['positive'])} | {test['positive']} positive pairs |"
-    )
-    print("\n| positive pairs (test) | found | of | recall | 95% interval |\n|---|---:|---:|---:|---|")
-    for kind, (found, total) in sorted(test["recall_by_kind"].items()):
-        print(f"| {kind} | {found} | {total} | {found / total:.3f} | {interval(found / total, total)} |")
-    print("\n| pairs grouped wrongly (test) | count |\n|---|---:|")
-    for kind, count in sorted(test["false_pairs"].items()) or [("none", 0)]:
-        print(f"| {kind} | {count} |")
-    print(
-        f"\nfind_duplicates end to end on the test bank: {end_to_end.group_count} groups in {end_to_end_s:.0f} s; same groups as the grid's: {same}"
     )
 
 

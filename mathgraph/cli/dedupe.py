@@ -22,7 +22,7 @@ OUTPUT_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv":
 
 def register(commands) -> None:
     """Add ``dedupe`` to the ``mathgraph`` commands."""
-    from mathgraph.tasks.search.dedupe import MIN_COSINE, MIN_QUESTION_SIMILARITY, NEIGHBOURS
+    from mathgraph.tasks.search.dedupe import MIN_COSINE, MIN_QUESTION_SIMILARITY, NEIGHBOURS, SMALL_NUMBERS
 
     dedupe = commands.add_parser(
         "dedupe",
@@ -30,9 +30,11 @@ def register(commands) -> None:
         description="Write every row of a bank (JSONL, CSV, Parquet or a saved datasets directory) back with a "
         "group id, the same for rows that are the same problem: the same text up to wording and formatting, "
         "the same quantities and the same question. Copies that differ in formatting only are grouped outright; "
-        "other pairs are found with a search index (cosine) and confirmed by aligning the two problems' graphs, "
-        "so 'Tom has 12 apples' and 'Tom has 12.5 apples' are two problems. A group's id is the position "
-        "(from 0) of its first row in the output.",
+        "other pairs are found with a search index (cosine) and confirmed by aligning the two problems' graphs "
+        "and comparing their quantities (values, how they are written, their units), formulas and questions, "
+        "so 'Tom has 12 apples' and 'Tom has 12.5 apples' are two problems. The default is tuned for finding "
+        "copies (rows join a group through a chain of confirmed pairs); --strict is for merging: every pair "
+        "inside a group is confirmed. A group's id is the position (from 0) of its first row in the output.",
     )
     dedupe.add_argument("--input", required=True, type=input_path, metavar="BANK")
     dedupe.add_argument(
@@ -49,15 +51,30 @@ def register(commands) -> None:
     )
     dedupe.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
     add_runtime_argument(dedupe)
-    dedupe.add_argument("--neighbours", type=int, default=NEIGHBOURS, help=f"candidates a row (default: {NEIGHBOURS})")
     dedupe.add_argument(
-        "--min-cosine", type=float, default=MIN_COSINE, help=f"the least cosine of a candidate (default: {MIN_COSINE})"
+        "--strict",
+        action="store_true",
+        help="precision first, for merging: put rows in one group only when every pair inside it is the same "
+        "problem, and ask for every number on both sides (default: tuned for finding copies)",
     )
+    dedupe.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each group of more than one row: for each row, the pair that joined it and what matched "
+        "(cosine, quantities, question, the rule that decided)",
+    )
+    dedupe.add_argument("--neighbours", type=int, help=f"candidates a row (default: {NEIGHBOURS})")
+    dedupe.add_argument("--min-cosine", type=float, help=f"the least cosine of a candidate (default: {MIN_COSINE})")
     dedupe.add_argument(
         "--min-question-similarity",
         type=float,
-        default=MIN_QUESTION_SIMILARITY,
         help=f"the least word similarity of two reworded questions (default: {MIN_QUESTION_SIMILARITY})",
+    )
+    dedupe.add_argument(
+        "--small-numbers",
+        type=int,
+        help="how many small numbers written in words ('one crate' -> 'a single box') may be stated on one side "
+        f"only (default: {SMALL_NUMBERS}; 0 with --strict)",
     )
     dedupe.add_argument("--batch-size", type=int, default=32)
     dedupe.add_argument(
@@ -76,9 +93,7 @@ def run_dedupe(args: argparse.Namespace) -> int:
         raise UserError(f"--batch-size must be >= 1, got {args.batch_size}")
     check_bank_input(args.input, args.input_format)
     check_model_argument(args.model)
-    from mathgraph.tasks.search.dedupe import DedupeSettings
-
-    settings = DedupeSettings(args.neighbours, args.min_cosine, args.min_question_similarity)
+    settings = _settings(args)
     reader = BankReader.open(args.input, args.input_format, fields=(args.text_field,), id_field=None, keep=None)
     texts, skipped = [], []
     for record in _good_records(reader, args.skip_bad, skipped):  # the bank is checked before a model loads
@@ -115,14 +130,31 @@ def run_dedupe(args: argparse.Namespace) -> int:
     report(
         f"{len(texts):,} rows are {result.group_count:,} problems: "
         f"{sum(p.how == 'copy' for p in result.pairs):,} copies, "
-        f"{sum(p.how == 'aligned' for p in result.pairs):,} of {result.candidates:,} candidate pairs confirmed "
+        f"{sum(p.how == 'aligned' for p in result.pairs):,} of {result.candidates:,} candidate pairs joined "
         f"(rejected by {rejected}); rows in {args.output}",
     )
+    if args.explain:
+        print("\n".join(result.explain()) or "no group has more than one row")
     if skipped:
         from mathgraph.cli.common import report_skipped
 
         report_skipped(skipped)
     return 0
+
+
+def _settings(args: argparse.Namespace):
+    """The ``DedupeSettings`` of the command line: ``STRICT`` with ``--strict``, else the defaults, with each
+    threshold given replacing its value."""
+    from dataclasses import replace
+
+    from mathgraph.tasks.search.dedupe import STRICT, DedupeSettings
+
+    given = {
+        name: getattr(args, name)
+        for name in ("neighbours", "min_cosine", "min_question_similarity", "small_numbers")
+        if getattr(args, name) is not None
+    }
+    return replace(STRICT if args.strict else DedupeSettings(), **given)
 
 
 def _output_format(path: str) -> str:

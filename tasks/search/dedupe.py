@@ -1,25 +1,35 @@
-"""Near-duplicates in a bank: which rows are the same problem (the same text up to wording and formatting, the
-same quantities and the same question), as group ids.
+"""Near-duplicates in a bank: which rows are the same problem (the same quantities, counting the same things,
+and the same question, in any wording or formatting), as group ids.
 
-    result = find_duplicates(texts, load_embedder("text:minilm"))
+    result = find_duplicates(texts, load_embedder("text:minilm"))             # tuned for finding copies
+    result = find_duplicates(texts, embedder, STRICT)                         # precision first, for merging
     result.groups        # one id a row: the position of the first row of its group
-    result.pairs         # the confirmed pairs (row a, row b, cosine, how they were matched)
+    result.pairs         # the pairs that joined them, each with what matched (``DuplicatePair``)
 
-Three steps:
+Four steps:
 
 1. Copies: rows whose text is the same once formatting is set aside (``canonical_text``: whitespace, math
    delimiters, LaTeX spacing and sizing commands, braces around one character) are one problem outright.
 2. Candidates: one row per distinct text is embedded into a search index (``write_index``; its index type by
    size, so a large bank is searched approximately) and each row's ``neighbours`` nearest rows with a cosine
-   of at least ``min_cosine`` are candidates.
-3. Confirmation: a candidate pair is the same problem when the alignment of its two graphs
-   (``parsers.compare.align_problems``, graphs through the graph cache) says so (``same_problem``): the same
-   quantity values (as a multiset: "12 apples" and "12.5 apples" differ), the same formulas, the question
-   kept (reworded at most: its word similarity at least ``min_question_similarity``), and, with
-   ``check_sentences``, no sentence that carries quantities inserted or deleted.
+   of at least ``min_cosine`` are candidates. The cosine only proposes pairs; it never confirms one.
+3. Confirmation (``pair_evidence``, then ``decide``): the alignment of the two graphs
+   (``parsers.compare.align_problems``, graphs through the graph cache) and the quantities decide. Two rows
+   are the same problem when they state the same values as a multiset ("12 apples" and "12.5 apples" differ;
+   with ``small_numbers``, one small number written in words, "one crate" -> "a single box", may be missing
+   on one side), each value written the same way (``distinct_forms``: "2/5 of the cards" and "0.4 times of the
+   cards" are two problems), counting the same things (``check_units``: a value matched to the same value on
+   the other side is in the same unit, "5 hours" is not "5 minutes"), the same formulas (up to renamed
+   variables: ``x^2+1`` and ``y^2+1`` are one problem, ``x^2-1`` another), a question on both sides (reworded
+   at most: ``min_question_similarity``), and no sentence on one side only while the other side keeps all of
+   its own (``one_sided_sentences``: a step or a distraction added to an otherwise unchanged text).
+4. Groups (``linkage``): ``"single"`` joins every confirmed pair (connected components, ``scipy``), the
+   default, which finds copies; ``"complete"`` (``STRICT``) only puts rows in one group when every pair inside
+   it is confirmed, so two different problems are never chained through a third.
 
-Groups are the connected components of copies and confirmed pairs (``scipy.sparse.csgraph``). The default
-thresholds were chosen on the dev part of ``benchmarks/dedupe_quality.py`` (docs/search.md has its figures).
+Every joining pair carries its evidence and the rule that decided (``DuplicatePair``; ``mathgraph dedupe
+--explain`` prints them per group). The defaults and ``STRICT`` were chosen on the dev part of
+``benchmarks/dedupe_quality.py`` (docs/search.md has the held-out figures).
 """
 
 from __future__ import annotations
@@ -28,22 +38,30 @@ import re
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
 from mathgraph.errors import UserError
 
-# Chosen on the dev part of benchmarks/dedupe_quality.py (the best F1 over its grid; docs/search.md): a reworded
-# question shares few words with the original (GSM-Plus paraphrases: similarity 0.1 to 0.5), and a paraphrase
-# regroups numbers into other sentences, so neither check helped there; a question missing on one side still
-# rules a pair out.
+# Chosen on the dev part of benchmarks/dedupe_quality.py (docs/search.md): a reworded question shares few words
+# with the original (GSM-Plus paraphrases: similarity 0.1 to 0.5), so its word similarity is not asked for.
 NEIGHBOURS = 10
 MIN_COSINE = 0.75
 MIN_QUESTION_SIMILARITY = 0.0
 CHECK_SENTENCES = False
+SMALL_NUMBERS = 0
+SMALL_VALUE = 1
+LINKAGES = ("single", "complete")
+# A sentence on one side only rules a pair out when it brings at least this many words the other side lacks
+# (fewer: a sentence split another way, "Assume $f$ and $g$ are polynomials, and" | "that ...").
+ONE_SIDED_NEW_WORDS = 2
 # Query vectors searched at a time while finding candidates.
 QUERY_BATCH = 1024
+# Forms of one value that a rewrite only changes on purpose: a decimal for a fraction, percent or word.
+_CONVERTED = {"decimal"}
+_CONVERTED_FROM = {"fraction", "percent", "word"}
 
 # What canonical_text removes or rewrites: formatting that never changes a problem.
 _SIZING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])")
@@ -52,20 +70,35 @@ _FRACTION = re.compile(r"\\[dt]frac(?![a-zA-Z])")
 _DELIMITERS = re.compile(r"\$\$?|\\\(|\\\)|\\\[|\\\]")
 _ONE_CHARACTER_GROUP = re.compile(r"\{(\w)\}")
 _SPACE_AT_SYMBOL = re.compile(r" ?([^\w\s]) ?")
+_WORD = re.compile(r"[a-z]{2,}")
+# A LaTeX command (kept) or one letter (a variable, renamed by ``renamed_formulas``).
+_FORMULA_TOKEN = re.compile(r"\\[a-zA-Z]+|[a-zA-Z]")
 
 
 @dataclass(frozen=True)
 class DedupeSettings:
-    """How near a pair must be to be compared (``neighbours``, ``min_cosine``), how similar two questions
-    must be to be the same question once reworded (``min_question_similarity``, the alignment's word
-    similarity of the two question sentences), and whether a sentence with quantities that only one problem
-    has (inserted or deleted: a rewording that regroups the numbers makes such sentences too) rules a pair
-    out (``check_sentences``)."""
+    """What makes two rows one problem (module docstring, step 3) and how groups form (step 4).
+
+    ``neighbours``, ``min_cosine``: how near a pair must be to be compared at all. ``min_question_similarity``:
+    the least word similarity of two question sentences (0: any rewording). ``check_sentences``: no sentence
+    with quantities inserted or deleted (a rewording that regroups numbers makes such sentences too).
+    ``small_numbers``: how many numbers of at most ``small_value`` may be stated on one side only ("one
+    week" -> "a week"). ``distinct_forms``: a value written as a decimal on one side and as a fraction,
+    percent or word on the other makes two problems. ``check_units``: two matched equal values in different
+    units make two problems. ``one_sided_sentences``: a sentence inserted while none is deleted (or the
+    reverse), with at least ``ONE_SIDED_NEW_WORDS`` words the other problem lacks, makes two problems. ``linkage``: ``"single"`` (chains of confirmed pairs) or ``"complete"``
+    (every pair in a group confirmed)."""
 
     neighbours: int = NEIGHBOURS
     min_cosine: float = MIN_COSINE
     min_question_similarity: float = MIN_QUESTION_SIMILARITY
     check_sentences: bool = CHECK_SENTENCES
+    small_numbers: int = SMALL_NUMBERS
+    small_value: int = SMALL_VALUE
+    distinct_forms: bool = True
+    check_units: bool = True
+    one_sided_sentences: bool = True
+    linkage: str = "single"
 
     def __post_init__(self) -> None:
         if self.neighbours < 1:
@@ -73,28 +106,107 @@ class DedupeSettings:
         for name in ("min_cosine", "min_question_similarity"):
             if not -1.0 <= getattr(self, name) <= 1.0:
                 raise UserError(f"{name} must be in [-1, 1], got {getattr(self, name)}")
+        if self.small_numbers < 0 or self.small_value < 0:
+            raise UserError(f"small_numbers and small_value must be >= 0, got {self.small_numbers}, {self.small_value}")
+        if self.linkage not in LINKAGES:
+            raise UserError(f"linkage must be one of {', '.join(LINKAGES)}, got {self.linkage!r}")
+
+
+# Precision first, for merging: every pair in a group confirmed, every number on both sides.
+STRICT = DedupeSettings(small_numbers=0, linkage="complete")
+
+
+@dataclass(frozen=True)
+class PairEvidence:
+    """What the alignment and the quantities say about two problems, whatever the settings: the ``cosine`` of
+    their vectors; ``quantities_a``/``quantities_b`` (how many each states), ``values_matched`` (how many of
+    those are the same value on both sides, as multisets) and ``only_one_side`` (the values stated on one
+    side only); ``converted`` (equal values written as a decimal on one side and a fraction, percent or word
+    on the other); ``units_matched`` / ``units_differ`` (matched equal values with a unit on both sides: the
+    same unit, or another); ``question`` (``same``, ``changed``, ``missing``, ``added``, ``none``) and
+    ``question_similarity`` (word similarity); ``sentences_inserted`` / ``sentences_deleted`` and how many of
+    them carry quantities; ``one_sided_new_words``: where sentences were only inserted (or only deleted), the
+    distinct words of those sentences that the other problem never uses (0 otherwise); ``formulas`` (``same``, ``renamed``: the same up to the names of variables,
+    ``differ``)."""
+
+    cosine: float
+    quantities_a: int
+    quantities_b: int
+    values_matched: int
+    only_one_side: tuple[Fraction, ...]
+    converted: int
+    units_matched: int
+    units_differ: int
+    question: str
+    question_similarity: float
+    sentences_inserted: int
+    sentences_deleted: int
+    inserted_with_quantities: int
+    deleted_with_quantities: int
+    one_sided_new_words: int
+    formulas: str
+
+    def to_dict(self) -> dict:
+        """JSON-ready."""
+        return {
+            "cosine": round(self.cosine, 6),
+            "quantities_a": self.quantities_a,
+            "quantities_b": self.quantities_b,
+            "values_matched": self.values_matched,
+            "only_one_side": [str(v) for v in self.only_one_side],
+            "converted": self.converted,
+            "units_matched": self.units_matched,
+            "units_differ": self.units_differ,
+            "question": self.question,
+            "question_similarity": round(self.question_similarity, 4),
+            "sentences_inserted": self.sentences_inserted,
+            "sentences_deleted": self.sentences_deleted,
+            "one_sided_new_words": self.one_sided_new_words,
+            "formulas": self.formulas,
+        }
 
 
 @dataclass(frozen=True)
 class DuplicatePair:
     """Rows ``a`` < ``b`` found to be the same problem: ``how`` is ``"copy"`` (the same canonical text) or
-    ``"aligned"`` (a candidate confirmed by the alignment), with the cosine of their vectors (1 for a copy)."""
+    ``"aligned"`` (a candidate confirmed by the alignment), with the cosine of their vectors (1 for a copy),
+    the ``rule`` that decided (``decide``) and, for an aligned pair, its ``evidence``."""
 
     a: int
     b: int
     cosine: float
     how: str
+    rule: str = "the same text once formatting is set aside"
+    evidence: PairEvidence | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict:
         """JSON-ready."""
-        return {"a": self.a, "b": self.b, "cosine": round(self.cosine, 6), "how": self.how}
+        out = {"a": self.a, "b": self.b, "cosine": round(self.cosine, 6), "how": self.how, "rule": self.rule}
+        if self.evidence is not None:
+            out["evidence"] = self.evidence.to_dict()
+        return out
+
+    def explain(self) -> str:
+        """What matched, in words, on one line."""
+        if self.evidence is None:
+            return f"copy: {self.rule}"
+        e = self.evidence
+        units = f", {e.units_matched} in the same unit" if e.units_matched else ""
+        question = {"same": "the same question", "changed": "the question reworded"}.get(e.question, e.question)
+        formulas = {"same": "; formulas the same", "renamed": "; formulas the same up to renamed variables"}
+        return (
+            f"cosine {e.cosine:.3f}; quantities {e.values_matched} of {e.quantities_a}/{e.quantities_b} "
+            f"the same values{units}; {question} (word similarity {e.question_similarity:.2f})"
+            f"{formulas.get(e.formulas, '')}; rule: {self.rule}"
+        )
 
 
 @dataclass(frozen=True)
 class DedupeResult:
     """``groups``: a group id per row (the position of the group's first row); ``pairs``: the pairs that joined
     them; ``candidates``: candidate pairs compared by alignment, confirmed or not; ``rejected``: why each
-    candidate that was not confirmed was not (reason -> count)."""
+    candidate that was not confirmed was not (reason -> count; ``linkage``: confirmed, but with complete
+    linkage not every pair of the two groups was)."""
 
     groups: np.ndarray
     pairs: list[DuplicatePair]
@@ -105,6 +217,42 @@ class DedupeResult:
     def group_count(self) -> int:
         """How many distinct problems the rows are."""
         return len(np.unique(self.groups))
+
+    def explain(self) -> list[str]:
+        """For each group of more than one row, its rows and, for each row after the first, the pair that
+        joined it and what matched (``DuplicatePair.explain``), one line each."""
+        members: dict[int, list[int]] = {}
+        for row, group in enumerate(self.groups.tolist()):
+            members.setdefault(group, []).append(row)
+        lines = []
+        for group, rows in members.items():
+            if len(rows) > 1:
+                lines.append(f"group {group}: rows {', '.join(map(str, rows))}")
+                lines += [
+                    f"  row {row} joined by row {by}: {pair.explain()}"
+                    for row, by, pair in joining_pairs(rows, self.pairs)
+                ]
+        return lines
+
+
+def joining_pairs(rows: list[int], pairs: Sequence[DuplicatePair]) -> list[tuple[int, int, DuplicatePair]]:
+    """``(row, by, pair)`` for each of ``rows`` after the first: the row it was reached from, going out from
+    the first row through ``pairs`` (breadth first, the highest cosine first), and the pair between them."""
+    inside = set(rows)
+    edges: dict[int, list[DuplicatePair]] = {}
+    for p in pairs:
+        if p.a in inside and p.b in inside:
+            edges.setdefault(p.a, []).append(p)
+            edges.setdefault(p.b, []).append(p)
+    seen, order, out = {rows[0]}, [rows[0]], []
+    for row in order:
+        for p in sorted(edges.get(row, []), key=lambda p: (-p.cosine, p.a, p.b)):
+            other = p.b if p.a == row else p.a
+            if other not in seen:
+                seen.add(other)
+                order.append(other)
+                out.append((other, row, p))
+    return out
 
 
 def canonical_text(text: str) -> str:
@@ -121,24 +269,116 @@ def canonical_text(text: str) -> str:
     return _SPACE_AT_SYMBOL.sub(r"\1", text)
 
 
-def same_problem(alignment, graph_a, graph_b, settings: DedupeSettings = DedupeSettings()) -> str | None:
-    """None when an aligned pair of problems is the same problem, else the reason it is not: ``quantities``
-    (other values, as multisets), ``formulas`` (a formula added, removed or edited), ``question`` (missing on
-    one side, or reworded below ``min_question_similarity``), ``sentences`` (with ``check_sentences``: a
-    sentence with quantities inserted or deleted). ``alignment``: ``align_problems(graph_a, graph_b)``."""
+def renamed_formulas(latex: Sequence[str]) -> list[str]:
+    """The formulas ``latex`` of one problem with their variables renamed in order of first appearance across
+    the problem (``x`` and then ``y`` become ``v0`` and ``v1`` everywhere; LaTeX commands kept), then in
+    canonical form (``canonical_text``), so two problems that differ only in the names of their variables give
+    the same list."""
+    names: dict[str, str] = {}
+
+    def rename(match: re.Match) -> str:
+        token = match.group(0)
+        return token if token.startswith("\\") else names.setdefault(token, f"v{len(names)}")
+
+    return [canonical_text(_FORMULA_TOKEN.sub(rename, text)) for text in latex]
+
+
+def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvidence:
+    """The ``PairEvidence`` of two problems: ``alignment`` is ``align_problems(graph_a, graph_b)``, ``cosine``
+    the cosine of their vectors."""
     values_a = Counter(q.value for q in graph_a.quantities())
-    if values_a != Counter(q.value for q in graph_b.quantities()):
-        return "quantities"
+    values_b = Counter(q.value for q in graph_b.quantities())
+    converted = units_matched = units_differ = 0
+    for match in alignment.quantities:
+        if match.kind != "same":
+            continue
+        forms = {match.a.form, match.b.form}
+        converted += len(forms) == 2 and bool(forms & _CONVERTED) and bool(forms & _CONVERTED_FROM)
+        if match.a.unit and match.b.unit:
+            same_unit = _word_stem(match.a.unit) == _word_stem(match.b.unit)
+            units_matched += same_unit
+            units_differ += not same_unit
     features = alignment.features
-    if not features["formulas_a"] == features["formulas_b"] == features["formulas_same"]:
-        return "formulas"
-    if alignment.question in ("missing", "added") or (
-        alignment.question == "changed" and alignment.question_similarity < settings.min_question_similarity
+    if features["formulas_a"] == features["formulas_b"] == features["formulas_same"]:
+        formulas = "same"
+    elif renamed_formulas([f.latex for f in graph_a.formulas]) == renamed_formulas([f.latex for f in graph_b.formulas]):
+        formulas = "renamed"
+    else:
+        formulas = "differ"
+    return PairEvidence(
+        cosine=float(cosine),
+        quantities_a=sum(values_a.values()),
+        quantities_b=sum(values_b.values()),
+        values_matched=sum((values_a & values_b).values()),
+        only_one_side=tuple(sorted(((values_a - values_b) + (values_b - values_a)).elements())),
+        converted=converted,
+        units_matched=units_matched,
+        units_differ=units_differ,
+        question=alignment.question,
+        question_similarity=float(alignment.question_similarity),
+        sentences_inserted=int(features["sentences_inserted"]),
+        sentences_deleted=int(features["sentences_deleted"]),
+        inserted_with_quantities=int(features["inserted_with_quantities"]),
+        deleted_with_quantities=int(features["deleted_with_quantities"]),
+        one_sided_new_words=_one_sided_new_words(alignment),
+        formulas=formulas,
+    )
+
+
+def _one_sided_new_words(alignment) -> int:
+    """Where the alignment only inserts sentences (or only deletes them), how many distinct words of those
+    sentences (not English stop words) the other problem does not use; 0 where it does both or neither."""
+    inserted = [alignment.sentences_b[m.b].text for m in alignment.sentences if m.kind == "inserted"]
+    deleted = [alignment.sentences_a[m.a].text for m in alignment.sentences if m.kind == "deleted"]
+    if bool(inserted) == bool(deleted):
+        return 0
+    one_side, other = (inserted, alignment.sentences_a) if inserted else (deleted, alignment.sentences_b)
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    known = {w for sentence in other for w in _WORD.findall(sentence.text.lower())} | ENGLISH_STOP_WORDS
+    return len({w for text in one_side for w in _WORD.findall(text.lower())} - known)
+
+
+def _word_stem(word: str) -> str:
+    word = word.lower()
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) -> tuple[bool, str]:
+    """``(same, rule)``: whether the two problems of ``evidence`` are one problem under ``settings``, and the
+    rule that decided. Not the same: ``formulas`` (a formula added, removed or edited beyond renamed
+    variables), ``quantities`` (other values), ``written another way`` (``distinct_forms``), ``units``
+    (``check_units``), ``question`` (missing on one side, or below ``min_question_similarity``), ``sentence on
+    one side`` (``one_sided_sentences``), ``sentences`` (``check_sentences``). The same: ``same quantities``,
+    ``same quantities but small numbers in words`` (``small_numbers``), each ``, renamed variables`` where
+    the formulas only differ in those."""
+    e, s = evidence, settings
+    if e.formulas == "differ":
+        return False, "formulas"
+    small = all(v.denominator == 1 and 0 <= v <= s.small_value for v in e.only_one_side)
+    if e.only_one_side and not (small and len(e.only_one_side) <= s.small_numbers):
+        return False, "quantities"
+    if s.distinct_forms and e.converted:
+        return False, "written another way"
+    if s.check_units and e.units_differ:
+        return False, "units"
+    if e.question in ("missing", "added") or (
+        e.question == "changed" and e.question_similarity < s.min_question_similarity
     ):
-        return "question"
-    if settings.check_sentences and (features["inserted_with_quantities"] or features["deleted_with_quantities"]):
-        return "sentences"
-    return None
+        return False, "question"
+    if s.one_sided_sentences and e.one_sided_new_words >= ONE_SIDED_NEW_WORDS:
+        return False, "sentence on one side"
+    if s.check_sentences and (e.inserted_with_quantities or e.deleted_with_quantities):
+        return False, "sentences"
+    rule = "same quantities" if not e.only_one_side else "same quantities but small numbers in words"
+    return True, rule + (", renamed variables" if e.formulas == "renamed" else "")
+
+
+def same_problem(alignment, graph_a, graph_b, settings: DedupeSettings = DedupeSettings()) -> str | None:
+    """None when an aligned pair of problems is the same problem (``decide``), else the reason it is not.
+    ``alignment``: ``align_problems(graph_a, graph_b)``."""
+    same, rule = decide(pair_evidence(alignment, graph_a, graph_b), settings)
+    return None if same else rule
 
 
 def copy_groups(texts: Sequence[str]) -> tuple[list[int], np.ndarray]:
@@ -182,6 +422,30 @@ def group_ids(count: int, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
     return first[component]
 
 
+def complete_linkage(count: int, confirmed: Sequence[tuple[int, int, float]], is_same) -> list[tuple[int, int]]:
+    """The confirmed pairs ``(a, b, cosine)`` of ``count`` rows that complete linkage keeps: going through them
+    from the highest cosine, two groups are joined only when every pair of a row of one and a row of the other
+    is the same problem (``is_same(a, b)``, asked only for pairs that were not confirmed already). Returns the
+    pairs kept: every pair inside a group of the result is the same problem."""
+    group = list(range(count))
+    members = {i: [i] for i in range(count)}
+    known = {(a, b) for a, b, _ in confirmed}
+    kept = []
+    for a, b, _ in sorted(confirmed, key=lambda p: (-p[2], p[0], p[1])):
+        ga, gb = group[a], group[b]
+        if ga == gb:
+            kept.append((a, b))
+            continue
+        if all(
+            (min(x, y), max(x, y)) in known or is_same(min(x, y), max(x, y)) for x in members[ga] for y in members[gb]
+        ):
+            for x in members[gb]:
+                group[x] = ga
+            members[ga] += members.pop(gb)
+            kept.append((a, b))
+    return kept
+
+
 def find_duplicates(
     texts: Sequence[str],
     embedder,
@@ -191,7 +455,8 @@ def find_duplicates(
 ) -> DedupeResult:
     """Group the rows ``texts`` of a bank by problem (module docstring): copies, then candidates from a search
     index of one row per distinct text (``embedder``: a ``tasks.search.embedders`` encoder), confirmed by
-    alignment. The index is written to a temporary directory, so the vectors are held once, memory-mapped."""
+    alignment and quantities, grouped by ``settings.linkage`` (``STRICT`` for precision first). The index is
+    written to a temporary directory, so the vectors are held once, memory-mapped."""
     from mathgraph.parsers.compare import align_problems
     from mathgraph.parsers.graph_cache import parse_cached
     from mathgraph.tasks.search.commands import encode_shards
@@ -211,27 +476,51 @@ def find_duplicates(
             shards = encode_shards(embedder, unique, batch_size, show_progress)
             index = write_index(directory, shards, ({"text": t} for t in unique), "text", embedder.identity())
             candidates = candidate_pairs(index, settings)
+            involved = sorted({i for a, b, _ in candidates for i in (a, b)})
+            vectors = {i: np.asarray(index.embeddings[i], dtype=np.float32) for i in involved}
             del index  # its files are mapped: let them go before the directory is removed
-        involved = sorted({i for a, b, _ in candidates for i in (a, b)})
         graphs = dict(zip(involved, parse_cached([unique[i] for i in involved], show_progress=show_progress)))
-        for a, b, cosine in candidates:
-            reason = same_problem(align_problems(graphs[a], graphs[b]), graphs[a], graphs[b], settings)
-            if reason is None:
-                pairs.append(DuplicatePair(representatives[a], representatives[b], cosine, "aligned"))
-            else:
-                rejected[reason] += 1
+        verdicts: dict[tuple[int, int], tuple[bool, str, PairEvidence]] = {}
+
+        def judge(a: int, b: int, cosine: float | None = None) -> tuple[bool, str, PairEvidence]:
+            if (a, b) not in verdicts:
+                cosine = float(vectors[a] @ vectors[b]) if cosine is None else cosine
+                evidence = pair_evidence(align_problems(graphs[a], graphs[b]), graphs[a], graphs[b], cosine)
+                verdicts[a, b] = (*decide(evidence, settings), evidence)
+            return verdicts[a, b]
+
+        confirmed = [(a, b, cosine) for a, b, cosine in candidates if judge(a, b, cosine)[0]]
+        for a, b, _ in candidates:
+            same, rule, _ = verdicts[a, b]
+            if not same:
+                rejected[rule] += 1
+        if settings.linkage == "complete":
+            kept = set(complete_linkage(len(unique), confirmed, lambda a, b: judge(a, b)[0]))
+            rejected["linkage"] += len(confirmed) - len(kept)
+            confirmed = [p for p in confirmed if (p[0], p[1]) in kept]
+        for a, b, cosine in confirmed:
+            _, rule, evidence = verdicts[a, b]
+            pairs.append(DuplicatePair(representatives[a], representatives[b], cosine, "aligned", rule, evidence))
     groups = group_ids(len(texts), [(p.a, p.b) for p in pairs])
-    return DedupeResult(groups, sorted(pairs, key=lambda p: (p.a, p.b)), len(candidates), dict(rejected))
+    rejected = {reason: count for reason, count in rejected.items() if count}
+    return DedupeResult(groups, sorted(pairs, key=lambda p: (p.a, p.b)), len(candidates), rejected)
 
 
 __all__ = [
     "DedupeSettings",
+    "STRICT",
+    "PairEvidence",
     "DuplicatePair",
     "DedupeResult",
     "canonical_text",
+    "renamed_formulas",
+    "pair_evidence",
+    "decide",
     "same_problem",
     "copy_groups",
     "candidate_pairs",
     "group_ids",
+    "complete_linkage",
+    "joining_pairs",
     "find_duplicates",
 ]

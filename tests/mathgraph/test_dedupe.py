@@ -1,20 +1,28 @@
 """Near-duplicates in a bank: copies that differ in formatting, reworded copies with the same numbers
-and question grouped; other numbers, formulas or questions kept apart; `mathgraph dedupe` over the bank formats."""
+and question, and problems with renamed variables grouped; other numbers, numbers written another way, formulas,
+questions or added sentences kept apart; complete linkage never chains two problems through a third;
+`mathgraph dedupe` over the bank formats, with --explain and --strict."""
 
 import csv
 import hashlib
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from mathgraph.cli import main
 from mathgraph.tasks.search.dedupe import (
+    STRICT,
     DedupeSettings,
     canonical_text,
+    complete_linkage,
     copy_groups,
+    decide,
     find_duplicates,
     group_ids,
+    pair_evidence,
+    renamed_formulas,
     same_problem,
 )
 
@@ -31,6 +39,13 @@ BANK = [
 ]
 GROUPS = [0, 0, 0, 3, 4, 4, 6, 7]
 EVERY_PAIR = DedupeSettings(neighbours=7, min_cosine=-1.0)  # every row a candidate of every other
+# A chain: 1 ~ 0 and 2 ~ 0 each differ by one small number written in words, 1 and 2 by two of them.
+CHAIN = [
+    "Tom has 12 apples. He eats 3 apples. How many apples does Tom have left?",
+    "Tom has 12 apples and one pear. He eats 3 apples. How many apples does Tom have left?",
+    "Tom has 12 apples and two pears. He eats 3 apples. How many apples does Tom have left?",
+]
+LOOSE = DedupeSettings(neighbours=7, min_cosine=-1.0, small_numbers=1, small_value=2)
 
 
 class WordVectors:
@@ -85,7 +100,6 @@ def test_same_problem_reads_the_alignment():
     assert reason(0, 2) == "quantities"  # 12 apples and 12.5 apples
     assert reason(3, 4) == "formulas"  # x^2+1 and x^2-1: the same numbers
     assert reason(0, 6) == "quantities"  # a sentence with a new quantity
-    assert DedupeSettings() == DedupeSettings(10, 0.75, 0.0, False)  # the defaults chosen on dev
     # another question ("give away" for "have left"): the same problem by default (a reworded question shares
     # few words), another above a least word similarity
     assert reason(0, 5) is None
@@ -98,7 +112,9 @@ def test_find_duplicates_groups_copies_and_rewordings_but_not_other_numbers():
     assert [(p.a, p.b, p.how) for p in result.pairs] == [(0, 1, "copy"), (0, 2, "aligned"), (4, 5, "copy")]
     # 6 distinct texts, each with its 5 others: 15 pairs compared, 1 confirmed
     assert result.candidates == 15 and sum(result.rejected.values()) == 14
-    assert result.rejected["quantities"] >= 1 and result.rejected["formulas"] == 1
+    # the two formula rows against the four without formulas and each other: 9; the apples and the train: 5
+    assert result.rejected == {"formulas": 9, "quantities": 5}
+    assert result.pairs[1].rule == "same quantities" and result.pairs[1].evidence.values_matched == 2
     # a candidate must be near enough: with no candidates only the copies are grouped
     alone = find_duplicates(BANK, WordVectors(), DedupeSettings(min_cosine=1.0))
     assert alone.groups.tolist() == [0, 0, 2, 3, 4, 4, 6, 7] and alone.candidates == 0
@@ -106,11 +122,88 @@ def test_find_duplicates_groups_copies_and_rewordings_but_not_other_numbers():
         find_duplicates(["a", " "], WordVectors())
 
 
+def evidence(text_a, text_b):
+    from mathgraph.parsers.compare import align_problems
+    from mathgraph.parsers.graph_cache import parse_cached
+
+    graph_a, graph_b = parse_cached([text_a, text_b])
+    return pair_evidence(align_problems(graph_a, graph_b), graph_a, graph_b)
+
+
+def test_hand_made_pairs_are_decided_by_their_quantities_formulas_and_sentences():
+    paraphrase = "Tom owns 12 apples and eats 3 of the apples. How many apples remain with Tom?"
+    e = evidence(APPLES, paraphrase)  # three sentences said in two: no sentence on one side only
+    assert (e.quantities_a, e.quantities_b, e.values_matched, e.only_one_side) == (2, 2, 2, ())
+    assert decide(e) == (True, "same quantities") and decide(e, STRICT) == (True, "same quantities")
+    other_numbers = evidence(APPLES, APPLES.replace("12", "15"))
+    assert [str(v) for v in other_numbers.only_one_side] == ["12", "15"]
+    assert decide(other_numbers) == decide(other_numbers, STRICT) == (False, "quantities")
+    # a step added with no new number: the same values, but a sentence with new words on one side only
+    added = evidence(APPLES, APPLES.replace(" How", " Then he buys a basket. How"))
+    assert added.values_matched == 2 and added.one_sided_new_words == 2
+    assert decide(added) == (False, "sentence on one side")
+    # a value written another way on purpose: 2/5 of the cards -> 0.4 times of the cards
+    cards = "Carly had 80 cards, 2/5 of the cards had the letter A. How many cards had another letter?"
+    converted = evidence(cards, cards.replace("2/5 of", "0.4 times of"))
+    assert converted.only_one_side == () and converted.converted == 1
+    assert decide(converted) == (False, "written another way")
+    assert decide(converted, DedupeSettings(distinct_forms=False)) == (True, "same quantities")
+    # the same formulas up to the names of their variables; one number changed is another problem
+    renamed = evidence("Find $x$ if $x^2 + 3 = 12$.", "Find $y$ if $y^2 + 3 = 12$.")
+    assert renamed.formulas == "renamed" and decide(renamed) == (True, "same quantities, renamed variables")
+    near_miss = evidence("Find $x$ if $x^2 + 3 = 12$.", "Find $y$ if $y^2 + 3 = 13$.")
+    assert near_miss.formulas == "differ" and decide(near_miss) == (False, "formulas")
+    # a small number in words on one side only: the same problem only where small_numbers allows it
+    small = evidence(CHAIN[0], CHAIN[1])
+    assert small.only_one_side == (1,) and decide(small) == (False, "quantities")
+    assert decide(small, LOOSE) == (True, "same quantities but small numbers in words")
+    assert decide(evidence(CHAIN[1], CHAIN[2]), LOOSE) == (False, "quantities")  # 1 and 2: two numbers
+
+
+def test_renamed_formulas_name_variables_by_first_appearance():
+    assert renamed_formulas(["x^{2}+y", "\\frac{x}{y}"]) == renamed_formulas(["a^2 + b", "\\dfrac{a}{b}"])
+    assert renamed_formulas(["x^2+y"]) == ["v0^2+v1"]
+    assert renamed_formulas(["\\sin x"]) == ["\\sin v0"]  # a command's letters are not variables
+    assert renamed_formulas(["x+y", "x"]) != renamed_formulas(["x+y", "y"])  # which variable is used counts
+
+
+def test_complete_linkage_never_chains_two_problems_through_a_third():
+    same = {(0, 1), (0, 2), (3, 4)}
+    confirmed = [(0, 1, 0.9), (0, 2, 0.8), (3, 4, 0.7)]
+    kept = complete_linkage(5, confirmed, lambda a, b: (a, b) in same)
+    assert kept == [(0, 1), (3, 4)]  # 2 would join 0 and 1, but 1 and 2 are not the same problem
+    assert complete_linkage(5, confirmed, lambda a, b: True) == [(0, 1), (0, 2), (3, 4)]
+    single = find_duplicates(CHAIN, WordVectors(), LOOSE)
+    assert single.groups.tolist() == [0, 0, 0]  # 1 ~ 0 ~ 2: a chain joins 1 and 2
+    complete = find_duplicates(CHAIN, WordVectors(), replace(LOOSE, linkage="complete"))
+    members = {g: [i for i, x in enumerate(complete.groups.tolist()) if x == g] for g in complete.groups.tolist()}
+    assert all(not {1, 2} <= set(rows) for rows in members.values()) and complete.group_count == 2
+    assert complete.rejected == {"quantities": 1, "linkage": 1}
+    assert find_duplicates(CHAIN, WordVectors(), replace(STRICT, neighbours=7, min_cosine=-1.0)).group_count == 3
+
+
+def test_explain_names_the_pair_that_joined_each_row():
+    result = find_duplicates(BANK, WordVectors(), EVERY_PAIR)
+    lines = result.explain()
+    assert lines[0] == "group 0: rows 0, 1, 2"
+    assert lines[1] == "  row 1 joined by row 0: copy: the same text once formatting is set aside"
+    assert lines[2].startswith("  row 2 joined by row 0: cosine ")
+    assert "quantities 2 of 2/2 the same values; the question reworded" in lines[2]
+    assert lines[2].endswith("rule: same quantities")
+    assert lines[3:] == [
+        "group 4: rows 4, 5",
+        "  row 5 joined by row 4: copy: the same text once formatting is set aside",
+    ]
+
+
 def test_settings_are_checked():
     with pytest.raises(ValueError, match="neighbours must be >= 1"):
         DedupeSettings(neighbours=0)
     with pytest.raises(ValueError, match=r"min_cosine must be in \[-1, 1\]"):
         DedupeSettings(min_cosine=1.5)
+    with pytest.raises(ValueError, match="linkage must be one of single, complete"):
+        DedupeSettings(linkage="average")
+    assert STRICT.linkage == "complete" and STRICT.small_numbers == 0 and DedupeSettings().linkage == "single"
 
 
 # --------------------------------------------------------------------------- the command
@@ -132,7 +225,10 @@ def test_every_row_comes_back_with_its_group(tmp_path, model, capsys):
     assert rows == [{"id": f"p{i}", "problem": t, "group": g} for i, (t, g) in enumerate(zip(BANK, GROUPS))]
     found = [json.loads(line) for line in pairs.read_text().splitlines()]
     assert [(p["a"], p["b"], p["how"]) for p in found] == [(0, 1, "copy"), (0, 2, "aligned"), (4, 5, "copy")]
-    assert "8 rows are 5 problems: 2 copies, 1 of 15 candidate pairs confirmed" in capsys.readouterr().err
+    assert (
+        "8 rows are 5 problems: 2 copies, 1 of 15 candidate pairs joined (rejected by 9 formulas, 5 quantities)"
+        in capsys.readouterr().err
+    )
 
 
 def test_a_csv_bank_to_parquet_rows_with_another_group_field(tmp_path, model):
@@ -164,3 +260,37 @@ def test_bad_input_is_a_one_line_error(tmp_path, model, capsys):
     assert dedupe(*argv, "--skip-bad") == 0
     assert [json.loads(line)["g"] for line in (tmp_path / "rows.jsonl").read_text().splitlines()] == [0]
     assert "skipped 1 bad lines" in capsys.readouterr().err
+
+
+def test_explain_prints_each_group_with_the_pairs_that_joined_it(tmp_path, model, capsys):
+    bank = tmp_path / "bank.jsonl"
+    bank.write_text("".join(json.dumps({"problem": t}) + "\n" for t in BANK))
+    out, pairs = tmp_path / "rows.jsonl", tmp_path / "pairs.jsonl"
+    assert dedupe("--input", bank, "--output", out, "--model", model, "--explain", "--pairs", pairs) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "group 0: rows 0, 1, 2" and printed[2].endswith("rule: same quantities")
+    assert printed[1] == "  row 1 joined by row 0: copy: the same text once formatting is set aside"
+    assert printed[3:] == [
+        "group 4: rows 4, 5",
+        "  row 5 joined by row 4: copy: the same text once formatting is set aside",
+    ]
+    aligned = [json.loads(line) for line in pairs.read_text().splitlines()][1]
+    assert (aligned["a"], aligned["b"], aligned["rule"]) == (0, 2, "same quantities")
+    assert aligned["evidence"]["values_matched"] == 2 and aligned["evidence"]["question"] == "changed"
+
+
+def test_strict_keeps_apart_what_the_default_lets_join(tmp_path, model, capsys):
+    bank = tmp_path / "bank.jsonl"
+    bank.write_text("".join(json.dumps({"problem": t}) + "\n" for t in CHAIN[:2]))
+    out = tmp_path / "rows.jsonl"
+
+    def groups(*argv):
+        assert dedupe("--input", bank, "--output", out, "--model", model, *argv) == 0
+        return [json.loads(line)["group"] for line in out.read_text().splitlines()]
+
+    assert groups("--small-numbers", "1", "--explain") == [0, 0]  # "one pear" on one side only
+    assert "rule: same quantities but small numbers in words" in capsys.readouterr().out
+    assert groups("--strict", "--explain") == [0, 1]
+    assert capsys.readouterr().out.strip() == "no group has more than one row"
+    assert dedupe("--input", bank, "--output", out, "--model", model, "--small-numbers", "-1") == 2
+    assert "small_numbers and small_value must be >= 0" in capsys.readouterr().err
