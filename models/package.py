@@ -118,6 +118,8 @@ class ModelPackage:
             )
         if runtime is None:
             return "onnx" if on_cpu and package_has_onnx(self) else "torch"
+        if runtime == "torch":
+            require_torch("--runtime torch")
         return runtime
 
     @cached_property
@@ -151,11 +153,13 @@ class ModelPackage:
     @cached_property
     def encoder(self):
         """The package's pre-trained encoder, a ``MathEncoder`` in eval mode."""
+        require_torch(f"the PyTorch models of the package {self.name_or_path}")
         return load_package_encoder(self, device=self.device)
 
     @cached_property
     def multitask(self):
         """The multi-task model (one head per task), a ``MultiTaskModel`` in eval mode."""
+        require_torch(f"the PyTorch models of the package {self.name_or_path}")
         from mathgraph.models.delta import DELTA_NAME
         from mathgraph.models.multitask import MultiTaskModel
 
@@ -216,6 +220,22 @@ class ModelPackage:
 
     def __repr__(self) -> str:
         return f"ModelPackage({self.name_or_path!r}, tasks={self.tasks})"
+
+
+TRAIN_EXTRA = 'pip install "mathgraph[train]"'
+
+
+def require_torch(what: str) -> None:
+    """``UserError`` naming the ``train`` extra when PyTorch is not installed (an install without
+    ``mathgraph[train]``): ``what`` needs it. Finds PyTorch without importing it."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UserError(f"{what} needs PyTorch, which comes with the training extra: {TRAIN_EXTRA}")
 
 
 def onnx_encoder(name_or_dir: str | PathLike, device=None, runtime: str | None = None):
@@ -314,4 +334,6 @@ __all__ = [
     "checked_path",
     "text_encoder_base",
     "forget_checksums",
+    "require_torch",
+    "TRAIN_EXTRA",
 ]

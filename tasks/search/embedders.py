@@ -214,10 +214,11 @@ def load_embedder(
     if spec.startswith("text:"):
         onnx = _onnx_text_package(spec[len("text:") :], device, runtime)
         return OnnxTextEmbedder(onnx) if onnx is not None else TextEmbedder(spec[len("text:") :], device=device)
-    from mathgraph.models.encoder import UNTRAINED, MathEncoder
-    from mathgraph.registry import SHIPPED_NAMES, describe, model_type, resolve
+    from mathgraph.registry import SHIPPED_NAMES, UNTRAINED, describe, model_type, resolve
 
     if spec == UNTRAINED:  # the architecture before training
+        from mathgraph.models.encoder import MathEncoder
+
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode or "joint", source=spec)
     directory = resolve(spec)  # the same names and errors as every --model
     kind = model_type(directory)  # a config that is not JSON raises CheckpointError naming it
@@ -227,6 +228,8 @@ def load_embedder(
         first_stage = ModelPackage(directory).search_setting("encoder")
         if first_stage:
             return load_embedder(first_stage, device=device, runtime=runtime)
+    from mathgraph.models.encoder import MathEncoder  # PyTorch: the package's search runs MiniLM on ONNX above
+
     mode = mode or "joint"
     if kind in ENCODER_TYPES:
         source = spec if spec in SHIPPED_NAMES or not Path(spec).is_dir() else str(Path(spec).resolve())
@@ -245,7 +248,7 @@ def _onnx_text_package(name: str, device: str | None, runtime: str | None):
     from mathgraph.models.package import ModelPackage
     from mathgraph.registry import SHIPPED_DIR
 
-    package = ModelPackage(SHIPPED_DIR, device="cpu", runtime="torch")  # its torch models are never loaded here
+    package = ModelPackage(SHIPPED_DIR, device="cpu")  # its config only: its PyTorch models are never loaded here
     if package_has_onnx(package) and "text" in package.config["onnx"]:
         return package
     if runtime is not None:

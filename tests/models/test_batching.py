@@ -151,3 +151,44 @@ def test_a_cut_text_gets_the_graph_of_the_part_read(tiny_encoder):
     whole = ProblemCollator(tiny_encoder.collator.tokenizer, tiny_encoder.collator.vocab, max_length=64)
     [features] = whole.features([graph])
     assert len(features.node_labels) == len(graph.nodes) and whole.read_chars(text, features.input_ids) is None
+
+
+def test_the_numpy_collator_gives_the_torch_collators_arrays(tiny_encoder, sample_graphs):
+    """One array-building code: ``ArrayCollator`` (ONNX Runtime's input) and ``ProblemCollator`` (PyTorch's) give
+    the same arrays, dtypes included, for single problems, text-only features and pairs."""
+    from mathgraph.models.batching import MODEL_INPUTS, ArrayCollator, pair_features
+
+    torch_collator = tiny_encoder.collator
+    numpy_collator = ArrayCollator(torch_collator.tokenizer, torch_collator.vocab, torch_collator.max_length)
+    graphs = sample_graphs[:5]
+    features = numpy_collator.features(graphs)
+    pair = pair_features(features[0], features[1])
+    cases = [
+        (numpy_collator(graphs), torch_collator(graphs)),
+        (
+            numpy_collator.collate(numpy_collator.text_features([g.text for g in graphs]), problem_ids=[4, 2, 0, 1, 3]),
+            torch_collator.collate(torch_collator.text_features([g.text for g in graphs]), problem_ids=[4, 2, 0, 1, 3]),
+        ),
+        (numpy_collator.collate([pair, features[2]]), torch_collator.collate([pair, features[2]])),
+    ]
+    for arrays, batch in cases:
+        assert isinstance(arrays["input_ids"], np.ndarray)
+        for name in MODEL_INPUTS:
+            tensor = getattr(batch, name)
+            assert arrays[name].dtype == tensor.numpy().dtype, name
+            assert np.array_equal(arrays[name], tensor.numpy()), name
+    assert cases[1][0]["problem_ids"].tolist() == cases[1][1].problem_ids.tolist() == [4, 2, 0, 1, 3]
+    # the PyTorch batch shares the arrays' memory: nothing is copied to make it
+    arrays = numpy_collator.collate(features)
+    batch = torch_collator.collate(features)
+    assert np.array_equal(arrays["edge_index"], batch.edge_index.numpy())
+    assert batch.slot_mask.dtype == torch.bool and batch.input_ids.dtype == torch.long
+
+
+def test_features_take_tensors_as_int64_arrays():
+    from mathgraph.models.batching import ProblemFeatures
+
+    features = ProblemFeatures(torch.tensor([101, 7, 102]), node_labels=[3, 4], edge_index=torch.tensor([[0], [1]]))
+    assert isinstance(features.input_ids, np.ndarray) and features.input_ids.dtype == np.int64
+    assert features.node_labels.tolist() == [3, 4] and features.edge_index.shape == (2, 1)
+    assert features.segments.tolist() == [0, 0, 0] and features.length == 3
