@@ -11,6 +11,7 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``unexplained_operand`` | error | an operand that is not a quantity of the problem, an earlier result or a known constant; or a number miscopied into a calculation whose result goes nowhere, where a later step goes on with (or the answer is) what the calculation gives with a value of the problem in its place (``_miscopies``) |
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations) |
+| ``false_claim`` | error | an equality of the solution's LaTeX math that does not hold, as ``parsers.solution_claims`` evaluates it: ``\\sqrt{50} = 7``, ``\\binom{5}{2} = 12``, or a rewrite ``(x+1)^2 = x^2 + x + 1`` in a chain |
 | ``no_work`` | warning | the solution shows no work: no calculation, and no number but its final answer ("The answer is 8.", or a bare "8"; not where the answer is no number, ``#### None``); it then gets no ``unused_quantity`` warnings, since no step uses any quantity |
 
 The named numbers of the same graph that models read (``solution_graph_features``) are
@@ -25,6 +26,7 @@ from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parsers.numbers import DIGITS_PATTERN, parse_number
+from mathgraph.parsers.solution_claims import Claim, latex_claims
 from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, implied_values, parse_solution, problem_values
 from mathgraph.parsers.solution_reader import math_spans
 
@@ -41,6 +43,7 @@ FINDING_KINDS = {
     "unexplained_operand": "error",
     "unused_quantity": "warning",
     "answer_mismatch": "error",
+    "false_claim": "error",
     "no_work": "warning",
 }
 
@@ -105,6 +108,12 @@ def check_graph(graph: SolutionGraph) -> SolutionCheck:
                     continue
                 findings.append(_finding("unexplained_operand", line, _unexplained_message(calculation, operand)))
     findings += repairs.findings
+    if symbolic:
+        findings += [
+            _finding("false_claim", c.line, _claim_message(c))
+            for c in latex_claims(graph.solution)
+            if c.verdict == "fails"
+        ]
     if graph.answer is not None and graph.answer_step is None and graph.calculations() and not repairs.answer:
         mismatch = _finding(
             "answer_mismatch",
@@ -221,14 +230,20 @@ def _written_before(graph: SolutionGraph) -> tuple[set[Fraction], list[tuple[int
 def _introduced(operand, written: tuple[set[Fraction], list[tuple[int, Fraction]]]) -> bool:
     """An operand a symbolic solution may introduce itself: a whole number up to 12 (a count, a case, a
     small factor), a number written before it (by the problem or the solution: a value found in words or
-    in an expression, ``7^2`` before ``3 \\cdot 49``), or the square, cube or reciprocal of one."""
+    in an expression, ``7^2`` before ``3 \\cdot 49``), or one such number's square, cube, reciprocal,
+    neighbour (``30 \\times 29``), percentage (``10%`` -> 0.1, 1.1, 0.9), or the product or quotient of
+    two (``\\frac{84}{7}`` where 12 and 7 are written)."""
     value = operand.value
     if value.denominator == 1 and abs(value) <= 12:
         return True
     problem, solution = written
     seen = problem | {v for end, v in solution if end <= operand.span[0]}
-    roots = {v for v in seen if v and abs(v) < 1000}
-    return value in seen or -value in seen or any(value in (v * v, v**3, 1 / v) for v in roots)
+    if value in seen or -value in seen:
+        return True
+    small = sorted(v for v in seen if v and abs(v) < 1000)[:60]
+    derived = {w for v in small for w in (v * v, v**3, 1 / v, v + 1, v - 1, v / 100, 1 + v / 100, 1 - v / 100)}
+    derived |= {a * b for a in small for b in small} | {a / b for a in small for b in small}
+    return value in derived
 
 
 def _shows_no_work(graph: SolutionGraph) -> bool:
@@ -383,6 +398,13 @@ def _unexplained_message(calculation: Calculation, operand) -> str:
         "a number of the problem, the result of an earlier step or a known constant (such as 60 minutes in an "
         "hour): check that it was copied right."
     )
+
+
+def _claim_message(claim: Claim) -> str:
+    if claim.values is None:
+        return f"“{claim.left} = {claim.right}” does not hold: the two sides differ for other values of the letters."
+    left, right = (f"{v:.6g}" for v in claim.values)
+    return f"“{claim.left} = {claim.right}” does not hold: the left side makes {left}, the right side {right}."
 
 
 def _finding(kind: str, step: int | None, message: str) -> Finding:

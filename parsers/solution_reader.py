@@ -242,13 +242,17 @@ def shown_decimals(text: str) -> int | None:
 # ------------------------------------------------------------------ tokens
 def math_spans(text: str) -> list[tuple[int, int]]:
     """The spans of ``text`` inside LaTeX math: ``\\(...\\)``, ``\\[...\\]``, ``$$...$$``, and ``$...$`` where
-    what it holds reads as math (a backslash, ``^``, ``_``, a brace, or a letter beside an operator), not as
-    money (``$5 and $10``). In math a letter stands for a number (``a(5) - 115 = 0``, ``2xy``)."""
+    what it holds reads as math (a command, ``^``, ``_``, a brace; or, on one line and with no digit right
+    after either dollar, a letter beside an operator), not as money (``$5 and $10``, ``$4/day = $12``). In
+    math a letter stands for a number (``a(5) - 115 = 0``, ``2xy``)."""
     spans = []
     for match in _MATH_RE.finditer(text):
         inner = next(g for g in match.groups() if g is not None)
-        if match.group(4) is not None and not _LOOKS_MATH_RE.search(inner):
-            continue
+        if match.group(4) is not None and not _LATEX_MARK_RE.search(inner):
+            # money: "$4/day = $12", "$60 = 12(4A) + 12A\n$": a dollar before a digit opens no math
+            money = inner[:1].isdigit() or text[match.end() : match.end() + 1].isdigit() or "\n" in inner
+            if money or not _LOOKS_MATH_RE.search(inner):
+                continue
         if match.group(4) is not None and _PROSE_RE.search(re.sub(r"\\[A-Za-z]+(\{[^{}]*\})?", " ", inner)):
             continue
         spans.append((match.start(), match.end()))
@@ -257,6 +261,7 @@ def math_spans(text: str) -> list[tuple[int, int]]:
 
 _MATH_RE = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]|\$\$(.+?)\$\$|(?<!\\)\$([^$]+?)\$", re.DOTALL)
 _LOOKS_MATH_RE = re.compile(r"\\|\^|_|\{|[A-Za-z]\s*[-+=*/^(]|[-+=*/(]\s*[A-Za-z]\b|\d[A-Za-z]\b")
+_LATEX_MARK_RE = re.compile(r"\\[A-Za-z]|\^|_|\{")
 _PROSE_RE = re.compile(r"[A-Za-z]{3,}\s+[A-Za-z]{3,}")
 
 
@@ -313,8 +318,8 @@ def _tokens(text: str, start: int, end: int, offset: int = 0, math: list[tuple[i
             token = _plain_token(match, kind, raw, s, e, tokens)
             if token.kind == "word" and kind == "word" and math and _in_math(math, s) and raw.lower() != "x":
                 token = _Token("var", raw, s, e)
-            elif raw == "_":
-                token = _Token("var", raw, s, e)
+            elif raw == "_" or (tokens and tokens[-1].text == "_" and token.kind == "num"):
+                token = _Token("var", raw, s, e)  # a subscript: a_1, \log_2, 0.0011_2
             tokens.append(token)
         numerator_next = False
     return _spaced_thousands(tokens)
@@ -447,8 +452,16 @@ def _sides(tokens: list[_Token]) -> list[list[_Side]]:
             close(True)
             continue
         if kind in ("num", "mulword", "fracword", "var", "big"):
-            if side is not None and not side.expect_operand and kind in ("num", "mulword", "fracword"):
-                close(False)  # a number right after a number: a new run
+            after_symbol = k > 0 and tokens[k - 1].kind == "var" and side is not None and side.symbolic
+            if (
+                side is not None
+                and not side.expect_operand
+                and kind in ("num", "mulword", "fracword")
+                and not after_symbol
+            ):
+                close(
+                    False
+                )  # a number right after a number: a new run (after a symbol, \log_2 2^5, it is its argument)
             if side is None:
                 side = _Side(token.start)
             if not side.expect_operand:  # 2w, 3\pi: a number times a symbol
