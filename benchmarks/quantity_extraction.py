@@ -13,6 +13,7 @@ Three parts are scored separately:
   sentences written before the rules (random MATH, GSM8K, GSM-Plus and ProcessBench
   sentences, the test sentences of public number and quantity libraries, report, recipe,
   price and science sentences), labelled by reading; the only part rules are tuned on;
+  scored per source and per kind of source (``draw``: ``corpus``, ``library``, ``written``);
 - ``heldout``: the other half, scored only with ``--heldout``: it is for the final
   figure, never for choosing a rule.
 
@@ -50,9 +51,9 @@ def main() -> None:
         parts["heldout"] = _part(outside, "heldout", args.limit)
     results = {}
     for name, items in parts.items():
-        tables: dict[str, dict[str, dict[str, int]]] = {"source": {}}
+        tables: dict[str, dict[str, dict[str, int]]] = {"source": {}, "draw": {}}
         if name == "old":
-            tables.update({"draw": {}, "hard": {}, "kind": {}})
+            tables.update({"hard": {}, "kind": {}})
         negatives: dict[str, list[int]] = {}  # kind -> [spans, read as a quantity]
         for item in items:
             _score(item, tables, negatives, args.show_errors, detailed=name == "old")
@@ -90,12 +91,10 @@ def _score(problem: dict, tables: dict, negatives: dict, show_errors: bool, deta
     problem_key = (problem.get("kind", "plain"), bool(problem.get("hard", False)))
 
     def tally(row: dict | None, key: tuple[str, bool], field: str, amount: int = 1) -> None:
-        labels = {"source": problem["source"]}
+        labels = {"source": problem["source"], "draw": problem.get("draw", "random")}
         if detailed:
             kind, hard = (row.get("kind", "plain"), bool(row.get("hard", False))) if row is not None else key
-            labels.update(
-                {"draw": problem.get("draw", "random"), "hard": "hard" if hard else "easy", "kind": kind}
-            )
+            labels.update({"hard": "hard" if hard else "easy", "kind": kind})
         for name, label in labels.items():
             tables[name].setdefault(label, dict.fromkeys(_KEYS, 0))[field] += amount
 
