@@ -72,7 +72,7 @@ _ONE_CHARACTER_GROUP = re.compile(r"\{(\w)\}")
 _SPACE_AT_SYMBOL = re.compile(r" ?([^\w\s]) ?")
 _WORD = re.compile(r"[a-z]{2,}")
 # A LaTeX command (kept) or one letter (a variable, renamed by ``renamed_formulas``).
-_FORMULA_TOKEN = re.compile(r"\\[a-zA-Z]+|[a-zA-Z]")
+_FORMULA_TOKEN = re.compile(r"\\(?:begin|end|text|textbf|mathrm|operatorname)\{[^}]*\}|\\[a-zA-Z]+|[a-zA-Z]")
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,10 @@ class DedupeSettings:
     week" -> "a week"). ``distinct_forms``: a value written as a decimal on one side and as a fraction,
     percent or word on the other makes two problems. ``check_units``: two matched equal values in different
     units make two problems. ``one_sided_sentences``: a sentence inserted while none is deleted (or the
-    reverse), with at least ``ONE_SIDED_NEW_WORDS`` words the other problem lacks, makes two problems. ``linkage``: ``"single"`` (chains of confirmed pairs) or ``"complete"``
-    (every pair in a group confirmed)."""
+    reverse), with at least ``ONE_SIDED_NEW_WORDS`` words the other problem lacks, makes two problems.
+    ``require_question``: a question found on one side only makes two problems (off: a question reworded as a
+    command the parser does not take for one, "Determine ..."). ``linkage``: ``"single"`` (chains of confirmed
+    pairs) or ``"complete"`` (every pair in a group confirmed)."""
 
     neighbours: int = NEIGHBOURS
     min_cosine: float = MIN_COSINE
@@ -98,6 +100,7 @@ class DedupeSettings:
     distinct_forms: bool = True
     check_units: bool = True
     one_sided_sentences: bool = True
+    require_question: bool = True
     linkage: str = "single"
 
     def __post_init__(self) -> None:
@@ -121,7 +124,8 @@ class PairEvidence:
     """What the alignment and the quantities say about two problems, whatever the settings: the ``cosine`` of
     their vectors; ``quantities_a``/``quantities_b`` (how many each states), ``values_matched`` (how many of
     those are the same value on both sides, as multisets) and ``only_one_side`` (the values stated on one
-    side only); ``converted`` (equal values written as a decimal on one side and a fraction, percent or word
+    side only) and ``one_side_in_words`` (whether each of those is written in words on its side: "one",
+    "twice"); ``converted`` (equal values written as a decimal on one side and a fraction, percent or word
     on the other); ``units_matched`` / ``units_differ`` (matched equal values with a unit on both sides: the
     same unit, or another); ``question`` (``same``, ``changed``, ``missing``, ``added``, ``none``) and
     ``question_similarity`` (word similarity); ``sentences_inserted`` / ``sentences_deleted`` and how many of
@@ -134,6 +138,7 @@ class PairEvidence:
     quantities_b: int
     values_matched: int
     only_one_side: tuple[Fraction, ...]
+    one_side_in_words: bool
     converted: int
     units_matched: int
     units_differ: int
@@ -154,6 +159,7 @@ class PairEvidence:
             "quantities_b": self.quantities_b,
             "values_matched": self.values_matched,
             "only_one_side": [str(v) for v in self.only_one_side],
+            "one_side_in_words": self.one_side_in_words,
             "converted": self.converted,
             "units_matched": self.units_matched,
             "units_differ": self.units_differ,
@@ -311,6 +317,11 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
         quantities_b=sum(values_b.values()),
         values_matched=sum((values_a & values_b).values()),
         only_one_side=tuple(sorted(((values_a - values_b) + (values_b - values_a)).elements())),
+        one_side_in_words=all(
+            any(q.value == value and q.form == "word" for q in graph.quantities())
+            for graph, extra in ((graph_a, values_a - values_b), (graph_b, values_b - values_a))
+            for value in extra
+        ),
         converted=converted,
         units_matched=units_matched,
         units_differ=units_differ,
@@ -355,14 +366,14 @@ def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) 
     e, s = evidence, settings
     if e.formulas == "differ":
         return False, "formulas"
-    small = all(v.denominator == 1 and 0 <= v <= s.small_value for v in e.only_one_side)
+    small = e.one_side_in_words and all(v.denominator == 1 and 0 <= v <= s.small_value for v in e.only_one_side)
     if e.only_one_side and not (small and len(e.only_one_side) <= s.small_numbers):
         return False, "quantities"
     if s.distinct_forms and e.converted:
         return False, "written another way"
     if s.check_units and e.units_differ:
         return False, "units"
-    if e.question in ("missing", "added") or (
+    if (s.require_question and e.question in ("missing", "added")) or (
         e.question == "changed" and e.question_similarity < s.min_question_similarity
     ):
         return False, "question"
