@@ -10,12 +10,15 @@ Two banks, each searched with every row (a named search configuration, ``ROWS``)
   seed split (``tasks.data.split_by_group(variants, "seed_question", seed=0)``, 80/10/10 by seed: the split of
   ``benchmarks/results.py`` and of the shipped model's release, ``benchmarks/release_model.py``); dev by default,
   ``--split test`` for test. The queries are each seed's ``problem understanding`` (kind ``paraphrase``),
-  ``numerical substitution`` (``numbers``) and ``distraction insertion`` (``distraction``) variants; the answer
-  is the seed question. GSM-Plus seeds are GSM8K *test* questions: none is among the train questions (checked
+  ``numerical substitution`` (``numbers``) and ``distraction insertion`` (``distraction``) variants, and
+  ``TEMPLATES_PER_SEED`` template-made variants of it (``template``: new person names, new numbers, one or two
+  added irrelevant clauses; ``bank_search_templates.py``, seeded by the seed's name); the answer is the seed
+  question. GSM-Plus seeds are GSM8K *test* questions: none is among the train questions (checked
   here on whitespace- and case-normalised text), so each seed is in the bank once, as the row added for it.
 - **MATH bank**: the 7,500 MATH train problems; the queries are hand-written rewrites of problems of the bank
   (``benchmarks/data/math_bank_queries.jsonl``, made as ``benchmarks/data/MATH_BANK_QUERIES.md`` says) with
-  other numbers (kind ``numbers``), other wording (``wording``) or both (``both``); the answer is the original,
+  other numbers (kind ``numbers``), other wording (``wording``), both (``both``) or renamed variables
+  (``variables``), those of ``--split`` (each query's ``split`` field: dev or test); the answer is the original,
   which the bank contains (that is the point: find the original from a rewrite; a problem that appears twice
   in MATH counts as found at either copy).
 
@@ -32,17 +35,24 @@ min_cosine=C,label=TEXT'`` on the command line (``model``: any ``load_embedder``
 directory, ``text:minilm``, ``text:DIR``; ``tfidf`` for the TF-IDF cosine). A new first stage saved as a model
 directory is one ``--add-row`` away.
 
+The ``default`` row is ``mathgraph search`` as shipped: the package's search encoder fused with TF-IDF and the
+skeleton channel (``tasks.search.skeleton``, weights ``SKELETON_WEIGHTS``); ``before`` is the default before that
+channel (TF-IDF fusion 0.2 alone), ``skeleton`` the channel alone. ``--choose-weights`` chooses the two fusion
+weights on the dev queries of the banks (``choose_weights``: every kind's R@1 at least the sentence encoder's
+alone, then the best mean R@1 over the kinds, then the best mean MRR) and writes ``OUTPUT_weights.json``.
+
 Bank vectors are cached under ``WORK/embeddings`` per model (keyed by the sha256 of the model's files) and per
 text, so a rerun, another split or another row of the same model encodes only what it has not seen; the
 shipped encoder's ``joint`` vectors are stored once and its ``text`` / ``graph`` vectors sliced from them
-(``[CLS] ; mean node``, checked on a few problems against ``encode(mode=...)``). Each row's wall time is its
+(``[CLS] ; mean node``, checked on a few problems against ``encode(mode=...)``); the skeleton channel's token bags
+under ``WORK/skeleton``, per bank (the counts that tell names apart are the bank's). Each row's wall time is its
 bank encoding as measured when the vectors were cached (and on which machine) plus this run's search of all
 the queries (query encoding, TF-IDF, alignment step). A full run writes
 ``benchmarks/results/issue37_bank_search.{md,json}`` (``--output`` to change; ``--smoke`` writes only under
 ``WORK/smoke``).
 
 ``--smoke``: the smoke data (``benchmarks/data/smoke``): a GSM8K bank of its 40 questions and the 2 dev seeds
-of its 15 GSM-Plus seeds (6 queries), a MATH bank of its first 20 problems and the originals of the first 4 MATH
+of its 15 GSM-Plus seeds (6 queries; no template variants), a MATH bank of its first 20 problems and the originals of the first 4 MATH
 queries (the queries file carries them); rows TF-IDF, MiniLM, the shipped encoder's cosine and the default
 search; seconds of work, results under ``WORK/smoke``.
 """
@@ -65,6 +75,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bank_search_templates import template_variants  # noqa: E402
+
 from smoke import SMOKE_DATA, smoke_work  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,7 +92,9 @@ GSM_KINDS = {
     "numerical substitution": "numbers",
     "distraction insertion": "distraction",
 }
-MATH_KINDS = ("numbers", "wording", "both")
+TEMPLATE_KIND = "template"  # template-made variants of each seed (bank_search_templates)
+TEMPLATES_PER_SEED = 5
+MATH_KINDS = ("numbers", "wording", "both", "variables")
 SMOKE_MATH_QUERIES = 4
 SMOKE_MATH_ROWS = 20
 
@@ -104,26 +118,36 @@ class Row:
     sparse_weight: float | None = None
     structure_weight: float | None = None
     min_cosine: float | None = None
+    skeleton_weight: float | None = None
     embedder: Callable | None = field(default=None, compare=False, repr=False)
 
-    def weights(self) -> tuple[float, float, float | None]:
-        """``(sparse_weight, structure_weight, structure_min_cosine)`` for ``SearchIndex.search``."""
+    def weights(self) -> tuple[float, float, float | None, float]:
+        """``(sparse_weight, structure_weight, structure_min_cosine, skeleton_weight)`` for
+        ``SearchIndex.search``: ``mathgraph search``'s (``commands.search_weights``) where the row gives none."""
         if self.model == "tfidf":
-            return 0.0, 0.0, None
-        from mathgraph.tasks.search.commands import hybrid_search_weight, structure_search_weight
+            return 0.0, 0.0, None, 0.0
+        from mathgraph.tasks.search.commands import search_weights
 
-        sparse = hybrid_search_weight(self.hybrid) if self.sparse_weight is None else self.sparse_weight
-        structure = structure_search_weight(self.hybrid) if self.structure_weight is None else self.structure_weight
-        return float(sparse), float(structure), self.min_cosine
+        sparse, structure, skeleton = search_weights(self.hybrid)
+        sparse = sparse if self.sparse_weight is None else self.sparse_weight
+        structure = structure if self.structure_weight is None else self.structure_weight
+        skeleton = skeleton if self.skeleton_weight is None else self.skeleton_weight
+        return float(sparse), float(structure), self.min_cosine, float(skeleton)
 
     def describe(self) -> dict:
-        sparse, structure, min_cosine = self.weights()
+        sparse, structure, min_cosine, skeleton = self.weights()
         if structure > 0 and min_cosine is None:
             from mathgraph.tasks.search.index import shipped_structure_min_cosine
 
             min_cosine = shipped_structure_min_cosine()
         config = {k: v for k, v in asdict(self).items() if k != "embedder"}
-        return {**config, "sparse_weight": sparse, "structure_weight": structure, "min_cosine": min_cosine}
+        return {
+            **config,
+            "sparse_weight": sparse,
+            "structure_weight": structure,
+            "min_cosine": min_cosine,
+            "skeleton_weight": skeleton,
+        }
 
 
 ROWS = {
@@ -131,9 +155,25 @@ ROWS = {
     for row in (
         Row(
             "default",
-            "default `mathgraph search` (the package's search encoder, the package's re-scoring)",
+            "default `mathgraph search` (the package's search encoder fused with TF-IDF and the skeleton channel)",
             mode=None,
             hybrid=None,
+        ),
+        Row(
+            "before",
+            "the default before the skeleton channel (the package's search encoder, TF-IDF fusion 0.2)",
+            mode=None,
+            hybrid=None,
+            sparse_weight=0.2,
+            skeleton_weight=0.0,
+        ),
+        Row(
+            "skeleton",
+            "skeleton channel alone (formula paths, quantities, question; numbers and names abstracted)",
+            mode=None,
+            hybrid=None,
+            sparse_weight=0.0,
+            skeleton_weight=1.0,
         ),
         Row(
             "hybrid", "`--hybrid` (the package's search encoder, TF-IDF fusion, alignment step)", mode=None, hybrid=True
@@ -188,11 +228,11 @@ def parse_row(text: str) -> Row:
     for item in spec.split(","):
         key, _, value = item.partition("=")
         key = key.strip().replace("-", "_")
-        if key in ("sparse", "structure"):
+        if key in ("sparse", "structure", "skeleton"):
             key += "_weight"
         if key == "hybrid":
             options[key] = {"auto": None, "on": True, "off": False}[value.strip()]
-        elif key in ("sparse_weight", "structure_weight", "min_cosine"):
+        elif key in ("sparse_weight", "structure_weight", "min_cosine", "skeleton_weight"):
             options[key] = float(value)
         elif key in ("model", "mode", "label"):
             options[key] = value.strip()
@@ -233,8 +273,9 @@ def positions_of(texts: Sequence[str]) -> dict[str, list[int]]:
     return positions
 
 
-def gsm8k_bank(data: Path, split: str) -> Bank:
-    """GSM8K train questions plus the seeds of ``split`` (``dev``, ``test`` or ``dev+test``)."""
+def gsm8k_bank(data: Path, split: str, templates: int = TEMPLATES_PER_SEED) -> Bank:
+    """GSM8K train questions plus the seeds of ``split`` (``dev``, ``test`` or ``dev+test``); queries: each
+    seed's GSM-Plus variants and ``templates`` template-made variants (``bank_search_templates``)."""
     from mathgraph.tasks.data import group_seeds, split_by_group
 
     train = [row["question"] for row in read_jsonl(data / "gsm8k" / "train.jsonl")]
@@ -258,6 +299,15 @@ def gsm8k_bank(data: Path, split: str) -> Bank:
                         "answers": answers_of(seed.question, positions),
                     }
                 )
+        for j, question in enumerate(template_variants(seed.question, names[seed.question], templates)):
+            queries.append(
+                {
+                    "id": f"{names[seed.question]}/{TEMPLATE_KIND}-{j}",
+                    "kind": TEMPLATE_KIND,
+                    "text": question,
+                    "answers": answers_of(seed.question, positions),
+                }
+            )
     facts = {
         "bank": f"{len(train):,} GSM8K train questions + {len(seeds)} GSM-Plus {split} seeds = {len(texts):,} rows",
         "split": f"{split} seeds of split_by_group(gsmplus, 'seed_question', seed={SPLIT_SEED}), 80/10/10 by seed",
@@ -265,13 +315,22 @@ def gsm8k_bank(data: Path, split: str) -> Bank:
         "seeds_already_in_gsm8k_train": len(in_train),
         "queries": len(queries),
     }
-    return Bank("gsm8k", texts, queries, tuple(GSM_KINDS.values()), facts)
+    return Bank("gsm8k", texts, queries, kinds_of(queries, (*GSM_KINDS.values(), TEMPLATE_KIND)), facts)
 
 
-def math_bank(data: Path, queries_file: Path, smoke: bool = False) -> Bank:
-    """MATH train problems; queries: the hand-written rewrites, answers their originals. ``smoke``: the smoke
-    problems plus the originals of the first ``SMOKE_MATH_QUERIES`` queries (the file carries them)."""
+def kinds_of(queries: Sequence[dict], order: Sequence[str]) -> tuple[str, ...]:
+    """The kinds of ``order`` that some query has (a smoke bank has no template or renamed-variable queries)."""
+    present = {q["kind"] for q in queries}
+    return tuple(kind for kind in order if kind in present)
+
+
+def math_bank(data: Path, queries_file: Path, smoke: bool = False, split: str = "dev") -> Bank:
+    """MATH train problems; queries: the hand-written rewrites of ``split`` (``dev``, ``test`` or ``dev+test``:
+    each query's ``split`` field), answers their originals. ``smoke``: the smoke problems plus the originals of
+    the first ``SMOKE_MATH_QUERIES`` queries (the file carries them), whatever their split."""
     written = read_jsonl(queries_file)
+    if not smoke:
+        written = [row for row in written if row["split"] in split.split("+")]
     if smoke:
         written = written[:SMOKE_MATH_QUERIES]
         texts = [row["problem"] for row in read_jsonl(data / "math" / "train.jsonl")][:SMOKE_MATH_ROWS]
@@ -288,10 +347,10 @@ def math_bank(data: Path, queries_file: Path, smoke: bool = False) -> Bank:
     ]
     facts = {
         "bank": f"{len(texts):,} MATH train problems" + (" (smoke rows + query originals)" if smoke else ""),
-        "queries": f"{len(queries)} hand-written rewrites ({queries_file.name})",
+        "queries": f"{len(queries)} hand-written rewrites ({queries_file.name}, split {split if not smoke else 'any'})",
         "originals_in_bank": sum(bool(q["answers"]) for q in queries),
     }
-    return Bank("math", texts, queries, MATH_KINDS, facts)
+    return Bank("math", texts, queries, kinds_of(queries, MATH_KINDS), facts)
 
 
 # --------------------------------------------------------------------------- cached vectors
@@ -432,6 +491,28 @@ class ModeEmbedder:
         return {"kind": "bank_search.ModeEmbedder", "source": self.store.row.model, "mode": self.mode}
 
 
+def skeleton_index(bank: Bank, work: Path):
+    """The bank's ``SkeletonIndex`` and the seconds its token bags took, the bags cached under
+    ``WORK/skeleton`` (keyed by the bank's texts and the feature code, whose counts of names depend on the
+    whole bank)."""
+    from mathgraph.tasks.search import skeleton as module
+    from mathgraph.tasks.search.skeleton import NameCounts, SkeletonIndex, skeleton_tokens
+
+    digest = hashlib.sha256("\n".join(bank.texts).encode("utf-8"))
+    digest.update(Path(module.__file__).read_bytes())
+    path = work / "skeleton" / f"{bank.name}-{digest.hexdigest()[:16]}.json"
+    if path.is_file():
+        cached = json.loads(path.read_text(encoding="utf-8"))
+        return SkeletonIndex(bank.texts, tokens=cached["tokens"]), cached["seconds"]
+    start = time.perf_counter()
+    names = NameCounts(bank.texts)
+    tokens = [skeleton_tokens(text, names) for text in bank.texts]
+    seconds = time.perf_counter() - start
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"seconds": seconds, "machine": machine(), "tokens": tokens}), encoding="utf-8")
+    return SkeletonIndex(bank.texts, tokens=tokens), seconds
+
+
 # --------------------------------------------------------------------------- searching
 def rank_of(hits: Sequence[int], answers: Sequence[int]) -> int | None:
     """1-based rank of the first answer among the hit rows, None when none is there."""
@@ -452,7 +533,7 @@ def search_tfidf(bank: Bank, depth: int) -> list[list[int]]:
 
 def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> dict:
     """Search every query of ``bank`` with ``row``: per-query ranks and timings."""
-    sparse, structure, min_cosine = row.weights()
+    sparse, structure, min_cosine, skeleton = row.weights()
     described = row.describe()
     row = first_stage(row)
     described["first_stage"] = {"model": row.model, "mode": row.mode}
@@ -479,6 +560,9 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
         index = SearchIndex(
             l2_normalize(vectors), [{"text": t} for t in bank.texts], "text", embedder.identity(), embedder
         )
+        skeleton_s = 0.0
+        if skeleton > 0:
+            index.skeleton, skeleton_s = skeleton_index(bank, work)
         start = time.perf_counter()
         found = index.search(
             [q["text"] for q in bank.queries],
@@ -487,6 +571,7 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
             sparse_weight=sparse,
             structure_weight=structure,
             structure_min_cosine=min_cosine,
+            skeleton_weight=skeleton,
         )
         hits = [[hit.index for hit in query_hits] for query_hits in found]
         search_s = time.perf_counter() - start
@@ -506,6 +591,9 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
             note = f"mean of {cached['count']:,} cached problems, {cached['seconds']:.1f} s on {cached['machine']}"
         if row.mode != "joint" and store.slices():
             note += f"; the {row.mode} half of the joint vectors"
+        if skeleton > 0:
+            note += f"; skeleton features of the bank {skeleton_s:.1f} s (when they were cached)"
+            encoding_s += skeleton_s
         timing = {
             "search_s": search_s,
             "bank_vectors_this_run_s": bank_s,
@@ -521,6 +609,81 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
         "timing": timing,
         "wall_s": timing["bank_encoding_s"] + timing["search_s"],
     }
+
+
+# --------------------------------------------------------------------------- choosing the fusion weights
+WEIGHT_STEP = 0.1
+MIN_DENSE_WEIGHT = 0.1
+
+
+def channel_scores(bank: Bank, work: Path, batch_size: int, stores: dict) -> dict[str, np.ndarray]:
+    """Every query's score to every row of ``bank`` on each channel the fused default search fuses: ``dense``
+    (the default row's first stage, cosine), ``sparse`` (TF-IDF as ``SearchIndex`` fits it) and ``skeleton``
+    (``[queries, rows]`` each)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
+    from mathgraph.tasks.search.index import l2_normalize
+
+    row = first_stage(ROWS["default"])
+    if row.model not in stores:
+        stores[row.model] = VectorStore(row, work / "embeddings", batch_size)
+    embedder = ModeEmbedder(stores[row.model], row.mode)
+    texts = [q["text"] for q in bank.queries]
+    dense = l2_normalize(embedder.encode(texts)) @ l2_normalize(embedder.encode(bank.texts)).T
+    vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS)
+    matrix = vectorizer.fit_transform(bank.texts)
+    sparse = (vectorizer.transform(texts) @ matrix.T).toarray()
+    skeleton, _ = skeleton_index(bank, work)
+    return {"dense": dense, "sparse": sparse, "skeleton": np.stack(skeleton.scores(texts))}
+
+
+def fused_ranks(bank: Bank, scores: dict[str, np.ndarray], sparse: float, skeleton: float) -> list[int | None]:
+    """Each query's rank of its first answer (``DEPTH`` at most, else None) when the channels are fused with
+    these weights as ``SearchIndex.search`` fuses them (ties to the lower row)."""
+    from mathgraph.tasks.search.skeleton import fuse_channels
+
+    weights = (max(0.0, 1.0 - sparse - skeleton), sparse, skeleton)
+    ranks = []
+    for i, query in enumerate(bank.queries):
+        fused = fuse_channels([scores[c][i] for c in ("dense", "sparse", "skeleton")], weights)
+        if not query["answers"]:
+            ranks.append(None)
+            continue
+        best = max(query["answers"], key=lambda a: (fused[a], -a))
+        rank = 1 + int(np.sum(fused > fused[best])) + int(np.sum(fused[:best] == fused[best]))
+        ranks.append(rank if rank <= DEPTH else None)
+    return ranks
+
+
+def choose_weights(banks: Sequence[Bank], scores: Sequence[dict]) -> dict:
+    """The TF-IDF and skeleton weights (a grid of ``WEIGHT_STEP``, the sentence encoder keeping at least
+    ``MIN_DENSE_WEIGHT``) chosen on these (dev) banks: among the pairs where every kind of every bank has an R@1
+    at least the sentence encoder's alone, the best mean R@1 over the kinds, then the best mean MRR, then the
+    smallest total weight. Returns the choice and every pair's figures."""
+    steps = int(round((1 - MIN_DENSE_WEIGHT) / WEIGHT_STEP))
+    grid = [(round(a * WEIGHT_STEP, 2), round(b * WEIGHT_STEP, 2)) for a in range(steps + 1) for b in range(steps + 1)]
+    grid = [(a, b) for a, b in grid if a + b <= 1 - MIN_DENSE_WEIGHT + 1e-9]
+    table = []
+    for sparse, skeleton in grid:
+        per_kind = {}
+        for bank, bank_scores in zip(banks, scores):
+            result = {
+                "ranks": dict(zip((q["id"] for q in bank.queries), fused_ranks(bank, bank_scores, sparse, skeleton)))
+            }
+            for kind, m in summarise(bank, result).items():
+                if kind != "all":
+                    per_kind[f"{bank.name}/{kind}"] = (m["r1"], m["mrr"])
+        table.append({"sparse": sparse, "skeleton": skeleton, "per_kind": per_kind})
+    alone = next(entry for entry in table if entry["sparse"] == 0 and entry["skeleton"] == 0)["per_kind"]
+    for entry in table:
+        values = entry["per_kind"].values()
+        entry["feasible"] = all(entry["per_kind"][k][0] >= alone[k][0] for k in alone)
+        entry["mean_r1"] = float(np.mean([v[0] for v in values]))
+        entry["mean_mrr"] = float(np.mean([v[1] for v in values]))
+    feasible = [e for e in table if e["feasible"]]
+    chosen = max(feasible, key=lambda e: (e["mean_r1"], e["mean_mrr"], -(e["sparse"] + e["skeleton"])))
+    return {"chosen": {"sparse": chosen["sparse"], "skeleton": chosen["skeleton"]}, "grid": table}
 
 
 # --------------------------------------------------------------------------- metrics
@@ -626,6 +789,43 @@ def tables(report: dict) -> str:
 
 
 # --------------------------------------------------------------------------- main
+def load_bank(name: str, args: argparse.Namespace, data: Path) -> tuple[Bank, str]:
+    """The bank ``name`` (``gsm8k`` or ``math``) of ``args.split``, and its title."""
+    if name == "gsm8k":
+        templates = 0 if args.smoke else TEMPLATES_PER_SEED  # the smoke run keeps its 6 GSM-Plus queries
+        return gsm8k_bank(data, args.split, templates), f"GSM8K bank, GSM-Plus {args.split} seeds"
+    if name == "math":
+        bank = math_bank(data, Path(args.queries), smoke=args.smoke, split=args.split)
+        return bank, f"MATH bank, hand-written rewrites ({args.split})"
+    raise SystemExit(f"unknown bank {name!r}: gsm8k or math")
+
+
+def weights_report(args: argparse.Namespace, data: Path, work: Path, output: Path, stores: dict) -> dict:
+    """``--choose-weights``: the fused default's TF-IDF and skeleton weights chosen on the banks' dev queries
+    (``choose_weights``), printed and written to ``OUTPUT_weights.json``."""
+    if args.split != "dev" and not args.smoke:
+        raise SystemExit("--choose-weights chooses on dev only: leave out --split")
+    started = time.perf_counter()
+    banks = [load_bank(name, args, data)[0] for name in args.banks.split(",")]
+    scores = [channel_scores(bank, work, args.batch_size, stores) for bank in banks]
+    choice = choose_weights(banks, scores)
+    ranked = sorted(choice["grid"], key=lambda e: (e["feasible"], e["mean_r1"], e["mean_mrr"]), reverse=True)
+    kinds = list(ranked[0]["per_kind"])
+    print("sparse skeleton feasible mean_R@1 mean_MRR | " + " ".join(kinds))
+    for entry in ranked[:15] + [e for e in ranked if e["sparse"] == 0 and e["skeleton"] == 0]:
+        cells = " ".join(f"{entry['per_kind'][k][0]:.3f}" for k in kinds)
+        print(
+            f"{entry['sparse']:.1f} {entry['skeleton']:.1f} {entry['feasible']} {entry['mean_r1']:.4f} "
+            f"{entry['mean_mrr']:.4f} | {cells}"
+        )
+    print(f"chosen: {choice['chosen']} ({time.perf_counter() - started:.1f} s)")
+    path = output.parent / f"{output.name}_weights.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"banks": [b.name for b in banks], **choice}, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+    return choice
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
     args = arguments(argv)
     work = smoke_work(args.work) if args.smoke else Path(args.work)
@@ -640,15 +840,10 @@ def main(argv: Sequence[str] | None = None) -> dict:
     started = time.perf_counter()
     report: dict = {"machine": machine(), "split": args.split, "split_seed": SPLIT_SEED, "depth": DEPTH, "banks": {}}
     stores: dict = {}
+    if args.choose_weights:
+        return weights_report(args, data, work, output, stores)
     for bank_name in args.banks.split(","):
-        if bank_name == "gsm8k":
-            bank = gsm8k_bank(data, args.split)
-            title = f"GSM8K bank, GSM-Plus {args.split} seeds"
-        elif bank_name == "math":
-            bank = math_bank(data, Path(args.queries), smoke=args.smoke)
-            title = "MATH bank, hand-written rewrites"
-        else:
-            raise SystemExit(f"unknown bank {bank_name!r}: gsm8k or math")
+        bank, title = load_bank(bank_name, args, data)
         print(f"{title}: {bank.facts['bank']}, {len(bank.queries)} queries", flush=True)
         entry = {"title": title, "facts": bank.facts, "kinds": list(bank.kinds), "rows": {}}
         for row in chosen:
@@ -694,6 +889,11 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="PACKAGE",
         help="keep the tables in PACKAGE's release notes and model card; a dev run with rows named sparse<W> "
         "also sets search's TF-IDF fusion weight (tasks.release.bank_search.record_bank_results)",
+    )
+    parser.add_argument(
+        "--choose-weights",
+        action="store_true",
+        help="choose the fused default's TF-IDF and skeleton weights on the dev queries (writes OUTPUT_weights.json)",
     )
     parser.add_argument("--smoke", action="store_true")
     return parser.parse_args(argv)

@@ -120,9 +120,10 @@ def _register_search(commands) -> None:
         "--hybrid",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="rank by a fused score: the cosine fused with TF-IDF scores over the index's texts, then the best 50 "
-        "re-scored with the shipped alignment model (graph alignment), each with the shipped model's search "
-        "weight (chosen on dev; default: each on only if dev said it helps); --no-hybrid ranks by cosine",
+        help="rank by a fused score: the cosine fused with TF-IDF scores and the structure-aware skeleton channel "
+        "(formula paths, quantities and question with numbers and names abstracted) over the index's texts, then "
+        "the best 50 re-scored with the shipped alignment model (graph alignment), each with its search weight "
+        "(chosen on dev; default: each on only if dev said it helps); --no-hybrid ranks by cosine",
     )
     search.add_argument(
         "--format",
@@ -260,13 +261,12 @@ def run_search(args: argparse.Namespace) -> int:
     records, bad = _read_queries(args) if args.queries else ([], [])
     if args.queries and not records:
         raise UserError(f"--queries {args.queries}: no good queries ({len(bad)} bad lines skipped)")
-    from mathgraph.tasks.search.commands import hybrid_search_weight, structure_search_weight
+    from mathgraph.tasks.search.commands import search_weights
     from mathgraph.tasks.search.index import SearchIndex
 
     configure_inference_threads(args.threads, single_input=args.queries is None)
-    weight = hybrid_search_weight(args.hybrid)
-    structure_weight = structure_search_weight(args.hybrid)
-    if weight > 0 and args.approximate:
+    weight, structure_weight, skeleton_weight = search_weights(args.hybrid)
+    if (weight > 0 or skeleton_weight > 0) and args.approximate:
         raise UserError("--hybrid searches exactly: leave out --approximate (or pass --no-hybrid)")
     for name, value in (("--nprobe", args.nprobe), ("--ef-search", args.ef_search)):
         if value is not None and value < 1:
@@ -280,9 +280,14 @@ def run_search(args: argparse.Namespace) -> int:
         index.search_parameters["ef_search"] = args.ef_search
     approximate = True if args.approximate else False if args.exact else None
     if args.queries is not None:
-        return _search_file(index, records, bad, args, approximate, weight, structure_weight)
+        return _search_file(index, records, bad, args, approximate, (weight, structure_weight, skeleton_weight))
     (hits,) = index.search(
-        [args.query], k=args.k, approximate=approximate, sparse_weight=weight, structure_weight=structure_weight
+        [args.query],
+        k=args.k,
+        approximate=approximate,
+        sparse_weight=weight,
+        structure_weight=structure_weight,
+        skeleton_weight=skeleton_weight,
     )
     if args.format == "json":
         print(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False))
@@ -309,8 +314,7 @@ def _search_file(
     bad: list,
     args: argparse.Namespace,
     approximate: bool | None,
-    weight: float,
-    structure_weight: float,
+    weights: tuple[float, float, float],
 ) -> int:
     from mathgraph.jsonl import atomic_writer, write_jsonl
     from mathgraph.tasks.search.commands import search_records
@@ -321,8 +325,9 @@ def _search_file(
         k=args.k,
         batch_size=args.batch_size,
         approximate=approximate,
-        sparse_weight=weight,
-        structure_weight=structure_weight,
+        sparse_weight=weights[0],
+        structure_weight=weights[1],
+        skeleton_weight=weights[2],
     )
     if args.output:
         with atomic_writer(args.output) as out:

@@ -238,6 +238,26 @@ def structure_search_weight(hybrid: bool | None = None) -> float:
     return float(setting["weight"]) if hybrid or setting["on"] else 0.0
 
 
+def skeleton_search_weight(hybrid: bool | None = None) -> float:
+    """The ``skeleton_weight`` of ``SearchIndex.search`` for ``mathgraph search [--hybrid|--no-hybrid]``: the
+    structure-aware channel's weight (``tasks.search.skeleton.SKELETON_WEIGHTS``, chosen on dev) unless
+    ``hybrid`` is False."""
+    from mathgraph.tasks.search.skeleton import SKELETON_WEIGHTS
+
+    return 0.0 if hybrid is False else float(SKELETON_WEIGHTS[1])
+
+
+def search_weights(hybrid: bool | None = None) -> tuple[float, float, float]:
+    """``(sparse_weight, structure_weight, skeleton_weight)`` of ``mathgraph search [--hybrid|--no-hybrid]``:
+    with the skeleton channel on, the TF-IDF weight chosen with it (``SKELETON_WEIGHTS``), else the package's
+    (``hybrid_search_weight``); the alignment step's from the package (``structure_search_weight``)."""
+    from mathgraph.tasks.search.skeleton import SKELETON_WEIGHTS
+
+    skeleton = skeleton_search_weight(hybrid)
+    sparse = float(SKELETON_WEIGHTS[0]) if skeleton > 0 else hybrid_search_weight(hybrid)
+    return sparse, structure_search_weight(hybrid), skeleton
+
+
 def search_records(
     index: SearchIndex,
     records: Iterable[TextRecord],
@@ -246,6 +266,7 @@ def search_records(
     approximate: bool | None = None,
     sparse_weight: float = 0.0,
     structure_weight: float = 0.0,
+    skeleton_weight: float = 0.0,
 ) -> Iterator[dict]:
     """``mathgraph search --queries FILE``: for each query (a ``mathgraph.jsonl.TextRecord``, as
     ``read_text_lines`` gives them), in order, ``{"query", "id" (when its row has one), "line", "hits"}`` with
@@ -260,6 +281,7 @@ def search_records(
             batch_size=batch_size,
             sparse_weight=sparse_weight,
             structure_weight=structure_weight,
+            skeleton_weight=skeleton_weight,
         )
         for record, query_hits in zip(chunk, hits):
             yield {
@@ -277,6 +299,8 @@ __all__ = [
     "rough_seconds",
     "hybrid_search_weight",
     "structure_search_weight",
+    "skeleton_search_weight",
+    "search_weights",
     "search_records",
     "QUERY_CHUNK",
 ]

@@ -84,6 +84,8 @@ EXACT_BLOCK_SCORES = 2**25
 STRUCTURE_RERANK = 50
 # Candidates of an approximate index that hybrid search fuses with TF-IDF (an exact index fuses every row).
 HYBRID_POOL = 1000
+# The skeleton channel's token bags of an index loaded from a directory, computed on its first search.
+SKELETON_CACHE = "skeleton-tokens.json.gz"
 
 
 def shipped_structure_min_cosine() -> float:
@@ -157,6 +159,7 @@ class SearchIndex:
         self.directory: Path | None = None  # where the index was loaded from (its files are mapped)
         self._structures: dict[str, object] = {}  # faiss structures by index type, loaded or built on first use
         self._sparse = None  # (TF-IDF vectorizer, row matrix) for hybrid search, built on first use
+        self.skeleton = None  # tasks.search.skeleton.SkeletonIndex of skeleton_weight > 0, built on first use
         self.structure = None  # the SQR alignment model of structure_weight > 0 (the shipped one when None)
 
     def __len__(self) -> int:
@@ -210,6 +213,7 @@ class SearchIndex:
         sparse_weight: float = 0.0,
         structure_weight: float = 0.0,
         structure_min_cosine: float | None = None,
+        skeleton_weight: float = 0.0,
     ) -> list[list[Hit]]:
         """The ``k`` most similar rows of each query, best first: one list of hits per query (a lone string is
         refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate`` and
@@ -219,6 +223,11 @@ class SearchIndex:
         with its TF-IDF cosine to the query (a TF-IDF model fitted on the index's texts on first use): every
         row of an exact search, the best ``HYBRID_POOL`` candidates of an approximate one; the hits' scores
         are then the fused ones (``Hit.cosine`` keeps the cosine).
+
+        ``skeleton_weight`` > 0 adds the structure-aware channel (``tasks.search.skeleton``: formula paths and
+        the quantity/question skeleton, numbers and names abstracted) to that fusion, over the same rows:
+        ``(1 - sparse - skeleton) z(cosine) + sparse z(TF-IDF) + skeleton z(skeleton)``
+        (``skeleton.fuse_channels``); the two weights sum to at most 1.
 
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
         stage are scored by an SQR alignment model (``models.alignment_model``: the expected relevance of each row as a
@@ -241,13 +250,23 @@ class SearchIndex:
             if not isinstance(query, str) or not query.strip():
                 raise ValueError(f"query {i} is empty or not a string: {query!r}")
         _check_k(k)
-        for name, weight in (("sparse_weight", sparse_weight), ("structure_weight", structure_weight)):
+        for name, weight in (
+            ("sparse_weight", sparse_weight),
+            ("structure_weight", structure_weight),
+            ("skeleton_weight", skeleton_weight),
+        ):
             if not 0.0 <= weight <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {weight}")
+        if sparse_weight + skeleton_weight > 1.0 + 1e-9:
+            raise ValueError(
+                f"sparse_weight + skeleton_weight must be at most 1, got {sparse_weight + skeleton_weight}"
+            )
         vectors = encode_texts(self.embedder, queries, batch_size)
         first = max(k, STRUCTURE_RERANK) if structure_weight > 0 else k
-        if sparse_weight > 0:
-            hits = self._hybrid_search(queries, vectors, first, sparse_weight, approximate, approximate_kind)
+        if sparse_weight > 0 or skeleton_weight > 0:
+            hits = self._hybrid_search(
+                queries, vectors, first, sparse_weight, approximate, approximate_kind, skeleton_weight
+            )
         else:
             hits = self.search_vectors(vectors, first, approximate, approximate_kind)
         if structure_weight > 0:
@@ -300,8 +319,9 @@ class SearchIndex:
         weight: float,
         approximate: bool | None,
         approximate_kind: str | None,
+        skeleton_weight: float = 0.0,
     ) -> list[list[Hit]]:
-        from mathgraph.models.late_fusion import fuse_scores
+        from mathgraph.tasks.search.skeleton import fuse_channels
 
         if self._sparse is None:  # fitted once per loaded index: a second's work for tens of thousands of rows
             from sklearn.feature_extraction.text import TfidfVectorizer
@@ -313,12 +333,16 @@ class SearchIndex:
         vectorizer, matrix = self._sparse
         query_vectors = l2_normalize(np.asarray(vectors, dtype=np.float32))
         sparse_queries = vectorizer.transform(queries)
+        if skeleton_weight > 0 and self.skeleton is None:
+            self.skeleton = self._skeleton_index()
         if self._uses_structure(approximate):  # fuse over the structure's best candidates, re-scored exactly
             pools, _ = self.top_k(query_vectors, min(len(self), max(k, HYBRID_POOL)), approximate, approximate_kind)
             candidates = [pool[pool >= 0] for pool in pools]
         else:  # every row
             candidates = [None] * len(queries)
         k = min(k, len(self))
+        skeleton = self.skeleton.scores(queries, candidates) if skeleton_weight > 0 else [None] * len(queries)
+        weights = (max(0.0, 1.0 - weight - skeleton_weight), weight, skeleton_weight)
         hits = []
         for i, rows in enumerate(candidates):
             if rows is None:
@@ -327,10 +351,22 @@ class SearchIndex:
             else:
                 dense = self.vectors_of(rows) @ query_vectors[i]
                 sparse = (sparse_queries[i] @ matrix[rows].T).toarray().ravel()
-            fused = fuse_scores(dense, sparse, weight)
+            channels = (dense, sparse, skeleton[i] if skeleton[i] is not None else np.zeros_like(dense))
+            fused = fuse_channels(channels, weights)
             best = np.lexsort((rows, -fused))[:k]
             hits.append([Hit(int(rows[j]), float(fused[j]), self.rows[int(rows[j])], float(dense[j])) for j in best])
         return hits
+
+    def _skeleton_index(self):
+        """The rows' skeleton index (``tasks.search.skeleton``); an index loaded from a directory keeps its token
+        bags in ``SKELETON_CACHE`` there, keyed by the rows file's checksum."""
+        from mathgraph.tasks.search.skeleton import SkeletonIndex
+
+        texts = [str(row[self.text_field]) for row in self.rows]
+        if self.directory is None:
+            return SkeletonIndex(texts)
+        rows_sha = read_manifest(self.directory).get("sha256", {}).get(ROWS_FILE, "")
+        return SkeletonIndex.cached(texts, self.directory / SKELETON_CACHE, f"{len(texts)}:{rows_sha}")
 
     def search_vectors(
         self, vectors: np.ndarray, k: int = 5, approximate: bool | None = None, approximate_kind: str | None = None

@@ -1,0 +1,286 @@
+r"""Search's structure-aware channel: what a problem asks, with its numbers and names abstracted.
+
+Two rewrites of one problem with other numbers, other person names or other variable letters share little
+surface text, but they share a skeleton. ``skeleton_tokens`` writes a problem as a bag of tokens:
+
+- **formula paths** (``p:``): each formula (``parsers.segment``) is parsed into its operator tree
+  (``parsers.latex.parse_latex``), and every leaf's path up to ``PATH_LENGTH`` nodes towards the root is one
+  token, numbers written ``NUM`` and variable names ``VAR``: ``$\frac{x+1}{2}$`` gives ``p:VAR<+<\frac``,
+  ``p:NUM<+<\frac``, ``p:NUM<\frac``; with each operator's small subtrees (``t:``, depth ``SUBTREE_DEPTH``);
+- **the quantity skeleton** (``w:``, ``q:``): the words of the text outside formulas, lower-cased, digits
+  written ``NUM``, person names ``NAME``, as words and word pairs, and the words that quantities count (the one
+  or two words after each number: ``q:apples``);
+- **the question** (``Q:``): the words of the last sentence that asks (``?``, or the last sentence).
+
+A name is a capitalised word whose lower-case form the bank uses less often than the capitalised one, or never
+(``NameCounts``: counted over the bank, so that "Janet" and "Mark" are names while "Find" and "What" are not).
+
+``SkeletonIndex`` fits a TF-IDF model (sublinear term frequency, L2 rows) on the bank's token bags and scores a
+query against every row by cosine; ``fuse_channels`` fuses it with the sentence encoder's cosine and the
+TF-IDF cosine as ``models.late_fusion.fuse_scores`` does two: a weighted sum of scores standardised over the
+query's candidates. ``SKELETON_WEIGHTS`` are the TF-IDF and skeleton weights of ``mathgraph search`` (the rest
+is the sentence encoder's), chosen on the dev queries of ``benchmarks/bank_search.py`` (docs/search.md). Tokens
+of MATH's 7,500 problems take about ten seconds on one core.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+# (TF-IDF weight, skeleton weight) of the fused default search; the sentence encoder's is 1 minus their sum.
+# Chosen on the dev queries of both banks of benchmarks/bank_search.py (every kind's R@1 at least the sentence
+# encoder's alone, then the best mean R@1 over the kinds, then the best mean MRR).
+SKELETON_WEIGHTS = (0.2, 0.3)
+FEATURES_VERSION = 1  # raise when the tokens change: caches of older ones are then recomputed
+PATH_LENGTH = 4  # nodes of a leaf-to-root formula path
+SUBTREE_DEPTH = 2  # depth of the operator subtrees kept as tokens
+MAX_FORMULA_NODES = 400  # larger formulas (tables, long arrays) give their first paths only
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*|\d[\d,]*(?:\.\d+)?|\?|[.!;]")
+_NUMBER = re.compile(r"^\d")
+_STOP = frozenset(
+    "a an the of to in on at for and or is are was were be been it its this that these those with by as from "
+    "has have had do does did will would can could if then than so".split()
+)
+
+
+class NameCounts:
+    """How often each word is written lower-case and capitalised inside a sentence in a bank, to tell person
+    names (and other proper names) from ordinary words."""
+
+    def __init__(self, texts: Iterable[str] = ()):
+        self.lower: Counter = Counter()
+        self.capital: Counter = Counter()
+        for text in texts:
+            self.add(text)
+
+    def add(self, text: str) -> None:
+        """Count the words of one text."""
+        previous = "."
+        for word in _WORD.findall(text):
+            if word[0].isalpha():
+                if word[0].isupper():
+                    if previous not in (".", "!", "?", ";"):
+                        self.capital[word.lower()] += 1
+                else:
+                    self.lower[word.lower()] += 1
+            previous = word
+
+    def is_name(self, word: str, sentence_start: bool = False) -> bool:
+        """Whether a capitalised ``word`` is a name: the bank writes it capitalised inside sentences more often
+        than lower-case; a word the bank never has is a name inside a sentence, not at its start ("Compute").
+        Single letters (variables, points) and words in capitals are not names."""
+        if len(word) < 2 or not word[0].isupper() or not word[1:].islower():
+            return False
+        key = word.lower()
+        if self.lower[key] == 0 and self.capital[key] == 0:
+            return not sentence_start
+        return self.capital[key] > self.lower[key]
+
+
+def formula_tokens(latex: str) -> list[str]:
+    """Leaf-to-root paths (``p:``) and small subtrees (``t:``) of one formula's operator tree, numbers as
+    ``NUM`` and variables as ``VAR``."""
+    from mathgraph.parsers.latex import parse_latex
+
+    tree = parse_latex(latex)
+    nodes = tree.nodes[:MAX_FORMULA_NODES]
+    if not nodes:
+        return []
+    labels = [_abstract(node.type, node.label) for node in tree.nodes]
+    parent = [-1] * len(tree.nodes)
+    children: list[list[int]] = [[] for _ in tree.nodes]
+    for edge in tree.edges:
+        parent[edge.dst] = edge.src
+        children[edge.src].append(edge.dst)
+    tokens = []
+    for node in nodes:
+        if children[node.id]:
+            tokens.append("t:" + _subtree(node.id, labels, children, SUBTREE_DEPTH))
+            continue
+        path, current = [labels[node.id]], parent[node.id]
+        while current >= 0 and len(path) < PATH_LENGTH:
+            path.append(labels[current])
+            current = parent[current]
+        tokens += ["p:" + "<".join(path[: i + 1]) for i in range(1, len(path))] or ["p:" + path[0]]
+    return tokens
+
+
+def _abstract(kind: str, label: str) -> str:
+    if kind == "N":
+        return "NUM"
+    if kind == "V":
+        return "VAR"
+    return _SIGNS.get(label, label)
+
+
+# a sum and a difference are one shape: other numbers often flip a sign ("x+5" for "x-3")
+_SIGNS = {"-": "+", "neg": "+", r"\pm": "+", r"\mp": "+"}
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "es", "ed", "ly", "s")
+
+
+def stem(word: str) -> str:
+    """A crude stem of an English word (plurals, -ing, -ed, -ly, -ation), enough to match "seats" with
+    "seating" and "numbers" with "number"."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            if suffix == "es" and word[-3] not in "sxz":
+                continue  # "values" -> "value" below, "boxes" -> "box" here
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _subtree(node: int, labels: list[str], children: list[list[int]], depth: int) -> str:
+    if depth == 0 or not children[node]:
+        return labels[node]
+    return f"({labels[node]} " + " ".join(_subtree(c, labels, children, depth - 1) for c in children[node]) + ")"
+
+
+def text_tokens(text: str, names: NameCounts) -> list[str]:
+    """The words outside formulas (``w:`` words and word pairs, ``q:`` what numbers count, ``Q:`` the
+    question's words), numbers as ``NUM`` and names as ``NAME``; ``text`` is the masked text of
+    ``parsers.segment`` (formulas written ``MATH``)."""
+    sentences: list[list[str]] = [[]]
+    for word in _WORD.findall(text):
+        if word in (".", "!", ";", "?"):
+            if word == "?":
+                sentences[-1].append("?")
+            sentences.append([])
+            continue
+        if _NUMBER.match(word):
+            sentences[-1].append("NUM")
+        elif word == "MATH":
+            sentences[-1].append("MATH")
+        elif names.is_name(word.split("'")[0], sentence_start=not sentences[-1]):
+            sentences[-1].append("NAME")
+        else:
+            lower = word.lower().split("'")[0]
+            sentences[-1].append(lower if lower in _STOP else stem(lower))
+    sentences = [s for s in sentences if s]
+    tokens = []
+    for sentence in sentences:
+        words = [w for w in sentence if w != "?"]
+        kept = [w for w in words if w not in _STOP]
+        tokens += [f"w:{w}" for w in kept if w != "MATH"]
+        tokens += [f"w:{a}_{b}" for a, b in zip(kept, kept[1:])]
+        for i, word in enumerate(words):
+            if word == "NUM":
+                following = [w for w in words[i + 1 : i + 3] if w not in ("NUM", "MATH")]
+                tokens += [f"q:{w}" for w in following[:2] if w not in _STOP]
+    asking = [s for s in sentences if "?" in s] or sentences[-1:]
+    if asking:
+        tokens += [f"Q:{w}" for w in asking[-1] if w not in _STOP and w not in ("?", "MATH")]
+    return tokens
+
+
+def skeleton_tokens(text: str, names: NameCounts) -> list[str]:
+    """All tokens of one problem: its formulas' paths and subtrees, then its words (see the module's notes)."""
+    from mathgraph.parsers.segment import segment
+
+    segmentation = segment(text)
+    tokens = []
+    for formula in segmentation.formulas:
+        tokens += formula_tokens(formula.latex)
+    return tokens + text_tokens(segmentation.masked_text, names)
+
+
+class SkeletonIndex:
+    """The skeleton TF-IDF vectors of a bank's texts: ``scores(queries)`` gives each query's cosine to every
+    row. ``tokens``: the bank's token bags when already computed (a cache), else computed here."""
+
+    def __init__(self, texts: Sequence[str], tokens: Sequence[Sequence[str]] | None = None):
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        texts = list(texts)
+        if not texts:
+            raise ValueError("a skeleton index needs at least one text")
+        self.names = NameCounts(texts)
+        if tokens is None:
+            tokens = [skeleton_tokens(text, self.names) for text in texts]
+        if len(tokens) != len(texts):
+            raise ValueError(f"{len(tokens)} token bags for {len(texts)} texts")
+        self.bags = [list(bag) for bag in tokens]
+        self.vectorizer = TfidfVectorizer(analyzer=_identity, sublinear_tf=True, norm="l2")
+        self.matrix = self.vectorizer.fit_transform(self.bags)
+
+    @classmethod
+    def cached(cls, texts: Sequence[str], path: str | os.PathLike | None, key: str) -> SkeletonIndex:
+        """The skeleton index of ``texts`` with its token bags kept in ``path`` (gzipped JSON, beside a search
+        index's files): read from there when its ``key`` (the rows' checksum) and ``FEATURES_VERSION`` match,
+        else computed and written there (quietly not, where the directory is read-only)."""
+        texts = list(texts)
+        stamp = f"{FEATURES_VERSION}:{key}"
+        if path is not None and os.path.isfile(path):
+            try:
+                with gzip.open(path, "rt", encoding="utf-8") as f:
+                    saved = json.load(f)
+                if saved.get("key") == stamp and len(saved.get("tokens", ())) == len(texts):
+                    return cls(texts, tokens=saved["tokens"])
+            except (OSError, ValueError, EOFError):
+                pass  # a damaged cache is recomputed
+        index = cls(texts)
+        if path is not None:
+            partial = f"{path}.{os.getpid()}.tmp"
+            try:
+                with gzip.open(partial, "wt", encoding="utf-8") as f:
+                    json.dump({"key": stamp, "tokens": index.bags}, f)
+                os.replace(partial, path)
+            except OSError:
+                if os.path.exists(partial):
+                    os.remove(partial)
+        return index
+
+    def tokens(self, text: str) -> list[str]:
+        """``text``'s tokens, names told by this bank's counts."""
+        return skeleton_tokens(text, self.names)
+
+    def transform(self, texts: Sequence[str]):
+        """Sparse L2-normalised skeleton vectors of ``texts`` (``[texts, features]``)."""
+        return self.vectorizer.transform([self.tokens(text) for text in texts])
+
+    def scores(self, texts: Sequence[str], rows: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray]:
+        """Per query, its skeleton cosine to every row (``rows[i]`` None), or to the rows ``rows[i]``."""
+        queries = self.transform(texts)
+        rows = rows if rows is not None else [None] * len(texts)
+        out = []
+        for i, chosen in enumerate(rows):
+            matrix = self.matrix if chosen is None else self.matrix[np.asarray(chosen, dtype=np.int64)]
+            out.append((queries[i] @ matrix.T).toarray().ravel())
+        return out
+
+
+def _identity(tokens):
+    return tokens
+
+
+def fuse_channels(scores: Sequence[Sequence[float]], weights: Sequence[float]) -> np.ndarray:
+    """One query's fused scores over its candidates: ``sum_c w_c z(s_c)``, each channel's scores standardised
+    over the candidates (``models.late_fusion.standardise``); weights are non-negative and sum to 1."""
+    from mathgraph.models.late_fusion import standardise
+
+    if len(scores) != len(weights):
+        raise ValueError(f"{len(scores)} score lists but {len(weights)} weights")
+    if any(w < 0 for w in weights) or abs(sum(weights) - 1.0) > 1e-6:
+        raise ValueError(f"channel weights must be >= 0 and sum to 1, got {list(weights)}")
+    lengths = {len(s) for s in scores}
+    if len(lengths) != 1:
+        raise ValueError(f"score lists of different lengths: {sorted(lengths)}")
+    return sum(w * standardise(s) for w, s in zip(weights, scores) if w > 0)
+
+
+__all__ = [
+    "SKELETON_WEIGHTS",
+    "NameCounts",
+    "SkeletonIndex",
+    "formula_tokens",
+    "fuse_channels",
+    "skeleton_tokens",
+    "text_tokens",
+]

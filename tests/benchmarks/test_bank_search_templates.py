@@ -1,0 +1,107 @@
+"""The bank search benchmark's template-made variants, its query file's splits, and its choice of fusion
+weights, on small hand-made banks."""
+
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bank_search  # noqa: E402
+from bank_search_templates import CLAUSES, FIRST_NAMES, names_in, template_variant, template_variants  # noqa: E402
+
+SEED = (
+    "Janet has 16 ducks. She sells 3 eggs to Mark for $2 each. Mark pays 2 dollars more than Janet asks. "
+    "How many dollars does Janet get?"
+)
+
+
+def numbers(text):
+    return re.findall(r"\d+(?:\.\d+)?", text)
+
+
+def test_a_variant_has_new_names_new_numbers_and_added_clauses():
+    variant = template_variant(SEED, random.Random(1))
+    assert "Janet" not in variant and "Mark" not in variant
+    names = names_in(variant)
+    assert len(names) >= 2 and all(name in FIRST_NAMES for name in names)
+    # the seed's sentences, renamed and renumbered, are all there, in order; one or two clauses added
+    sentences = re.split(r"(?<=[.!?])\s+", variant)
+    added = [s for s in sentences if any(re.fullmatch(_pattern(c), s) for c in CLAUSES)]
+    assert 1 <= len(added) <= 2
+    kept = [s for s in sentences if s not in added]
+    assert len(kept) == 4 and kept[-1].startswith("How many dollars does")
+    # every number of the seed changed, a repeated one the same way ("2" twice -> one new value, twice)
+    seed_numbers = numbers(SEED)
+    new_numbers = numbers(" ".join(kept))
+    assert len(new_numbers) == len(seed_numbers) == 4
+    assert all(a != b for a, b in zip(seed_numbers, new_numbers))
+    assert new_numbers[2] == new_numbers[3]
+
+
+def _pattern(clause):
+    return re.escape(clause).replace(r"\{name\}", "[A-Z][a-z]+").replace(r"\{n\}", r"\d+")
+
+
+def test_variants_are_seeded_and_different():
+    first = template_variants(SEED, "seed-001", 5)
+    assert first == template_variants(SEED, "seed-001", 5)
+    assert len(set(first)) == 5 and SEED not in first
+    assert first != template_variants(SEED, "seed-002", 5)
+
+
+def test_decimals_and_thousands_keep_their_form():
+    variant = template_variant("It costs 2.50 dollars and weighs 1,200 grams.", random.Random(3))
+    assert re.search(r"\b\d+\.\d{2}\b", variant) and re.search(r"\b\d{1,3},\d{3}\b|\b\d{3}\b", variant)
+    assert "2.50" not in variant and "1,200" not in variant
+
+
+def test_the_math_queries_file_has_splits_and_kinds():
+    rows = [json.loads(line) for line in open(bank_search.MATH_QUERIES, encoding="utf-8")]
+    assert len({row["id"] for row in rows}) == len(rows) == 160
+    counts = {}
+    for row in rows:
+        counts[row["kind"], row["split"]] = counts.get((row["kind"], row["split"]), 0) + 1
+        assert row["query"].strip() != row["original"].strip()
+    assert counts == {
+        ("numbers", "dev"): 26,
+        ("wording", "dev"): 25,
+        ("both", "dev"): 25,
+        ("variables", "dev"): 10,
+        ("numbers", "test"): 18,
+        ("wording", "test"): 18,
+        ("both", "test"): 18,
+        ("variables", "test"): 20,
+    }
+
+
+def _bank(kinds):
+    queries = [{"id": f"q{i}", "kind": kind, "text": "", "answers": [i]} for i, kind in enumerate(kinds)]
+    return bank_search.Bank("toy", ["r0", "r1", "r2"], queries, tuple(dict.fromkeys(kinds)), {})
+
+
+def test_fused_ranks_and_the_choice_of_weights():
+    bank = _bank(["a", "b", "b"])
+    # 3 queries x 3 rows; query i's answer is row i
+    dense = np.array([[0.9, 0.1, 0.0], [0.9, 0.8, 0.0], [0.0, 0.9, 0.8]])
+    sparse = np.array([[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.5, 0.5]])
+    skeleton = np.array([[0.2, 0.9, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    scores = {"dense": dense, "sparse": sparse, "skeleton": skeleton}
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.0) == [1, 2, 2]
+    # skeleton 0.5: query 0 by hand, z(dense) = (1.407, -0.579, -0.828), z(skeleton) = (-0.432, 1.382, -0.950):
+    # row 0 0.5*1.407-0.5*0.432 = 0.488 > row 1 0.5*(-0.579)+0.5*1.382 = 0.402 -> rank 1; queries 1, 2 -> rank 1
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.5) == [1, 1, 1]
+    # skeleton 0.9: query 0's row 1 wins on the skeleton -> rank 2, below the sentence encoder alone on kind a
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.9) == [2, 1, 1]
+    choice = bank_search.choose_weights([bank], [scores])
+    chosen = choice["chosen"]
+    grid = {(e["sparse"], e["skeleton"]): e for e in choice["grid"]}
+    assert not grid[(0.0, 0.9)]["feasible"] and grid[(0.0, 0.5)]["feasible"]
+    assert grid[(chosen["sparse"], chosen["skeleton"])]["mean_r1"] == 1.0
+    # ties broken by the best MRR, then the smallest total weight
+    best = [e for e in choice["grid"] if e["feasible"] and e["mean_r1"] == 1.0]
+    assert chosen["sparse"] + chosen["skeleton"] == pytest.approx(min(e["sparse"] + e["skeleton"] for e in best))

@@ -1,0 +1,176 @@
+"""The skeleton channel of search: tokens by hand, name counts, the TF-IDF cosine, three-way fusion, and
+SearchIndex's fused search against a by-hand computation."""
+
+import numpy as np
+import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from mathgraph.models.late_fusion import standardise
+from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
+from mathgraph.tasks.search.commands import search_weights, skeleton_search_weight
+from mathgraph.tasks.search.index import SearchIndex
+from mathgraph.tasks.search.skeleton import (
+    SKELETON_WEIGHTS,
+    NameCounts,
+    SkeletonIndex,
+    formula_tokens,
+    fuse_channels,
+    skeleton_tokens,
+    text_tokens,
+)
+from tests.tasks.test_search import HashingEncoder
+
+
+def test_formula_paths_abstract_numbers_and_variables():
+    # \frac{x+1}{2}: the tree \frac(num=+(x, 1), den=2)
+    tokens = formula_tokens(r"\frac{x+1}{2}")
+    assert sorted(tokens) == sorted(
+        [
+            r"t:(\frac (+ VAR NUM) NUM)",
+            "t:(+ VAR NUM)",
+            "p:VAR<+",
+            r"p:VAR<+<\frac",
+            "p:NUM<+",
+            r"p:NUM<+<\frac",
+            r"p:NUM<\frac",
+        ]
+    )
+    # other numbers and other letters: the same tokens
+    assert sorted(formula_tokens(r"\frac{t+7}{13}")) == sorted(tokens)
+    assert sorted(formula_tokens(r"\frac{x-1}{2}")) == sorted(tokens)  # a difference is a sum's shape
+    assert sorted(formula_tokens(r"\frac{x^1}{2}")) != sorted(tokens)
+
+
+def test_names_are_told_by_the_bank():
+    names = NameCounts(["Janet has 3 apples. She gives Mark 2.", "Find the mark. So Janet did."])
+    assert names.is_name("Janet")  # never lower-case, capitalised inside a sentence
+    assert not names.is_name("Find", sentence_start=True)  # only ever at a sentence's start
+    assert not names.is_name("Then", sentence_start=True) and not names.is_name("Apples")  # "apples" lower-case
+    assert names.is_name("Zelda")  # unseen, inside a sentence
+    assert not names.is_name("Zelda", sentence_start=True)
+    assert names.is_name("Mark") is False  # "mark" once lower-case, "Mark" once inside: not more often
+    assert not names.is_name("X") and not names.is_name("USA")
+
+
+def test_text_tokens_abstract_numbers_and_names():
+    names = NameCounts(["Janet sold it. Then Janet left."])
+    tokens = text_tokens("Janet buys 16 eggs. How many eggs does Janet have?", names)
+    assert tokens == [
+        "w:NAME",
+        "w:buy",
+        "w:NUM",
+        "w:egg",
+        "w:NAME_buy",
+        "w:buy_NUM",
+        "w:NUM_egg",
+        "q:egg",
+        "w:how",
+        "w:many",
+        "w:egg",
+        "w:NAME",
+        "w:how_many",
+        "w:many_egg",
+        "w:egg_NAME",
+        "Q:how",
+        "Q:many",
+        "Q:egg",
+        "Q:NAME",
+    ]
+    renamed = text_tokens("Janet buys 41 eggs. How many eggs does Janet have?", names)
+    assert renamed == tokens
+
+
+def test_skeleton_tokens_join_formulas_and_words():
+    names = NameCounts([])
+    tokens = skeleton_tokens("Find $x^2$ if 3 cats.", names)
+    assert tokens[:3] == ["t:(^ VAR NUM)", "p:VAR<^", "p:NUM<^"]
+    assert "q:cat" in tokens and "w:find" in tokens
+
+
+def test_skeleton_index_scores_are_tfidf_cosines():
+    texts = ["Janet has 3 apples. How many apples?", "Find $x+1$.", "Mark has 5 pears. How many pears?"]
+    index = SkeletonIndex(texts)
+    bags = [skeleton_tokens(t, index.names) for t in texts]
+    vectorizer = TfidfVectorizer(analyzer=lambda x: x, sublinear_tf=True).fit(bags)
+    query = "Peter has 9 apples. How many apples?"
+    expected = (vectorizer.transform([index.tokens(query)]) @ vectorizer.transform(bags).T).toarray()[0]
+    (scores,) = index.scores([query])
+    assert scores == pytest.approx(expected)
+    assert int(np.argmax(scores)) == 0
+    (some,) = index.scores([query], rows=[np.array([2, 0])])
+    assert some == pytest.approx(expected[[2, 0]])
+    with pytest.raises(ValueError, match="2 token bags for 3 texts"):
+        SkeletonIndex(texts, tokens=bags[:2])
+
+
+def test_fuse_channels_is_a_weighted_sum_of_standardised_scores():
+    a, b, c = [1.0, 2.0, 3.0], [3.0, 1.0, 2.0], [0.0, 0.0, 5.0]
+    fused = fuse_channels([a, b, c], [0.5, 0.2, 0.3])
+    # by hand: z(a) = (-1.2247, 0, 1.2247), z(b) = (1.2247, -1.2247, 0), z(c) = (-0.7071, -0.7071, 1.4142)
+    assert fused == pytest.approx([-0.5*1.224745 + 0.2*1.224745 - 0.3*0.707107, -0.2*1.224745 - 0.3*0.707107,
+                                   0.5*1.224745 + 0.3*1.414214], abs=1e-5)  # fmt: skip
+    assert fused == pytest.approx(0.5 * standardise(a) + 0.2 * standardise(b) + 0.3 * standardise(c))
+    with pytest.raises(ValueError, match="sum to 1"):
+        fuse_channels([a, b], [0.5, 0.2])
+    with pytest.raises(ValueError, match="2 score lists but 3 weights"):
+        fuse_channels([a, b], [0.5, 0.2, 0.3])
+
+
+CORPUS = [
+    "Janet has 3 apples and buys 4 more. How many apples does she have?",
+    "Find the value of $\\frac{x+1}{2}$ when $x=3$.",
+    "A train travels 60 miles in 2 hours. What is its speed?",
+    "Mark reads 12 pages a day. How many pages in a week?",
+]
+
+
+def test_search_fuses_the_skeleton_channel_over_every_row():
+    index = SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem")
+    query = "Evaluate $\\frac{t+5}{9}$ when $t=2$."
+    hits = index.search([query], k=4, sparse_weight=0.2, skeleton_weight=0.3)[0]
+    vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit(CORPUS)
+    sparse = (vectorizer.transform([query]) @ vectorizer.transform(CORPUS).T).toarray()[0]
+    vector = HashingEncoder().encode([query])[0]
+    dense = index.embeddings @ (vector / np.linalg.norm(vector))
+    (skeleton,) = SkeletonIndex(CORPUS).scores([query])
+    fused = 0.5 * standardise(dense) + 0.2 * standardise(sparse) + 0.3 * standardise(skeleton)
+    expected = np.lexsort((np.arange(4), -fused))
+    assert [h.index for h in hits] == list(expected)
+    assert [h.score for h in hits] == pytest.approx(list(fused[expected]), abs=1e-5)
+    assert hits[0].index == 1  # the same formula shape, other numbers and letters
+    # skeleton weight 0: the TF-IDF fusion as before
+    before = index.search([query], k=4, sparse_weight=0.2)[0]
+    assert [h.score for h in before] == pytest.approx(
+        sorted(0.8 * standardise(dense) + 0.2 * standardise(sparse), reverse=True), abs=1e-5
+    )
+    with pytest.raises(ValueError, match="at most 1"):
+        index.search([query], sparse_weight=0.6, skeleton_weight=0.6)
+
+
+def test_the_default_search_weights():
+    assert skeleton_search_weight(False) == 0.0
+    assert skeleton_search_weight(None) == skeleton_search_weight(True) == SKELETON_WEIGHTS[1]
+    sparse, _, skeleton = search_weights(None)
+    assert (sparse, skeleton) == SKELETON_WEIGHTS
+    assert search_weights(False)[0] == 0.0 and search_weights(False)[2] == 0.0
+
+
+def test_a_saved_index_keeps_its_skeleton_tokens(tmp_path, monkeypatch):
+    import mathgraph.tasks.search.skeleton as skeleton
+    from mathgraph.tasks.search.index import SKELETON_CACHE
+
+    SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem").save_pretrained(tmp_path / "index")
+    index = SearchIndex.from_pretrained(tmp_path / "index", encoder=HashingEncoder())
+    query = "Evaluate $\\frac{t+5}{9}$ when $t=2$."
+    first = index.search([query], k=4, sparse_weight=0.2, skeleton_weight=0.3)[0]
+    assert (tmp_path / "index" / SKELETON_CACHE).is_file()
+    calls = []
+    original = skeleton.skeleton_tokens
+    monkeypatch.setattr(skeleton, "skeleton_tokens", lambda *a: calls.append(a) or original(*a))
+    again = SearchIndex.from_pretrained(tmp_path / "index", encoder=HashingEncoder())
+    second = again.search([query], k=4, sparse_weight=0.2, skeleton_weight=0.3)[0]
+    assert len(calls) == 1  # the query's tokens only: the rows' came from the cache
+    assert [h.index for h in second] == [h.index for h in first]
+    # a cache of other rows (another key) is not used: their tokens are computed again
+    other = skeleton.SkeletonIndex.cached(CORPUS[:2], tmp_path / "index" / SKELETON_CACHE, "other")
+    assert len(calls) == 3 and other.bags == [original(t, other.names) for t in CORPUS[:2]]
