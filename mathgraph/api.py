@@ -264,7 +264,7 @@ class Predictor:
             text_graphs = {**given, **dict(zip(missing, parsed.parse(missing, parser=self.parser)))}
         rows_of: dict = {}
         found: dict = {}
-        if self.task != "kpc" and _reads_alignments(self.model):
+        if task_spec(self.task).input_shape != "single" and _reads_alignments(self.model):
             from mathgraph.models.alignment_features import AlignmentRows, alignment_rows, pair_key
             from mathgraph.models.task_io import aligned_with
 
