@@ -25,23 +25,33 @@ baseline the later runs keep beside theirs. ``--smoke``: 6 solutions a part, wri
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
+import math
 import random
+import re
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import numpy as np
+
+from mathgraph.models.step_verifier import WEIGHTS, StepVerifier, fit, inject_step_error, line_features
 from mathgraph.parsers.graph_cache import parse_cached
 from mathgraph.parsers.problem import parse_problem
 from mathgraph.parsers.solution import check_solution
+from mathgraph.parsers.solution_check import with_verifier
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 RESULTS = REPO / "benchmarks" / "results" / "process_errors.json"
 SPLIT_SEED = 0
-PARTS = ("math", "olympiadbench")
+PARTS = ("math", "olympiadbench", "gsmplus")
+PROCESSBENCH = ("math", "olympiadbench")
 BOOTSTRAP = 1000
+INJECTED = 2  # step errors made in each right solution for --fit-verifier
+_ANNOTATION_RE = re.compile(r"<<[^<>]*>>")
 TIMED_PARSES = 30  # problems parsed one at a time, without the cache, for the parse time
 
 
@@ -51,14 +61,26 @@ def main() -> None:
     limit = 6 if args.smoke else args.limit
     output = Path(args.output) if args.output else (None if args.smoke else RESULTS)
     report = {"protocol": "ProcessBench: steps joined by newlines, earliest wrong step or -1", "parts": {}}
+    verifier = None if args.rules_only else "auto"
+    if args.verifier:
+        verifier = StepVerifier.load(args.verifier)
+    if args.fit_verifier:
+        verifier = fit_verifier(Path(args.data), args, Path(args.fit_verifier))
+    elif verifier == "auto" and WEIGHTS.exists():
+        verifier = StepVerifier.load(WEIGHTS)
+    if isinstance(verifier, StepVerifier):
+        report["verifier"] = {**(verifier.info or {}), "threshold": verifier.threshold}
     for part in args.parts:
         rows = load_part(Path(args.data), part, limit, args.smoke)
-        report["parts"][part] = evaluate_part(rows, timed_parses=2 if args.smoke else TIMED_PARSES)
-        _print_part(part, report["parts"][part])
+        result = evaluate_part(rows, timed_parses=2 if args.smoke else TIMED_PARSES, verifier=verifier)
+        report["parts"][part] = result
+        for system in ("rules", "check"):
+            if system in result:
+                _print_part(f"{part}, {system}", result[system], result["ms_per_problem_parse"])
     if output is not None:
         previous = json.loads(output.read_text()) if output.exists() else {}
         if args.as_baseline:
-            report["baseline"] = {p: _summary(r) for p, r in report["parts"].items()}
+            report["baseline"] = {p: _summary(r["rules"]) for p, r in report["parts"].items()}
         elif "baseline" in previous:
             report["baseline"] = previous["baseline"]
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -66,9 +88,138 @@ def main() -> None:
         print(f"wrote {output}")
 
 
+def fit_verifier(data: Path, args: argparse.Namespace, path: Path) -> StepVerifier:
+    """Fit the step verifier (``models.step_verifier``) and write it to ``path``.
+
+    Training: the right solutions of GSM8K train (the first ``--gsm8k-rows``, as written and plain in turn)
+    and of the ProcessBench dev halves (the right ones whole, the wrong ones up to their first wrong step),
+    each as it is and with ``INJECTED`` step errors made in it (``inject_step_error``); a line is labelled 1
+    where the error was made, 0 before it and on the untouched solutions. Calibration (Platt) and the
+    threshold: on the dev halves' real labels, the threshold that gives the best mean F1 of the parts'
+    dev halves among those that keep every dev half's correct acc at 90 or more. No test half is read."""
+    rng = random.Random(SPLIT_SEED)
+    limit = 6 if args.smoke else None
+    gsm = [json.loads(line) for line in open(data / "gsm8k" / "train.jsonl", encoding="utf-8")]
+    gsm = gsm[: 8 if args.smoke else args.gsm8k_rows]
+    texts = [
+        (row["question"], (row["answer"] if k % 2 else _ANNOTATION_RE.sub("", row["answer"])).split("\n"))
+        for k, row in enumerate(gsm)
+    ]
+    parts = [part for part in args.parts if part in PROCESSBENCH]
+    dev = {part: [r for r in load_part(data, part, limit, args.smoke) if r["half"] == "dev"] for part in parts}
+    for rows in dev.values():
+        for r in rows:
+            right = r["steps"] if r["label"] == -1 else r["steps"][: r["label"]]
+            if right:
+                texts.append((r["problem"], "\n".join(right).split("\n")))
+    graphs = parse_cached([problem for problem, _ in texts])
+    others = [line for _, lines in texts for line in lines if len(line) > 20]
+    features, labels = [], []
+    for (_, lines), graph in zip(texts, graphs):
+        variants = [(lines, None)]
+        for _ in range(INJECTED):
+            made = inject_step_error(lines, others, rng)
+            if made is not None:
+                variants.append(made)
+        for written, changed in variants:
+            numbers, rows = line_features(check_solution(graph, "\n".join(written), verifier=None))
+            for number, row in zip(numbers, rows):
+                if changed is None or number <= changed:
+                    features.append(row)
+                    labels.append(int(number == changed))
+    x, y = np.asarray(features), np.asarray(labels)
+    verifier = fit(x, y)
+    calibration = _dev_lines(dev, verifier)
+    platt = _platt(calibration)
+    verifier = dataclasses.replace(verifier, platt=platt)
+    threshold, chosen = _threshold(calibration, verifier)
+    info = {
+        "trained_on": f"{len(texts)} right solutions ({len(gsm)} GSM8K train, the rest ProcessBench dev halves), "
+        f"{INJECTED} injected errors each: {len(y)} lines, {int(y.sum())} wrong",
+        "calibrated_on": "ProcessBench dev halves: " + ", ".join(f"{p} {len(r)}" for p, r in dev.items()),
+        "threshold_dev": chosen,
+    }
+    verifier = dataclasses.replace(verifier, threshold=threshold, info=info)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    verifier.save(path)
+    print(f"step verifier: {info['trained_on']}; threshold {threshold:.4f} (dev: {json.dumps(chosen)}); wrote {path}")
+    return verifier
+
+
+def _dev_lines(dev: dict[str, list[dict]], verifier: StepVerifier) -> dict[str, list[dict]]:
+    """Per part and dev solution: its label, the step of each line, the rules' first error line and each
+    line's uncalibrated score."""
+    out = {}
+    for part, rows in dev.items():
+        graphs = parse_cached([r["problem"] for r in rows])
+        out[part] = []
+        for row, graph in zip(rows, graphs):
+            check = check_solution(graph, "\n".join(row["steps"]), verifier=None)
+            numbers, features = line_features(check)
+            scores = verifier.scores(features) if len(numbers) else np.zeros(0)
+            out[part].append(
+                {
+                    "label": row["label"],
+                    "steps": step_of_line(row["steps"]),
+                    "rule_line": check.first_error_step,
+                    "lines": numbers,
+                    "scores": scores,
+                }
+            )
+    return out
+
+
+def _platt(calibration: dict[str, list[dict]]) -> tuple[float, float]:
+    """Platt scaling of the scores on the dev lines up to each solution's first wrong step."""
+    from sklearn.linear_model import LogisticRegression
+
+    scores, labels = [], []
+    for rows in calibration.values():
+        for row in rows:
+            for line, score in zip(row["lines"], row["scores"]):
+                step = row["steps"][line]
+                if row["label"] == -1 or step <= row["label"]:
+                    scores.append(score)
+                    labels.append(int(step == row["label"]))
+    if len(set(labels)) < 2:
+        return 1.0, 0.0
+    model = LogisticRegression(C=1e4).fit(np.asarray(scores).reshape(-1, 1), labels)
+    return float(model.coef_[0][0]), float(model.intercept_[0])
+
+
+def _threshold(calibration: dict[str, list[dict]], verifier: StepVerifier) -> tuple[float, dict]:
+    """The threshold of best mean dev F1 with every part's dev correct acc at 90 or more (module docstring)."""
+    a, b = verifier.platt
+    candidates = sorted({round(float(t), 4) for t in np.linspace(0.02, 0.98, 97)} | {1.01})
+    best = (1.01, {}, -1.0)
+    for t in candidates:
+        per_part = {}
+        for part, rows in calibration.items():
+            labels, predictions = [], []
+            for row in rows:
+                flagged = [
+                    line for line, s in zip(row["lines"], row["scores"]) if 1 / (1 + math.exp(-(a * s + b))) >= t
+                ]
+                if row["rule_line"] is not None:
+                    flagged.append(row["rule_line"])
+                labels.append(row["label"])
+                predictions.append(row["steps"][min(flagged)] if flagged else -1)
+            per_part[part] = _small(scores(labels, predictions))
+        f1s = [p["f1"] or 0.0 for p in per_part.values()]
+        if all((p["correct_acc"] or 0) >= 90 for p in per_part.values()) and sum(f1s) / len(f1s) > best[2]:
+            best = (t, per_part, sum(f1s) / len(f1s))
+    return best[0], best[1]
+
+
 def load_part(data: Path, part: str, limit: int | None = None, smoke: bool = False) -> list[dict]:
     """The rows of ``data/processbench/PART.jsonl``, each with its ``half`` ("dev" or "test"); the first
     ``limit`` only when given (``smoke``: half right, half wrong ones)."""
+    if part == "gsmplus":
+        rows = gsmplus_rows(data)
+        if limit and smoke:
+            right = [r for r in rows if r["label"] == -1][: limit // 2]
+            return right + [r for r in rows if r["label"] != -1][: limit - len(right)]
+        return rows[:limit] if limit else rows
     path = data / "processbench" / f"{part}.jsonl"
     rows = []
     with open(path, encoding="utf-8") as f:
@@ -82,6 +233,38 @@ def load_part(data: Path, part: str, limit: int | None = None, smoke: bool = Fal
     return rows[:limit] if limit else rows
 
 
+def gsmplus_rows(data: Path) -> list[dict]:
+    """Grade-school solutions no part of the checker was fitted on, from ``gsmplus/variants.jsonl`` (GSM-Plus,
+    whose seeds are GSM8K *test* problems): each variant's own solution, right (label -1; not the "critical
+    thinking" variants, which cannot be answered); and, for the "numerical substitution" and "digit
+    expansion" variants, the seed's solution read against the variant's question, wrong from its first
+    line that writes a number of the seed's question that the variant changed (where there is one). Steps
+    are the solutions' non-blank lines; ``generator`` names the variant's kind."""
+    rows = []
+    with open(data / "gsmplus" / "variants.jsonl", encoding="utf-8") as f:
+        variants = [json.loads(line) for line in f]
+    for k, v in enumerate(variants):
+        if v["perturbation_type"] == "critical thinking":
+            continue
+        half = half_of(v["seed_question"])
+        steps = [line for line in v["solution"].split("\n") if line.strip()]
+        rows.append({"id": f"gsmplus-{k}", "generator": v["perturbation_type"], "problem": v["question"]})
+        rows[-1].update({"steps": steps, "label": -1, "half": half})
+        if v["perturbation_type"] not in ("numerical substitution", "digit expansion"):
+            continue
+        changed = _numbers_of(v["seed_question"]) - _numbers_of(v["question"])
+        seed_steps = [line for line in v["seed_solution"].split("\n") if line.strip()]
+        wrong = [j for j, line in enumerate(seed_steps) if _numbers_of(line) & changed]
+        if changed and wrong:
+            rows.append({"id": f"gsmplus-{k}-seed", "generator": v["perturbation_type"], "problem": v["question"]})
+            rows[-1].update({"steps": seed_steps, "label": wrong[0], "half": half})
+    return rows
+
+
+def _numbers_of(text: str) -> set[str]:
+    return {m.replace(",", "") for m in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
+
+
 def half_of(problem: str, seed: int = SPLIT_SEED) -> str:
     """ "dev" or "test" for a problem text: the parity of a SHA-256 of the seed and the text."""
     digest = hashlib.sha256(f"{seed}\n{problem}".encode()).digest()
@@ -93,50 +276,64 @@ def step_of_line(steps: list[str]) -> list[int]:
     return [k for k, step in enumerate(steps) for _ in step.split("\n")]
 
 
-def predict(graph, steps: list[str]) -> tuple[int, list[str]]:
-    """The predicted earliest wrong step (-1 for none) of the steps of one solution, and the kinds of the
-    error findings on that step's line."""
-    check = check_solution(graph, "\n".join(steps))
+def first_step(check, steps: list[str]) -> tuple[int, list[str]]:
+    """The predicted earliest wrong step (-1 for none) of a check of the steps joined by newlines, and the
+    kinds of the error findings on that step's line."""
     if check.first_error_step is None:
         return -1, []
     kinds = [f.kind for f in check.errors() if f.step == check.first_error_step]
     return step_of_line(steps)[check.first_error_step], kinds
 
 
-def error_kind(graph, row: dict) -> str:
+def error_kind(check, label: int, steps: list[str]) -> str:
     """``calculation`` when the labelled wrong step states a calculation that does not check out (as the
     solution reader reads it), else ``other``."""
-    steps = row["steps"]
     lines = step_of_line(steps)
-    check = check_solution(graph, "\n".join(steps))
     for line, calculation in check.graph.calculations():
-        if lines[line] == row["label"] and calculation.checks_out is False:
+        if lines[line] == label and calculation.checks_out is False:
             return "calculation"
     return "other"
 
 
-def evaluate_part(rows: list[dict], timed_parses: int = TIMED_PARSES) -> dict:
-    """Predictions and scores of one part (module docstring)."""
+def evaluate_part(rows: list[dict], timed_parses: int = TIMED_PARSES, verifier="auto") -> dict:
+    """Predictions and scores of one part (module docstring): ``check`` as shipped (the rules and
+    ``verifier``), and under ``rules`` the rules alone."""
     graphs = parse_cached([r["problem"] for r in rows])
-    outcomes = []
-    started = time.perf_counter()
+    outcomes: dict[str, list] = {"rules": [], "check": []}
+    seconds = {"rules": 0.0, "check": 0.0}
     for row, graph in zip(rows, graphs):
-        predicted, kinds = predict(graph, row["steps"])
-        outcomes.append({"row": row, "predicted": predicted, "kinds": kinds})
-    check_ms = 1000 * (time.perf_counter() - started) / max(len(rows), 1)
-    for outcome, graph in zip(outcomes, graphs):
-        row = outcome["row"]
-        outcome["error_kind"] = error_kind(graph, row) if row["label"] != -1 else None
+        started = time.perf_counter()
+        rules = check_solution(graph, "\n".join(row["steps"]), verifier=None)
+        seconds["rules"] += time.perf_counter() - started
+        kind = error_kind(rules, row["label"], row["steps"]) if row["label"] != -1 else None
+        checks = {"rules": rules}
+        if verifier is not None:
+            started = time.perf_counter()
+            checks["check"] = with_verifier(rules, verifier)
+            seconds["check"] += time.perf_counter() - started
+        for system, check in checks.items():
+            predicted, kinds = first_step(check, row["steps"])
+            outcomes[system].append({"row": row, "predicted": predicted, "kinds": kinds, "error_kind": kind})
+    result = {}
+    for system in ("rules", "check"):
+        if not outcomes[system]:
+            continue
+        spent = seconds["rules"] + (seconds["check"] if system == "check" else 0.0)
+        part = {"ms_per_solution_check": round(1000 * spent / max(len(rows), 1), 2)}
+        for half in ("dev", "test", "all"):
+            part[half] = _scores([o for o in outcomes[system] if half == "all" or o["row"]["half"] == half])
+        result[system] = part
+    result["ms_per_problem_parse"] = _parse_ms(rows, timed_parses)
+    return result
+
+
+def _parse_ms(rows: list[dict], timed_parses: int) -> float:
+    """ms to parse one problem (``parse_problem``, one at a time, no cache)."""
     distinct = list(dict.fromkeys(r["problem"] for r in rows))[:timed_parses]
     started = time.perf_counter()
     for problem in distinct:
         parse_problem(problem)
-    parse_ms = 1000 * (time.perf_counter() - started) / max(len(distinct), 1)
-    result = {"ms_per_solution_check": round(check_ms, 2), "ms_per_problem_parse": round(parse_ms, 2)}
-    for half in ("dev", "test", "all"):
-        chosen = [o for o in outcomes if half == "all" or o["row"]["half"] == half]
-        result[half] = _scores(chosen)
-    return result
+    return round(1000 * (time.perf_counter() - started) / max(len(distinct), 1), 2)
 
 
 def scores(labels: list[int], predictions: list[int], seed: int = 0) -> dict:
@@ -224,10 +421,8 @@ def _summary(part: dict) -> dict:
     } | {"ms_per_solution_check": part["ms_per_solution_check"]}
 
 
-def _print_part(name: str, part: dict) -> None:
-    print(
-        f"## {name}: check {part['ms_per_solution_check']} ms/solution, parse {part['ms_per_problem_parse']} ms/problem"
-    )
+def _print_part(name: str, part: dict, parse_ms: float) -> None:
+    print(f"## {name}: check {part['ms_per_solution_check']} ms/solution, parse {parse_ms} ms/problem")
     print("| half | n wrong | n right | error acc | correct acc | F1 |")
     print("|---|---:|---:|---:|---:|---:|")
     for half in ("dev", "test", "all"):
@@ -253,7 +448,16 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS)
     parser.add_argument("--limit", type=int, help="the first N solutions of each part")
     parser.add_argument("--output", help=f"where to write the results (default {RESULTS.relative_to(REPO)})")
-    parser.add_argument("--as-baseline", action="store_true", help="store this run as the baseline")
+    parser.add_argument("--as-baseline", action="store_true", help="store this run (the rules) as the baseline")
+    parser.add_argument("--rules-only", action="store_true", help="measure the rules alone, no step verifier")
+    parser.add_argument("--verifier", help="a step verifier's weights (default: the packaged ones, if any)")
+    parser.add_argument(
+        "--fit-verifier",
+        metavar="FILE",
+        help="fit the step verifier (synthetic step errors; calibration and threshold on the dev halves), "
+        "write its weights to FILE, then measure with it",
+    )
+    parser.add_argument("--gsm8k-rows", type=int, default=1000, help="GSM8K train solutions for --fit-verifier")
     parser.add_argument("--smoke", action="store_true", help="6 solutions a part, no results file")
     random.seed(SPLIT_SEED)
     return parser.parse_args()

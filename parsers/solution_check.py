@@ -12,6 +12,7 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations) |
 | ``false_claim`` | error | an equality of the solution's LaTeX math that does not hold, as ``parsers.solution_claims`` evaluates it: ``\\sqrt{50} = 7``, ``\\binom{5}{2} = 12``, or a rewrite ``(x+1)^2 = x^2 + x + 1`` in a chain |
+| ``suspect_step`` | error | a line the step verifier (``models.step_verifier``) gives a probability of being the first wrong step at or above its threshold, where no rule found an error; the finding carries the ``probability`` |
 | ``no_work`` | warning | the solution shows no work: no calculation, and no number but its final answer ("The answer is 8.", or a bare "8"; not where the answer is no number, ``#### None``); it then gets no ``unused_quantity`` warnings, since no step uses any quantity |
 
 The named numbers of the same graph that models read (``solution_graph_features``) are
@@ -35,6 +36,7 @@ __all__ = [
     "SolutionCheck",
     "check_solution",
     "check_graph",
+    "with_verifier",
     "FINDING_KINDS",
 ]
 
@@ -44,6 +46,7 @@ FINDING_KINDS = {
     "unused_quantity": "warning",
     "answer_mismatch": "error",
     "false_claim": "error",
+    "suspect_step": "error",
     "no_work": "warning",
 }
 
@@ -57,10 +60,14 @@ class Finding:
     severity: str
     step: int | None
     message: str
+    probability: float | None = None  # the step verifier's, for a ``suspect_step``
 
     def to_dict(self) -> dict:
-        """JSON-ready: kind, severity, step and message."""
-        return {"kind": self.kind, "severity": self.severity, "step": self.step, "message": self.message}
+        """JSON-ready: kind, severity, step and message (and probability, where there is one)."""
+        data = {"kind": self.kind, "severity": self.severity, "step": self.step, "message": self.message}
+        if self.probability is not None:
+            data["probability"] = round(self.probability, 4)
+        return data
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,7 @@ class SolutionCheck:
     findings: tuple[Finding, ...]
     graph: SolutionGraph
     first_error_step: int | None
+    claims: tuple[Claim, ...] = ()  # the equalities of its LaTeX math (``parsers.solution_claims``)
 
     def errors(self) -> list[Finding]:
         """The findings of severity ``error``."""
@@ -88,14 +96,65 @@ class SolutionCheck:
         return data
 
 
-def check_solution(problem: MathSyntaxGraph | str, solution: str) -> SolutionCheck:
-    """Check ``solution`` against ``problem`` (module docstring); a ``str`` problem is parsed first."""
-    return check_graph(parse_solution(problem, solution))
+def check_solution(problem: MathSyntaxGraph | str, solution: str, verifier="auto") -> SolutionCheck:
+    """Check ``solution`` against ``problem`` (module docstring); a ``str`` problem is parsed first.
+    ``verifier``: the step verifier that adds ``suspect_step`` findings ("auto": the packaged one where its
+    weights are installed; ``None``: the rules alone; or a ``models.step_verifier.StepVerifier``)."""
+    return check_graph(parse_solution(problem, solution), verifier)
 
 
-def check_graph(graph: SolutionGraph) -> SolutionCheck:
+def check_graph(graph: SolutionGraph, verifier="auto") -> SolutionCheck:
     """The findings of a solution graph (``check_solution`` without the reading)."""
+    return with_verifier(_rule_check(graph), verifier)
+
+
+def with_verifier(check: SolutionCheck, verifier="auto") -> SolutionCheck:
+    """``check`` (of the rules) with the ``suspect_step`` findings of ``verifier`` added ("auto": the packaged
+    step verifier where its weights are installed; ``None``: none)."""
+    graph = check.graph
+    verifier = _packaged_verifier() if isinstance(verifier, str) and verifier == "auto" else verifier
+    if verifier is None or not check.graph.steps:
+        return check
+    flagged = {f.step for f in check.errors()}
+    suspects = [
+        Finding(
+            "suspect_step",
+            "error",
+            line,
+            f"This step looks wrong to the step verifier (probability {p:.2f}): check what it claims.",
+            p,
+        )
+        for line, p in verifier.line_probabilities(check).items()
+        if p >= verifier.threshold and line not in flagged
+    ]
+    if not suspects:
+        return check
+    return _result(list(check.findings) + suspects, graph, check.claims)
+
+
+_VERIFIER: list = []
+
+
+def _packaged_verifier():
+    """The packaged step verifier (``mathgraph/data/step_verifier.json``), loaded once; ``None`` without it."""
+    if not _VERIFIER:
+        from mathgraph.models.step_verifier import WEIGHTS, StepVerifier
+
+        _VERIFIER.append(StepVerifier.load(WEIGHTS) if WEIGHTS.exists() else None)
+    return _VERIFIER[0]
+
+
+def _result(findings: list[Finding], graph: SolutionGraph, claims: tuple) -> SolutionCheck:
+    findings.sort(key=lambda f: (f.step is None, f.step if f.step is not None else 0))
+    errors = [f.step for f in findings if f.severity == "error" and f.step is not None]
+    ok = not any(f.severity == "error" for f in findings)
+    return SolutionCheck(ok, tuple(findings), graph, min(errors) if errors else None, claims)
+
+
+def _rule_check(graph: SolutionGraph) -> SolutionCheck:
+    """The findings of the rules alone."""
     findings: list[Finding] = []
+    claims: tuple[Claim, ...] = ()
     symbolic = _symbolic_style(graph)
     repairs = _Repairs([], set(), set()) if symbolic else _miscopies(graph)
     written = _written_before(graph) if symbolic else {}
@@ -109,11 +168,8 @@ def check_graph(graph: SolutionGraph) -> SolutionCheck:
                 findings.append(_finding("unexplained_operand", line, _unexplained_message(calculation, operand)))
     findings += repairs.findings
     if symbolic:
-        findings += [
-            _finding("false_claim", c.line, _claim_message(c))
-            for c in latex_claims(graph.solution)
-            if c.verdict == "fails"
-        ]
+        claims = tuple(latex_claims(graph.solution))
+        findings += [_finding("false_claim", c.line, _claim_message(c)) for c in claims if c.verdict == "fails"]
     if graph.answer is not None and graph.answer_step is None and graph.calculations() and not repairs.answer:
         mismatch = _finding(
             "answer_mismatch",
@@ -138,10 +194,7 @@ def check_graph(graph: SolutionGraph) -> SolutionCheck:
                     "missing.",
                 )
             )
-    findings.sort(key=lambda f: (f.step is None, f.step if f.step is not None else 0))
-    errors = [f.step for f in findings if f.severity == "error" and f.step is not None]
-    ok = not any(f.severity == "error" for f in findings)
-    return SolutionCheck(ok, tuple(findings), graph, min(errors) if errors else None)
+    return _result(findings, graph, claims)
 
 
 @dataclass

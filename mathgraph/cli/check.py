@@ -6,7 +6,8 @@
 
 A solution is read as lines; each finding names its line (0-based; an unused quantity of the problem names
 none), and the result is ok when no finding is an error (wrong arithmetic, a number from nowhere, a final
-answer no step computed); warnings (an unused quantity, a solution that shows no work) leave it ok. Like a
+answer no step computed, an equality of LaTeX math that does not hold, a line the step verifier finds likely
+wrong); warnings (an unused quantity, a solution that shows no work) leave it ok. Like a
 linter, the exit status is 1 when any checked solution is not ok, 0 when all are, 2 for a usage error. --input
 reads a bank in any format ``mathgraph.bank_files`` reads.
 """
@@ -32,9 +33,11 @@ def register(commands) -> None:
         description="Read SOLUTION against PROBLEM: every calculation it states (4 * 5 = 20, <<4*5=20>>20, "
         "LaTeX, 'twice 8 is 16'), where each number comes from (a quantity of the problem, an earlier result, "
         "a known constant such as 60 minutes in an hour), and the final answer. Print the findings, each "
-        "with its line of the solution (0-based; none for an unused quantity): arithmetic, unexplained_operand "
-        "and answer_mismatch are errors; unused_quantity and no_work (no calculation and no number but the "
-        "answer) are warnings. A solution is ok when it has no error. --input FILE reads rows (fields problem, "
+        "with its line of the solution (0-based; none for an unused quantity): arithmetic, unexplained_operand, "
+        "answer_mismatch, false_claim (an equality of LaTeX math that does not hold) and suspect_step (a line "
+        "the step verifier finds likely wrong, with its probability) are errors; unused_quantity and no_work "
+        "(no calculation and no number but the answer) are warnings; in a LaTeX solution an answer that no "
+        "calculation gives is a warning. A solution is ok when it has no error. --input FILE reads rows (fields problem, "
         "solution, optional id; --problem-field and --solution-field name others) from JSONL, CSV, Parquet or a "
         "saved datasets directory and writes one JSON line per row: id, line, ok, findings, first_error_step. Exit status: 0 when every solution checked is ok, 1 "
         "when any has an error, 2 for a usage error (bad arguments, a bad input line without --skip-bad).",

@@ -1,0 +1,100 @@
+"""benchmarks/process_errors.py: ProcessBench's scores against hand computation, and its smoke run on a few
+hand-written solutions whose first wrong steps the rules find."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import process_errors  # noqa: E402
+
+ROWS = [
+    # right: every step holds
+    {
+        "problem": "What is $3 \\cdot 4 + 2$?",
+        "steps": ["First, \\(3 \\cdot 4 = 12\\).", "Then \\(12 + 2 = 14\\), so the answer is \\(\\boxed{14}\\)."],
+        "label": -1,
+    },
+    # wrong at step 1: a stated sum that does not hold
+    {
+        "problem": "What is $5 \\cdot 6 + 7$?",
+        "steps": ["We have \\(5 \\cdot 6 = 30\\).", "Then \\(30 + 7 = 38\\).", "The answer is \\(\\boxed{38}\\)."],
+        "label": 1,
+    },
+    # wrong at step 0: a root claimed wrong (a false claim, which the calculation reader cannot evaluate)
+    {
+        "problem": "Simplify $\\sqrt{50}$.",
+        "steps": ["\\(\\sqrt{50} = 6\\sqrt{2}\\).", "So the answer is \\(\\boxed{6\\sqrt{2}}\\)."],
+        "label": 0,
+    },
+    # wrong at step 1 in a way no rule sees: a wrong plan
+    {
+        "problem": "How many ways can 3 people sit in a row?",
+        "steps": ["Each person picks a seat.", "There are \\(3 + 3 + 3 = 9\\) ways.", "\\(\\boxed{9}\\)"],
+        "label": 1,
+    },
+]
+
+
+def test_scores_against_hand_computation():
+    labels = [-1, -1, -1, 2, 0, 1]
+    predictions = [-1, -1, 3, 2, 0, -1]  # right: 2 of 3; wrong: 2 of 3
+    s = process_errors.scores(labels, predictions)
+    assert (s["n_wrong"], s["n_right"], s["error_acc"], s["correct_acc"], s["f1"]) == (3, 3, 66.7, 66.7, 66.7)
+    low, high = s["error_acc_ci95"]
+    assert (low, high) == (20.8, 93.9)  # Wilson 2/3
+    assert process_errors.wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert process_errors.scores([-1, -1], [-1, 0])["error_acc"] is None  # no wrong solutions: no error acc
+
+
+def test_halves_and_lines():
+    assert process_errors.half_of("a problem") == process_errors.half_of("a problem")
+    halves = {process_errors.half_of(f"problem {k}") for k in range(20)}
+    assert halves == {"dev", "test"}
+    assert process_errors.step_of_line(["a\nb", "c", "d\ne\nf"]) == [0, 0, 1, 2, 2, 2]
+
+
+def test_smoke_run_on_hand_written_solutions(tmp_path):
+    data = tmp_path / "data"
+    (data / "processbench").mkdir(parents=True)
+    for part in ("math", "olympiadbench"):
+        with open(data / "processbench" / f"{part}.jsonl", "w") as f:
+            for k, row in enumerate(ROWS):
+                f.write(
+                    json.dumps({"id": f"{part}-{k}", "generator": "hand", "final_answer_correct": None, **row}) + "\n"
+                )
+    output = tmp_path / "out.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/process_errors.py",
+            "--smoke",
+            "--rules-only",
+            "--data",
+            str(data),
+            "--output",
+            str(output),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (
+        "## math, rules:" in result.stdout
+        and "| half | n wrong | n right | error acc | correct acc | F1 |" in result.stdout
+    )
+    report = json.loads(output.read_text())
+    scores = report["parts"]["math"]["rules"]["all"]
+    # the smoke mode takes up to 3 right and the rest wrong: the one right solution and the three wrong ones
+    assert (scores["n_right"], scores["n_wrong"]) == (1, 3)
+    # the sum and the root are placed, the plan is not; the right solution passes
+    assert (scores["error_acc"], scores["correct_acc"]) == (66.7, 100.0)
+    assert scores["by_error_kind"] == {"calculation": {"n": 1, "located": 1}, "other": {"n": 2, "located": 1}}
+    assert "check" not in report["parts"]["math"]  # --rules-only
