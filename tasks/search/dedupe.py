@@ -48,11 +48,12 @@ from mathgraph.errors import UserError
 # Chosen on the dev part of benchmarks/dedupe_quality.py (docs/search.md): a reworded question shares few words
 # with the original (GSM-Plus paraphrases: similarity 0.1 to 0.5), so its word similarity is not asked for.
 NEIGHBOURS = 10
-MIN_COSINE = 0.75
+MIN_COSINE = 0.7
 MIN_QUESTION_SIMILARITY = 0.0
 CHECK_SENTENCES = False
-SMALL_NUMBERS = 0
+SMALL_NUMBERS = 2
 SMALL_VALUE = 1
+MAX_EDIT_WORDS = 3
 LINKAGES = ("single", "complete")
 # A sentence on one side only rules a pair out when it brings at least this many words the other side lacks
 # (fewer: a sentence split another way, "Assume $f$ and $g$ are polynomials, and" | "that ...").
@@ -71,6 +72,8 @@ _DELIMITERS = re.compile(r"\$\$?|\\\(|\\\)|\\\[|\\\]")
 _ONE_CHARACTER_GROUP = re.compile(r"\{(\w)\}")
 _SPACE_AT_SYMBOL = re.compile(r" ?([^\w\s]) ?")
 _WORD = re.compile(r"[a-z]{2,}")
+_NUMERAL = re.compile(r"\d+(?:\.\d+)?")
+_NON_ZERO_DECIMALS = re.compile(r"\.\d*[1-9]")
 # A LaTeX command (kept) or one letter (a variable, renamed by ``renamed_formulas``).
 _FORMULA_TOKEN = re.compile(r"\\(?:begin|end|text|textbf|mathrm|operatorname)\{[^}]*\}|\\[a-zA-Z]+|[a-zA-Z]")
 
@@ -88,7 +91,10 @@ class DedupeSettings:
     units make two problems. ``one_sided_sentences``: a sentence inserted while none is deleted (or the
     reverse), with at least ``ONE_SIDED_NEW_WORDS`` words the other problem lacks, makes two problems.
     ``require_question``: a question found on one side only makes two problems (off: a question reworded as a
-    command the parser does not take for one, "Determine ..."). ``linkage``: ``"single"`` (chains of confirmed
+    command the parser does not take for one, "Determine ..."). ``check_unread``: a numeral the quantity reader
+    set aside (a year, a name) on one side only makes two problems. ``max_edit_words``: an edited copy (at least
+    half of the sentences kept word for word) whose other sentences bring more new words than this is another
+    problem (a step or a distraction added, a condition taken out; None: not checked). ``linkage``: ``"single"`` (chains of confirmed
     pairs) or ``"complete"`` (every pair in a group confirmed)."""
 
     neighbours: int = NEIGHBOURS
@@ -98,10 +104,12 @@ class DedupeSettings:
     small_numbers: int = SMALL_NUMBERS
     small_value: int = SMALL_VALUE
     distinct_forms: bool = True
-    check_units: bool = True
+    check_units: bool = False
     one_sided_sentences: bool = True
-    require_question: bool = True
-    linkage: str = "single"
+    require_question: bool = False
+    check_unread: bool = True
+    max_edit_words: int | None = MAX_EDIT_WORDS
+    linkage: str = "complete"
 
     def __post_init__(self) -> None:
         if self.neighbours < 1:
@@ -115,8 +123,10 @@ class DedupeSettings:
             raise UserError(f"linkage must be one of {', '.join(LINKAGES)}, got {self.linkage!r}")
 
 
-# Precision first, for merging: every pair in a group confirmed, every number on both sides.
-STRICT = DedupeSettings(small_numbers=0, linkage="complete")
+# Precision first, for merging (chosen on the dev part as the best recall at a precision of at least 0.99):
+# at most one small number in words on one side only, equal values in the same units, an edited copy with
+# at most one new word (and, as by default, every pair in a group confirmed).
+STRICT = DedupeSettings(small_numbers=1, check_units=True, max_edit_words=1)
 
 
 @dataclass(frozen=True)
@@ -130,7 +140,12 @@ class PairEvidence:
     same unit, or another); ``question`` (``same``, ``changed``, ``missing``, ``added``, ``none``) and
     ``question_similarity`` (word similarity); ``sentences_inserted`` / ``sentences_deleted`` and how many of
     them carry quantities; ``one_sided_new_words``: where sentences were only inserted (or only deleted), the
-    distinct words of those sentences that the other problem never uses (0 otherwise); ``formulas`` (``same``, ``renamed``: the same up to the names of variables,
+    distinct words of those sentences that the other problem never uses (0 otherwise); ``unread_differ``: the
+    numerals the quantity reader set aside (years, names: "in 2007", "Voyager 2") found on one side only;
+    ``edit_new_words``: where at least half of the sentences are kept word for word (an edited copy, not a
+    rewording), the most distinct words that the other sentences of one side bring and the other problem never
+    uses (0 otherwise);
+    ``formulas`` (``same``, ``renamed``: the same up to the names of variables,
     ``differ``)."""
 
     cosine: float
@@ -149,6 +164,8 @@ class PairEvidence:
     inserted_with_quantities: int
     deleted_with_quantities: int
     one_sided_new_words: int
+    unread_differ: tuple[str, ...]
+    edit_new_words: int
     formulas: str
 
     def to_dict(self) -> dict:
@@ -168,6 +185,8 @@ class PairEvidence:
             "sentences_inserted": self.sentences_inserted,
             "sentences_deleted": self.sentences_deleted,
             "one_sided_new_words": self.one_sided_new_words,
+            "unread_differ": list(self.unread_differ),
+            "edit_new_words": self.edit_new_words,
             "formulas": self.formulas,
         }
 
@@ -300,10 +319,15 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
             continue
         forms = {match.a.form, match.b.form}
         converted += len(forms) == 2 and bool(forms & _CONVERTED) and bool(forms & _CONVERTED_FROM)
+        # an integer written as a decimal with a scale: 341 -> 3.41 hundred (not $20 -> $20.00)
+        converted += forms == {"integer", "decimal"} and any(
+            q.form == "decimal" and _NON_ZERO_DECIMALS.search(q.text) for q in (match.a, match.b)
+        )
         if match.a.unit and match.b.unit:
             same_unit = _word_stem(match.a.unit) == _word_stem(match.b.unit)
             units_matched += same_unit
             units_differ += not same_unit
+    unread_a, unread_b = _unread_numerals(graph_a), _unread_numerals(graph_b)
     features = alignment.features
     if features["formulas_a"] == features["formulas_b"] == features["formulas_same"]:
         formulas = "same"
@@ -332,8 +356,37 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
         inserted_with_quantities=int(features["inserted_with_quantities"]),
         deleted_with_quantities=int(features["deleted_with_quantities"]),
         one_sided_new_words=_one_sided_new_words(alignment),
+        unread_differ=tuple(sorted(((unread_a - unread_b) + (unread_b - unread_a)).elements())),
+        edit_new_words=_edit_new_words(alignment),
         formulas=formulas,
     )
+
+
+def _unread_numerals(graph) -> Counter:
+    """The numerals of the problem's text outside every quantity the reader took (years, names, ordinals)."""
+    spans = [q.span for q in graph.quantities()]
+    return Counter(m.group(0) for m in _NUMERAL.finditer(graph.text) if not any(a <= m.start() < b for a, b in spans))
+
+
+def _edit_new_words(alignment) -> int:
+    """Where at least half of the sentences of each problem are kept word for word, the most distinct words
+    (not English stop words) that the sentences not kept on one side bring and the other problem never uses;
+    0 where the texts are reworded throughout."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    kept = [m for m in alignment.sentences if m.kind in ("kept", "moved") and not m.changes]
+    if 2 * len(kept) < max(len(alignment.sentences_a), len(alignment.sentences_b), 1):
+        return 0
+    kept_a, kept_b = {m.a for m in kept}, {m.b for m in kept}
+    most = 0
+    for own, kept_own, other in (
+        (alignment.sentences_a, kept_a, alignment.sentences_b),
+        (alignment.sentences_b, kept_b, alignment.sentences_a),
+    ):
+        known = {w for sentence in other for w in _WORD.findall(sentence.text.lower())} | ENGLISH_STOP_WORDS
+        words = {w for k, sentence in enumerate(own) if k not in kept_own for w in _WORD.findall(sentence.text.lower())}
+        most = max(most, len(words - known))
+    return most
 
 
 def _one_sided_new_words(alignment) -> int:
@@ -357,12 +410,13 @@ def _word_stem(word: str) -> str:
 
 def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) -> tuple[bool, str]:
     """``(same, rule)``: whether the two problems of ``evidence`` are one problem under ``settings``, and the
-    rule that decided. Not the same: ``formulas`` (a formula added, removed or edited beyond renamed
-    variables), ``quantities`` (other values), ``written another way`` (``distinct_forms``), ``units``
-    (``check_units``), ``question`` (missing on one side, or below ``min_question_similarity``), ``sentence on
-    one side`` (``one_sided_sentences``), ``sentences`` (``check_sentences``). The same: ``same quantities``,
-    ``same quantities but small numbers in words`` (``small_numbers``), each ``, renamed variables`` where
-    the formulas only differ in those."""
+    rule that decided, checked in this order. Not the same: ``formulas`` (a formula added, removed or edited
+    beyond renamed variables), ``quantities`` (other values), ``written another way`` (``distinct_forms``),
+    ``units`` (``check_units``), ``numbers set aside`` (``check_unread``), ``question`` (missing on one side,
+    or below ``min_question_similarity``), ``sentence on one side`` (``one_sided_sentences``), ``edited
+    sentences`` (``max_edit_words``), ``sentences`` (``check_sentences``). The same: ``same quantities`` or
+    ``same quantities but small numbers in words`` (``small_numbers``), each with ``, renamed variables``
+    where the formulas only differ in those."""
     e, s = evidence, settings
     if e.formulas == "differ":
         return False, "formulas"
@@ -371,6 +425,8 @@ def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) 
         return False, "quantities"
     if s.distinct_forms and e.converted:
         return False, "written another way"
+    if s.check_unread and e.unread_differ:
+        return False, "numbers set aside"
     if s.check_units and e.units_differ:
         return False, "units"
     if (s.require_question and e.question in ("missing", "added")) or (
@@ -379,6 +435,8 @@ def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) 
         return False, "question"
     if s.one_sided_sentences and e.one_sided_new_words >= ONE_SIDED_NEW_WORDS:
         return False, "sentence on one side"
+    if s.max_edit_words is not None and e.edit_new_words > s.max_edit_words:
+        return False, "edited sentences"
     if s.check_sentences and (e.inserted_with_quantities or e.deleted_with_quantities):
         return False, "sentences"
     rule = "same quantities" if not e.only_one_side else "same quantities but small numbers in words"
