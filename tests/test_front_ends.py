@@ -20,10 +20,7 @@ import ast
 import sys
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 FRONT_ENDS = ("mathgraph/cli", "mathgraph/serve")
