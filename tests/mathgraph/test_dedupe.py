@@ -45,7 +45,9 @@ CHAIN = [
     "Tom has 12 apples and one pear. He eats 3 apples. How many apples does Tom have left?",
     "Tom has 12 apples and two pears. He eats 3 apples. How many apples does Tom have left?",
 ]
-LOOSE = DedupeSettings(neighbours=7, min_cosine=-1.0, small_numbers=1, small_value=2)
+LOOSE = DedupeSettings(neighbours=7, min_cosine=-1.0, small_numbers=1, small_value=2, linkage="single")
+# The same values, one in miles and one in kilometres: the default groups them, --strict (units) does not.
+UNITS = ["Tom walks 5 miles in 2 hours. How fast does he walk?", "Tom walks 5 km in 2 hours. How fast does he walk?"]
 
 
 class WordVectors:
@@ -155,7 +157,23 @@ def test_hand_made_pairs_are_decided_by_their_quantities_formulas_and_sentences(
     assert near_miss.formulas == "differ" and decide(near_miss) == (False, "formulas")
     # a small number in words on one side only: the same problem only where small_numbers allows it
     small = evidence(CHAIN[0], CHAIN[1])
-    assert small.only_one_side == (1,) and decide(small) == (False, "quantities")
+    assert small.only_one_side == (1,) and small.one_side_in_words
+    assert decide(small, DedupeSettings(small_numbers=0)) == (False, "quantities")
+    assert decide(small) == decide(small, STRICT) == (True, "same quantities but small numbers in words")
+    muffins = "Tom buys 13 muffins that were $1.00 apiece. What is his bill?"
+    in_digits = evidence(muffins, "Tom buys 13 muffins. What is his bill?")  # $1.00: not a number in words
+    assert in_digits.only_one_side == (1,) and not in_digits.one_side_in_words
+    assert decide(in_digits) == (False, "quantities")
+    # units and edited copies: what --strict asks for beyond the default
+    units = evidence(*UNITS)
+    assert (units.units_matched, units.units_differ) == (1, 1)
+    assert decide(units) == (True, "same quantities") and decide(units, STRICT) == (False, "units")
+    porch = evidence(CHAIN[0], CHAIN[0].replace("3 apples.", "3 apples on a sunny porch with friends."))
+    assert porch.edit_new_words == 3  # sunny, porch, friends: two of three sentences kept word for word
+    assert decide(porch) == (True, "same quantities") and decide(porch, STRICT) == (False, "edited sentences")
+    # a number the quantity reader sets aside (a year) still tells two problems apart
+    year = evidence("In 2007 Tom had 12 apples. How many are left?", "In 2008 Tom had 12 apples. How many are left?")
+    assert year.unread_differ == ("2007", "2008") and decide(year) == (False, "numbers set aside")
     assert decide(small, LOOSE) == (True, "same quantities but small numbers in words")
     assert decide(evidence(CHAIN[1], CHAIN[2]), LOOSE) == (False, "quantities")  # 1 and 2: two numbers
 
@@ -179,7 +197,12 @@ def test_complete_linkage_never_chains_two_problems_through_a_third():
     members = {g: [i for i, x in enumerate(complete.groups.tolist()) if x == g] for g in complete.groups.tolist()}
     assert all(not {1, 2} <= set(rows) for rows in members.values()) and complete.group_count == 2
     assert complete.rejected == {"quantities": 1, "linkage": 1}
-    assert find_duplicates(CHAIN, WordVectors(), replace(STRICT, neighbours=7, min_cosine=-1.0)).group_count == 3
+    # STRICT: "one pear" may be missing on one side ("two pears" may not: 2 is more than small_value 1)
+    assert find_duplicates(CHAIN, WordVectors(), replace(STRICT, neighbours=7, min_cosine=-1.0)).groups.tolist() == [
+        0,
+        0,
+        2,
+    ]
 
 
 def test_explain_names_the_pair_that_joined_each_row():
@@ -203,7 +226,8 @@ def test_settings_are_checked():
         DedupeSettings(min_cosine=1.5)
     with pytest.raises(ValueError, match="linkage must be one of single, complete"):
         DedupeSettings(linkage="average")
-    assert STRICT.linkage == "complete" and STRICT.small_numbers == 0 and DedupeSettings().linkage == "single"
+    assert DedupeSettings().linkage == STRICT.linkage == "complete"
+    assert (STRICT.small_numbers, STRICT.check_units, STRICT.max_edit_words) == (1, True, 1)
 
 
 # --------------------------------------------------------------------------- the command
@@ -280,17 +304,19 @@ def test_explain_prints_each_group_with_the_pairs_that_joined_it(tmp_path, model
 
 
 def test_strict_keeps_apart_what_the_default_lets_join(tmp_path, model, capsys):
-    bank = tmp_path / "bank.jsonl"
-    bank.write_text("".join(json.dumps({"problem": t}) + "\n" for t in CHAIN[:2]))
-    out = tmp_path / "rows.jsonl"
+    bank, out = tmp_path / "bank.jsonl", tmp_path / "rows.jsonl"
 
-    def groups(*argv):
+    def groups(texts, *argv):
+        bank.write_text("".join(json.dumps({"problem": t}) + "\n" for t in texts))
         assert dedupe("--input", bank, "--output", out, "--model", model, *argv) == 0
         return [json.loads(line)["group"] for line in out.read_text().splitlines()]
 
-    assert groups("--small-numbers", "1", "--explain") == [0, 0]  # "one pear" on one side only
-    assert "rule: same quantities but small numbers in words" in capsys.readouterr().out
-    assert groups("--strict", "--explain") == [0, 1]
+    assert groups(UNITS, "--explain") == [0, 0]  # 5 miles and 5 km: the same values
+    assert capsys.readouterr().out.splitlines()[1].endswith("rule: same quantities")
+    assert groups(UNITS, "--strict", "--explain") == [0, 1]  # in other units
     assert capsys.readouterr().out.strip() == "no group has more than one row"
+    assert groups(CHAIN[:2], "--explain") == [0, 0]  # "one pear" on one side only
+    assert "rule: same quantities but small numbers in words" in capsys.readouterr().out
+    assert groups(CHAIN[:2], "--strict", "--small-numbers", "0") == [0, 1]
     assert dedupe("--input", bank, "--output", out, "--model", model, "--small-numbers", "-1") == 2
     assert "small_numbers and small_value must be >= 0" in capsys.readouterr().err
