@@ -310,19 +310,31 @@ def _checksums(root: Path) -> dict[str, str]:
 
 
 def forget_checksums() -> None:
-    """Drop the checksum lists read so far (after a package is rewritten in the same process)."""
+    """Drop the checksum lists read so far and the files found to match them (after a package is rewritten
+    in the same process)."""
     _checksums.cache_clear()
+    _CHECKED.clear()
+
+
+# (path, size, modification time, digest) of the files found to match their checksum in this process: a package
+# reads the same folder several times while it loads, and a file is hashed again only when it changed
+_CHECKED: set[tuple[str, int, int, str]] = set()
 
 
 def _check_file(root: Path, name: str, digest: str) -> None:
     path = root / name
     if not path.is_file():
         raise CheckpointError(f"the model package file {name} is missing: reinstall mathgraph, or export it again")
+    stat = path.stat()
+    seen = (str(path), stat.st_size, stat.st_mtime_ns, digest)
+    if seen in _CHECKED:
+        return
     if file_sha256(path) != digest:
         raise CheckpointError(
             f"the model package file {name} does not match its checksum (damaged or edited): "
             "reinstall mathgraph, or export it again"
         )
+    _CHECKED.add(seen)
 
 
 __all__ = [
