@@ -145,8 +145,8 @@ class PairEvidence:
     ``edit_new_words``: where at least half of the sentences are kept word for word (an edited copy, not a
     rewording), the most distinct words that the other sentences of one side bring and the other problem never
     uses (0 otherwise);
-    ``formulas`` (``same``, ``renamed``: the same up to the names of variables,
-    ``differ``)."""
+    ``formulas`` (``none``: no formula on either side, ``same``, ``renamed``: the same up
+    to the names of variables, ``differ``)."""
 
     cosine: float
     quantities_a: int
@@ -329,7 +329,9 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
             units_differ += not same_unit
     unread_a, unread_b = _unread_numerals(graph_a), _unread_numerals(graph_b)
     features = alignment.features
-    if features["formulas_a"] == features["formulas_b"] == features["formulas_same"]:
+    if features["formulas_a"] == features["formulas_b"] == 0:
+        formulas = "none"
+    elif features["formulas_a"] == features["formulas_b"] == features["formulas_same"]:
         formulas = "same"
     elif renamed_formulas([f.latex for f in graph_a.formulas]) == renamed_formulas([f.latex for f in graph_b.formulas]):
         formulas = "renamed"
