@@ -15,20 +15,26 @@ Four steps:
    of at least ``min_cosine`` are candidates. The cosine only proposes pairs; it never confirms one.
 3. Confirmation (``pair_evidence``, then ``decide``): the alignment of the two graphs
    (``parsers.compare.align_problems``, graphs through the graph cache) and the quantities decide. Two rows
-   are the same problem when they state the same values as a multiset ("12 apples" and "12.5 apples" differ;
-   with ``small_numbers``, one small number written in words, "one crate" -> "a single box", may be missing
-   on one side), each value written the same way (``distinct_forms``: "2/5 of the cards" and "0.4 times of the
-   cards" are two problems), counting the same things (``check_units``: a value matched to the same value on
-   the other side is in the same unit, "5 hours" is not "5 minutes"), the same formulas (up to renamed
-   variables: ``x^2+1`` and ``y^2+1`` are one problem, ``x^2-1`` another), a question on both sides (reworded
-   at most: ``min_question_similarity``), and no sentence on one side only while the other side keeps all of
-   its own (``one_sided_sentences``: a step or a distraction added to an otherwise unchanged text).
-4. Groups (``linkage``): ``"single"`` joins every confirmed pair (connected components, ``scipy``), the
-   default, which finds copies; ``"complete"`` (``STRICT``) only puts rows in one group when every pair inside
-   it is confirmed, so two different problems are never chained through a third.
+   are the same problem when they have the same formulas (up to renamed variables: ``x^2+1`` and ``y^2+1``
+   are one problem, ``x^2-1`` another) and state the same values as a multiset ("12 apples" and "12.5
+   apples" differ; ``small_numbers`` small numbers written in words, "one crate" -> "a single box", may be
+   missing on one side), each value written the same way (``distinct_forms``: "2/5 of the cards" and "0.4
+   times of the cards", "341 cards" and "3.41 hundred cards" are two problems), counting the same things
+   (``check_units``: a value matched to the same value on the other side is in the same unit, "5 hours" is
+   not "5 minutes"), with the same numerals where the quantity reader sets some aside (``check_unread``:
+   "in 2007"), a question on both sides where ``require_question`` asks for it (reworded at most:
+   ``min_question_similarity``), no sentence on one side only while the other side keeps all of its own
+   (``one_sided_sentences``: a step or a distraction added to an otherwise unchanged text), and, for an
+   edited copy, few new words in the sentences it changed (``max_edit_words``).
+4. Groups (``linkage``): ``"complete"``, the default and ``STRICT``'s, only puts rows in one group when every
+   pair inside it is confirmed (pairs that were not candidates are aligned when a join asks for them), so two
+   different problems are never chained through a third; ``"single"`` joins every confirmed pair (connected
+   components, ``scipy``).
 
+The default settings are tuned for finding copies (the best F1), ``STRICT`` for merging (precision first: no
+more than one small number in words on one side, the same units, edited copies with at most one new word).
 Every joining pair carries its evidence and the rule that decided (``DuplicatePair``; ``mathgraph dedupe
---explain`` prints them per group). The defaults and ``STRICT`` were chosen on the dev part of
+--explain`` prints them per group). The defaults and ``STRICT`` were chosen by the grouped cross-validation of
 ``benchmarks/dedupe_quality.py`` (docs/search.md has the held-out figures).
 """
 
@@ -45,8 +51,9 @@ import numpy as np
 
 from mathgraph.errors import UserError
 
-# Chosen on the dev part of benchmarks/dedupe_quality.py (docs/search.md): a reworded question shares few words
-# with the original (GSM-Plus paraphrases: similarity 0.1 to 0.5), so its word similarity is not asked for.
+# Chosen by the grouped cross-validation of benchmarks/dedupe_quality.py (docs/search.md): a reworded question
+# shares few words with the original (GSM-Plus paraphrases: similarity 0.1 to 0.5), so its word similarity is
+# not asked for.
 NEIGHBOURS = 10
 MIN_COSINE = 0.7
 MIN_QUESTION_SIMILARITY = 0.0
@@ -123,9 +130,10 @@ class DedupeSettings:
             raise UserError(f"linkage must be one of {', '.join(LINKAGES)}, got {self.linkage!r}")
 
 
-# Precision first, for merging (chosen on the dev part as the best recall at a precision of at least 0.99):
-# at most one small number in words on one side only, equal values in the same units, an edited copy with
-# at most one new word (and, as by default, every pair in a group confirmed).
+# Precision first, for merging (the best recall at a precision of at least 0.99 on the training folds, else the
+# best precision; four folds of five chose this): at most one small number in words on one side only, equal
+# values in the same units, an edited copy with at most one new word (and, as by default, every pair in a group
+# confirmed).
 STRICT = DedupeSettings(small_numbers=1, check_units=True, max_edit_words=1)
 
 
@@ -374,7 +382,7 @@ def _edit_new_words(alignment) -> int:
     """Where at least half of the sentences of each problem are kept word for word, the most distinct words
     (not English stop words) that the sentences not kept on one side bring and the other problem never uses;
     0 where the texts are reworded throughout."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    from mathgraph.models.tfidf_features import ENGLISH_STOP_WORDS
 
     kept = [m for m in alignment.sentences if m.kind in ("kept", "moved") and not m.changes]
     if 2 * len(kept) < max(len(alignment.sentences_a), len(alignment.sentences_b), 1):
@@ -399,7 +407,7 @@ def _one_sided_new_words(alignment) -> int:
     if bool(inserted) == bool(deleted):
         return 0
     one_side, other = (inserted, alignment.sentences_a) if inserted else (deleted, alignment.sentences_b)
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    from mathgraph.models.tfidf_features import ENGLISH_STOP_WORDS
 
     known = {w for sentence in other for w in _WORD.findall(sentence.text.lower())} | ENGLISH_STOP_WORDS
     return len({w for text in one_side for w in _WORD.findall(text.lower())} - known)
