@@ -10,7 +10,7 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``arithmetic`` | error | a stated calculation whose result is wrong beyond the rounding the solution shows (``26/6 = 4.33`` is right: 4.33 shows two decimals) |
 | ``unexplained_operand`` | error | an operand that is not a quantity of the problem, an earlier result or a known constant; or a number miscopied into a calculation whose result goes nowhere, where a later step goes on with (or the answer is) what the calculation gives with a value of the problem in its place (``_miscopies``) |
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
-| ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations) |
+| ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations; a line left open before the answer, ``300*$920 =`` then ``#### 276000``, is completed by it, and is an ``arithmetic`` error where it makes another number) |
 | ``false_claim`` | error | an equality of the solution's LaTeX math that does not hold, as ``parsers.solution_claims`` evaluates it: ``\\sqrt{50} = 7``, ``\\binom{5}{2} = 12``, or a rewrite ``(x+1)^2 = x^2 + x + 1`` in a chain |
 | ``suspect_step`` | error | a line the step verifier (``models.step_verifier``) gives a probability of being the first wrong step at or above its threshold, where no rule found an error; the finding carries the ``probability`` |
 | ``no_work`` | warning | the solution shows no work: no calculation, and no number but its final answer ("The answer is 8.", or a bare "8"; not where the answer is no number, ``#### None``); it then gets no ``unused_quantity`` warnings, since no step uses any quantity |
@@ -29,7 +29,7 @@ from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parsers.numbers import DIGITS_PATTERN, parse_number
 from mathgraph.parsers.solution_claims import Claim, latex_claims
 from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, implied_values, parse_solution, problem_values
-from mathgraph.parsers.solution_reader import math_spans
+from mathgraph.parsers.solution_reader import math_spans, read_lines
 
 __all__ = [
     "Finding",
@@ -170,7 +170,24 @@ def _rule_check(graph: SolutionGraph) -> SolutionCheck:
     if symbolic:
         claims = tuple(latex_claims(graph.solution))
         findings += [_finding("false_claim", c.line, _claim_message(c)) for c in claims if c.verdict == "fails"]
-    if graph.answer is not None and graph.answer_step is None and graph.calculations() and not repairs.answer:
+    completion = _open_line(graph) if graph.answer_step is None else None
+    if completion is not None and completion[1].computed != graph.answer:
+        line, calculation = completion
+        findings.append(
+            _finding(
+                "arithmetic",
+                line,
+                f"“{calculation.expression} =” makes {_readable(calculation.computed)}, not the final answer "
+                f"{graph.answer_text}.",
+            )
+        )
+    if (
+        graph.answer is not None
+        and graph.answer_step is None
+        and graph.calculations()
+        and not repairs.answer
+        and completion is None
+    ):
         mismatch = _finding(
             "answer_mismatch",
             graph.answer_line,
@@ -264,6 +281,25 @@ def _miscopies(graph: SolutionGraph) -> _Repairs:
             repairs.answer = graph.answer_step is None
             report(repair, graph.answer, "the final answer")
     return repairs
+
+
+_OPEN_LINE_RE = re.compile(r"=\s*\$?\s*$")
+
+
+def _open_line(graph: SolutionGraph):
+    """The last line before the final answer left open (``300*$920 =``, then ``#### 276000``), read again with
+    the answer written after its equals sign: ``(line, calculation)``, ``None`` where no line is open or it
+    states no calculation so."""
+    found = None
+    for step in graph.steps:
+        if graph.answer is None or (graph.answer_line is not None and step.index >= graph.answer_line):
+            break
+        if _OPEN_LINE_RE.search(step.text):
+            completed = read_lines(step.text.rstrip() + " " + graph.answer_text.strip())
+            calculations = [c for line in completed for c in line.calculations]
+            if calculations and calculations[-1].result == graph.answer and calculations[-1].computed is not None:
+                found = step.index, calculations[-1]
+    return found
 
 
 def _symbolic_style(graph: SolutionGraph) -> bool:

@@ -68,6 +68,17 @@ def test_smoke_run_on_hand_written_solutions(tmp_path):
                 f.write(
                     json.dumps({"id": f"{part}-{k}", "generator": "hand", "final_answer_correct": None, **row}) + "\n"
                 )
+    (data / "gsmplus").mkdir()
+    variant = {
+        "question": "Tom has 5 apples and buys 3 more. How many apples does he have?",
+        "solution": "He has 5 + 3 = 8 apples.\n#### 8",
+        "answer": "8",
+        "perturbation_type": "numerical substitution",
+        "seed_question": "Tom has 4 apples and buys 3 more. How many apples does he have?",
+        "seed_solution": "He has 4 + 3 = 7 apples.\n#### 7",
+        "seed_answer": "7",
+    }
+    (data / "gsmplus" / "variants.jsonl").write_text(json.dumps(variant) + "\n")
     output = tmp_path / "out.json"
     result = subprocess.run(
         [
@@ -98,3 +109,11 @@ def test_smoke_run_on_hand_written_solutions(tmp_path):
     assert (scores["error_acc"], scores["correct_acc"]) == (66.7, 100.0)
     assert scores["by_error_kind"] == {"calculation": {"n": 1, "located": 1}, "other": {"n": 2, "located": 1}}
     assert "check" not in report["parts"]["math"]  # --rules-only
+    # the seed's solution read against the variant: 4 is no number of the variant's problem, from its line 0
+    gsmplus = report["parts"]["gsmplus"]["rules"]["all"]
+    assert (gsmplus["n_wrong"], gsmplus["n_right"], gsmplus["error_acc"], gsmplus["correct_acc"]) == (
+        1,
+        1,
+        100.0,
+        100.0,
+    )

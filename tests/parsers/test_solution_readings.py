@@ -79,3 +79,12 @@ def test_latex_answer_not_computed_is_a_warning():
     # in a plain solution it stays an error
     plain = check_solution("Tom has 2 apples and 1 pear.", "2 + 1 = 3\n#### 4")
     assert [f.kind for f in plain.errors()] == ["answer_mismatch"]
+
+
+def test_an_open_line_is_completed_by_the_final_answer():
+    problem = "A company buys 300 computers at $920 each. How much does it pay?"
+    assert check_solution(problem, "For 300 computers, the company paid 300*$920 =\n#### 276000", verifier=None).ok
+    slip = check_solution(problem, "For 300 computers, the company paid 300*$920 = $\n#### 276001", verifier=None)
+    [finding] = slip.errors()
+    assert (finding.kind, finding.step) == ("arithmetic", 0)
+    assert finding.message == "“300*$920 =” makes 276000, not the final answer 276001."
