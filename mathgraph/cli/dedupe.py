@@ -32,9 +32,9 @@ def register(commands) -> None:
         "the same quantities and the same question. Copies that differ in formatting only are grouped outright; "
         "other pairs are found with a search index (cosine) and confirmed by aligning the two problems' graphs "
         "and comparing their quantities (values, how they are written, their units), formulas and questions, "
-        "so 'Tom has 12 apples' and 'Tom has 12.5 apples' are two problems. The default is tuned for finding "
-        "copies (rows join a group through a chain of confirmed pairs); --strict is for merging: every pair "
-        "inside a group is confirmed. A group's id is the position (from 0) of its first row in the output.",
+        "so 'Tom has 12 apples' and 'Tom has 12.5 apples' are two problems; every pair of rows inside a group "
+        "is confirmed. The default is tuned for finding copies; --strict is for merging, precision first. A "
+        "group's id is the position (from 0) of its first row in the output.",
     )
     dedupe.add_argument("--input", required=True, type=input_path, metavar="BANK")
     dedupe.add_argument(
@@ -54,8 +54,8 @@ def register(commands) -> None:
     dedupe.add_argument(
         "--strict",
         action="store_true",
-        help="precision first, for merging: put rows in one group only when every pair inside it is the same "
-        "problem, and ask for every number on both sides (default: tuned for finding copies)",
+        help="precision first, for merging: at most one small number in words stated on one side only, equal "
+        "values in the same units, an edited copy with at most one new word (default: tuned for finding copies)",
     )
     dedupe.add_argument(
         "--explain",
@@ -74,7 +74,7 @@ def register(commands) -> None:
         "--small-numbers",
         type=int,
         help="how many small numbers written in words ('one crate' -> 'a single box') may be stated on one side "
-        f"only (default: {SMALL_NUMBERS}; 0 with --strict)",
+        f"only (default: {SMALL_NUMBERS}; 1 with --strict)",
     )
     dedupe.add_argument("--batch-size", type=int, default=32)
     dedupe.add_argument(
