@@ -31,7 +31,7 @@ SCRIPTS = {
     "cli_startup": (["--work", TMP], ["| mathgraph search, 1 query |", "3 queries / 1 query:"]),
     "dedupe_quality": (
         ["--work", TMP],
-        ["### Dev: the grid", "| precision | ", "| recall | ", "| exact copy | ", "same groups as the grid's: True"],
+        ["### Dev: the grid", "| precision | ", "| recall | ", "| paraphrase | ", "same groups as the grid's: True"],
     ),
     "encode_benchmark": (
         [],
