@@ -156,3 +156,15 @@ def test_a_bad_jsonl_line_names_file_and_line(tmp_path, capsys):
     assert main(["-q", "check", "--input", str(source), "--skip-bad"]) == 0
     captured = capsys.readouterr()
     assert len(captured.out.splitlines()) == 1 and "skipped 1 bad lines:" in captured.err
+
+
+def test_a_latex_claim_that_does_not_hold_is_an_error(capsys):
+    problem = "Simplify $\\sqrt{50}$."
+    solution = "We have \\(\\sqrt{50} = 5\\sqrt{2}\\).\nSo \\(5\\sqrt{2} = 7.5\\)."
+    assert main(["-q", "check", "--format", "json", problem, solution]) == 1
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["first_error_step"] == 1
+    errors = [f for f in printed["findings"] if f["severity"] == "error"]
+    assert [(f["kind"], f["step"]) for f in errors] == [("false_claim", 1)]
+    assert "the left side makes 7.07107, the right side 7.5" in errors[0]["message"]
+    assert main(["-q", "check", problem, "We have \\(\\sqrt{50} = 5\\sqrt{2}\\)."]) == 0
