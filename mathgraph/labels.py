@@ -9,21 +9,21 @@ subjects and QRC's relations are words already; SQR ranks, it has no labels.
     # [{"label": 1, "label_name": "matches", "probabilities": {0: 0.1, 1: 0.9}}]
 
 The numeric label stays where it was (``label``, and the keys of ``probabilities``): files and code that read
-it keep working; ``label_name`` is added beside it. Standard library only (the bottom layer).
+it keep working; ``label_name`` is added beside it. The names are defined with each task
+(``mathgraph.task_definitions``); no torch (the bottom layer).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-# task -> {label as text: its name}
-LABEL_NAMES: dict[str, dict[str, str]] = {
-    "qam": {"1": "matches", "0": "does not match"},
-}
+from mathgraph.task_definitions import TASK_DEFINITIONS
+
+# task -> {label as text: its name}, for the tasks whose labels are codes (each task's module in
+# mathgraph.task_definitions says its own)
+LABEL_NAMES: dict[str, dict[str, str]] = {name: d.label_names for name, d in TASK_DEFINITIONS.items() if d.label_names}
 # task -> what its names say, for a reader who sees one for the first time
-LABEL_MEANINGS: dict[str, str] = {
-    "qam": "whether the solution (text_b) solves the question (text_a)",
-}
+LABEL_MEANINGS: dict[str, str] = {name: d.label_meaning for name, d in TASK_DEFINITIONS.items() if d.label_meaning}
 
 
 def label_name(task: str, label) -> str | None:

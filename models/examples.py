@@ -1,5 +1,6 @@
-"""The examples a task model reads, one record per example: what ``Task.input_example`` makes of an input
-and what the task readers (``tasks.data``) make of a file's rows.
+"""The examples a task model reads, one record per example: what a task's ``input_example`` makes of an input
+and what the task readers (``tasks.data``) make of a file's rows. Each is defined with its task in
+``mathgraph.task_definitions`` (torch-free); they are named here for the model code that reads them.
 
 - ``KpcExample``: one problem ``text`` and its subject ``label``;
 - ``QrcPair``: a seed problem ``text_a``, a variant or another seed's problem ``text_b``, their relation;
@@ -9,42 +10,9 @@ and what the task readers (``tasks.data``) make of a file's rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class KpcExample:
-    text: str
-    label: str
-
-
-@dataclass(frozen=True)
-class QrcPair:
-    id: str
-    group: str
-    text_a: str
-    text_b: str
-    label: str
-
-
-@dataclass(frozen=True)
-class QamPair:
-    id: str
-    group: str
-    text_a: str
-    text_b: str
-    label: int
-
-
-@dataclass(frozen=True)
-class SqrList:
-    """One SQR candidate list: ``relevance[i]`` (0, 1 or 2) grades ``candidates[i]`` for ``query``."""
-
-    id: str
-    group: str
-    query: str
-    candidates: tuple[str, ...]
-    relevance: tuple[int, ...]
-
+from mathgraph.task_definitions.kpc import KpcExample
+from mathgraph.task_definitions.qam import QamPair
+from mathgraph.task_definitions.qrc import QrcPair
+from mathgraph.task_definitions.sqr import SqrList
 
 __all__ = ["KpcExample", "QrcPair", "QamPair", "SqrList"]
