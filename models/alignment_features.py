@@ -15,7 +15,11 @@ the alignment next to their pair vector (``TaskConfig.alignment``) use it.
 Feature sets: ``feature_names(against)`` is the set the neural heads read (``ALIGNMENT_FEATURES`` or
 ``SOLUTION_FEATURES``: the shipped multi-task model was trained on them); ``available_features(against)`` is every
 feature this mathgraph computes, for a solution also the solution graph's (``SOLUTION_GRAPH_FEATURES``: operands
-explained, unused quantities, wrong calculations, whether the answer follows). ``names`` picks columns.
+explained, unused quantities, wrong calculations, whether the answer follows) and then the step findings of checking
+the solution against the problem (``STEP_FINDING_FEATURES``, ``step_finding_features``: findings per kind, the share
+of lines flagged, where the first error is, whether the answer traces back to the problem, the step verifier's
+highest probability). ``names`` picks columns; a model names the columns it was trained on, so models trained
+before a feature was added read the columns they know.
 """
 
 from __future__ import annotations
@@ -34,10 +38,28 @@ from mathgraph.parsers.solution import (
     SOLUTION_FEATURES,
     SOLUTION_GRAPH_FEATURES,
     align_solution,
-    solution_graph_features,
 )
+from mathgraph.parsers.solution_check import SolutionCheck, check_solution, with_verifier
+from mathgraph.parsers.solution_features import graph_features
+from mathgraph.parsers.solution_graph import problem_values
 
 AGAINST = ("problem", "solution")  # what the second text of a pair is
+# the findings ``check_solution`` reports, counted per kind (``parsers.solution_check.FINDING_KINDS``)
+FINDING_COUNTED = (
+    "arithmetic",
+    "unexplained_operand",
+    "unused_quantity",
+    "answer_mismatch",
+    "false_claim",
+    "suspect_step",
+    "no_work",
+)
+STEP_FINDING_FEATURES = tuple(f"findings_{kind}" for kind in FINDING_COUNTED) + (
+    "findings_share_lines_flagged",  # lines with an error finding / lines of the solution
+    "findings_first_error_position",  # (line + 1) / lines of the earliest error; 0 when none
+    "findings_answer_unexplained",  # 1: the answer is not reached from the problem's numbers (module docstring)
+    "findings_verifier_max_probability",  # the step verifier's highest line probability; NaN without a verifier
+)
 REMEMBERED_ROWS = 200_000  # pairs whose rows are kept: a training set's, many times over; some 100 MB at most
 
 
@@ -139,8 +161,9 @@ def feature_names(against: str) -> tuple[str, ...]:
 
 def available_features(against: str) -> tuple[str, ...]:
     """Every feature computed for pairs whose second text is ``against``: ``feature_names(against)``, and for
-    a solution the solution graph's ``SOLUTION_GRAPH_FEATURES`` after them."""
-    return feature_names(against) + (SOLUTION_GRAPH_FEATURES if against == "solution" else ())
+    a solution the solution graph's ``SOLUTION_GRAPH_FEATURES`` and the step findings' ``STEP_FINDING_FEATURES``
+    after them."""
+    return feature_names(against) + (SOLUTION_GRAPH_FEATURES + STEP_FINDING_FEATURES if against == "solution" else ())
 
 
 def alignment_features(
@@ -171,7 +194,8 @@ def alignment_features(
         raise ValueError("alignment features need (text_a, text_b) pairs of non-empty texts")
     keys = [pair_key(against, *p) for p in pairs]
     rows = rows_in_use() if rows is None else rows
-    known = rows.get_many(keys)
+    # a row kept before features were added (a pack of training data made then) is shorter: computed again
+    known = {key: row for key, row in rows.get_many(keys).items() if len(row) == len(available)}
     missing = sorted({p for p, key in zip(pairs, keys) if key not in known})
     if missing:
         if parse is None:
@@ -183,8 +207,13 @@ def alignment_features(
         graphs = dict(zip(texts, parse(texts)))
         for a, b in missing:
             if solution:
-                graph_row = solution_graph_features(graphs[a], b)
-                row = align_solution(graphs[a], b).feature_vector() + [graph_row[k] for k in SOLUTION_GRAPH_FEATURES]
+                check = check_solution(graphs[a], b, verifier=None)  # the rules, as solution_graph_features
+                graph_row = graph_features(check)
+                row = (
+                    align_solution(graphs[a], b).feature_vector()
+                    + [graph_row[k] for k in SOLUTION_GRAPH_FEATURES]
+                    + list(step_finding_features(check).values())
+                )
             else:
                 row = align_problems(graphs[a], graphs[b]).feature_vector()
             key = pair_key(against, a, b)
@@ -195,6 +224,68 @@ def alignment_features(
     return np.stack([known[key] for key in keys])[:, columns]
 
 
+def step_finding_features(check: SolutionCheck, verifier="auto") -> dict[str, float]:
+    """``{name: value}`` of ``STEP_FINDING_FEATURES`` for a solution checked by the rules alone
+    (``check_solution(problem, solution, verifier=None)``); ``verifier`` adds its ``suspect_step`` findings and
+    its highest line probability ("auto": the packaged step verifier, where its weights load; ``None``: none,
+    and the probability is NaN).
+
+    ``findings_answer_unexplained`` is 1 when the final answer is missing, or is neither a value of the problem
+    nor the result of a calculation whose operands all trace back, through earlier results, to the problem's
+    quantities or known constants (an operand that comes from nowhere breaks the chain)."""
+    verifier = _step_verifier() if isinstance(verifier, str) and verifier == "auto" else verifier
+    probabilities = verifier.line_probabilities(check) if verifier is not None and check.graph.steps else {}
+    if verifier is not None:
+        check = with_verifier(check, verifier)
+    graph = check.graph
+    features = {f"findings_{kind}": float(sum(f.kind == kind for f in check.findings)) for kind in FINDING_COUNTED}
+    lines = [step.index for step in graph.steps] + ([graph.answer_line] if graph.answer_line is not None else [])
+    n_lines = max(lines) + 1 if lines else 0
+    flagged = {f.step for f in check.errors() if f.step is not None}
+    features["findings_share_lines_flagged"] = len(flagged) / n_lines if n_lines else 0.0
+    first = check.first_error_step
+    features["findings_first_error_position"] = (first + 1) / max(n_lines, first + 1) if first is not None else 0.0
+    features["findings_answer_unexplained"] = float(_answer_unexplained(graph))
+    features["findings_verifier_max_probability"] = (
+        max(probabilities.values()) if probabilities else (0.0 if verifier is not None else float("nan"))
+    )
+    return features
+
+
+def _answer_unexplained(graph) -> bool:
+    """Whether the answer is not reached from the problem's numbers (``step_finding_features``)."""
+    if graph.answer is None:
+        return True
+    given = problem_values(graph.problem)
+    if graph.answer in given:
+        return False
+    rooted: set = set()  # results of calculations whose operands all trace back to the problem or constants
+    for _, calculation in graph.calculations():
+        if all(
+            o.source in ("problem", "constant") or (o.source == "step" and (o.value in rooted or o.value in given))
+            for o in calculation.operands
+        ):
+            rooted.add(calculation.result)
+            if calculation.computed is not None:
+                rooted.add(calculation.computed)
+    return graph.answer not in rooted
+
+
+_VERIFIER: list = []
+
+
+def _step_verifier():
+    """The packaged step verifier, loaded once; ``None`` where its weights are missing or do not load."""
+    if not _VERIFIER:
+        from mathgraph.models.step_verifier import WEIGHTS, StepVerifier
+
+        try:
+            _VERIFIER.append(StepVerifier.load(WEIGHTS))
+        except (OSError, ValueError, KeyError):  # not installed, or fitted on other line features
+            _VERIFIER.append(None)
+    return _VERIFIER[0]
+
+
 def _check_against(against: str) -> None:
     if against not in AGAINST:
         raise ValueError(f"the second text of a pair is one of {AGAINST}, not {against!r}")
@@ -203,6 +294,8 @@ def _check_against(against: str) -> None:
 __all__ = [
     "alignment_features",
     "alignment_rows",
+    "step_finding_features",
+    "STEP_FINDING_FEATURES",
     "remember_rows",
     "remember_alignments",
     "AlignmentRows",
