@@ -70,6 +70,8 @@ def main() -> None:
         verifier = StepVerifier.load(WEIGHTS)
     if isinstance(verifier, StepVerifier):
         report["verifier"] = {**(verifier.info or {}), "threshold": verifier.threshold}
+    if args.dev_fit_comparison:
+        report["in_domain_fit_comparison"] = dev_fit_comparison(Path(args.data), args)
     for part in args.parts:
         rows = load_part(Path(args.data), part, limit, args.smoke)
         result = evaluate_part(rows, timed_parses=2 if args.smoke else TIMED_PARSES, verifier=verifier)
@@ -146,6 +148,67 @@ def fit_verifier(data: Path, args: argparse.Namespace, path: Path) -> StepVerifi
     return verifier
 
 
+def dev_fit_comparison(data: Path, args: argparse.Namespace) -> dict:
+    """What an in-domain fit would give, for comparison only (not shipped): the same logistic regression
+    fitted on the dev halves' real labels (each line up to its solution's first wrong step: 1 on that step),
+    calibrated and thresholded on dev as the shipped verifier is, scored on the test halves."""
+    limit = 6 if args.smoke else None
+    parts = [part for part in args.parts if part in PROCESSBENCH]
+    lines: dict[str, dict[str, list[dict]]] = {"dev": {}, "test": {}}
+    features, labels = [], []
+    for part in parts:
+        rows = load_part(data, part, limit, args.smoke)
+        for half in ("dev", "test"):
+            lines[half][part] = []
+        for row, graph in zip(rows, parse_cached([r["problem"] for r in rows])):
+            check = check_solution(graph, "\n".join(row["steps"]), verifier=None)
+            numbers, rows_of = line_features(check)
+            steps = step_of_line(row["steps"])
+            item = {"label": row["label"], "steps": steps, "rule_line": check.first_error_step, "lines": numbers}
+            item["features"] = rows_of
+            lines[row["half"]][part].append(item)
+            if row["half"] == "dev":
+                for number, x in zip(numbers, rows_of):
+                    if row["label"] == -1 or steps[number] <= row["label"]:
+                        features.append(x)
+                        labels.append(int(steps[number] == row["label"]))
+    verifier = fit(np.asarray(features), np.asarray(labels))
+    for half in lines.values():
+        for items in half.values():
+            for item in items:
+                item["scores"] = verifier.scores(item["features"]) if len(item["lines"]) else np.zeros(0)
+    verifier = dataclasses.replace(verifier, platt=_platt(lines["dev"]))
+    threshold, dev = _threshold(lines["dev"], verifier)
+    verifier = dataclasses.replace(verifier, threshold=threshold)
+    test = {part: _small(_threshold_scores(items, verifier)) for part, items in lines["test"].items()}
+    result = {
+        "threshold": threshold,
+        "dev": dev,
+        "test": test,
+        "dev_lines": len(labels),
+        "dev_wrong_lines": sum(labels),
+    }
+    print(f"in-domain fit, for comparison (not shipped): {json.dumps(result)}")
+    return result
+
+
+def _threshold_scores(items: list[dict], verifier: StepVerifier) -> dict:
+    """ProcessBench scores of the rules and ``verifier`` at its threshold, from precomputed line scores."""
+    a, b = verifier.platt
+    labels, predictions = [], []
+    for item in items:
+        flagged = [line for line, s in zip(item["lines"], item["scores"]) if _sigmoid(a * s + b) >= verifier.threshold]
+        if item["rule_line"] is not None:
+            flagged.append(item["rule_line"])
+        labels.append(item["label"])
+        predictions.append(item["steps"][min(flagged)] if flagged else -1)
+    return scores(labels, predictions)
+
+
+def _sigmoid(z: float) -> float:
+    return 1 / (1 + math.exp(-min(max(z, -700.0), 700.0)))
+
+
 def _dev_lines(dev: dict[str, list[dict]], verifier: StepVerifier) -> dict[str, list[dict]]:
     """Per part and dev solution: its label, the step of each line, the rules' first error line and each
     line's uncalibrated score."""
@@ -197,9 +260,7 @@ def _threshold(calibration: dict[str, list[dict]], verifier: StepVerifier) -> tu
         for part, rows in calibration.items():
             labels, predictions = [], []
             for row in rows:
-                flagged = [
-                    line for line, s in zip(row["lines"], row["scores"]) if 1 / (1 + math.exp(-(a * s + b))) >= t
-                ]
+                flagged = [line for line, s in zip(row["lines"], row["scores"]) if _sigmoid(a * s + b) >= t]
                 if row["rule_line"] is not None:
                     flagged.append(row["rule_line"])
                 labels.append(row["label"])
@@ -456,6 +517,11 @@ def _arguments() -> argparse.Namespace:
         metavar="FILE",
         help="fit the step verifier (synthetic step errors; calibration and threshold on the dev halves), "
         "write its weights to FILE, then measure with it",
+    )
+    parser.add_argument(
+        "--dev-fit-comparison",
+        action="store_true",
+        help="also fit the verifier on the dev halves' real labels and score it on test (comparison, not shipped)",
     )
     parser.add_argument("--gsm8k-rows", type=int, default=1000, help="GSM8K train solutions for --fit-verifier")
     parser.add_argument("--smoke", action="store_true", help="6 solutions a part, no results file")
