@@ -8,6 +8,12 @@ decode to predictions (``decode``). ``TaskModel`` and ``MultiTaskModel`` read th
 task through this interface; the data side of a task (reading its files, its
 metrics, its TF-IDF rows) extends it in ``tasks.task_types``.
 
+What a task is without torch (its input shape, example type, how an input becomes
+an example, how a label decodes, its label names) is defined in the task's module of
+``mathgraph.task_definitions``; a head reads it there (``definition``) and adds only
+what needs torch. The heads stay in the models layer so that a torch-free install
+can import every task's definition without importing torch.
+
     head = get_task_head("qrc").with_pair_mode("cross")
     example = head.input_example(("a problem", "another problem"))
 """
@@ -22,9 +28,9 @@ import torch
 from torch import nn
 
 from mathgraph.models.alignment_features import alignment_features, available_features
-from mathgraph.models.examples import KpcExample, QamPair, QrcPair, SqrList
+from mathgraph.models.examples import KpcExample, SqrList
 from mathgraph.models.heads import BiEncoderScorer, ClassificationHead, PairClassificationHead
-from mathgraph.task_specs import TASK_SPECS
+from mathgraph.task_definitions import TASK_DEFINITIONS, TaskDefinition
 
 PAIR_MODES = ("cross", "bi")
 
@@ -38,16 +44,21 @@ class TaskHead(ABC):
     alignment_names: tuple[str, ...] = ()  # the features the head reads, in order (with alignment on)
 
     @property
+    def definition(self) -> TaskDefinition:
+        """The task's torch-free definition (``mathgraph.task_definitions``)."""
+        return TASK_DEFINITIONS[self.name]
+
+    @property
     def classifies(self) -> bool:
-        """Whether the task predicts one label per example (else it ranks candidates): ``mathgraph.task_specs``."""
-        return TASK_SPECS[self.name].classifies
+        """Whether the task predicts one label per example (else it ranks candidates)."""
+        return self.definition.classifies
 
     @property
     def input_shape(self) -> str:
         """What one input is (``models.task_io``): a ``"single"`` text, a ``"pair"`` of texts, or a query with
-        candidates to rank (``"ranker"``); the TF-IDF model of the task is the model of that shape. One table,
-        ``mathgraph.task_specs``, says it for the commands (before torch loads) and for the heads."""
-        return TASK_SPECS[self.name].input_shape
+        candidates to rank (``"ranker"``); the TF-IDF model of the task is the model of that shape. The task's
+        definition says it, for the commands (before torch loads) and for the heads."""
+        return self.definition.input_shape
 
     def with_pair_mode(self, mode: str | None) -> TaskHead:
         """This task reading its pairs as ``mode`` (``PAIR_MODES``); only pair tasks take one."""
@@ -85,11 +96,11 @@ class TaskHead(ABC):
         """The ``(text_a, text_b)`` pairs whose alignment the head reads, in the layout of ``targets``."""
         return [(e.text_a, e.text_b) for e in examples]
 
-    @abstractmethod
     def input_example(self, texts: tuple, position: int = 0):
         """The example (``models.examples``) of one input to a prediction, its texts as
         ``models.task_io.check_input`` gives them, with placeholder gold the prediction does not read;
-        ``position`` numbers its ``id``."""
+        ``position`` numbers its ``id`` (the task's definition makes it)."""
+        return self.definition.input_example(texts, position)
 
     @abstractmethod
     def example_texts(self, example) -> list[str]:
@@ -138,18 +149,16 @@ class TaskHead(ABC):
         return {"loss": nn.functional.cross_entropy(logits.float(), batch.labels), "logits": logits}
 
     def decode(self, outputs: dict[str, torch.Tensor], examples: Sequence, labels: Sequence[str]) -> list:
-        """Predicted label names of a batch."""
-        return [labels[i] for i in outputs["logits"].argmax(-1).tolist()]
+        """Predicted labels of a batch: the label names the model was trained on, decoded as the task's definition
+        says (QAM's ``"1"`` is the int 1)."""
+        decode_label = self.definition.decode_label
+        return [decode_label(labels[i]) for i in outputs["logits"].argmax(-1).tolist()]
 
 
 class KpcHead(TaskHead):
     """KPC: one problem -> its subject (a classifier on the problem vector)."""
 
     name = "kpc"
-
-    def input_example(self, texts, position=0):
-        (text,) = texts
-        return KpcExample(text=text, label="")
 
     def example_texts(self, example: KpcExample) -> list[str]:
         return [example.text]
@@ -169,8 +178,6 @@ class PairHead(TaskHead):
     """
 
     pair_mode = "bi"
-    example_type: type = QrcPair  # what input_example makes, with placeholder_label as its label
-    placeholder_label: object = ""
 
     def with_pair_mode(self, mode):
         if mode not in PAIR_MODES:
@@ -182,12 +189,6 @@ class PairHead(TaskHead):
     @property
     def cross(self) -> bool:
         return self.pair_mode == "cross"
-
-    def input_example(self, texts, position=0):
-        text_a, text_b = texts
-        return self.example_type(
-            id=f"input-{position}", group="", text_a=text_a, text_b=text_b, label=self.placeholder_label
-        )
 
     def example_texts(self, example) -> list:
         return [(example.text_a, example.text_b)] if self.cross else [example.text_a, example.text_b]
@@ -222,12 +223,7 @@ class QamHead(PairHead):
     """QAM: (question, solution) -> 1 if the solution solves the question, else 0; labels are ints."""
 
     name = "qam"
-    example_type = QamPair
-    placeholder_label = 0
     aligned_with = "solution"
-
-    def decode(self, outputs, examples, labels):
-        return [int(name) for name in super().decode(outputs, examples, labels)]
 
 
 class SqrHead(TaskHead):
@@ -239,17 +235,6 @@ class SqrHead(TaskHead):
     """
 
     name = "sqr"
-
-    def input_example(self, texts, position=0):
-        """The first candidate stands as the relevant one: the loss computed beside the scores needs one."""
-        query, candidates = texts
-        return SqrList(
-            id=f"input-{position}",
-            group="",
-            query=query,
-            candidates=candidates,
-            relevance=(1,) + (0,) * (len(candidates) - 1),
-        )
 
     def example_texts(self, example: SqrList) -> list[str]:
         return [example.query, *example.candidates]
@@ -293,6 +278,8 @@ class SqrHead(TaskHead):
 
 
 TASK_HEADS: dict[str, TaskHead] = {head.name: head for head in (KpcHead(), QrcHead(), QamHead(), SqrHead())}
+if set(TASK_HEADS) != set(TASK_DEFINITIONS):  # a task defined without a head, or a head without a definition
+    raise ImportError(f"task heads {sorted(TASK_HEADS)} do not match the task definitions {sorted(TASK_DEFINITIONS)}")
 
 
 def get_task_head(name: str) -> TaskHead:

@@ -145,6 +145,19 @@ def load_sqr(path: str | PathLike, skip_bad: bool = False) -> list[SqrList]:
     return [SqrList(r["id"], r["group"], r["query"], tuple(r["candidates"]), sqr_relevance(r)) for r in rows]
 
 
+def load_task(
+    task: str, path: str | PathLike, text_field: str = "problem", label_field: str = "subject", skip_bad: bool = False
+) -> list:
+    """The validated examples of ``task``'s JSONL file: KPC reads ``text_field`` -> ``label_field``, the other
+    tasks' files have the fixed fields of the module docstring. ``ValueError`` for an unknown task."""
+    if task == "kpc":
+        return load_kpc(path, text_field, label_field, skip_bad)
+    loaders = {"qrc": load_qrc, "qam": load_qam, "sqr": load_sqr}
+    if task not in loaders:
+        raise ValueError(f"unknown task {task!r}; choose one of {('kpc', *loaders)}")
+    return loaders[task](path, skip_bad)
+
+
 def sqr_relevance(row: dict) -> tuple[int, ...]:
     """The validated graded relevance of an SQR row, one int in 0..2 per candidate.
 

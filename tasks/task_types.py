@@ -1,13 +1,13 @@
-"""The fine-tuning tasks, one small class each, and the registry that names them.
+"""The fine-tuning tasks with their data side, and the registry that names them.
 
-A task is its model side (``models.task_heads``: what one input to a prediction
-becomes, the problem texts of a batch, the head, the loss and outputs, the
-decoding) extended here with its data side: how its examples are read and
-validated (``load``), which metrics it reports (``metrics``, with ``metric`` the
-one that picks the best epoch), its rows for the TF-IDF models (``tfidf_row``),
-the gold answer of a row (``gold``), and how the model card names it (``title``,
-``hub_type``, ``dataset``). Training, evaluation, multi-task training, the TF-IDF
-models and the release go through this interface.
+A task is its model side (``models.task_heads``: what one input to a prediction becomes, the problem texts of a
+batch, the head, the loss and outputs, the decoding) with the data side added here by one class, ``Task``, that
+reads the task's definition (``mathgraph.task_definitions``): how its examples are read and validated (``load``,
+``tasks.data.load_task``), which metrics it reports (``metrics``, with ``metric`` the one that picks the best
+epoch), its rows for the TF-IDF models (``tfidf_row``), the gold answer of a row (``gold``), and how the model
+card names it (``title``, ``hub_type``, ``dataset``). The data side follows from the task's input shape and
+whether it classifies, so no task needs code of its own here. Training, evaluation, multi-task training, the
+TF-IDF models and the release go through this interface.
 
     task = get_task("qrc")
     examples = task.load("qrc.train.jsonl")
@@ -16,130 +16,98 @@ models and the release go through this interface.
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from mathgraph.models.task_heads import PAIR_MODES, KpcHead, PairHead, QamHead, QrcHead, SqrHead, TaskHead
-from mathgraph.tasks.data import load_kpc, load_qam, load_qrc, load_sqr, sqr_relevance
+from mathgraph.models.task_heads import PAIR_MODES, TASK_HEADS, KpcHead, QamHead, QrcHead, SqrHead
+from mathgraph.tasks.data import load_task, sqr_relevance
 from mathgraph.tasks.metrics import accuracy_metric, ndcg_metric
 
 
-class Task(TaskHead):
-    """The data side of a task (see the module docstring) on its model side (``models.task_heads.TaskHead``).
-    Subclasses set ``name`` and implement the abstract methods."""
+class Task:
+    """The data side of a task (see the module docstring), mixed into the task's head (``models.task_heads``):
+    every method reads ``name``, ``definition`` and the input shape that the head gives."""
 
-    metric: str = "accuracy"  # the dev metric (higher is better) that picks the best epoch
-    # the model card (tasks.release.model_card): the task in words, its Hugging Face Hub task type, and the data set
-    # (Hub id, name) it is built from
-    title: str = ""
-    hub_type: str = "text-classification"
-    dataset: tuple[str, str] = ("", "")
+    name: str
 
-    @abstractmethod
+    @property
+    def metric(self) -> str:
+        """The dev metric (higher is better) that picks the best epoch."""
+        return self.definition.metric
+
+    @property
+    def title(self) -> str:
+        """The task in words, for the model card (``tasks.release.model_card``)."""
+        return self.definition.title
+
+    @property
+    def hub_type(self) -> str:
+        """The task's Hugging Face Hub task type, for the model card."""
+        return self.definition.hub_type
+
+    @property
+    def dataset(self) -> tuple[str, str]:
+        """The data set the task is built from: its Hub id and name, for the model card."""
+        return self.definition.dataset
+
     def load(
         self, path: str, text_field: str = "problem", label_field: str = "subject", skip_bad: bool = False
     ) -> list:
-        """The validated examples of a JSONL file (formats in ``tasks.data``); fields are KPC's."""
+        """The validated examples of a JSONL file (formats in ``tasks.data``); the fields are KPC's."""
+        return load_task(self.name, path, text_field, label_field, skip_bad)
 
     def metrics(self, examples: Sequence, predictions: Sequence) -> dict:
-        """Accuracy and macro-F1 with the number of examples."""
-        from mathgraph.tasks.metrics import classification_metrics
+        """Accuracy and macro-F1 with the number of examples where the task classifies; HR@k, NDCG@k and MAP
+        of the rankings against the graded relevance where it ranks."""
+        from mathgraph.tasks.metrics import classification_metrics, ranking_metrics
 
-        return classification_metrics([e.label for e in examples], predictions)
-
-    def tfidf_row(self, example, text_field: str = "problem", label_field: str = "subject") -> dict:
-        """The example as the dict row the TF-IDF models read."""
-        return asdict(example)
-
-    def gold(self, row: dict, label_field: str = "label"):
-        """The gold answer of one row of the task's file, in the shape of a prediction's ``label``."""
-        return row[label_field]
-
-    def result_metric(self, gold: Sequence):
-        """``metric(results) -> float`` of predictions (``models.task_io`` results) against ``gold``: accuracy."""
-        return accuracy_metric(gold)
-
-
-class KnowledgePointClassification(KpcHead, Task):
-    """KPC: one problem -> its subject (a classifier on the problem vector)."""
-
-    title = "KPC (MATH subject, 7 classes)"
-    dataset = ("hendrycks/competition_math", "MATH")
-
-    def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
-        return load_kpc(path, text_field, label_field, skip_bad)
-
-    def tfidf_row(self, example, text_field="problem", label_field="subject"):
-        return {text_field: example.text, label_field: example.label}
-
-    def gold(self, row, label_field="subject"):
-        return row[label_field]
-
-
-class PairClassification(PairHead, Task):
-    """Two problems -> a relation label (``models.task_heads.PairHead``: its two pair modes)."""
-
-    dataset = ("qintongli/GSM-Plus", "GSM-Plus")
-
-
-class QuestionRelationClassification(QrcHead, PairClassification):
-    """QRC: (seed, variant) -> perturbation type, or irrelevant (GSM-Plus)."""
-
-    title = "QRC (GSM-Plus relation, 9 classes)"
-
-    def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
-        return load_qrc(path, skip_bad)
-
-
-class QuestionAnswerMatching(QamHead, PairClassification):
-    """QAM: (question, solution) -> 1 if the solution solves the question, else 0; labels are ints."""
-
-    title = "QAM (GSM-Plus number-swap pairs)"
-
-    def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
-        return load_qam(path, skip_bad)
-
-
-class SimilarQuestionRecommendation(SqrHead, Task):
-    """SQR: a query and its candidates -> a score per candidate (bi-encoder); HR@k, NDCG@k and MAP."""
-
-    metric = "ndcg@3"
-    title = "SQR (graded GSM-Plus lists)"
-    hub_type = "text-ranking"
-    dataset = ("qintongli/GSM-Plus", "GSM-Plus")
-
-    def load(self, path, text_field="problem", label_field="subject", skip_bad=False):
-        return load_sqr(path, skip_bad)
-
-    def metrics(self, examples, predictions):
-        from mathgraph.tasks.metrics import ranking_metrics
-
+        if self.classifies:
+            return classification_metrics([e.label for e in examples], predictions)
         return ranking_metrics(predictions, [e.relevance for e in examples])
 
-    def tfidf_row(self, example, text_field="problem", label_field="subject"):
+    def tfidf_row(self, example, text_field: str = "problem", label_field: str = "subject") -> dict:
+        """The example as the dict row the TF-IDF models read (a single problem under the given fields)."""
+        if self.input_shape == "single":
+            return {text_field: example.text, label_field: example.label}
         row = asdict(example)
-        row["candidates"], row["relevance"] = list(example.candidates), list(example.relevance)
+        if self.input_shape == "ranker":
+            row["candidates"], row["relevance"] = list(example.candidates), list(example.relevance)
         return row
 
-    def gold(self, row, label_field="label"):
-        """The graded relevance of each candidate (``tasks.data.sqr_relevance``)."""
-        return list(sqr_relevance(row))
+    def gold(self, row: dict, label_field: str | None = None):
+        """The gold answer of one row of the task's file, in the shape of a prediction's ``label``: the
+        ``label_field`` (default ``subject`` for a single problem, ``label`` for a pair), or the graded relevance
+        of each candidate of a ranking (``tasks.data.sqr_relevance``)."""
+        if self.input_shape == "ranker":
+            return list(sqr_relevance(row))
+        return row[label_field or ("subject" if self.input_shape == "single" else "label")]
 
-    def result_metric(self, gold):
-        """NDCG@3 of the rankings against the graded relevance lists."""
-        return ndcg_metric(gold)
+    def result_metric(self, gold: Sequence):
+        """``metric(results) -> float`` of predictions (``models.task_io`` results) against ``gold``: accuracy
+        where the task classifies, NDCG@3 of the rankings against the graded relevance lists where it ranks."""
+        return accuracy_metric(gold) if self.classifies else ndcg_metric(gold)
 
 
-TASKS: dict[str, Task] = {
-    task.name: task
-    for task in (
-        KnowledgePointClassification(),
-        QuestionRelationClassification(),
-        QuestionAnswerMatching(),
-        SimilarQuestionRecommendation(),
-    )
-}
+# one class per head with the data side mixed in, named at module level so that a task pickles (worker processes)
+class KpcTask(Task, KpcHead):
+    """KPC with its data side."""
+
+
+class QrcTask(Task, QrcHead):
+    """QRC with its data side."""
+
+
+class QamTask(Task, QamHead):
+    """QAM with its data side."""
+
+
+class SqrTask(Task, SqrHead):
+    """SQR with its data side."""
+
+
+TASKS: dict[str, Task] = {task.name: task for task in (KpcTask(), QrcTask(), QamTask(), SqrTask())}
+if set(TASKS) != set(TASK_HEADS):  # a head registered without its data side
+    raise ImportError(f"tasks {sorted(TASKS)} do not match the task heads {sorted(TASK_HEADS)}")
 
 
 def get_task(name: str) -> Task:
@@ -173,9 +141,8 @@ __all__ = [
     "task_of",
     "load_examples",
     "PAIR_MODES",
-    "KnowledgePointClassification",
-    "QuestionRelationClassification",
-    "QuestionAnswerMatching",
-    "SimilarQuestionRecommendation",
-    "PairClassification",
+    "KpcTask",
+    "QrcTask",
+    "QamTask",
+    "SqrTask",
 ]

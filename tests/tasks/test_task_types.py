@@ -102,3 +102,50 @@ def test_the_heads_take_their_shapes_from_the_one_task_table():
         "qam": ("pair", True),
         "sqr": ("ranker", False),
     }
+
+
+def test_the_data_side_follows_from_the_definition(tmp_path):
+    from mathgraph.tasks.data import load_task
+    from mathgraph.tasks.task_types import Task
+
+    kpc, qam, sqr = get_task("kpc"), get_task("qam"), get_task("sqr")
+    assert all(isinstance(t, Task) for t in TASKS.values())
+    assert [get_task(n).title for n in ("kpc", "sqr")] == [
+        "KPC (MATH subject, 7 classes)",
+        "SQR (graded GSM-Plus lists)",
+    ]
+    assert (qam.hub_type, sqr.hub_type, qam.dataset) == (
+        "text-classification",
+        "text-ranking",
+        ("qintongli/GSM-Plus", "GSM-Plus"),
+    )
+    assert kpc.tfidf_row(KpcExample("x", "Algebra"), "q", "s") == {"q": "x", "s": "Algebra"}
+    assert qam.tfidf_row(QamPair("1", "g", "q", "s", 1)) == {
+        "id": "1",
+        "group": "g",
+        "text_a": "q",
+        "text_b": "s",
+        "label": 1,
+    }
+    assert kpc.gold({"subject": "Algebra", "label": "x"}) == "Algebra" and qam.gold({"label": 0}) == 0
+    assert kpc.gold({"topic": "Geometry"}, "topic") == "Geometry"
+    assert sqr.gold({"candidates": list("abcdef"), "relevance": [2, 0, 0, 1, 0, 0]}) == [2, 0, 0, 1, 0, 0]
+    # result metrics: accuracy of labels (2 of 3 right), NDCG@3 of a perfect ranking
+    assert qam.result_metric([1, 0, 1])([{"label": 1}, {"label": 1}, {"label": 1}]) == pytest.approx(2 / 3)
+    assert sqr.result_metric([[2, 0, 1]])([{"scores": [3.0, 1.0, 2.0]}]) == pytest.approx(1.0)
+    assert qam.metrics([QamPair("1", "g", "q", "s", 1), QamPair("2", "g", "q", "t", 0)], [1, 1])["accuracy"] == 0.5
+    path = tmp_path / "qam.jsonl"
+    path.write_text('{"id": "1", "group": "g", "text_a": "q", "text_b": "s", "label": 1}\n')
+    assert qam.load(str(path)) == [QamPair("1", "g", "q", "s", 1)]
+    with pytest.raises(ValueError, match="unknown task 'kpx'"):
+        load_task("kpx", path)
+
+
+def test_heads_read_their_definition_for_examples_and_decoding():
+    from mathgraph.task_definitions import TASK_DEFINITIONS
+
+    assert all(get_task(n).definition is TASK_DEFINITIONS[n] for n in TASKS)
+    assert get_task("qam").with_pair_mode("cross").input_example(("q", "s"), 4) == QamPair("input-4", "", "q", "s", 0)
+    assert get_task("sqr").input_example(("q", ("a", "b"))).relevance == (1, 0)
+    logits = {"logits": torch.tensor([[0.0, 1.0], [1.0, 0.0]])}
+    assert get_task("qrc").decode(logits, [None, None], ["irrelevant", "paraphrase"]) == ["paraphrase", "irrelevant"]
