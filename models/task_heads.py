@@ -40,13 +40,17 @@ class TaskHead(ABC):
 
     name: str = ""
     alignment: bool = False  # the head also reads the alignment features of each pair (models.alignment_features)
-    aligned_with: str = "problem"  # the second text of its pairs, for their alignment: a "problem" or a "solution"
     alignment_names: tuple[str, ...] = ()  # the features the head reads, in order (with alignment on)
 
     @property
     def definition(self) -> TaskDefinition:
         """The task's torch-free definition (``mathgraph.task_definitions``)."""
         return TASK_DEFINITIONS[self.name]
+
+    @property
+    def aligned_with(self) -> str:
+        """The second text of the task's pairs, for their alignment features: a ``"problem"`` or a ``"solution"``."""
+        return self.definition.aligned_with
 
     @property
     def classifies(self) -> bool:
@@ -223,7 +227,6 @@ class QamHead(PairHead):
     """QAM: (question, solution) -> 1 if the solution solves the question, else 0; labels are ints."""
 
     name = "qam"
-    aligned_with = "solution"
 
 
 class SqrHead(TaskHead):

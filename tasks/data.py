@@ -588,7 +588,7 @@ def read_inputs(
     their inputs, and the bad rows (raised as ``JsonlError`` unless ``skip_bad``)."""
     task = get_task_head(task) if isinstance(task, str) else task
     kind = task.input_shape
-    fields = {"single": (text_field,), "pair": ("text_a", "text_b"), "ranker": ("query",)}[kind]
+    fields = task.definition.input_fields(text_field)
 
     rows, bad = read_rows(path, fields, skip_bad, check_candidates if kind == "ranker" else None)
     inputs = [row_input(kind, row, text_field) for _, row in rows]

@@ -26,7 +26,8 @@ class TaskDefinition:
     """One task: its ``name``, what it predicts from (``input_shape``), whether it classifies (else it ranks),
     the dev ``metric`` that picks the best epoch, its example type and how one input to a prediction becomes
     an example (``make_input_example``), how a predicted label name decodes (``decode_label``), what its coded
-    labels mean (``label_names``, ``label_meaning``), and how the model card names it (``title``, ``hub_type``,
+    labels mean (``label_names``, ``label_meaning``), what the second text of its pairs is for their alignment
+    features (``aligned_with``), and how the model card names it (``title``, ``hub_type``,
     ``dataset``: Hugging Face Hub id and name)."""
 
     name: str
@@ -41,6 +42,7 @@ class TaskDefinition:
     decode_label: Callable[[str], object] = str
     label_names: dict[str, str] = field(default_factory=dict)
     label_meaning: str = ""
+    aligned_with: str = "problem"  # the second text of its pairs, for their alignment features: "problem" or "solution"
 
     def __post_init__(self):
         if self.input_shape not in INPUT_SHAPES:

@@ -38,6 +38,7 @@ DEFINITION = TaskDefinition(
     decode_label=int,  # the model's label names are "0" and "1"
     label_names={"1": "matches", "0": "does not match"},
     label_meaning="whether the solution (text_b) solves the question (text_a)",
+    aligned_with="solution",
 )
 
 __all__ = ["QamPair", "DEFINITION"]

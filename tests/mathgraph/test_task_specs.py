@@ -23,6 +23,12 @@ def test_each_task_module_defines_its_task_and_the_registry_reads_them_in_order(
         "sqr": ("ranker", False, "ndcg@3"),
     }
     assert PAIR_TASKS == ("qrc", "qam")
+    assert {n: d.aligned_with for n, d in TASK_DEFINITIONS.items()} == {
+        "kpc": "problem",
+        "qrc": "problem",
+        "qam": "solution",
+        "sqr": "problem",
+    }
     assert task_spec("sqr").text_arguments == (2, None, "a QUERY and its CANDIDATEs")
     assert task_spec("qam").input_fields() == ("text_a", "text_b") and task_spec("kpc").input_fields("q") == ("q",)
     with pytest.raises(UserError, match="unknown task 'kpx'; known: kpc, qrc, qam, sqr"):
