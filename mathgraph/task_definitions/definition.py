@@ -21,6 +21,11 @@ TEXT_ARGUMENTS = {
 }
 
 
+def _as_is(label):
+    """A label that is its own name (KPC's subjects, QRC's relations)."""
+    return label
+
+
 @dataclass(frozen=True)
 class TaskDefinition:
     """One task: its ``name``, what it predicts from (``input_shape``), whether it classifies (else it ranks),
@@ -39,7 +44,7 @@ class TaskDefinition:
     title: str
     dataset: tuple[str, str]
     hub_type: str = "text-classification"
-    decode_label: Callable[[str], object] = str
+    decode_label: Callable[[str], object] = _as_is
     label_names: dict[str, str] = field(default_factory=dict)
     label_meaning: str = ""
     aligned_with: str = "problem"  # the second text of its pairs, for their alignment features: "problem" or "solution"
