@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
-
-import torch
 
 
 def available_cores() -> int:
@@ -13,10 +12,15 @@ def available_cores() -> int:
 
 
 def configure_threads(threads: int | None) -> int:
-    """Set torch's CPU threads to ``threads`` (default: ``available_cores()``); returns the number set."""
+    """Set torch's CPU threads to ``threads`` (default: ``available_cores()``) where PyTorch is installed; returns
+    the number set."""
     wanted = threads or available_cores()
     if wanted < 1:
         raise ValueError(f"threads must be >= 1, got {wanted}")
+    if importlib.util.find_spec("torch") is None:  # an install without mathgraph[train]: ONNX Runtime only
+        return wanted
+    import torch
+
     if torch.get_num_threads() != wanted:
         torch.set_num_threads(wanted)
     return wanted

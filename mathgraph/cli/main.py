@@ -31,6 +31,11 @@ from mathgraph.quiet import plain_warnings
 # What a user can put right (an option, an input, a name): one line, the traceback only with -v.
 USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError)
 
+# What `pip install "mathgraph[train]"` adds: a command that needs one of them says so in one line.
+TRAINING_LIBRARIES = frozenset(
+    {"torch", "torch_geometric", "transformers", "accelerate", "stanza", "datasets", "sklearn"}
+)
+
 # In the order `mathgraph --help` lists them.
 COMMAND_GROUPS = (
     parse,
@@ -69,6 +74,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verbose:
             traceback.print_exc()
         print(f"mathgraph: error: {err}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] not in TRAINING_LIBRARIES:
+            raise
+        if args.verbose:
+            traceback.print_exc()
+        print(
+            f"mathgraph: error: {args.command} needs {err.name}, which comes with the training extra: "
+            'pip install "mathgraph[train]"',
+            file=sys.stderr,
+        )
         return 2
     except BrokenPipeError:
         # the reader of stdout left early (`mathgraph samples | head`): stop quietly, as Unix tools do; point

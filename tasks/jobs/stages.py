@@ -162,8 +162,6 @@ class EncodeStage:
     def load(self) -> None:
         """Load the encoder."""
         if not self._loaded:
-            from mathgraph.models.encoder import MathEncoder
-
             if self.threads is not None:
                 from mathgraph.models.threads import configure_threads
 
@@ -172,7 +170,11 @@ class EncodeStage:
             from mathgraph.models.package import onnx_encoder
 
             encoder = onnx_encoder(self.model, self.device, self.runtime)
-            self._loaded["encoder"] = encoder or MathEncoder.from_pretrained(self.model, device=self.device)
+            if encoder is None:  # no ONNX graphs for this model (or --runtime torch): PyTorch's encoder
+                from mathgraph.models.encoder import MathEncoder
+
+                encoder = MathEncoder.from_pretrained(self.model, device=self.device)
+            self._loaded["encoder"] = encoder
 
     def __call__(self, items: list[dict]) -> list[dict]:
         self.load()

@@ -487,7 +487,7 @@ class SearchIndex:
         if encoder is None:
             return index
         if mode is None:
-            from mathgraph.models.encoder import MODES
+            from mathgraph.models.onnx_package import MODES
 
             # Query with the vector the index was built from; an index of another kind fails the check below.
             built_mode = manifest["encoder"].get("mode")
