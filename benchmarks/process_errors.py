@@ -37,11 +37,11 @@ from pathlib import Path
 
 import numpy as np
 
-from mathgraph.models.step_verifier import WEIGHTS, StepVerifier, fit, inject_step_error, line_features
 from mathgraph.parsers.graph_cache import parse_cached
 from mathgraph.parsers.problem import parse_problem
 from mathgraph.parsers.solution import check_solution
 from mathgraph.parsers.solution_check import with_verifier
+from mathgraph.parsers.step_verifier import WEIGHTS, StepVerifier, fit, inject_step_error, line_features
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -91,7 +91,7 @@ def main() -> None:
 
 
 def fit_verifier(data: Path, args: argparse.Namespace, path: Path) -> StepVerifier:
-    """Fit the step verifier (``models.step_verifier``) and write it to ``path``.
+    """Fit the step verifier (``parsers.step_verifier``) and write it to ``path``.
 
     Training: the right solutions of GSM8K train (the first ``--gsm8k-rows``, as written and plain in turn)
     and of the ProcessBench dev halves (the right ones whole, the wrong ones up to their first wrong step),

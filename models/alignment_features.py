@@ -277,7 +277,7 @@ _VERIFIER: list = []
 def _step_verifier():
     """The packaged step verifier, loaded once; ``None`` where its weights are missing or do not load."""
     if not _VERIFIER:
-        from mathgraph.models.step_verifier import WEIGHTS, StepVerifier
+        from mathgraph.parsers.step_verifier import WEIGHTS, StepVerifier
 
         try:
             _VERIFIER.append(StepVerifier.load(WEIGHTS))

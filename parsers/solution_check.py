@@ -12,7 +12,7 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations; a line left open before the answer, ``300*$920 =`` then ``#### 276000``, is completed by it, and is an ``arithmetic`` error where it makes another number) |
 | ``false_claim`` | error | an equality of the solution's LaTeX math that does not hold, as ``parsers.solution_claims`` evaluates it: ``\\sqrt{50} = 7``, ``\\binom{5}{2} = 12``, or a rewrite ``(x+1)^2 = x^2 + x + 1`` in a chain |
-| ``suspect_step`` | error | a line the step verifier (``models.step_verifier``) gives a probability of being the first wrong step at or above its threshold, where no rule found an error; the finding carries the ``probability`` |
+| ``suspect_step`` | error | a line the step verifier (``parsers.step_verifier``) gives a probability of being the first wrong step at or above its threshold, where no rule found an error; the finding carries the ``probability`` |
 | ``no_work`` | warning | the solution shows no work: no calculation, and no number but its final answer ("The answer is 8.", or a bare "8"; not where the answer is no number, ``#### None``); it then gets no ``unused_quantity`` warnings, since no step uses any quantity |
 
 The named numbers of the same graph that models read (``solution_graph_features``) are
@@ -99,7 +99,7 @@ class SolutionCheck:
 def check_solution(problem: MathSyntaxGraph | str, solution: str, verifier="auto") -> SolutionCheck:
     """Check ``solution`` against ``problem`` (module docstring); a ``str`` problem is parsed first.
     ``verifier``: the step verifier that adds ``suspect_step`` findings ("auto": the packaged one where its
-    weights are installed; ``None``: the rules alone; or a ``models.step_verifier.StepVerifier``)."""
+    weights are installed; ``None``: the rules alone; or a ``parsers.step_verifier.StepVerifier``)."""
     return check_graph(parse_solution(problem, solution), verifier)
 
 
@@ -138,7 +138,7 @@ _VERIFIER: list = []
 def _packaged_verifier():
     """The packaged step verifier (``mathgraph/data/step_verifier.json``), loaded once; ``None`` without it."""
     if not _VERIFIER:
-        from mathgraph.models.step_verifier import WEIGHTS, StepVerifier
+        from mathgraph.parsers.step_verifier import WEIGHTS, StepVerifier
 
         _VERIFIER.append(StepVerifier.load(WEIGHTS) if WEIGHTS.exists() else None)
     return _VERIFIER[0]

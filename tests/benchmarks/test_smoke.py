@@ -68,6 +68,14 @@ SCRIPTS = {
     "multitask_results": (["--work", TMP], ["| single |", "| moe+prompts |", "| cgc-lora |"]),
     "parse_throughput": ([], ["| 1 | 32 |", "| 2 | 32 |"]),
     "pooling_probe": (["--data", TMP], ['"kpc": {', '"qrc": {', '"cls": ']),
+    "process_errors": (
+        ["--data", "benchmarks/data/smoke", "--rules-only"],
+        ["## math, rules:", "| half | n wrong | n right | error acc | correct acc | F1 |"],
+    ),
+    "qam_number_swap_cv": (
+        ["--work", TMP],
+        ["| structure+steps+tfidf |", "### Accuracy per perturbation type", "written:"],
+    ),
     "quantity_extraction": ([], ["3 problems from", "| all |"]),
     "reasoning_step_time": (["--work", TMP], ["| dense |", "| ReasonFormer shared, top-2, checkpointing |"]),
     "release_model": (

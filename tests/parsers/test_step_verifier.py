@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from mathgraph.models.step_verifier import (
+from mathgraph.parsers.solution import check_solution
+from mathgraph.parsers.step_verifier import (
     STEP_FEATURES,
     WEIGHTS,
     StepVerifier,
@@ -17,7 +18,6 @@ from mathgraph.models.step_verifier import (
     inject_step_error,
     line_features,
 )
-from mathgraph.parsers.solution import check_solution
 
 PROBLEM = "Tom has 5 apples and buys 3 more. How many apples does he have?"
 SOLUTION = "He buys 3 more apples.\n\nSo 5 + 3 = 9 apples.\n#### 9"
@@ -109,7 +109,7 @@ def test_packaged_weights_load_and_predict_without_scikit_learn():
     assert WEIGHTS.exists(), "fit them with benchmarks/process_errors.py --fit-verifier"
     code = (
         "import sys\n"
-        "from mathgraph.models.step_verifier import StepVerifier\n"
+        "from mathgraph.parsers.step_verifier import StepVerifier\n"
         "from mathgraph.parsers.solution import check_solution\n"
         "v = StepVerifier.load()\n"
         "c = check_solution('Tom has 5 apples and buys 3 more.', '5 + 3 = 8\\n#### 8', verifier=v)\n"
