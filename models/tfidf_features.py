@@ -80,7 +80,7 @@ class TfidfFeatures:
     ``terms`` in column order and ``idf`` [len(terms)]. An option this class does not compute, or a value of one it
     does not know, is a ``ValueError`` here rather than a silently different vector."""
 
-    def __init__(self, options: dict, terms: Sequence[str], idf: np.ndarray):
+    def __init__(self, options: dict, terms: Sequence[str], idf: np.ndarray, analyze=None):
         options = _checked_options(options)
         if len(idf) != len(terms):
             raise ValueError(f"{len(terms)} terms but {len(idf)} idf weights")
@@ -88,7 +88,48 @@ class TfidfFeatures:
         # scikit-learn multiplies float64 counts by the stored weights: float32 ones are widened exactly
         self.idf = np.asarray(idf, dtype=np.float64)
         self.options = options
-        self.analyze = _analyzer(options)
+        # a callable analyzer (scikit-learn's analyzer=callable) replaces the one the options describe
+        self.analyze = analyze or _analyzer(options)
+
+    @classmethod
+    def fit(cls, documents: Sequence, options: dict | None = None, analyze=None) -> TfidfFeatures:
+        """``TfidfVectorizer(**options).fit(documents)``: the terms (sorted, as scikit-learn orders its vocabulary)
+        and their idf, ``log((1 + n) / (1 + df)) + 1`` (``smooth_idf``, the default) or ``log(n / df) + 1``.
+        ``min_df`` and ``max_df`` (counts or shares) and ``max_features`` (the most frequent terms in the corpus;
+        terms tied at the cut may differ from scikit-learn's) are applied as scikit-learn applies them.
+        ``analyze``: a callable that gives a document's terms (e.g. ``lambda bag: bag`` for documents that are
+        already token bags), else the word or character analyzer of ``options``."""
+        options = dict(options or {})
+        fit_options = {name: options.pop(name) for name in FIT_ONLY_OPTIONS if name in options}
+        analyze = analyze or _analyzer(_checked_options(options))
+        documents = list(documents)
+        if not documents:
+            raise ValueError("TF-IDF needs at least one document to fit")
+        document_frequency: dict[str, int] = {}
+        corpus_frequency: dict[str, int] = {}
+        for document in documents:
+            terms = analyze(document)
+            for term in terms:
+                corpus_frequency[term] = corpus_frequency.get(term, 0) + 1
+            for term in set(terms):
+                document_frequency[term] = document_frequency.get(term, 0) + 1
+        n = len(documents)
+        low = _document_count(fit_options.get("min_df", 1), n)
+        high = _document_count(fit_options.get("max_df", 1.0), n)
+        kept = [term for term, df in document_frequency.items() if low <= df <= high]
+        limit = fit_options.get("max_features")
+        if limit is not None and len(kept) > limit:
+            kept.sort(key=lambda term: -corpus_frequency[term])
+            kept = kept[:limit]
+        if not kept:
+            raise ValueError("no term is left after min_df / max_df: the documents are empty or too few")
+        terms = sorted(kept)
+        df = np.array([document_frequency[term] for term in terms], dtype=np.float64)
+        if fit_options.get("smooth_idf", True):
+            idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+        else:
+            idf = np.log(n / df) + 1.0
+        return cls(options, terms, idf, analyze=analyze)
 
     @property
     def terms(self) -> list[str]:
@@ -187,6 +228,35 @@ class LogisticRegressionScores:
         vanished = total == 0  # every class's expit underflowed: scikit-learn says uniform
         probabilities[vanished], total[vanished] = 1.0, probabilities.shape[1]
         return probabilities / total[:, None]
+
+
+def _document_count(limit, documents: int) -> float:
+    """``min_df`` / ``max_df`` as a number of documents: an int is a count, a float a share of ``documents``."""
+    return limit if isinstance(limit, int) else limit * documents
+
+
+class ColumnMatrix:
+    """Rows of sparse vectors (``SparseRow``) kept by column, an inverted index: the dot products of a query row
+    with every row, or with some of them, in NumPy alone (what ``query @ matrix.T`` gives with SciPy)."""
+
+    def __init__(self, rows: Sequence[SparseRow], width: int):
+        self.n_rows = len(rows)
+        lengths = np.array([len(row.columns) for row in rows], dtype=np.int64)
+        columns = np.concatenate([row.columns for row in rows]) if rows else np.zeros(0, dtype=np.int64)
+        values = np.concatenate([row.values for row in rows]) if rows else np.zeros(0)
+        row_ids = np.repeat(np.arange(self.n_rows, dtype=np.int64), lengths)
+        order = np.argsort(columns, kind="stable")
+        self.row_ids, self.values = row_ids[order], values[order]
+        self.starts = np.zeros(width + 1, dtype=np.int64)
+        np.cumsum(np.bincount(columns, minlength=width), out=self.starts[1:])
+
+    def dot(self, query: SparseRow, rows: np.ndarray | None = None) -> np.ndarray:
+        """``query``'s dot product with every row [n_rows], or with the rows ``rows`` (in that order)."""
+        scores = np.zeros(self.n_rows)
+        for column, value in zip(query.columns, query.values):
+            start, end = self.starts[column], self.starts[column + 1]
+            np.add.at(scores, self.row_ids[start:end], value * self.values[start:end])
+        return scores if rows is None else scores[np.asarray(rows, dtype=np.int64)]
 
 
 def _checked_options(options: dict) -> dict:

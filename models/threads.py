@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 
@@ -17,9 +16,10 @@ def configure_threads(threads: int | None) -> int:
     wanted = threads or available_cores()
     if wanted < 1:
         raise ValueError(f"threads must be >= 1, got {wanted}")
-    if importlib.util.find_spec("torch") is None:  # an install without mathgraph[train]: ONNX Runtime only
+    try:
+        import torch
+    except ImportError:  # an install without mathgraph[train]: ONNX Runtime only, which sets its own threads
         return wanted
-    import torch
 
     if torch.get_num_threads() != wanted:
         torch.set_num_threads(wanted)

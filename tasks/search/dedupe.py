@@ -29,7 +29,7 @@ Four steps:
 4. Groups (``linkage``): ``"complete"``, the default and ``STRICT``'s, only puts rows in one group when every
    pair inside it is confirmed (pairs that were not candidates are aligned when a join asks for them), so two
    different problems are never chained through a third; ``"single"`` joins every confirmed pair (connected
-   components, ``scipy``).
+   components, ``networkx``).
 
 The default settings are tuned for finding copies (the best F1), ``STRICT`` for merging (precision first: no
 more than one small number in words on one side, the same units, edited copies with at most one new word).
@@ -489,16 +489,16 @@ def candidate_pairs(index, settings: DedupeSettings) -> list[tuple[int, int, flo
 def group_ids(count: int, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
     """A group id for each of ``count`` rows joined by ``pairs``: the connected components, each named by its
     first row (so a row alone is its own group)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
+    import networkx as nx
 
-    a = np.array([p[0] for p in pairs], dtype=np.int64)
-    b = np.array([p[1] for p in pairs], dtype=np.int64)
-    graph = coo_matrix((np.ones(len(a)), (a, b)), shape=(count, count))
-    _, component = connected_components(graph, directed=False)
-    first = np.full(component.max() + 1 if count else 0, count, dtype=np.int64)
-    np.minimum.at(first, component, np.arange(count))
-    return first[component]
+    graph = nx.Graph()
+    graph.add_nodes_from(range(count))
+    graph.add_edges_from((int(a), int(b)) for a, b, *_ in pairs)
+    groups = np.arange(count, dtype=np.int64)
+    for component in nx.connected_components(graph):
+        members = np.fromiter(component, dtype=np.int64)
+        groups[members] = members.min()
+    return groups
 
 
 def complete_linkage(count: int, confirmed: Sequence[tuple[int, int, float]], is_same) -> list[tuple[int, int]]:

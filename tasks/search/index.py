@@ -323,13 +323,13 @@ class SearchIndex:
     ) -> list[list[Hit]]:
         from mathgraph.tasks.search.skeleton import fuse_channels
 
-        if self._sparse is None:  # fitted once per loaded index: a second's work for tens of thousands of rows
-            from sklearn.feature_extraction.text import TfidfVectorizer
-
+        if self._sparse is None:  # fitted once per loaded index, in NumPy (no scikit-learn where only predicting)
             from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
+            from mathgraph.models.tfidf_features import ColumnMatrix, TfidfFeatures
 
-            vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS)
-            self._sparse = vectorizer, vectorizer.fit_transform(row[self.text_field] for row in self.rows)
+            texts = [str(row[self.text_field]) for row in self.rows]
+            vectorizer = TfidfFeatures.fit(texts, VECTORIZER_DEFAULTS)
+            self._sparse = vectorizer, ColumnMatrix(vectorizer.transform(texts), len(vectorizer))
         vectorizer, matrix = self._sparse
         query_vectors = l2_normalize(np.asarray(vectors, dtype=np.float32))
         sparse_queries = vectorizer.transform(queries)
@@ -347,10 +347,10 @@ class SearchIndex:
         for i, rows in enumerate(candidates):
             if rows is None:
                 rows, dense = np.arange(len(self)), self.embeddings @ query_vectors[i]
-                sparse = (sparse_queries[i] @ matrix.T).toarray().ravel()
+                sparse = matrix.dot(sparse_queries[i])
             else:
                 dense = self.vectors_of(rows) @ query_vectors[i]
-                sparse = (sparse_queries[i] @ matrix[rows].T).toarray().ravel()
+                sparse = matrix.dot(sparse_queries[i], rows)
             channels = (dense, sparse, skeleton[i] if skeleton[i] is not None else np.zeros_like(dense))
             fused = fuse_channels(channels, weights)
             best = np.lexsort((rows, -fused))[:k]
