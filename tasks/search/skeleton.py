@@ -37,7 +37,7 @@ import numpy as np
 # (TF-IDF weight, skeleton weight) of the fused default search; the sentence encoder's is 1 minus their sum.
 # Chosen on the dev queries of both banks of benchmarks/bank_search.py (every kind's R@1 at least the sentence
 # encoder's alone, then the best mean R@1 over the kinds, then the best mean MRR).
-SKELETON_WEIGHTS = (0.2, 0.3)
+SKELETON_WEIGHTS = (0.1, 0.3)
 FEATURES_VERSION = 1  # raise when the tokens change: caches of older ones are then recomputed
 PATH_LENGTH = 4  # nodes of a leaf-to-root formula path
 SUBTREE_DEPTH = 2  # depth of the operator subtrees kept as tokens
