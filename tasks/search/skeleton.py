@@ -20,7 +20,7 @@ query against every row by cosine; ``fuse_channels`` fuses it with the sentence 
 TF-IDF cosine as ``models.late_fusion.fuse_scores`` does two: a weighted sum of scores standardised over the
 query's candidates. ``SKELETON_WEIGHTS`` are the TF-IDF and skeleton weights of ``mathgraph search`` (the rest
 is the sentence encoder's), chosen on the dev queries of ``benchmarks/bank_search.py`` (docs/search.md). Tokens
-of MATH's 7,500 problems take about ten seconds on one core.
+of MATH's 7,500 problems took 24 to 27 s on a shared 2-core CPU.
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ class SkeletonIndex:
     row. ``tokens``: the bank's token bags when already computed (a cache), else computed here."""
 
     def __init__(self, texts: Sequence[str], tokens: Sequence[Sequence[str]] | None = None):
-        from sklearn.feature_extraction.text import TfidfVectorizer
+        from mathgraph.models.tfidf_features import ColumnMatrix, TfidfFeatures
 
         texts = list(texts)
         if not texts:
@@ -207,8 +207,9 @@ class SkeletonIndex:
         if len(tokens) != len(texts):
             raise ValueError(f"{len(tokens)} token bags for {len(texts)} texts")
         self.bags = [list(bag) for bag in tokens]
-        self.vectorizer = TfidfVectorizer(analyzer=_identity, sublinear_tf=True, norm="l2")
-        self.matrix = self.vectorizer.fit_transform(self.bags)
+        # scikit-learn's TfidfVectorizer(analyzer=bag, sublinear_tf=True), fitted in NumPy
+        self.vectorizer = TfidfFeatures.fit(self.bags, {"sublinear_tf": True, "norm": "l2"}, analyze=_identity)
+        self.matrix = ColumnMatrix(self.vectorizer.transform(self.bags), len(self.vectorizer))
 
     @classmethod
     def cached(cls, texts: Sequence[str], path: str | os.PathLike | None, key: str) -> SkeletonIndex:
@@ -242,18 +243,14 @@ class SkeletonIndex:
         return skeleton_tokens(text, self.names)
 
     def transform(self, texts: Sequence[str]):
-        """Sparse L2-normalised skeleton vectors of ``texts`` (``[texts, features]``)."""
+        """L2-normalised skeleton vectors of ``texts``, one ``SparseRow`` each."""
         return self.vectorizer.transform([self.tokens(text) for text in texts])
 
     def scores(self, texts: Sequence[str], rows: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray]:
         """Per query, its skeleton cosine to every row (``rows[i]`` None), or to the rows ``rows[i]``."""
         queries = self.transform(texts)
         rows = rows if rows is not None else [None] * len(texts)
-        out = []
-        for i, chosen in enumerate(rows):
-            matrix = self.matrix if chosen is None else self.matrix[np.asarray(chosen, dtype=np.int64)]
-            out.append((queries[i] @ matrix.T).toarray().ravel())
-        return out
+        return [self.matrix.dot(query, chosen) for query, chosen in zip(queries, rows)]
 
 
 def _identity(tokens):
