@@ -1,0 +1,302 @@
+"""QAM number-swap by grouped 5-fold cross-validation over every GSM-Plus seed: TF-IDF, the alignment model on
+its older features and with the step findings (``models.alignment_features.STEP_FINDING_FEATURES``), and each
+fused with TF-IDF.
+
+    python benchmarks/qam_number_swap_cv.py --work results/ [--folds 5] [--seeds N] [--smoke]
+
+The pairs are ``tasks.data.build_qam_number_swap`` of all of ``gsmplus/variants.jsonl`` (each seed's own
+pair, and per number-changing variant its own pair and the two crossed ones). The seeds are shuffled (seed 0)
+into ``--folds`` folds. In each fold the models are trained on the other folds' pairs plus the pairs of 500
+GSM8K train questions with hard negatives (as ``benchmarks/structure_results.py`` trains QAM). A dev part, a
+fifth of the training seeds, is held out of training to choose the hybrid's weight on TF-IDF
+(``tasks.training.late_fusion.choose_weight``) and its threshold on the fused probability of a match; the
+models are then trained again on all the training seeds and tested on the held-out fold. Nothing is chosen on
+a test fold. Accuracy is pooled over the folds, with a 95% Wilson interval, overall and per perturbation type
+(``seed`` is a seed's own pair).
+
+The alignment rows of every pair are computed once and cached in ``WORK/qam_number_swap_cv/rows.npz``
+(keyed as ``models.alignment_features`` keys rows), so a rerun parses nothing. The results go to
+``benchmarks/results/qam_number_swap_cv.json`` (``--smoke``: to ``WORK/smoke``), with markdown tables
+printed. ``--smoke`` runs on the smoke data, 5 seeds and 4 GSM8K questions, models of 20 iterations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mathgraph.models.alignment_features import (  # noqa: E402
+    STEP_FINDING_FEATURES,
+    AlignmentRows,
+    alignment_features,
+    available_features,
+    pair_key,
+)
+from mathgraph.models.alignment_model import AlignmentModel, _tree_arrays  # noqa: E402
+from mathgraph.models.late_fusion import fuse  # noqa: E402
+from mathgraph.models.tfidf import TfidfPredictor  # noqa: E402
+from mathgraph.tasks.data import build_qam_number_swap, build_qam_pairs, group_seeds, split_by_group  # noqa: E402
+from mathgraph.tasks.training.late_fusion import choose_weight  # noqa: E402
+from mathgraph.tasks.training.tfidf import train_tfidf  # noqa: E402
+
+from smoke import SMOKE_DATA, smoke_work  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # as benchmarks/results.py reads it
+RESULTS = Path(__file__).resolve().parent / "results" / "qam_number_swap_cv.json"
+SEED = 0
+GSM8K_QUESTIONS = 500
+ALL_FEATURES = available_features("solution")
+OLD_FEATURES = tuple(name for name in ALL_FEATURES if name not in STEP_FINDING_FEATURES)
+STRUCTURES = {"structure": OLD_FEATURES, "structure+steps": ALL_FEATURES}
+THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 20))
+CHUNK = 100  # pairs aligned between two writes of the cache
+
+
+def main() -> None:
+    args = _arguments()
+    work = smoke_work(args.work) if args.smoke else Path(args.work)
+    data = SMOKE_DATA if args.smoke else DATA
+    started = time.perf_counter()
+    swap, types, gsm8k = qam_pairs(
+        data, args.seeds or (5 if args.smoke else None), 4 if args.smoke else GSM8K_QUESTIONS
+    )
+    pairs = [(p["text_a"], p["text_b"]) for p in gsm8k + swap]  # the training pairs first, then seed by seed
+    rows = cached_rows(pairs, work / "qam_number_swap_cv" / "rows.npz")
+    print(f"alignment rows of {len(set(pairs))} pairs: {time.perf_counter() - started:.1f} s", flush=True)
+    params = {"max_iter": 20} if args.smoke else {}
+    results = cross_validate(swap, types, gsm8k, rows, args.folds, params)
+    results.update(
+        {
+            "split": f"GSM-Plus seeds in {args.folds} folds by seed (shuffled, seed {SEED}); dev: a fifth of the "
+            f"training seeds; train adds {len({p['group'] for p in gsm8k})} GSM8K train questions' pairs",
+            "seeds": len({p["group"] for p in swap}),
+            "features": {name: list(names) for name, names in STRUCTURES.items()},
+            "smoke": args.smoke,
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+    )
+    out = work / "qam_number_swap_cv.json" if args.smoke else RESULTS
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1))
+    print_tables(results)
+    print(f"\nwritten: {out}")
+
+
+def qam_pairs(data: Path, seeds: int | None, questions: int) -> tuple[list[dict], list[str], list[dict]]:
+    """The number-swap pairs of every seed (or the first ``seeds`` seeds), each pair's perturbation type, and
+    the hard-negative pairs of ``questions`` GSM8K train questions (the split of ``benchmarks/results.py``)."""
+    read = lambda path: [json.loads(line) for line in open(path, encoding="utf-8")]  # noqa: E731
+    variants = read(data / "gsmplus" / "variants.jsonl")
+    if seeds:
+        kept = list(dict.fromkeys(r["seed_question"] for r in variants))[:seeds]
+        variants = [r for r in variants if r["seed_question"] in set(kept)]
+    swap = build_qam_number_swap(variants)
+    group_of = {s.question: s.group for s in group_seeds(variants)}
+    kinds: dict[str, list[str]] = {}
+    for row in variants:
+        kinds.setdefault(group_of[row["seed_question"]], []).append(row["perturbation_type"])
+    types = []
+    for pair in swap:
+        member = re.search(r"-v(\d+)-", pair["id"])
+        types.append(kinds[pair["group"]][int(member.group(1))] if member else "seed")
+    gsm8k = split_by_group(read(data / "gsm8k" / "train.jsonl"), "question", seed=SEED)["train"]
+    hard = build_qam_pairs(gsm8k, random_state=SEED, negatives="hard")
+    chosen = set(random.Random(SEED).sample(sorted({p["group"] for p in hard}), min(questions, len(hard))))
+    return swap, types, [p for p in hard if p["group"] in chosen]
+
+
+def cached_rows(pairs: list[tuple[str, str]], path: Path) -> AlignmentRows:
+    """Every feature row of ``pairs``, read from ``path`` where it was computed before and written back as
+    more are computed (in chunks, so a run that is stopped keeps what it made)."""
+    rows = AlignmentRows()
+    if path.exists():
+        stored = np.load(path)
+        if tuple(stored["names"].tolist()) == ALL_FEATURES:
+            rows.put_many({bytes.fromhex(k): r for k, r in zip(stored["keys"].tolist(), stored["rows"])})
+    missing = [p for p in dict.fromkeys(pairs) if pair_key("solution", *p) not in rows]
+    for start in range(0, len(missing), CHUNK):
+        alignment_features("solution", missing[start : start + CHUNK], names=ALL_FEATURES, rows=rows)
+        _write(rows, pairs, path)
+        print(f"  aligned {min(start + CHUNK, len(missing))}/{len(missing)}", flush=True)
+    return rows
+
+
+def _write(rows: AlignmentRows, pairs: list[tuple[str, str]], path: Path) -> None:
+    keys = [pair_key("solution", *p) for p in dict.fromkeys(pairs)]
+    known = rows.get_many(keys)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        path.with_suffix(".tmp.npz"),
+        keys=np.array([k.hex() for k in known]),
+        rows=np.stack(list(known.values())) if known else np.zeros((0, len(ALL_FEATURES))),
+        names=np.array(ALL_FEATURES),
+    )
+    path.with_suffix(".tmp.npz").replace(path)
+
+
+def fit_structure(x: np.ndarray, labels: list[int], names: tuple[str, ...], params: dict) -> AlignmentModel:
+    """A QAM ``AlignmentModel`` fitted on the ``names`` columns of feature rows already computed (what
+    ``AlignmentModel.fit`` does after aligning, with its default parameters)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    model = AlignmentModel("qam", params)
+    estimator = HistGradientBoostingClassifier(**model.params).fit(x[:, _columns(names)], [str(y) for y in labels])
+    model.labels, model.trees, model.features = [int(c) for c in estimator.classes_], _tree_arrays(estimator), names
+    return model
+
+
+def structure_results(model: AlignmentModel, x: np.ndarray) -> list[dict]:
+    """``predict``'s results of rows already computed."""
+    probabilities = model.predict_proba(x[:, _columns(model.features)])
+    return [
+        {"label": model.labels[int(p.argmax())], "probabilities": dict(zip(model.labels, p.tolist()))}
+        for p in probabilities
+    ]
+
+
+def _columns(names: tuple[str, ...]) -> list[int]:
+    return [ALL_FEATURES.index(name) for name in names]
+
+
+def _accuracy(results: list[dict], gold: list[int]) -> float:
+    return sum(r["label"] == g for r, g in zip(results, gold)) / max(len(gold), 1)
+
+
+def _thresholded(results: list[dict], threshold: float) -> list[dict]:
+    return [{**r, "label": int(r["probabilities"].get(1, 0.0) >= threshold)} for r in results]
+
+
+def choose_hybrid(structure: list[dict], tfidf: list[dict], gold: list[int]) -> dict:
+    """The weight on TF-IDF (``choose_weight``), then the threshold on the fused probability of a match, that
+    give the best dev accuracy (the smallest among equals; the threshold nearest 0.5)."""
+    weight, tried = choose_weight(structure, tfidf, lambda results: _accuracy(results, gold))
+    fused = [fuse(d, s, weight) for d, s in zip(structure, tfidf)]
+    by_threshold = {t: _accuracy(_thresholded(fused, t), gold) for t in THRESHOLDS}
+    best = max(by_threshold.values())
+    threshold = min((t for t, a in by_threshold.items() if a == best), key=lambda t: (abs(t - 0.5), t))
+    return {"weight": weight, "threshold": threshold, "dev_accuracy": best, "dev_by_weight": tried}
+
+
+def cross_validate(
+    swap: list[dict], types: list[str], gsm8k: list[dict], rows: AlignmentRows, folds: int, params: dict
+) -> dict:
+    """Per test pair, each row's label; pooled accuracy with Wilson intervals, overall and per type."""
+    seeds = sorted({p["group"] for p in swap})
+    random.Random(SEED).shuffle(seeds)
+    fold_of = {seed: k % folds for k, seed in enumerate(seeds)}
+    features = {
+        id(p): rows.get_many([pair_key("solution", p["text_a"], p["text_b"])]).popitem()[1] for p in swap + gsm8k
+    }
+    matrix = lambda ps: np.stack([features[id(p)] for p in ps])  # noqa: E731
+    pairs = lambda ps: [(p["text_a"], p["text_b"]) for p in ps]  # noqa: E731
+    correct: dict[str, list[bool]] = {}
+    chosen = []
+    for fold in range(folds):
+        train_seeds = [s for s in seeds if fold_of[s] != fold]
+        dev_seeds = set(train_seeds[: max(1, len(train_seeds) // 5)])
+        test = [k for k, p in enumerate(swap) if fold_of[p["group"]] == fold]
+        train_all = [p for p in swap if fold_of[p["group"]] != fold]
+        inner = [p for p in train_all if p["group"] not in dev_seeds] + gsm8k
+        dev = [p for p in train_all if p["group"] in dev_seeds]
+        dev_gold = [p["label"] for p in dev]
+        test_pairs = [swap[k] for k in test]
+        test_gold = [p["label"] for p in test_pairs]
+        predictions = {}
+        # dev: the models of the inner training part choose the hybrids' weights and thresholds
+        inner_tfidf = TfidfPredictor("qam", train_tfidf("qam", inner)).predict(pairs(dev))
+        tfidf = TfidfPredictor("qam", train_tfidf("qam", train_all + gsm8k))
+        predictions["tfidf"] = tfidf.predict(pairs(test_pairs))
+        record = {"fold": fold, "n_test": len(test), "n_dev": len(dev), "n_train": len(train_all) + len(gsm8k)}
+        for name, names in STRUCTURES.items():
+            inner_model = fit_structure(matrix(inner), [p["label"] for p in inner], names, params)
+            choice = choose_hybrid(structure_results(inner_model, matrix(dev)), inner_tfidf, dev_gold)
+            model = fit_structure(matrix(train_all + gsm8k), [p["label"] for p in train_all + gsm8k], names, params)
+            predictions[name] = structure_results(model, matrix(test_pairs))
+            fused = [fuse(d, s, choice["weight"]) for d, s in zip(predictions[name], predictions["tfidf"])]
+            predictions[f"{name}+tfidf"] = _thresholded(fused, choice["threshold"])
+            record[f"{name}+tfidf"] = {k: v for k, v in choice.items() if k != "dev_by_weight"}
+        for row, results in predictions.items():
+            marks = correct.setdefault(row, [False] * len(swap))
+            for k, result, gold in zip(test, results, test_gold):
+                marks[k] = result["label"] == gold
+        chosen.append(record)
+        print(f"fold {fold}: " + json.dumps({r: round(_accuracy(p, test_gold), 4) for r, p in predictions.items()}))
+    return {"folds": chosen, "rows": {row: summary(marks, types) for row, marks in correct.items()}}
+
+
+def wilson(successes: int, n: int, z: float = 1.959964) -> list[float]:
+    """The 95% Wilson score interval of ``successes`` out of ``n``."""
+    if n == 0:
+        return [0.0, 1.0]
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(centre - half, 4), round(centre + half, 4)]
+
+
+def summary(marks: list[bool], types: list[str]) -> dict:
+    """Accuracy, Wilson interval and n, overall and per perturbation type."""
+
+    def one(selected: list[bool]) -> dict:
+        return {
+            "accuracy": round(sum(selected) / max(len(selected), 1), 4),
+            "ci95": wilson(sum(selected), len(selected)),
+            "n": len(selected),
+        }
+
+    per_type = {t: one([m for m, k in zip(marks, types) if k == t]) for t in dict.fromkeys(types)}
+    return {"all": one(marks), "by_type": per_type}
+
+
+def print_tables(results: dict) -> None:
+    rows = results["rows"]
+    print(f"\n## QAM number-swap, {results['split']}: pooled over the test folds ({results['seeds']} seeds)\n")
+    print("| model | accuracy | 95% CI | n |")
+    print("|---|---:|---|---:|")
+    for row, record in rows.items():
+        m = record["all"]
+        print(f"| {row} | {m['accuracy']:.4f} | {m['ci95'][0]:.4f}-{m['ci95'][1]:.4f} | {m['n']} |")
+    types = list(next(iter(rows.values()))["by_type"])
+    print("\n### Accuracy per perturbation type (95% CI)\n")
+    print("| model | " + " | ".join(f"{t} (n={rows['tfidf']['by_type'][t]['n']})" for t in types) + " |")
+    print("|---|" + "---:|" * len(types))
+    for row, record in rows.items():
+        cells = [record["by_type"][t] for t in types]
+        print(
+            f"| {row} | "
+            + " | ".join(f"{c['accuracy']:.4f} ({c['ci95'][0]:.3f}-{c['ci95'][1]:.3f})" for c in cells)
+            + " |"
+        )
+    print("\n### Chosen on dev, per fold (weight on TF-IDF / threshold)\n")
+    for record in results["folds"]:
+        cells = [f"{k}: {v['weight']} / {v['threshold']}" for k, v in record.items() if isinstance(v, dict)]
+        print(
+            f"- fold {record['fold']} (train {record['n_train']}, dev {record['n_dev']}, test {record['n_test']}): "
+            + "; ".join(cells)
+        )
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--work", default="results", help="where the cache of alignment rows goes")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=None, help="only the first N seeds (a quick run)")
+    parser.add_argument("--smoke", action="store_true", help="the smoke data, 5 seeds (WORK/smoke)")
+    args = parser.parse_args()
+    if args.folds < 2:
+        parser.error("--folds must be at least 2")
+    return args
+
+
+if __name__ == "__main__":
+    main()
