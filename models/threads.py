@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 
 def available_cores() -> int:
@@ -11,17 +12,16 @@ def available_cores() -> int:
 
 
 def configure_threads(threads: int | None) -> int:
-    """Set torch's CPU threads to ``threads`` (default: ``available_cores()``) where PyTorch is installed; returns
-    the number set."""
+    """Set torch's CPU threads to ``threads`` (default: ``available_cores()``); returns the number set. Where torch
+    is not imported yet (a prediction on ONNX Runtime never imports it, and an install without mathgraph[train]
+    has none), ``OMP_NUM_THREADS`` says it instead, which torch reads when it is imported."""
     wanted = threads or available_cores()
     if wanted < 1:
         raise ValueError(f"threads must be >= 1, got {wanted}")
-    try:
-        import torch
-    except ImportError:  # an install without mathgraph[train]: ONNX Runtime only, which sets its own threads
-        return wanted
-
-    if torch.get_num_threads() != wanted:
+    torch = sys.modules.get("torch")
+    if torch is None:
+        os.environ["OMP_NUM_THREADS"] = str(wanted)
+    elif torch.get_num_threads() != wanted:
         torch.set_num_threads(wanted)
     return wanted
 

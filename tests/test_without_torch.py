@@ -78,7 +78,7 @@ DRIVER = textwrap.dedent(
 
                 traceback.print_exc(file=err)
                 code = "raised"
-        results[name] = {"code": code, "out": out.getvalue()[-3000:], "err": err.getvalue()[-3000:]}
+        results[name] = {"code": code, "out": out.getvalue(), "err": err.getvalue()[-3000:]}
     blocked = set(sitecustomize.BLOCKED)
     imported = sorted(m for m in sys.modules if m.partition(".")[0] in blocked)
     print(json.dumps({"results": results, "attempts": sitecustomize.ATTEMPTS, "imported": imported}))
@@ -137,7 +137,13 @@ def test_every_prediction_command_runs_without_torch_and_imports_none_of_it(tmp_
     report = run_without_training_libraries(tmp_path, commands)
     failed = {name: result for name, result in report["results"].items() if result["code"] != 0}
     assert not failed, "\n".join(f"{name} (exit {r['code']}): ...{r['err'][-700:]}" for name, r in failed.items())
-    ours = [attempt for attempt in report["attempts"] if Path(attempt[2]).is_relative_to(REPO)]
+    # the project's own files (a virtual environment inside the clone, as CI makes it, holds other libraries': spaCy's
+    # thinc looks for torch itself)
+    ours = [
+        attempt
+        for attempt in report["attempts"]
+        if Path(attempt[2]).is_relative_to(REPO) and not Path(attempt[2]).is_relative_to(sys.prefix)
+    ]
     assert not ours, f"mathgraph tried to import training libraries: {ours}"
     assert report["imported"] == []
 
@@ -148,9 +154,8 @@ def test_every_prediction_command_runs_without_torch_and_imports_none_of_it(tmp_
     assert sorted(json.loads(out["predict sqr"].splitlines()[0])["ranking"]) == [0, 1]
     assert json.loads(out["parse"])["text"] == PROBLEMS[0]
     assert len(vectors.read_text().splitlines()) == len(PROBLEMS)
-    first = json.loads(out["search"].splitlines()[0])
-    assert first["id"] == "p1" if "id" in first else first  # the query itself is the best match
+    assert '"p1"' in out["search"].splitlines()[0]  # the query itself is the best match
     assert len(rows.read_text().splitlines()) == len(PROBLEMS)
     # the two apple problems differ in a number: compare names the changed quantity
     assert "5" in out["compare"] and "6" in out["compare"]
-    assert "8" in out["check"]
+    assert out["check"].startswith("ok")  # 3 + 5 = 8 holds

@@ -86,7 +86,6 @@ def test_sqr_ranks_by_expected_gain():
 
 def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
     """QAM pairs a question with a solution: solution features, not the problems' alignment; labels stay 0/1."""
-    from mathgraph.parsers.solution import SOLUTION_FEATURES, SOLUTION_GRAPH_FEATURES
 
     inputs, labels = [], []
     for k in range(6):
@@ -106,7 +105,7 @@ def test_qam_reads_the_solution_and_keeps_integer_labels(tmp_path):
     assert again.labels == [0, 1] and again.aligned_with == "solution"
     config = json.loads((tmp_path / "m" / "config.json").read_text())
     assert len(again.trees["baseline"]) == 1
-    assert tuple(config["features"]) == SOLUTION_FEATURES + SOLUTION_GRAPH_FEATURES  # the solution graph's too
+    assert tuple(config["features"]) == available_features("solution")  # the solution graph's and step findings too
     assert [r["label"] for r in again.predict(inputs)] == labels
 
 

@@ -14,6 +14,7 @@ from mathgraph.models.multitask import MULTITASK_CONFIG_NAME, MultiTaskConfig, M
 from mathgraph.models.prediction import feature_store
 from mathgraph.models.task_batches import TaskCollator
 from mathgraph.models.task_model import TaskConfig, TaskModel, current_keys
+from mathgraph.parsers.solution import SOLUTION_GRAPH_FEATURES
 from mathgraph.registry import SHIPPED_DIR, read_config
 from mathgraph.tasks.data import build_qam_number_swap
 from mathgraph.tasks.evaluation import labelled_inputs
@@ -63,7 +64,8 @@ def test_new_configs_read_every_feature_and_saved_ones_the_set_they_were_trained
     shipped = read_config(SHIPPED_DIR / "multitask", MULTITASK_CONFIG_NAME)
     shipped.pop("model_type")
     tasks = {t.task: t for t in MultiTaskConfig(**current_keys(shipped)).task_configs}
-    assert tasks["qam"].alignment_features == list(available_features("solution"))  # its head was refitted
+    # its head was refitted on the solution graph's features (before the step findings were features)
+    assert tasks["qam"].alignment_features == list(feature_names("solution") + SOLUTION_GRAPH_FEATURES)
     assert tasks["qrc"].alignment_features == list(feature_names("problem")) and tasks["kpc"].alignment_features is None
     for task in shipped["tasks"]:  # as the shipped config was saved before the field
         task.pop("alignment_features", None)
