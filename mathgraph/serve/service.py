@@ -212,23 +212,25 @@ class Service:
         self, queries: Sequence[str], k: int = 5, hybrid: bool | None = None, account: Account | None = None
     ) -> list[list]:
         """The ``k`` index rows nearest each query, best first (as ``mathgraph search``)."""
-        from mathgraph.tasks.search.commands import hybrid_search_weight, structure_search_weight
+        from mathgraph.tasks.search.commands import search_weights
         from mathgraph.tasks.search.embedders import MathEncoderEmbedder
 
         if self.index is None:
             raise LookupError("no search index: start the server with --index DIR")
         account = account or Account()
-        weight, structure_weight = hybrid_search_weight(hybrid), structure_search_weight(hybrid)
+        weight, structure_weight, skeleton_weight = search_weights(hybrid)  # as `mathgraph search`
         if isinstance(self.index.embedder, MathEncoderEmbedder) or structure_weight > 0:
             self.graphs(queries, account)  # the queries' graphs, for the encoder to find in the cache
 
         def search_batch(batch: list) -> list:
+            weights = {"sparse_weight": weight, "skeleton_weight": skeleton_weight}
             if structure_weight == 0:
-                return self.index.search(batch, k=k, sparse_weight=weight, structure_weight=0)
+                return self.index.search(batch, k=k, structure_weight=0, **weights)
             with self.parse_lock.hold(account):  # the structure step parses the rows it ranks
-                return self.index.search(batch, k=k, sparse_weight=weight, structure_weight=structure_weight)
+                return self.index.search(batch, k=k, structure_weight=structure_weight, **weights)
 
-        return self.model_lock.run_batched(("search", k, weight, structure_weight), queries, search_batch, account)
+        key = ("search", k, weight, structure_weight, skeleton_weight)
+        return self.model_lock.run_batched(key, queries, search_batch, account)
 
     def compare(
         self, pairs: Sequence[tuple[str, str]], solution: bool = False, account: Account | None = None
