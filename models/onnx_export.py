@@ -129,7 +129,7 @@ def export_head(head: nn.Module, task, dim: int, path: str | PathLike) -> Path:
     ``TaskHead`` (the shape of its inputs)."""
     batch_dim = torch.export.Dim("batch", min=1)
     features = task.alignment_dim
-    if task.name == "sqr":
+    if not task.classifies:  # a ranking head scores a query's candidates
         candidates = torch.export.Dim("candidates", min=1)
         sample = [torch.randn(2, dim), torch.randn(2, 3, dim)]
         names, dynamic = ["queries", "candidates"], [{0: batch_dim}, {0: batch_dim, 1: candidates}]

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from mathgraph.errors import UserError
+from mathgraph.task_specs import task_spec
 
 if TYPE_CHECKING:  # checking inputs and ranking results needs neither (prediction on ONNX Runtime runs without torch)
     import torch
@@ -33,10 +34,6 @@ if TYPE_CHECKING:  # checking inputs and ranking results needs neither (predicti
 # An input's shape (``TaskHead.input_shape``): one text, a pair of
 # texts, or a query with candidates.
 SHAPES = {"single": "one text (a str)", "pair": "a pair (text_a, text_b)", "ranker": "(query, [candidates])"}
-# What the second text of a task's pairs is, for their alignment (``models.alignment_features``): a
-# "solution" for QAM, a "problem" for the others (``TaskHead.aligned_with``).
-ALIGNED_WITH = {"kpc": "problem", "qrc": "problem", "qam": "solution", "sqr": "problem"}
-INT_LABEL_TASKS = ("qam",)  # tasks whose labels are ints (QAM's 0 and 1), stored as strings in configs
 
 
 class InputError(UserError):
@@ -76,8 +73,6 @@ def build_examples(task: TaskHead, inputs: Iterable) -> list:
 def input_from_texts(task: str | TaskHead, texts: Sequence[str]) -> object:
     """One input from command-line texts: KPC one text, QRC/QAM two (``text_a text_b``), SQR the query
     and then its candidates."""
-    from mathgraph.task_specs import task_spec
-
     task = task_spec(task) if isinstance(task, str) else task
     kind, texts = task.input_shape, list(texts)
     if kind == "single" and len(texts) == 1:
@@ -93,13 +88,13 @@ def input_from_texts(task: str | TaskHead, texts: Sequence[str]) -> object:
 def label_values(task: str | TaskHead, labels: Sequence[str]) -> list:
     """The labels of ``task`` (a name or a ``TaskHead``) as it predicts them (QAM's ``"0"``, ``"1"`` become
     ints), in logit order."""
-    name = task if isinstance(task, str) else task.name
-    return [int(label) for label in labels] if name in INT_LABEL_TASKS else list(labels)
+    decode = task_spec(task if isinstance(task, str) else task.name).decode_label
+    return [decode(label) for label in labels]
 
 
 def aligned_with(task: str) -> str:
     """What the second text of ``task``'s pairs is for their alignment: ``"problem"`` or ``"solution"``."""
-    return ALIGNED_WITH[task]
+    return task_spec(task).aligned_with
 
 
 def classification_result(logits: torch.Tensor, labels: Sequence) -> dict:
@@ -132,8 +127,6 @@ def _describe(value) -> str:
 
 __all__ = [
     "SHAPES",
-    "ALIGNED_WITH",
-    "INT_LABEL_TASKS",
     "aligned_with",
     "InputError",
     "check_input",

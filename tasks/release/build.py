@@ -57,7 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mathgraph.registry import read_config
-from mathgraph.task_specs import TASK_NAMES
+from mathgraph.task_specs import TASK_NAMES, task_spec
 
 # numpy, torch and the models are imported where used: ``mathgraph --help`` imports this module for STAGES
 RELEASE_TASKS = TASK_NAMES
@@ -601,7 +601,7 @@ def write_sample(files: dict, root: Path, settings: ReleaseSettings | None = Non
 def with_interval(task: str, results: list[dict], gold: list) -> dict:
     """The task's main metric with its 95% interval: Wilson for accuracy, bootstrap over lists for NDCG@3."""
     metrics = metrics_with_interval(task, results, gold)
-    name = "ndcg@3" if task == "sqr" else "accuracy"
+    name = task_spec(task).metric
     return {"metric": name, "value": round(metrics[name], 4), "ci95": metrics[f"{name}_ci95"]}
 
 
