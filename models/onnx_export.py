@@ -29,23 +29,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from mathgraph.models.batching import ProblemBatch
+from mathgraph.models.batching import MODEL_INPUTS, ProblemBatch
 
 PREFIX = "network."  # the attribute under which the exported wrappers hold their module
-COMUS_INPUTS = (
-    "input_ids",
-    "attention_mask",
-    "token_type_ids",
-    "node_labels",
-    "node_kinds",
-    "node_batch",
-    "edge_index",
-    "edge_type",
-    "slot_heads",
-    "slot_relations",
-    "slot_tails",
-    "slot_mask",
-)
+COMUS_INPUTS = MODEL_INPUTS  # the COMUS graph's inputs, in ComusModel.forward's order
 TEXT_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 OPSET = 18  # ScatterElements with max/min reductions (the GAT's segment softmax)
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from tokenizers import pre_tokenizers
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.tokenization_utils_base import AddedToken
 
+from mathgraph.models.onnx_tokenizer import set_split_digits as set_backend_split_digits
+from mathgraph.models.onnx_tokenizer import splits_digits as backend_splits_digits
 from mathgraph.quiet import quiet_transformers  # also imported from here by models.encoder
 
 MINILM = "minilm"  # the packaged all-MiniLM-L6-v2
@@ -19,8 +19,6 @@ DEFAULT_TEXT_ENCODER = MINILM
 # "default": what configs saved before the name "minilm" hold for it ("default" names the shipped model now)
 MINILM_NAMES = (MINILM, "default")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
-# How a pre-tokenizer that cuts numbers into single digits serialises (tokenizer.json).
-_INDIVIDUAL_DIGITS = {"type": "Digits", "individual_digits": True}
 _NOT_ENCODER_STATE = ("pooler.", "embeddings.position_ids")
 
 
@@ -69,21 +67,11 @@ def latex_commands(texts: Iterable[str], min_freq: int = 2) -> list[str]:
     return sorted((c for c, n in counts.items() if n >= min_freq), key=lambda c: (-counts[c], c))
 
 
-def protect_unknown_commands(text: str, known: frozenset[str] | set[str]) -> str:
-    """Write LaTeX commands that are not whole tokens as ``\\ name``.
-
-    Added tokens match anywhere in the text, so a known ``\\in`` would otherwise
-    eat the start of an unknown ``\\int``; with the space, the unknown command
-    is tokenized as the base vocabulary would (``\\``, ``int``).
-    """
-    return _LATEX_COMMAND.sub(lambda m: m.group(0) if m.group(0) in known else "\\ " + m.group(0)[1:], text)
-
-
 def splits_digits(tokenizer: PreTrainedTokenizerBase) -> bool:
     """Whether ``tokenizer`` cuts numbers into single digits (a ``Digits(individual_digits=True)``
     pre-tokenizer anywhere in its pre-tokenization); always False for a slow (Python) tokenizer."""
-    pre_tokenizer = _pre_tokenizer(tokenizer)
-    return pre_tokenizer is not None and _has_individual_digits(json.loads(pre_tokenizer.__getstate__()))
+    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
+    return backend is not None and backend_splits_digits(backend)
 
 
 def set_split_digits(tokenizer: PreTrainedTokenizerBase, split: bool) -> None:
@@ -104,25 +92,7 @@ def set_split_digits(tokenizer: PreTrainedTokenizerBase, split: bool) -> None:
         return
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(f"split_digits needs a fast (tokenizers) tokenizer, got {type(tokenizer).__name__}")
-    backend = tokenizer.backend_tokenizer
-    if split:
-        current = backend.pre_tokenizer
-        digits = pre_tokenizers.Digits(individual_digits=True)
-        backend.pre_tokenizer = pre_tokenizers.Sequence([digits] if current is None else [digits, current])
-        return
-    state = json.loads(backend.pre_tokenizer.__getstate__())
-    steps = state.get("pretokenizers", []) if state.get("type") == "Sequence" else []
-    if steps and steps[0] == _INDIVIDUAL_DIGITS and len(steps) <= 2:  # the Sequence split=True made
-        backend.pre_tokenizer = backend.pre_tokenizer[1] if len(steps) == 2 else None
-
-
-def _has_individual_digits(state: dict) -> bool:
-    return state == _INDIVIDUAL_DIGITS or any(_has_individual_digits(s) for s in state.get("pretokenizers", []))
-
-
-def _pre_tokenizer(tokenizer: PreTrainedTokenizerBase):
-    backend = getattr(tokenizer, "backend_tokenizer", None) if getattr(tokenizer, "is_fast", False) else None
-    return None if backend is None else backend.pre_tokenizer
+    set_backend_split_digits(tokenizer.backend_tokenizer, split)
 
 
 def add_latex_tokens(tokenizer: PreTrainedTokenizerBase, commands: Iterable[str]) -> list[str]:
