@@ -34,6 +34,9 @@ def register(commands) -> None:
         "kpc-dapt=0.09,kpc-comus=0.11); without comus the start model (--model DIR) is the pre-trained encoder",
     )
     build.add_argument("--multitask-epochs", type=int, help="the multi-task phase's epochs (default: 2)")
+    build.add_argument(
+        "--kpc-seeds", type=int, help="KPC fine-tunings per study phase, their ensemble reported (default: 1)"
+    )
     build.add_argument("--smoke", action="store_true", help="a job of 2 steps per phase and tiny batches (tests)")
     build.set_defaults(run=run_build)
 
@@ -75,6 +78,10 @@ def run_build(args: argparse.Namespace) -> int:
         settings.shares = _shares(args.shares)
     if args.multitask_epochs:
         settings.multitask_epochs = args.multitask_epochs
+    if args.kpc_seeds is not None:
+        if args.kpc_seeds < 1:
+            raise UserError(f"--kpc-seeds must be at least 1, got {args.kpc_seeds}")
+        settings.kpc_seeds = args.kpc_seeds
     description = build_kit(args.data, args.output, args.model, settings, args.workers, args.graph_cache, say=report)
     repository = Path(__file__).resolve().parents[2]
     if (repository / ".git").exists():

@@ -50,6 +50,7 @@ class JobSettings:
     pretrain_lr: float = 1e-4
     kpc_epochs: int = 3
     kpc_batch_size: int = 16
+    kpc_seeds: int = 1  # KPC fine-tunings per study phase, each from its own seed; reported as their ensemble
     multitask_epochs: int = 2
     multitask_batch_size: int = 16
     finetune_lr: float = 3e-5

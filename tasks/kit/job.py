@@ -8,8 +8,9 @@ the shares of the phases left; ``TrainingArguments.time_limit_s`` re-plans its s
 2. ``multitask``: the dense multi-task model (KPC, QRC, QAM, SQR; pair heads read the alignment features)
    from that encoder, embeddings frozen, the best epoch by mean dev metric; the weights are written now;
 3. ``dapt``: DAPT-BERT (MLM only, text only) on the same corpus for the same number of steps;
-4. ``kpc-dapt`` and ``kpc-comus``: the knowledge-point study: KPC fine-tuned from each pre-trained encoder,
-   the best epoch on dev, then measured on KPC test.
+4. ``kpc-dapt`` and ``kpc-comus``: the knowledge-point study: KPC fine-tuned from each pre-trained encoder
+   (``kpc_seeds`` times, from different seeds: their ensemble averages the class probabilities), the best
+   epoch on dev, then measured on KPC test.
 
 Output (at most 8 files, each at most 16 MiB): ``encoder-NN.safetensors`` (the pre-trained encoder as fp16
 deltas against the packaged MiniLM, as a model package stores it), ``multitask-NN.safetensors`` (the
@@ -30,6 +31,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .build import BASE_DIR, DATA_DIR, GRAPH_WEIGHTS, PACKED_DIR, TEXT_WEIGHTS, JobSettings, read_kit
@@ -142,19 +144,19 @@ class Job:
         """The ``TrainingArguments`` of a phase: packed problems, the device, bf16 on a GPU, the time budget."""
         from mathgraph.tasks.training.trainer import TrainingArguments
 
-        return TrainingArguments(
-            output_dir=str(self.work / phase),
-            packed_features=str(self.kit / PACKED_DIR),
-            graph_cache="none",
-            cpu=self.device.type == "cpu",
-            mixed_precision="bf16" if self.device.type == "cuda" else "no",
-            seed=self.settings.seed,
-            max_steps=self.settings.max_steps,
-            time_limit_s=self.budget(phase),
-            log_every=50 if self.device.type == "cuda" else 10,
-            checkpoint_every=10**6,  # checkpoint-last after the last epoch only: nothing resumes a job
-            **values,
-        )
+        settings = {
+            "output_dir": str(self.work / phase),
+            "packed_features": str(self.kit / PACKED_DIR),
+            "graph_cache": "none",
+            "cpu": self.device.type == "cpu",
+            "mixed_precision": "bf16" if self.device.type == "cuda" else "no",
+            "seed": self.settings.seed,
+            "max_steps": self.settings.max_steps,
+            "time_limit_s": self.budget(phase),
+            "log_every": 50 if self.device.type == "cuda" else 10,
+            "checkpoint_every": 10**6,  # checkpoint-last after the last epoch only: nothing resumes a job
+        }
+        return TrainingArguments(**{**settings, **values})
 
     # ------------------------------------------------------------ running
     def run(self) -> dict:
@@ -208,7 +210,7 @@ class Job:
         if self.device.type == "cuda":
             record["peak_gpu_memory_mib"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
         self.report["phases"][phase] = record
-        self.say(f"phase {phase}: {json.dumps({k: v for k, v in record.items() if k not in ('history', 'traceback')})}")
+        self.say(f"phase {phase}: {json.dumps(_summary(record))}")
         self._write_report()
 
     def _pretrain(self, phase: str, architecture: str, tasks: tuple[str, ...], steps: int | None) -> dict:
@@ -268,44 +270,88 @@ class Job:
         return {"best_dev_mean": result["best_dev"], **_throughput(history, None), "history": history}
 
     def _kpc(self, phase: str, encoder: str, architecture: str) -> dict:
-        from mathgraph.models.features import PackedFeatureStore
-        from mathgraph.models.prediction import predict
-        from mathgraph.models.task_model import TaskConfig, TaskModel
-        from mathgraph.tasks.task_types import load_examples, task_of
-        from mathgraph.tasks.training.finetune import train_task
+        """KPC fine-tuned from ``encoder`` once per seed (``kpc_seeds``), each run its share of the phase's time.
+
+        The phase's ``dev`` and ``test`` records are of the runs' ensemble (their mean class probabilities;
+        with one seed, that run), with each problem's correctness and probabilities; ``runs`` has each run's."""
+        from mathgraph.models.task_model import TaskConfig
+        from mathgraph.tasks.task_types import load_examples
 
         settings = self.settings
         config = TaskConfig("kpc", architecture=architecture, text_field="problem", label_field="subject")
-        args = self.arguments(
-            phase,
-            epochs=settings.kpc_epochs,
-            batch_size=settings.kpc_batch_size,
-            learning_rate=settings.finetune_lr,
-        )
+        kpc = self.files["kpc"]
+        deadline = time.perf_counter() + self.budget(phase)
+        parts = {part: load_examples(config, kpc[part]) for part in ("dev", "test") if part in kpc}
+        train_texts = [e.text for e in load_examples(config, kpc["train"])]
+        mean_tokens = sum(self.lengths[t] for t in train_texts) / len(train_texts)
+        runs: list[dict] = []
+        for index in range(settings.kpc_seeds):
+            seconds = (deadline - time.perf_counter()) / (settings.kpc_seeds - index)
+            if runs and seconds < 1:
+                break  # out of time: the ensemble is of the runs done
+            seed = settings.seed + index
+            args = self.arguments(
+                phase,
+                output_dir=str(self.work / phase / f"seed-{seed}"),
+                seed=seed,
+                time_limit_s=max(1.0, seconds),
+                epochs=settings.kpc_epochs,
+                batch_size=settings.kpc_batch_size,
+                learning_rate=settings.finetune_lr,
+            )
+            runs.append(self._kpc_run(config, args, encoder, parts, mean_tokens))
+            self.say(f"{phase} seed {seed}: dev {runs[-1].get('dev', {}).get('accuracy')}")
+        record = {k: v for k, v in runs[0].items() if k not in parts and k != "seed"}  # the first run's curve
+        labels = runs[0]["labels"]
+        for part, examples in parts.items():
+            mean = np.mean([run[part]["probabilities"] for run in runs], axis=0)
+            predicted = [labels[i] for i in mean.argmax(axis=1)]
+            record[part] = {
+                "n": len(examples),
+                "accuracy": float(np.mean([p == e.label for p, e in zip(predicted, examples)])),
+                # per problem, in file order: a paired comparison of two models needs them
+                "correct": "".join("1" if p == e.label else "0" for p, e in zip(predicted, examples)),
+                "probabilities": np.round(mean, 4).tolist(),
+            }
+        record["seeds"] = len(runs)
+        if len(runs) > 1:
+            record["runs"] = runs
+        return record
+
+    def _kpc_run(self, config, args, encoder: str, parts: dict, mean_tokens: float) -> dict:
+        """One KPC fine-tuning (the best epoch on dev), then its class probabilities on each part."""
+        from mathgraph.models.features import PackedFeatureStore
+        from mathgraph.models.prediction import predict
+        from mathgraph.models.task_io import label_values
+        from mathgraph.models.task_model import TaskModel
+        from mathgraph.tasks.task_types import task_of
+        from mathgraph.tasks.training.finetune import train_task
+
         kpc = self.files["kpc"]
         result = train_task(config, kpc["train"], args, dev_path=kpc["dev"], model=str(self.work / encoder))
-        train_texts = [e.text for e in load_examples(config, kpc["train"])]
+        model = TaskModel.from_pretrained(args.output_dir, device=self.device)
+        labels = label_values("kpc", model.config.labels)
         record = {
+            "seed": args.seed,
             "best_dev_accuracy": result["best_dev"],
-            **_throughput(result["history"], sum(self.lengths[t] for t in train_texts) / len(train_texts)),
+            **_throughput(result["history"], mean_tokens),
             "history": result["history"],
+            "labels": labels,
         }
-        model = TaskModel.from_pretrained(self.work / phase, device=self.device)
-        for part in ("dev", "test"):
-            if part in kpc:
-                examples = load_examples(config, kpc[part])
-                store = PackedFeatureStore(
-                    self.kit / PACKED_DIR,
-                    model.encoder.collator,
-                    [e.text for e in examples],
-                    with_graphs=model.config.uses_graph,
-                )
-                predicted = predict(model, examples, store)
-                record[part] = {
-                    **task_of(config).metrics(examples, predicted),
-                    # per problem, in file order: a paired comparison of two models needs it
-                    "correct": "".join("1" if p == e.label else "0" for p, e in zip(predicted, examples)),
-                }
+        for part, examples in parts.items():
+            store = PackedFeatureStore(
+                self.kit / PACKED_DIR,
+                model.encoder.collator,
+                [e.text for e in examples],
+                with_graphs=model.config.uses_graph,
+            )
+            logits = torch.stack([out["logits"] for out in predict(model, examples, store, raw=True)])
+            probabilities = torch.softmax(logits, dim=-1).double().numpy()
+            predicted = [labels[i] for i in probabilities.argmax(axis=1)]
+            record[part] = {
+                **task_of(config).metrics(examples, predicted),
+                "probabilities": np.round(probabilities, 4).tolist(),
+            }
         return record
 
     def _kpc_comus(self) -> dict:
@@ -349,6 +395,15 @@ class Job:
         partial = self.output / f".{REPORT_NAME}.partial"
         partial.write_text(json.dumps(self.report, indent=1, default=str), encoding="utf-8")
         partial.replace(self.output / REPORT_NAME)
+
+
+def _summary(record: dict) -> dict:
+    """A phase's record for the log: without its curves, runs and per-problem lists (the report has them)."""
+    return {
+        k: {m: x for m, x in v.items() if m not in ("correct", "probabilities")} if isinstance(v, dict) else v
+        for k, v in record.items()
+        if k not in ("history", "traceback", "runs")
+    }
 
 
 def _throughput(history: list[dict], mean_tokens: float | None) -> dict:

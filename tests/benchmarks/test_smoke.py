@@ -46,6 +46,13 @@ SCRIPTS = {
         ["--work", TMP],
         ["| comus | 1763 | 1908.5 | 9.23 | 206.8x |", "| COMUS minus DAPT-BERT (GPU), paired |"],
     ),
+    "gpu_kpc_ensemble": (
+        ["--work", TMP],
+        [
+            "| ensemble of 6 | 0.7973 [0.7671-0.8246] | 0.8013 [0.7713-0.8283] |",
+            "| ensemble of 6 + TF-IDF, late fusion (w = 0.7 on dev) | 0.8107 [0.7811-0.8371] | 0.8147 [0.7853-0.8408] |",
+        ],
+    ),
     "host_syncs": ([], ["| trainer loop (comus) |", "| multitask reasonformer |"]),
     "index_scale": (
         ["--work", TMP],
@@ -128,6 +135,7 @@ SCRIPTS = {
 }
 FAST = {
     "gpu_kit",
+    "gpu_kpc_ensemble",
     "alignment_scaling",
     "latex_coverage",
     "make_kpc_sample",

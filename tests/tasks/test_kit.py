@@ -2,6 +2,7 @@
 limit, the release decision, the size budget, and the whole path (build, run with no parser, release) on a
 tiny model."""
 
+import gzip
 import json
 import subprocess
 import sys
@@ -346,3 +347,31 @@ def test_a_job_without_pre_training_continues_from_its_start_encoder(kit_data, s
     rebuilt = MathEncoder.from_pretrained(tmp_path / "work" / "pretrain", device="cpu").model.state_dict()
     assert rebuilt.keys() == start.keys()
     assert all(torch.allclose(rebuilt[n], start[n], atol=2e-2, rtol=2e-2) for n in start), "not the start encoder"
+
+
+@pytest.mark.slow
+def test_the_kpc_study_runs_one_model_per_seed_and_reports_their_ensemble(kit_data, start_model, tmp_path, capsys):
+    from mathgraph.cli.main import main
+
+    kit, out = tmp_path / "kit", tmp_path / "out"
+    build = ["kit", "build", "--data", str(kit_data), "--output", str(kit), "--model", start_model, "--smoke"]
+    assert main([*build, "--shares", "kpc-comus=1", "--kpc-seeds", "0"]) == 2
+    assert "--kpc-seeds must be at least 1, got 0" in capsys.readouterr().err
+    assert main([*build, "--shares", "kpc-comus=1", "--kpc-seeds", "2", "--workers", "1"]) == 0
+    assert main(["kit", "run", str(kit), "--output", str(out), "--minutes", "3", "--device", "cpu"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    study = report["phases"]["kpc-comus"]
+    assert report["status"] == "done" and study["seeds"] == 2
+    assert [run["seed"] for run in study["runs"]] == [0, 1]
+    labels = study["labels"]
+    for part in ("dev", "test"):
+        runs = [np.array(run[part]["probabilities"]) for run in study["runs"]]
+        ensemble = np.array(study[part]["probabilities"])
+        assert ensemble.shape == (len(sample_problems()), len(labels))
+        # the ensemble is the mean of the runs' class probabilities, and its correctness is that of its argmax
+        assert np.allclose(ensemble, (runs[0] + runs[1]) / 2, atol=1e-4)
+        assert np.allclose(ensemble.sum(axis=1), 1.0, atol=1e-3)
+        rows = [json.loads(line) for line in gzip.open(kit / "data" / f"kpc.{part}.jsonl.gz", "rt")]
+        expected = "".join("1" if labels[int(p.argmax())] == r["subject"] else "0" for p, r in zip(ensemble, rows))
+        assert study[part]["correct"] == expected
+        assert study[part]["accuracy"] == pytest.approx(expected.count("1") / len(rows))

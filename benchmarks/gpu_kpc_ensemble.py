@@ -1,0 +1,192 @@
+"""KPC from the GPU-pre-trained COMUS encoder, fine-tuned from several seeds on a GPU: each run, their ensemble,
+and the ensemble fused with TF-IDF, on the MATH seed-0 split (6,000 / 750 / 750).
+
+    python benchmarks/gpu_kpc_ensemble.py --report GPU_OUT/report.json [--output FILE.json]
+    python benchmarks/gpu_kpc_ensemble.py --smoke --work /tmp/k   # the committed figures, recomputed
+
+``report.json`` is what ``mathgraph kit run`` writes for a kit built with ``--shares kpc-comus=1 --kpc-seeds N``:
+each run's class probabilities on KPC dev and test, in file order. The ensemble averages them (the first k runs,
+for every k). TF-IDF + logistic regression is trained here on the same train part (``split_rows`` of
+``../shared/data/math/train.jsonl``, seed 0, as ``benchmarks/results.py`` builds it) and fused with the ensemble as
+the package fuses (``models.late_fusion.fuse_probabilities``: a weighted product, the weight chosen on dev among
+0.0, 0.1, ..., 1.0). Intervals: Wilson for accuracy, a paired bootstrap (2,000 draws, seed 0) for differences.
+``--smoke`` recomputes every table from ``benchmarks/results/issue51_kpc_ensemble.json`` (the probabilities of
+the full run, TF-IDF's included), without the shared data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from mathgraph.models.late_fusion import WEIGHTS, fuse_probabilities
+from mathgraph.tasks.release.build import wilson
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+COMMITTED = RESULTS / "issue51_kpc_ensemble.json"
+SHIPPED_RELEASE = REPO / "mathgraph" / "data" / "shipped_model" / "release.json"
+SHARED_MATH = REPO.parent / "shared" / "data" / "math" / "train.jsonl"
+
+
+def kpc_split(path: Path) -> dict[str, list[dict]]:
+    """The KPC train, dev and test parts, as ``benchmarks/results.py`` builds them (seed 0)."""
+    from mathgraph.tasks.data import split_rows
+
+    rows = [json.loads(line) for line in open(path, encoding="utf-8")]
+    return split_rows(rows, seed=0, stratify_field="subject")
+
+
+def tfidf_probabilities(parts: dict[str, list[dict]], labels: list[str]) -> dict[str, list[list[float]]]:
+    """TF-IDF + logistic regression (the package's defaults) fitted on train: dev and test probabilities,
+    columns in ``labels`` order."""
+    from mathgraph.tasks.training.tfidf import train_tfidf
+
+    model = train_tfidf("kpc", parts["train"])
+    columns = [model.classes_.index(label) for label in labels]
+    return {
+        part: np.round(model.predict_proba([r["problem"] for r in parts[part]])[:, columns], 6).tolist()
+        for part in ("dev", "test")
+    }
+
+
+def gather(report: dict, parts: dict[str, list[dict]]) -> dict:
+    """What the tables need: gold labels, each run's probabilities and TF-IDF's, per part."""
+    study = report["phases"]["kpc-comus"]
+    runs = study.get("runs", [study])
+    labels = study["labels"]
+    tfidf = tfidf_probabilities(parts, labels)
+    figures = {"labels": labels, "machine": report["machine"], "job": report["job"], "seconds": study["seconds"]}
+    for part in ("dev", "test"):
+        gold = [r["subject"] for r in parts[part]]
+        ensemble = np.mean([run[part]["probabilities"] for run in runs], axis=0)
+        mine = "".join("1" if labels[i] == g else "0" for i, g in zip(ensemble.argmax(axis=1), gold))
+        if mine != study[part]["correct"]:  # the report's rows are these rows, in this order
+            raise ValueError(f"{part}: the report's problems are not the split's (another data file or seed?)")
+        figures[part] = {
+            "gold": gold,
+            "runs": [run[part]["probabilities"] for run in runs],
+            "tfidf": tfidf[part],
+        }
+    return figures
+
+
+def correctness(probabilities, labels: list[str], gold: list[str]) -> np.ndarray:
+    return np.array([labels[i] == g for i, g in zip(np.asarray(probabilities).argmax(axis=1), gold)], dtype=float)
+
+
+def fused(neural, sparse, labels: list[str], weight: float) -> np.ndarray:
+    """``fuse_probabilities`` row by row, as the package fuses KPC."""
+    rows = []
+    for n, s in zip(neural, sparse):
+        result = fuse_probabilities(dict(zip(labels, n)), dict(zip(labels, s)), weight)["probabilities"]
+        rows.append([result[label] for label in labels])
+    return np.array(rows)
+
+
+def paired(a: np.ndarray, b: np.ndarray, draws: int = 2000) -> tuple[float, float, float]:
+    x = a - b
+    means = x[np.random.default_rng(0).integers(0, len(x), (draws, len(x)))].mean(axis=1)
+    return float(x.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def cell(correct: np.ndarray) -> str:
+    low, high = wilson(correct.mean(), len(correct))
+    return f"{correct.mean():.4f} [{low:.4f}-{high:.4f}]"
+
+
+def difference_cell(a: np.ndarray, b: np.ndarray) -> str:
+    value, low, high = paired(a, b)
+    return f"{value:+.4f} [{low:+.4f} to {high:+.4f}]"
+
+
+def tables(figures: dict) -> str:
+    labels = figures["labels"]
+    dev, test = figures["dev"], figures["test"]
+    count = len(dev["runs"])
+
+    def ensemble(part: dict, k: int) -> np.ndarray:
+        return np.mean(part["runs"][:k], axis=0)
+
+    dev_by_weight = {
+        w: correctness(fused(ensemble(dev, count), dev["tfidf"], labels, w), labels, dev["gold"]).mean()
+        for w in WEIGHTS
+    }
+    best = max(dev_by_weight.values())
+    weight = min(w for w, value in dev_by_weight.items() if value == best)  # the smallest among equals
+    rows = {
+        f"run {i + 1} (seed {i})": [correctness(p["runs"][i], labels, p["gold"]) for p in (dev, test)]
+        for i in range(count)
+    }
+    rows.update(
+        {
+            f"ensemble of {k}": [correctness(ensemble(p, k), labels, p["gold"]) for p in (dev, test)]
+            for k in range(2, count + 1)
+        }
+    )
+    rows["TF-IDF + logistic regression"] = [correctness(p["tfidf"], labels, p["gold"]) for p in (dev, test)]
+    fusion_row = f"ensemble of {count} + TF-IDF, late fusion (w = {weight} on dev)"
+    rows[fusion_row] = [
+        correctness(fused(ensemble(p, count), p["tfidf"], labels, weight), labels, p["gold"]) for p in (dev, test)
+    ]
+    lines = [
+        f"Machine: {json.dumps(figures['machine'])}; KPC phase {figures['seconds']} s; job {json.dumps(figures['job'])}",
+        "",
+        "| row | dev acc [95% CI] | test acc [95% CI] |",
+        "|---|---:|---:|",
+    ]
+    lines += [f"| {name} | {cell(d)} | {cell(t)} |" for name, (d, t) in rows.items()]
+    single = [np.mean([rows[f"run {i + 1} (seed {i})"][j].mean() for i in range(count)]) for j in (0, 1)]
+    lines.append(f"| mean of the single runs | {single[0]:.4f} | {single[1]:.4f} |")
+    if SHIPPED_RELEASE.exists():
+        kpc = json.loads(SHIPPED_RELEASE.read_text())["tasks"]["kpc"]
+        for name in ("neural", "hybrid"):
+            cells = [
+                f"{kpc[p][name]['value']:.4f} [{kpc[p][name]['ci95'][0]:.4f}-{kpc[p][name]['ci95'][1]:.4f}]"
+                for p in ("dev", "test")
+            ]
+            lines.append(f"| shipped package, {name} | {cells[0]} | {cells[1]} |")
+    lines += ["", "Paired differences (bootstrap 95% intervals):", ""]
+    for a, b in (
+        (f"ensemble of {count}", "run 1 (seed 0)"),
+        (f"ensemble of {count}", "TF-IDF + logistic regression"),
+        (fusion_row, "TF-IDF + logistic regression"),
+    ):
+        lines.append(
+            f"- {a} minus {b}: dev {difference_cell(rows[a][0], rows[b][0])}, "
+            f"test {difference_cell(rows[a][1], rows[b][1])}"
+        )
+    lines += ["", "Fusion weight on dev: " + ", ".join(f"{w}: {v:.4f}" for w, v in dev_by_weight.items())]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--report", help="a `kit run` report.json with the KPC runs' probabilities")
+    parser.add_argument("--math", default=str(SHARED_MATH), help="MATH train.jsonl, split as the kit's data was")
+    parser.add_argument("--output", help="write the gathered probabilities here (JSON) and the tables beside (.md)")
+    parser.add_argument("--smoke", action="store_true", help=f"recompute the tables from {COMMITTED.name}")
+    parser.add_argument("--work", help="with --smoke: write the tables into this folder")
+    args = parser.parse_args()
+    if args.smoke:
+        figures = json.loads(COMMITTED.read_text())
+    elif args.report:
+        figures = gather(json.loads(Path(args.report).read_text()), kpc_split(Path(args.math)))
+    else:
+        parser.error("give --report (a kit run's report.json) or --smoke")
+    text = tables(figures)
+    sys.stdout.write(text)
+    if args.output:
+        Path(args.output).write_text(json.dumps(figures), encoding="utf-8")
+        Path(args.output).with_suffix(".md").write_text(text, encoding="utf-8")
+    if args.smoke and args.work:
+        Path(args.work).mkdir(parents=True, exist_ok=True)
+        (Path(args.work) / "gpu_kpc_ensemble.md").write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
