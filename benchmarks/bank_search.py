@@ -36,10 +36,16 @@ directory, ``text:minilm``, ``text:DIR``; ``tfidf`` for the TF-IDF cosine). A ne
 directory is one ``--add-row`` away.
 
 The ``default`` row is ``mathgraph search`` as shipped: the package's search encoder fused with TF-IDF and the
-skeleton channel (``tasks.search.skeleton``, weights ``SKELETON_WEIGHTS``); ``before`` is the default before that
-channel (TF-IDF fusion 0.2 alone), ``skeleton`` the channel alone. ``--choose-weights`` chooses the two fusion
-weights on the dev queries of the banks (``choose_weights``: every kind's R@1 at least the sentence encoder's
-alone, then the best mean R@1 over the kinds, then the best mean MRR) and writes ``OUTPUT_weights.json``.
+skeleton channel (``tasks.search.skeleton``, weights ``SKELETON_WEIGHTS``, each query's skeleton weight scaled by
+the channel's confidence, ``SKELETON_CONFIDENCE``); ``fixed`` is the skeleton fusion with fixed weights (TF-IDF
+0.1, skeleton 0.3 for every query: the default before the confidence), ``before`` the default before the
+skeleton channel (TF-IDF fusion 0.2 alone), ``skeleton`` the channel alone. ``--choose-weights`` chooses the
+TF-IDF weight, the skeleton's largest weight and its confidence on the dev queries of the banks
+(``choose_weights``: every kind's R@1 at least the sentence encoder's alone; then the largest expected worst
+per-kind margin over the sentence encoder, the worst over the kinds of the paired R@1 difference, averaged over
+``MARGIN_BOOTSTRAP`` resamples of each kind's queries, so that a choice that loses some queries of a kind and
+wins as many back ranks below one that loses none; then the best mean R@1 over the kinds, the best mean MRR,
+the smallest weights) and writes ``OUTPUT_weights.json``.
 
 Bank vectors are cached under ``WORK/embeddings`` per model (keyed by the sha256 of the model's files) and per
 text, so a rerun, another split or another row of the same model encodes only what it has not seen; the
@@ -105,7 +111,9 @@ class Row:
     """One search configuration. ``model``: a ``load_embedder`` spec, or ``"tfidf"`` (TF-IDF cosine over the
     bank, ``models.tfidf.VECTORIZER_DEFAULTS``, fitted on the bank's texts). ``hybrid``: None / True / False as
     ``mathgraph search`` / ``--hybrid`` / ``--no-hybrid`` (the shipped package's search weights);
-    ``sparse_weight`` / ``structure_weight`` / ``min_cosine``, when given, override them. ``embedder``: a
+    ``sparse_weight`` / ``structure_weight`` / ``min_cosine``, when given, override them;
+    ``skeleton_confidence``: ``SearchIndex.search``'s (``"shipped"``, None for one skeleton weight for every
+    query, or ``(low, high)``). ``embedder``: a
     function returning an ``Embedder`` for a first stage that is not a model directory (then ``model`` names
     its cache). ``mode`` None: what ``mathgraph index build --model MODEL`` uses, a package's search encoder
     (``config.json`` ``search.encoder``) when it names one, else the joint vectors (``first_stage``)."""
@@ -119,6 +127,7 @@ class Row:
     structure_weight: float | None = None
     min_cosine: float | None = None
     skeleton_weight: float | None = None
+    skeleton_confidence: tuple[float, float] | None | str = "shipped"
     embedder: Callable | None = field(default=None, compare=False, repr=False)
 
     def weights(self) -> tuple[float, float, float | None, float]:
@@ -168,12 +177,22 @@ ROWS = {
             skeleton_weight=0.0,
         ),
         Row(
+            "fixed",
+            "the skeleton fusion with fixed weights (TF-IDF 0.1, skeleton 0.3 for every query, no confidence)",
+            mode=None,
+            hybrid=None,
+            sparse_weight=0.1,
+            skeleton_weight=0.3,
+            skeleton_confidence=None,
+        ),
+        Row(
             "skeleton",
             "skeleton channel alone (formula paths, quantities, question; numbers and names abstracted)",
             mode=None,
             hybrid=None,
             sparse_weight=0.0,
             skeleton_weight=1.0,
+            skeleton_confidence=None,
         ),
         Row(
             "hybrid", "`--hybrid` (the package's search encoder, TF-IDF fusion, alignment step)", mode=None, hybrid=True
@@ -220,7 +239,8 @@ def rows(names: Sequence[str] | None = None, extra: Sequence[Row] = ()) -> list[
 
 
 def parse_row(text: str) -> Row:
-    """``NAME:key=value,...`` (``--add-row``) as a ``Row``; ``hybrid``: auto, on or off."""
+    """``NAME:key=value,...`` (``--add-row``) as a ``Row``; ``hybrid``: auto, on or off; ``confidence``: shipped,
+    none or LOW-HIGH (the skeleton weight's confidence)."""
     name, _, spec = text.partition(":")
     if not name or not spec:
         raise ValueError(f"--add-row {text!r}: give NAME:model=SPEC[,mode=...,hybrid=...]")
@@ -236,6 +256,13 @@ def parse_row(text: str) -> Row:
             options[key] = float(value)
         elif key in ("model", "mode", "label"):
             options[key] = value.strip()
+        elif key in ("confidence", "skeleton_confidence"):
+            value = value.strip()
+            if value in ("shipped", "none"):
+                options["skeleton_confidence"] = None if value == "none" else value
+            else:
+                low, _, high = value.partition("-")
+                options["skeleton_confidence"] = (float(low), float(high))
         else:
             raise ValueError(f"--add-row {text!r}: unknown key {key!r}")
     options.setdefault("label", name)
@@ -572,6 +599,7 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
             structure_weight=structure,
             structure_min_cosine=min_cosine,
             skeleton_weight=skeleton,
+            skeleton_confidence=row.skeleton_confidence,
         )
         hits = [[hit.index for hit in query_hits] for query_hits in found]
         search_s = time.perf_counter() - start
@@ -614,6 +642,10 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
 # --------------------------------------------------------------------------- choosing the fusion weights
 WEIGHT_STEP = 0.1
 MIN_DENSE_WEIGHT = 0.1
+MARGIN_BOOTSTRAP = 1000  # resamples of expected_worst_margin
+# the skeleton confidences --choose-weights tries: None (one weight for every query), or (low, 1.0): the full
+# weight for a query whose best skeleton cosine is 1, none at or below low
+CONFIDENCE_GRID = (None, *((round(0.1 * i, 1), 1.0) for i in range(7)))
 
 
 def channel_scores(bank: Bank, work: Path, batch_size: int, stores: dict) -> dict[str, np.ndarray]:
@@ -638,14 +670,22 @@ def channel_scores(bank: Bank, work: Path, batch_size: int, stores: dict) -> dic
     return {"dense": dense, "sparse": sparse, "skeleton": np.stack(skeleton.scores(texts))}
 
 
-def fused_ranks(bank: Bank, scores: dict[str, np.ndarray], sparse: float, skeleton: float) -> list[int | None]:
+def fused_ranks(
+    bank: Bank,
+    scores: dict[str, np.ndarray],
+    sparse: float,
+    skeleton: float,
+    confidence: tuple[float, float] | None = None,
+) -> list[int | None]:
     """Each query's rank of its first answer (``DEPTH`` at most, else None) when the channels are fused with
-    these weights as ``SearchIndex.search`` fuses them (ties to the lower row)."""
-    from mathgraph.tasks.search.skeleton import fuse_channels
+    these weights as ``SearchIndex.search`` fuses them (ties to the lower row); ``confidence``: as
+    ``SearchIndex.search``'s ``skeleton_confidence`` (None: ``skeleton`` for every query)."""
+    from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels
 
-    weights = (max(0.0, 1.0 - sparse - skeleton), sparse, skeleton)
     ranks = []
     for i, query in enumerate(bank.queries):
+        own = confident_weight(float(np.max(scores["skeleton"][i])), skeleton, confidence) if skeleton > 0 else 0.0
+        weights = (max(0.0, 1.0 - sparse - own), sparse, own)
         fused = fuse_channels([scores[c][i] for c in ("dense", "sparse", "skeleton")], weights)
         if not query["answers"]:
             ranks.append(None)
@@ -656,34 +696,83 @@ def fused_ranks(bank: Bank, scores: dict[str, np.ndarray], sparse: float, skelet
     return ranks
 
 
-def choose_weights(banks: Sequence[Bank], scores: Sequence[dict]) -> dict:
-    """The TF-IDF and skeleton weights (a grid of ``WEIGHT_STEP``, the sentence encoder keeping at least
-    ``MIN_DENSE_WEIGHT``) chosen on these (dev) banks: among the pairs where every kind of every bank has an R@1
-    at least the sentence encoder's alone, the best mean R@1 over the kinds, then the best mean MRR, then the
-    smallest total weight. Returns the choice and every pair's figures."""
+def expected_worst_margin(
+    hits: np.ndarray, alone: np.ndarray, kinds: Sequence[str], resamples: int = 1000, seed: int = 0
+) -> float:
+    """The worst per-kind R@1 margin over the sentence encoder alone (``hits`` and ``alone``: whether each query's
+    answer came first), averaged over ``resamples`` bootstrap resamples of each kind's queries (paired, seeded):
+    0 for a choice that loses no query the sentence encoder finds, below 0 for one that loses some, even where
+    it wins as many back in the same kind."""
+    rng = np.random.default_rng(seed)
+    kinds = np.asarray(kinds)
+    worst = np.full(resamples, np.inf)
+    for kind in dict.fromkeys(kinds.tolist()):
+        chosen = kinds == kind
+        difference = hits[chosen].astype(float) - alone[chosen].astype(float)
+        draws = rng.integers(0, len(difference), size=(resamples, len(difference)))
+        worst = np.minimum(worst, difference[draws].mean(axis=1))
+    return float(worst.mean())
+
+
+def choose_weights(
+    banks: Sequence[Bank], scores: Sequence[dict], confidences: Sequence[tuple[float, float] | None] = (None,)
+) -> dict:
+    """The TF-IDF weight, the skeleton's (largest) weight (a grid of ``WEIGHT_STEP``, the sentence encoder keeping
+    at least ``MIN_DENSE_WEIGHT``) and the skeleton's confidence (one of ``confidences``; None: the same weight
+    for every query) chosen on these (dev) banks: among the choices where every kind of every bank has an R@1 at
+    least the sentence encoder's alone, the largest expected worst per-kind margin over it
+    (``expected_worst_margin``, ``MARGIN_BOOTSTRAP`` resamples), then the best mean R@1 over the kinds, then the
+    best mean MRR, then the smallest total weight and the highest confidence floor. Returns the choice and every
+    choice's figures."""
     steps = int(round((1 - MIN_DENSE_WEIGHT) / WEIGHT_STEP))
     grid = [(round(a * WEIGHT_STEP, 2), round(b * WEIGHT_STEP, 2)) for a in range(steps + 1) for b in range(steps + 1)]
     grid = [(a, b) for a, b in grid if a + b <= 1 - MIN_DENSE_WEIGHT + 1e-9]
     table = []
-    for sparse, skeleton in grid:
-        per_kind = {}
-        for bank, bank_scores in zip(banks, scores):
-            result = {
-                "ranks": dict(zip((q["id"] for q in bank.queries), fused_ranks(bank, bank_scores, sparse, skeleton)))
-            }
-            for kind, m in summarise(bank, result).items():
-                if kind != "all":
-                    per_kind[f"{bank.name}/{kind}"] = (m["r1"], m["mrr"])
-        table.append({"sparse": sparse, "skeleton": skeleton, "per_kind": per_kind})
+    hits_alone = None
+    for confidence in confidences:
+        for sparse, skeleton in grid:
+            if skeleton == 0 and confidence is not None:
+                continue  # the same as without confidence
+            per_kind, hits, kinds = {}, [], []
+            for bank, bank_scores in zip(banks, scores):
+                ranks = fused_ranks(bank, bank_scores, sparse, skeleton, confidence)
+                result = {"ranks": dict(zip((q["id"] for q in bank.queries), ranks))}
+                for kind, m in summarise(bank, result).items():
+                    if kind != "all":
+                        per_kind[f"{bank.name}/{kind}"] = (m["r1"], m["mrr"])
+                hits += [r == 1 for r in ranks]
+                kinds += [f"{bank.name}/{q['kind']}" for q in bank.queries]
+            entry = {"sparse": sparse, "skeleton": skeleton, "confidence": confidence, "per_kind": per_kind}
+            entry["hits"] = np.array(hits)
+            if sparse == 0 and skeleton == 0:
+                hits_alone = entry["hits"]
+            entry["kinds"] = kinds
+            table.append(entry)
     alone = next(entry for entry in table if entry["sparse"] == 0 and entry["skeleton"] == 0)["per_kind"]
     for entry in table:
         values = entry["per_kind"].values()
         entry["feasible"] = all(entry["per_kind"][k][0] >= alone[k][0] for k in alone)
+        entry["worst_margin"] = min(entry["per_kind"][k][0] - alone[k][0] for k in alone)
+        entry["expected_worst_margin"] = expected_worst_margin(
+            entry.pop("hits"), hits_alone, entry.pop("kinds"), MARGIN_BOOTSTRAP
+        )
         entry["mean_r1"] = float(np.mean([v[0] for v in values]))
         entry["mean_mrr"] = float(np.mean([v[1] for v in values]))
     feasible = [e for e in table if e["feasible"]]
-    chosen = max(feasible, key=lambda e: (e["mean_r1"], e["mean_mrr"], -(e["sparse"] + e["skeleton"])))
-    return {"chosen": {"sparse": chosen["sparse"], "skeleton": chosen["skeleton"]}, "grid": table}
+    chosen = max(
+        feasible,
+        key=lambda e: (
+            round(e["expected_worst_margin"], 9),
+            e["mean_r1"],
+            round(e["mean_mrr"], 9),
+            -(e["sparse"] + e["skeleton"]),
+            -1.0 if e["confidence"] is None else e["confidence"][0],
+        ),
+    )
+    return {
+        "chosen": {"sparse": chosen["sparse"], "skeleton": chosen["skeleton"], "confidence": chosen["confidence"]},
+        "grid": table,
+    }
 
 
 # --------------------------------------------------------------------------- metrics
@@ -808,14 +897,19 @@ def weights_report(args: argparse.Namespace, data: Path, work: Path, output: Pat
     started = time.perf_counter()
     banks = [load_bank(name, args, data)[0] for name in args.banks.split(",")]
     scores = [channel_scores(bank, work, args.batch_size, stores) for bank in banks]
-    choice = choose_weights(banks, scores)
-    ranked = sorted(choice["grid"], key=lambda e: (e["feasible"], e["mean_r1"], e["mean_mrr"]), reverse=True)
+    choice = choose_weights(banks, scores, CONFIDENCE_GRID)
+    ranked = sorted(
+        choice["grid"],
+        key=lambda e: (e["feasible"], round(e["expected_worst_margin"], 9), e["mean_r1"], e["mean_mrr"]),
+        reverse=True,
+    )
     kinds = list(ranked[0]["per_kind"])
-    print("sparse skeleton feasible mean_R@1 mean_MRR | " + " ".join(kinds))
-    for entry in ranked[:15] + [e for e in ranked if e["sparse"] == 0 and e["skeleton"] == 0]:
+    print("sparse skeleton confidence feasible worst_margin expected_worst mean_R@1 mean_MRR | " + " ".join(kinds))
+    for entry in ranked[:20] + [e for e in ranked if e["sparse"] == 0 and e["skeleton"] == 0]:
         cells = " ".join(f"{entry['per_kind'][k][0]:.3f}" for k in kinds)
         print(
-            f"{entry['sparse']:.1f} {entry['skeleton']:.1f} {entry['feasible']} {entry['mean_r1']:.4f} "
+            f"{entry['sparse']:.1f} {entry['skeleton']:.1f} {entry['confidence']} {entry['feasible']} "
+            f"{entry['worst_margin']:+.3f} {entry['expected_worst_margin']:+.4f} {entry['mean_r1']:.4f} "
             f"{entry['mean_mrr']:.4f} | {cells}"
         )
     print(f"chosen: {choice['chosen']} ({time.perf_counter() - started:.1f} s)")

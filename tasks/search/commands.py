@@ -240,8 +240,8 @@ def structure_search_weight(hybrid: bool | None = None) -> float:
 
 def skeleton_search_weight(hybrid: bool | None = None) -> float:
     """The ``skeleton_weight`` of ``SearchIndex.search`` for ``mathgraph search [--hybrid|--no-hybrid]``: the
-    structure-aware channel's weight (``tasks.search.skeleton.SKELETON_WEIGHTS``, chosen on dev) unless
-    ``hybrid`` is False."""
+    structure-aware channel's largest weight (``tasks.search.skeleton.SKELETON_WEIGHTS``, chosen on dev; each
+    query's is scaled by the channel's confidence, ``SKELETON_CONFIDENCE``) unless ``hybrid`` is False."""
     from mathgraph.tasks.search.skeleton import SKELETON_WEIGHTS
 
     return 0.0 if hybrid is False else float(SKELETON_WEIGHTS[1])

@@ -214,6 +214,7 @@ class SearchIndex:
         structure_weight: float = 0.0,
         structure_min_cosine: float | None = None,
         skeleton_weight: float = 0.0,
+        skeleton_confidence: tuple[float, float] | None | str = "shipped",
     ) -> list[list[Hit]]:
         """The ``k`` most similar rows of each query, best first: one list of hits per query (a lone string is
         refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate`` and
@@ -227,7 +228,11 @@ class SearchIndex:
         ``skeleton_weight`` > 0 adds the structure-aware channel (``tasks.search.skeleton``: formula paths and
         the quantity/question skeleton, numbers and names abstracted) to that fusion, over the same rows:
         ``(1 - sparse - skeleton) z(cosine) + sparse z(TF-IDF) + skeleton z(skeleton)``
-        (``skeleton.fuse_channels``); the two weights sum to at most 1.
+        (``skeleton.fuse_channels``); the two weights sum to at most 1. ``skeleton_weight`` is the channel's
+        largest weight: each query's is scaled by how sure the channel is (``skeleton.confident_weight``: 0 where
+        the query's best skeleton cosine among the candidates is at most ``skeleton_confidence[0]``, the full
+        weight from ``skeleton_confidence[1]``); ``"shipped"``: ``skeleton.SKELETON_CONFIDENCE``, chosen on dev
+        with the default weights; None: the same weight for every query.
 
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
         stage are scored by an SQR alignment model (``models.alignment_model``: the expected relevance of each row as a
@@ -261,11 +266,28 @@ class SearchIndex:
             raise ValueError(
                 f"sparse_weight + skeleton_weight must be at most 1, got {sparse_weight + skeleton_weight}"
             )
+        if isinstance(skeleton_confidence, str):
+            if skeleton_confidence != "shipped":
+                raise ValueError(f"skeleton_confidence: (low, high), None or 'shipped', got {skeleton_confidence!r}")
+            from mathgraph.tasks.search.skeleton import SKELETON_CONFIDENCE
+
+            skeleton_confidence = SKELETON_CONFIDENCE
+        if skeleton_confidence is not None:
+            from mathgraph.tasks.search.skeleton import confident_weight
+
+            confident_weight(1.0, skeleton_weight, skeleton_confidence)  # a bad (low, high) fails before encoding
         vectors = encode_texts(self.embedder, queries, batch_size)
         first = max(k, STRUCTURE_RERANK) if structure_weight > 0 else k
         if sparse_weight > 0 or skeleton_weight > 0:
             hits = self._hybrid_search(
-                queries, vectors, first, sparse_weight, approximate, approximate_kind, skeleton_weight
+                queries,
+                vectors,
+                first,
+                sparse_weight,
+                approximate,
+                approximate_kind,
+                skeleton_weight,
+                skeleton_confidence,
             )
         else:
             hits = self.search_vectors(vectors, first, approximate, approximate_kind)
@@ -320,8 +342,9 @@ class SearchIndex:
         approximate: bool | None,
         approximate_kind: str | None,
         skeleton_weight: float = 0.0,
+        skeleton_confidence: tuple[float, float] | None = None,
     ) -> list[list[Hit]]:
-        from mathgraph.tasks.search.skeleton import fuse_channels
+        from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels
 
         if self._sparse is None:  # fitted once per loaded index, in NumPy (no scikit-learn where only predicting)
             from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
@@ -342,7 +365,6 @@ class SearchIndex:
             candidates = [None] * len(queries)
         k = min(k, len(self))
         skeleton = self.skeleton.scores(queries, candidates) if skeleton_weight > 0 else [None] * len(queries)
-        weights = (max(0.0, 1.0 - weight - skeleton_weight), weight, skeleton_weight)
         hits = []
         for i, rows in enumerate(candidates):
             if rows is None:
@@ -352,7 +374,9 @@ class SearchIndex:
                 dense = self.vectors_of(rows) @ query_vectors[i]
                 sparse = matrix.dot(sparse_queries[i], rows)
             channels = (dense, sparse, skeleton[i] if skeleton[i] is not None else np.zeros_like(dense))
-            fused = fuse_channels(channels, weights)
+            best_skeleton = float(np.max(channels[2])) if len(rows) else 0.0
+            own = confident_weight(best_skeleton, skeleton_weight, skeleton_confidence) if skeleton_weight > 0 else 0.0
+            fused = fuse_channels(channels, (max(0.0, 1.0 - weight - own), weight, own))
             best = np.lexsort((rows, -fused))[:k]
             hits.append([Hit(int(rows[j]), float(fused[j]), self.rows[int(rows[j])], float(dense[j])) for j in best])
         return hits

@@ -18,9 +18,13 @@ A name is a capitalised word whose lower-case form the bank uses less often than
 ``SkeletonIndex`` fits a TF-IDF model (sublinear term frequency, L2 rows) on the bank's token bags and scores a
 query against every row by cosine; ``fuse_channels`` fuses it with the sentence encoder's cosine and the
 TF-IDF cosine as ``models.late_fusion.fuse_scores`` does two: a weighted sum of scores standardised over the
-query's candidates. ``SKELETON_WEIGHTS`` are the TF-IDF and skeleton weights of ``mathgraph search`` (the rest
-is the sentence encoder's), chosen on the dev queries of ``benchmarks/bank_search.py`` (docs/search.md). Tokens
-of MATH's 7,500 problems took 24 to 27 s on a shared 2-core CPU.
+query's candidates. ``SKELETON_WEIGHTS`` are the TF-IDF weight and the skeleton's largest weight of
+``mathgraph search`` (the rest is the sentence encoder's). The skeleton's weight is per query, by how sure the
+channel is (``confident_weight``): the full weight when the query's best skeleton cosine is 1 (a row with the
+very same skeleton), falling linearly to 0 at ``SKELETON_CONFIDENCE[0]``, so a query whose skeleton matches no
+row well (a reworded problem) is ranked by the sentence encoder. Both were chosen on the dev queries of
+``benchmarks/bank_search.py`` (docs/search.md). Tokens of MATH's 7,500 problems took 24 to 27 s on a shared
+2-core CPU.
 """
 
 from __future__ import annotations
@@ -34,10 +38,14 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-# (TF-IDF weight, skeleton weight) of the fused default search; the sentence encoder's is 1 minus their sum.
-# Chosen on the dev queries of both banks of benchmarks/bank_search.py (every kind's R@1 at least the sentence
-# encoder's alone, then the best mean R@1 over the kinds, then the best mean MRR).
-SKELETON_WEIGHTS = (0.1, 0.3)
+# (TF-IDF weight, largest skeleton weight) of the fused default search; the sentence encoder's is 1 minus the
+# TF-IDF weight and the query's skeleton weight. SKELETON_CONFIDENCE: (low, high) best skeleton cosines of a
+# query between which its skeleton weight rises linearly from 0 to the largest (confident_weight). Chosen on the
+# dev queries of both banks of benchmarks/bank_search.py (every kind's R@1 at least the sentence encoder's alone,
+# then the largest expected worst per-kind margin over it under a bootstrap of the queries, then the best mean
+# R@1 over the kinds, then the best mean MRR, then the smallest weights).
+SKELETON_WEIGHTS = (0.0, 0.4)
+SKELETON_CONFIDENCE = (0.2, 1.0)
 FEATURES_VERSION = 1  # raise when the tokens change: caches of older ones are then recomputed
 PATH_LENGTH = 4  # nodes of a leaf-to-root formula path
 SUBTREE_DEPTH = 2  # depth of the operator subtrees kept as tokens
@@ -257,6 +265,18 @@ def _identity(tokens):
     return tokens
 
 
+def confident_weight(best: float, weight: float, confidence: Sequence[float] | None) -> float:
+    """A query's skeleton weight: ``weight`` scaled by how sure the channel is, from 0 where the query's best
+    skeleton cosine among the candidates (``best``) is at most ``confidence[0]`` to 1 where it reaches
+    ``confidence[1]``, linearly between; ``confidence`` None: ``weight`` for every query."""
+    if confidence is None:
+        return float(weight)
+    low, high = (float(c) for c in confidence)
+    if not 0.0 <= low < high:
+        raise ValueError(f"skeleton confidence must be (low, high) with 0 <= low < high, got {tuple(confidence)}")
+    return float(weight) * float(np.clip((float(best) - low) / (high - low), 0.0, 1.0))
+
+
 def fuse_channels(scores: Sequence[Sequence[float]], weights: Sequence[float]) -> np.ndarray:
     """One query's fused scores over its candidates: ``sum_c w_c z(s_c)``, each channel's scores standardised
     over the candidates (``models.late_fusion.standardise``); weights are non-negative and sum to 1."""
@@ -273,9 +293,11 @@ def fuse_channels(scores: Sequence[Sequence[float]], weights: Sequence[float]) -
 
 
 __all__ = [
+    "SKELETON_CONFIDENCE",
     "SKELETON_WEIGHTS",
     "NameCounts",
     "SkeletonIndex",
+    "confident_weight",
     "formula_tokens",
     "fuse_channels",
     "skeleton_tokens",

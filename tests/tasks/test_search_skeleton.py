@@ -10,9 +10,11 @@ from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
 from mathgraph.tasks.search.commands import search_weights, skeleton_search_weight
 from mathgraph.tasks.search.index import SearchIndex
 from mathgraph.tasks.search.skeleton import (
+    SKELETON_CONFIDENCE,
     SKELETON_WEIGHTS,
     NameCounts,
     SkeletonIndex,
+    confident_weight,
     formula_tokens,
     fuse_channels,
     skeleton_tokens,
@@ -127,7 +129,7 @@ CORPUS = [
 def test_search_fuses_the_skeleton_channel_over_every_row():
     index = SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem")
     query = "Evaluate $\\frac{t+5}{9}$ when $t=2$."
-    hits = index.search([query], k=4, sparse_weight=0.2, skeleton_weight=0.3)[0]
+    hits = index.search([query], k=4, sparse_weight=0.2, skeleton_weight=0.3, skeleton_confidence=None)[0]
     vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit(CORPUS)
     sparse = (vectorizer.transform([query]) @ vectorizer.transform(CORPUS).T).toarray()[0]
     vector = HashingEncoder().encode([query])[0]
@@ -145,6 +147,43 @@ def test_search_fuses_the_skeleton_channel_over_every_row():
     )
     with pytest.raises(ValueError, match="at most 1"):
         index.search([query], sparse_weight=0.6, skeleton_weight=0.6)
+
+
+def test_the_skeleton_weight_follows_the_channels_confidence():
+    # (low, high) = (0.2, 1.0): 0 at or below 0.2, the full weight at 1, linear between
+    assert confident_weight(1.0, 0.4, (0.2, 1.0)) == pytest.approx(0.4)
+    assert confident_weight(0.6, 0.4, (0.2, 1.0)) == pytest.approx(0.4 * 0.4 / 0.8)
+    assert confident_weight(0.2, 0.4, (0.2, 1.0)) == 0.0 and confident_weight(0.05, 0.4, (0.2, 1.0)) == 0.0
+    assert confident_weight(0.05, 0.4, None) == 0.4  # no confidence: one weight for every query
+    with pytest.raises(ValueError, match="low < high"):
+        confident_weight(0.5, 0.4, (0.6, 0.3))
+
+
+def test_search_scales_the_skeleton_weight_by_the_querys_best_skeleton_cosine():
+    index = SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem")
+    queries = ["Evaluate $\\frac{t+5}{9}$ when $t=2$.", "Mark reads 12 pages a day. How many pages in a week?"]
+    hits = index.search(queries, k=4, sparse_weight=0.1, skeleton_weight=0.4, skeleton_confidence=(0.2, 1.0))
+    vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit(CORPUS)
+    skeletons = SkeletonIndex(CORPUS).scores(queries)
+    for query, query_hits, skeleton in zip(queries, hits, skeletons):
+        sparse = (vectorizer.transform([query]) @ vectorizer.transform(CORPUS).T).toarray()[0]
+        vector = HashingEncoder().encode([query])[0]
+        dense = index.embeddings @ (vector / np.linalg.norm(vector))
+        own = 0.4 * min(1.0, max(0.0, (skeleton.max() - 0.2) / 0.8))
+        fused = (0.9 - own) * standardise(dense) + 0.1 * standardise(sparse) + own * standardise(skeleton)
+        expected = np.lexsort((np.arange(4), -fused))
+        assert [h.index for h in query_hits] == list(expected)
+        assert [h.score for h in query_hits] == pytest.approx(list(fused[expected]), abs=1e-5)
+    # the second query is a row word for word: skeleton cosine 1, the full weight
+    assert skeletons[1].max() == pytest.approx(1.0) and hits[1][0].index == 3
+    # "shipped" (the default) is SKELETON_CONFIDENCE
+    shipped = index.search(queries, k=4, sparse_weight=0.1, skeleton_weight=0.4)
+    again = index.search(queries, k=4, sparse_weight=0.1, skeleton_weight=0.4, skeleton_confidence=SKELETON_CONFIDENCE)
+    assert [[h.score for h in q] for q in shipped] == [[h.score for h in q] for q in again]
+    with pytest.raises(ValueError, match="low < high"):
+        index.search(queries, sparse_weight=0.1, skeleton_weight=0.4, skeleton_confidence=(0.5, 0.5))
+    with pytest.raises(ValueError, match="skeleton_confidence"):
+        index.search(queries, sparse_weight=0.1, skeleton_weight=0.4, skeleton_confidence="sure")
 
 
 def test_the_default_search_weights():
