@@ -13,6 +13,8 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations; a line left open before the answer, ``300*$920 =`` then ``#### 276000``, is completed by it, and is an ``arithmetic`` error where it makes another number) |
 | ``false_claim`` | error | an equality of the solution's LaTeX math that does not hold, as ``parsers.solution_claims`` evaluates it: ``\\sqrt{50} = 7``, ``\\binom{5}{2} = 12``, or a rewrite ``(x+1)^2 = x^2 + x + 1`` in a chain |
 | ``suspect_step`` | error | a line the step verifier (``parsers.step_verifier``) gives a probability of being the first wrong step at or above its threshold, where no rule found an error; the finding carries the ``probability`` |
+| ``inverse_operation`` | error | a calculation that applies a relation the problem's words state the other way round to the number it relates to (``parsers.solution_relations``): ``12 * 2`` where the problem says "half as many as Jo, who has 12", ``12 + 3`` for "3 fewer than", ``10 * 0.8`` for "20% more than" |
+| ``answer_unit`` | error | the final answer is last written with another unit of the measure the question asks in (``parsers.solution_relations.answer_unit``): the question asks "how many minutes", the solution ends on "1.5 hours" |
 | ``no_work`` | warning | the solution shows no work: no calculation, and no number but its final answer ("The answer is 8.", or a bare "8"; not where the answer is no number, ``#### None``); it then gets no ``unused_quantity`` warnings, since no step uses any quantity |
 
 The named numbers of the same graph that models read (``solution_graph_features``) are
@@ -30,6 +32,7 @@ from mathgraph.parsers.numbers import DIGITS_PATTERN, parse_number
 from mathgraph.parsers.solution_claims import Claim, latex_claims
 from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, implied_values, parse_solution, problem_values
 from mathgraph.parsers.solution_reader import math_spans, read_lines
+from mathgraph.parsers.solution_relations import answer_unit, inverted_relations
 
 __all__ = [
     "Finding",
@@ -47,6 +50,8 @@ FINDING_KINDS = {
     "answer_mismatch": "error",
     "false_claim": "error",
     "suspect_step": "error",
+    "inverse_operation": "error",
+    "answer_unit": "error",
     "no_work": "warning",
 }
 
@@ -167,6 +172,10 @@ def _rule_check(graph: SolutionGraph) -> SolutionCheck:
                     continue
                 findings.append(_finding("unexplained_operand", line, _unexplained_message(calculation, operand)))
     findings += repairs.findings
+    findings += [_finding("inverse_operation", r.line, r.message) for r in inverted_relations(graph)]
+    unit = answer_unit(graph)
+    if unit is not None:
+        findings.append(_finding("answer_unit", unit.line, unit.message))
     if symbolic:
         claims = tuple(latex_claims(graph.solution))
         findings += [_finding("false_claim", c.line, _claim_message(c)) for c in claims if c.verdict == "fails"]
