@@ -150,6 +150,8 @@ class _Constants:
             return False
         if not 1 <= len(parts[0].label) <= 3 or any(len(p.label) != 3 for p in parts[1:]):
             return False
+        if sum(len(p.label) for p in parts) > MAX_DIGITS:
+            return False
         return all(self.text[a.span[1] : b.span[0]] == "\\," for a, b in zip(parts, parts[1:]))
 
     def term(self, node_id: int) -> Fraction | None:

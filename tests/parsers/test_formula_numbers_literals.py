@@ -85,6 +85,11 @@ def test_thin_spaces_group_the_digits_of_one_number():
     assert read("But $47\\,389\\,248$ is.") == [("47\\,389\\,248", 47389248)]
 
 
+def test_a_thin_spaced_number_past_max_digits_is_not_one_number():
+    groups = "\\,".join(["123"] * 34)  # 102 digits, more than MAX_DIGITS (100)
+    assert len(read(f"Let ${groups}$.")) == 34
+
+
 def test_thin_spaces_that_are_not_groups_of_three_keep_their_literals():
     assert read("Compare $2\\,1$ and $992\\,466\\,1A6$.") == [
         ("2", 2),
