@@ -346,7 +346,7 @@ def _read_otherwise(text: str, relations: list[Relation], relation: Relation, qu
         if j != relation.quantity and _relation_word(q) and _word_factor(q)
     ]
     for other in relations + words:
-        if other is relation or operand.value not in _numbers_of(other, quantities[other.quantity]):
+        if other is relation or operand.value not in _excusing(other):
             continue
         if not _inverse(other, operator, operand.value, reference_first=reference.span[0] < operand.span[0]):
             return True
@@ -360,7 +360,16 @@ def _word_factor(quantity: Quantity) -> Fraction | None:
     return _MULTIPLIERS.get(word, quantity.value if 0 < quantity.value < 1 else None)
 
 
-def _numbers_of(relation: Relation, quantity: Quantity) -> set[Fraction]:
+def _excusing(relation: Relation) -> set[Fraction]:
+    """The numbers by which another relation may account for a pair: its own values (not the numerator of
+    two fifths, which a product of three numbers would show)."""
+    if relation.kind != "times":
+        return _numbers_of(relation)
+    f = relation.factor
+    return {f, 1 / f} | ({Fraction(f.denominator)} if f.numerator == 1 else set())
+
+
+def _numbers_of(relation: Relation) -> set[Fraction]:
     """The values a step may write for the relation's number (half: 1/2 and 2; 20%: 20, 1/5, 6/5, 4/5...)."""
     f = relation.factor
     if relation.kind == "times":
@@ -379,7 +388,7 @@ def _pairing(calculation, relation: Relation, quantities: list[Quantity]):
     if len(positions) != len(calculation.operands):
         return None
     reference = quantities[relation.reference]
-    values = _numbers_of(relation, quantities[relation.quantity])
+    values = _numbers_of(relation)
     for n, p in enumerate(positions):
         operand = calculation.operands[n]
         if not _is_relation_number(operand, relation, values):
