@@ -16,7 +16,8 @@ Two banks, each searched with every row (a named search configuration, ``ROWS``)
   question. GSM-Plus seeds are GSM8K *test* questions: none is among the train questions (checked
   here on whitespace- and case-normalised text), so each seed is in the bank once, as the row added for it.
 - **MATH bank**: the 7,500 MATH train problems; the queries are hand-written rewrites of problems of the bank
-  (``benchmarks/data/math_bank_queries.jsonl``, made as ``benchmarks/data/MATH_BANK_QUERIES.md`` says) with
+  (``benchmarks/data/math_bank_queries.jsonl`` and ``math_bank_queries_third.jsonl``, a third set, all test;
+  ``--queries`` to choose; made as ``benchmarks/data/MATH_BANK_QUERIES.md`` says) with
   other numbers (kind ``numbers``), other wording (``wording``), both (``both``) or renamed variables
   (``variables``), those of ``--split`` (each query's ``split`` field: dev or test); the answer is the original,
   which the bank contains (that is the point: find the original from a rewrite; a problem that appears twice
@@ -88,6 +89,7 @@ from smoke import SMOKE_DATA, smoke_work  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 MATH_QUERIES = REPO / "benchmarks" / "data" / "math_bank_queries.jsonl"
+MATH_QUERIES_THIRD = REPO / "benchmarks" / "data" / "math_bank_queries_third.jsonl"  # a third set, all test
 RESULTS = REPO / "benchmarks" / "results" / "issue37_bank_search"
 SPLIT_SEED = 0  # benchmarks/results.py's and the release's split seed
 DEPTH = 50  # hits asked of each search: MRR is counted to this rank (the alignment step re-scores 50 rows)
@@ -351,11 +353,15 @@ def kinds_of(queries: Sequence[dict], order: Sequence[str]) -> tuple[str, ...]:
     return tuple(kind for kind in order if kind in present)
 
 
-def math_bank(data: Path, queries_file: Path, smoke: bool = False, split: str = "dev") -> Bank:
+def math_bank(data: Path, queries_file: Path | Sequence[Path], smoke: bool = False, split: str = "dev") -> Bank:
     """MATH train problems; queries: the hand-written rewrites of ``split`` (``dev``, ``test`` or ``dev+test``:
-    each query's ``split`` field), answers their originals. ``smoke``: the smoke problems plus the originals of
-    the first ``SMOKE_MATH_QUERIES`` queries (the file carries them), whatever their split."""
-    written = read_jsonl(queries_file)
+    each query's ``split`` field) in ``queries_file`` (one file or several, read in order), answers their
+    originals. ``smoke``: the smoke problems plus the originals of the first ``SMOKE_MATH_QUERIES`` queries (the
+    files carry them), whatever their split."""
+    files = [Path(queries_file)] if isinstance(queries_file, (str, Path)) else [Path(f) for f in queries_file]
+    written = [row for path in files for row in read_jsonl(path)]
+    if len({row["id"] for row in written}) != len(written):
+        raise ValueError(f"{', '.join(f.name for f in files)}: query ids are not unique")
     if not smoke:
         written = [row for row in written if row["split"] in split.split("+")]
     if smoke:
@@ -366,7 +372,7 @@ def math_bank(data: Path, queries_file: Path, smoke: bool = False, split: str = 
         texts = [row["problem"] for row in read_jsonl(data / "math" / "train.jsonl")]
         for row in written:  # the file's index and its copy of the original must name the same problem
             if normalise(texts[row["index"]]) != normalise(row["original"]):
-                raise ValueError(f"{queries_file}: query {row['id']}: row {row['index']} is not its original")
+                raise ValueError(f"query {row['id']}: row {row['index']} is not its original")
     positions = positions_of(texts)
     queries = [
         {"id": row["id"], "kind": row["kind"], "text": row["query"], "answers": answers_of(row["original"], positions)}
@@ -374,7 +380,8 @@ def math_bank(data: Path, queries_file: Path, smoke: bool = False, split: str = 
     ]
     facts = {
         "bank": f"{len(texts):,} MATH train problems" + (" (smoke rows + query originals)" if smoke else ""),
-        "queries": f"{len(queries)} hand-written rewrites ({queries_file.name}, split {split if not smoke else 'any'})",
+        "queries": f"{len(queries)} hand-written rewrites ({', '.join(f.name for f in files)}, split "
+        f"{split if not smoke else 'any'})",
         "originals_in_bank": sum(bool(q["answers"]) for q in queries),
     }
     return Bank("math", texts, queries, kinds_of(queries, MATH_KINDS), facts)
@@ -884,7 +891,7 @@ def load_bank(name: str, args: argparse.Namespace, data: Path) -> tuple[Bank, st
         templates = 0 if args.smoke else TEMPLATES_PER_SEED  # the smoke run keeps its 6 GSM-Plus queries
         return gsm8k_bank(data, args.split, templates), f"GSM8K bank, GSM-Plus {args.split} seeds"
     if name == "math":
-        bank = math_bank(data, Path(args.queries), smoke=args.smoke, split=args.split)
+        bank = math_bank(data, [Path(p) for p in args.queries.split(",")], smoke=args.smoke, split=args.split)
         return bank, f"MATH bank, hand-written rewrites ({args.split})"
     raise SystemExit(f"unknown bank {name!r}: gsm8k or math")
 
@@ -973,7 +980,11 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--data", default=str(DATA), help="the shared data (math/, gsm8k/, gsmplus/)")
     parser.add_argument("--split", default="dev", choices=("dev", "test", "dev+test"), help="GSM-Plus seeds")
     parser.add_argument("--banks", default="gsm8k,math")
-    parser.add_argument("--queries", default=str(MATH_QUERIES), help="the MATH bank's queries")
+    parser.add_argument(
+        "--queries",
+        default=f"{MATH_QUERIES},{MATH_QUERIES_THIRD}",
+        help="the MATH bank's query files, comma-separated (default: the first two sets, then the third, all test)",
+    )
     parser.add_argument("--rows", help=f"comma-separated row names (default: all of {', '.join(ROWS)})")
     parser.add_argument("--add-row", action="append", default=[], metavar="NAME:key=value,...")
     parser.add_argument("--batch-size", type=int, default=32)
