@@ -13,7 +13,12 @@ calculation chosen at random (seeded) among those that check out:
   writes it: the annotation and the number after it);
 - ``miscopied number``: an operand that comes from the problem changed by 1 to 9 units of its last digit,
   and that calculation's result recomputed from it (the line stays right in itself; later lines are left
-  as they were).
+  as they were);
+- ``relation reversed``: a calculation that applies a relation the problem's words state ("half as many as",
+  "3 fewer than", ``parsers.solution_relations``) the right way to the number it relates to, its operator
+  turned to the inverse (``48/2`` -> ``48*2``, in the annotation and its written copy) and its result
+  recomputed; later lines are left as they were. Only solutions whose problem states such a relation and
+  whose steps apply it can take this error.
 
 Reported: detection recall (the check is not ok), the share located at the right step (``first_error_step``
 is the line of the injected error), and false alarms (untouched solutions that are not ok), with 95% Wilson
@@ -34,6 +39,8 @@ from pathlib import Path
 
 from mathgraph.parsers.problem import parse_problem, parse_problems
 from mathgraph.parsers.solution import Calculation, check_solution, parse_solution
+from mathgraph.parsers.solution_arithmetic import evaluate
+from mathgraph.parsers.solution_relations import problem_relations, relation_applied
 from mathgraph.tasks.data import split_by_group
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -61,7 +68,11 @@ def main() -> None:
             counts = tally.setdefault(form, Counter())
             counts["rows"] += 1
             counts["false_alarms"] += not untouched.ok
-            for kind, inject in (("arithmetic slip", slip), ("miscopied number", miscopy)):
+            for kind, inject in (
+                ("arithmetic slip", slip),
+                ("miscopied number", miscopy),
+                ("relation reversed", reversal),
+            ):
                 injected = inject(graph, solution, random.Random(f"{args.seed}-{k}-{form}-{kind}"))
                 counts = tally.setdefault(f"{form}: {kind}", Counter())
                 if injected is None:
@@ -130,6 +141,53 @@ def miscopy(graph, solution: str, rng: random.Random) -> tuple[str, int] | None:
         return None
     recomputed = step.calculations[position]
     return _replace_result(changed, recomputed, _format_like(recomputed.computed, calculation.result_text)), line
+
+
+_OPERATOR_TEXT = {"*": r"[*x×]", "/": r"[/÷]", "+": r"\+", "-": r"-"}
+_INVERSE = {"+": "-", "-": "+", "*": "/", "/": "*"}
+
+
+def reversal(graph, solution: str, rng: random.Random) -> tuple[str, int] | None:
+    """``solution`` with one calculation that applies a relation of the problem turned the other way round
+    (``48/2`` for "half as many" made ``48*2``), its result recomputed, and that calculation's line."""
+    relations = problem_relations(graph)
+    if not relations:
+        return None
+    quantities = graph.quantities()
+    parsed = parse_solution(graph, solution)
+    candidates = []
+    for line, calculation in parsed.calculations():
+        applied = relation_applied(calculation, relations, quantities) if calculation.checks_out else None
+        if applied is not None and len(calculation.operands) == 2:
+            candidates.append((line, calculation, applied[1]))
+    if not candidates:
+        return None
+    line, calculation, operator = rng.choice(candidates)
+    first, second = calculation.operands
+    pattern = re.compile(rf"(\s*){_OPERATOR_TEXT[operator]}(\s*)")
+    between = solution[first.span[1] : second.span[0]]
+    if len(pattern.findall(between)) != 1:
+        return None
+    turned = _INVERSE[operator]
+    changed = solution[: first.span[1]] + pattern.sub(rf"\g<1>{turned}\g<2>", between) + solution[second.span[0] :]
+    if calculation.form == "annotation":  # the written copy before the annotation: 48/2 = <<48/2=24>>24
+        line_start = changed.rfind("\n", 0, calculation.span[0]) + 1
+        before = changed[line_start : calculation.span[0]]
+        written = list(
+            re.finditer(
+                rf"(?<![\d.]){re.escape(first.text)}\s*{_OPERATOR_TEXT[operator]}\s*{re.escape(second.text)}(?![\d])",
+                before,
+            )
+        )
+        if written:
+            last = written[-1]
+            fixed = pattern.sub(rf"\g<1>{turned}\g<2>", last.group(), count=1)
+            changed = changed[: line_start + last.start()] + fixed + changed[line_start + last.end() :]
+    terms = [_INVERSE[t] if t == operator else t for t in calculation.terms]
+    value = evaluate(terms).value
+    if value is None or value <= 0:
+        return None
+    return _replace_result(changed, calculation, _format_like(value, calculation.result_text)), line
 
 
 def _position_in_line(parsed, line: int, calculation: Calculation) -> int:

@@ -34,6 +34,7 @@ __all__ = [
     "inverted_relations",
     "asked_unit",
     "answer_unit",
+    "relation_applied",
     "unit_word",
     "RELATION_KINDS",
 ]
@@ -379,10 +380,11 @@ def _numbers_of(relation: Relation) -> set[Fraction]:
     return {f, f * 100, 1 + f, 1 - f, 100 + f * 100, 100 - f * 100}
 
 
-def _pairing(calculation, relation: Relation, quantities: list[Quantity]):
+def _pairing(calculation, relation: Relation, quantities: list[Quantity], inverse: bool = True):
     """``(operator, reference operand, relation operand)`` where ``calculation`` applies ``relation``'s
-    inverse to its reference; ``None`` otherwise. Only a pair of numbers that the operator joins on its own
-    (no ``*`` or ``/`` binding either of them to a neighbour first) is read."""
+    inverse to its reference (with ``inverse`` false: applies it the right way, and has an inverse that would
+    be flagged); ``None`` otherwise. Only a pair of numbers that the operator joins on its own (no ``*`` or
+    ``/`` binding either of them to a neighbour first) is read."""
     terms = list(calculation.terms)
     positions = [p for p, term in enumerate(terms) if isinstance(term, Fraction)]
     if len(positions) != len(calculation.operands):
@@ -398,7 +400,7 @@ def _pairing(calculation, relation: Relation, quantities: list[Quantity]):
             if not (0 <= q < len(terms)) or not isinstance(terms[q], Fraction):
                 continue
             operator = terms[p + side]
-            if operator not in ("+", "-", "*", "/"):
+            if operator not in _INVERSE_OPERATOR:
                 continue
             other = calculation.operands[positions.index(q)]
             if not _is_reference(other, relation, reference):
@@ -406,8 +408,23 @@ def _pairing(calculation, relation: Relation, quantities: list[Quantity]):
             first, second = (q, p) if side == -1 else (p, q)
             if not _alone(terms, first, second, operator):
                 continue
-            if _inverse(relation, operator, operand.value, reference_first=side == -1):
+            wrong = _inverse(relation, operator, operand.value, reference_first=side == -1)
+            if wrong if inverse else _inverse(relation, _INVERSE_OPERATOR[operator], operand.value, side == -1):
                 return operator, other, operand
+    return None
+
+
+_INVERSE_OPERATOR = {"+": "-", "-": "+", "*": "/", "/": "*"}
+
+
+def relation_applied(calculation, relations: list[Relation], quantities: list[Quantity]):
+    """``(relation, operator)`` where ``calculation`` applies one of ``relations`` the right way, with an
+    operator whose inverse (``_INVERSE_OPERATOR``) ``inverted_relations`` would flag; ``None`` where it
+    applies none. What a benchmark turns round to make the error this module finds."""
+    for relation in relations:
+        pairing = _pairing(calculation, relation, quantities, inverse=False)
+        if pairing is not None:
+            return relation, pairing[0]
     return None
 
 
