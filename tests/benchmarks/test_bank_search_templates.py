@@ -105,3 +105,50 @@ def test_fused_ranks_and_the_choice_of_weights():
     # ties broken by the best MRR, then the smallest total weight
     best = [e for e in choice["grid"] if e["feasible"] and e["mean_r1"] == 1.0]
     assert chosen["sparse"] + chosen["skeleton"] == pytest.approx(min(e["sparse"] + e["skeleton"] for e in best))
+
+
+def test_the_skeleton_confidence_keeps_what_the_sentence_encoder_finds():
+    bank = _bank(["a", "b", "a"])
+    dense = np.array([[0.9, 0.5, 0.0], [0.9, 0.8, 0.0], [0.0, 0.5, 0.55]])
+    sparse = np.zeros((3, 3))
+    # queries 0 and 2: a weak skeleton match (best 0.3, 0.35) on a wrong row; query 1: its own skeleton exactly
+    skeleton = np.array([[0.0, 0.3, 0.0], [0.0, 1.0, 0.0], [0.0, 0.35, 0.0]])
+    scores = {"dense": dense, "sparse": sparse, "skeleton": skeleton}
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.0) == [1, 2, 1]
+    # by hand, query 0: z(dense) = (1.177, 0.090, -1.268), z(skeleton) = (-0.707, 1.414, -0.707); skeleton 0.5 for
+    # every query: row 1 0.752 > row 0 0.235 -> rank 2; query 1 gains (row 1 0.997 > row 0 0.060)
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.5) == [2, 1, 2]
+    # confidence (0.4, 1.0): queries 0 and 2 (best 0.3, 0.35) get no skeleton weight, query 1 (best 1.0) all of it
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.5, (0.4, 1.0)) == [1, 1, 1]
+    # one skeleton weight for every query either loses query 2 (weight above 0.087) or misses query 1 (below 0.105)
+    choice = bank_search.choose_weights([bank], [scores], (None, (0.4, 1.0)))
+    assert choice["chosen"] == {"sparse": 0.0, "skeleton": 0.2, "confidence": (0.4, 1.0)}
+    fixed = [e for e in choice["grid"] if e["confidence"] is None and e["skeleton"] > 0]
+    assert not any(e["feasible"] and e["mean_r1"] == 1.0 for e in fixed)
+
+
+def test_the_expected_worst_margin():
+    alone = np.array([True, False, True, True])
+    # no query lost: 0 whatever the resample
+    assert bank_search.expected_worst_margin(np.array([True, True, True, True]), alone, ["a", "b", "a", "a"]) == 0.0
+    # kind a loses its query 0 for sure: its margin is -1 in every resample
+    assert bank_search.expected_worst_margin(np.array([False, True]), np.array([True, False]), ["a", "b"]) == -1.0
+    # kind a: one query lost, one won; resamples of 2: mean -1 a quarter of the time, else 0 or +1 (kind b: 0)
+    value = bank_search.expected_worst_margin(
+        np.array([False, True, True]), np.array([True, False, True]), ["a", "a", "b"]
+    )
+    assert value == pytest.approx(-0.25, abs=0.04)
+
+
+def test_the_third_math_queries_file_is_test_only_and_new():
+    first = [json.loads(line) for line in open(bank_search.MATH_QUERIES, encoding="utf-8")]
+    third = [json.loads(line) for line in open(bank_search.MATH_QUERIES_THIRD, encoding="utf-8")]
+    assert len(third) == 45 and {row["split"] for row in third} == {"test"}
+    counts = {}
+    for row in third:
+        counts[row["kind"]] = counts.get(row["kind"], 0) + 1
+        assert row["query"].strip() != row["original"].strip()
+    assert counts == {"numbers": 15, "both": 15, "wording": 15}
+    ids = [row["id"] for row in third]
+    assert ids == [f"math-q{i}" for i in range(160, 205)]
+    assert not set(ids) & {row["id"] for row in first}
