@@ -393,7 +393,7 @@ def _pairing(calculation, relation: Relation, quantities: list[Quantity], invers
     values = _numbers_of(relation)
     for n, p in enumerate(positions):
         operand = calculation.operands[n]
-        if not _is_relation_number(operand, relation, values):
+        if not _is_relation_number(operand, relation, values) or _said_elsewhere(operand.value, relation, quantities):
             continue
         for side in (-1, 1):
             q = p + 2 * side
@@ -426,6 +426,12 @@ def relation_applied(calculation, relations: list[Relation], quantities: list[Qu
         if pairing is not None:
             return relation, pairing[0]
     return None
+
+
+def _said_elsewhere(value: Fraction, relation: Relation, quantities: list[Quantity]) -> bool:
+    """Whether another quantity of the problem has ``value`` too ("5 years younger ... in 5 years"): which of
+    the two a step computes with, the text does not say."""
+    return any(q.value == value for j, q in enumerate(quantities) if j not in (relation.quantity, relation.reference))
 
 
 def _is_relation_number(operand, relation: Relation, values: set[Fraction]) -> bool:

@@ -11,7 +11,7 @@ HALF = "Jo has 12 apples. Sam has half as many apples as Jo. How many apples do 
 HALF_WHO = "Sam has half as many marbles as Jo, who has 12. How many marbles does Sam have?"
 TWICE_FEWER = (
     "Jo has 12 apples. Sam has twice as many apples as Jo. Tim has 3 fewer apples than Jo. "
-    "How many apples do the three have?"
+    "How many apples do they have in all?"
 )
 TIMES_AS_MUCH = "A shirt costs $20. A jacket costs 3 times as much. How much do both cost?"
 THIRD_OF = "Lily ate a third of the 27 candies. How many candies did she eat?"
@@ -82,6 +82,26 @@ def test_problem_relations(problem, relations):
         (YOUNGER, "Tom is 20 - 5 = 15 years old.\n#### 15", []),
         # the other side of the relation, computed from the subject's number: right, not flagged
         (REVERSED_QUESTION, "Jo has 6 * 2 = 12 marbles.\n#### 12", []),
+        # the relation's number said again for another purpose ("in 5 years"): which one a step uses is unknown
+        (
+            "Ann is 20 years old. Tom is 5 years younger than Ann. How old will they be together in 5 years?",
+            "In 5 years Ann will be 20 + 5 = 25.\nTom is 20 - 5 = 15, so 15 + 5 = 20 then.\n25 + 20 = 45\n#### 45",
+            [],
+        ),
+        # another fraction word of the problem reads the pair the right way ("twice that much ... half its value")
+        (
+            "Jim buys a ring for $10,000. He gets his wife a ring that is twice that much and sells the first one "
+            "for half its value. How much is he out of pocket?",
+            "The second ring cost 2*10000 = 20000\nHe sells the first for 10000/2 = 5000\n"
+            "20000 + 10000 - 5000 = 25000\n#### 25000",
+            [],
+        ),
+        # a number the reference is counted in: 12 pairs are 12 * 2 earrings
+        (
+            "Barbie bought 12 pairs of earrings, and gave half of them to Alissa. How many earrings did she give?",
+            "12 pairs are 12 * 2 = 24 earrings.\nShe gave 24 / 2 = 12 earrings.\n#### 12",
+            [],
+        ),
     ],
 )
 def test_inverse_operation(problem, solution, lines):
