@@ -273,8 +273,7 @@ class Predictor:
             rows = AlignmentRows(limit=len(pairs) + len(alignments or {}))
             if alignments and against == "problem":
                 rows.remember_alignments(list(alignments), list(alignments.values()))
-            with parsed.in_use():  # the problems just parsed: nothing is parsed again
-                alignment_rows(against, pairs, rows=rows)
+            alignment_rows(against, pairs, rows=rows, parse=parsed.parse)  # the problems just parsed: none again
             rows_of = {pair: pair_key(against, *pair) for pair in pairs}
             found = rows.get_many(list(rows_of.values()))
         return [
@@ -422,13 +421,18 @@ def compare(
     Each problem is parsed once (through ``graph_cache``: ``None`` writes no file) and each pair aligned once:
     the predictor reads those graphs and alignment rows, and predicts every pair but the same problems in one
     call."""
-    from mathgraph.parsers.compare import align_texts, compared_relations
+    from mathgraph.parsers.compare import align_problems, compared_relations
     from mathgraph.parsers.graph_cache import ParsedGraphs
+    from mathgraph.parsers.solution import align_solution
 
     pairs = [tuple(pair) for pair in pairs]
     parsed = ParsedGraphs(graph_cache)
-    with parsed.in_use():
-        alignments = align_texts(pairs, solution=solution, show_progress=show_progress)
+    texts = [a for a, _ in pairs] if solution else [text for pair in pairs for text in pair]
+    graphs_of = dict(zip(texts, parsed.parse(texts, show_progress=show_progress)))  # a solution is read as text
+    if solution:
+        alignments = [align_solution(graphs_of[a], b) for a, b in pairs]
+    else:
+        alignments = [align_problems(graphs_of[a], graphs_of[b]) for a, b in pairs]
     relations = [None] * len(pairs)
     if predictor is not None and pairs and not solution:
         if not isinstance(predictor, Predictor):  # a model with predict(inputs, batch_size): QRC's

@@ -132,18 +132,6 @@ def rows_in_use() -> AlignmentRows:
     return _IN_USE.get() or TRAINING_ROWS
 
 
-def remember_alignments(pairs: Sequence[tuple[str, str]], alignments: Sequence) -> None:
-    """``AlignmentRows.remember_alignments`` of the rows in use (``rows_in_use``)."""
-    rows_in_use().remember_alignments(pairs, alignments)
-
-
-def remember_rows(rows: dict[bytes, np.ndarray]) -> None:
-    """Keep rows made elsewhere (``alignment_rows``' output, read back from a pack of training data) in the rows
-    in use (``rows_in_use``), so that ``alignment_features`` reads them instead of parsing: a pack's rows are
-    every feature, as computed there."""
-    rows_in_use().put_many(rows)
-
-
 def alignment_rows(against: str, pairs: Sequence[tuple[str, str]], **options) -> dict[bytes, np.ndarray]:
     """``{key: row}`` of every feature (``available_features(against)``) of ``pairs``, keyed as
     ``alignment_features`` looks rows up: what a pack of training data stores (``models.packed_features``).
@@ -296,8 +284,6 @@ __all__ = [
     "alignment_rows",
     "step_finding_features",
     "STEP_FINDING_FEATURES",
-    "remember_rows",
-    "remember_alignments",
     "AlignmentRows",
     "pair_key",
     "TRAINING_ROWS",

@@ -126,12 +126,16 @@ class AlignmentModel:
         exp = np.exp(raw)
         return exp / exp.sum(axis=1, keepdims=True)
 
-    def predict(self, inputs, batch_size: int = 32) -> list[dict]:
-        """Results of ``inputs`` in input order (``batch_size`` is accepted for the predictor interface)."""
+    def predict(self, inputs, batch_size: int = 32, graphs=None, rows=None) -> list[dict]:
+        """Results of ``inputs`` in input order (``batch_size`` is accepted for the predictor interface).
+        ``rows``: the alignment rows already computed (``models.alignment_features.AlignmentRows``); ``graphs``:
+        a ``parsers.graph_cache.ParsedGraphs`` the problems of the other pairs are parsed through (None:
+        ``self.parse``, else the default graph cache)."""
         inputs = list(inputs)
         pairs, sizes = self._pairs(inputs)
+        parse = self.parse if self.parse is not None or graphs is None else graphs.parse
         probabilities = (
-            self.predict_proba(alignment_features(self.aligned_with, pairs, self.parse, names=self.features))
+            self.predict_proba(alignment_features(self.aligned_with, pairs, parse, names=self.features, rows=rows))
             if pairs
             else np.zeros((0, len(self.labels)))
         )

@@ -271,9 +271,10 @@ class OnnxTaskConfig:
             return [texts[0] for texts in chunk] + [texts[1] for texts in chunk]
         return [texts[0] for texts in chunk] + [c for texts in chunk for c in texts[1]]
 
-    def alignment(self, chunk: Sequence[tuple]) -> np.ndarray | None:
+    def alignment(self, chunk: Sequence[tuple], rows=None, parse=None) -> np.ndarray | None:
         """The alignment features a batch's head reads: ``[B, F]`` for pairs, ``[B, N, F]`` for SQR lists (zeros
-        after a list's candidates), float32; ``None`` for a head without them."""
+        after a list's candidates), float32; ``None`` for a head without them. ``rows`` and ``parse`` are
+        ``models.alignment_features.alignment_features``' (the rows already computed, how to parse the others)."""
         if not self.alignment_names:
             return None
         from mathgraph.models.alignment_features import alignment_features
@@ -283,14 +284,16 @@ class OnnxTaskConfig:
             pairs = [(texts[0], c) for texts in chunk for c in texts[1]]
         else:
             pairs = [(texts[0], texts[1]) for texts in chunk]
-        rows = alignment_features(aligned_with(self.task), pairs, names=self.alignment_names).astype(np.float32)
+        features = alignment_features(
+            aligned_with(self.task), pairs, parse=parse, names=self.alignment_names, rows=rows
+        ).astype(np.float32)
         if self.shape != "ranker":
-            return rows
+            return features
         width = max(len(texts[1]) for texts in chunk)
-        padded = np.zeros((len(chunk), width, rows.shape[-1]), dtype=np.float32)
+        padded = np.zeros((len(chunk), width, features.shape[-1]), dtype=np.float32)
         start = 0
         for i, texts in enumerate(chunk):
-            padded[i, : len(texts[1])] = rows[start : start + len(texts[1])]
+            padded[i, : len(texts[1])] = features[start : start + len(texts[1])]
             start += len(texts[1])
         return padded
 
@@ -304,9 +307,11 @@ class OnnxTaskPredictor:
         self.config = runtime.task_configs[task]
         self.head = runtime.head_network(task)
 
-    def predict(self, inputs: Iterable, batch_size: int = 32) -> list[dict]:
+    def predict(self, inputs: Iterable, batch_size: int = 32, graphs=None, rows=None) -> list[dict]:
         """Results of ``inputs`` (``models.task_io`` shapes): ``{"label", "probabilities"}`` or
-        ``{"scores", "ranking"}``, in input order."""
+        ``{"scores", "ranking"}``, in input order. ``graphs``: a ``parsers.graph_cache.ParsedGraphs`` holding
+        the problems' graphs already parsed, and the cache the others are parsed through (None: the default
+        graph cache); ``rows``: the alignment rows of the pairs (``models.alignment_features.AlignmentRows``)."""
         from mathgraph.models.features import FeatureStore
         from mathgraph.models.task_io import check_input, label_values, ranking_result
         from mathgraph.task_specs import task_spec
@@ -318,19 +323,22 @@ class OnnxTaskPredictor:
         if not checked:
             return []
         needed = [config.problem_texts(texts) for texts in checked]
-        store = FeatureStore(runtime.collator, [t for texts in needed for t in texts], parser=runtime.parser)
+        store = FeatureStore(
+            runtime.collator, [t for texts in needed for t in texts], parser=runtime.parser, graphs=graphs
+        )
+        parse = graphs.parse if graphs is not None else None  # the pairs' problems, where a row is missing
         lengths = [sum(store.length(t) for t in texts) for texts in needed]
         order = sorted(range(len(checked)), key=lengths.__getitem__)  # batches of similar length
         names = label_values(self.task, config.labels) if spec.classifies else None
         results: list = [None] * len(checked)
         for start in range(0, len(order), batch_size):
-            rows = order[start : start + batch_size]
-            chunk = [checked[i] for i in rows]
+            batch = order[start : start + batch_size]
+            chunk = [checked[i] for i in batch]
             vectors = runtime.problem_vectors(store.batch(config.batch_texts(chunk)))
-            alignment = config.alignment(chunk)
+            alignment = config.alignment(chunk, rows=rows, parse=parse)
             if spec.classifies:
                 feeds = {"vectors": vectors} if alignment is None else {"vectors": vectors, "alignment": alignment}
-                for i, logits in zip(rows, self.head.run(feeds)["logits"]):
+                for i, logits in zip(batch, self.head.run(feeds)["logits"]):
                     results[i] = classification_result(logits, names)
             else:
                 width = max(len(texts[1]) for texts in chunk)
@@ -343,7 +351,7 @@ class OnnxTaskPredictor:
                 if alignment is not None:
                     feeds["alignment"] = alignment
                 scores = self.head.run(feeds)["scores"]
-                for i, row, texts in zip(rows, scores, chunk):
+                for i, row, texts in zip(batch, scores, chunk):
                     results[i] = ranking_result(row[: len(texts[1])].tolist())
         return results
 

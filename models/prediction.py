@@ -4,9 +4,10 @@ pipelines).
 ``predict_inputs(model, inputs)`` is what ``TaskModel.predict`` and ``TaskView.predict`` run:
 
 1. preprocess: each input is checked once for the task's shape (``models.task_io.check_input``)
-   and made an example (``TaskHead.input_example``); the problems are parsed (through the graph
-   cache; the text-only ``bert`` architecture parses nothing) and their features built once
-   (``FeatureStore``); examples of similar length are collated together, without labels;
+   and made an example (``TaskHead.input_example``); the problems' graphs are taken from those passed in
+   (``graphs``, a ``parsers.graph_cache.ParsedGraphs``) or parsed through the graph cache (the text-only
+   ``bert`` architecture parses nothing) and their features built once (``FeatureStore``); examples of
+   similar length are collated together, without labels;
 2. forward: the model runs under ``torch.inference_mode()``;
 3. postprocess: logits become ``{"label", "probabilities"}`` and scores ``{"scores", "ranking"}``
    (``models.task_io``), in input order.
@@ -26,25 +27,39 @@ from mathgraph.models.task_batches import TaskCollator, example_lengths, length_
 from mathgraph.models.task_io import build_examples, classification_result, label_values, ranking_result
 
 
-def feature_store(model, texts: Sequence[str], args=None) -> FeatureStore:
+def feature_store(model, texts: Sequence[str], args=None, graphs=None, rows=None) -> FeatureStore:
     """The ``FeatureStore`` of ``texts`` for a ``TaskModel`` (or ``TaskView``): graphs parsed once
     (through the graph cache), none for the text-only ``bert`` encoder. ``args`` (a training run's
-    ``TrainingArguments``) chooses the graph cache and the parser processes; without it, the default
-    graph cache and one process."""
+    ``TrainingArguments``) chooses the graph cache and the parser processes; without it, ``graphs`` (a
+    ``parsers.graph_cache.ParsedGraphs``: the graphs a prediction parsed, and its cache) or else the default
+    graph cache, one process. ``rows``: the alignment rows of the pairs (``models.alignment_features.AlignmentRows``;
+    None: ``TRAINING_ROWS``)."""
     if args is not None:
         return FeatureStore.for_run(model.encoder, texts, args, with_graphs=model.config.uses_graph)
     encoder = model.encoder
-    return FeatureStore(encoder.collator, texts, parser=encoder.parser, with_graphs=model.config.uses_graph)
+    return FeatureStore(
+        encoder.collator,
+        texts,
+        parser=encoder.parser,
+        with_graphs=model.config.uses_graph,
+        graphs=graphs,
+        alignment_rows=rows,
+    )
 
 
 @torch.inference_mode()
-def predict_inputs(model, inputs: Iterable, batch_size: int = 32, store: FeatureStore | None = None) -> list[dict]:
+def predict_inputs(
+    model, inputs: Iterable, batch_size: int = 32, store: FeatureStore | None = None, graphs=None
+) -> list[dict]:
     """``TaskModel.predict``: results of ``inputs`` (shapes in ``models.task_io``) with a ``TaskModel`` or
-    ``TaskView`` (see the module docstring); ``store`` holds problems already built."""
+    ``TaskView`` (see the module docstring); ``store`` holds problems already built; else one is built from
+    ``graphs`` (``feature_store``)."""
     task = model.config.task_type
     examples = build_examples(task, inputs)
     if not examples:
         return []
+    if store is None:
+        store = feature_store(model, [t for e in examples for t in task.example_texts(e)], graphs=graphs)
     outputs = _run(model, examples, store, batch_size, raw=True)
     if task.classifies:
         names = label_values(task, model.config.labels)

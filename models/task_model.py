@@ -164,11 +164,13 @@ class TaskModel(nn.Module):
     def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
         return self.config.task_type.outputs(self.head, self.vectors(batch.problems), batch)
 
-    def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
+    def predict(self, inputs: Sequence, batch_size: int = 32, graphs=None) -> list[dict]:
         """Predictions from text, one per input in input order (formats in ``models.task_io``): a ``str``
         (KPC), ``(text_a, text_b)`` (QRC, QAM) or ``(query, [candidates])`` (SQR) each
-        (``models.prediction.predict_inputs``)."""
-        return predict_inputs(self, inputs, batch_size)
+        (``models.prediction.predict_inputs``). ``graphs``: a ``parsers.graph_cache.ParsedGraphs`` holding
+        the problems' graphs already parsed, and the cache the others are parsed through (None: the default
+        graph cache)."""
+        return predict_inputs(self, inputs, batch_size, graphs=graphs)
 
     # ------------------------------------------------------------ saving
     def save_pretrained(self, directory: str | Path) -> None:

@@ -276,8 +276,9 @@ class TfidfPredictor:
                 f"a TF-IDF {kind} model cannot predict {self.task.name} (that needs a {self.task.input_shape} model)"
             )
 
-    def predict(self, inputs, batch_size: int = 32) -> list[dict]:
-        """Results of ``inputs`` in the format of ``TaskModel.predict`` (``batch_size`` is not used)."""
+    def predict(self, inputs, batch_size: int = 32, graphs=None, rows=None) -> list[dict]:
+        """Results of ``inputs`` in the format of ``TaskModel.predict``: TF-IDF reads the texts alone, so
+        ``batch_size``, ``graphs`` and ``rows`` (the predictor interface's) are not used."""
         checked = [check_input(self.task, item, i) for i, item in enumerate(inputs)]
         if not checked:
             return []

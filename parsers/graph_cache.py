@@ -155,11 +155,31 @@ class ParsedGraphs:
         self._graphs: OrderedDict[str, MathSyntaxGraph] = OrderedDict()
 
     def parse(
-        self, texts: Iterable[str], parser: str | DependencyParser = "auto", bare_arithmetic: bool = False
+        self,
+        texts: Iterable[str],
+        parser: str | DependencyParser = "auto",
+        bare_arithmetic: bool = False,
+        show_progress: bool = False,
     ) -> list[MathSyntaxGraph]:
-        """The graphs of ``texts`` (``parse_cached`` through this object's cache), kept here."""
-        with self.in_use():
-            return parse_cached(texts, parser=parser, bare_arithmetic=bare_arithmetic)
+        """The graphs of ``texts`` in input order: those kept here as they are, the others through this object's
+        cache (``parse_cached``; ``None``: parsed, no file written), and kept. A bad text raises with its
+        position in ``texts`` before anything is parsed."""
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            check_problem_text(text, where=f"problem {i}")
+        if not texts:
+            return []
+        identity = parser_identity(_problem_parser(parser, bare_arithmetic))
+        keys = [graph_key(text, identity) for text in texts]
+        graphs = self.get_many(keys)
+        missing = list(dict.fromkeys(text for text, key in zip(texts, keys) if key not in graphs))
+        parsed = parse_cached(
+            missing, parser=parser, cache=self.cache, bare_arithmetic=bare_arithmetic, show_progress=show_progress
+        )
+        new = {graph_key(text, identity): graph for text, graph in zip(missing, parsed)}
+        self.put_many(new)
+        graphs.update(new)
+        return [graphs[key] for key in keys]
 
     def add(
         self,

@@ -144,3 +144,32 @@ def test_one_text_on_the_command_line_writes_no_graph_cache(monkeypatch, tmp_pat
     assert main(["-q", "predict", "kpc", "Find $x$ if $2x + 3 = 7$.", "--format", "json"]) == 0
     assert '"label"' in capsys.readouterr().out
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize("runtime", ["onnx", "torch"])
+def test_graphs_passed_to_the_shipped_model_are_its_only_graphs(monkeypatch, tmp_path, runtime):
+    """The shipped package, KPC and QAM (whose head reads alignment features): graphs passed to ``predict``
+    are what the model reads, with the parser patched to fail, and the results are those of a prediction that
+    parsed; nothing writes a graph cache."""
+    from mathgraph.parsers import graph_cache
+
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    question = "Tom has 3 apples and buys 4 more. How many apples does he have?"
+    cases = {
+        "kpc": ["Find $x$ if $2x + 3 = 7$.", "A circle has radius 3. What is its area?"],
+        "qam": [(question, "3 + 4 = 7. The answer is 7."), (question, "3 + 5 = 8. The answer is 8.")],
+    }
+    predictors = {task: Predictor.from_pretrained("shipped", task, runtime=runtime) for task in cases}
+    expected = {task: predictors[task].predict(inputs) for task, inputs in cases.items()}
+    texts = list(dict.fromkeys(t for inputs in cases.values() for item in inputs for t in texts_of(item)))
+    graphs = dict(zip(texts, graph_cache.parse_cached(texts, parser="spacy", cache=None)))
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("parsed although the graphs were passed in")
+
+    monkeypatch.setattr(graph_cache, "parse_problems", no_parsing)
+    for task, inputs in cases.items():
+        assert predictors[task].predict(inputs, graphs=graphs) == expected[task]
+    with pytest.raises(AssertionError, match="parsed although"):  # without them, the model's parse is the parser
+        predictors["kpc"].predict(["A problem no graph was passed for."], graphs=graphs)
+    assert not (tmp_path / "cache").exists()

@@ -117,3 +117,35 @@ def test_default_path_honours_the_environment(tmp_path, monkeypatch, parsed_text
     monkeypatch.delenv("MATHGRAPH_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_path() == tmp_path / "xdg" / "mathgraph" / "graphs.sqlite"
+
+
+def test_parsed_graphs_take_what_they_keep_and_parse_the_rest_through_their_own_cache(
+    tmp_path, monkeypatch, parsed_texts
+):
+    """``ParsedGraphs.parse``: the graphs kept are taken as they are, the others parsed through the object's
+    cache (``None``: no file), and at most ``limit`` graphs are kept, the oldest dropped first."""
+    from mathgraph.parsers.graph_cache import ParsedGraphs
+
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    made_elsewhere = parse_cached(TEXTS[:1], parser="spacy", cache=None)
+    parsed = ParsedGraphs(cache=None, limit=2)
+    parsed.add(TEXTS[:1], made_elsewhere, parser="spacy")
+    parsed_texts.clear()
+    graphs = parsed.parse([TEXTS[0], TEXTS[1], TEXTS[0]], parser="spacy")
+    assert parsed_texts == [TEXTS[1]]  # the kept graph is not parsed again
+    assert graphs[0] is made_elsewhere[0] and graphs[2] is made_elsewhere[0]
+    assert graphs[1].text == TEXTS[1] and len(parsed) == 2
+    assert not (tmp_path / "cache").exists()  # cache=None writes no file
+    parsed.parse(TEXTS[2:], parser="spacy")
+    assert len(parsed) == 2  # bounded: TEXTS[0], the oldest, went out
+    parsed.parse(TEXTS[:1], parser="spacy")
+    assert parsed_texts == [TEXTS[1], TEXTS[2], TEXTS[0]]
+    with pytest.raises(ValueError, match="problem 1: the problem text is empty"):
+        parsed.parse([TEXTS[0], " "], parser="spacy")
+
+    with GraphCache(tmp_path / "graphs.sqlite") as cache:
+        ParsedGraphs(cache).parse(TEXTS[:2], parser="spacy")
+        assert len(cache) == 2  # written where it was told
+        parsed_texts.clear()
+        ParsedGraphs(cache).parse(TEXTS[:2], parser="spacy")
+        assert parsed_texts == []  # a second prediction reads them there
