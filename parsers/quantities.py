@@ -152,10 +152,29 @@ _SINGLE_WORDS = {
     "double": Fraction(2),
     "triple": Fraction(3),
     "thrice": Fraction(3),
+    "quadruple": Fraction(4),
     "quarter": Fraction(1, 4),
 }
+# Nouns that are a number of years after "a": "a decade from now" is 10 years, "a century" 100.
+_YEARS_WORDS = {"decade": 10, "century": 100}
+# Measures that "a third", "a fifth" ... may be a fraction of ("a third cup"); before another noun the word is a rank.
+_FRACTION_OF = {
+    *("cup", "pound", "lb", "ounce", "oz", "gallon", "quart", "pint", "liter", "litre", "teaspoon", "tablespoon"),
+    *("mile", "inch", "foot", "yard", "meter", "metre", "kilometer", "km", "acre", "kilogram", "kg", "gram"),
+    *("second", "minute", "hour", "day", "week", "month", "year", "tank", "mile"),
+}
+# Words right after a number that make it a count, not a name: "took from Griffin 3 less than ..." (not "Voyager 2").
+_COUNT_AFTER = {"less", "more", "fewer", "times", "greater", "smaller", "larger", "older", "younger", "percent", "%"}
 # every word that may start a number; words_at looks no further at any other word
-_NUMBER_WORDS = {*UNIT_WORDS, *TENS_WORDS, *_HUNDRED_AND_SCALES, *ORDINAL_DENOMINATORS, *_SINGLE_WORDS, "dozen"}
+_NUMBER_WORDS = {
+    *UNIT_WORDS,
+    *TENS_WORDS,
+    *_HUNDRED_AND_SCALES,
+    *ORDINAL_DENOMINATORS,
+    *_SINGLE_WORDS,
+    *_YEARS_WORDS,
+    "dozen",
+}
 _SINGULAR_DENOMINATORS = {w: d for w, d in ORDINAL_DENOMINATORS.items() if not w.endswith(("s", "halves"))}
 # Nouns that measure rather than count: "3 hours", "5 inch heels" (other nouns are the counted object).
 _MEASURES = {
@@ -278,11 +297,22 @@ def problem_sentences(graph: MathSyntaxGraph) -> list[ProblemSentence]:
     """The sentences of ``graph`` in order, the question among them marked.
 
     The question is the last sentence with a ``?``, or else the last one that starts
-    with an asking or commanding word (``How``, ``Find``, ``Compute``...); a problem
-    may have none.
+    with an asking or commanding word (``How``, ``Find``, ``Compute``...) or whose main
+    verb is such a command with no subject (``If ..., calculate Allen's age.``); a
+    problem may have none.
     """
     spans: dict[int, list[int]] = {}
     first_word: dict[int, str] = {}
+    subjects = {edge.src for edge in graph.edges if edge.relation in ("dep:nsubj", "dep:nsubjpass", "dep:expl")}
+    commands = {  # sentences whose main verb is a bare command: "If ..., calculate Allen's age"
+        graph.nodes[edge.dst].sentence
+        for edge in graph.edges
+        if edge.src == 0
+        and graph.nodes[edge.dst].kind == "word"
+        and graph.nodes[edge.dst].upos == "VERB"
+        and (graph.nodes[edge.dst].lemma or "").lower() in _QUESTION_STARTS
+        and edge.dst not in subjects
+    }
     for node in graph.nodes:
         if node.sentence is None or node.span is None:
             continue
@@ -294,7 +324,9 @@ def problem_sentences(graph: MathSyntaxGraph) -> list[ProblemSentence]:
         bounds[1] = max(bounds[1], node.span[1])
     order = sorted(spans)
     texts = {i: graph.text[spans[i][0] : spans[i][1]] for i in order}
-    asking = [i for i in order if "?" in texts[i]] or [i for i in order if first_word.get(i) in _QUESTION_STARTS]
+    asking = [i for i in order if "?" in texts[i]] or [
+        i for i in order if first_word.get(i) in _QUESTION_STARTS or i in commands
+    ]
     question = asking[-1] if asking else None
     return [ProblemSentence(i, (spans[i][0], spans[i][1]), texts[i], i == question) for i in order]
 
@@ -765,7 +797,10 @@ class _TokenScanner:
         return not (relation == "dep:nummod" and parent is not None and parent.upos == "NOUN")
 
     def is_label(self, i: int) -> bool:
-        """``Route 66``, ``Level 5``, ``42 Oak Street``: the number names rather than counts."""
+        """``Route 66``, ``Level 5``, ``42 Oak Street``: the number names rather than counts (not ``Griffin 3 less
+        than``: a comparison after the number makes it a count)."""
+        if self.text_of(i + 1) in _COUNT_AFTER:
+            return False
         before = self.tokens[i - 1] if i > 0 else None
         parent, _ = self.reader.parent(self.tokens[i].id)
         if self.capitalised(i + 1) and any(self.text_of(k).rstrip(".") in _STREET_WORDS for k in (i + 2, i + 3)):
@@ -806,7 +841,11 @@ class _TokenScanner:
         if article and word.isalpha() and self.fraction_after(i + 1) is not None:
             return self.and_a_half_at(i)  # "an hour and a half"
         if word in ORDINAL_DENOMINATORS and article and word not in ("half", "halves", "quarters"):
+            if word in ORDINAL_WORDS and self.ordinal_before_noun(i):
+                return None  # "a third set", "a fifth grader": a rank
             return [self.make(i, i, Fraction(1, ORDINAL_DENOMINATORS[word]), "word")], i + 1  # "a third of"
+        if word in _YEARS_WORDS:  # "a decade from now" is 10 years; "the decade", "two decades" are not read here
+            return ([self.make(i, i, Fraction(_YEARS_WORDS[word]), "word", "years")], i + 1) if article else None
         if word == "half" and self.text_of(i + 1) in _ARTICLES:
             scale = self.scale_of(i + 2)
             if scale is not None:  # "half a dozen", "half a million"
@@ -821,6 +860,14 @@ class _TokenScanner:
         if word == "double" and token.upos == "VERB":
             return None
         return [self.make(i, i, single, "word")], i + 1
+
+    def ordinal_before_noun(self, i: int) -> bool:
+        """An ordinal word after ``a`` that ranks the noun after it (``a third set``, ``a fifth grader``), not a
+        fraction (``a third of``, ``a third cup``: a measure after it is a fraction of that measure)."""
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        if after is None or after.upos not in ("NOUN", "PROPN"):
+            return False
+        return (after.lemma or after.label).lower() not in _FRACTION_OF
 
     def pronoun_one(self, i: int) -> bool:
         """``one`` standing for a noun: ``the red one``, ``that one costs``, ``each one``, ``one at a time``."""

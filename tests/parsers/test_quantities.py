@@ -383,3 +383,30 @@ def test_numbers_that_name_rather_than_count():
         "That one costs $5 at 2.13 am. The iPhone 12 sold at South 32 Ltd. Each one weighs 3 kg."
     )
     assert values(text) == [("$5", 5), ("3", 3)]
+
+
+def test_a_decade_a_quadruple_batch_and_a_count_after_a_name():
+    # "a decade" is 10 years as "a dozen" is 12; "quadruple" is 4 as "triple" is 3
+    assert quantities("Allen will be 30 a decade from now.") == [("30", 30, "integer"), ("decade", 10, "word")]
+    assert PARSER.parse("Allen will be 30 a decade from now.").quantities()[1].unit == "years"
+    assert quantities("Mark is making a quadruple batch of brownies.") == [("quadruple", 4, "word")]
+    assert quantities("The decade was long.") == []  # no article: the word names a time, it states no number
+    # a number after a name is a count when a comparison follows it ("Voyager 2" stays a name)
+    text = "Then Colby took from Griffin 3 less than the number of fries that Kyle had taken."
+    assert quantities(text) == [("3", 3, "integer")]
+    assert quantities("Voyager 2 flew by Jupiter.") == []
+
+
+def test_a_third_before_a_noun_is_a_rank_but_a_third_of_or_a_third_cup_a_fraction():
+    text = "He built a third set. He ate a third of the pie and a third cup of milk."
+    assert quantities(text) == [("third", Fraction(1, 3), "word"), ("third", Fraction(1, 3), "word")]
+    assert PARSER.parse(text).quantities()[1].unit == "cup"
+
+
+def test_a_command_after_a_condition_is_the_question():
+    # no "?" and no asking word first: the main verb, a command with no subject, marks the question
+    graph = PARSER.parse("Their total age is 162. If their total age now is 162, calculate Allen's age in 10 years.")
+    assert [s.is_question for s in problem_sentences(graph)] == [False, True]
+    assert [(q.value, q.in_question) for q in graph.quantities()] == [(162, False), (162, True), (10, True)]
+    statement = PARSER.parse("Their total age is 162. They calculate Allen's age.")  # a subject: not a command
+    assert [s.is_question for s in problem_sentences(statement)] == [False, False]
