@@ -337,9 +337,9 @@ _COUNTED_IN = {"pair": 2, "pairs": 2, "couple": 2, "couples": 2, "dozen": 12, "d
 
 
 def _read_otherwise(text: str, relations: list[Relation], relation: Relation, quantities, operator, reference, operand):
-    """Whether the pair has a right reading after all: another relation of the problem that the same number and
-    operator apply the right way ("twice that much and ... half its value"), or a unit the reference is counted
-    in that the number converts ("12 pairs of earrings": 12 * 2 earrings)."""
+    """Whether the pair may have a right reading after all: another relation or multiplier word of the problem
+    that the same number may stand for ("twice that much and ... half its value"), or a unit the reference is
+    counted in that the number converts ("12 pairs of earrings": 12 * 2 earrings)."""
     # the problem's other multiplier and fraction words, whether or not their reference was found
     words = [
         Relation("times", _word_factor(q), j, relation.reference, q.text, q.span)
@@ -347,9 +347,9 @@ def _read_otherwise(text: str, relations: list[Relation], relation: Relation, qu
         if j != relation.quantity and _relation_word(q) and _word_factor(q)
     ]
     for other in relations + words:
-        if other is relation or operand.value not in _excusing(other):
-            continue
-        if not _inverse(other, operator, operand.value, reference_first=reference.span[0] < operand.span[0]):
+        # the same number may be the other relation's, read from either side ("half as many robots as
+        # helmets and half as many helmets as footballs": footballs are helmets * 2)
+        if other is not relation and operand.value in _excusing(other):
             return True
     after = text[quantities[relation.reference].span[1] :][:20].lower().split()
     return bool(after) and _COUNTED_IN.get(after[0]) == operand.value
@@ -616,9 +616,14 @@ def answer_unit(graph) -> AnswerUnit | None:
         line,
         asked,
         given,
-        f"The question asks for {asked}s, but the final answer {graph.answer_text.strip()} is in {given}s "
-        f"(“{written}”): in {asked}s it is {_show(converted)}.",
+        f"The question asks for {_plural(asked)}, but the final answer {graph.answer_text.strip()} is in "
+        f"{_plural(given)} (“{written}”): in {_plural(asked)} it is {_show(converted)}.",
     )
+
+
+def _plural(unit: str) -> str:
+    """``foot`` -> ``feet``, ``inch`` -> ``inches``, ``hour`` -> ``hours``."""
+    return {"foot": "feet", "inch": "inches"}.get(unit, unit + "s")
 
 
 def _number_value(digits: str) -> Fraction | None:

@@ -96,6 +96,13 @@ def test_problem_relations(problem, relations):
             "20000 + 10000 - 5000 = 25000\n#### 25000",
             [],
         ),
+        # two relations of one number: footballs are the helmets * 2, read from the second relation's subject
+        (
+            "Dominick saw half as many robots as helmets and half as many helmets as footballs. If there were 20 "
+            "helmets, how many items did he see?",
+            "There were 20*2 = 40 footballs.\nThere were 20/2 = 10 robots.\n10 + 40 + 20 = 70\n#### 70",
+            [],
+        ),
         # a number the reference is counted in: 12 pairs are 12 * 2 earrings
         (
             "Barbie bought 12 pairs of earrings, and gave half of them to Alissa. How many earrings did she give?",
@@ -147,6 +154,11 @@ READING = "Jo reads 30 pages an hour. How many minutes does it take her to read 
         (MOVIE, "The movie is 2 hours long.\n#### 2", [0]),
         (READING, "She needs 45 / 30 = 1.5 hours.\n#### 1.5", [0]),
         ("A pen costs 50 cents. How many dollars do 4 pens cost?", "4 * 50 = 200 cents\n#### 200", [0]),
+        (
+            "A fence is 240 inches long and 180 inches wide. How many feet of paper does James need?",
+            "240 * 2 = 480 inches\n180 * 2 = 360 inches\n480 inches + 360 inches = 840 inches\n#### 840",
+            [2],
+        ),
         # converted, or stated in the unit asked: not flagged
         (MOVIE, "The movie is 2 * 60 = 120 minutes long.\n#### 120", []),
         (READING, "She needs 45 / 30 = 1.5 hours.\n1.5 * 60 = 90 minutes\n#### 90", []),
