@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 
 from mathgraph.parsers.solution import check_solution
-from mathgraph.parsers.solution_relations import asked_unit, problem_relations
+from mathgraph.parsers.solution_relations import asked_unit, problem_relations, relation_applied
 
 HALF = "Jo has 12 apples. Sam has half as many apples as Jo. How many apples do they have together?"
 HALF_WHO = "Sam has half as many marbles as Jo, who has 12. How many marbles does Sam have?"
@@ -178,3 +178,20 @@ def test_answer_unit_message():
     assert finding.message == (
         "The question asks for minutes, but the final answer 1.5 is in hours (“1.5 hours”): in minutes it is 90."
     )
+
+
+def test_relation_applied_finds_the_step_to_turn_round():
+    from mathgraph import parse_problem
+    from mathgraph.parsers.solution_graph import parse_solution
+
+    problem = parse_problem(TWICE_FEWER)
+    relations = problem_relations(problem)
+    graph = parse_solution(
+        problem, "Sam has 12 * 2 = 24 apples.\nTim has 12 - 3 = 9 apples.\n24 + 9 + 12 = 45\n#### 45"
+    )
+    applied = [relation_applied(c, relations, problem.quantities()) for _, c in graph.calculations()]
+    assert [(r.kind, op) if r else None for r, op in (a or (None, None) for a in applied)] == [
+        ("times", "*"),
+        ("fewer", "-"),
+        None,
+    ]
