@@ -52,7 +52,10 @@ _COMPARATIVE = "|".join(_MORE + _FEWER)
 _AS_WORDS = "many|much|long|far|old|tall|big|heavy|fast|often|large|high|wide|deep|expensive|quickly|hard"
 # after the quantity's own text: "times as many apples as", "as much as", "more apples than", "of the"
 _TIMES_TAIL_RE = re.compile(rf"^\s*(?:times\s+)?as\s+(?:{_AS_WORDS})\b(?P<between>(?:\s+[\w'$-]+){{0,4}}?)\s+as\s+")
-_TIMES_BARE_RE = re.compile(rf"^\s*(?:times\s+)?as\s+(?:{_AS_WORDS})(?:\s+[a-z]+)?\s*(?:[.,;!?]|$)")
+# "half as many clips in May.": no "as" naming the reference before the clause ends
+_TIMES_BARE_RE = re.compile(
+    rf"^\s*(?:times\s+)?as\s+(?:{_AS_WORDS})(?:\s+(?!as\b|than\b)[\w'$-]+){{0,4}}\s*(?:[.,;!?]|$)"
+)
 _THAT_NOUNS = "number|amount|time|much|many|age|distance|price|cost|long|far|size|weight|sum|money"
 # "half that time on ...", "twice that number.", "double that": the number just before
 _THAT_RE = re.compile(

@@ -14,6 +14,10 @@ TWICE_FEWER = (
     "How many apples do they have in all?"
 )
 TIMES_AS_MUCH = "A shirt costs $20. A jacket costs 3 times as much. How much do both cost?"
+NATALIA = (
+    "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. "
+    "How many clips did Natalia sell altogether in April and May?"
+)
 THIRD_OF = "Lily ate a third of the 27 candies. How many candies did she eat?"
 PERCENT_MORE = "Pat earns $10 an hour. Jo earns 20% more than Pat. How much does Jo earn in 5 hours?"
 YOUNGER = "Tom is 5 years younger than Ann. Ann is 20 years old. How old is Tom?"
@@ -62,6 +66,8 @@ def test_problem_relations(problem, relations):
         (HALF, "Sam has 2 * 12 = 24 apples.\n24 + 12 = 36\n#### 36", [0]),
         (HALF, "Sam has 12 / 0.5 = 24 apples.\n24 + 12 = 36\n#### 36", [0]),
         (HALF_WHO, "Sam has 12 x 2 = 24 marbles.\n#### 24", [0]),
+        (NATALIA, "Natalia sold 48*2 = 96 clips in May.\nNatalia sold 48+96 = 144 clips altogether.\n#### 144", [0]),
+        (NATALIA, "Natalia sold 48/2 = <<48/2=24>>24 clips in May.\n48+24 = <<48+24=72>>72\n#### 72", []),
         (TWICE_FEWER, "Sam has 12 / 2 = 6 apples.\nTim has 12 - 3 = 9 apples.\n6 + 9 + 12 = 27\n#### 27", [0]),
         (TWICE_FEWER, "Sam has 12 * 2 = 24 apples.\nTim has 12 + 3 = 15 apples.\n24 + 15 + 12 = 51\n#### 51", [1]),
         (TIMES_AS_MUCH, "The jacket costs 20 / 3 = 6.67 dollars.\n20 + 6.67 = 26.67\n#### 26.67", [0]),
