@@ -44,21 +44,21 @@ OTHER_CHANGES = ("adding operation", "reversing operation", "distraction inserti
 NEAR_MISS = "math: one number changed"
 GRID = {
     "min_cosine": (0.7,),
-    "small_numbers": (0, 1, 2),
-    "small_value": (1, 2),
+    "small_numbers": (1, 2),
     "check_units": (True, False),
-    "one_sided_sentences": (True, False),
-    "distinct_forms": (True, False),
-    "require_question": (True, False),
-    "check_unread": (True, False),
-    "max_edit_words": (None, 1, 3),
-    "linkage": ("single", "complete"),
+    "max_edit_words": (None, 3),
+    "implied_values": (True, False),
+    "min_kept_share": (0.5, 0.1),
+    "max_question_words": (None, 1),
+    "max_changed_words": (None, 2, 3),
+    "linkage": ("complete",),
 }
 SMOKE_GRID = {"min_cosine": (0.7,), "small_numbers": (0, 1), "linkage": ("single", "complete")}
 STRICT_PRECISION = 0.99
-# The families whose pairs were read while the rules of tasks/search/dedupe.py were written (GSM-Plus seeds
-# 0-79 and MATH problems 0-59 of this bank); the figures are also given without them.
-DESIGN_FAMILIES = {f"gsm-plus {n}" for n in range(80)} | {f"math {n}" for n in range(60)}
+# The families whose pairs were read while the rules of tasks/search/dedupe.py and the quantity reader's fixes for
+# it were written (every GSM-Plus family of this bank, and MATH problems 0-59); the figures are also given without
+# them. The GSM-Plus figures are held out for the settings only, not for the rules.
+DESIGN_FAMILIES = {f"gsm-plus {n}" for n in range(200)} | {f"math {n}" for n in range(60)}
 NEIGHBOURS = 10
 BOOTSTRAP = 1000
 # Phrase rules of the reworded MATH copies: the first of each pair rewritten as the second.

@@ -18,21 +18,27 @@ Four steps:
    are the same problem when they have the same formulas (up to renamed variables: ``x^2+1`` and ``y^2+1``
    are one problem, ``x^2-1`` another) and state the same values as a multiset ("12 apples" and "12.5
    apples" differ; ``small_numbers`` small numbers written in words, "one crate" -> "a single box", may be
-   missing on one side), each value written the same way (``distinct_forms``: "2/5 of the cards" and "0.4
+   missing on one side; with ``implied_values`` a value may be said another way on the other side, "30
+   minutes" -> "half an hour", "60 minutes" -> "an hour", "two websites" -> "both"), each value written the same way (``distinct_forms``: "2/5 of the cards" and "0.4
    times of the cards", "341 cards" and "3.41 hundred cards" are two problems), counting the same things
    (``check_units``: a value matched to the same value on the other side is in the same unit, "5 hours" is
    not "5 minutes"), with the same numerals where the quantity reader sets some aside (``check_unread``:
    "in 2007"), a question on both sides where ``require_question`` asks for it (reworded at most:
    ``min_question_similarity``), no sentence on one side only while the other side keeps all of its own
    (``one_sided_sentences``: a step or a distraction added to an otherwise unchanged text), and, for an
-   edited copy, few new words in the sentences it changed (``max_edit_words``).
+   edited copy (at least ``min_kept_share`` of its sentences kept word for word), few new words in the
+   sentences it changed and no sentence on one side only (``max_edit_words``), a question that asks for the
+   same thing (``max_question_words``: "what was his initial weight" is not "... final weight") and no clause
+   added to or taken out of a sentence (``max_changed_words``: "If both tanks have the same number of fish,
+   how many fish ..." is not "How many fish ..."; nor is "final ... initial" "initial ... final").
 4. Groups (``linkage``): ``"complete"``, the default and ``STRICT``'s, only puts rows in one group when every
    pair inside it is confirmed (pairs that were not candidates are aligned when a join asks for them), so two
    different problems are never chained through a third; ``"single"`` joins every confirmed pair (connected
    components, ``networkx``).
 
 The default settings are tuned for finding copies (the best F1), ``STRICT`` for merging (precision first: no
-more than one small number in words on one side, the same units, edited copies with at most one new word).
+more than one small number in words on one side, no value said another way, the same units, and edited copies
+from a tenth of their sentences kept).
 Every joining pair carries its evidence and the rule that decided (``DuplicatePair``; ``mathgraph dedupe
 --explain`` prints them per group). The defaults and ``STRICT`` were chosen by the grouped cross-validation of
 ``benchmarks/dedupe_quality.py`` (docs/search.md has the held-out figures).
@@ -51,9 +57,10 @@ import numpy as np
 
 from mathgraph.errors import UserError
 
-# Chosen by the grouped cross-validation of benchmarks/dedupe_quality.py (docs/search.md): a reworded question
-# shares few words with the original (GSM-Plus paraphrases: similarity 0.1 to 0.5), so its word similarity is
-# not asked for.
+# Chosen by the grouped cross-validation of benchmarks/dedupe_quality.py (docs/search.md; the best F1 on its whole
+# bank): a reworded question shares few words with the original (GSM-Plus paraphrases: similarity 0.1 to 0.5), so
+# its word similarity is not asked for; values said another way count; an edited copy (half of its sentences kept)
+# asks with at most one other content word and gains or loses at most two in any sentence.
 NEIGHBOURS = 10
 MIN_COSINE = 0.7
 MIN_QUESTION_SIMILARITY = 0.0
@@ -61,15 +68,53 @@ CHECK_SENTENCES = False
 SMALL_NUMBERS = 2
 SMALL_VALUE = 1
 MAX_EDIT_WORDS = 3
+IMPLIED_VALUES = True
+MIN_KEPT_SHARE = 0.5
+MAX_QUESTION_WORDS = 1
+MAX_CHANGED_WORDS = 2
 LINKAGES = ("single", "complete")
 # A sentence on one side only rules a pair out when it brings at least this many words the other side lacks
 # (fewer: a sentence split another way, "Assume $f$ and $g$ are polynomials, and" | "that ...").
 ONE_SIDED_NEW_WORDS = 2
+# An edited copy that keeps at least this share of its sentences word for word and has a sentence on one side only
+# is another problem under ``max_edit_words`` ("She bought another set of pots." added); below it, a sentence split
+# another way in a light rewording ("... in it. They are red, white, purple, and yellow.") is not.
+ONE_SIDED_KEPT_SHARE = 0.75
+# Formulas, set aside where sentences are compared word by word (a renamed variable is no new word).
+_MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
 # Query vectors searched at a time while finding candidates.
 QUERY_BATCH = 1024
 # Forms of one value that a rewrite only changes on purpose: a decimal for a fraction, percent or word.
 _CONVERTED = {"decimal"}
 _CONVERTED_FROM = {"fraction", "percent", "word"}
+
+# Units of time and how long each is, in two scales that do not convert into each other exactly: seconds up to a
+# week, months from a month up ("30 minutes" is "half an hour", "six months" "half of the year", "a decade" 10 years).
+_TIME_UNITS = {
+    **{u: ("s", 1) for u in ("second", "sec")},
+    **{u: ("s", 60) for u in ("minute", "min")},
+    **{u: ("s", 3600) for u in ("hour", "hr")},
+    "day": ("s", 86400),
+    "week": ("s", 604800),
+    "fortnight": ("s", 1209600),
+    "month": ("mo", 1),
+    "year": ("mo", 12),
+    "decade": ("mo", 120),
+    "century": ("mo", 1200),
+}
+# Numbers a text implies without writing one (the quantity reader leaves them out: "an hour" is a unit, not a count;
+# "doubles" a verb): each a value, and its unit of time where it has one (the word the pattern captures, or fixed).
+_IMPLIED = (
+    (re.compile(r"\ban? (second|minute|hour|day|week|fortnight|month|year|decade|century)\b"), 1, None),
+    (re.compile(r"\bweekend\b"), 2, "day"),
+    (re.compile(r"\bboth\b"), 2, None),
+    (re.compile(r"\ba (?:pair|couple) of\b"), 2, None),
+    (re.compile(r"\bdoubl(?:e|es|ed|ing)\b"), 2, None),
+    (re.compile(r"\b(?:tripl(?:e|es|ed|ing)|thrice)\b"), 3, None),
+    (re.compile(r"\bquadrupl(?:e|es|ed|ing)\b"), 4, None),
+    (re.compile(r"\b(?:a|one) single\b"), 1, None),
+)
+_ASKING = re.compile(r"\b(?:how|what|which|who|whom|whose|when|where|why)\b", re.IGNORECASE)
 
 # What canonical_text removes or rewrites: formatting that never changes a problem.
 _SIZING = re.compile(r"\\(?:left|right|big|Big|bigg|Bigg)(?![a-zA-Z])")
@@ -100,9 +145,19 @@ class DedupeSettings:
     ``require_question``: a question found on one side only makes two problems (off: a question reworded as a
     command the parser does not take for one, "Determine ..."). ``check_unread``: a numeral the quantity reader
     set aside (a year, a name) on one side only makes two problems. ``max_edit_words``: an edited copy (at least
-    half of the sentences kept word for word) whose other sentences bring more new words than this is another
-    problem (a step or a distraction added, a condition taken out; None: not checked). ``linkage``: ``"single"`` (chains of confirmed
-    pairs) or ``"complete"`` (every pair in a group confirmed)."""
+    ``min_kept_share`` of the sentences kept word for word) whose other sentences bring more new words than
+    this, or that has a sentence on one side only (keeping ``ONE_SIDED_KEPT_SHARE`` of them), is another problem (a step or a distraction added, a
+    condition taken out; None: not checked). ``linkage``: ``"single"`` (chains of confirmed
+    pairs) or ``"complete"`` (every pair in a group confirmed). ``implied_values``: a value stated on one side
+    only counts as stated on both when the other side says it another way: in another unit of time ("30
+    minutes", "half an hour"; "a week", "7 days") or with no number ("both", "doubles", "a single").
+    ``min_kept_share``: the share of sentences kept word for word that makes a pair an *edited copy*, where
+    ``max_edit_words``, ``max_question_words`` and ``max_changed_words`` look. ``max_question_words``: an edited
+    copy whose question asks with more than this many content words the other question does not use asks
+    another thing ("what was his initial weight" | "final weight"; None: not checked).
+    ``max_changed_words``: an edited copy with a sentence that gained or lost more content words than this
+    against the sentence it is matched to, or one with the same words in another order ("final ... initial"), is
+    another problem (a clause added or taken out, two words swapped; None: not checked)."""
 
     neighbours: int = NEIGHBOURS
     min_cosine: float = MIN_COSINE
@@ -117,6 +172,10 @@ class DedupeSettings:
     check_unread: bool = True
     max_edit_words: int | None = MAX_EDIT_WORDS
     linkage: str = "complete"
+    implied_values: bool = IMPLIED_VALUES
+    min_kept_share: float = MIN_KEPT_SHARE
+    max_question_words: int | None = MAX_QUESTION_WORDS
+    max_changed_words: int | None = MAX_CHANGED_WORDS
 
     def __post_init__(self) -> None:
         if self.neighbours < 1:
@@ -126,15 +185,24 @@ class DedupeSettings:
                 raise UserError(f"{name} must be in [-1, 1], got {getattr(self, name)}")
         if self.small_numbers < 0 or self.small_value < 0:
             raise UserError(f"small_numbers and small_value must be >= 0, got {self.small_numbers}, {self.small_value}")
+        if not 0.0 < self.min_kept_share <= 1.0:
+            raise UserError(f"min_kept_share must be in (0, 1], got {self.min_kept_share}")
         if self.linkage not in LINKAGES:
             raise UserError(f"linkage must be one of {', '.join(LINKAGES)}, got {self.linkage!r}")
 
 
-# Precision first, for merging (the best recall at a precision of at least 0.99 on the training folds, else the
-# best precision; four folds of five chose this): at most one small number in words on one side only, equal
-# values in the same units, an edited copy with at most one new word (and, as by default, every pair in a group
-# confirmed).
-STRICT = DedupeSettings(small_numbers=1, check_units=True, max_edit_words=1)
+# Precision first, for merging (the best recall at a precision of at least 0.99 on the bank of
+# benchmarks/dedupe_quality.py, among the settings its training folds chose): at most one small number in words on
+# one side only, no value said another way, equal values in the same units, and a pair is an edited copy (where
+# its question, its clauses and its new words are checked) from a tenth of its sentences kept word for word.
+STRICT = DedupeSettings(
+    small_numbers=1,
+    check_units=True,
+    implied_values=False,
+    min_kept_share=0.1,
+    max_question_words=1,
+    max_changed_words=2,
+)
 
 
 @dataclass(frozen=True)
@@ -154,7 +222,17 @@ class PairEvidence:
     rewording), the most distinct words that the other sentences of one side bring and the other problem never
     uses (0 otherwise);
     ``formulas`` (``none``: no formula on either side, ``same``, ``renamed``: the same up
-    to the names of variables, ``differ``)."""
+    to the names of variables, ``differ``); ``implied``: the values of ``only_one_side`` that the other side says
+    another way (in another unit of time, or with no number: "both", "an hour"); ``in_words``: those written in words on their side; ``kept_share``: the share
+    of sentences kept word for word (of the longer problem); ``changed_new_words``: the most distinct words that
+    the sentences not kept of one side bring and the other problem never uses, whatever ``kept_share``;
+    ``question_new_words``: the most distinct content words of one question's asking part (from its "how",
+    "what"... on, or after its first word) that the other question's does not use (0 where either has none);
+    ``changed_words``: over the sentences matched to one another but not kept word for word, the most content
+    words (counted with repeats) one of the two has and the other lacks (a clause taken out of a sentence: "If
+    both aquariums have the same number of fish in them, how many fish ..." | "How many fish ..."); ``swapped_words``:
+    whether two such sentences have the same words in another order ("final ... initial" | "initial ...
+    final")."""
 
     cosine: float
     quantities_a: int
@@ -175,6 +253,13 @@ class PairEvidence:
     unread_differ: tuple[str, ...]
     edit_new_words: int
     formulas: str
+    implied: tuple[Fraction, ...] = ()
+    in_words: tuple[Fraction, ...] = ()
+    kept_share: float = 0.0
+    changed_new_words: int = 0
+    question_new_words: int = 0
+    changed_words: int = 0
+    swapped_words: bool = False
 
     def to_dict(self) -> dict:
         """JSON-ready."""
@@ -196,6 +281,13 @@ class PairEvidence:
             "unread_differ": list(self.unread_differ),
             "edit_new_words": self.edit_new_words,
             "formulas": self.formulas,
+            "implied": [str(v) for v in self.implied],
+            "in_words": [str(v) for v in self.in_words],
+            "kept_share": round(self.kept_share, 4),
+            "changed_new_words": self.changed_new_words,
+            "question_new_words": self.question_new_words,
+            "changed_words": self.changed_words,
+            "swapped_words": self.swapped_words,
         }
 
 
@@ -336,6 +428,9 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
             units_matched += same_unit
             units_differ += not same_unit
     unread_a, unread_b = _unread_numerals(graph_a), _unread_numerals(graph_b)
+    extra_a, extra_b = values_a - values_b, values_b - values_a
+    kept_share, changed_new_words = _kept_and_new_words(alignment)
+    changed_words, swapped_words = _changed_words(alignment)
     features = alignment.features
     if features["formulas_a"] == features["formulas_b"] == 0:
         formulas = "none"
@@ -353,7 +448,7 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
         only_one_side=tuple(sorted(((values_a - values_b) + (values_b - values_a)).elements())),
         one_side_in_words=all(
             any(q.value == value and q.form == "word" for q in graph.quantities())
-            for graph, extra in ((graph_a, values_a - values_b), (graph_b, values_b - values_a))
+            for graph, extra in ((graph_a, extra_a), (graph_b, extra_b))
             for value in extra
         ),
         converted=converted,
@@ -367,8 +462,22 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
         deleted_with_quantities=int(features["deleted_with_quantities"]),
         one_sided_new_words=_one_sided_new_words(alignment),
         unread_differ=tuple(sorted(((unread_a - unread_b) + (unread_b - unread_a)).elements())),
-        edit_new_words=_edit_new_words(alignment),
+        edit_new_words=changed_new_words if kept_share >= 0.5 else 0,
         formulas=formulas,
+        implied=_implied(graph_a, graph_b, extra_a, extra_b),
+        in_words=tuple(
+            sorted(
+                v
+                for graph, extra in ((graph_a, extra_a), (graph_b, extra_b))
+                for v in extra.elements()
+                if any(q.value == v and q.form == "word" for q in graph.quantities())
+            )
+        ),
+        kept_share=kept_share,
+        changed_new_words=changed_new_words,
+        question_new_words=_question_new_words(alignment),
+        changed_words=changed_words,
+        swapped_words=swapped_words,
     )
 
 
@@ -378,25 +487,131 @@ def _unread_numerals(graph) -> Counter:
     return Counter(m.group(0) for m in _NUMERAL.finditer(graph.text) if not any(a <= m.start() < b for a, b in spans))
 
 
-def _edit_new_words(alignment) -> int:
-    """Where at least half of the sentences of each problem are kept word for word, the most distinct words
-    (not English stop words) that the sentences not kept on one side bring and the other problem never uses;
-    0 where the texts are reworded throughout."""
+def _kept_and_new_words(alignment) -> tuple[float, int]:
+    """The share of sentences kept word for word (of the problem with more sentences) and the most distinct
+    words (not English stop words) that the sentences not kept on one side bring and the other problem never
+    uses (0 where no sentence is kept: a text reworded throughout)."""
     from mathgraph.models.tfidf_features import ENGLISH_STOP_WORDS
 
     kept = [m for m in alignment.sentences if m.kind in ("kept", "moved") and not m.changes]
-    if 2 * len(kept) < max(len(alignment.sentences_a), len(alignment.sentences_b), 1):
-        return 0
+    share = len(kept) / max(len(alignment.sentences_a), len(alignment.sentences_b), 1)
+    if not kept:
+        return share, 0
     kept_a, kept_b = {m.a for m in kept}, {m.b for m in kept}
     most = 0
     for own, kept_own, other in (
         (alignment.sentences_a, kept_a, alignment.sentences_b),
         (alignment.sentences_b, kept_b, alignment.sentences_a),
     ):
-        known = {w for sentence in other for w in _WORD.findall(sentence.text.lower())} | ENGLISH_STOP_WORDS
-        words = {w for k, sentence in enumerate(own) if k not in kept_own for w in _WORD.findall(sentence.text.lower())}
+        known = {w for sentence in other for w in _prose_words(sentence.text)} | ENGLISH_STOP_WORDS
+        words = {w for k, sentence in enumerate(own) if k not in kept_own for w in _prose_words(sentence.text)}
         most = max(most, len(words - known))
-    return most
+    return share, most
+
+
+def _changed_words(alignment) -> tuple[int, bool]:
+    """Over the pairs of matched sentences that are not word for word the same, the most content words (not
+    English stop words, with repeats, outside formulas) one sentence has and the other lacks, and whether two
+    of them have the same words in another order ("If his final weight was 100 pounds, what was his initial
+    weight?" | "If his initial weight ... final weight?")."""
+    from mathgraph.models.tfidf_features import ENGLISH_STOP_WORDS
+
+    most, swapped = 0, False
+    for m in alignment.sentences:
+        if m.a is None or m.b is None or (m.kind in ("kept", "moved") and not m.changes):
+            continue
+        words_a, words_b = (
+            _prose_words(s[k].text) for s, k in ((alignment.sentences_a, m.a), (alignment.sentences_b, m.b))
+        )
+        swapped = swapped or (words_a != words_b and sorted(words_a) == sorted(words_b))
+        a, b = (Counter(_word_stem(w) for w in words if w not in ENGLISH_STOP_WORDS) for words in (words_a, words_b))
+        most = max(most, (a - b).total(), (b - a).total())
+    return most, swapped
+
+
+def _prose_words(text: str) -> list[str]:
+    """The words of ``text`` outside its formulas, lower-cased."""
+    return _WORD.findall(_MATH.sub(" ", text).lower())
+
+
+def _asking_words(sentences) -> set[str] | None:
+    """The content words (stems, not English stop words) of the asking part of the question among
+    ``sentences``: from its first "how", "what"... on, or all of it after its first word ("Find ...",
+    "Calculate ..."); None without a question."""
+    from mathgraph.models.tfidf_features import ENGLISH_STOP_WORDS
+
+    question = next((s.text for s in sentences if s.is_question), None)
+    if question is None:
+        return None
+    found = _ASKING.search(question)
+    asking = question[found.start() :] if found else question.split(maxsplit=1)[-1]
+    return {_word_stem(w) for w in _prose_words(asking) if w not in ENGLISH_STOP_WORDS}
+
+
+def _question_new_words(alignment) -> int:
+    """The most content words of one question's asking part (``_asking_words``) the other's does not use."""
+    a, b = _asking_words(alignment.sentences_a), _asking_words(alignment.sentences_b)
+    return 0 if a is None or b is None else max(len(a - b), len(b - a))
+
+
+def _time_of(quantity) -> tuple[str, Fraction] | None:
+    """How long ``quantity`` is, as (scale, amount) of ``_TIME_UNITS``, where its unit (or, with none, what it
+    counts: "half of the year") is a unit of time; else None."""
+    unit = _word_stem(quantity.unit or quantity.object or "")
+    unit = {"hrs": "hr", "mins": "min", "secs": "sec", "centurie": "century"}.get(unit, unit)
+    if unit not in _TIME_UNITS:
+        return None
+    scale, length = _TIME_UNITS[unit]
+    return scale, quantity.value * length
+
+
+def _implied_values(text: str) -> list[tuple[Fraction, tuple[str, Fraction] | None]]:
+    """The numbers ``text`` implies without writing one (``_IMPLIED``), each with its length in time or None."""
+    found = []
+    for pattern, value, unit in _IMPLIED:
+        for match in pattern.finditer(text.lower()):
+            word = unit or (match.group(1) if pattern.groups else None)
+            time = None
+            if word is not None:
+                scale, length = _TIME_UNITS[word]
+                time = (scale, Fraction(value * length))
+            found.append((Fraction(value), time))
+    return found
+
+
+def _implied(graph_a, graph_b, extra_a: Counter, extra_b: Counter) -> tuple[Fraction, ...]:
+    """The values of ``extra_a`` (stated by ``graph_a`` only) and ``extra_b`` that the other side says another
+    way: the same length of time in another unit, stated on that side only too ("30 minutes" | "half an hour"),
+    or implied there without a number (``_implied_values``: "an hour" for 60 minutes, "both" for two)."""
+
+    def leftovers(graph, extra: Counter) -> list:
+        out, wanted = [], Counter(extra)
+        for q in reversed(graph.quantities()):
+            if wanted[q.value] > 0:
+                wanted[q.value] -= 1
+                out.append(q)
+        return out
+
+    left_a, left_b = leftovers(graph_a, extra_a), leftovers(graph_b, extra_b)
+    explained: list[Fraction] = []
+    for qa in list(left_a):  # the same time in two units, each stated on one side only
+        time = _time_of(qa)
+        match = next((qb for qb in left_b if time is not None and _time_of(qb) == time), None)
+        if match is not None:
+            left_a.remove(qa)
+            left_b.remove(match)
+            explained += [qa.value, match.value]
+    for left, other in ((left_a, graph_b), (left_b, graph_a)):
+        offers = _implied_values(other.text)
+        for q in left:
+            time = _time_of(q)
+            offer = next(
+                (o for o in offers if (o[1] == time if o[1] is not None else q.value == o[0] and time is None)), None
+            )
+            if offer is not None:
+                offers.remove(offer)
+                explained.append(q.value)
+    return tuple(sorted(explained))
 
 
 def _one_sided_new_words(alignment) -> int:
@@ -421,35 +636,57 @@ def _word_stem(word: str) -> str:
 def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) -> tuple[bool, str]:
     """``(same, rule)``: whether the two problems of ``evidence`` are one problem under ``settings``, and the
     rule that decided, checked in this order. Not the same: ``formulas`` (a formula added, removed or edited
-    beyond renamed variables), ``quantities`` (other values), ``written another way`` (``distinct_forms``),
-    ``units`` (``check_units``), ``numbers set aside`` (``check_unread``), ``question`` (missing on one side,
-    or below ``min_question_similarity``), ``sentence on one side`` (``one_sided_sentences``), ``edited
-    sentences`` (``max_edit_words``), ``sentences`` (``check_sentences``). The same: ``same quantities`` or
-    ``same quantities but small numbers in words`` (``small_numbers``), each with ``, renamed variables``
-    where the formulas only differ in those."""
+    beyond renamed variables), ``quantities`` (other values, once those said another way are set aside where
+    ``implied_values`` asks), ``written another way`` (``distinct_forms``), ``numbers set
+    aside`` (``check_unread``), ``units`` (``check_units``),
+    ``question`` (missing on one side, or below ``min_question_similarity``), ``question asks another thing``
+    (``max_question_words``, an edited copy), ``sentence on one side`` (``one_sided_sentences``), ``edited
+    sentences`` (``max_edit_words``: an edited copy whose changed sentences bring more new words, or that has a
+    sentence on one side only while keeping at least ``ONE_SIDED_KEPT_SHARE`` of its sentences), ``clause added
+    or taken out`` and ``words swapped`` (``max_changed_words``, an edited copy), ``sentences`` (``check_sentences``). The same: ``same quantities``, ``same
+    quantities, some said another way`` or ``same quantities but small numbers in words`` (``small_numbers``),
+    each with ``, renamed variables`` where the formulas only differ in those. An *edited copy* keeps at least
+    ``min_kept_share`` of its sentences word for word."""
     e, s = evidence, settings
     if e.formulas == "differ":
         return False, "formulas"
-    small = e.one_side_in_words and all(v.denominator == 1 and 0 <= v <= s.small_value for v in e.only_one_side)
-    if e.only_one_side and not (small and len(e.only_one_side) <= s.small_numbers):
+    left = Counter(e.only_one_side)
+    if s.implied_values:
+        left -= Counter(e.implied)
+    in_words = Counter(e.in_words)
+    small = all(v.denominator == 1 and 0 <= v <= s.small_value and n <= in_words[v] for v, n in left.items())
+    if left and not (small and left.total() <= s.small_numbers):
         return False, "quantities"
     if s.distinct_forms and e.converted:
         return False, "written another way"
     if s.check_unread and e.unread_differ:
         return False, "numbers set aside"
+    edited = e.kept_share > 0 and e.kept_share >= s.min_kept_share
     if s.check_units and e.units_differ:
         return False, "units"
     if (s.require_question and e.question in ("missing", "added")) or (
         e.question == "changed" and e.question_similarity < s.min_question_similarity
     ):
         return False, "question"
+    if s.max_question_words is not None and edited and e.question_new_words > s.max_question_words:
+        return False, "question asks another thing"
     if s.one_sided_sentences and e.one_sided_new_words >= ONE_SIDED_NEW_WORDS:
         return False, "sentence on one side"
-    if s.max_edit_words is not None and e.edit_new_words > s.max_edit_words:
+    one_sided = (e.sentences_inserted > 0) != (e.sentences_deleted > 0) and e.kept_share >= ONE_SIDED_KEPT_SHARE
+    if s.max_edit_words is not None and edited and (e.changed_new_words > s.max_edit_words or one_sided):
         return False, "edited sentences"
+    if s.max_changed_words is not None and edited and e.changed_words > s.max_changed_words:
+        return False, "clause added or taken out"
+    if s.max_changed_words is not None and edited and e.swapped_words:
+        return False, "words swapped"
     if s.check_sentences and (e.inserted_with_quantities or e.deleted_with_quantities):
         return False, "sentences"
-    rule = "same quantities" if not e.only_one_side else "same quantities but small numbers in words"
+    if not left and not e.only_one_side:
+        rule = "same quantities"
+    elif not left:
+        rule = "same quantities, some said another way"
+    else:
+        rule = "same quantities but small numbers in words"
     return True, rule + (", renamed variables" if e.formulas == "renamed" else "")
 
 

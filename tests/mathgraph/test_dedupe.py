@@ -102,10 +102,11 @@ def test_same_problem_reads_the_alignment():
     assert reason(0, 2) == "quantities"  # 12 apples and 12.5 apples
     assert reason(3, 4) == "formulas"  # x^2+1 and x^2-1: the same numbers
     assert reason(0, 6) == "quantities"  # a sentence with a new quantity
-    # another question ("give away" for "have left"): the same problem by default (a reworded question shares
-    # few words), another above a least word similarity
-    assert reason(0, 5) is None
-    assert reason(0, 5, DedupeSettings(min_question_similarity=0.5)) == "question"
+    # another question ("give away" for "have left") in an otherwise kept text: it asks another thing; without
+    # that check the same problem (a reworded question shares few words), another above a least word similarity
+    assert reason(0, 5) == "question asks another thing"
+    assert reason(0, 5, DedupeSettings(max_question_words=None)) is None
+    assert reason(0, 5, DedupeSettings(max_question_words=None, min_question_similarity=0.5)) == "question"
 
 
 def test_find_duplicates_groups_copies_and_rewordings_but_not_other_numbers():
@@ -170,7 +171,10 @@ def test_hand_made_pairs_are_decided_by_their_quantities_formulas_and_sentences(
     assert decide(units) == (True, "same quantities") and decide(units, STRICT) == (False, "units")
     porch = evidence(CHAIN[0], CHAIN[0].replace("3 apples.", "3 apples on a sunny porch with friends."))
     assert porch.edit_new_words == 3  # sunny, porch, friends: two of three sentences kept word for word
-    assert decide(porch) == (True, "same quantities") and decide(porch, STRICT) == (False, "edited sentences")
+    assert porch.changed_words == 3  # the sentence gained a clause of three content words
+    assert decide(porch) == decide(porch, STRICT) == (False, "clause added or taken out")
+    assert decide(porch, DedupeSettings(max_changed_words=None)) == (True, "same quantities")
+    assert decide(porch, DedupeSettings(max_changed_words=None, max_edit_words=1)) == (False, "edited sentences")
     # a number the quantity reader sets aside (a year) still tells two problems apart
     year = evidence("In 2007 Tom had 12 apples. How many are left?", "In 2008 Tom had 12 apples. How many are left?")
     assert year.unread_differ == ("2007", "2008") and decide(year) == (False, "numbers set aside")
@@ -227,7 +231,14 @@ def test_settings_are_checked():
     with pytest.raises(ValueError, match="linkage must be one of single, complete"):
         DedupeSettings(linkage="average")
     assert DedupeSettings().linkage == STRICT.linkage == "complete"
-    assert (STRICT.small_numbers, STRICT.check_units, STRICT.max_edit_words) == (1, True, 1)
+    assert (STRICT.small_numbers, STRICT.check_units, STRICT.implied_values, STRICT.min_kept_share) == (
+        1,
+        True,
+        False,
+        0.1,
+    )
+    with pytest.raises(ValueError, match=r"min_kept_share must be in \(0, 1\]"):
+        DedupeSettings(min_kept_share=0)
 
 
 # --------------------------------------------------------------------------- the command
@@ -320,3 +331,47 @@ def test_strict_keeps_apart_what_the_default_lets_join(tmp_path, model, capsys):
     assert groups(CHAIN[:2], "--strict", "--small-numbers", "0") == [0, 1]
     assert dedupe("--input", bank, "--output", out, "--model", model, "--small-numbers", "-1") == 2
     assert "small_numbers and small_value must be >= 0" in capsys.readouterr().err
+
+
+def test_values_said_another_way_count_where_implied_values_asks():
+    on, off = DedupeSettings(implied_values=True), DedupeSettings(implied_values=False)
+    water = "John drinks a bottle of water every {}. A puzzle takes him 45 minutes. How many bottles does he drink?"
+    half = evidence(water.format("half hour"), water.format("30 minutes"))  # 1/2 hour is 30 minutes
+    assert [str(v) for v in half.only_one_side] == ["1/2", "30"] and half.implied == half.only_one_side
+    assert decide(half, off) == (False, "quantities")
+    assert decide(half, on) == (True, "same quantities, some said another way")
+    toby = "Toby reads 45 pages. He must leave in {}. How many pages per minute must he read?"
+    hour = evidence(toby.format("60 minutes"), toby.format("an hour"))  # "an hour": no number, 60 minutes
+    assert hour.only_one_side == (60,) and hour.implied == (60,) and decide(hour, on)[0]
+    later = evidence(toby.format("60 minutes"), toby.format("a week"))  # a week is not 60 minutes
+    assert later.only_one_side == (60,) and later.implied == () and decide(later, on) == (False, "quantities")
+    serve = "Jewel serves 50 customers a day and Julie twice as many. How many do {} serve together?"
+    both = evidence(serve.format("the two"), serve.format("they both"))  # "both": two, said without a number
+    assert both.only_one_side == (2,) and both.implied == (2,) and decide(both, on)[0]
+
+
+def test_edited_copies_that_ask_another_thing_or_take_a_clause_out_are_other_problems():
+    mark = "Mark lost 10 pounds per month for 3 months. If his {} weight was 100 pounds, what was his {} weight?"
+    swapped = evidence(mark.format("final", "initial"), mark.format("initial", "final"))
+    # one of two sentences kept word for word; the questions ask with "initial" | "final"
+    assert (swapped.kept_share, swapped.question_new_words, swapped.only_one_side) == (0.5, 1, ())
+    assert swapped.swapped_words and swapped.changed_words == 0  # the same words, in another order
+    assert decide(swapped) == (False, "words swapped")
+    assert decide(swapped, DedupeSettings(max_changed_words=None)) == (True, "same quantities")
+    assert decide(swapped, DedupeSettings(max_question_words=0)) == (False, "question asks another thing")
+    tanks = "There are 4 snails in one tank and 32 in another. The difference is twice the fish in both tanks. "
+    clause = evidence(
+        tanks + "If both tanks have the same number of fish, how many fish are in each tank?",
+        tanks + "How many fish are in each tank?",
+    )
+    assert clause.changed_words == 3  # tanks, number, fish: the condition taken out of the question
+    assert decide(clause, DedupeSettings(max_changed_words=3)) == (True, "same quantities")
+    assert decide(clause, DedupeSettings(max_changed_words=2)) == (False, "clause added or taken out")
+    # with too few sentences kept word for word the pair is no edited copy: neither rule looks
+    assert decide(clause, DedupeSettings(max_changed_words=2, min_kept_share=0.7)) == (True, "same quantities")
+    shop = "My mom bought pots for $19 and soil for $26. She used a coupon for $7 off. She went home. {}How much did she spend?"
+    # no new number and one new word ("set"): below the two that make a sentence on one side another problem
+    pots = evidence(shop.format(""), shop.format("She bought another set of pots. "))
+    assert (pots.kept_share, pots.sentences_inserted, pots.one_sided_new_words) == (0.8, 1, 1)
+    assert decide(pots, DedupeSettings(max_edit_words=3)) == (False, "edited sentences")
+    assert decide(pots, DedupeSettings(max_edit_words=None)) == (True, "same quantities")
