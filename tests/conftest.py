@@ -17,6 +17,65 @@ if "PYTEST_XDIST_WORKER" in os.environ and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, _cores[_index % _workers :: _workers])
 
 
+# Seconds that the slowest tests took in a full run on 2 cores (`python -m pytest -n 2 --durations=40`). Only the
+# order of the run depends on them (pytest_collection_modifyitems): a name that is gone or a figure that drifts
+# costs a little balance, never a test.
+SLOWEST = {
+    "tests/benchmarks/test_smoke.py::test_smoke_run[scale]": 123,
+    "tests/test_notebooks.py::test_notebook_executes[05_search_and_refine.ipynb]": 102,
+    "tests/tasks/test_kit.py::test_the_kit_path_builds_runs_without_a_parser_and_releases_only_what_is_better": 102,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[runtime]": 91,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[release_model]": 86,
+    "tests/tasks/test_refine.py::test_real_run_with_the_packaged_smollm2": 67,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[search_and_refine]": 62,
+    "tests/test_notebooks.py::test_notebook_executes[04_experts.ipynb]": 43,
+    "tests/test_notebooks.py::test_notebook_executes[03_train_kpc.ipynb]": 43,
+    "tests/mathgraph/test_shipped.py::test_the_bundled_sample_gives_the_model_card_figures": 42,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[encode_benchmark]": 39,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[bank_search]": 39,
+    "tests/mathgraph/test_ray_engine.py::test_a_batch_job_on_a_ray_it_starts_says_only_what_it_wrote": 36,
+    "tests/tasks/test_release.py::test_onnx_graphs_added_to_a_package_predict_as_pytorch_and_travel_with_an_export": 35,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[serve_load]": 33,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[kpc_study]": 31,
+    "tests/tasks/test_trainer.py::test_two_cpu_processes_stay_in_sync": 27,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[cli_startup]": 26,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[multitask_results]": 25,
+    "tests/mathgraph/test_quiet_output.py::test_predict_and_compare_print_nothing_on_stderr": 24,
+    "tests/test_notebooks.py::test_notebook_executes[02_encode_and_compare.ipynb]": 23,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[pooling_probe]": 22,
+    "tests/models/test_prediction.py::test_predicting_imports_neither_the_trainer_nor_accelerate": 21,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[skill_routes_by_task]": 21,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[structure_results]": 20,
+    "tests/models/test_onnx.py::test_comus_graph_matches_pytorch_on_batches_of_every_shape": 19,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[results]": 18,
+    "tests/test_notebooks.py::test_notebook_executes[01_parse_and_draw.ipynb]": 18,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """The slowest tests first, so that pytest-xdist (``-n``, with ``--dist worksteal`` from pyproject.toml)
+    hands out the long ones while there are short ones left to balance the workers, and a run does not end
+    with one worker on a two-minute test while the other waits. Test files go by their slowest test (``SLOWEST``,
+    else 1 for one marked ``slow``) and keep their tests together, so that a module-scoped fixture is set up once;
+    within a file, the tests of ``SLOWEST`` go first."""
+    first = {}
+    slowest = {}
+    for position, item in enumerate(items):
+        path = item.nodeid.split("::")[0]
+        first.setdefault(path, position)
+        seconds = SLOWEST.get(item.nodeid, 1 if item.get_closest_marker("slow") else 0)
+        slowest[path] = max(slowest.get(path, 0), seconds)
+    order = {id(item): position for position, item in enumerate(items)}
+    items.sort(
+        key=lambda item: (
+            -slowest[item.nodeid.split("::")[0]],
+            first[item.nodeid.split("::")[0]],
+            -SLOWEST.get(item.nodeid, 0),
+            order[id(item)],
+        )
+    )
+
+
 @pytest.fixture(autouse=True)
 def _graph_cache_in_tmp(tmp_path_factory, monkeypatch):
     # Parsing goes through the on-disk graph cache: keep the tests out of the user's ~/.cache

@@ -98,14 +98,12 @@ def test_a_curve_point_past_where_its_long_run_stopped_is_a_clear_error(tmp_path
         kpc_study.pretrain("dapt-long", tmp_path, study, None, until=2000)
 
 
-def test_curve_until_past_the_schedule_is_a_usage_error(tmp_path):
-    import subprocess
-
-    script = Path(kpc_study.__file__)
-    done = subprocess.run(
-        [sys.executable, str(script), "--work", str(tmp_path), "--curve-until", "3000"],
-        capture_output=True,
-        text=True,
+def test_curve_until_past_the_schedule_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    # the script's main in this process (a new one spent some 15 s importing torch before the usage error)
+    monkeypatch.setattr(sys, "argv", [kpc_study.__file__, "--work", str(tmp_path), "--curve-until", "3000"])
+    with pytest.raises(SystemExit) as done:
+        kpc_study.main()
+    assert (
+        done.value.code == 2 and "--curve-until must lie in 1..--long-steps (2000), got 3000" in capsys.readouterr().err
     )
-    assert done.returncode == 2 and "--curve-until must lie in 1..--long-steps (2000), got 3000" in done.stderr
     assert not any(tmp_path.iterdir())  # refused before any work
