@@ -39,9 +39,11 @@ and output) go to ``WORK/refine_records.jsonl``, the summary to
 On a busy 2-core CPU, ``--threads 1`` is much faster than two threads for the LLM.
 
 ``--smoke`` (both parts unless one is named): the smoke data (``benchmarks/smoke.py``; task files
-as ``benchmarks/results.py --smoke`` builds them), SimCSE for 2 steps of 4 texts, and one problem
-refined in one stage with one exemplar from an index of 8, 16 new tokens, all in ``WORK/smoke``:
-seconds plus the LLM's loading.
+as ``benchmarks/results.py --smoke`` builds them), SimCSE for 2 steps of 4 texts from a tiny new
+encoder (``smoke.tiny_encoder``) instead of the shipped one, and one problem
+refined in one stage with one exemplar from an index of 8, 16 new tokens, by a tiny random language
+model (``smoke.tiny_llm``; ``--llm smollm2`` for the packaged one, some 20 s more to load), all in
+``WORK/smoke``: seconds.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from mathgraph.tasks.metrics import ranking_metrics
 from mathgraph.tasks.search.index import l2_normalize
 
 from results import DATA, build_task_files
-from smoke import SMOKE_DATA, smoke_work
+from smoke import SMOKE_DATA, smoke_work, tiny_encoder, tiny_llm
 
 METRICS = ("hr@1", "hr@3", "hr@5", "ndcg@3", "ndcg@5")
 
@@ -83,6 +85,8 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     work = smoke_work(args.work) if args.smoke else Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    if args.llm is None:
+        args.llm = tiny_llm(work) if args.smoke else "smollm2"
     if args.search:
         search_benchmark(work, args)
     if args.refine:
@@ -145,7 +149,8 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
             }
         else:
             directory = work / "simcse" / f"steps-{args.simcse_steps}-seed-{args.seed}"
-            simcse_info = train_or_reuse_simcse(directory, train, args)
+            start = tiny_encoder(work) if args.smoke else "shipped"
+            simcse_info = train_or_reuse_simcse(directory, train, args, start=start)
         encoder = MathEncoder.from_pretrained(directory)
         reuse = encoder.parser == default.parser
         started = time.perf_counter()
@@ -167,8 +172,9 @@ def search_benchmark(work: Path, args: argparse.Namespace) -> dict:
     return summary
 
 
-def train_or_reuse_simcse(directory: Path, train: list, args: argparse.Namespace) -> dict:
-    """Train a SimCSE encoder on the training lists' texts into ``directory``, unless one is already there."""
+def train_or_reuse_simcse(directory: Path, train: list, args: argparse.Namespace, start: str = "shipped") -> dict:
+    """Train a SimCSE encoder from ``start`` (a model name or directory) on the training lists' texts into
+    ``directory``, unless one is already there."""
     from mathgraph.tasks.training.simcse import train_simcse
     from mathgraph.tasks.training.trainer import TrainingArguments
 
@@ -191,7 +197,7 @@ def train_or_reuse_simcse(directory: Path, train: list, args: argparse.Namespace
         seed=args.seed,
         threads=torch.get_num_threads(),
     )
-    result = train_simcse(texts, training, model="shipped", mode=args.mode)
+    result = train_simcse(texts, training, model=start, mode=args.mode)
     history = result["history"]
     info = {
         "model": str(directory),
@@ -418,7 +424,10 @@ def _arguments() -> argparse.Namespace:
     refine.add_argument("--problems", type=int, default=50, help="first N problems of the GSM8K test part")
     refine.add_argument("--index-model", default="shipped", help="encoder of the exemplar index")
     refine.add_argument("--index-limit", type=int, help="index only the first N train-part problems (quick checks)")
-    refine.add_argument("--llm", default="smollm2", help="smollm2, a model directory or an OpenAI-compatible URL")
+    refine.add_argument(
+        "--llm",
+        help="smollm2 (the default; --smoke: a tiny random model), a model directory or an OpenAI-compatible URL",
+    )
     refine.add_argument("--llm-model", help="model name on an OpenAI-compatible server")
     refine.add_argument("--stages", type=int, choices=(1, 2, 3), default=3)
     refine.add_argument("--iterations", type=int, default=1, help="T, per stage")

@@ -72,3 +72,35 @@ def tiny_encoder(work: Path) -> str:
 
         load_start_encoder("untrained", **tiny_model_options(work)).save_pretrained(directory)
     return str(directory)
+
+
+def tiny_llm(work: Path) -> str:
+    """A randomly initialised 2-layer, 32-wide Llama with the packaged MiniLM tokenizer, saved in
+    ``work/tiny-llm`` (once): a ``--llm DIR`` that loads and writes its (meaningless) replies in a moment,
+    where the packaged SmolLM2 takes some 20 s to load from its GGUF file. The refinement tests run SmolLM2
+    itself (``tests/tasks/test_refine.py``)."""
+    directory = Path(work) / "tiny-llm"
+    if not (directory / "config.json").exists():
+        import torch
+        from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+        from mathgraph.models.text_encoder import resolve_text_encoder
+
+        tokenizer = AutoTokenizer.from_pretrained(resolve_text_encoder("minilm"))
+        tokenizer.model_max_length = 4096  # the prompts with their exemplars are longer than MiniLM's 512
+        config = LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            max_position_embeddings=4096,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.cls_token_id,
+            eos_token_id=tokenizer.sep_token_id,
+        )
+        torch.manual_seed(0)
+        LlamaForCausalLM(config).save_pretrained(directory)
+        tokenizer.save_pretrained(directory)
+    return str(directory)
