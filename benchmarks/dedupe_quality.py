@@ -15,8 +15,9 @@ problem, and a **near-miss**: the problem with one number changed, another probl
 **GSM8K** train questions, each a problem of its own, as distractors.
 
 Families (a GSM-Plus seed with its variants, a MATH problem with its copies) are split into ``--folds`` folds;
-for each fold, the settings are chosen on the other folds (``default``: the best F1; ``strict``: with complete
-linkage, the best recall at a precision of at least ``STRICT_PRECISION``) and scored on it. Held-out figures
+for each fold, the settings of ``GRID`` (small numbers, units, values said another way, and how edited copies
+are read) are chosen on the other folds (``default``: the best F1; ``strict``: with complete linkage, the best
+recall at a precision of at least ``STRICT_PRECISION``) and scored on it. Held-out figures
 are pooled over the folds: pair precision and recall with 95% intervals from a bootstrap over families, recall
 per kind of positive pair, and per kind of variant the share of its rows grouped with another problem (Wilson
 intervals). The candidates (MiniLM, ``text:minilm``, vectors cached in ``--cache``) and each candidate pair's

@@ -30,7 +30,8 @@ Four steps:
    sentences it changed and no sentence on one side only (``max_edit_words``), a question that asks for the
    same thing (``max_question_words``: "what was his initial weight" is not "... final weight") and no clause
    added to or taken out of a sentence (``max_changed_words``: "If both tanks have the same number of fish,
-   how many fish ..." is not "How many fish ..."; nor is "final ... initial" "initial ... final").
+   how many fish ..." is not "How many fish ...") and none with the same words in another order ("final ...
+   initial" is not "initial ... final").
 4. Groups (``linkage``): ``"complete"``, the default and ``STRICT``'s, only puts rows in one group when every
    pair inside it is confirmed (pairs that were not candidates are aligned when a join asks for them), so two
    different problems are never chained through a third; ``"single"`` joins every confirmed pair (connected
@@ -156,8 +157,9 @@ class DedupeSettings:
     copy whose question asks with more than this many content words the other question does not use asks
     another thing ("what was his initial weight" | "final weight"; None: not checked).
     ``max_changed_words``: an edited copy with a sentence that gained or lost more content words than this
-    against the sentence it is matched to, or one with the same words in another order ("final ... initial"), is
-    another problem (a clause added or taken out, two words swapped; None: not checked)."""
+    against the sentence it is matched to is another problem (a clause added or taken out; None: not checked).
+    An edited copy with a sentence that has the same words as its match in another order ("final ... initial")
+    is always another problem."""
 
     neighbours: int = NEIGHBOURS
     min_cosine: float = MIN_COSINE
@@ -643,7 +645,7 @@ def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) 
     (``max_question_words``, an edited copy), ``sentence on one side`` (``one_sided_sentences``), ``edited
     sentences`` (``max_edit_words``: an edited copy whose changed sentences bring more new words, or that has a
     sentence on one side only while keeping at least ``ONE_SIDED_KEPT_SHARE`` of its sentences), ``clause added
-    or taken out`` and ``words swapped`` (``max_changed_words``, an edited copy), ``sentences`` (``check_sentences``). The same: ``same quantities``, ``same
+    or taken out`` (``max_changed_words``, an edited copy), ``words swapped`` (an edited copy), ``sentences`` (``check_sentences``). The same: ``same quantities``, ``same
     quantities, some said another way`` or ``same quantities but small numbers in words`` (``small_numbers``),
     each with ``, renamed variables`` where the formulas only differ in those. An *edited copy* keeps at least
     ``min_kept_share`` of its sentences word for word."""
@@ -677,7 +679,7 @@ def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) 
         return False, "edited sentences"
     if s.max_changed_words is not None and edited and e.changed_words > s.max_changed_words:
         return False, "clause added or taken out"
-    if s.max_changed_words is not None and edited and e.swapped_words:
+    if edited and e.swapped_words:
         return False, "words swapped"
     if s.check_sentences and (e.inserted_with_quantities or e.deleted_with_quantities):
         return False, "sentences"

@@ -357,7 +357,8 @@ def test_edited_copies_that_ask_another_thing_or_take_a_clause_out_are_other_pro
     assert (swapped.kept_share, swapped.question_new_words, swapped.only_one_side) == (0.5, 1, ())
     assert swapped.swapped_words and swapped.changed_words == 0  # the same words, in another order
     assert decide(swapped) == (False, "words swapped")
-    assert decide(swapped, DedupeSettings(max_changed_words=None)) == (True, "same quantities")
+    assert decide(swapped, DedupeSettings(max_changed_words=None)) == (False, "words swapped")
+    assert decide(swapped, DedupeSettings(min_kept_share=0.75)) == (True, "same quantities")  # no edited copy
     assert decide(swapped, DedupeSettings(max_question_words=0)) == (False, "question asks another thing")
     tanks = "There are 4 snails in one tank and 32 in another. The difference is twice the fish in both tanks. "
     clause = evidence(
