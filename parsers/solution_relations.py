@@ -392,7 +392,6 @@ def _pairing(calculation, relation: Relation, quantities: list[Quantity], invers
     positions = [p for p, term in enumerate(terms) if isinstance(term, Fraction)]
     if len(positions) != len(calculation.operands):
         return None
-    reference = quantities[relation.reference]
     values = _numbers_of(relation)
     for n, p in enumerate(positions):
         operand = calculation.operands[n]
@@ -406,7 +405,7 @@ def _pairing(calculation, relation: Relation, quantities: list[Quantity], invers
             if operator not in _INVERSE_OPERATOR:
                 continue
             other = calculation.operands[positions.index(q)]
-            if not _is_reference(other, relation, reference):
+            if not _is_reference(other, relation):
                 continue
             first, second = (q, p) if side == -1 else (p, q)
             if not _alone(terms, first, second, operator):
@@ -445,12 +444,10 @@ def _is_relation_number(operand, relation: Relation, values: set[Fraction]) -> b
     return operand.source in ("none", "problem") and operand.value in values
 
 
-def _is_reference(operand, relation: Relation, reference: Quantity) -> bool:
-    """Whether ``operand`` is the relation's reference: linked to its quantity, or its value carried by an
-    earlier result."""
-    if operand.source == "problem" and operand.quantity is not None:
-        return operand.quantity == relation.reference
-    return operand.source == "step" and operand.value == reference.value
+def _is_reference(operand, relation: Relation) -> bool:
+    """Whether ``operand`` is the relation's reference: linked to its quantity (an earlier result of the same
+    value is not: "the remaining 4 hours" is no "4 hours on Monday")."""
+    return operand.source == "problem" and operand.quantity == relation.reference
 
 
 def _alone(terms: list, first: int, second: int, operator: str) -> bool:

@@ -109,6 +109,13 @@ def test_problem_relations(problem, relations):
             "There were 20*2 = 40 footballs.\nThere were 20/2 = 10 robots.\n10 + 40 + 20 = 70\n#### 70",
             [],
         ),
+        # an earlier result of the reference's value is not the reference: "the remaining 4 hours" / 2 days
+        (
+            "On Monday, Tristan studies for 4 hours, then for twice this long on Tuesday. He wants to study 16 hours "
+            "and divides the remaining time evenly between Saturday and Sunday. How many hours on Saturday?",
+            "Tuesday: 4 * 2 = 8 hours\n4 + 8 = 12 hours\n16 - 12 = 4 hours\n4 / 2 = 2 hours\n#### 2",
+            [],
+        ),
         # a number the reference is counted in: 12 pairs are 12 * 2 earrings
         (
             "Barbie bought 12 pairs of earrings, and gave half of them to Alissa. How many earrings did she give?",
