@@ -16,6 +16,11 @@ for "20% more than". Only that pairing is judged: a step that starts from the *o
 6, half as many as Jo": Jo is ``6 * 2``) computes with the subject's number, not the reference's, and is
 left alone, as is any relation whose reference the problem does not give as a number (a pronoun, a
 result the solution computes: "half of the rest").
+
+``answer_unit(graph)`` reads the unit the question asks the answer in ("How many minutes ...?", "How far, in
+miles, ...?": ``asked_unit``) and where the final answer is last written in the solution with a unit: another
+unit of the same measure there (``1.5 hours`` where minutes are asked, ``200 cents`` where dollars are) is an
+answer not converted.
 """
 
 from __future__ import annotations
