@@ -18,14 +18,17 @@ pre-training loss curve with the results (``benchmarks/results/issue13_pretrain_
 ``--smoke`` runs every stage in turn (or the ``--stage`` named) on the smoke task files
 (``benchmarks/results.py --smoke``'s): pre-training of a tiny new model (a 6-layer, 32-wide BERT)
 and multi-task training for 2 steps each, a QAM head refit of 2 epochs, alignment models of 20
-iterations; everything, the package included (``--output`` is ``WORK/smoke/package`` unless given),
-goes to ``WORK/smoke``, and nothing to ``benchmarks/results``. Seconds, to keep the script working;
-it refuses to write the shipped package.
+iterations, a search bank of the first 20 GSM8K problems and the variants of the first 6 GSM-Plus seeds
+of the smoke data (``WORK/smoke/bank-data``: 4 seeds' variants to fit on, 1 to choose on); everything,
+the package included (``--output`` is ``WORK/smoke/package`` unless given), goes to ``WORK/smoke``, and
+nothing to ``benchmarks/results``. Seconds, to keep the script working; it refuses to write the shipped
+package.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -60,7 +63,7 @@ def main() -> None:
         multitask_max_steps=2 if args.smoke else None,
         head_epochs=2 if args.smoke else 10,
         structure_options={"max_iter": 20} if args.smoke else None,
-        bank_data=str(SMOKE_DATA if args.smoke else DATA),
+        bank_data=str(smoke_bank(work) if args.smoke else DATA),
     )
     stages = [args.stage] if args.stage else STAGES  # --smoke without --stage: every stage, heads and measure too
     build_release(files, work, args.output, stages, settings, say=lambda line: print(line, flush=True))
@@ -68,6 +71,21 @@ def main() -> None:
     log = work / "pretrain" / "training_log.jsonl"
     if "package" in stages and log.exists() and not args.smoke:
         shutil.copy(log, REPO / "benchmarks" / "results" / "issue13_pretrain_log.jsonl")
+
+
+def smoke_bank(work: Path, gsm8k_rows: int = 20, seeds: int = 6) -> Path:
+    """A small search bank in the layout ``--bank-data`` reads, written to ``work/bank-data``: the first
+    ``gsm8k_rows`` GSM8K problems and the variants of the first ``seeds`` GSM-Plus seeds of the smoke data
+    (6 seeds: the fewest that leave a dev seed when split 80/10/10)."""
+    bank = work / "bank-data"
+    gsm8k = (SMOKE_DATA / "gsm8k" / "train.jsonl").read_text(encoding="utf-8").splitlines()[:gsm8k_rows]
+    variants = (SMOKE_DATA / "gsmplus" / "variants.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = set(list(dict.fromkeys(json.loads(line)["seed_question"] for line in variants))[:seeds])
+    variants = [line for line in variants if json.loads(line)["seed_question"] in kept]
+    for name, lines in (("gsm8k/train.jsonl", gsm8k), ("gsmplus/variants.jsonl", variants)):
+        (bank / name).parent.mkdir(parents=True, exist_ok=True)
+        (bank / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return bank
 
 
 def _arguments() -> argparse.Namespace:
