@@ -17,17 +17,18 @@ if "PYTEST_XDIST_WORKER" in os.environ and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, _cores[_index % _workers :: _workers])
 
 
-# Seconds that the slowest tests took in a full run on 2 cores (`python -m pytest -n 2 --durations=40`). Only the
+# Seconds that the slowest tests took in a full run on 2 cores (`python -m pytest -n 2 --durations=40`; the four
+# smoke runs made smaller since, scaled by their CPU time before and after). Only the
 # order of the run depends on them (pytest_collection_modifyitems): a name that is gone or a figure that drifts
 # costs a little balance, never a test.
 SLOWEST = {
-    "tests/benchmarks/test_smoke.py::test_smoke_run[scale]": 123,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[scale]": 68,
     "tests/test_notebooks.py::test_notebook_executes[05_search_and_refine.ipynb]": 102,
     "tests/tasks/test_kit.py::test_the_kit_path_builds_runs_without_a_parser_and_releases_only_what_is_better": 102,
-    "tests/benchmarks/test_smoke.py::test_smoke_run[runtime]": 91,
-    "tests/benchmarks/test_smoke.py::test_smoke_run[release_model]": 86,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[runtime]": 59,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[release_model]": 78,
     "tests/tasks/test_refine.py::test_real_run_with_the_packaged_smollm2": 67,
-    "tests/benchmarks/test_smoke.py::test_smoke_run[search_and_refine]": 62,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[search_and_refine]": 21,
     "tests/test_notebooks.py::test_notebook_executes[04_experts.ipynb]": 43,
     "tests/test_notebooks.py::test_notebook_executes[03_train_kpc.ipynb]": 43,
     "tests/mathgraph/test_shipped.py::test_the_bundled_sample_gives_the_model_card_figures": 42,
