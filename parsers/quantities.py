@@ -144,6 +144,10 @@ _SEASON_RE = re.compile(r"(?:1[89]|20)\d\d")
 _CAMEL_RE = re.compile(r"[a-z]+[A-Z]\w*")  # "iPhone 12": a product name
 _EXPONENT_RE = re.compile(r".*[A-Za-z)]\^(\d{1,3})")  # "(AC)^2" written as text
 _BASE_RE = re.compile(r"[a-z]+-(\d{1,3})")  # "base-10" (an upper-case "OAO-1" is a name)
+# a unit symbol with its exponent, as science writes units without carets: "m s-1", "kg m-3", "mol L-1"
+_UNIT_EXPONENT_RE = re.compile(r"(?:s|m|g|kg|mg|cm|mm|km|mol|L|l|h|min|K|J|W|N|Pa|Hz|yr|d)-[1-4]")
+# two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
+_TIMES_RE = re.compile(rf"({DIGITS_PATTERN})[×x]({DIGITS_PATTERN})")
 _ARTICLES = {"a", "an"}
 # Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
 _SINGLE_WORDS = {
@@ -476,6 +480,8 @@ class _TokenScanner:
     def inner_number_at(self, i: int) -> tuple[list[Quantity], int] | None:
         """A number at the end of a word token: the exponent of ``(AC)^2`` written as text, the ``10`` of ``base-10``."""
         written = self.raw(i)
+        if _UNIT_EXPONENT_RE.fullmatch(written):
+            return None  # "s-1" of "12 m s-1": the unit's exponent, not a number
         match = _EXPONENT_RE.fullmatch(written) or _BASE_RE.fullmatch(written)
         if match is None:
             return None
@@ -657,6 +663,16 @@ class _TokenScanner:
         ``8-``, ``3.5–4.0`` (two), ``2,000.45±0.01`` (two), ``2.48×10−5``; ``None`` for anything else."""
         token = self.tokens[i]
         written = self.raw(i)
+        times = _TIMES_RE.fullmatch(written)
+        if times is not None and not (times.group(2) == "10" and self.text_of(i + 1) in _MINUS):
+            found = []
+            for k in (1, 2):  # "8x2": 8 and 2, as "8 x 2" written apart gives them
+                parsed = parse_number(times.group(k))
+                if parsed is None:
+                    return None
+                span = (token.span[0] + times.start(k), token.span[0] + times.end(k))
+                found.append(self.quantity(span, parsed[0], parsed[1], token, None, None))
+            return found, i + 1
         prefix = _PREFIX_RE.match(written)
         match = _GLUED_RE.fullmatch(written, prefix.end())
         if match is None or (match.group("unit") or "").rstrip("23^") in _NOT_UNITS:

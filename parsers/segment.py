@@ -16,6 +16,11 @@ What is recognised, outside math, scanning left to right:
   ``"asy"``), ``\\begin{tabular}...\\end{tabular}`` (kind ``"tabular"``, formulas
   inside a table are dropped with it) and GSM8K calculator annotations
   ``<<48/2=24>>`` (kind ``"calc"``);
+* a display cut out of its delimiters, as a sentence split off a solution leaves it, delimiter
+  ``"cut"``: a ``\\[`` with no ``\\]`` runs to the paragraph's end, a text that opens inside a display
+  (``x = 5 \\] so``) has one up to its first ``\\]``, each when it reads as math, not prose; and the
+  environments allowed only inside math (``aligned``, ``cases``...: :data:`INNER_MATH_ENVIRONMENTS`)
+  met in text are formulas, delimiter ``"env"``;
 * with ``bare_arithmetic=True``, arithmetic written without delimiters
   (``48/2 = 24``, ``0.2 x 50 = $10``), delimiter ``"bare"``.
 
@@ -148,6 +153,12 @@ MATH_ENVIRONMENTS = frozenset(
     for star in ("", "*")
 )
 
+#: Environments that LaTeX allows only inside math (``aligned`` is written inside ``\\[...\\]``); met in text, they
+#: are what is left of a display whose delimiters were cut off, and read as a formula (delimiter ``"env"``).
+INNER_MATH_ENVIRONMENTS = frozenset(
+    {"aligned", "alignedat", "gathered", "split", "cases", "array", "matrix", "pmatrix", "bmatrix", "vmatrix"}
+)
+
 #: Environments outside math that are excluded (kind = the environment name).
 EXCLUDED_ENVIRONMENTS = frozenset({"tabular", "tabular*", "tabularx"})
 
@@ -157,7 +168,7 @@ class Formula:
     latex: str  # the formula body, delimiters stripped
     span: tuple[int, int]  # the whole formula, delimiters included, in the source
     body_span: tuple[int, int]  # offsets of the body in the source
-    delimiter: str  # "$", "$$", "\\(", "\\[", "env", "bare"
+    delimiter: str  # "$", "$$", "\\(", "\\[", "env", "bare", "cut" (a display missing its \\[ or its \\])
     display: bool
 
 
@@ -291,6 +302,37 @@ def _scan_escaped_close(text: str, j: int, closer: str) -> int | None:
     return None
 
 
+def _open_display_end(text: str, start: int) -> int | None:
+    """End of a ``\\[`` display whose ``\\]`` is missing (a sentence cut out of a display): the next paragraph
+    break or the end of the text, when what lies there reads as math, not prose; else None."""
+    m = _PARBREAK_RE.search(text, start)
+    end = m.start() if m else len(text)
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    body = text[start:end]
+    if not body.strip() or _PROSE_RE.search(_strip_latex(body)):
+        return None
+    return end
+
+
+_CLOSE_DISPLAY_RE = re.compile(r"(?<!\\)\\\]")
+
+
+def _orphan_display(text: str, out: _Builder) -> int:
+    """A text that starts inside a display whose ``\\[`` was cut off (``x = 5 \\] so ...``): the math before
+    the first ``\\]`` is a display formula, when it reads as math, not prose. Where scanning goes on."""
+    m = _CLOSE_DISPLAY_RE.search(text)
+    if m is None:
+        return 0
+    head = text[: m.start()]
+    if not head.strip() or "\\[" in head or "$" in head or _PARBREAK_RE.search(head):
+        return 0
+    if _PROSE_RE.search(_strip_latex(head)):
+        return 0
+    out.math(text, (0, m.end()), (0, m.start()), "cut", True)
+    return m.end()
+
+
 def _strip_latex(body: str) -> str:
     """Body without commands and without ``{...}`` groups (for the prose checks)."""
     s = re.sub(r"\\[A-Za-z]+", " ", body)
@@ -402,7 +444,7 @@ def _scan(text: str) -> list[tuple]:
     n = len(text)
     # GSM8K-style text (it has calculator annotations) uses a bare $ for money only
     dollar_math = _CALC_RE.search(text) is None
-    i = 0
+    i = _orphan_display(text, out)
     depth = 0  # plain braces open in text mode
     transparent: list[int] = []  # depths at which a \textbf{ and the like opened; its braces are dropped
     while i < n:
@@ -432,6 +474,11 @@ def _scan(text: str) -> list[tuple]:
                     out.math(text, (i, j + 2), (i + 2, j), "\\" + nxt, nxt == "[")
                     i = j + 2
                     continue
+                end = _open_display_end(text, i + 2) if nxt == "[" else None
+                if end is not None:
+                    out.math(text, (i, end), (i + 2, end), "cut", True)
+                    i = end
+                    continue
                 out.copy(text, i, i + 2)
                 i += 2
                 continue
@@ -442,7 +489,7 @@ def _scan(text: str) -> list[tuple]:
             m = _BEGIN_RE.match(text, i)
             if m:
                 name = m.group(1)
-                if name in MATH_ENVIRONMENTS or name in EXCLUDED_ENVIRONMENTS:
+                if name in MATH_ENVIRONMENTS or name in INNER_MATH_ENVIRONMENTS or name in EXCLUDED_ENVIRONMENTS:
                     endm = _find_env_end(text, m.end(), name)
                     if name in EXCLUDED_ENVIRONMENTS:
                         end = n if endm is None else endm[1]

@@ -410,3 +410,20 @@ def test_a_command_after_a_condition_is_the_question():
     assert [(q.value, q.in_question) for q in graph.quantities()] == [(162, False), (162, True), (10, True)]
     statement = PARSER.parse("Their total age is 162. They calculate Allen's age.")  # a subject: not a command
     assert [s.is_question for s in problem_sentences(statement)] == [False, False]
+
+
+def test_a_unit_exponent_is_not_a_number_and_glued_factors_are_two():
+    # "m s-1" is metres per second: the -1 belongs to the unit; "0.5 s-1" is a rate
+    assert [(q.text, q.value) for q in PARSER.parse("The wind was 12 m s-1 and decays at 0.5 s-1.").quantities()] == [
+        ("12", 12),
+        ("0.5", Fraction(1, 2)),
+    ]
+    # "8x2^10" is 8 times 2 to the 10th: its literals 8, 2 and 10, as "8 x 2^10" written apart gives them
+    assert [(q.text, q.value) for q in PARSER.parse("The memory holds 8x2^10 bytes on a 4x6 board.").quantities()] == [
+        ("8", 8),
+        ("2", 2),
+        ("10", 10),
+        ("4", 4),
+        ("6", 6),
+    ]
+    assert [q.value for q in PARSER.parse("Use base-10 logs.").quantities()] == [10]

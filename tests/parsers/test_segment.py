@@ -34,10 +34,12 @@ def check_invariants(seg: Segmentation) -> None:
         elif f.delimiter == "env":
             assert src.startswith("\\begin", s) and src[bs:be] == f.latex
             assert re.search(r"\\end\s*\{[A-Za-z]+\*?\}$", src[s:e])
+        elif f.delimiter == "cut":  # a display missing its opener or its closer, never both
+            assert src.startswith("\\[", s) != src[:e].endswith("\\]") and src[bs:be] == f.latex
         else:
             assert f.delimiter == "bare" and (bs, be) == (s, e)
             assert f.latex.strip()
-        assert f.display == (f.delimiter in ("$$", "\\[", "env"))
+        assert f.display == (f.delimiter in ("$$", "\\[", "env", "cut"))
     # placeholders: in order, not overlapping, each one word mapping to its formula
     prev_end = 0
     for (a, b), f in zip(seg.placeholder_spans, seg.formulas):
@@ -529,3 +531,19 @@ def test_segment_never_raises_and_invariants_hold(text, bare):
     seg = segment(text, bare_arithmetic=bare)
     assert seg.source == text
     check_invariants(seg)
+
+
+def test_a_display_cut_out_of_its_delimiters_is_a_formula():
+    seg = segment("Next, \\[ 5z + 7 = 5(1+i) + 7 = 12 + 5i.")
+    assert [(f.latex, f.delimiter, f.span) for f in seg.formulas] == [
+        (" 5z + 7 = 5(1+i) + 7 = 12 + 5i", "cut", (6, 39))
+    ]
+    seg = segment("\\quad y = 12 - 3 = 9. \\] So the answer is 9.")
+    assert [(f.latex, f.delimiter, f.span) for f in seg.formulas] == [("\\quad y = 12 - 3 = 9", "cut", (0, 24))]
+    seg = segment("\\begin{aligned} a &= \\log_2 16 \\end{aligned}")
+    assert [(f.latex, f.delimiter) for f in seg.formulas] == [(" a &= \\log_2 16 ", "env")]
+
+
+def test_prose_around_a_lone_display_bracket_stays_text():
+    assert segment("The man said \\[ was odd and Sally left.").formulas == ()
+    assert segment("The man said \\] was odd.").formulas == ()
