@@ -332,6 +332,8 @@ def inverted_relations(graph) -> list[InvertedRelation]:
         for index, calculation in enumerate(step.calculations):
             for relation in relations:
                 pairing = _pairing(calculation, relation, quantities)
+                if pairing is not None and _stated_before(graph, step.index, pairing[1]):
+                    continue  # "25 – 21 = 4 hours left", then "4 hours / 2": the 4 may be that result
                 if pairing is not None and not _read_otherwise(
                     graph.problem.text, relations, relation, quantities, *pairing
                 ):
@@ -339,6 +341,13 @@ def inverted_relations(graph) -> list[InvertedRelation]:
                     found.append(InvertedRelation(step.index, index, relation, message))
                     break
     return found
+
+
+def _stated_before(graph, line: int, reference) -> bool:
+    """Whether a line before ``line`` states the reference's number as a result (``= 4``), which the reader may
+    not have read as a calculation (``25 – 21 = 4``): the step may compute with that result, not the reference."""
+    stated = re.compile(r"=\s*\$?\s*" + re.escape(reference.text.strip("$ ")) + r"(?![\d.,]\d)")
+    return any(stated.search(step.text) for step in graph.steps if step.index < line)
 
 
 _COUNTED_IN = {"pair": 2, "pairs": 2, "couple": 2, "couples": 2, "dozen": 12, "dozens": 12, "twins": 2}

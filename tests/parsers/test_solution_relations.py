@@ -116,6 +116,14 @@ def test_problem_relations(problem, relations):
             "Tuesday: 4 * 2 = 8 hours\n4 + 8 = 12 hours\n16 - 12 = 4 hours\n4 / 2 = 2 hours\n#### 2",
             [],
         ),
+        # the reference's number stated as a result before, in a line not read as a calculation (an en dash)
+        (
+            "On Monday, Tristan studies for 4 hours, then for twice this long on Tuesday. He wants to study 16 hours "
+            "and divides the remaining time evenly between Saturday and Sunday. How many hours on Saturday?",
+            "Tuesday: 4 hours * 2 = 8 hours\n4 + 8 = 12 hours\nHe has 16 hours – 12 hours = 4 hours left.\n"
+            "Over 2 days he spends 4 hours / 2 = 2 hours a day.\n#### 2",
+            [],
+        ),
         # a number the reference is counted in: 12 pairs are 12 * 2 earrings
         (
             "Barbie bought 12 pairs of earrings, and gave half of them to Alissa. How many earrings did she give?",
