@@ -15,7 +15,8 @@ Every prediction goes through ``Predictor`` (the pattern of transformers pipelin
 1. ``preprocess``: each input checked once against the task (``check_inputs``), its problems parsed (or their
    graphs taken as passed in), and, for a model that reads them, the alignment features of its pairs;
 2. ``forward``: the model's networks (a package's neural model and, fused in late, its TF-IDF model, each
-   predicting apart), reading exactly the graphs and rows step 1 made;
+   predicting apart), given the graphs and rows step 1 made as arguments (``predict(inputs, batch_size,
+   graphs=ParsedGraphs, rows=AlignmentRows)``);
 3. ``postprocess``: late fusion (``models.late_fusion``) and the label names (``mathgraph.labels``: QAM's 1/0
    as "matches"/"does not match").
 
@@ -23,7 +24,8 @@ Every prediction goes through ``Predictor`` (the pattern of transformers pipelin
 and in Ray actors) and the server predict through it, and nothing below it; so every entry point accepts and
 refuses the same names and inputs with the same message. Nothing is cached behind a caller's back: a
 ``Predictor`` reads and writes the graph cache it is given (``graph_cache``: ``None``, a ``GraphCache``, a
-path or ``True`` for the default file), one prediction's graphs and alignment rows live as long as it does.
+path or ``True`` for the default file), one prediction's graphs and alignment rows live as long as it does and
+reach the model as arguments, never through a variable of the module or the thread.
 
 The imports of models and parsers stay inside the functions: importing this module loads no model code.
 """
@@ -213,7 +215,9 @@ class Predictor:
 
     Args:
         task: the task's name (``mathgraph.task_specs``); an unknown one is a ``UserError``.
-        model: what predicts it (``task_predictor``), with ``predict(inputs, batch_size)``.
+        model: what predicts it (``task_predictor``), with ``predict(inputs, batch_size, graphs, rows)``
+            (``graphs``: a ``parsers.graph_cache.ParsedGraphs``; ``rows``: a
+            ``models.alignment_features.AlignmentRows``), or a late fusion of such models.
         parser: the dependency parser of the model's graphs (``model_parser``); ``None``: the model parses
             what it needs itself, in the forward step, still through ``graph_cache`` only.
         graph_cache: where parsed graphs are read and kept across predictions: ``None`` (nowhere: one
@@ -287,8 +291,8 @@ class Predictor:
 
     def forward(self, prepared: Sequence[PreparedInput], batch_size: int = 32) -> list:
         """The model's raw results of prepared inputs, in order: one result each, or ``(neural, sparse)`` for
-        a late-fused model, whose parts predict apart (``postprocess`` fuses them). The model reads the graphs
-        and alignment rows of ``prepared`` and parses nothing they hold."""
+        a late-fused model, whose parts predict apart (``postprocess`` fuses them). The graphs and alignment
+        rows of ``prepared`` are passed to the model (``graphs=``, ``rows=``): it parses nothing they hold."""
         if not prepared:
             return []
         from mathgraph.models.alignment_features import AlignmentRows
@@ -301,12 +305,11 @@ class Predictor:
         rows = AlignmentRows(limit=max(1, sum(len(p.rows) for p in prepared)))
         rows.put_many({key: row for p in prepared for key, row in p.rows.items()})
         inputs = [p.input for p in prepared]
-        with parsed.in_use(), rows.in_use():
-            if _is_late_fusion(self.model):
-                neural = self.model.neural.predict(inputs, batch_size=batch_size)
-                sparse = self.model.sparse.predict(inputs, batch_size=batch_size)
-                return list(zip(neural, sparse, strict=True))
-            return list(self.model.predict(inputs, batch_size=batch_size))
+        if _is_late_fusion(self.model):
+            neural = _model_results(self.model.neural, inputs, batch_size, parsed, rows)
+            sparse = _model_results(self.model.sparse, inputs, batch_size, parsed, rows)
+            return list(zip(neural, sparse, strict=True))
+        return _model_results(self.model, inputs, batch_size, parsed, rows)
 
     def postprocess(self, raw: Sequence) -> list[dict]:
         """Results from ``forward``'s raw ones: a late-fused model's two parts fused with its weight, then the
@@ -342,6 +345,18 @@ class Predictor:
 
 def _is_late_fusion(model) -> bool:
     return all(hasattr(model, name) for name in ("neural", "sparse", "weight"))
+
+
+def _model_results(model, inputs: list, batch_size: int, graphs, rows) -> list:
+    """``model``'s results of ``inputs``, given the prediction's ``graphs`` and alignment ``rows``; a late fusion
+    nested in a part (a package's TF-IDF, then its alignment model) fused as ``models.late_fusion`` fuses."""
+    if _is_late_fusion(model):
+        from mathgraph.models.late_fusion import fuse
+
+        neural = _model_results(model.neural, inputs, batch_size, graphs, rows)
+        sparse = _model_results(model.sparse, inputs, batch_size, graphs, rows)
+        return [fuse(n, s, model.weight) for n, s in zip(neural, sparse, strict=True)]
+    return list(model.predict(inputs, batch_size=batch_size, graphs=graphs, rows=rows))
 
 
 # ----------------------------------------------------------------------------- what the commands run

@@ -6,9 +6,9 @@ of ``(text_a, text_b)`` pairs: ``align_problems`` where ``text_b`` is a ``"probl
 (QAM's question and solution); each task says which (``TaskHead.aligned_with``). Problems are
 parsed through the graph cache, and the rows of the last ``REMEMBERED_ROWS`` pairs are kept (keyed by a
 digest of the two texts, so memory stays bounded), so an epoch after the first, or the dev pass,
-computes nothing again; ``remember_alignments`` adds the rows of alignments a caller already made. The rows are
-an ``AlignmentRows`` object: the one passed in (``rows=``), the one a prediction put in use
-(``mathgraph.api.Predictor``: each prediction its own), else ``TRAINING_ROWS``, a training run's.
+computes nothing again; ``AlignmentRows.remember_alignments`` adds the rows of alignments a caller already
+made. The rows are an ``AlignmentRows`` object passed in as an argument (``rows=``: a prediction's own, from
+``mathgraph.api.Predictor``, or a ``models.features.FeatureStore``'s), else ``TRAINING_ROWS``, a training run's.
 Both the alignment model (``models.alignment_model``) and the neural pair heads that read
 the alignment next to their pair vector (``TaskConfig.alignment``) use it.
 
@@ -27,9 +27,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -72,9 +70,8 @@ class AlignmentRows:
     """The feature rows of pairs already aligned, keyed by a digest of ``against`` and the two texts: at most
     ``limit`` rows, the oldest dropped first. Thread-safe (a server's request threads may share one).
 
-    ``alignment_features(..., rows=ROWS)`` reads and keeps rows here; ``with ROWS.in_use():`` does so for the
-    calls inside the block that name none (a model's, under ``mathgraph.api.Predictor``). A call that names
-    none outside such a block uses ``TRAINING_ROWS``, the rows of this process's training run."""
+    ``alignment_features(..., rows=ROWS)`` reads and keeps rows here; a call that names none uses
+    ``TRAINING_ROWS``, the rows of this process's training run."""
 
     def __init__(self, limit: int = REMEMBERED_ROWS):
         if limit < 1:
@@ -112,24 +109,8 @@ class AlignmentRows:
         with self._lock:
             return len(self._rows)
 
-    @contextmanager
-    def in_use(self) -> Iterator[AlignmentRows]:
-        """For the ``with`` block (this thread): ``alignment_features`` calls that name no ``rows`` use these."""
-        token = _IN_USE.set(self)
-        try:
-            yield self
-        finally:
-            _IN_USE.reset(token)
-
 
 TRAINING_ROWS = AlignmentRows()  # a training run's rows: an epoch after the first, or the dev pass, aligns nothing
-_IN_USE: ContextVar[AlignmentRows | None] = ContextVar("mathgraph_alignment_rows", default=None)
-
-
-def rows_in_use() -> AlignmentRows:
-    """The rows ``alignment_features`` reads when it is given none: those of the enclosing
-    ``AlignmentRows.in_use()``, else ``TRAINING_ROWS``."""
-    return _IN_USE.get() or TRAINING_ROWS
 
 
 def alignment_rows(against: str, pairs: Sequence[tuple[str, str]], **options) -> dict[bytes, np.ndarray]:
@@ -167,7 +148,7 @@ def alignment_features(
     ``parse`` maps a list of texts to graphs (default: ``parsers.graph_cache.parse_cached``). ``names``: the
     columns, in order, from ``available_features(against)`` (default ``feature_names(against)``). A pair that
     is not two non-empty texts, or a name this mathgraph does not compute, raises ``ValueError``. ``rows``:
-    where rows already computed are read and new ones kept (default: ``rows_in_use()``).
+    where rows already computed are read and new ones kept (default: ``TRAINING_ROWS``).
     """
     _check_against(against)
     available = available_features(against)
@@ -181,7 +162,7 @@ def alignment_features(
     if any(len(p) != 2 or not all(isinstance(t, str) and t.strip() for t in p) for p in pairs):
         raise ValueError("alignment features need (text_a, text_b) pairs of non-empty texts")
     keys = [pair_key(against, *p) for p in pairs]
-    rows = rows_in_use() if rows is None else rows
+    rows = TRAINING_ROWS if rows is None else rows
     # a row kept before features were added (a pack of training data made then) is shorter: computed again
     known = {key: row for key, row in rows.get_many(keys).items() if len(row) == len(available)}
     missing = sorted({p for p, key in zip(pairs, keys) if key not in known})
@@ -287,7 +268,6 @@ __all__ = [
     "AlignmentRows",
     "pair_key",
     "TRAINING_ROWS",
-    "rows_in_use",
     "feature_names",
     "available_features",
     "AGAINST",

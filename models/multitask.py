@@ -502,11 +502,12 @@ class TaskView(nn.Module):
     def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
         return self.model(MultiTaskBatch(self.task_id, batch))
 
-    def predict(self, inputs: Sequence, batch_size: int = 32) -> list[dict]:
-        """Predictions from text with this task's head, as ``TaskModel.predict`` gives them (``models.task_io``);
-        a CGC-LoRA model predicts with the task's update merged into its weights."""
+    def predict(self, inputs: Sequence, batch_size: int = 32, graphs=None, rows=None) -> list[dict]:
+        """Predictions from text with this task's head, as ``TaskModel.predict`` gives them (``models.task_io``;
+        ``graphs`` and ``rows`` as there); a CGC-LoRA model predicts with the task's update merged into its
+        weights."""
         with self.model.merged_for(self.task_id):
-            return predict_inputs(self, inputs, batch_size)
+            return predict_inputs(self, inputs, batch_size, graphs=graphs, rows=rows)
 
 
 def _insert_after_cls(text_model: nn.Module, inputs: dict, prompt: torch.Tensor) -> dict:

@@ -6,8 +6,9 @@ pipelines).
 1. preprocess: each input is checked once for the task's shape (``models.task_io.check_input``)
    and made an example (``TaskHead.input_example``); the problems' graphs are taken from those passed in
    (``graphs``, a ``parsers.graph_cache.ParsedGraphs``) or parsed through the graph cache (the text-only
-   ``bert`` architecture parses nothing) and their features built once (``FeatureStore``); examples of
-   similar length are collated together, without labels;
+   ``bert`` architecture parses nothing) and their features built once (``FeatureStore``, which also
+   carries the pairs' alignment ``rows`` passed in, for a head that reads them); examples of similar length
+   are collated together, without labels;
 2. forward: the model runs under ``torch.inference_mode()``;
 3. postprocess: logits become ``{"label", "probabilities"}`` and scores ``{"scores", "ranking"}``
    (``models.task_io``), in input order.
@@ -49,17 +50,17 @@ def feature_store(model, texts: Sequence[str], args=None, graphs=None, rows=None
 
 @torch.inference_mode()
 def predict_inputs(
-    model, inputs: Iterable, batch_size: int = 32, store: FeatureStore | None = None, graphs=None
+    model, inputs: Iterable, batch_size: int = 32, store: FeatureStore | None = None, graphs=None, rows=None
 ) -> list[dict]:
     """``TaskModel.predict``: results of ``inputs`` (shapes in ``models.task_io``) with a ``TaskModel`` or
     ``TaskView`` (see the module docstring); ``store`` holds problems already built; else one is built from
-    ``graphs`` (``feature_store``)."""
+    ``graphs`` and the alignment ``rows`` (``feature_store``)."""
     task = model.config.task_type
     examples = build_examples(task, inputs)
     if not examples:
         return []
     if store is None:
-        store = feature_store(model, [t for e in examples for t in task.example_texts(e)], graphs=graphs)
+        store = feature_store(model, [t for e in examples for t in task.example_texts(e)], graphs=graphs, rows=rows)
     outputs = _run(model, examples, store, batch_size, raw=True)
     if task.classifies:
         names = label_values(task, model.config.labels)

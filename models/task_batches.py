@@ -38,7 +38,7 @@ class TaskBatch(DeviceBatch):
 
 
 class TaskCollator:
-    """Examples of a task -> ``TaskBatch``, with problems from a ``FeatureStore``."""
+    """Examples of a task -> ``TaskBatch``, with problems and the pairs' alignment rows from a ``FeatureStore``."""
 
     def __init__(self, task: TaskHead, store: FeatureStore, labels: Sequence[str] = ()):
         self.task, self.store = task, store
@@ -46,7 +46,8 @@ class TaskCollator:
 
     def __call__(self, examples: Sequence, with_labels: bool = True) -> TaskBatch:
         """Collate ``examples``; ``with_labels=False`` (prediction) puts zeros where gold labels go."""
-        targets = self.task.targets(examples, self.label_ids if with_labels else None)
+        label_ids = self.label_ids if with_labels else None
+        targets = self.task.targets(examples, label_ids, rows=self.store.alignment_rows)
         return TaskBatch(self.store.batch(self.task.batch_texts(examples)), **targets)
 
 

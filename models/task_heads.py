@@ -118,21 +118,24 @@ class TaskHead(ABC):
         """Label names in a deterministic (sorted) order."""
         return sorted({str(e.label) for e in examples}) if self.classifies else []
 
-    def targets(self, examples: Sequence, label_ids: dict[str, int] | None) -> dict[str, torch.Tensor]:
+    def targets(self, examples: Sequence, label_ids: dict[str, int] | None, rows=None) -> dict[str, torch.Tensor]:
         """Gold tensors of a batch (``label_ids=None`` when predicting: zeros stand in for labels), and
-        ``alignment: [B, F]`` when the head reads alignment features."""
+        ``alignment: [B, F]`` when the head reads alignment features (``rows``: ``alignment_targets``')."""
         labels = (
             torch.zeros(len(examples), dtype=torch.long)
             if label_ids is None
             else torch.tensor([_label_id(label_ids, e.label) for e in examples])
         )
-        return {"labels": labels, **self.alignment_targets(examples)}
+        return {"labels": labels, **self.alignment_targets(examples, rows)}
 
-    def alignment_targets(self, examples: Sequence) -> dict[str, torch.Tensor]:
-        """``{"alignment": [B, F] float32}`` of a batch when ``alignment`` is on, else nothing."""
+    def alignment_targets(self, examples: Sequence, rows=None) -> dict[str, torch.Tensor]:
+        """``{"alignment": [B, F] float32}`` of a batch when ``alignment`` is on, else nothing. ``rows``: the
+        ``models.alignment_features.AlignmentRows`` the pairs' rows are read from and kept in (the batch's
+        ``FeatureStore``'s; None: ``TRAINING_ROWS``)."""
         if not self.alignment:
             return {}
-        features = alignment_features(self.aligned_with, self.alignment_pairs(examples), names=self.alignment_names)
+        pairs = self.alignment_pairs(examples)
+        features = alignment_features(self.aligned_with, pairs, names=self.alignment_names, rows=rows)
         return {"alignment": torch.from_numpy(features).float()}
 
     @abstractmethod
@@ -245,7 +248,7 @@ class SqrHead(TaskHead):
     def batch_texts(self, examples):
         return [e.query for e in examples] + [c for e in examples for c in e.candidates]
 
-    def targets(self, examples, label_ids):
+    def targets(self, examples, label_ids, rows=None):
         width = max(len(e.candidates) for e in examples)
         candidates = torch.zeros(len(examples), width, dtype=torch.long)
         mask = torch.zeros(len(examples), width, dtype=torch.bool)
@@ -258,7 +261,7 @@ class SqrHead(TaskHead):
             relevant[i, :count] = torch.tensor(example.relevance, dtype=torch.long)
             start += count
         targets = {"candidates": candidates, "candidate_mask": mask, "relevant": relevant}
-        aligned = self.alignment_targets(examples)
+        aligned = self.alignment_targets(examples, rows)
         if aligned:  # [B * N real candidates, F] -> [B, N, F], zeros on padding
             padded = torch.zeros(len(examples), width, aligned["alignment"].shape[-1])
             padded[mask] = aligned["alignment"]

@@ -164,13 +164,14 @@ class TaskModel(nn.Module):
     def forward(self, batch: TaskBatch) -> dict[str, torch.Tensor]:
         return self.config.task_type.outputs(self.head, self.vectors(batch.problems), batch)
 
-    def predict(self, inputs: Sequence, batch_size: int = 32, graphs=None) -> list[dict]:
+    def predict(self, inputs: Sequence, batch_size: int = 32, graphs=None, rows=None) -> list[dict]:
         """Predictions from text, one per input in input order (formats in ``models.task_io``): a ``str``
         (KPC), ``(text_a, text_b)`` (QRC, QAM) or ``(query, [candidates])`` (SQR) each
         (``models.prediction.predict_inputs``). ``graphs``: a ``parsers.graph_cache.ParsedGraphs`` holding
         the problems' graphs already parsed, and the cache the others are parsed through (None: the default
-        graph cache)."""
-        return predict_inputs(self, inputs, batch_size, graphs=graphs)
+        graph cache); ``rows``: the alignment rows of the pairs (``models.alignment_features.AlignmentRows``;
+        None: ``TRAINING_ROWS``)."""
+        return predict_inputs(self, inputs, batch_size, graphs=graphs, rows=rows)
 
     # ------------------------------------------------------------ saving
     def save_pretrained(self, directory: str | Path) -> None:

@@ -6,17 +6,15 @@ parsed for one prediction, handed to the model that reads them.
 
     parsed = ParsedGraphs(cache=None)            # what a prediction parsed (mathgraph.api.Predictor)
     parsed.parse(texts, parser="spacy")          # or parsed.add(texts, graphs, parser) for graphs made elsewhere
-    with parsed.in_use():                        # the model's parse_cached(texts) takes them, parses nothing
-        model.predict(inputs)
+    model.predict(inputs, graphs=parsed)         # the model takes them from parsed.parse, parses nothing again
 
 The key covers everything the graph depends on (back end, its model and
 library version, ``parsers.PARSER_VERSION``, the graph schema, ``bare_arithmetic``),
 so changing any of them misses instead of serving stale graphs.
 
-``ParsedGraphs.in_use`` holds for the ``with`` block, in this thread (a context variable): inside it, a
-``parse_cached`` call that did not name a cache (``cache=True``, the models' default) reads the graphs given
-and writes only to the ``ParsedGraphs``' own cache (``None``: no file at all). Outside any such block,
-``cache=True`` is the default SQLite file, as training and the bank-scale commands use it.
+A ``ParsedGraphs`` is passed to whatever reads graphs, as an argument: its ``parse`` takes the graphs it keeps
+and parses the others through its own cache (``None``: no file at all). ``parse_cached`` reads and writes only
+the cache it is given (``cache=True``: the default SQLite file, as training and the bank-scale commands use it).
 """
 
 from __future__ import annotations
@@ -27,9 +25,7 @@ import logging
 import os
 import sqlite3
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable, Mapping
 from importlib import metadata
 from pathlib import Path
 
@@ -146,7 +142,8 @@ class GraphCache:
 class ParsedGraphs:
     """Graphs parsed for a prediction, keyed as the cache keys them (text and parser), with the graph cache
     they are read from and written to (``cache``: a ``GraphCache``, a path, ``True`` for the default file, or
-    ``None``: no file). At most ``limit`` graphs are kept, the oldest dropped first. See the module docstring."""
+    ``None``: no file). At most ``limit`` graphs are kept, the oldest dropped first. It is passed to the model
+    that reads them (``mathgraph.api.Predictor``'s forward step)."""
 
     def __init__(self, cache: str | os.PathLike | GraphCache | bool | None = None, limit: int = PARSED_GRAPHS_LIMIT):
         if limit < 1:
@@ -207,20 +204,8 @@ class ParsedGraphs:
     def __len__(self) -> int:
         return len(self._graphs)
 
-    @contextmanager
-    def in_use(self) -> Iterator[ParsedGraphs]:
-        """For the ``with`` block: ``parse_cached`` calls that name no cache read and keep graphs here."""
-        token = _IN_USE.set(self)
-        try:
-            yield self
-        finally:
-            _IN_USE.reset(token)
-
     def __repr__(self) -> str:
         return f"ParsedGraphs({len(self)} graphs, cache={self.cache!r})"
-
-
-_IN_USE: ContextVar[ParsedGraphs | None] = ContextVar("mathgraph_parsed_graphs", default=None)
 
 
 def parse_cached(
@@ -237,9 +222,6 @@ def parse_cached(
     open :class:`GraphCache`, or ``False``/``None`` to parse everything. Equal
     texts are parsed once and share one graph. A bad text (empty, not a string)
     raises with its position in ``texts`` before anything is parsed.
-
-    Inside ``ParsedGraphs.in_use()``, the graphs kept there are taken first, and ``cache=True`` means that
-    object's cache (``None``: no file); what is parsed is kept there too.
     """
     texts = list(texts)
     for i, text in enumerate(texts):
@@ -250,16 +232,12 @@ def parse_cached(
     identity = parser_identity(problem_parser)
     keys = [graph_key(text, identity) for text in texts]
     text_of = dict(zip(keys, texts))  # distinct texts, in first-seen order
-    parsed_graphs = _IN_USE.get()
-    given = parsed_graphs.get_many(text_of) if parsed_graphs is not None else {}
-    if parsed_graphs is not None and cache is True:
-        cache = parsed_graphs.cache
-    store, owned = _open_cache(cache) if len(given) < len(text_of) else (None, False)
+    store, owned = _open_cache(cache)
     pending: dict[str, MathSyntaxGraph] = {}
     try:
-        graphs = dict(given)
+        graphs: dict[str, MathSyntaxGraph] = {}
         if store is not None:
-            graphs.update(store.get_many([key for key in text_of if key not in given]))
+            graphs.update(store.get_many(list(text_of)))
         misses = [key for key in text_of if key not in graphs]
         parsed = (
             parse_problems(
@@ -284,8 +262,6 @@ def parse_cached(
             finally:
                 if owned:
                     store.close()
-    if parsed_graphs is not None:
-        parsed_graphs.put_many({key: graphs[key] for key in text_of if key not in given})
     # a note for `mathgraph -v` (DEBUG): a command may come through here several times for one answer
     where = store.path if store is not None else "none (no file)"
     logger.debug("graph cache %s: %d hits, %d parsed", where, len(text_of) - len(misses), len(misses))

@@ -36,7 +36,7 @@ class RecordingQrc:
     def __init__(self):
         self.calls = []
 
-    def predict(self, inputs, batch_size=32):
+    def predict(self, inputs, batch_size=32, graphs=None, rows=None):
         self.calls.append(list(inputs))
         return [
             {

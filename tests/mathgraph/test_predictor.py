@@ -10,17 +10,16 @@ from mathgraph.errors import UserError
 
 
 class Recorder:
-    """A model that records what it was asked, and what ``parse_cached`` gives it inside the forward step."""
+    """A model that records what it was asked, and the graphs it reads from the ``ParsedGraphs`` the forward
+    step passes it."""
 
     def __init__(self, result, parser=None):
         self.result, self.parser, self.calls, self.graphs = result, parser, [], []
 
-    def predict(self, inputs, batch_size=32):
+    def predict(self, inputs, batch_size=32, graphs=None, rows=None):
         self.calls.append(list(inputs))
         if self.parser is not None:
-            from mathgraph.parsers.graph_cache import parse_cached
-
-            self.graphs.append(parse_cached([t for item in inputs for t in texts_of(item)], parser=self.parser))
+            self.graphs.append(graphs.parse([t for item in inputs for t in texts_of(item)], parser=self.parser))
         return [dict(self.result) for _ in inputs]
 
 
@@ -30,7 +29,7 @@ class Fused:
     def __init__(self, neural, sparse, weight):
         self.neural, self.sparse, self.weight = neural, sparse, weight
 
-    def predict(self, inputs, batch_size=32):
+    def predict(self, inputs, batch_size=32, graphs=None, rows=None):
         raise AssertionError("the Predictor fuses in its postprocess step")
 
 
@@ -70,8 +69,8 @@ def test_late_fusion_runs_in_postprocess_with_the_weight_of_the_model():
 
 
 def test_graphs_passed_in_reach_the_model_and_nothing_is_parsed_or_written(sample_graphs, monkeypatch, tmp_path):
-    """A batch job's parse stage made the graphs: the model's own ``parse_cached`` finds them, parses nothing and
-    writes no cache file."""
+    """A batch job's parse stage made the graphs: the model reads them from the ``ParsedGraphs`` passed to it,
+    parses nothing and writes no cache file."""
     from mathgraph.parsers import graph_cache
 
     monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path / "cache"))
@@ -87,9 +86,36 @@ def test_graphs_passed_in_reach_the_model_and_nothing_is_parsed_or_written(sampl
     assert len(results) == 3 and model.calls == [[g.text for g in graphs]]
     assert [g.to_json() for g in model.graphs[0]] == [g.to_json() for g in graphs]
     assert not (tmp_path / "cache").exists()  # no graph cache was opened
-    # outside a prediction, the models' default is the cache file again (training, bank-scale commands)
+    # the models' default is the cache file again (training, bank-scale commands)
     with pytest.raises(AssertionError, match="parsed again"):
         graph_cache.parse_cached(["A text never parsed before."], parser="spacy")
+
+
+def test_the_model_gets_the_graphs_only_as_arguments(sample_graphs, monkeypatch, tmp_path):
+    """Nothing reaches the model but its arguments: a model that parses on its own, ignoring the ``graphs`` it
+    is passed, inside the forward step, parses (the graphs went nowhere else) and reads its own cache."""
+    from mathgraph.parsers import graph_cache
+
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+
+    class Ignoring(Recorder):
+        def predict(self, inputs, batch_size=32, graphs=None, rows=None):
+            self.given = graphs
+            graph_cache.parse_cached(list(inputs), parser="spacy", cache=None)  # not the graphs it was passed
+            return [dict(self.result) for _ in inputs]
+
+    def no_parsing(*args, **kwargs):
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(graph_cache, "parse_problems", no_parsing)
+    graphs = {g.text: g for g in sample_graphs[:2]}
+    model = Ignoring({}, parser="spacy")
+    with pytest.raises(AssertionError, match="parsed"):
+        Predictor("kpc", model, parser="spacy").predict(list(graphs), graphs=graphs)
+    assert [g.to_json() for g in model.given.parse(list(graphs), parser="spacy")] == [
+        g.to_json() for g in graphs.values()
+    ]  # what it was passed held them
+    assert not (tmp_path / "cache").exists()
 
 
 def test_a_prediction_parses_each_problem_once_through_the_cache_it_is_given(monkeypatch, tmp_path):
@@ -115,17 +141,20 @@ def test_a_prediction_parses_each_problem_once_through_the_cache_it_is_given(mon
 
 def test_the_pair_alignments_of_a_prediction_are_its_own(monkeypatch):
     """A model that reads alignment features gets them from its prediction's rows, computed in preprocess
-    (outside a server's model lock): none go to the process's training rows."""
+    (outside a server's model lock) and passed to it: none go to the process's training rows, and a call that
+    does not name the rows passed aligns again (they reach the model by no other way)."""
     from mathgraph.models import alignment_features as features
 
     class Aligned(Recorder):
         aligned_with = "problem"
 
-        def predict(self, inputs, batch_size=32):
+        def predict(self, inputs, batch_size=32, graphs=None, rows=None):
             def no_parsing(texts):
                 raise AssertionError("aligned in the forward step")
 
-            self.rows = features.alignment_features("problem", list(inputs), parse=no_parsing)
+            self.rows = features.alignment_features("problem", list(inputs), parse=no_parsing, rows=rows)
+            with pytest.raises(AssertionError, match="aligned in the forward step"):
+                features.alignment_features("problem", list(inputs), parse=no_parsing)
             return super().predict(inputs, batch_size)
 
     pairs = [("Tom has 3 apples. How many?", "Tom has 4 apples. How many?")]

@@ -33,7 +33,7 @@ class FakeQrc:
     def __init__(self):
         self.calls = []
 
-    def predict(self, inputs, batch_size=32):
+    def predict(self, inputs, batch_size=32, graphs=None, rows=None):
         self.calls.append(list(inputs))
         return [
             {"label": "longer", "probabilities": {"longer": 0.75, "not longer": 0.25}}

@@ -134,9 +134,9 @@ def test_a_cgc_lora_task_predicts_with_its_update_merged_and_the_weights_come_ba
     merged_tasks = []
     predict_inputs = multitask.predict_inputs
 
-    def spy(view, inputs, batch_size):
+    def spy(view, inputs, batch_size, **given):  # given: the graphs and alignment rows passed on
         merged_tasks.append({layer.merged_task for layer in cgc_lora_layers(view.model)})
-        return predict_inputs(view, inputs, batch_size)
+        return predict_inputs(view, inputs, batch_size, **given)
 
     monkeypatch.setattr(multitask, "predict_inputs", spy)
     merged = model.for_task("qrc").predict([(texts[0], texts[1])])
