@@ -87,8 +87,13 @@ def test_the_bundled_sample_gives_the_model_card_figures(package):
         settings = release["tasks"][task]
         fused = settings["hybrid"]["default"] or settings.get("structure", {}).get("default", False)
         assert isinstance(shipped, HybridPredictor) == fused, task
-        assert task_metric(task, gold)(neural.predict(inputs)) == pytest.approx(figures["neural"], abs=0.03), task
-        assert task_metric(task, gold)(shipped.predict(inputs)) == pytest.approx(figures["shipped"], abs=0.03), task
+        # The figures were measured with the parser of the package's release; a later reader may change one
+        # example's graph and so its prediction (an accuracy moves by 1/n), a broken package moves many.
+        tolerance = 0.03 if task == "sqr" else max(0.03, 1 / figures["n"] + 1e-9)
+        assert task_metric(task, gold)(neural.predict(inputs)) == pytest.approx(figures["neural"], abs=tolerance), task
+        assert task_metric(task, gold)(shipped.predict(inputs)) == pytest.approx(figures["shipped"], abs=tolerance), (
+            task
+        )
 
 
 def test_predict_without_a_model_works_offline(tmp_path):
