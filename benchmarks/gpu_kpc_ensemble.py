@@ -26,10 +26,12 @@ import numpy as np
 from mathgraph.models.late_fusion import WEIGHTS, fuse_probabilities
 from mathgraph.tasks.release.build import wilson
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_kit import paired_difference, shipped_kpc_cells  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
 COMMITTED = RESULTS / "issue51_kpc_ensemble.json"
-SHIPPED_RELEASE = REPO / "mathgraph" / "data" / "shipped_model" / "release.json"
 SHARED_MATH = REPO.parent / "shared" / "data" / "math" / "train.jsonl"
 
 
@@ -88,19 +90,14 @@ def fused(neural, sparse, labels: list[str], weight: float) -> np.ndarray:
     return np.array(rows)
 
 
-def paired(a: np.ndarray, b: np.ndarray, draws: int = 2000) -> tuple[float, float, float]:
-    x = a - b
-    means = x[np.random.default_rng(0).integers(0, len(x), (draws, len(x)))].mean(axis=1)
-    return float(x.mean()), float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
-
-
 def cell(correct: np.ndarray) -> str:
     low, high = wilson(correct.mean(), len(correct))
     return f"{correct.mean():.4f} [{low:.4f}-{high:.4f}]"
 
 
 def difference_cell(a: np.ndarray, b: np.ndarray) -> str:
-    value, low, high = paired(a, b)
+    """``a`` minus ``b`` (per-problem correctness of the same problems) with its paired bootstrap interval."""
+    value, low, high = paired_difference(*("".join("1" if c else "0" for c in x) for x in (a, b)))
     return f"{value:+.4f} [{low:+.4f} to {high:+.4f}]"
 
 
@@ -142,14 +139,7 @@ def tables(figures: dict) -> str:
     lines += [f"| {name} | {cell(d)} | {cell(t)} |" for name, (d, t) in rows.items()]
     single = [np.mean([rows[f"run {i + 1} (seed {i})"][j].mean() for i in range(count)]) for j in (0, 1)]
     lines.append(f"| mean of the single runs | {single[0]:.4f} | {single[1]:.4f} |")
-    if SHIPPED_RELEASE.exists():
-        kpc = json.loads(SHIPPED_RELEASE.read_text())["tasks"]["kpc"]
-        for name in ("neural", "hybrid"):
-            cells = [
-                f"{kpc[p][name]['value']:.4f} [{kpc[p][name]['ci95'][0]:.4f}-{kpc[p][name]['ci95'][1]:.4f}]"
-                for p in ("dev", "test")
-            ]
-            lines.append(f"| shipped package, {name} | {cells[0]} | {cells[1]} |")
+    lines += [f"| shipped package, {name} | {dev} | {test} |" for name, (dev, test) in shipped_kpc_cells().items()]
     lines += ["", "Paired differences (bootstrap 95% intervals):", ""]
     for a, b in (
         (f"ensemble of {count}", "run 1 (seed 0)"),
