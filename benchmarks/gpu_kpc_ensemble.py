@@ -78,6 +78,7 @@ def gather(report: dict, parts: dict[str, list[dict]]) -> dict:
 
 
 def correctness(probabilities, labels: list[str], gold: list[str]) -> np.ndarray:
+    """1.0 where a row's most probable label is its gold label, else 0.0."""
     return np.array([labels[i] == g for i, g in zip(np.asarray(probabilities).argmax(axis=1), gold)], dtype=float)
 
 
@@ -91,6 +92,7 @@ def fused(neural, sparse, labels: list[str], weight: float) -> np.ndarray:
 
 
 def cell(correct: np.ndarray) -> str:
+    """Accuracy with its Wilson 95% interval, as a table cell."""
     low, high = wilson(correct.mean(), len(correct))
     return f"{correct.mean():.4f} [{low:.4f}-{high:.4f}]"
 
@@ -102,6 +104,7 @@ def difference_cell(a: np.ndarray, b: np.ndarray) -> str:
 
 
 def tables(figures: dict) -> str:
+    """The markdown report: each run, the ensembles, TF-IDF, the fusion (weight chosen on dev), the differences."""
     labels = figures["labels"]
     dev, test = figures["dev"], figures["test"]
     count = len(dev["runs"])
