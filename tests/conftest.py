@@ -81,7 +81,16 @@ def pytest_collection_modifyitems(config, items):
 def _graph_cache_in_tmp(tmp_path_factory, monkeypatch):
     # Parsing goes through the on-disk graph cache: keep the tests out of the user's ~/.cache
     # (one directory for the session; GraphCache creates it when first opened).
-    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "graph-cache"))
+    cache = tmp_path_factory.getbasetemp() / "graph-cache"
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(cache))
+    # The dequantised copies of GGUF models (tasks.refine.llm) are shared by the workers of a run: the
+    # packaged SmolLM2 is then converted once (about 45 s), not once per worker that loads it.
+    run = tmp_path_factory.getbasetemp()
+    shared = (run.parent if os.environ.get("PYTEST_XDIST_WORKER") else run) / "gguf"
+    if not (cache / "gguf").exists():
+        shared.mkdir(exist_ok=True)
+        cache.mkdir(exist_ok=True)
+        (cache / "gguf").symlink_to(shared, target_is_directory=True)
 
 
 @pytest.fixture

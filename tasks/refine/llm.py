@@ -86,15 +86,22 @@ class HuggingFaceLLM:
             if self.device.type == "cuda" and torch.cuda.is_bf16_supported(including_emulation=False)
             else torch.float32
         )
-        kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+        # A GGUF model read once in float32 is kept dequantised in the cache (_keep_converted) and read from there.
+        converted = converted_gguf_folder(path / gguf_file) if gguf_file and dtype == torch.float32 else None
+        if converted is not None and converted.is_dir():
+            source, kwargs = converted, {}
+        else:
+            source, kwargs = path, ({"gguf_file": gguf_file} if gguf_file else {})
         try:
             with quiet_transformers():  # the GGUF loader reports every tensor it converts
-                self.tokenizer = AutoTokenizer.from_pretrained(str(path), **kwargs)
-                self.model = AutoModelForCausalLM.from_pretrained(str(path), dtype=dtype, **kwargs)
+                self.tokenizer = AutoTokenizer.from_pretrained(str(source), **kwargs)
+                self.model = AutoModelForCausalLM.from_pretrained(str(source), dtype=dtype, **kwargs)
         except (OSError, ValueError, KeyError, NotImplementedError) as err:
             raise LLMError(
                 f"cannot load the language model {path}{'/' + gguf_file if gguf_file else ''}: {err}"
             ) from err
+        if converted is not None and source == path:
+            _keep_converted(self.model, self.tokenizer, converted)
         self.model.to(self.device).eval()
         self.system_prompt = system_prompt
         self.name = str(path / gguf_file) if gguf_file else str(path)
@@ -136,6 +143,50 @@ class HuggingFaceLLM:
             inputs = self.tokenizer(prompt, return_tensors="pt")
         # Only what a causal LM takes: BERT-style tokenizers add token_type_ids, which generate() rejects.
         return {key: inputs[key].to(self.device) for key in ("input_ids", "attention_mask") if key in inputs}
+
+
+def converted_gguf_folder(gguf_path: Path) -> Path:
+    """Where the dequantised copy of the GGUF model at ``gguf_path`` is kept: a folder under the mathgraph cache
+    (``mathgraph.files.cache_directory``) named after the file, its size and time and the transformers version
+    that converted it, so a changed file or a new converter converts again."""
+    import transformers
+
+    from mathgraph.files import cache_directory
+
+    stat = gguf_path.stat()
+    key = f"{gguf_path.stem}-{stat.st_size}-{stat.st_mtime_ns}-transformers{transformers.__version__}"
+    return cache_directory() / "gguf" / key
+
+
+def _keep_converted(model, tokenizer, folder: Path) -> None:
+    """Save a model just read from a GGUF file as safetensors with its tokenizer, so the next load reads the
+    weights (under a second) instead of dequantising the GGUF again (30-45 s for SmolLM2-135M on 2 cores).
+
+    ``save_pretrained`` refuses a GGUF-loaded model, so the weights go through ``safetensors.torch.save_model``
+    (which keeps tied embeddings once) and the config loses its GGUF quantization entry. The copy is written
+    to a temporary folder and renamed into place, so a reader never sees half of it; where the cache cannot be
+    written (a read-only home), the model is simply not kept."""
+    import shutil
+    import tempfile
+
+    from safetensors.torch import save_model
+
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".partial-"))
+    except OSError:
+        return
+    try:
+        config = model.config.to_dict()
+        config.pop("quantization_config", None)
+        (partial / "config.json").write_text(json.dumps(config, indent=2))
+        save_model(model, str(partial / "model.safetensors"))
+        tokenizer.save_pretrained(str(partial))
+        os.replace(partial, folder)
+    except OSError:
+        pass  # another process kept it first, or the disk is full: the model in memory is unaffected
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def load_smollm2(device: str | None = None) -> HuggingFaceLLM:

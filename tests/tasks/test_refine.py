@@ -3,6 +3,7 @@
 import hashlib
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -406,6 +407,7 @@ def test_real_run_with_the_packaged_smollm2(index, tmp_path, one_torch_thread, w
     start = time.perf_counter()
     llm = load_llm("smollm2", device="cpu")  # fails (not skips) when the packaged model cannot be loaded
     loaded = time.perf_counter() - start
+    _check_the_kept_copy(llm)
     problems = write(
         tmp_path / "problems.jsonl",
         [
@@ -447,3 +449,37 @@ def test_real_run_with_the_packaged_smollm2(index, tmp_path, one_torch_thread, w
         f"\nSmolLM2: load {loaded:.1f} s, {summary['seconds_per_problem']:.1f} s per problem (3 calls of <= 32 "
         f"tokens), draft accuracy {summary['draft_accuracy']}, final accuracy {summary['final_accuracy']}"
     )
+
+
+def _check_the_kept_copy(llm):
+    """The first load of a GGUF model keeps it dequantised in the cache; the copy holds what the GGUF file
+    holds (a Q4_1 tensor dequantised by the gguf package equals the kept weight), and a second load reads it
+    back as the same model."""
+    import gguf
+    import torch
+    from safetensors.numpy import load_file
+
+    from mathgraph.tasks.refine.llm import converted_gguf_folder, load_llm, packaged_smollm2
+
+    folder = converted_gguf_folder(Path(llm.name))
+    kept = load_file(folder / "model.safetensors")
+    tensor = next(t for t in gguf.GGUFReader(llm.name).tensors if t.name == "blk.0.ffn_down.weight")
+    weight = kept["model.layers.0.mlp.down_proj.weight"]
+    assert np.array_equal(weight, gguf.quants.dequantize(tensor.data, tensor.tensor_type).reshape(weight.shape))
+    again = load_llm("smollm2", device="cpu")
+    assert again.name == llm.name == str(Path(*packaged_smollm2()))
+    first, second = llm.model.state_dict(), again.model.state_dict()
+    assert first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
+
+
+def test_a_kept_gguf_copy_is_named_by_the_file_it_came_from(tmp_path, monkeypatch):
+    """The kept copy's folder is under the mathgraph cache and changes when the GGUF file changes."""
+    from mathgraph.tasks.refine.llm import converted_gguf_folder
+
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF" + bytes(60))
+    folder = converted_gguf_folder(model)
+    assert folder.parent == tmp_path / "cache" / "gguf" and folder.name.startswith("tiny-64-")
+    model.write_bytes(b"GGUF" + bytes(61))
+    assert converted_gguf_folder(model) != folder
