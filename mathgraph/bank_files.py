@@ -35,6 +35,7 @@ from os import PathLike
 from pathlib import Path
 
 from mathgraph.errors import UserError
+from mathgraph.extras import require
 from mathgraph.jsonl import JsonlError, check_text_field, parse_json_row
 from mathgraph.samples import missing_file_hint
 from mathgraph.text_checks import text_error
@@ -51,6 +52,12 @@ EXTENSIONS = {
 BLOCK_ROWS = 1024  # rows per block read from a columnar file
 DATASET_FILES = ("state.json", "dataset_info.json")  # what datasets.Dataset.save_to_disk writes
 DATASET_DICT_FILE = "dataset_dict.json"  # what datasets.DatasetDict.save_to_disk writes
+
+
+def require_pyarrow(what: str):
+    """``pyarrow.parquet``, or a ``UserError`` saying that reading ``what`` (a file, or an option and its file)
+    as Parquet needs the ``parquet`` extra: the base install reads JSONL and CSV, Parquet only with pyarrow."""
+    return require("pyarrow.parquet", "parquet", f"{what}: reading Parquet")
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,8 @@ def check_bank_input(path: str | PathLike | None, format: str | None = None, opt
         if kind != "datasets" or not _is_dataset_directory(path):
             raise IsADirectoryError(f"{option} {path} is a directory, not a file (nor a saved datasets directory)")
         return
+    if kind == "parquet":
+        require_pyarrow(f"{option} {path}")
     if kind in ("jsonl", "csv"):
         with open(path, encoding="utf-8", errors="replace") as f:
             if not any(line.strip() for line in f):
@@ -146,6 +155,8 @@ class BankReader:
 
     def __post_init__(self) -> None:
         self.files = [Path(f) for f in self.files]
+        if self.format == "parquet" and self.files:
+            require_pyarrow(str(self.files[0]))
 
     # ------------------------------------------------------------------ reading
     def records(self, start: Position | None = None) -> Iterator[Record]:
@@ -237,9 +248,8 @@ class BankReader:
         return header
 
     def _parquet_records(self, start: Position) -> Iterator[Record]:
-        import pyarrow.parquet as pq
-
         path = self.files[start.file]
+        pq = require_pyarrow(str(path))
         parquet = pq.ParquetFile(path)
         columns = self._columns(parquet.schema_arrow.names, path)
         # the row group holding the first row wanted, so a shard deep in the file reads from there
@@ -348,4 +358,5 @@ __all__ = [
     "check_bank_input",
     "load_dataset_directory",
     "read_bank_rows",
+    "require_pyarrow",
 ]

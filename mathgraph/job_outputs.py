@@ -36,6 +36,7 @@ from typing import IO
 import numpy as np
 
 from mathgraph.errors import UserError
+from mathgraph.extras import require
 from mathgraph.files import apply_umask
 
 OUTPUT_FORMATS = ("jsonl", "parquet")
@@ -51,8 +52,19 @@ def output_target(path: str | PathLike, format: str | None = None) -> tuple[bool
     if suffix in FILE_SUFFIXES:
         if format is not None and format != FILE_SUFFIXES[suffix]:
             raise UserError(f"--output {path} ends in {suffix}, but --output-format says {format}")
-        return True, FILE_SUFFIXES[suffix]
+        format = FILE_SUFFIXES[suffix]
+        if format == "parquet":
+            require_parquet(f"--output {path}")
+        return True, format
+    if format == "parquet":
+        require_parquet(f"--output-format {format}")
     return False, format or "jsonl"
+
+
+def require_parquet(what: str):
+    """``pyarrow.parquet``, or a ``UserError`` saying that writing ``what`` (an option and its value) as Parquet
+    needs the ``parquet`` extra (the base install writes JSONL)."""
+    return require("pyarrow.parquet", "parquet", f"{what}: writing Parquet")
 
 
 def shard_name(index: int, suffix: str) -> str:
@@ -171,6 +183,8 @@ class _RowShards:
 
     def __init__(self, format: str = "jsonl"):
         self.format = format
+        if format == "parquet":
+            require_parquet("the output")
 
     def write(self, directory: Path, index: int, items: list[dict]) -> tuple[list[str], dict]:
         """Write shard ``index`` (its ``prepare``d items); returns its file names and the manifest's notes."""
@@ -214,6 +228,8 @@ class VectorShards:
 
     def __init__(self, format: str = "jsonl", merged: str | None = None):
         self.format, self.merged = format, merged
+        if "parquet" in (format, merged):
+            require_parquet("the output")
 
     def prepare(self, item: dict) -> dict:
         """An item as its shard keeps it: its id and line, and its vector."""
@@ -282,6 +298,7 @@ class VectorShards:
 __all__ = [
     "OUTPUT_FORMATS",
     "output_target",
+    "require_parquet",
     "shard_name",
     "atomic_path",
     "GraphShards",

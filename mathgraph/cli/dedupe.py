@@ -12,6 +12,7 @@ from pathlib import Path
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import add_runtime_argument
 from mathgraph.errors import UserError
+from mathgraph.job_outputs import require_parquet
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
 
@@ -161,6 +162,8 @@ def _output_format(path: str) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in OUTPUT_SUFFIXES:
         raise UserError(f"--output {path}: name it .jsonl, .csv, .tsv or .parquet (the format comes from the name)")
+    if OUTPUT_SUFFIXES[suffix] == "parquet":
+        require_parquet(f"--output {path}")
     return OUTPUT_SUFFIXES[suffix]
 
 
@@ -201,8 +204,8 @@ def _cell(value):
 
 
 def _write_parquet(path: Path, rows: Iterator[dict]) -> None:
+    pq = require_parquet(f"--output {path}")
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     writer = None
     try:

@@ -16,6 +16,7 @@ import numpy as np
 
 from mathgraph.bank_files import BankReader, read_bank_rows
 from mathgraph.errors import UserError
+from mathgraph.job_outputs import require_parquet
 from mathgraph.jsonl import TextRecord
 from mathgraph.quiet import progress_bar, warn
 from mathgraph.tasks.search.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
@@ -139,9 +140,7 @@ def _shard_rows(path) -> Iterator[dict]:
         with open(path, encoding="utf-8") as f:
             yield from (json.loads(line) for line in f if line.strip())
     else:
-        import pyarrow.parquet as pq
-
-        yield from pq.read_table(path).to_pylist()
+        yield from require_parquet(str(path)).read_table(path).to_pylist()
 
 
 def encode_shards(
