@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING
 
+from mathgraph.extras import require
+
 if TYPE_CHECKING:
     import matplotlib.axes
     import matplotlib.figure
@@ -190,6 +192,12 @@ def graph_layout(graph: MathSyntaxGraph) -> dict:
     return {"nodes": nodes, "edges": edges}
 
 
+def require_matplotlib(what: str):
+    """``matplotlib.pyplot``, or a ``UserError`` saying that ``what`` needs the ``draw`` extra (the base install
+    parses, predicts and serves without matplotlib; only pictures need it)."""
+    return require("matplotlib.pyplot", "draw", what)
+
+
 def draw_graph(
     graph: MathSyntaxGraph,
     path: str | PathLike | None = None,
@@ -206,7 +214,7 @@ def draw_graph(
     Writes the picture to ``path`` when given (format from its suffix) and
     returns the figure; draws into ``ax`` when given (for subplots).
     """
-    import matplotlib.pyplot as plt
+    plt = require_matplotlib("drawing a graph")
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 

@@ -18,6 +18,8 @@ import html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mathgraph.draw import require_matplotlib
+
 if TYPE_CHECKING:
     from mathgraph.models.multitask import SkillRoutes, TokenRoutes
 
@@ -50,7 +52,7 @@ def routes_html(routes: TokenRoutes) -> str:
 
 def draw_routes(routes: TokenRoutes, max_tokens_per_line: int = 16):
     """A matplotlib figure: per MoE layer, the tokens in boxes coloured by expert."""
-    import matplotlib.pyplot as plt
+    plt = require_matplotlib("drawing routes")
     from matplotlib.patches import Patch
 
     lines_per_layer = -(-len(routes.tokens) // max_tokens_per_line)
@@ -117,7 +119,7 @@ def skill_routes_html(routes: SkillRoutes) -> str:
 def draw_skill_routes(routes: SkillRoutes, axes=None):
     """A heat map of the mean weight of each skill (columns) at each reasoning step (rows), the mean stop
     gate written after each row; on ``axes`` if given (one panel of a bigger figure), else a new figure."""
-    import matplotlib.pyplot as plt
+    plt = require_matplotlib("drawing routes")
 
     weights, gates = routes.mean_weights(), routes.mean_stop_gates()
     figure = None

@@ -10,6 +10,8 @@ from __future__ import annotations
 from os import PathLike
 from typing import TYPE_CHECKING
 
+from mathgraph.draw import require_matplotlib
+
 if TYPE_CHECKING:
     import matplotlib.axes
     import matplotlib.figure
@@ -53,6 +55,7 @@ def draw_solution_graph(
 ) -> matplotlib.figure.Figure:
     """Draw a solution graph (module docstring) on ``ax`` (a new figure if ``None``); save it to ``path``
     if given. Returns the figure."""
+    require_matplotlib("drawing a solution graph")
     import matplotlib
 
     if ax is None:

@@ -158,10 +158,12 @@ class Service:
         )
 
     def draw_svg(self, text: str, relations: bool = True, account: Account | None = None) -> str:
-        """``text``'s graph drawn by ``mathgraph.draw.draw_graph``, as an SVG document."""
-        from matplotlib.figure import Figure
+        """``text``'s graph drawn by ``mathgraph.draw.draw_graph``, as an SVG document; a ``UserError`` naming the
+        ``draw`` extra where matplotlib is not installed (the server's other answers need no matplotlib)."""
+        from mathgraph.draw import draw_graph, picture_size, require_matplotlib
 
-        from mathgraph.draw import draw_graph, picture_size
+        require_matplotlib("drawing a graph")  # before the parse: a picture that cannot be drawn costs nothing
+        from matplotlib.figure import Figure
 
         [graph] = self.graphs([text], account)
         with self._draw_lock:
