@@ -10,7 +10,8 @@ helpers build a small set of candidate pairs instead and find the best matching 
 * ``best_chain``: the heaviest chain of pairs increasing in both sequences (a monotone alignment, as an
   edit-distance table gives, in ``O(P log P)`` for ``P`` candidate pairs);
 * ``max_weight_matching``: an optimal one-to-one matching of weighted candidate pairs (the Hungarian
-  method's problem, on a sparse graph: SciPy's ``min_weight_full_bipartite_matching``, LAPJVsp).
+  method's problem: SciPy's ``linear_sum_assignment`` on a small table, ``min_weight_full_bipartite_matching``,
+  LAPJVsp, on a sparse graph; ``shortest_augmenting_path`` in NumPy where SciPy is not installed).
 
 Every helper treats its two sides alike (swap a and b and the answer is the mirror image) as long as no
 two answers weigh the same; callers add a tie-breaker that is itself symmetric to make that so.
@@ -18,6 +19,7 @@ two answers weigh the same; callers add a tie-breaker that is itself symmetric t
 
 from __future__ import annotations
 
+import importlib.util
 import zlib
 from collections.abc import Hashable, Iterator, Sequence
 
@@ -108,15 +110,23 @@ def max_weight_matching(n: int, m: int, weights: dict[tuple[int, int], int]) -> 
     """A one-to-one matching of ``range(n)`` with ``range(m)`` among the candidate pairs of ``weights`` (positive
     integers) of the largest total weight; pairs left out of it stay unmatched.
 
-    SciPy finds minimum-cost *full* matchings of sparse bipartite graphs (every node of the smaller side
-    matched); one that may leave nodes out becomes one by giving each node of a a stand-in on b's side, its
-    "unmatched". Every a is then matched, to a b or its stand-in, so costs ``top - weight`` for a pair and
-    ``top`` for a stand-in (all positive: SciPy reads a stored zero as no edge) total ``n * top`` minus the
-    matched weight. Integer weights keep the sums exact, so a unique best matching is found from either side,
-    and whether the table is solved densely (``linear_sum_assignment``, small tables) or sparsely."""
+    It is solved as a minimum-cost *full* matching (every node of the smaller side matched); one that may leave
+    nodes out becomes one by giving each node of a a stand-in on b's side, its "unmatched". Every a is then
+    matched, to a b or its stand-in, so costs ``top - weight`` for a pair and ``top`` for a stand-in (all
+    positive: SciPy reads a stored zero as no edge) total ``n * top`` minus the matched weight. Integer weights
+    keep the sums exact, so a unique best matching is found from either side, and whether the table is solved
+    densely (SciPy's ``linear_sum_assignment``, small tables) or sparsely (``min_weight_full_bipartite_matching``).
+
+    Without SciPy (the base install) ``shortest_augmenting_path`` solves both: on a small table it picks what
+    ``linear_sum_assignment`` picks, equal weights included; on a large one a matching of the same (largest)
+    weight, which may pair other nodes where two matchings weigh the same."""
     if not weights:
         return []
     top = max(weights.values()) + 1
+    if importlib.util.find_spec("scipy") is None:  # asked, not imported: an install without SciPy
+        rows_of = _sparse_costs(n, m, weights, top)
+        matched_cols = shortest_augmenting_path(n, m + n, rows_of)
+        return sorted((i, int(j)) for i, j in enumerate(matched_cols) if j < m)
     if n * (n + m) <= DENSE_UP_TO:  # small: a dense table is quicker to build than a sparse graph
         from scipy.optimize import linear_sum_assignment
 
@@ -137,4 +147,94 @@ def max_weight_matching(n: int, m: int, weights: dict[tuple[int, int], int]) -> 
     return sorted((int(i), int(j)) for i, j in zip(matched_rows, matched_cols) if j < m)
 
 
-__all__ = ["occurrence_pairs", "band_pairs", "tie_breaker", "best_chain", "max_weight_matching", "DIAGONAL_WIDTH"]
+def _sparse_costs(n: int, m: int, weights: dict[tuple[int, int], int], top: int):
+    """``row_costs(i)``: row ``i`` of the ``n x (m + n)`` cost table of ``max_weight_matching`` (``inf`` where a
+    pair is no candidate), built when asked for, so a large table is never held whole."""
+    by_row: dict[int, tuple[list[int], list[int]]] = {}
+    for (i, j), weight in weights.items():
+        columns, costs = by_row.setdefault(i, ([], []))
+        columns.append(j)
+        costs.append(top - weight)
+
+    def row_costs(i: int) -> np.ndarray:
+        row = np.full(m + n, np.inf)
+        columns, costs = by_row.get(i, ((), ()))
+        row[list(columns)] = costs
+        row[m + i] = top
+        return row
+
+    return row_costs
+
+
+def shortest_augmenting_path(rows: int, columns: int, row_costs) -> np.ndarray:
+    """The column matched with each row in a full matching of least total cost, ``rows <= columns``, where
+    ``row_costs(i)`` is row ``i`` of the cost table (``inf``: no edge); ``ValueError`` when none exists.
+
+    The shortest augmenting path method (Jonker and Volgenant, 1987, as Crouse, "On implementing 2D rectangular
+    assignment algorithms", 2016, writes it for rectangular tables, the method of SciPy's
+    ``linear_sum_assignment``): the rows are added one at a time, each by a Dijkstra search from it for the
+    nearest free column in reduced costs, and the dual prices are updated so that the reduced costs stay
+    non-negative. Equal choices are settled as that method settles them, which makes the matching the same as
+    ``linear_sum_assignment``'s, also where two matchings cost the same: the columns are scanned from the last
+    one down, removing a visited column moves the last unvisited one into its place, and among equally near
+    columns the search takes the first scanned, or the last scanned that is free when one is. NumPy, one row of
+    the table at a time: ``O(rows * columns)`` memory at most."""
+    u = np.zeros(rows)
+    v = np.zeros(columns)
+    column_of = np.full(rows, -1, dtype=np.int64)
+    row_of = np.full(columns, -1, dtype=np.int64)
+    for current in range(rows):
+        shortest = np.full(columns, np.inf)
+        path = np.full(columns, -1, dtype=np.int64)
+        visited_rows = np.zeros(rows, dtype=bool)
+        visited_columns = np.zeros(columns, dtype=bool)
+        remaining = np.arange(columns - 1, -1, -1)  # scan order, shrinking as columns are visited
+        unvisited = columns
+        lowest = 0.0
+        i, sink = current, -1
+        while sink == -1:
+            visited_rows[i] = True
+            scan = remaining[:unvisited]
+            reduced = lowest + row_costs(i)[scan] - u[i] - v[scan]
+            nearer = reduced < shortest[scan]
+            path[scan[nearer]] = i
+            shortest[scan[nearer]] = reduced[nearer]
+            distances = shortest[scan]
+            lowest = float(distances.min())
+            if lowest == np.inf:
+                raise ValueError("no full matching exists")
+            ties = np.flatnonzero(distances == lowest)
+            free = ties[row_of[scan[ties]] == -1]
+            index = int(free[-1] if len(free) else ties[0])
+            j = int(scan[index])
+            if row_of[j] == -1:
+                sink = j
+            else:
+                i = int(row_of[j])
+            visited_columns[j] = True
+            unvisited -= 1
+            remaining[index] = remaining[unvisited]
+        u[current] += lowest
+        others = visited_rows.copy()
+        others[current] = False
+        u[others] += lowest - shortest[column_of[others]]
+        v[visited_columns] -= lowest - shortest[visited_columns]
+        j = sink
+        while True:  # flip the path's edges: each row on it takes the column after it
+            i = int(path[j])
+            row_of[j] = i
+            column_of[i], j = j, int(column_of[i])
+            if i == current:
+                break
+    return column_of
+
+
+__all__ = [
+    "occurrence_pairs",
+    "band_pairs",
+    "tie_breaker",
+    "best_chain",
+    "max_weight_matching",
+    "shortest_augmenting_path",
+    "DIAGONAL_WIDTH",
+]
