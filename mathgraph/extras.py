@@ -23,7 +23,7 @@ EXTRAS = {
     "parquet": ("pyarrow", "banks and outputs in Parquet"),
     "draw": ("matplotlib", "drawing graphs: parse --draw, the server's pictures"),
     "faiss": ("faiss", "search indexes of any size and type (the base install builds and reads flat ones)"),
-    "answers": ("sympy", "comparing final answers as math (mathgraph refine)"),
+    "refine": ("sympy", "grading final answers as math in mathgraph refine"),
 }
 
 

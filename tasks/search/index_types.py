@@ -1,7 +1,7 @@
 """The index types of a search index and their faiss structures.
 
-- ``flat``: no structure; every query is compared with every vector (exact). The default below
-  ``APPROXIMATE_FROM`` rows.
+- ``flat``: no structure; every query is compared with every vector (exact, in NumPy: no faiss needed, so the
+  base install builds and searches it). The default below ``APPROXIMATE_FROM`` rows.
 - ``ivf-flat``: the vectors split into ``nlist`` cells by k-means (trained on a sample); a query scans the
   ``nprobe`` cells nearest to it. The default from ``APPROXIMATE_FROM`` rows.
 - ``ivf-pq``: the same cells, the vectors compressed to ``pq_m`` bytes each (product quantisation), so the
@@ -9,7 +9,8 @@
 - ``hnsw``: a navigable small-world graph (``hnsw_m`` links a vector, ``ef_search`` the search beam); needs no
   training, but is the slowest to build.
 
-Every type returns candidates (``candidate_count``: ``rescore`` times the hits asked for) that the index then
+The other types are faiss structures (the ``faiss`` extra, ``pip install "mathgraph[faiss]"``); an index of
+one searched where faiss is not installed is searched exactly, with a warning. Every type returns candidates (``candidate_count``: ``rescore`` times the hits asked for) that the index then
 re-scores exactly from its stored vectors, so a hit's score is always its true cosine. Structures are written
 with ``faiss.write_index`` and read memory-mapped (``IO_FLAG_MMAP_IFC``, as faiss 1.15 has it: the inverted
 lists of ``ivf-*`` and the vectors and links of ``hnsw`` are mapped, not copied, into memory). The figures behind the defaults are in
@@ -23,6 +24,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from mathgraph.errors import UserError
+from mathgraph.extras import install_hint
 from mathgraph.tasks.search.index_format import APPROXIMATE_TYPES, INDEX_TYPES
 
 # Below this many rows an exact search is fast enough (about 4 ms a query for 100,000 x 384 vectors) and needs
@@ -92,10 +95,14 @@ def search_parameters(index_type: str, build: dict) -> dict:
 
 def new_structure(index_type: str, dimension: int, build: dict):
     """An empty faiss structure (inner product, for unit vectors: cosine); ``ivf-*`` still need ``train``.
-    ``"flat"`` gives ``IndexFlatIP``, faiss's exact search (``SearchIndex.search(approximate_kind="flat")``)."""
-    faiss = import_faiss()
+    ``"flat"`` gives ``IndexFlatIP``, faiss's exact search (``SearchIndex.search(approximate_kind="flat")``), or
+    where faiss is not installed ``NumpyFlatIP``, the same search in NumPy."""
     if index_type == "flat":
-        return faiss.IndexFlatIP(dimension)
+        try:
+            return import_faiss().IndexFlatIP(dimension)
+        except FaissMissing:
+            return NumpyFlatIP(dimension)
+    faiss = import_faiss()
     if index_type == "hnsw":
         structure = faiss.IndexHNSWFlat(dimension, build["hnsw_m"], faiss.METRIC_INNER_PRODUCT)
         structure.hnsw.efConstruction = build["ef_construction"]
@@ -111,6 +118,40 @@ def new_structure(index_type: str, dimension: int, build: dict):
         raise ValueError(f"no faiss structure for index type {index_type!r}")
     structure.cp.seed = 0  # the same cells on every build of the same vectors
     return structure
+
+
+class NumpyFlatIP:
+    """The exact inner-product search of faiss's ``IndexFlatIP`` in NumPy (the base install, without faiss): the
+    same ``add``, ``search`` and ``ntotal``; ``search`` gives each query's ``k`` highest inner products, best first
+    (equal scores by row number, where faiss may order them otherwise), padded past the rows it holds with row -1
+    and the lowest float32, as faiss pads."""
+
+    is_trained = True
+
+    def __init__(self, dimension: int):
+        self.vectors = np.zeros((0, dimension), dtype=np.float32)
+
+    @property
+    def ntotal(self) -> int:
+        """The rows added so far."""
+        return len(self.vectors)
+
+    def add(self, rows: np.ndarray) -> None:
+        """Append ``rows`` (``[n, dimension]``); a row's number is its position."""
+        self.vectors = np.concatenate([self.vectors, np.asarray(rows, dtype=np.float32)])
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(scores, rows)``, each ``[queries, k]``."""
+        queries = np.asarray(queries, dtype=np.float32)
+        scores = queries @ self.vectors.T
+        found = min(k, self.ntotal)
+        numbers = np.broadcast_to(np.arange(self.ntotal), scores.shape)
+        order = np.lexsort((numbers, -scores), axis=1)[:, :found]
+        best_scores = np.full((len(queries), k), np.finfo(np.float32).min, dtype=np.float32)  # as faiss pads
+        best_rows = np.full((len(queries), k), -1, dtype=np.int64)
+        best_scores[:, :found] = np.take_along_axis(scores, order, axis=1)
+        best_rows[:, :found] = order
+        return best_scores, best_rows
 
 
 def build_structure(index_type: str, vectors: np.ndarray, build: dict, seed: int = 0):
@@ -158,14 +199,21 @@ def read_structure(path):
     return faiss.read_index(str(path), mapped | faiss.IO_FLAG_READ_ONLY)
 
 
+class FaissMissing(UserError, ImportError):
+    """faiss is not installed (the base install leaves it out): a user's error naming the ``faiss`` extra, and an
+    ``ImportError``, which a search that can go on exactly instead catches."""
+
+
 def import_faiss():
-    """faiss, or an ImportError that says how to install it."""
+    """faiss, or ``FaissMissing`` that says how to install it. Only the approximate types need it: a flat index
+    is built and searched with NumPy (``index.exact_search``)."""
     try:
         import faiss
-    except ImportError as err:
-        raise ImportError(
-            "approximate search needs faiss: pip install faiss-cpu (or search exactly with approximate=False)"
-        ) from err
+    except ImportError:
+        raise FaissMissing(
+            f"an approximate index ({', '.join(APPROXIMATE_TYPES)}: the default from {APPROXIMATE_FROM:,} rows) needs "
+            f"faiss, which the base install leaves out: {install_hint('faiss')} (or build --index-type flat, exact)"
+        ) from None
     return faiss
 
 
@@ -184,4 +232,6 @@ __all__ = [
     "write_structure",
     "read_structure",
     "import_faiss",
+    "FaissMissing",
+    "NumpyFlatIP",
 ]
