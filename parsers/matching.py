@@ -123,7 +123,7 @@ def max_weight_matching(n: int, m: int, weights: dict[tuple[int, int], int]) -> 
     if not weights:
         return []
     top = max(weights.values()) + 1
-    if importlib.util.find_spec("scipy") is None:  # asked, not imported: an install without SciPy
+    if not _scipy_installed():
         rows_of = _sparse_costs(n, m, weights, top)
         matched_cols = shortest_augmenting_path(n, m + n, rows_of)
         return sorted((i, int(j)) for i, j in enumerate(matched_cols) if j < m)
@@ -145,6 +145,14 @@ def max_weight_matching(n: int, m: int, weights: dict[tuple[int, int], int]) -> 
     graph = coo_matrix((np.asarray(costs, dtype=np.float64), (rows, cols)), shape=(n, m + n)).tocsr()
     matched_rows, matched_cols = min_weight_full_bipartite_matching(graph)
     return sorted((int(i), int(j)) for i, j in zip(matched_rows, matched_cols) if j < m)
+
+
+def _scipy_installed() -> bool:
+    """Whether SciPy is installed, asked without importing it (the base install has none)."""
+    try:
+        return importlib.util.find_spec("scipy") is not None
+    except (ImportError, ValueError):  # a broken or blocked install counts as none
+        return False
 
 
 def _sparse_costs(n: int, m: int, weights: dict[tuple[int, int], int], top: int):

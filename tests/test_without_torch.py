@@ -1,6 +1,6 @@
 """Prediction without PyTorch: the commands a user of the shipped package runs, in a process where PyTorch and the
-other training libraries cannot be imported (an install without ``mathgraph[train]``, as the second venv of
-``.ci/run`` checks for real).
+other training libraries cannot be imported, nor what the base install leaves to its other extras (pyarrow,
+matplotlib, SciPy, faiss, SymPy): an install with no extras, as the second venv of ``.ci/run`` checks for real.
 
 One subprocess runs every command through ``mathgraph.cli.main``; a meta-path finder on its ``PYTHONPATH``
 (``sitecustomize``) refuses the blocked modules as if they were not installed and records every attempt to import
@@ -18,7 +18,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-BLOCKED = ("torch", "torch_geometric", "transformers", "accelerate", "stanza", "sklearn", "datasets")
+TRAINING_LIBRARIES = ("torch", "torch_geometric", "transformers", "accelerate", "stanza", "sklearn", "datasets")
+# what the extras parquet, draw, faiss and refine add, and SciPy (parsers.matching solves its matchings in NumPy)
+EXTRA_LIBRARIES = ("pyarrow", "matplotlib", "scipy", "faiss", "sympy")
+BLOCKED = TRAINING_LIBRARIES + EXTRA_LIBRARIES
 REPO = Path(__file__).resolve().parents[1]
 
 SITECUSTOMIZE = textwrap.dedent(
@@ -54,7 +57,7 @@ SITECUSTOMIZE = textwrap.dedent(
 
     sys.meta_path.insert(0, Blocker())
     """
-).replace("BLOCKED_NAMES", repr(BLOCKED))
+)
 
 DRIVER = textwrap.dedent(
     """
@@ -95,11 +98,14 @@ PROBLEMS = [
 ]
 
 
-def run_without_training_libraries(tmp_path: Path, commands: dict[str, list[str]]) -> dict:
-    """Run ``commands`` (name -> argv of ``mathgraph``) in one process where ``BLOCKED`` cannot be imported."""
+def run_without_training_libraries(
+    tmp_path: Path, commands: dict[str, list[str]], blocked: tuple[str, ...] = BLOCKED
+) -> dict:
+    """Run ``commands`` (name -> argv of ``mathgraph``) in one process, from ``tmp_path``, where ``blocked`` (top
+    level names) cannot be imported."""
     hooks = tmp_path / "hooks"
     hooks.mkdir()
-    (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    (hooks / "sitecustomize.py").write_text(SITECUSTOMIZE.replace("BLOCKED_NAMES", repr(blocked)), encoding="utf-8")
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(hooks), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
