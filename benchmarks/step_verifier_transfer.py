@@ -1,0 +1,457 @@
+"""Does a step verifier that learns from real labelled first wrong steps transfer to held-out problems?
+
+    python benchmarks/step_verifier_transfer.py collect      # rule checks and line features, cached
+    python benchmarks/step_verifier_transfer.py embed        # MiniLM embeddings of lines and problems, cached
+    python benchmarks/step_verifier_transfer.py select       # grouped CV on the training pool only
+    python benchmarks/step_verifier_transfer.py test         # the chosen configuration, once, on the test halves
+
+Protocol (fixed before any result was looked at):
+
+- Data: ProcessBench's MATH and OlympiadBench parts (``shared/data/processbench``), split into halves by
+  ``benchmarks/process_errors.py`` (``half_of``: a SHA-256 of the problem text, seed 0; the solutions of one
+  problem stay together). The **training pool** is the MATH dev half and the OlympiadBench dev half. The
+  MATH test half and the OlympiadBench test half are read once, at the end (``test``), with the
+  configuration, the weights and the threshold fixed on the pool; no choice is made after it.
+- Units: the lines of a solution (``check`` reads lines; the steps are joined by newlines and a line is
+  mapped back to its step). Training labels: a line is 1 when its step is the labelled earliest wrong step,
+  0 when its step comes before it or the solution is right; lines after the first wrong step are left out
+  (what follows an error is neither right nor the first error).
+- Decision (ProcessBench: one earliest wrong step a solution): the solution's line of highest probability
+  is flagged when that probability reaches the threshold; with ``rules`` on, the rules' first error line is
+  flagged too and the earlier of the two is the prediction.
+- Choice: 5-fold cross-validation grouped by problem on the pool (``GroupKFold``); each configuration
+  (feature set, model, regularisation, with or without the rules) gets out-of-fold line scores, and the
+  threshold is the one of best mean out-of-fold F1 of the two parts among those keeping both parts'
+  out-of-fold correct acc at 90 or more. The configuration of best mean out-of-fold F1 is refitted on the
+  whole pool, with the threshold chosen on its out-of-fold scores. Amended after the cross-validation table
+  (``cache/select.json``) and before any test figure: within 0.5 points of the best mean out-of-fold F1 the
+  logistic regression is preferred to boosting (it ships as a few numbers of JSON); the best boosting
+  configuration is reported on test beside it (``secondary``), not chosen from.
+- Shipping criterion, fixed before the test: the chosen verifier ships when on the MATH test half its
+  correct acc is 90 or more and the 95% paired bootstrap interval (1,000 resamples of the solutions) of its
+  F1 minus the shipped checker's F1 lies above 0.
+- Reported on the test halves: error acc, correct acc (95% Wilson), F1 (95% bootstrap, 1,000 resamples), for
+  the chosen verifier, the shipped checker (rules and the packaged verifier, as ``process_errors.py``
+  measures it) and a position baseline (the same protocol with the position features alone: the line a
+  place prior finds most likely, flagged in the solutions it scores highest).
+
+Caches (not in git) go to ``results/step_verifier_transfer/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from process_errors import DATA, load_part, step_of_line  # noqa: E402
+
+from mathgraph.parsers.graph_cache import parse_cached  # noqa: E402
+from mathgraph.parsers.solution import check_solution  # noqa: E402
+from mathgraph.parsers.step_verifier import STEP_FEATURES, line_features  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+CACHE = REPO / "results" / "step_verifier_transfer"
+PARTS = ("math", "olympiadbench")
+
+
+def collect(data: Path, cache: Path, limit: int | None = None) -> None:
+    """Check every solution with the rules alone; write each solution's lines, their texts, the rules'
+    features (``STEP_FEATURES``), the rules' first error line and the label to ``cache/solutions.jsonl``."""
+    cache.mkdir(parents=True, exist_ok=True)
+    out = open(cache / "solutions.jsonl", "w", encoding="utf-8")
+    started = time.perf_counter()
+    n = 0
+    for part in PARTS:
+        rows = load_part(data, part, limit)
+        graphs = parse_cached([r["problem"] for r in rows])
+        for row, graph in zip(rows, graphs):
+            check = check_solution(graph, "\n".join(row["steps"]), verifier=None)
+            lines, features = line_features(check)
+            texts = {step.index: step.text for step in check.graph.steps}
+            record = {
+                "part": part,
+                "id": row["id"],
+                "half": row["half"],
+                "generator": row["generator"],
+                "problem": row["problem"],
+                "label": row["label"],
+                "steps": step_of_line(row["steps"]),
+                "rule_line": check.first_error_step,
+                "lines": lines,
+                "texts": [texts[k] for k in lines],
+                "features": features.round(6).tolist(),
+            }
+            out.write(json.dumps(record) + "\n")
+            n += 1
+            if n % 100 == 0:
+                print(f"{n} solutions, {time.perf_counter() - started:.0f} s", flush=True)
+    out.close()
+    print(f"wrote {cache / 'solutions.jsonl'}: {n} solutions, features {len(STEP_FEATURES)}")
+
+
+_BACKTRACK_RE = re.compile(
+    r"\b(?:wait|actually|oops|mistake|error|re-?(?:check|evaluate|examine|consider|calculate)|let me (?:re|check|try)"
+    r"|correct(?:ion|ed)?|instead|recheck|double-check)\b"
+)
+_CONTRAST_RE = re.compile(r"\b(?:however|but|although|though)\b")
+_CLAIM_RE = re.compile(r"\b(?:clearly|obviously|note that|we know|it follows|since|because|must|implies)\b")
+_APPROX_RE = re.compile(r"\\approx|≈|approximately|\d\.\d{3,}")
+_SYMBOL_RE = re.compile(r"\\[A-Za-z]+|(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
+_BOXED_RE = re.compile(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}")
+_NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
+_MATHY = set("\\$^_{}=+-*/()0123456789<>")
+_PROBLEM_CUES = {
+    "prob_count": r"\b(?:how many|ways|probability|arrangements|choose|distinct)\b",
+    "prob_geometry": r"\b(?:triangle|circle|angle|area|polygon|square|radius|perimeter)\b",
+    "prob_prove": r"\b(?:prove|show that|determine all|find all)\b",
+}
+_PROBLEM_CUE_RES = {k: re.compile(v) for k, v in _PROBLEM_CUES.items()}
+INDEX_BINS = (0, 1, 2, 3, 4, 6, 9)  # one-hot bins of a line's index: 0, 1, 2, 3, 4-5, 6-8, 9+
+LINE_EXTRA = (
+    "backtrack",
+    "contrast",
+    "claim",
+    "approx",
+    "equals",
+    "math_share",
+    "symbols_new",
+    "share_symbols_new",
+    "boxed",
+    "rel_chars",
+    *(f"index_bin_{b}" for b in INDEX_BINS),
+)
+SOLUTION_EXTRA = (
+    "sol_log_lines",
+    "sol_log_chars",
+    "sol_backtrack",
+    "sol_rule_errors",
+    "sol_claims_fail",
+    "sol_claims_unknown",
+    "sol_boxed_distinct",
+    "sol_no_boxed",
+    "ans_decimal",
+    "ans_log_magnitude",
+    "ans_log_chars",
+    "prob_log_chars",
+    *_PROBLEM_CUES,
+)
+POSITION = ("position", "log_index", "is_first", "is_last", *(f"index_bin_{b}" for b in INDEX_BINS), "sol_log_lines")
+
+
+def extra_features(record: dict) -> np.ndarray:
+    """The candidate features of each line of a collected solution beyond ``STEP_FEATURES``: ``LINE_EXTRA``
+    (backtracking and contrast words, claims without work, approximations, equations, the share of math
+    characters, symbols no earlier line nor the problem wrote, a boxed answer, the length against the
+    solution's mean, the index's bin) then ``SOLUTION_EXTRA`` (the same for every line of a solution: its
+    length, backtracking, the rules' findings anywhere, its boxed answers and their form, the problem's
+    length and kind)."""
+    texts = record["texts"]
+    base = np.asarray(record["features"], dtype=np.float64).reshape(len(texts), len(STEP_FEATURES))
+    problem = record["problem"]
+    seen = set(_SYMBOL_RE.findall(problem))
+    mean_chars = np.mean([len(t) for t in texts]) if texts else 1.0
+    rows = []
+    for k, text in enumerate(texts):
+        lowered = text.lower()
+        symbols = _SYMBOL_RE.findall(text)
+        new = [s for s in symbols if s not in seen]
+        seen.update(symbols)
+        row = [
+            len(_BACKTRACK_RE.findall(lowered)),
+            float(bool(_CONTRAST_RE.search(lowered))),
+            float(bool(_CLAIM_RE.search(lowered))),
+            float(bool(_APPROX_RE.search(text))),
+            np.log1p(text.count("=")),
+            sum(c in _MATHY for c in text) / max(len(text), 1),
+            np.log1p(len(set(new))),
+            len(set(new)) / len(set(symbols)) if symbols else 0.0,
+            float("\\boxed" in text),
+            len(text) / max(mean_chars, 1.0),
+        ]
+        bins = [0.0] * len(INDEX_BINS)
+        bins[max(j for j, b in enumerate(INDEX_BINS) if k >= b)] = 1.0
+        rows.append(row + bins)
+    whole = "\n".join(texts)
+    boxed = _BOXED_RE.findall(whole)
+    answer = boxed[-1] if boxed else ""
+    numbers = [abs(float(v)) for v in _NUMBER_RE.findall(answer)]
+    rule = [STEP_FEATURES.index(f) for f in STEP_FEATURES if f.startswith("rule_") or f == "calculations_wrong"]
+    solution = [
+        np.log1p(len(texts)),
+        np.log1p(len(whole)),
+        np.log1p(len(_BACKTRACK_RE.findall(whole.lower()))),
+        np.log1p(base[:, rule].sum()) if len(texts) else 0.0,
+        np.log1p(base[:, STEP_FEATURES.index("claims_fail")].sum()) if len(texts) else 0.0,
+        np.log1p(base[:, STEP_FEATURES.index("claims_unknown")].sum()) if len(texts) else 0.0,
+        np.log1p(len(set(b.replace(" ", "") for b in boxed))),
+        float(not boxed),
+        float("." in answer and any(c.isdigit() for c in answer)),
+        np.log10(1 + max(numbers)) if numbers else 0.0,
+        np.log1p(len(answer)),
+        np.log1p(len(problem)),
+        *(float(bool(r.search(problem.lower()))) for r in _PROBLEM_CUE_RES.values()),
+    ]
+    out = np.hstack([np.asarray(rows).reshape(len(texts), len(LINE_EXTRA)), np.tile(solution, (len(texts), 1))])
+    return np.hstack([base, out])
+
+
+ALL_FEATURES = (*STEP_FEATURES, *LINE_EXTRA, *SOLUTION_EXTRA)
+
+
+def load_cache(cache: Path) -> list[dict]:
+    """The collected solutions, each with ``x``: its lines' ``ALL_FEATURES``."""
+    records = [json.loads(line) for line in open(cache / "solutions.jsonl", encoding="utf-8")]
+    for r in records:
+        r["x"] = extra_features(r)
+    return records
+
+
+FEATURE_SETS = {
+    "position": POSITION,
+    "rules": STEP_FEATURES,
+    "rules+line": (*STEP_FEATURES, *LINE_EXTRA),
+    "all": ALL_FEATURES,
+}
+MODELS = {
+    "lr-0.03": ("lr", {"C": 0.03}),
+    "lr-0.3": ("lr", {"C": 0.3}),
+    "lr-3": ("lr", {"C": 3.0}),
+    "hgb-small": ("hgb", {"max_iter": 80, "learning_rate": 0.05, "max_leaf_nodes": 7, "min_samples_leaf": 60}),
+    "hgb": ("hgb", {"max_iter": 150, "learning_rate": 0.05, "max_leaf_nodes": 15, "min_samples_leaf": 40}),
+}
+FOLDS = 5
+
+
+def training_lines(records: list[dict], columns: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Features and labels of the training lines (module docstring: up to the first wrong step)."""
+    xs, ys = [], []
+    for r in records:
+        for j, line in enumerate(r["lines"]):
+            step = r["steps"][line]
+            if r["label"] == -1 or step <= r["label"]:
+                xs.append(r["x"][j, columns])
+                ys.append(int(step == r["label"]))
+    return np.asarray(xs), np.asarray(ys)
+
+
+def fit_model(kind: str, params: dict, x: np.ndarray, y: np.ndarray):
+    """A fitted scorer: ``score(x)`` -> one number a line (a logit for both kinds)."""
+    if kind == "lr":
+        from sklearn.linear_model import LogisticRegression
+
+        mean, scale = x.mean(axis=0), x.std(axis=0)
+        scale[scale == 0] = 1.0
+        model = LogisticRegression(class_weight="balanced", max_iter=3000, **params).fit((x - mean) / scale, y)
+        return lambda z: model.decision_function((z - mean) / scale)
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    model = HistGradientBoostingClassifier(class_weight="balanced", random_state=0, **params).fit(x, y)
+    return model.decision_function
+
+
+def out_of_fold(records: list[dict], columns: list[int], kind: str, params: dict) -> list[np.ndarray]:
+    """Each pool solution's line scores from the model of the folds that do not hold its problem."""
+    from sklearn.model_selection import GroupKFold
+
+    groups = [r["problem"] for r in records]
+    scores: list[np.ndarray] = [np.zeros(0)] * len(records)
+    for train, held in GroupKFold(n_splits=FOLDS).split(records, groups=groups):
+        x, y = training_lines([records[i] for i in train], columns)
+        score = fit_model(kind, params, x, y)
+        for i in held:
+            scores[i] = score(records[i]["x"][:, columns]) if len(records[i]["lines"]) else np.zeros(0)
+    return scores
+
+
+def predictions(records: list[dict], scores: list[np.ndarray], threshold: float, rules: bool) -> list[int]:
+    """The predicted earliest wrong step of each solution (module docstring: the decision)."""
+    out = []
+    for r, s in zip(records, scores):
+        flagged = []
+        if len(s) and s.max() >= threshold:
+            flagged.append(r["lines"][int(np.argmax(s))])
+        if rules and r["rule_line"] is not None:
+            flagged.append(r["rule_line"])
+        out.append(r["steps"][min(flagged)] if flagged else -1)
+    return out
+
+
+def quick_scores(labels: list[int], predicted: list[int]) -> tuple[float, float, float]:
+    """error acc, correct acc and F1 in % (no intervals)."""
+    labels_a, predicted_a = np.asarray(labels), np.asarray(predicted)
+    wrong = labels_a != -1
+    hit = labels_a == predicted_a
+    e, c = hit[wrong].mean(), hit[~wrong].mean()
+    return 100 * e, 100 * c, 100 * (2 * e * c / (e + c) if e + c else 0.0)
+
+
+def choose_threshold(records: list[dict], scores: list[np.ndarray], rules: bool) -> tuple[float, dict]:
+    """The threshold of best mean F1 of the parts with every part's correct acc at 90 or more, and the
+    parts' figures there (module docstring)."""
+    maxima = np.asarray([s.max() for s in scores if len(s)])
+    candidates = sorted(set(np.quantile(maxima, np.linspace(0.3, 1.0, 141)).tolist()) | {np.inf})
+    best = (np.inf, {}, -1.0)
+    for t in candidates:
+        per_part = {}
+        for part in PARTS:
+            pick = [i for i, r in enumerate(records) if r["part"] == part]
+            labels = [records[i]["label"] for i in pick]
+            per_part[part] = quick_scores(
+                labels, predictions([records[i] for i in pick], [scores[i] for i in pick], t, rules)
+            )
+        if all(v[1] >= 90 for v in per_part.values()):
+            mean_f1 = float(np.mean([v[2] for v in per_part.values()]))
+            if mean_f1 > best[2]:
+                best = (t, per_part, mean_f1)
+    return best[0], {p: [round(v, 1) for v in f] for p, f in best[1].items()}
+
+
+def select(cache: Path) -> dict:
+    """Grouped cross-validation of every configuration on the training pool (module docstring); the table
+    goes to ``cache/select.json`` and the chosen configuration is printed."""
+    records = [r for r in load_cache(cache) if r["half"] == "dev"]
+    results = []
+    for set_name, names in FEATURE_SETS.items():
+        columns = [ALL_FEATURES.index(n) for n in names]
+        for model_name, (kind, params) in MODELS.items():
+            started = time.perf_counter()
+            scores = out_of_fold(records, columns, kind, params)
+            for rules in (False, True):
+                threshold, parts = choose_threshold(records, scores, rules)
+                mean_f1 = float(np.mean([v[2] for v in parts.values()])) if parts else 0.0
+                row = {"features": set_name, "model": model_name, "rules": rules, "threshold": threshold}
+                row.update({"oof": parts, "mean_f1": round(mean_f1, 2)})
+                results.append(row)
+                print(json.dumps(row), f"{time.perf_counter() - started:.0f} s", flush=True)
+    (cache / "select.json").write_text(json.dumps(results, indent=1) + "\n")
+    best = max(results, key=lambda r: r["mean_f1"])
+    print("chosen:", json.dumps(best))
+    return best
+
+
+RESULTS = REPO / "benchmarks" / "results" / "step_verifier_transfer.json"
+CHOSEN = {"features": "all", "model": "lr-0.03", "rules": True}
+SECONDARY = {"features": "all", "model": "hgb-small", "rules": True}
+POSITION_BASELINES = (
+    {"features": "position", "model": "lr-0.3", "rules": False},
+    {"features": "position", "model": "lr-0.3", "rules": True},
+)
+
+
+def fit_configuration(pool: list[dict], config: dict) -> tuple:
+    """A configuration fitted on the whole pool, with its threshold chosen on its out-of-fold scores."""
+    columns = [ALL_FEATURES.index(n) for n in FEATURE_SETS[config["features"]]]
+    kind, params = MODELS[config["model"]]
+    threshold, oof = choose_threshold(pool, out_of_fold(pool, columns, kind, params), config["rules"])
+    x, y = training_lines(pool, columns)
+    return fit_model(kind, params, x, y), columns, threshold, oof
+
+
+def shipped_predictions(records: list[dict]) -> list[int]:
+    """The predictions of ``check`` as shipped (the rules and the packaged verifier: every line at or above
+    its threshold flagged, the earliest finding the prediction), from the collected features."""
+    from mathgraph.parsers.step_verifier import StepVerifier
+
+    verifier = StepVerifier.load()
+    out = []
+    for r in records:
+        flagged = [] if r["rule_line"] is None else [r["rule_line"]]
+        if r["lines"]:
+            p = verifier.probabilities(np.asarray(r["features"]))
+            flagged += [line for line, q in zip(r["lines"], p) if q >= verifier.threshold]
+        out.append(r["steps"][min(flagged)] if flagged else -1)
+    return out
+
+
+def paired_f1_difference(labels: list[int], a: list[int], b: list[int], n: int = 1000, seed: int = 0) -> list[float]:
+    """The 95% bootstrap interval (``n`` resamples of the solutions, the same for both) of F1(a) - F1(b)."""
+    rng = np.random.default_rng(seed)
+    labels_a, a_, b_ = np.asarray(labels), np.asarray(a), np.asarray(b)
+    diffs = []
+    for _ in range(n):
+        pick = rng.integers(0, len(labels_a), len(labels_a))
+        la = labels_a[pick]
+        if (la == -1).all() or (la != -1).all():
+            continue
+        diffs.append(quick_scores(la, a_[pick])[2] - quick_scores(la, b_[pick])[2])
+    return [round(float(np.percentile(diffs, q)), 1) for q in (2.5, 97.5)]
+
+
+def test(cache: Path, output: Path) -> dict:
+    """Fit the chosen configuration (and the comparisons) on the pool, score the test halves once (module
+    docstring), print the table and write ``output``."""
+    from process_errors import scores
+
+    records = load_cache(cache)
+    pool = [r for r in records if r["half"] == "dev"]
+    report = {"protocol": __doc__.split("Protocol (fixed before any result was looked at):")[1].split("Caches")[0]}
+    report["pool"] = {p: sum(r["part"] == p for r in pool) for p in PARTS}
+    systems = {}
+    for name, config in (
+        ("chosen", CHOSEN),
+        ("secondary", SECONDARY),
+        ("position", POSITION_BASELINES[0]),
+        ("position+rules", POSITION_BASELINES[1]),
+    ):
+        score, columns, threshold, oof = fit_configuration(pool, config)
+        systems[name] = (score, columns, threshold, config["rules"])
+        report.setdefault("configurations", {})[name] = {**config, "threshold": threshold, "oof": oof}
+    report["test"] = {}
+    for part in PARTS:
+        held = [r for r in records if r["half"] == "test" and r["part"] == part]
+        labels = [r["label"] for r in held]
+        predicted = {"shipped": shipped_predictions(held)}
+        for name, (score, columns, threshold, rules) in systems.items():
+            line_scores = [score(r["x"][:, columns]) if r["lines"] else np.zeros(0) for r in held]
+            predicted[name] = predictions(held, line_scores, threshold, rules)
+        part_report = {name: scores(labels, p) for name, p in predicted.items()}
+        part_report["chosen_minus_shipped_f1_ci95"] = paired_f1_difference(
+            labels, predicted["chosen"], predicted["shipped"]
+        )
+        part_report["secondary_minus_shipped_f1_ci95"] = paired_f1_difference(
+            labels, predicted["secondary"], predicted["shipped"]
+        )
+        report["test"][part] = part_report
+        print(f"## {part} test half: {len(held)} solutions")
+        print("| system | error acc | correct acc | F1 |")
+        print("|---|---|---|---|")
+        for name in predicted:
+            s = part_report[name]
+            print(
+                f"| {name} | {s['error_acc']} {s['error_acc_ci95']} | {s['correct_acc']} {s['correct_acc_ci95']} | {s['f1']} {s['f1_ci95']} |"
+            )
+        print("F1 chosen - shipped, paired bootstrap 95%:", part_report["chosen_minus_shipped_f1_ci95"])
+        print("F1 secondary - shipped, paired bootstrap 95%:", part_report["secondary_minus_shipped_f1_ci95"])
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=1, default=float) + "\n")
+    print(f"wrote {output}")
+    return report
+
+
+def main() -> None:
+    """Run one stage (module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("stage", choices=["collect", "select", "test"])
+    parser.add_argument("--output", default=str(RESULTS))
+    parser.add_argument("--data", default=str(DATA))
+    parser.add_argument("--cache", default=str(CACHE))
+    parser.add_argument("--limit", type=int)
+    args = parser.parse_args()
+    if args.stage == "collect":
+        collect(Path(args.data), Path(args.cache), args.limit)
+    elif args.stage == "select":
+        select(Path(args.cache))
+    elif args.stage == "test":
+        test(Path(args.cache), Path(args.output))
+
+
+if __name__ == "__main__":
+    main()
