@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -90,6 +91,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 MATH_QUERIES = REPO / "benchmarks" / "data" / "math_bank_queries.jsonl"
 MATH_QUERIES_THIRD = REPO / "benchmarks" / "data" / "math_bank_queries_third.jsonl"  # a third set, all test
+MATH_QUERIES_FOURTH = REPO / "benchmarks" / "data" / "math_bank_queries_fourth.jsonl"  # a fourth set, all dev
 RESULTS = REPO / "benchmarks" / "results" / "issue37_bank_search"
 SPLIT_SEED = 0  # benchmarks/results.py's and the release's split seed
 DEPTH = 50  # hits asked of each search: MRR is counted to this rank (the alignment step re-scores 50 rows)
@@ -115,7 +117,7 @@ class Row:
     ``mathgraph search`` / ``--hybrid`` / ``--no-hybrid`` (the shipped package's search weights);
     ``sparse_weight`` / ``structure_weight`` / ``min_cosine``, when given, override them;
     ``skeleton_confidence``: ``SearchIndex.search``'s (``"shipped"``, None for one skeleton weight for every
-    query, or ``(low, high)``). ``embedder``: a
+    query, or ``(low, high)``); ``fusion``: ``SearchIndex.search``'s (None: the shipped one). ``embedder``: a
     function returning an ``Embedder`` for a first stage that is not a model directory (then ``model`` names
     its cache). ``mode`` None: what ``mathgraph index build --model MODEL`` uses, a package's search encoder
     (``config.json`` ``search.encoder``) when it names one, else the joint vectors (``first_stage``)."""
@@ -130,6 +132,7 @@ class Row:
     min_cosine: float | None = None
     skeleton_weight: float | None = None
     skeleton_confidence: tuple[float, float] | None | str = "shipped"
+    fusion: str | None = None
     embedder: Callable | None = field(default=None, compare=False, repr=False)
 
     def weights(self) -> tuple[float, float, float | None, float]:
@@ -256,7 +259,7 @@ def parse_row(text: str) -> Row:
             options[key] = {"auto": None, "on": True, "off": False}[value.strip()]
         elif key in ("sparse_weight", "structure_weight", "min_cosine", "skeleton_weight"):
             options[key] = float(value)
-        elif key in ("model", "mode", "label"):
+        elif key in ("model", "mode", "label", "fusion"):
             options[key] = value.strip()
         elif key in ("confidence", "skeleton_confidence"):
             value = value.strip()
@@ -607,6 +610,7 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
             structure_min_cosine=min_cosine,
             skeleton_weight=skeleton,
             skeleton_confidence=row.skeleton_confidence,
+            fusion=row.fusion,
         )
         hits = [[hit.index for hit in query_hits] for query_hits in found]
         search_s = time.perf_counter() - start
@@ -653,6 +657,10 @@ MARGIN_BOOTSTRAP = 1000  # resamples of expected_worst_margin
 # the skeleton confidences --choose-weights tries: None (one weight for every query), or (low, 1.0): the full
 # weight for a query whose best skeleton cosine is 1, none at or below low
 CONFIDENCE_GRID = (None, *((round(0.1 * i, 1), 1.0) for i in range(7)))
+# the fusions --choose-weights tries (skeleton.fuse_channels), the one before first: it is kept on a tie
+FUSION_GRID = ("standardised", "cosine")
+# --choose-weights measures each choice twice, fusing every row (an exact index) and the HYBRID_POOL rows of the
+# best cosines (an approximate one: tasks.search.index); a query counts as found first only where it is in both.
 
 
 def channel_scores(bank: Bank, work: Path, batch_size: int, stores: dict) -> dict[str, np.ndarray]:
@@ -683,21 +691,34 @@ def fused_ranks(
     sparse: float,
     skeleton: float,
     confidence: tuple[float, float] | None = None,
+    fusion: str = "standardised",
+    pool: int | None = None,
 ) -> list[int | None]:
     """Each query's rank of its first answer (``DEPTH`` at most, else None) when the channels are fused with
-    these weights as ``SearchIndex.search`` fuses them (ties to the lower row); ``confidence``: as
-    ``SearchIndex.search``'s ``skeleton_confidence`` (None: ``skeleton`` for every query)."""
+    these weights as ``SearchIndex.search`` fuses them (``skeleton.fuse_channels``, ties to the lower row);
+    ``confidence``: as ``SearchIndex.search``'s ``skeleton_confidence`` (None: ``skeleton`` for every query);
+    ``fusion``: ``"standardised"`` or ``"cosine"``; ``pool``: fuse only the ``pool`` rows of the best cosine
+    (ties to the lower row), as an approximate index fuses its ``HYBRID_POOL`` candidates (None: every row, as
+    an exact index does); an answer outside them is not found."""
     from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels
 
     ranks = []
     for i, query in enumerate(bank.queries):
-        own = confident_weight(float(np.max(scores["skeleton"][i])), skeleton, confidence) if skeleton > 0 else 0.0
+        rows = np.arange(len(bank.texts))
+        if pool is not None:
+            rows = np.sort(np.argsort(-scores["dense"][i], kind="stable")[:pool])
+        channels = [scores[c][i][rows] for c in ("dense", "sparse", "skeleton")]
+        own = confident_weight(float(np.max(channels[2])), skeleton, confidence) if skeleton > 0 else 0.0
         weights = (max(0.0, 1.0 - sparse - own), sparse, own)
-        fused = fuse_channels([scores[c][i] for c in ("dense", "sparse", "skeleton")], weights)
-        if not query["answers"]:
+        fused = fuse_channels(channels, weights, fusion)
+        answers = query["answers"]
+        if pool is not None:  # the answers' positions among the fused rows
+            position = {int(row): j for j, row in enumerate(rows)}
+            answers = [position[a] for a in answers if a in position]
+        if not answers:
             ranks.append(None)
             continue
-        best = max(query["answers"], key=lambda a: (fused[a], -a))
+        best = max(answers, key=lambda a: (fused[a], -a))
         rank = 1 + int(np.sum(fused > fused[best])) + int(np.sum(fused[:best] == fused[best]))
         ranks.append(rank if rank <= DEPTH else None)
     return ranks
@@ -722,39 +743,58 @@ def expected_worst_margin(
 
 
 def choose_weights(
-    banks: Sequence[Bank], scores: Sequence[dict], confidences: Sequence[tuple[float, float] | None] = (None,)
+    banks: Sequence[Bank],
+    scores: Sequence[dict],
+    confidences: Sequence[tuple[float, float] | None] = (None,),
+    fusions: Sequence[str] = ("standardised",),
+    pools: Sequence[int | None] = (None,),
 ) -> dict:
     """The TF-IDF weight, the skeleton's (largest) weight (a grid of ``WEIGHT_STEP``, the sentence encoder keeping
-    at least ``MIN_DENSE_WEIGHT``) and the skeleton's confidence (one of ``confidences``; None: the same weight
-    for every query) chosen on these (dev) banks: among the choices where every kind of every bank has an R@1 at
-    least the sentence encoder's alone, the largest expected worst per-kind margin over it
-    (``expected_worst_margin``, ``MARGIN_BOOTSTRAP`` resamples), then the best mean R@1 over the kinds, then the
-    best mean MRR, then the smallest total weight and the highest confidence floor. Returns the choice and every
-    choice's figures."""
+    at least ``MIN_DENSE_WEIGHT``), the skeleton's confidence (one of ``confidences``; None: the same weight
+    for every query) and the fusion (one of ``fusions``: ``skeleton.fuse_channels``) chosen on these (dev) banks:
+    among the choices where every kind of every bank has an R@1 at least the sentence encoder's alone, the
+    largest expected worst per-kind margin over it (``expected_worst_margin``, ``MARGIN_BOOTSTRAP`` resamples),
+    then the best mean R@1 over the kinds, then the best mean MRR, then the smallest total weight, the highest
+    confidence floor and the fusion first in ``fusions``. ``pools``: the searches each choice is measured in
+    (``fused_ranks``: None, every row fused, as an exact index does; a number, the rows of the best cosines, as an
+    approximate index does): a query counts as found first only where it is in every one, and a kind's MRR is
+    its lowest. Returns the choice and every choice's figures."""
     steps = int(round((1 - MIN_DENSE_WEIGHT) / WEIGHT_STEP))
     grid = [(round(a * WEIGHT_STEP, 2), round(b * WEIGHT_STEP, 2)) for a in range(steps + 1) for b in range(steps + 1)]
     grid = [(a, b) for a, b in grid if a + b <= 1 - MIN_DENSE_WEIGHT + 1e-9]
     table = []
     hits_alone = None
-    for confidence in confidences:
-        for sparse, skeleton in grid:
-            if skeleton == 0 and confidence is not None:
-                continue  # the same as without confidence
-            per_kind, hits, kinds = {}, [], []
-            for bank, bank_scores in zip(banks, scores):
-                ranks = fused_ranks(bank, bank_scores, sparse, skeleton, confidence)
-                result = {"ranks": dict(zip((q["id"] for q in bank.queries), ranks))}
-                for kind, m in summarise(bank, result).items():
-                    if kind != "all":
-                        per_kind[f"{bank.name}/{kind}"] = (m["r1"], m["mrr"])
-                hits += [r == 1 for r in ranks]
-                kinds += [f"{bank.name}/{q['kind']}" for q in bank.queries]
-            entry = {"sparse": sparse, "skeleton": skeleton, "confidence": confidence, "per_kind": per_kind}
-            entry["hits"] = np.array(hits)
-            if sparse == 0 and skeleton == 0:
-                hits_alone = entry["hits"]
-            entry["kinds"] = kinds
-            table.append(entry)
+    for fusion, confidence, (sparse, skeleton) in itertools.product(fusions, confidences, grid):
+        if skeleton == 0 and (confidence is not None or fusion != fusions[0]):
+            continue  # the same as without confidence
+        per_kind, hits, kinds = {}, [], []
+        for bank, bank_scores in zip(banks, scores):
+            searches = [fused_ranks(bank, bank_scores, sparse, skeleton, confidence, fusion, p) for p in pools]
+            # a query's rank: its worst over the searches (None, not found, the worst of all)
+            ranks = [None if None in r else max(r) for r in zip(*searches)]
+            mrr: dict = {}
+            for search in searches:
+                measured = summarise(bank, {"ranks": dict(zip((q["id"] for q in bank.queries), search))})
+                for kind, m in measured.items():
+                    mrr[kind] = min(mrr.get(kind, m["mrr"]), m["mrr"])
+            result = {"ranks": dict(zip((q["id"] for q in bank.queries), ranks))}
+            for kind, m in summarise(bank, result).items():
+                if kind != "all":
+                    per_kind[f"{bank.name}/{kind}"] = (m["r1"], mrr[kind])
+            hits += [r == 1 for r in ranks]
+            kinds += [f"{bank.name}/{q['kind']}" for q in bank.queries]
+        entry = {
+            "sparse": sparse,
+            "skeleton": skeleton,
+            "confidence": confidence,
+            "fusion": fusion,
+            "per_kind": per_kind,
+        }
+        entry["hits"] = np.array(hits)
+        if sparse == 0 and skeleton == 0:
+            hits_alone = entry["hits"]
+        entry["kinds"] = kinds
+        table.append(entry)
     alone = next(entry for entry in table if entry["sparse"] == 0 and entry["skeleton"] == 0)["per_kind"]
     for entry in table:
         values = entry["per_kind"].values()
@@ -774,10 +814,16 @@ def choose_weights(
             round(e["mean_mrr"], 9),
             -(e["sparse"] + e["skeleton"]),
             -1.0 if e["confidence"] is None else e["confidence"][0],
+            -list(fusions).index(e["fusion"]),
         ),
     )
     return {
-        "chosen": {"sparse": chosen["sparse"], "skeleton": chosen["skeleton"], "confidence": chosen["confidence"]},
+        "chosen": {
+            "sparse": chosen["sparse"],
+            "skeleton": chosen["skeleton"],
+            "confidence": chosen["confidence"],
+            "fusion": chosen["fusion"],
+        },
         "grid": table,
     }
 
@@ -904,18 +950,22 @@ def weights_report(args: argparse.Namespace, data: Path, work: Path, output: Pat
     started = time.perf_counter()
     banks = [load_bank(name, args, data)[0] for name in args.banks.split(",")]
     scores = [channel_scores(bank, work, args.batch_size, stores) for bank in banks]
-    choice = choose_weights(banks, scores, CONFIDENCE_GRID)
+    from mathgraph.tasks.search.index import HYBRID_POOL
+
+    choice = choose_weights(banks, scores, CONFIDENCE_GRID, FUSION_GRID, (None, HYBRID_POOL))
     ranked = sorted(
         choice["grid"],
         key=lambda e: (e["feasible"], round(e["expected_worst_margin"], 9), e["mean_r1"], e["mean_mrr"]),
         reverse=True,
     )
     kinds = list(ranked[0]["per_kind"])
-    print("sparse skeleton confidence feasible worst_margin expected_worst mean_R@1 mean_MRR | " + " ".join(kinds))
+    print(
+        "fusion sparse skeleton confidence feasible worst_margin expected_worst mean_R@1 mean_MRR | " + " ".join(kinds)
+    )
     for entry in ranked[:20] + [e for e in ranked if e["sparse"] == 0 and e["skeleton"] == 0]:
         cells = " ".join(f"{entry['per_kind'][k][0]:.3f}" for k in kinds)
         print(
-            f"{entry['sparse']:.1f} {entry['skeleton']:.1f} {entry['confidence']} {entry['feasible']} "
+            f"{entry['fusion']} {entry['sparse']:.1f} {entry['skeleton']:.1f} {entry['confidence']} {entry['feasible']} "
             f"{entry['worst_margin']:+.3f} {entry['expected_worst_margin']:+.4f} {entry['mean_r1']:.4f} "
             f"{entry['mean_mrr']:.4f} | {cells}"
         )
@@ -982,8 +1032,9 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--banks", default="gsm8k,math")
     parser.add_argument(
         "--queries",
-        default=f"{MATH_QUERIES},{MATH_QUERIES_THIRD}",
-        help="the MATH bank's query files, comma-separated (default: the first two sets, then the third, all test)",
+        default=f"{MATH_QUERIES},{MATH_QUERIES_THIRD},{MATH_QUERIES_FOURTH}",
+        help="the MATH bank's query files, comma-separated (default: the first two sets, the third, all test, and "
+        "the fourth, all dev)",
     )
     parser.add_argument("--rows", help=f"comma-separated row names (default: all of {', '.join(ROWS)})")
     parser.add_argument("--add-row", action="append", default=[], metavar="NAME:key=value,...")

@@ -215,6 +215,7 @@ class SearchIndex:
         structure_min_cosine: float | None = None,
         skeleton_weight: float = 0.0,
         skeleton_confidence: tuple[float, float] | None | str = "shipped",
+        fusion: str | None = None,
     ) -> list[list[Hit]]:
         """The ``k`` most similar rows of each query, best first: one list of hits per query (a lone string is
         refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate`` and
@@ -232,7 +233,10 @@ class SearchIndex:
         largest weight: each query's is scaled by how sure the channel is (``skeleton.confident_weight``: 0 where
         the query's best skeleton cosine among the candidates is at most ``skeleton_confidence[0]``, the full
         weight from ``skeleton_confidence[1]``); ``"shipped"``: ``skeleton.SKELETON_CONFIDENCE``, chosen on dev
-        with the default weights; None: the same weight for every query.
+        with the default weights; None: the same weight for every query. ``fusion``: how the channels are fused
+        (``skeleton.fuse_channels``): ``"standardised"`` (z-scores over the candidates) or ``"cosine"`` (the
+        cosines as they are); None: ``skeleton.SKELETON_FUSION`` where the skeleton channel is on, else
+        ``"standardised"`` (the TF-IDF fusion's weight was chosen so).
 
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
         stage are scored by an SQR alignment model (``models.alignment_model``: the expected relevance of each row as a
@@ -276,6 +280,12 @@ class SearchIndex:
             from mathgraph.tasks.search.skeleton import confident_weight
 
             confident_weight(1.0, skeleton_weight, skeleton_confidence)  # a bad (low, high) fails before encoding
+        from mathgraph.tasks.search.skeleton import FUSIONS, SKELETON_FUSION
+
+        if fusion is None:
+            fusion = SKELETON_FUSION if skeleton_weight > 0 else "standardised"
+        if fusion not in FUSIONS:
+            raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
         vectors = encode_texts(self.embedder, queries, batch_size)
         first = max(k, STRUCTURE_RERANK) if structure_weight > 0 else k
         if sparse_weight > 0 or skeleton_weight > 0:
@@ -288,6 +298,7 @@ class SearchIndex:
                 approximate_kind,
                 skeleton_weight,
                 skeleton_confidence,
+                fusion,
             )
         else:
             hits = self.search_vectors(vectors, first, approximate, approximate_kind)
@@ -343,6 +354,7 @@ class SearchIndex:
         approximate_kind: str | None,
         skeleton_weight: float = 0.0,
         skeleton_confidence: tuple[float, float] | None = None,
+        fusion: str = "standardised",
     ) -> list[list[Hit]]:
         from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels
 
@@ -376,7 +388,7 @@ class SearchIndex:
             channels = (dense, sparse, skeleton[i] if skeleton[i] is not None else np.zeros_like(dense))
             best_skeleton = float(np.max(channels[2])) if len(rows) else 0.0
             own = confident_weight(best_skeleton, skeleton_weight, skeleton_confidence) if skeleton_weight > 0 else 0.0
-            fused = fuse_channels(channels, (max(0.0, 1.0 - weight - own), weight, own))
+            fused = fuse_channels(channels, (max(0.0, 1.0 - weight - own), weight, own), fusion)
             best = np.lexsort((rows, -fused))[:k]
             hits.append([Hit(int(rows[j]), float(fused[j]), self.rows[int(rows[j])], float(dense[j])) for j in best])
         return hits

@@ -46,6 +46,10 @@ import numpy as np
 # R@1 over the kinds, then the best mean MRR, then the smallest weights).
 SKELETON_WEIGHTS = (0.0, 0.4)
 SKELETON_CONFIDENCE = (0.2, 1.0)
+# How the channels' scores are fused (fuse_channels): "standardised" (each channel's scores standardised over the
+# candidates, then summed with the weights) or "cosine" (the cosines summed with the weights as they are).
+FUSIONS = ("standardised", "cosine")
+SKELETON_FUSION = "standardised"
 FEATURES_VERSION = 1  # raise when the tokens change: caches of older ones are then recomputed
 PATH_LENGTH = 4  # nodes of a leaf-to-root formula path
 SUBTREE_DEPTH = 2  # depth of the operator subtrees kept as tokens
@@ -277,11 +281,17 @@ def confident_weight(best: float, weight: float, confidence: Sequence[float] | N
     return float(weight) * float(np.clip((float(best) - low) / (high - low), 0.0, 1.0))
 
 
-def fuse_channels(scores: Sequence[Sequence[float]], weights: Sequence[float]) -> np.ndarray:
-    """One query's fused scores over its candidates: ``sum_c w_c z(s_c)``, each channel's scores standardised
-    over the candidates (``models.late_fusion.standardise``); weights are non-negative and sum to 1."""
+def fuse_channels(
+    scores: Sequence[Sequence[float]], weights: Sequence[float], fusion: str = "standardised"
+) -> np.ndarray:
+    """One query's fused scores over its candidates, a weighted sum (weights non-negative, summing to 1):
+    ``fusion`` ``"standardised"``: ``sum_c w_c z(s_c)``, each channel's scores standardised over the candidates
+    (``models.late_fusion.standardise``); ``"cosine"``: ``sum_c w_c s_c``, the channels' cosines as they are, so
+    a row's score does not depend on the other candidates (``FUSIONS``)."""
     from mathgraph.models.late_fusion import standardise
 
+    if fusion not in FUSIONS:
+        raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
     if len(scores) != len(weights):
         raise ValueError(f"{len(scores)} score lists but {len(weights)} weights")
     if any(w < 0 for w in weights) or abs(sum(weights) - 1.0) > 1e-6:
@@ -289,11 +299,15 @@ def fuse_channels(scores: Sequence[Sequence[float]], weights: Sequence[float]) -
     lengths = {len(s) for s in scores}
     if len(lengths) != 1:
         raise ValueError(f"score lists of different lengths: {sorted(lengths)}")
+    if fusion == "cosine":
+        return sum(w * np.asarray(s, dtype=float) for w, s in zip(weights, scores) if w > 0)
     return sum(w * standardise(s) for w, s in zip(weights, scores) if w > 0)
 
 
 __all__ = [
+    "FUSIONS",
     "SKELETON_CONFIDENCE",
+    "SKELETON_FUSION",
     "SKELETON_WEIGHTS",
     "NameCounts",
     "SkeletonIndex",

@@ -122,7 +122,7 @@ def test_the_skeleton_confidence_keeps_what_the_sentence_encoder_finds():
     assert bank_search.fused_ranks(bank, scores, 0.0, 0.5, (0.4, 1.0)) == [1, 1, 1]
     # one skeleton weight for every query either loses query 2 (weight above 0.087) or misses query 1 (below 0.105)
     choice = bank_search.choose_weights([bank], [scores], (None, (0.4, 1.0)))
-    assert choice["chosen"] == {"sparse": 0.0, "skeleton": 0.2, "confidence": (0.4, 1.0)}
+    assert choice["chosen"] == {"sparse": 0.0, "skeleton": 0.2, "confidence": (0.4, 1.0), "fusion": "standardised"}
     fixed = [e for e in choice["grid"] if e["confidence"] is None and e["skeleton"] > 0]
     assert not any(e["feasible"] and e["mean_r1"] == 1.0 for e in fixed)
 
@@ -152,3 +152,62 @@ def test_the_third_math_queries_file_is_test_only_and_new():
     ids = [row["id"] for row in third]
     assert ids == [f"math-q{i}" for i in range(160, 205)]
     assert not set(ids) & {row["id"] for row in first}
+
+
+def test_fused_ranks_with_cosine_fusion_and_the_choice_of_fusion():
+    bank = _bank(["a", "b", "b"])
+    dense = np.array([[0.9, 0.8, 0.0], [0.7, 0.6, 0.0], [0.0, 0.5, 0.55]])
+    sparse = np.zeros((3, 3))
+    skeleton = np.array([[0.1, 0.3, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+    scores = {"dense": dense, "sparse": sparse, "skeleton": skeleton}
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.0) == [1, 2, 1]
+    # cosine fusion, skeleton 0.3 for every query, by hand: query 0 row 0 0.7*0.9+0.3*0.1 = 0.66 > row 1
+    # 0.7*0.8+0.3*0.3 = 0.65 -> rank 1; query 1 row 1 0.42+0.30 = 0.72 > row 0 0.49 -> rank 1
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.3, None, "cosine") == [1, 1, 1]
+    # standardised, the same weights: query 0's z(skeleton) (-0.267, 1.336, -1.069) outweighs its small dense gap,
+    # z(dense) (0.828, 0.579, -1.407): row 0 0.7*0.828-0.3*0.267 = 0.499 < row 1 0.7*0.579+0.3*1.336 = 0.806 -> rank 2
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.3, None, "standardised") == [2, 1, 1]
+    choice = bank_search.choose_weights([bank], [scores], (None,), ("standardised", "cosine"))
+    grid = {(e["fusion"], e["sparse"], e["skeleton"]): e for e in choice["grid"]}
+    assert grid[("cosine", 0.0, 0.3)]["feasible"] and not grid[("standardised", 0.0, 0.3)]["feasible"]
+    assert ("cosine", 0.0, 0.0) not in grid  # without the skeleton channel the fusions are not told apart
+    chosen = choice["chosen"]
+    assert grid[(chosen["fusion"], chosen["sparse"], chosen["skeleton"])]["mean_r1"] == 1.0
+
+
+def test_the_fourth_math_queries_file_is_dev_only_and_new():
+    earlier = [
+        json.loads(line)
+        for path in (bank_search.MATH_QUERIES, bank_search.MATH_QUERIES_THIRD)
+        for line in open(path, encoding="utf-8")
+    ]
+    fourth = [json.loads(line) for line in open(bank_search.MATH_QUERIES_FOURTH, encoding="utf-8")]
+    assert len(fourth) == 44 and {row["split"] for row in fourth} == {"dev"}
+    counts = {}
+    for row in fourth:
+        counts[row["kind"]] = counts.get(row["kind"], 0) + 1
+        assert row["query"].strip() != row["original"].strip()
+    assert counts == {"variables": 12, "numbers": 10, "both": 12, "wording": 10}
+    assert [row["id"] for row in fourth] == [f"math-q{i}" for i in range(205, 249)]
+    # no original of a test query (nor of any earlier query) is the original of a new dev query
+    assert not {row["index"] for row in fourth} & {row["index"] for row in earlier}
+
+
+def test_fused_ranks_over_an_approximate_indexs_pool():
+    bank = bank_search.Bank(
+        "toy", ["r0", "r1", "r2", "r3"], [{"id": "q0", "kind": "a", "text": "", "answers": [1]}], ("a",), {}
+    )
+    dense = np.array([[0.9, 0.8, 0.1, 0.0]])
+    skeleton = np.array([[0.2, 0.6, 0.0, 0.9]])
+    scores = {"dense": dense, "sparse": np.zeros((1, 4)), "skeleton": skeleton}
+    # every row, cosine fusion, skeleton 0.4: 0.62, 0.72, 0.06, 0.36 -> row 1 first
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.4, None, "cosine") == [1]
+    # the 2 rows of the best cosines (rows 0 and 1): the same scores, the same rank; row 3 is left out
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.4, None, "cosine", pool=2) == [1]
+    # standardised over every row, by hand: z(dense) (1.116, 0.868, -0.868, -1.116), z(skeleton) (-0.645, 0.501,
+    # -1.217, 1.361): row 1 0.6*0.868+0.4*0.501 = 0.721 > row 0 0.6*1.116-0.4*0.645 = 0.412 -> rank 1
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.4, None, "standardised") == [1]
+    # over the 2 rows each channel's z is (1, -1) or (-1, 1): row 0 0.6-0.4 = 0.2 > row 1 -0.2 -> rank 2
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.4, None, "standardised", pool=2) == [2]
+    # an answer outside the pool is not found
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.4, None, "cosine", pool=1) == [None]

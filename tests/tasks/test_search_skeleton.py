@@ -11,6 +11,7 @@ from mathgraph.tasks.search.commands import search_weights, skeleton_search_weig
 from mathgraph.tasks.search.index import SearchIndex
 from mathgraph.tasks.search.skeleton import (
     SKELETON_CONFIDENCE,
+    SKELETON_FUSION,
     SKELETON_WEIGHTS,
     NameCounts,
     SkeletonIndex,
@@ -118,6 +119,20 @@ def test_fuse_channels_is_a_weighted_sum_of_standardised_scores():
         fuse_channels([a, b], [0.5, 0.2, 0.3])
 
 
+def test_cosine_fusion_sums_the_cosines_as_they_are():
+    a, b, c = [0.9, 0.6, 0.2], [0.1, 0.3, 0.0], [0.0, 0.5, 1.0]
+    fused = fuse_channels([a, b, c], [0.5, 0.2, 0.3], "cosine")
+    # by hand: 0.45 + 0.02 + 0 = 0.47; 0.30 + 0.06 + 0.15 = 0.51; 0.10 + 0 + 0.30 = 0.40
+    assert fused == pytest.approx([0.47, 0.51, 0.40])
+    # a row's fused score does not depend on the other candidates (standardised scores do)
+    assert fuse_channels([a[:2], b[:2], c[:2]], [0.5, 0.2, 0.3], "cosine") == pytest.approx([0.47, 0.51])
+    assert fuse_channels([a[:2], b[:2], c[:2]], [0.5, 0.2, 0.3])[0] != pytest.approx(
+        fuse_channels([a, b, c], [0.5, 0.2, 0.3])[0]
+    )
+    with pytest.raises(ValueError, match="fusion must be one of"):
+        fuse_channels([a, b, c], [0.5, 0.2, 0.3], "ranks")
+
+
 CORPUS = [
     "Janet has 3 apples and buys 4 more. How many apples does she have?",
     "Find the value of $\\frac{x+1}{2}$ when $x=3$.",
@@ -129,7 +144,9 @@ CORPUS = [
 def test_search_fuses_the_skeleton_channel_over_every_row():
     index = SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem")
     query = "Evaluate $\\frac{t+5}{9}$ when $t=2$."
-    hits = index.search([query], k=4, sparse_weight=0.2, skeleton_weight=0.3, skeleton_confidence=None)[0]
+    hits = index.search(
+        [query], k=4, sparse_weight=0.2, skeleton_weight=0.3, skeleton_confidence=None, fusion="standardised"
+    )[0]
     vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit(CORPUS)
     sparse = (vectorizer.transform([query]) @ vectorizer.transform(CORPUS).T).toarray()[0]
     vector = HashingEncoder().encode([query])[0]
@@ -149,6 +166,29 @@ def test_search_fuses_the_skeleton_channel_over_every_row():
         index.search([query], sparse_weight=0.6, skeleton_weight=0.6)
 
 
+def test_search_with_cosine_fusion_by_hand():
+    index = SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem")
+    queries = ["Evaluate $\\frac{t+5}{9}$ when $t=2$.", "Mark reads 12 pages a day. How many pages in a week?"]
+    hits = index.search(queries, k=4, skeleton_weight=0.8, skeleton_confidence=(0.2, 1.0), fusion="cosine")
+    skeletons = SkeletonIndex(CORPUS).scores(queries)
+    for query, query_hits, skeleton in zip(queries, hits, skeletons):
+        vector = HashingEncoder().encode([query])[0]
+        dense = index.embeddings @ (vector / np.linalg.norm(vector))
+        own = 0.8 * min(1.0, max(0.0, (skeleton.max() - 0.2) / 0.8))
+        fused = (1 - own) * dense + own * skeleton  # the cosines themselves, no standardising
+        expected = np.lexsort((np.arange(4), -fused))
+        assert [h.index for h in query_hits] == list(expected)
+        assert [h.score for h in query_hits] == pytest.approx(list(fused[expected]), abs=1e-5)
+        assert [h.cosine for h in query_hits] == pytest.approx(list(dense[expected]), abs=1e-5)
+    assert hits[0][0].index == 1 and hits[1][0].index == 3
+    # the default fusion is SKELETON_FUSION where the skeleton channel is on
+    shipped = index.search(queries, k=4, skeleton_weight=0.8, skeleton_confidence=(0.2, 1.0))
+    again = index.search(queries, k=4, skeleton_weight=0.8, skeleton_confidence=(0.2, 1.0), fusion=SKELETON_FUSION)
+    assert [[h.score for h in q] for q in shipped] == [[h.score for h in q] for q in again]
+    with pytest.raises(ValueError, match="fusion must be one of"):
+        index.search(queries, skeleton_weight=0.8, fusion="z")
+
+
 def test_the_skeleton_weight_follows_the_channels_confidence():
     # (low, high) = (0.2, 1.0): 0 at or below 0.2, the full weight at 1, linear between
     assert confident_weight(1.0, 0.4, (0.2, 1.0)) == pytest.approx(0.4)
@@ -162,7 +202,9 @@ def test_the_skeleton_weight_follows_the_channels_confidence():
 def test_search_scales_the_skeleton_weight_by_the_querys_best_skeleton_cosine():
     index = SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem")
     queries = ["Evaluate $\\frac{t+5}{9}$ when $t=2$.", "Mark reads 12 pages a day. How many pages in a week?"]
-    hits = index.search(queries, k=4, sparse_weight=0.1, skeleton_weight=0.4, skeleton_confidence=(0.2, 1.0))
+    hits = index.search(
+        queries, k=4, sparse_weight=0.1, skeleton_weight=0.4, skeleton_confidence=(0.2, 1.0), fusion="standardised"
+    )
     vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit(CORPUS)
     skeletons = SkeletonIndex(CORPUS).scores(queries)
     for query, query_hits, skeleton in zip(queries, hits, skeletons):
