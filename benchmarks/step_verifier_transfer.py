@@ -228,6 +228,7 @@ MODELS = {
     "hgb": ("hgb", {"max_iter": 150, "learning_rate": 0.05, "max_leaf_nodes": 15, "min_samples_leaf": 40}),
 }
 FOLDS = 5
+SMOKE_CONFIGURATIONS = {("position", "lr-0.3"), ("all", "lr-0.03"), ("all", "hgb-small")}
 
 
 def training_lines(records: list[dict], columns: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -257,13 +258,15 @@ def fit_model(kind: str, params: dict, x: np.ndarray, y: np.ndarray):
     return model.decision_function
 
 
-def out_of_fold(records: list[dict], columns: list[int], kind: str, params: dict) -> list[np.ndarray]:
+def out_of_fold(
+    records: list[dict], columns: list[int], kind: str, params: dict, folds: int = FOLDS
+) -> list[np.ndarray]:
     """Each pool solution's line scores from the model of the folds that do not hold its problem."""
     from sklearn.model_selection import GroupKFold
 
     groups = [r["problem"] for r in records]
     scores: list[np.ndarray] = [np.zeros(0)] * len(records)
-    for train, held in GroupKFold(n_splits=FOLDS).split(records, groups=groups):
+    for train, held in GroupKFold(n_splits=folds).split(records, groups=groups):
         x, y = training_lines([records[i] for i in train], columns)
         score = fit_model(kind, params, x, y)
         for i in held:
@@ -314,16 +317,19 @@ def choose_threshold(records: list[dict], scores: list[np.ndarray], rules: bool)
     return best[0], {p: [round(v, 1) for v in f] for p, f in best[1].items()}
 
 
-def select(cache: Path) -> dict:
+def select(cache: Path, smoke: bool = False) -> dict:
     """Grouped cross-validation of every configuration on the training pool (module docstring); the table
-    goes to ``cache/select.json`` and the chosen configuration is printed."""
-    records = [r for r in load_cache(cache) if r["half"] == "dev"]
+    goes to ``cache/select.json`` and the chosen configuration is printed (``smoke``: the pool is every
+    collected solution, 2 folds, two configurations)."""
+    records = [r for r in load_cache(cache) if smoke or r["half"] == "dev"]
     results = []
     for set_name, names in FEATURE_SETS.items():
         columns = [ALL_FEATURES.index(n) for n in names]
         for model_name, (kind, params) in MODELS.items():
+            if smoke and (set_name, model_name) not in SMOKE_CONFIGURATIONS:
+                continue
             started = time.perf_counter()
-            scores = out_of_fold(records, columns, kind, params)
+            scores = out_of_fold(records, columns, kind, params, 2 if smoke else FOLDS)
             for rules in (False, True):
                 threshold, parts = choose_threshold(records, scores, rules)
                 mean_f1 = float(np.mean([v[2] for v in parts.values()])) if parts else 0.0
@@ -346,11 +352,11 @@ POSITION_BASELINES = (
 )
 
 
-def fit_configuration(pool: list[dict], config: dict) -> tuple:
+def fit_configuration(pool: list[dict], config: dict, folds: int = FOLDS) -> tuple:
     """A configuration fitted on the whole pool, with its threshold chosen on its out-of-fold scores."""
     columns = [ALL_FEATURES.index(n) for n in FEATURE_SETS[config["features"]]]
     kind, params = MODELS[config["model"]]
-    threshold, oof = choose_threshold(pool, out_of_fold(pool, columns, kind, params), config["rules"])
+    threshold, oof = choose_threshold(pool, out_of_fold(pool, columns, kind, params, folds), config["rules"])
     x, y = training_lines(pool, columns)
     return fit_model(kind, params, x, y), columns, threshold, oof
 
@@ -385,12 +391,15 @@ def paired_f1_difference(labels: list[int], a: list[int], b: list[int], n: int =
     return [round(float(np.percentile(diffs, q)), 1) for q in (2.5, 97.5)]
 
 
-def test(cache: Path, output: Path) -> dict:
+def test(cache: Path, output: Path, smoke: bool = False) -> dict:
     """Fit the chosen configuration (and the comparisons) on the pool, score the test halves once (module
-    docstring), print the table and write ``output``."""
+    docstring), print the table and write ``output`` (``smoke``: every collected solution is both the pool
+    and the test, 2 folds: the code path, not a figure)."""
     from process_errors import scores
 
     records = load_cache(cache)
+    if smoke:
+        records = [{**r, "half": half} for r in records for half in ("dev", "test")]
     pool = [r for r in records if r["half"] == "dev"]
     report = {"protocol": __doc__.split("Protocol (fixed before any result was looked at):")[1].split("Caches")[0]}
     report["pool"] = {p: sum(r["part"] == p for r in pool) for p in PARTS}
@@ -401,7 +410,7 @@ def test(cache: Path, output: Path) -> dict:
         ("position", POSITION_BASELINES[0]),
         ("position+rules", POSITION_BASELINES[1]),
     ):
-        score, columns, threshold, oof = fit_configuration(pool, config)
+        score, columns, threshold, oof = fit_configuration(pool, config, 2 if smoke else FOLDS)
         systems[name] = (score, columns, threshold, config["rules"])
         report.setdefault("configurations", {})[name] = {**config, "threshold": threshold, "oof": oof}
     report["test"] = {}
@@ -439,18 +448,29 @@ def test(cache: Path, output: Path) -> dict:
 def main() -> None:
     """Run one stage (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("stage", choices=["collect", "select", "test"])
-    parser.add_argument("--output", default=str(RESULTS))
-    parser.add_argument("--data", default=str(DATA))
-    parser.add_argument("--cache", default=str(CACHE))
-    parser.add_argument("--limit", type=int)
+    parser.add_argument("stage", nargs="?", choices=["collect", "select", "test"], help="one stage (--smoke: all)")
+    parser.add_argument("--output", default=str(RESULTS), help="the test stage's results")
+    parser.add_argument("--data", default=str(DATA), help="the shared data folder (holds processbench/)")
+    parser.add_argument("--cache", default=str(CACHE), help="where the collected features go")
+    parser.add_argument("--limit", type=int, help="collect the first N solutions of each part only")
+    parser.add_argument("--smoke", action="store_true", help="every stage on benchmarks/data/smoke, under --work")
+    parser.add_argument("--work", default="work", help="--smoke writes under WORK/smoke")
     args = parser.parse_args()
-    if args.stage == "collect":
+    if args.smoke:
+        from smoke import SMOKE_DATA, smoke_work
+
+        work = smoke_work(args.work)
+        collect(SMOKE_DATA, work)
+        select(work, smoke=True)
+        test(work, work / "step_verifier_transfer.json", smoke=True)
+    elif args.stage == "collect":
         collect(Path(args.data), Path(args.cache), args.limit)
     elif args.stage == "select":
         select(Path(args.cache))
     elif args.stage == "test":
         test(Path(args.cache), Path(args.output))
+    else:
+        parser.error("name a stage (collect, select, test) or give --smoke")
 
 
 if __name__ == "__main__":
