@@ -356,9 +356,45 @@ def fit_configuration(pool: list[dict], config: dict, folds: int = FOLDS) -> tup
     """A configuration fitted on the whole pool, with its threshold chosen on its out-of-fold scores."""
     columns = [ALL_FEATURES.index(n) for n in FEATURE_SETS[config["features"]]]
     kind, params = MODELS[config["model"]]
-    threshold, oof = choose_threshold(pool, out_of_fold(pool, columns, kind, params, folds), config["rules"])
+    oof_scores = out_of_fold(pool, columns, kind, params, folds)
+    threshold, oof = choose_threshold(pool, oof_scores, config["rules"])
     x, y = training_lines(pool, columns)
-    return fit_model(kind, params, x, y), columns, threshold, oof
+    return fit_model(kind, params, x, y), columns, threshold, oof, oof_scores
+
+
+def pool_diagnostics(pool: list[dict], oof_scores: list[np.ndarray]) -> dict:
+    """Per part, from out-of-fold scores: the AUC of a solution's top line score for telling wrong
+    solutions from right ones, and the share of wrong solutions whose top line is on the labelled step."""
+    from sklearn.metrics import roc_auc_score
+
+    out = {}
+    for part in PARTS:
+        pick = [(r, s) for r, s in zip(pool, oof_scores) if r["part"] == part and len(s)]
+        wrong = [int(r["label"] != -1) for r, _ in pick]
+        top = [r["steps"][r["lines"][int(np.argmax(s))]] == r["label"] for r, s in pick if r["label"] != -1]
+        auc = roc_auc_score(wrong, [s.max() for _, s in pick]) if 0 < sum(wrong) < len(wrong) else None
+        out[part] = {
+            "solution_auc": None if auc is None else round(float(auc), 3),
+            "top_line_located": round(float(np.mean(top)), 3) if top else None,
+        }
+    return out
+
+
+def test_counts(held: list[dict], predicted: dict[str, list[int]]) -> dict:
+    """Per system: wrong solutions flagged and placed, right ones flagged; the rules alone beside them."""
+    systems = {
+        **predicted,
+        "rules alone": [r["steps"][r["rule_line"]] if r["rule_line"] is not None else -1 for r in held],
+    }
+    out = {}
+    for name, p in systems.items():
+        wrong = [(r, q) for r, q in zip(held, p) if r["label"] != -1]
+        out[name] = {
+            "wrong_flagged": sum(q != -1 for _, q in wrong),
+            "wrong_placed": sum(q == r["label"] for r, q in wrong),
+            "right_flagged": sum(q != -1 for r, q in zip(held, p) if r["label"] == -1),
+        }
+    return out
 
 
 def shipped_predictions(records: list[dict]) -> list[int]:
@@ -410,9 +446,11 @@ def test(cache: Path, output: Path, smoke: bool = False) -> dict:
         ("position", POSITION_BASELINES[0]),
         ("position+rules", POSITION_BASELINES[1]),
     ):
-        score, columns, threshold, oof = fit_configuration(pool, config, 2 if smoke else FOLDS)
+        score, columns, threshold, oof, oof_scores = fit_configuration(pool, config, 2 if smoke else FOLDS)
         systems[name] = (score, columns, threshold, config["rules"])
         report.setdefault("configurations", {})[name] = {**config, "threshold": threshold, "oof": oof}
+        report["configurations"][name]["pool_diagnostics"] = pool_diagnostics(pool, oof_scores)
+        print(name, "pool, out of fold:", json.dumps(report["configurations"][name], default=float))
     report["test"] = {}
     for part in PARTS:
         held = [r for r in records if r["half"] == "test" and r["part"] == part]
@@ -428,6 +466,7 @@ def test(cache: Path, output: Path, smoke: bool = False) -> dict:
         part_report["secondary_minus_shipped_f1_ci95"] = paired_f1_difference(
             labels, predicted["secondary"], predicted["shipped"]
         )
+        part_report["counts"] = test_counts(held, predicted)
         report["test"][part] = part_report
         print(f"## {part} test half: {len(held)} solutions")
         print("| system | error acc | correct acc | F1 |")
@@ -439,6 +478,7 @@ def test(cache: Path, output: Path, smoke: bool = False) -> dict:
             )
         print("F1 chosen - shipped, paired bootstrap 95%:", part_report["chosen_minus_shipped_f1_ci95"])
         print("F1 secondary - shipped, paired bootstrap 95%:", part_report["secondary_minus_shipped_f1_ci95"])
+        print("counts:", json.dumps(part_report["counts"]))
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=1, default=float) + "\n")
     print(f"wrote {output}")
