@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from os import PathLike
 from pathlib import Path
 
@@ -79,15 +79,19 @@ def with_prefix(weights: Mapping[str, np.ndarray], prefix: str) -> dict[str, np.
     return {name[len(prefix) :]: value for name, value in weights.items() if name.startswith(prefix)}
 
 
-def session_options(threads: int | None = None):
+def session_options(threads: int | None = None, optimised: bool = False):
     """ONNX Runtime options: ``threads`` intra-op threads (default: ``MATHGRAPH_THREADS`` when set, else
-    ONNX Runtime's own choice, one per physical core)."""
+    ONNX Runtime's own choice, one per physical core); ``optimised``: the graph is an ``optimised_copy``
+    already, so ONNX Runtime optimises nothing again (each of its passes applied twice would fuse what it
+    fused, and compute other roundings)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     threads = threads or int(os.environ.get("MATHGRAPH_THREADS", "0") or 0)
     if threads:
         options.intra_op_num_threads = threads
+    if optimised:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 3  # errors only: ORT warns about every initializer it folds
     return options
 
@@ -97,21 +101,20 @@ class OnnxNetwork:
 
     ``run(feeds)`` takes the graph's inputs by name (NumPy arrays; inputs the graph does not have are
     ignored, so one batch dict serves graphs that read different parts of it) and returns the outputs as
-    a dict by name."""
+    a dict by name. ``optimised``: ``graph`` is an ``optimised_copy`` (its weights in it), loaded as it is."""
 
-    def __init__(self, graph: str | PathLike, weights: Mapping[str, np.ndarray] | None, threads: int | None = None):
+    def __init__(
+        self,
+        graph: str | PathLike,
+        weights: Mapping[str, np.ndarray] | None,
+        threads: int | None = None,
+        optimised: bool = False,
+    ):
         import onnxruntime as ort
 
         self.graph = Path(graph)
-        options = session_options(threads)
-        values = []
-        if weights is not None:  # None: a graph that holds its weights (a quantized copy)
-            names = external_weights(self.graph)
-            missing = [weight for weight in names.values() if weight not in weights]
-            if missing:
-                raise CheckpointError(f"{self.graph.name} needs weights the package does not have: {missing[:5]}")
-            values = [ort.OrtValue.ortvalue_from_numpy(_as_graph_dtype(weights[w])) for w in names.values()]
-            options.add_external_initializers(list(names), values)
+        options = session_options(threads, optimised=optimised)
+        values = _add_weights(options, self.graph, weights)  # None: a graph that holds its weights
         self._keep = values  # ONNX Runtime reads them when the session starts; they must outlive that
         try:
             self.session = ort.InferenceSession(str(self.graph), options, providers=["CPUExecutionProvider"])
@@ -190,6 +193,88 @@ def quantized_graph(graph: str | PathLike, weights: Mapping[str, np.ndarray], di
     return target
 
 
+OPTIMISED_MODEL, OPTIMISED_WEIGHTS = "model.onnx", "weights.bin"
+
+
+def optimised_copy(graph: str | PathLike, weights: Mapping[str, np.ndarray] | None, target: str | PathLike) -> Path:
+    """``target/model.onnx``: ``graph`` after ONNX Runtime's graph optimisations, with its weights (``weights``,
+    PyTorch name -> array, as ``OnnxNetwork`` takes them; ``None`` for a graph that holds them) in
+    ``target/weights.bin`` beside it, for ``OnnxNetwork(path, None, optimised=True)`` to load.
+
+    Loading the copy skips what a session otherwise spends most of its start on: reading the weights, rebuilding
+    them from their deltas, and folding and fusing the graph. The optimisations are ``ORT_ENABLE_EXTENDED``'s,
+    which hold on any CPU (``ORT_ENABLE_ALL`` may add layouts of this CPU); on the package's graphs they are all
+    that ``ORT_ENABLE_ALL`` applies, so a session of the copy computes exactly what a session of ``graph``
+    computes. Written into a folder beside ``target`` and renamed into place whole: a process that finds
+    ``target`` finds it complete, and when two write it at once, one copy stays."""
+    import shutil
+    import tempfile
+
+    import onnxruntime as ort
+
+    from mathgraph.files import umask_file_mode
+
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}-"))
+    mode = umask_file_mode()
+    try:
+        os.chmod(work, mode | (mode & 0o444) >> 2)  # mkdtemp's 0700 would keep a shared cache from its users
+        options = session_options()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        options.optimized_model_filepath = str(work / OPTIMISED_MODEL)
+        options.add_session_config_entry("session.optimized_model_external_initializers_file_name", OPTIMISED_WEIGHTS)
+        values = _add_weights(options, Path(graph), weights)
+        ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        del values
+        for written in work.iterdir():
+            os.chmod(written, mode)
+        try:
+            work.rename(target)
+        except OSError:  # another process wrote it first
+            if not (target / OPTIMISED_MODEL).is_file():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return target / OPTIMISED_MODEL
+
+
+def sources_key(graph: str | PathLike, sources: Iterable[str | PathLike], variant: str = "") -> str:
+    """A name for what ``optimised_copy`` makes of ``graph`` with weights read from the files ``sources``: a digest
+    of the graph and its weight names, each source's path, size and modification time (as Python's own caches
+    know a changed source), ``variant`` and ONNX Runtime's version. Reads no weights."""
+    import hashlib
+
+    import onnxruntime as ort
+
+    graph = Path(graph)
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (graph.read_bytes(), graph.with_suffix(".names.json").read_bytes()):
+        digest.update(part)
+    for source in sorted(str(Path(s).resolve()) for s in sources):
+        stat = os.stat(source)
+        digest.update(f"|{source}|{stat.st_size}|{stat.st_mtime_ns}".encode())
+    digest.update(f"|{variant}|{ort.__version__}".encode())
+    return digest.hexdigest()
+
+
+def _add_weights(options, graph: Path, weights: Mapping[str, np.ndarray] | None) -> list:
+    """Hand ``graph``'s external weights from ``weights`` to the session ``options`` (nothing for ``None``: a graph
+    that holds its weights); the values, which must outlive the session's start. ``CheckpointError`` when some
+    are missing."""
+    if weights is None:
+        return []
+    import onnxruntime as ort
+
+    names = external_weights(graph)
+    missing = [weight for weight in names.values() if weight not in weights]
+    if missing:
+        raise CheckpointError(f"{graph.name} needs weights the package does not have: {missing[:5]}")
+    values = [ort.OrtValue.ortvalue_from_numpy(_as_graph_dtype(weights[w])) for w in names.values()]
+    options.add_external_initializers(list(names), values)
+    return values
+
+
 def _as_graph_dtype(array: np.ndarray) -> np.ndarray:
     """A weight as the exported graphs hold it: floating tensors in float32 (a delta stores the tensors
     its base lacks in fp16; PyTorch casts them when they are loaded into the model, and so does this)."""
@@ -223,6 +308,8 @@ def pool(states: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
 __all__ = [
     "OnnxNetwork",
     "quantized_graph",
+    "optimised_copy",
+    "sources_key",
     "minilm_arrays",
     "text_encoder_arrays",
     "minilm_directory",

@@ -17,18 +17,24 @@ ONNX Runtime holds its own copy, so a process holds the weights once.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
 from mathgraph.models.onnx_forward import (
+    OPTIMISED_MODEL,
     OnnxNetwork,
     apply_delta_arrays,
     minilm_arrays,
+    minilm_directory,
+    optimised_copy,
     pool,
     quantized_graph,
+    sources_key,
     text_encoder_arrays,
     with_prefix,
 )
@@ -36,6 +42,7 @@ from mathgraph.registry import CheckpointError
 
 ONNX_ENTRY = "onnx"  # the key of a package's config.json that lists its graphs
 MODES = ("joint", "text", "graph")
+logger = logging.getLogger("mathgraph.models")
 # File names the PyTorch models write (models.comus, models.multitask), named here so that loading imports
 # neither; tests/models/test_onnx.py checks that they agree.
 ENCODER_WEIGHTS_NAME = "model.safetensors"
@@ -87,43 +94,85 @@ class OnnxPackageRuntime:
 
         return _stored_weights(self.package.path(self.package.config["multitask"]), MULTITASK_WEIGHTS_NAME, base)
 
-    def _network(self, graph: str, weights: dict[str, np.ndarray]) -> OnnxNetwork:
-        if self.int8:  # a quantized copy with its weights in it, made once into the cache directory
-            from mathgraph.files import cache_directory
+    def _network(self, graph: str, weights_of, sources: list[Path]) -> OnnxNetwork:
+        """The session of the package's ``graph``, its weights ``weights_of()`` (PyTorch name -> array), read from
+        the files ``sources``. It loads the graph's ``optimised_copy`` in the cache directory (``onnx-sessions``),
+        made at the first use of these graph, weights and ONNX Runtime (``--runtime onnx-int8``: of the int8
+        copy); later processes read neither the weights nor their deltas. Where the cache directory cannot be
+        written, the session is built from the weights in memory, as exact."""
+        from mathgraph.files import cache_directory
 
-            quantized = quantized_graph(self.package.path(graph), weights, cache_directory() / "onnx-int8")
-            return OnnxNetwork(quantized, None, threads=self.threads)
-        return OnnxNetwork(self.package.path(graph), weights, threads=self.threads)
+        path = self.package.path(graph)
+        variant = "int8" if self.int8 else "float32"
+        target = cache_directory() / "onnx-sessions" / f"{path.stem}-{variant}-{sources_key(path, sources, variant)}"
+        if not (target / OPTIMISED_MODEL).is_file():
+            weights = weights_of()
+            if self.int8:  # a quantized copy with its weights in it, made once into the cache directory
+                path = quantized_graph(path, weights, cache_directory() / "onnx-int8")
+                weights = None
+            try:
+                optimised_copy(path, weights, target)
+            except OSError as err:
+                logger.debug("no optimised copy of %s in %s (%s): the session is built in memory", path, target, err)
+                return OnnxNetwork(path, weights, threads=self.threads)
+        return OnnxNetwork(target / OPTIMISED_MODEL, None, threads=self.threads, optimised=True)
+
+    def _weight_sources(self, *parts: str) -> list[Path]:
+        """The files the weights of the package's ``parts`` (``encoder``, ``multitask``: its folders) are read from,
+        and the text encoder's weights their deltas are stored against."""
+        from mathgraph.models.delta_files import DELTA_NAME
+
+        folders = [self.package.path(self.package.config[part]) for part in parts]
+        files = [f for folder in folders for f in sorted(folder.rglob("*")) if f.is_file()]
+        if any((folder / DELTA_NAME).is_file() for folder in folders):  # stored against the text encoder's weights
+            name = self.encoder_config.get("text_encoder", "minilm")
+            files.append((minilm_directory() if name in ("minilm", "default") else Path(name)) / "model.safetensors")
+        return files
 
     @cached_property
     def encoder_network(self) -> OnnxNetwork:
         """The pre-trained encoder's session."""
-        return self._network(self.entry["comus"], self.encoder_weights())
+        return self._network(self.entry["comus"], self.encoder_weights, self._weight_sources("encoder"))
+
+    def _multitask_arrays(self) -> dict[str, np.ndarray]:
+        """The multi-task model's weights, read once while its sessions are being built (``_drop_backbone``)."""
+        if "_multitask_read" not in self.__dict__:
+            self.__dict__["_multitask_read"] = self.multitask_weights()
+        return self.__dict__["_multitask_read"]
 
     @cached_property
-    def _multitask_parts(self) -> tuple[OnnxNetwork, dict[str, dict[str, np.ndarray]]]:
-        """The multi-task model's backbone session and its heads' weights (small), from one reading of its
-        weights: the backbone's arrays are dropped once ONNX Runtime holds them."""
-        weights = self.multitask_weights()
-        backbone = self._network(self.entry["comus"], with_prefix(weights, "backbone."))
-        heads = {task: with_prefix(weights, f"heads.{task_id}.") for task, task_id in self.task_ids.items()}
-        return backbone, heads
-
-    @property
     def backbone_network(self) -> OnnxNetwork:
-        """The multi-task model's backbone session."""
-        return self._multitask_parts[0]
+        """The multi-task model's backbone session. The backbone's arrays, if they had to be read, are dropped
+        once ONNX Runtime holds them (the heads' small ones stay until their sessions are built)."""
+        network = self._network(
+            self.entry["comus"],
+            lambda: with_prefix(self._multitask_arrays(), "backbone."),
+            self._weight_sources("encoder", "multitask"),
+        )
+        read = self.__dict__.get("_multitask_read")
+        if read is not None:
+            self.__dict__["_multitask_read"] = {k: v for k, v in read.items() if not k.startswith("backbone.")}
+        return network
 
     @cached_property
     def text_network(self) -> OnnxNetwork:
         """all-MiniLM-L6-v2's session (search's first stage)."""
-        return self._network(self.entry["text"], with_prefix(minilm_arrays(), "text."))
+        return self._network(
+            self.entry["text"],
+            lambda: with_prefix(minilm_arrays(), "text."),
+            [minilm_directory() / "model.safetensors"],
+        )
 
     def head_network(self, task: str) -> OnnxNetwork:
         """The ONNX session of ``task``'s head (built when first asked for)."""
         sessions = self.__dict__.setdefault("_heads", {})
         if task not in sessions:
-            sessions[task] = self._network(self.entry["heads"][task], self._multitask_parts[1][task])
+            prefix = f"heads.{self.task_ids[task]}."
+            sessions[task] = self._network(
+                self.entry["heads"][task],
+                lambda: with_prefix(self._multitask_arrays(), prefix),
+                self._weight_sources("encoder", "multitask"),
+            )
         return sessions[task]
 
     # ------------------------------------------------------------ what the networks read

@@ -198,3 +198,55 @@ def test_an_int8_copy_is_made_once_and_stays_close_to_float32(exported, sample_g
     int8 = OnnxNetwork(path, None).run(batch)["mean_node"]
     cosine = (exact * int8).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(int8, axis=1)
     assert cosine.min() > 0.9 and not np.array_equal(exact, int8)
+
+
+def test_an_optimised_copy_computes_exactly_what_the_graph_computes(exported, sample_graphs, tmp_path):
+    import os
+
+    from mathgraph.models.onnx_forward import OnnxNetwork, optimised_copy, sources_key
+    from mathgraph.models.onnx_package import batch_arrays
+
+    encoder, graph = exported
+    weights = {name: t.numpy() for name, t in encoder.model.state_dict().items()}
+    path = optimised_copy(graph, weights, tmp_path / "copy")
+    assert path == tmp_path / "copy" / "model.onnx" and (path.parent / "weights.bin").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy"]  # no work folder left behind
+    copy = OnnxNetwork(path, None, optimised=True)
+    reference = OnnxNetwork(graph, weights)
+    for size in (1, 4):
+        batch = batch_arrays(encoder.collator(sample_graphs[:size]))
+        got, expected = copy.run(batch), reference.run(batch)
+        for name in ("token_states", "mean_node"):
+            np.testing.assert_array_equal(got[name], expected[name])  # exact, not merely close
+    assert optimised_copy(graph, weights, tmp_path / "copy") == path  # written already: kept
+    # the key follows the weights' files: their size and modification time, not their bytes read again
+    source = tmp_path / "weights.safetensors"
+    source.write_bytes(b"1234")
+    key = sources_key(graph, [source])
+    assert sources_key(graph, [source]) == key
+    assert sources_key(graph, [source], variant="int8") != key
+    os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 1_000_000))
+    assert sources_key(graph, [source]) != key
+    weights.pop("graph.label_embedding.weight")
+    with pytest.raises(CheckpointError, match="graph.label_embedding.weight"):
+        optimised_copy(graph, weights, tmp_path / "other")
+    assert not (tmp_path / "other").exists()
+
+
+def test_the_package_loads_its_sessions_from_optimised_copies_made_once(tmp_path, monkeypatch):
+    from mathgraph.models.onnx_package import OnnxPackageRuntime
+    from mathgraph.models.package import ModelPackage
+    from mathgraph.registry import SHIPPED_DIR
+
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path))
+    text = ["Find $x$ if $2x+3=7$."]
+    first = ModelPackage(SHIPPED_DIR, device="cpu").predictor("kpc", hybrid=False).predict(text)
+    copies = sorted(p.name.split("-")[0] for p in (tmp_path / "onnx-sessions").iterdir())
+    assert copies == ["comus", "head_kpc"]
+
+    def no_weights(self):
+        raise AssertionError("the weights were read again")
+
+    monkeypatch.setattr(OnnxPackageRuntime, "multitask_weights", no_weights)
+    again = ModelPackage(SHIPPED_DIR, device="cpu").predictor("kpc", hybrid=False).predict(text)
+    assert again == first  # the same probabilities, to the last bit
