@@ -21,6 +21,7 @@ from mathgraph.jsonl import TextRecord
 from mathgraph.quiet import progress_bar, warn
 from mathgraph.tasks.search.embedders import MathEncoderEmbedder, TextEmbedder, load_embedder
 from mathgraph.tasks.search.index import PROGRESS_CHUNK_BATCHES, SearchIndex, encode_texts, quiet_notes, write_index
+from mathgraph.tasks.search.index_types import APPROXIMATE_TYPES, choose_index_type, import_faiss
 
 # Queries of a file searched at once by search_records: enough to keep every batch full, few enough to bound memory.
 QUERY_CHUNK = 1024
@@ -69,6 +70,8 @@ def build_index_from_file(
     if not numbered:
         raise UserError(f"{input_path}: no rows with a {text_field!r} field to index")
     rows = [row for _, row in numbered][:limit]
+    if choose_index_type(index_type, len(rows)) in APPROXIMATE_TYPES:
+        import_faiss()  # FaissMissing before the encoding's minutes, where faiss is not installed
     embedder = load_embedder(model, mode=mode, device=device, runtime=runtime)
     if show_progress:
         seconds, basis = rough_seconds(embedder, len(rows))

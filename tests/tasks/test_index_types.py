@@ -5,6 +5,7 @@ step) the same on every type; older indexes still load."""
 import builtins
 import hashlib
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -302,5 +303,39 @@ def test_without_faiss_an_approximate_index_searches_exactly(tmp_path, monkeypat
     with pytest.warns(UserWarning, match="install faiss-cpu for approximate search; searching exactly"):
         hits = index.search_vectors(vectors[:3], k=4)
     assert [[h.index for h in q] for q in hits] == exact_top_k(vectors[:3], vectors, 4)[0].tolist()
-    with pytest.raises(ImportError, match="pip install faiss-cpu"):
+    with pytest.raises(ImportError, match=r'pip install "mathgraph\[faiss\]"'):
         index.search_vectors(vectors[:3], k=4, approximate=True)
+
+
+def test_the_numpy_flat_structure_finds_what_faiss_flat_finds():
+    import faiss
+
+    from mathgraph.tasks.search.index_types import NumpyFlatIP
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((300, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    queries = rng.standard_normal((7, 16)).astype(np.float32)
+    theirs, ours = faiss.IndexFlatIP(16), NumpyFlatIP(16)
+    for structure in (theirs, ours):
+        structure.add(vectors[:100])
+        structure.add(vectors[100:])  # added in two chunks, numbered on
+    assert ours.ntotal == theirs.ntotal == 300
+    for k in (1, 10, 301):  # 301: one more than it holds, padded as faiss pads
+        their_scores, their_rows = theirs.search(queries, k)
+        our_scores, our_rows = ours.search(queries, k)
+        np.testing.assert_array_equal(our_rows, their_rows)
+        np.testing.assert_allclose(our_scores, their_scores, rtol=0, atol=1e-5)
+    assert our_rows[0, -1] == -1 and our_scores[0, -1] == np.finfo(np.float32).min
+    # by hand: the best row for a stored vector is itself, at inner product 1
+    scores, rows = ours.search(vectors[[42]], 1)
+    assert rows.tolist() == [[42]] and scores[0, 0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_flat_structure_without_faiss_is_the_numpy_one(monkeypatch):
+    from mathgraph.tasks.search.index_types import NumpyFlatIP, new_structure
+
+    monkeypatch.setitem(sys.modules, "faiss", None)
+    assert isinstance(new_structure("flat", 8, {}), NumpyFlatIP)
+    with pytest.raises(ImportError, match=r'pip install "mathgraph\[faiss\]"'):
+        new_structure("hnsw", 8, {"hnsw_m": 4, "ef_construction": 8})

@@ -224,7 +224,7 @@ def test_missing_faiss_is_a_clear_error(index, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_faiss)
-    with pytest.raises(ImportError, match="pip install faiss-cpu"):
+    with pytest.raises(ImportError, match=r'pip install "mathgraph\[faiss\]"'):
         index.search(["triangle"], approximate=True)[0]
     assert index.search(["triangle"], k=1)[0]  # the default stays exact and works
 
