@@ -1,6 +1,7 @@
 """QAM number-swap by grouped 5-fold cross-validation over every GSM-Plus seed: TF-IDF, the alignment model on
 its older features and with the step findings (``models.alignment_features.STEP_FINDING_FEATURES``), and each
-fused with TF-IDF.
+fused with TF-IDF; the same with the features no shipped model reads yet (``CANDIDATE_FEATURES``: the newest finding
+kinds and ``parsers.solution_fit``), and the hybrid whose features are chosen per fold on dev (``dev-chosen+tfidf``).
 
     python benchmarks/qam_number_swap_cv.py --work results/ [--folds 5] [--seeds N] [--smoke]
 
@@ -14,8 +15,11 @@ models are then trained again on all the training seeds and tested on the held-o
 a test fold. Accuracy is pooled over the folds, with a 95% Wilson interval, overall and per perturbation type
 (``seed`` is a seed's own pair).
 
-The alignment rows of every pair are computed once and cached in ``WORK/qam_number_swap_cv/rows.npz``
-(keyed as ``models.alignment_features`` keys rows), so a rerun parses nothing. The results go to
+Each test pair's probability of a match and whether each row got it right go to
+``WORK/qam_number_swap_cv/predictions.jsonl`` (for reading the errors). The alignment rows of every pair are
+computed once and cached in ``WORK/qam_number_swap_cv/rows.npz`` (keyed as ``models.alignment_features`` keys
+rows), the candidate features in ``candidates.npz`` beside it, each with the parser version that read them, so a
+rerun parses nothing (a new parser version computes them again). The results go to
 ``benchmarks/results/qam_number_swap_cv.json`` (``--smoke``: to ``WORK/smoke``), with markdown tables
 printed. ``--smoke`` runs on the smoke data, 5 seeds and 4 GSM8K questions, models of 20 iterations.
 """
@@ -35,16 +39,21 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from threadpoolctl import threadpool_limits  # noqa: E402
+
 from mathgraph.models.alignment_features import (  # noqa: E402
+    CANDIDATE_FEATURES,
     STEP_FINDING_FEATURES,
     AlignmentRows,
     alignment_features,
     available_features,
+    candidate_features,
     pair_key,
 )
 from mathgraph.models.alignment_model import AlignmentModel, _tree_arrays  # noqa: E402
 from mathgraph.models.late_fusion import fuse  # noqa: E402
 from mathgraph.models.tfidf import TfidfPredictor  # noqa: E402
+from mathgraph.parsers import PARSER_VERSION  # noqa: E402
 from mathgraph.tasks.data import build_qam_number_swap, build_qam_pairs, group_seeds, split_by_group  # noqa: E402
 from mathgraph.tasks.training.late_fusion import choose_weight  # noqa: E402
 from mathgraph.tasks.training.tfidf import train_tfidf  # noqa: E402
@@ -57,7 +66,12 @@ SEED = 0
 GSM8K_QUESTIONS = 500
 ALL_FEATURES = available_features("solution")
 OLD_FEATURES = tuple(name for name in ALL_FEATURES if name not in STEP_FINDING_FEATURES)
-STRUCTURES = {"structure": OLD_FEATURES, "structure+steps": ALL_FEATURES}
+COLUMNS = ALL_FEATURES + CANDIDATE_FEATURES  # a pair's row here: what the package computes, then the candidates
+STRUCTURES = {
+    "structure": OLD_FEATURES,
+    "structure+steps": ALL_FEATURES,
+    "structure+steps+fit": COLUMNS,
+}
 THRESHOLDS = tuple(round(0.05 * k, 2) for k in range(1, 20))
 CHUNK = 100  # pairs aligned between two writes of the cache
 
@@ -72,9 +86,13 @@ def main() -> None:
     )
     pairs = [(p["text_a"], p["text_b"]) for p in gsm8k + swap]  # the training pairs first, then seed by seed
     rows = cached_rows(pairs, work / "qam_number_swap_cv" / "rows.npz")
+    candidates = cached_candidates(pairs, work / "qam_number_swap_cv" / "candidates.npz")
     print(f"alignment rows of {len(set(pairs))} pairs: {time.perf_counter() - started:.1f} s", flush=True)
     params = {"max_iter": 20} if args.smoke else {}
-    results = cross_validate(swap, types, gsm8k, rows, args.folds, params)
+    with threadpool_limits(1):  # the trees' OpenMP threads fight over a shared CPU: one is faster there
+        results = cross_validate(swap, types, gsm8k, rows, candidates, args.folds, params)
+    predictions = work / "qam_number_swap_cv" / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps(p) + "\n" for p in results.pop("pairs")))
     results.update(
         {
             "split": f"GSM-Plus seeds in {args.folds} folds by seed (shuffled, seed {SEED}); dev: a fifth of the "
@@ -121,7 +139,7 @@ def cached_rows(pairs: list[tuple[str, str]], path: Path) -> AlignmentRows:
     rows = AlignmentRows()
     if path.exists():
         stored = np.load(path)
-        if tuple(stored["names"].tolist()) == ALL_FEATURES:
+        if _current(stored, ALL_FEATURES):
             rows.put_many({bytes.fromhex(k): r for k, r in zip(stored["keys"].tolist(), stored["rows"])})
     missing = [p for p in dict.fromkeys(pairs) if pair_key("solution", *p) not in rows]
     for start in range(0, len(missing), CHUNK):
@@ -129,6 +147,37 @@ def cached_rows(pairs: list[tuple[str, str]], path: Path) -> AlignmentRows:
         _write(rows, pairs, path)
         print(f"  aligned {min(start + CHUNK, len(missing))}/{len(missing)}", flush=True)
     return rows
+
+
+def cached_candidates(pairs: list[tuple[str, str]], path: Path) -> dict[bytes, np.ndarray]:
+    """``{pair_key: row}`` of ``CANDIDATE_FEATURES`` of every pair of ``pairs``, read from ``path`` where they
+    were computed before (with the same names and parser version), else computed and written there."""
+    keys = [pair_key("solution", *p) for p in dict.fromkeys(pairs)]
+    if path.exists():
+        stored = np.load(path)
+        if _current(stored, CANDIDATE_FEATURES):
+            known = {bytes.fromhex(k): r for k, r in zip(stored["keys"].tolist(), stored["rows"])}
+            if all(k in known for k in keys):
+                return known
+    started = time.perf_counter()
+    unique = list(dict.fromkeys(pairs))
+    rows = candidate_features(unique)
+    print(f"  candidate features of {len(unique)} pairs: {time.perf_counter() - started:.1f} s", flush=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(
+        path.with_suffix(".tmp.npz"),
+        keys=np.array([k.hex() for k in keys]),
+        rows=rows,
+        names=np.array(CANDIDATE_FEATURES),
+        parser=np.array(PARSER_VERSION),
+    )
+    path.with_suffix(".tmp.npz").replace(path)
+    return dict(zip(keys, rows))
+
+
+def _current(stored, names: tuple[str, ...]) -> bool:
+    """Whether rows stored by this benchmark have ``names`` and were read with this parser version."""
+    return tuple(stored["names"].tolist()) == names and "parser" in stored and int(stored["parser"]) == PARSER_VERSION
 
 
 def _write(rows: AlignmentRows, pairs: list[tuple[str, str]], path: Path) -> None:
@@ -140,6 +189,7 @@ def _write(rows: AlignmentRows, pairs: list[tuple[str, str]], path: Path) -> Non
         keys=np.array([k.hex() for k in known]),
         rows=np.stack(list(known.values())) if known else np.zeros((0, len(ALL_FEATURES))),
         names=np.array(ALL_FEATURES),
+        parser=np.array(PARSER_VERSION),
     )
     path.with_suffix(".tmp.npz").replace(path)
 
@@ -165,7 +215,7 @@ def structure_results(model: AlignmentModel, x: np.ndarray) -> list[dict]:
 
 
 def _columns(names: tuple[str, ...]) -> list[int]:
-    return [ALL_FEATURES.index(name) for name in names]
+    return [COLUMNS.index(name) for name in names]
 
 
 def _accuracy(results: list[dict], gold: list[int]) -> float:
@@ -188,18 +238,29 @@ def choose_hybrid(structure: list[dict], tfidf: list[dict], gold: list[int]) -> 
 
 
 def cross_validate(
-    swap: list[dict], types: list[str], gsm8k: list[dict], rows: AlignmentRows, folds: int, params: dict
+    swap: list[dict],
+    types: list[str],
+    gsm8k: list[dict],
+    rows: AlignmentRows,
+    candidates: dict[bytes, np.ndarray],
+    folds: int,
+    params: dict,
 ) -> dict:
-    """Per test pair, each row's label; pooled accuracy with Wilson intervals, overall and per type."""
+    """Per test pair, each row's label; pooled accuracy with Wilson intervals, overall and per type; and
+    (``pairs``) each test pair's id, type, gold label, fold and per row its probability of a match and whether
+    the row was right."""
     seeds = sorted({p["group"] for p in swap})
     random.Random(SEED).shuffle(seeds)
     fold_of = {seed: k % folds for k, seed in enumerate(seeds)}
+    keys = {id(p): pair_key("solution", p["text_a"], p["text_b"]) for p in swap + gsm8k}
     features = {
-        id(p): rows.get_many([pair_key("solution", p["text_a"], p["text_b"])]).popitem()[1] for p in swap + gsm8k
+        id(p): np.concatenate([rows.get_many([keys[id(p)]])[keys[id(p)]], candidates[keys[id(p)]]])
+        for p in swap + gsm8k
     }
     matrix = lambda ps: np.stack([features[id(p)] for p in ps])  # noqa: E731
     pairs = lambda ps: [(p["text_a"], p["text_b"]) for p in ps]  # noqa: E731
     correct: dict[str, list[bool]] = {}
+    matched: dict[str, list[float]] = {}  # per row, each test pair's probability of a match
     chosen = []
     for fold in range(folds):
         train_seeds = [s for s in seeds if fold_of[s] != fold]
@@ -225,13 +286,28 @@ def cross_validate(
             fused = [fuse(d, s, choice["weight"]) for d, s in zip(predictions[name], predictions["tfidf"])]
             predictions[f"{name}+tfidf"] = _thresholded(fused, choice["threshold"])
             record[f"{name}+tfidf"] = {k: v for k, v in choice.items() if k != "dev_by_weight"}
+        # the feature set chosen on dev: the hybrid whose dev accuracy is best (the fewer features among equals)
+        best = max(STRUCTURES, key=lambda name: (record[f"{name}+tfidf"]["dev_accuracy"], -len(STRUCTURES[name])))
+        predictions["dev-chosen+tfidf"] = predictions[f"{best}+tfidf"]
+        record["dev-chosen"] = best
         for row, results in predictions.items():
             marks = correct.setdefault(row, [False] * len(swap))
+            scores = matched.setdefault(row, [0.0] * len(swap))
             for k, result, gold in zip(test, results, test_gold):
                 marks[k] = result["label"] == gold
+                scores[k] = result["probabilities"].get(1, 0.0)
         chosen.append(record)
         print(f"fold {fold}: " + json.dumps({r: round(_accuracy(p, test_gold), 4) for r, p in predictions.items()}))
-    return {"folds": chosen, "rows": {row: summary(marks, types) for row, marks in correct.items()}}
+    pairs_out = [
+        {"id": p["id"], "type": t, "label": p["label"], "fold": fold_of[p["group"]]}
+        | {row: [round(matched[row][k], 4), correct[row][k]] for row in correct}
+        for k, (p, t) in enumerate(zip(swap, types))
+    ]
+    return {
+        "folds": chosen,
+        "rows": {row: summary(marks, types) for row, marks in correct.items()},
+        "pairs": pairs_out,
+    }
 
 
 def wilson(successes: int, n: int, z: float = 1.959964) -> list[float]:
@@ -277,12 +353,13 @@ def print_tables(results: dict) -> None:
             + " | ".join(f"{c['accuracy']:.4f} ({c['ci95'][0]:.3f}-{c['ci95'][1]:.3f})" for c in cells)
             + " |"
         )
-    print("\n### Chosen on dev, per fold (weight on TF-IDF / threshold)\n")
+    print("\n### Chosen on dev, per fold (weight on TF-IDF / threshold; the features of dev-chosen+tfidf)\n")
     for record in results["folds"]:
         cells = [f"{k}: {v['weight']} / {v['threshold']}" for k, v in record.items() if isinstance(v, dict)]
         print(
             f"- fold {record['fold']} (train {record['n_train']}, dev {record['n_dev']}, test {record['n_test']}): "
             + "; ".join(cells)
+            + f"; dev-chosen: {record['dev-chosen']}"
         )
 
 

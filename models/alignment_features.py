@@ -18,7 +18,9 @@ feature this mathgraph computes, for a solution also the solution graph's (``SOL
 explained, unused quantities, wrong calculations, whether the answer follows) and then the step findings of checking
 the solution against the problem (``STEP_FINDING_FEATURES``, ``step_finding_features``: findings per kind, the share
 of lines flagged, where the first error is, whether the answer traces back to the problem, the step verifier's
-highest probability). ``names`` picks columns; a model names the columns it was trained on, so models trained
+highest probability). ``candidate_features`` computes the features no shipped model reads yet
+(``CANDIDATE_FEATURES``: the newest finding kinds and ``parsers.solution_fit``), apart from these rows, for
+measuring them before a release. ``names`` picks columns; a model names the columns it was trained on, so models trained
 before a feature was added read the columns they know.
 """
 
@@ -39,6 +41,7 @@ from mathgraph.parsers.solution import (
 )
 from mathgraph.parsers.solution_check import SolutionCheck, check_solution, with_verifier
 from mathgraph.parsers.solution_features import graph_features
+from mathgraph.parsers.solution_fit import FIT_FEATURES, fit_features
 from mathgraph.parsers.solution_graph import problem_values
 
 AGAINST = ("problem", "solution")  # what the second text of a pair is
@@ -58,6 +61,11 @@ STEP_FINDING_FEATURES = tuple(f"findings_{kind}" for kind in FINDING_COUNTED) + 
     "findings_answer_unexplained",  # 1: the answer is not reached from the problem's numbers (module docstring)
     "findings_verifier_max_probability",  # the step verifier's highest line probability; NaN without a verifier
 )
+# Features computed for a solution that no shipped model reads yet (``candidate_features``): the two finding kinds
+# ``check_solution`` added last, then how the solution fits its problem (``parsers.solution_fit``). They are not
+# among ``available_features``, so the rows, packs and models of this release keep their width; a release that
+# refits the alignment models adds them after ``STEP_FINDING_FEATURES``.
+CANDIDATE_FEATURES = ("findings_inverse_operation", "findings_answer_unit") + FIT_FEATURES
 REMEMBERED_ROWS = 200_000  # pairs whose rows are kept: a training set's, many times over; some 100 MB at most
 
 
@@ -193,6 +201,30 @@ def alignment_features(
     return np.stack([known[key] for key in keys])[:, columns]
 
 
+def candidate_features(pairs: Sequence[tuple[str, str]], parse: Callable | None = None) -> np.ndarray:
+    """``[n, len(CANDIDATE_FEATURES)]`` float64 features of ``(question, solution)`` pairs that no shipped model
+    reads yet (``CANDIDATE_FEATURES``), from the rules' check of each solution (``check_solution(...,
+    verifier=None)``, as ``alignment_features`` checks it). ``parse`` maps a list of texts to graphs (default:
+    ``parsers.graph_cache.parse_cached``). A pair that is not two non-empty texts raises ``ValueError``."""
+    pairs = [tuple(p) for p in pairs]
+    if any(len(p) != 2 or not all(isinstance(t, str) and t.strip() for t in p) for p in pairs):
+        raise ValueError("candidate features need (question, solution) pairs of non-empty texts")
+    if not pairs:
+        return np.zeros((0, len(CANDIDATE_FEATURES)))
+    if parse is None:
+        from mathgraph.parsers.graph_cache import parse_cached
+
+        parse = parse_cached
+    texts = sorted({a for a, _ in pairs})
+    graphs = dict(zip(texts, parse(texts)))
+    rows = []
+    for a, b in pairs:
+        check = check_solution(graphs[a], b, verifier=None)
+        kinds = [float(sum(f.kind == kind for f in check.findings)) for kind in ("inverse_operation", "answer_unit")]
+        rows.append(kinds + list(fit_features(check).values()))
+    return np.asarray(rows, dtype=np.float64)
+
+
 def step_finding_features(check: SolutionCheck, verifier="auto") -> dict[str, float]:
     """``{name: value}`` of ``STEP_FINDING_FEATURES`` for a solution checked by the rules alone
     (``check_solution(problem, solution, verifier=None)``); ``verifier`` adds its ``suspect_step`` findings and
@@ -265,6 +297,8 @@ __all__ = [
     "alignment_rows",
     "step_finding_features",
     "STEP_FINDING_FEATURES",
+    "CANDIDATE_FEATURES",
+    "candidate_features",
     "AlignmentRows",
     "pair_key",
     "TRAINING_ROWS",

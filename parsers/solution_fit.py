@@ -1,0 +1,175 @@
+"""How well a worked solution fits its problem, beyond its arithmetic: named numbers a model reads (QAM).
+
+A solution written for another version of a problem (one step added, one condition left out) states right
+calculations that check out; what gives it away is what it talks about and what it leaves alone:
+
+- ``quantities_unmatched``: the problem's quantities (other than 1) left over when each is paired with a
+  calculation operand of its value (or a value it implies, ``implied_values``) that no other quantity
+  took, one operand per quantity. An operand equal to an earlier result of the solution (one no operand took
+  before) is that result, not the problem's number ("24 - 15" after "5/8 * 24 = 15" does not use a problem's "15 more cards"), and a
+  number the problem states twice ("4 snails ... four new fish") needs two operands;
+  ``quantities_unmatched_digits``: those written in digits;
+- ``operands_constant_uncued``: operands the graph explains as a known constant (``parsers.constants``)
+  that the problem's own words do not call for: cued only by the solution's words (7 where the solution,
+  not the problem, speaks of a week), or 2 where the problem says nothing of two (no "two", "twice",
+  "double", "half", "pair", "both"...);
+- ``solution_words_unseen`` / ``share_solution_words_unseen``: the content words of the solution's prose
+  (stems, stop words left out) that the problem never writes ("stickers", "Saturday", "the tree");
+- ``question_words_unmentioned``: the share of the question's content words the solution never writes
+  ("... after it was discounted in February?" answered without a word of February);
+- ``sentences_unmentioned``: the problem's sentences (not the question) that state a quantity other than 1
+  none of which is matched (as ``quantities_unmatched`` pairs them), and none of whose own content words
+  (words no other sentence of the problem writes) the solution writes: a condition the solution leaves
+  alone in both numbers and words.
+
+``fit_features(check)`` reads them off a ``parsers.solution_check.SolutionCheck`` (the rules' check, as
+``models.alignment_features`` makes it); ``FIT_FEATURES`` names them in order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from fractions import Fraction
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from mathgraph.parsers.constants import available_constants
+from mathgraph.parsers.solution_check import SolutionCheck
+from mathgraph.parsers.solution_graph import implied_values
+
+__all__ = ["FIT_FEATURES", "fit_features", "content_stems", "problem_sentences", "matched_quantities"]
+
+FIT_FEATURES = (
+    "quantities_unmatched",
+    "quantities_unmatched_digits",
+    "operands_constant_uncued",
+    "solution_words_unseen",
+    "share_solution_words_unseen",
+    "question_words_unmentioned",
+    "sentences_unmentioned",
+)
+_WORD_RE = re.compile(r"[a-z]+")
+_CALCULATOR_RE = re.compile(r"<<[^<>]*>>")
+_SENTENCE_RE = re.compile(r"[^.?!\n]+(?:[.?!]+|$)")
+_DIGIT_RE = re.compile(r"\d")
+# words that say a count of two: a problem with one of them calls for the constant 2 (or 1/2)
+_TWO_WORDS = re.compile(r"\b(?:two|twice|double[ds]?|doubling|half|halves|halved|pairs?|both|couples?|twins?|second)\b")
+_STOP = frozenset(ENGLISH_STOP_WORDS)
+
+
+def _stem(word: str) -> str:
+    """A light stem, enough to match "cookies" with "cookie", "boxes" with "box", "walked" with "walking"."""
+    for suffix in ("ches", "shes", "sses", "xes", "zes"):
+        if word.endswith(suffix):
+            return word[:-2]
+    for suffix in ("ing", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] in "ey":
+        word = word[:-1] + ("i" if word[-1] == "y" else "")
+    return word[:-1] if len(word) > 3 and word.endswith("ie") else word
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of the content words of ``text``: lower-cased words of three letters or more that are not
+    English stop words, without calculator annotations (``<<3*4=12>>``)."""
+    words = _WORD_RE.findall(_CALCULATOR_RE.sub(" ", text).lower())
+    return {_stem(w) for w in words if len(w) >= 3 and w not in _STOP}
+
+
+def problem_sentences(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` character spans of ``text``'s sentences (split after ``.``, ``?``, ``!`` and at line
+    breaks; a decimal point between digits does not end one)."""
+    protected = re.sub(r"(?<=\d)\.(?=\d)", "0", text)  # same length: 1.5 stays one word
+    return [m.span() for m in _SENTENCE_RE.finditer(protected) if m.group().strip()]
+
+
+def matched_quantities(check: SolutionCheck) -> list[bool]:
+    """Per quantity of the problem, whether it is paired with an operand of the solution's calculations
+    (``quantities_unmatched`` in the module docstring): quantities in order, each taking the first free
+    operand of its own value (in the problem's order), then those left one of a value it implies. An operand
+    equal to an earlier result that no operand took yet is that result, not free."""
+    graph = check.graph
+    results: Counter = Counter()  # earlier results not yet taken by an operand
+    free: list[Fraction] = []
+    for _, calculation in graph.calculations():
+        for operand in calculation.operands:
+            if results[operand.value] > 0:
+                results[operand.value] -= 1
+            else:
+                free.append(operand.value)
+        for value in {calculation.result, calculation.computed} - {None}:
+            results[value] += 1
+    pool = Counter(free)
+    quantities = graph.problem.quantities()
+    matched = [False] * len(quantities)
+    # a quantity's own value first, for every quantity; then the values they imply, for those left
+    for values_of in (lambda q: [q.value], implied_values):
+        for k, quantity in enumerate(quantities):
+            if matched[k]:
+                continue
+            value = next((v for v in values_of(quantity) if pool[v] > 0), None)
+            if value is not None:
+                pool[value] -= 1
+                matched[k] = True
+    return matched
+
+
+def fit_features(check: SolutionCheck) -> dict[str, float]:
+    """``{name: value}`` for every name of ``FIT_FEATURES`` (module docstring), read off a check of a solution
+    against its problem."""
+    graph = check.graph
+    problem_text = graph.problem.text
+    quantities = graph.problem.quantities()
+    matched = matched_quantities(check)
+    counted = [k for k, q in enumerate(quantities) if q.value != 1]
+    unmatched = [k for k in counted if not matched[k]]
+
+    cued_by_problem = available_constants(problem_text)
+    has_two = bool(_TWO_WORDS.search(problem_text.lower()))
+    uncued = 0
+    for _, operand in graph.operands():
+        if operand.source != "constant" or operand.value in (0, 1):
+            continue
+        if operand.value in (2, Fraction(1, 2)):
+            uncued += not has_two
+        else:
+            uncued += operand.value not in cued_by_problem
+
+    solution_words = content_stems(graph.solution.split("####")[0])
+    problem_words = content_stems(problem_text)
+    unseen = solution_words - problem_words
+
+    spans = problem_sentences(problem_text)
+    question = next((k for k in reversed(range(len(spans))) if "?" in problem_text[slice(*spans[k])]), None)
+    question = len(spans) - 1 if question is None and spans else question
+    sentence_words = [content_stems(problem_text[slice(*span)]) for span in spans]
+    question_words = sentence_words[question] if question is not None else set()
+
+    def sentence_of(k: int) -> int | None:
+        start = quantities[k].span[0]
+        return next((s for s, (a, b) in enumerate(spans) if a <= start < b), None)
+
+    by_sentence: dict[int, list[int]] = {}
+    for k in counted:
+        sentence = sentence_of(k)
+        if sentence is not None and sentence != question:
+            by_sentence.setdefault(sentence, []).append(k)
+    unmentioned = 0
+    for sentence, members in by_sentence.items():
+        others = set().union(*(w for s, w in enumerate(sentence_words) if s != sentence))
+        own = sentence_words[sentence] - others
+        unmentioned += not any(matched[k] for k in members) and not (own & solution_words)
+    return {
+        "quantities_unmatched": float(len(unmatched)),
+        "quantities_unmatched_digits": float(sum(bool(_DIGIT_RE.search(quantities[k].text)) for k in unmatched)),
+        "operands_constant_uncued": float(uncued),
+        "solution_words_unseen": float(len(unseen)),
+        "share_solution_words_unseen": len(unseen) / len(solution_words) if solution_words else 0.0,
+        "question_words_unmentioned": (
+            len(question_words - solution_words) / len(question_words) if question_words else 0.0
+        ),
+        "sentences_unmentioned": float(unmentioned),
+    }
