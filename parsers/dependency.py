@@ -105,13 +105,62 @@ _SPACY_CACHE: dict[str, Any] = {}  # model name -> loaded Language, one per proc
 _SPACY_INPUT = str.maketrans({"\u2212": "-"})
 
 
+def _import_spacy() -> Any:
+    """spaCy, imported without its command line.
+
+    ``spacy/__init__.py`` imports ``spacy.cli.info`` (for ``spacy.info``), and with it every spaCy command and
+    what they use (typer, weasel, click, rich, requests...): more than 100 modules a parse never runs, a sixth of
+    spaCy's import. Here ``spacy.cli`` stands in as an empty package while spaCy imports, and is taken out
+    again afterwards: ``import spacy.cli`` then imports the real one, and ``spacy.info`` imports it when called.
+    Where the stand-in does not fit the installed spaCy (an ``ImportError``), spaCy is imported as usual."""
+    import sys
+    import types
+
+    if "spacy" in sys.modules:
+        return sys.modules["spacy"]
+    spec = importlib.util.find_spec("spacy")
+    if spec is None or not spec.submodule_search_locations:
+        import spacy  # raises the usual ModuleNotFoundError
+
+        return spacy
+    cli, info = types.ModuleType("spacy.cli"), types.ModuleType("spacy.cli.info")
+    cli.__path__ = []  # a package with no submodules of its own: spacy.cli.X is not found while it stands in
+
+    def spacy_info(*args, **kwargs):
+        from spacy.cli.info import info as real_info
+
+        return real_info(*args, **kwargs)
+
+    info.info, cli.info = spacy_info, info
+    stand_ins = {"spacy.cli": cli, "spacy.cli.info": info}
+    sys.modules.update(stand_ins)
+    try:
+        import spacy
+    except ImportError:
+        spacy = None
+    finally:
+        for name, module in stand_ins.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+    if spacy is None:  # the half-imported spaCy goes, and the whole one comes
+        for name in [name for name in sys.modules if name == "spacy" or name.startswith("spacy.")]:
+            del sys.modules[name]
+        import spacy
+
+        return spacy
+    if getattr(spacy, "cli", None) is cli:
+        del spacy.cli
+    return spacy
+
+
 def _load_spacy(model: str) -> Any:
     nlp = _SPACY_CACHE.get(model)
     if nlp is None:
-        import spacy
+        spacy = _import_spacy()
 
-        # ner is not needed for dependency trees; leaving it out saves time
-        nlp = spacy.load(model, exclude=["ner"])
+        # ner is not needed for dependency trees, and senter (off in the packaged model: the parser splits the
+        # sentences) is not run; leaving them out saves reading them
+        nlp = spacy.load(model, exclude=["ner", "senter"])
         # the placeholder is one token whatever its neighbours (its shape already
         # ensures that; the special case makes it explicit)
         nlp.tokenizer.add_special_case(PLACEHOLDER, [{"ORTH": PLACEHOLDER}])

@@ -185,6 +185,40 @@ def test_modules_do_not_import_torch_or_stanza():
     subprocess.run([sys.executable, "-c", code], check=True, cwd=str(dep.Path(dep.__file__).parents[1]))
 
 
+def test_spacy_is_imported_without_its_command_line_and_parses_as_spacy_does():
+    """spaCy's commands (typer, weasel, click...) are not imported for a parse; ``spacy.cli`` and ``spacy.info``
+    stay usable after it; and the pipeline loaded so parses exactly as one of spaCy's usual import does."""
+    text = "Find MATH if MATH. John's 3 apples cost $5, and the rest were sold for 2 dollars each."
+    parse = (
+        "import sys\n"
+        "from mathgraph.parsers.dependency import SpacyParser\n"
+        f"print(repr(SpacyParser().parse({text!r})))\n"
+    )
+    check = (
+        "import sys\n"
+        "commands = [m for m in ('spacy.cli', 'typer', 'weasel', 'click') if m in sys.modules]\n"
+        "assert not commands, commands\n"
+        "import spacy, spacy.cli\n"
+        "assert callable(spacy.cli.download) and callable(spacy.info)\n"
+    )
+    usual = (
+        "import spacy\n"  # spaCy's own import first: the parser's loader then finds it in sys.modules
+        "from mathgraph.parsers.dependency import SpacyParser\n"
+        "assert 'spacy.cli' in sys.modules\n"
+        f"print(repr(SpacyParser().parse({text!r})))\n"
+    )
+    ours = subprocess.run([sys.executable, "-c", parse + check], check=True, capture_output=True, text=True)
+    theirs = subprocess.run([sys.executable, "-c", "import sys\n" + usual], check=True, capture_output=True, text=True)
+    assert "DepToken(text='apples', lemma='apple'" in ours.stdout
+    assert ours.stdout == theirs.stdout
+
+
+def test_spacy_loads_without_the_components_a_parse_does_not_run():
+    nlp = SpacyParser()._nlp
+    assert nlp.pipe_names == ["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer"]
+    assert "ner" not in nlp.component_names and "senter" not in nlp.component_names
+
+
 # --------------------------------------------------------------------------- Stanza conversion
 
 # Hand-written UD (EWT conventions) for the masked text of SUPPOSE, with
