@@ -2,6 +2,7 @@
 
     python benchmarks/bank_search.py --work WORK [--split dev|test|dev+test] [--banks gsm8k,math]
                                      [--rows default,hybrid,...] [--add-row 'NAME:model=SPEC,mode=text,hybrid=off']
+    python benchmarks/bank_search.py --work WORK --choose-weights | --pools [--split dev|test]
     python benchmarks/bank_search.py --smoke --work WORK
 
 Two banks, each searched with every row (a named search configuration, ``ROWS``):
@@ -16,7 +17,8 @@ Two banks, each searched with every row (a named search configuration, ``ROWS``)
   question. GSM-Plus seeds are GSM8K *test* questions: none is among the train questions (checked
   here on whitespace- and case-normalised text), so each seed is in the bank once, as the row added for it.
 - **MATH bank**: the 7,500 MATH train problems; the queries are hand-written rewrites of problems of the bank
-  (``benchmarks/data/math_bank_queries.jsonl`` and ``math_bank_queries_third.jsonl``, a third set, all test;
+  (``benchmarks/data/math_bank_queries.jsonl``, ``math_bank_queries_third.jsonl``, a third set, all test, and
+  ``math_bank_queries_fourth.jsonl``, a fourth, all dev;
   ``--queries`` to choose; made as ``benchmarks/data/MATH_BANK_QUERIES.md`` says) with
   other numbers (kind ``numbers``), other wording (``wording``), both (``both``) or renamed variables
   (``variables``), those of ``--split`` (each query's ``split`` field: dev or test); the answer is the original,
@@ -38,15 +40,19 @@ directory is one ``--add-row`` away.
 
 The ``default`` row is ``mathgraph search`` as shipped: the package's search encoder fused with TF-IDF and the
 skeleton channel (``tasks.search.skeleton``, weights ``SKELETON_WEIGHTS``, each query's skeleton weight scaled by
-the channel's confidence, ``SKELETON_CONFIDENCE``); ``fixed`` is the skeleton fusion with fixed weights (TF-IDF
-0.1, skeleton 0.3 for every query: the default before the confidence), ``before`` the default before the
-skeleton channel (TF-IDF fusion 0.2 alone), ``skeleton`` the channel alone. ``--choose-weights`` chooses the
-TF-IDF weight, the skeleton's largest weight and its confidence on the dev queries of the banks
-(``choose_weights``: every kind's R@1 at least the sentence encoder's alone; then the largest expected worst
+the channel's confidence, ``SKELETON_CONFIDENCE``, fused as ``SKELETON_FUSION`` says); ``standardised`` the
+default before the cosine fusion (standardised scores, skeleton 0.4, confidence from 0.2), ``fixed`` the
+skeleton fusion with fixed weights (TF-IDF 0.1, skeleton 0.3 for every query: the default before the
+confidence), ``before`` the default before the skeleton channel (TF-IDF fusion 0.2 alone), ``skeleton`` the
+channel alone. ``--choose-weights`` chooses the TF-IDF weight, the skeleton's largest weight, its confidence and
+the fusion (``FUSION_GRID``) on the dev queries of the banks (``choose_weights``, each choice measured both
+fusing every row and fusing an approximate index's ``HYBRID_POOL`` candidates, a query found first only where
+it is in both: every kind's R@1 at least the sentence encoder's alone; then the largest expected worst
 per-kind margin over the sentence encoder, the worst over the kinds of the paired R@1 difference, averaged over
 ``MARGIN_BOOTSTRAP`` resamples of each kind's queries, so that a choice that loses some queries of a kind and
 wins as many back ranks below one that loses none; then the best mean R@1 over the kinds, the best mean MRR,
-the smallest weights) and writes ``OUTPUT_weights.json``.
+the smallest weights) and writes ``OUTPUT_weights.json``. ``--pools`` prints the R@1 of the default fusion and
+the one before, fusing every row and an approximate index's ``HYBRID_POOL`` candidates (``pools_report``).
 
 Bank vectors are cached under ``WORK/embeddings`` per model (keyed by the sha256 of the model's files) and per
 text, so a rerun, another split or another row of the same model encodes only what it has not seen; the
@@ -172,6 +178,16 @@ ROWS = {
             "default `mathgraph search` (the package's search encoder fused with TF-IDF and the skeleton channel)",
             mode=None,
             hybrid=None,
+        ),
+        Row(
+            "standardised",
+            "the default before the cosine fusion (standardised scores, skeleton 0.4 by its confidence from 0.2)",
+            mode=None,
+            hybrid=None,
+            sparse_weight=0.0,
+            skeleton_weight=0.4,
+            skeleton_confidence=(0.2, 1.0),
+            fusion="standardised",
         ),
         Row(
             "before",
@@ -977,6 +993,32 @@ def weights_report(args: argparse.Namespace, data: Path, work: Path, output: Pat
     return choice
 
 
+POOL_FUSIONS = {  # --pools: the default now and the one before, as fused_ranks arguments
+    "cosine (skeleton 0.7, confidence (0, 1))": (0.0, 0.7, (0.0, 1.0), "cosine"),
+    "standardised (skeleton 0.4, confidence (0.2, 1))": (0.0, 0.4, (0.2, 1.0), "standardised"),
+}
+
+
+def pools_report(args: argparse.Namespace, data: Path, work: Path, stores: dict) -> list[str]:
+    """``--pools``: R@1 per kind of each of ``POOL_FUSIONS`` fusing every row (an exact index) and fusing the
+    ``HYBRID_POOL`` rows of the best cosines (an approximate index), from the channels' scores; printed."""
+    from mathgraph.tasks.search.index import HYBRID_POOL
+
+    lines = []
+    for name in args.banks.split(","):
+        bank = load_bank(name, args, data)[0]
+        scores = channel_scores(bank, work, args.batch_size, stores)
+        for label, weights in POOL_FUSIONS.items():
+            for pool in (None, HYBRID_POOL):
+                ranks = fused_ranks(bank, scores, *weights, pool=pool)
+                m = summarise(bank, {"ranks": dict(zip((q["id"] for q in bank.queries), ranks))})
+                cells = " | ".join(f"{k} {fmt(m[k]['r1'], m[k]['r1_ci'])}" for k in (*bank.kinds, "all"))
+                where = "every row" if pool is None else f"{pool} candidates"
+                lines.append(f"{args.split} {name} {label}, {where}: {cells}; MRR {m['all']['mrr']:.3f}")
+                print(lines[-1], flush=True)
+    return lines
+
+
 def main(argv: Sequence[str] | None = None) -> dict:
     args = arguments(argv)
     work = smoke_work(args.work) if args.smoke else Path(args.work)
@@ -993,6 +1035,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     stores: dict = {}
     if args.choose_weights:
         return weights_report(args, data, work, output, stores)
+    if args.pools:
+        return {"pools": pools_report(args, data, work, stores)}
     for bank_name in args.banks.split(","):
         bank, title = load_bank(bank_name, args, data)
         print(f"{title}: {bank.facts['bank']}, {len(bank.queries)} queries", flush=True)
@@ -1050,6 +1094,11 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--choose-weights",
         action="store_true",
         help="choose the fused default's TF-IDF and skeleton weights on the dev queries (writes OUTPUT_weights.json)",
+    )
+    parser.add_argument(
+        "--pools",
+        action="store_true",
+        help="R@1 of the default fusion and the one before over every row and over an approximate index's candidates",
     )
     parser.add_argument("--smoke", action="store_true")
     return parser.parse_args(argv)

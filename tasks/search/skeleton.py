@@ -17,13 +17,14 @@ A name is a capitalised word whose lower-case form the bank uses less often than
 
 ``SkeletonIndex`` fits a TF-IDF model (sublinear term frequency, L2 rows) on the bank's token bags and scores a
 query against every row by cosine; ``fuse_channels`` fuses it with the sentence encoder's cosine and the
-TF-IDF cosine as ``models.late_fusion.fuse_scores`` does two: a weighted sum of scores standardised over the
-query's candidates. ``SKELETON_WEIGHTS`` are the TF-IDF weight and the skeleton's largest weight of
-``mathgraph search`` (the rest is the sentence encoder's). The skeleton's weight is per query, by how sure the
-channel is (``confident_weight``): the full weight when the query's best skeleton cosine is 1 (a row with the
-very same skeleton), falling linearly to 0 at ``SKELETON_CONFIDENCE[0]``, so a query whose skeleton matches no
-row well (a reworded problem) is ranked by the sentence encoder. Both were chosen on the dev queries of
-``benchmarks/bank_search.py`` (docs/search.md). Tokens of MATH's 7,500 problems took 24 to 27 s on a shared
+TF-IDF cosine: a weighted sum of the cosines themselves (``SKELETON_FUSION`` ``"cosine"``) or of scores
+standardised over the query's candidates (``"standardised"``, as ``models.late_fusion.fuse_scores`` fuses two).
+``SKELETON_WEIGHTS`` are the TF-IDF weight and the skeleton's largest weight of ``mathgraph search`` (the rest
+is the sentence encoder's). The skeleton's weight is per query, by how sure the channel is
+(``confident_weight``): the full weight when the query's best skeleton cosine is 1 (a row with the very same
+skeleton), falling linearly to 0 at ``SKELETON_CONFIDENCE[0]``, so a query whose skeleton matches no row well
+(a reworded problem) is ranked mostly by the sentence encoder; shipped: ``0.7 * s`` for a best skeleton cosine
+``s``. All were chosen on the dev queries of ``benchmarks/bank_search.py`` (docs/search.md). Tokens of MATH's 7,500 problems took 24 to 27 s on a shared
 2-core CPU.
 """
 
@@ -44,12 +45,14 @@ import numpy as np
 # dev queries of both banks of benchmarks/bank_search.py (every kind's R@1 at least the sentence encoder's alone,
 # then the largest expected worst per-kind margin over it under a bootstrap of the queries, then the best mean
 # R@1 over the kinds, then the best mean MRR, then the smallest weights).
-SKELETON_WEIGHTS = (0.0, 0.4)
-SKELETON_CONFIDENCE = (0.2, 1.0)
+SKELETON_WEIGHTS = (0.0, 0.7)
+SKELETON_CONFIDENCE = (0.0, 1.0)
 # How the channels' scores are fused (fuse_channels): "standardised" (each channel's scores standardised over the
-# candidates, then summed with the weights) or "cosine" (the cosines summed with the weights as they are).
+# candidates, then summed with the weights) or "cosine" (the cosines summed with the weights as they are: a row's
+# score does not depend on which other rows are candidates, the same for an exact and an approximate index).
+# Chosen on dev with the weights above (each choice measured over every row and over HYBRID_POOL candidates).
 FUSIONS = ("standardised", "cosine")
-SKELETON_FUSION = "standardised"
+SKELETON_FUSION = "cosine"
 FEATURES_VERSION = 1  # raise when the tokens change: caches of older ones are then recomputed
 PATH_LENGTH = 4  # nodes of a leaf-to-root formula path
 SUBTREE_DEPTH = 2  # depth of the operator subtrees kept as tokens
