@@ -37,4 +37,22 @@ def check_candidates(row: dict) -> None:
         raise UserError("field 'candidates' must be a non-empty list of non-empty strings")
 
 
-__all__ = ["INPUT_FIELDS", "TaskSpec", "TASK_SPECS", "TASK_NAMES", "PAIR_TASKS", "task_spec", "check_candidates"]
+def row_input(kind: str, row: dict, text_field: str = "problem") -> object:
+    """The input of a validated row, for a task whose ``input_shape`` is ``kind``."""
+    if kind == "single":
+        return row[text_field]
+    if kind == "pair":
+        return row["text_a"], row["text_b"]
+    return row["query"], row["candidates"]
+
+
+__all__ = [
+    "INPUT_FIELDS",
+    "TaskSpec",
+    "TASK_SPECS",
+    "TASK_NAMES",
+    "PAIR_TASKS",
+    "task_spec",
+    "check_candidates",
+    "row_input",
+]

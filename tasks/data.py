@@ -41,7 +41,7 @@ from mathgraph.errors import UserError
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows, write_jsonl
 from mathgraph.models.examples import KpcExample, QamPair, QrcPair, SqrList
 from mathgraph.models.task_heads import TaskHead, get_task_head
-from mathgraph.task_specs import check_candidates
+from mathgraph.task_specs import check_candidates, row_input
 
 logger = logging.getLogger(__name__)
 
@@ -593,12 +593,3 @@ def read_inputs(
     rows, bad = read_rows(path, fields, skip_bad, check_candidates if kind == "ranker" else None)
     inputs = [row_input(kind, row, text_field) for _, row in rows]
     return rows, inputs, bad
-
-
-def row_input(kind: str, row: dict, text_field: str = "problem") -> object:
-    """The input of a validated row, for a task whose ``input_shape`` is ``kind``."""
-    if kind == "single":
-        return row[text_field]
-    if kind == "pair":
-        return row["text_a"], row["text_b"]
-    return row["query"], row["candidates"]

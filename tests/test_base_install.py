@@ -194,3 +194,51 @@ def test_an_approximate_index_without_faiss_names_the_faiss_extra_and_a_flat_one
         'needs faiss, which the base install leaves out: pip install "mathgraph[faiss]" (or build --index-type flat, exact)'
     )
     assert run(["-q", "index", "build", "--input", str(bank), "--output", str(tmp_path / "flat")]) == (0, "")
+
+
+def test_dedupe_of_a_bank_searched_approximately_asks_for_faiss_before_encoding(monkeypatch):
+    from mathgraph.tasks.search.dedupe import find_duplicates
+    from mathgraph.tasks.search.index_types import APPROXIMATE_FROM, FaissMissing
+
+    class NeverCalled:
+        def __getattr__(self, name):
+            raise AssertionError(f"the embedder was used ({name}) before faiss was asked for")
+
+    block(monkeypatch, "faiss")
+    texts = [f"What is {i} + 1?" for i in range(APPROXIMATE_FROM)]
+    with pytest.raises(FaissMissing, match=r'pip install "mathgraph\[faiss\]"'):
+        find_duplicates(texts, NeverCalled())
+
+
+@pytest.mark.parametrize(
+    ("library", "extra"), [("torch", "train"), ("sklearn", "train"), ("sympy", "refine"), ("pyarrow", "parquet")]
+)
+def test_a_command_that_needs_a_library_of_an_extra_names_the_extra(monkeypatch, library, extra):
+    """A command that reaches an import the install lacks prints one line naming the extra that adds it; an
+    import error of any other library is a bug, and its traceback shows."""
+    import mathgraph.cli.main  # noqa: F401
+
+    cli = sys.modules["mathgraph.cli.main"]  # the package's ``main`` attribute is the function
+
+    def needs_it(args):
+        import importlib
+
+        importlib.import_module(library)
+
+    parser = cli.build_argument_parser
+    monkeypatch.setattr(cli, "build_argument_parser", lambda: _with_run(parser(), needs_it))
+    block(monkeypatch, library)
+    assert run(["samples"]) == (
+        2,
+        f'mathgraph: error: samples needs {library}, which comes with the {extra} extra: pip install "mathgraph[{extra}]"',
+    )
+    monkeypatch.setattr(cli, "build_argument_parser", lambda: _with_run(parser(), lambda args: __import__("nowhere")))
+    with pytest.raises(ModuleNotFoundError):
+        run(["samples"])
+
+
+def _with_run(parser, run_instead):
+    """``parser`` whose parsed arguments run ``run_instead``."""
+    parse_args = parser.parse_args
+    parser.parse_args = lambda argv: setattr(namespace := parse_args(argv), "run", run_instead) or namespace
+    return parser

@@ -127,6 +127,7 @@ def test_every_prediction_command_runs_without_torch_and_imports_none_of_it(tmp_
     bank = tmp_path / "bank.jsonl"
     bank.write_text("".join(json.dumps({"id": f"p{i}", "problem": p}) + "\n" for i, p in enumerate(PROBLEMS)))
     index, vectors, rows = tmp_path / "index", tmp_path / "vectors.jsonl", tmp_path / "rows.jsonl"
+    tagged = tmp_path / "tagged.jsonl"
     commands = {
         "predict kpc": ["-q", "predict", "kpc", PROBLEMS[0], "--format", "json"],
         "predict qrc": ["-q", "predict", "qrc", PROBLEMS[1], PROBLEMS[2], "--format", "json"],
@@ -139,6 +140,7 @@ def test_every_prediction_command_runs_without_torch_and_imports_none_of_it(tmp_
         "compare": ["-q", "compare", PROBLEMS[1], PROBLEMS[2]],
         "check": ["-q", "check", "Tom has 3 apples and buys 5 more. How many?", "3 + 5 = 8. The answer is 8."],
         "dedupe": ["-q", "dedupe", "--input", str(bank), "--output", str(rows)],
+        "predict kpc --input": ["-q", "predict", "kpc", "--input", str(bank), "--output", str(tagged)],
     }
     report = run_without_training_libraries(tmp_path, commands)
     failed = {name: result for name, result in report["results"].items() if result["code"] != 0}
@@ -162,6 +164,9 @@ def test_every_prediction_command_runs_without_torch_and_imports_none_of_it(tmp_
     assert len(vectors.read_text().splitlines()) == len(PROBLEMS)
     assert '"p1"' in out["search"].splitlines()[0]  # the query itself is the best match
     assert len(rows.read_text().splitlines()) == len(PROBLEMS)
+    tags = [json.loads(line) for line in tagged.read_text().splitlines()]
+    assert [t["id"] for t in tags] == [f"p{i}" for i in range(len(PROBLEMS))]
+    assert tags[0]["label"] == "Algebra"  # the bank's first problem is the TEXT predicted above
     # the two apple problems differ in a number: compare names the changed quantity
     assert "5" in out["compare"] and "6" in out["compare"]
     assert out["check"].startswith("ok")  # 3 + 5 = 8 holds

@@ -26,6 +26,7 @@ from mathgraph.cli import (
     training,
 )
 from mathgraph.errors import UserError
+from mathgraph.extras import EXTRAS, install_hint
 from mathgraph.quiet import plain_warnings
 
 # What a user can put right (an option, an input, a name): one line, the traceback only with -v.
@@ -33,8 +34,16 @@ USER_ERRORS = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError,
 
 # What `pip install "mathgraph[train]"` adds: a command that needs one of them says so in one line.
 TRAINING_LIBRARIES = frozenset(
-    {"torch", "torch_geometric", "transformers", "accelerate", "stanza", "datasets", "sklearn"}
+    {"torch", "torch_geometric", "transformers", "accelerate", "stanza", "datasets", "sklearn", "scipy"}
 )
+
+
+def _extra_of(library: str) -> str | None:
+    """The extra that installs ``library`` (an import name), or None where none does."""
+    if library in TRAINING_LIBRARIES:
+        return "train"
+    return next((extra for extra, (module, _) in EXTRAS.items() if module == library), None)
+
 
 # In the order `mathgraph --help` lists them.
 COMMAND_GROUPS = (
@@ -76,13 +85,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mathgraph: error: {err}", file=sys.stderr)
         return 2
     except ModuleNotFoundError as err:
-        if (err.name or "").split(".")[0] not in TRAINING_LIBRARIES:
+        extra = _extra_of((err.name or "").split(".")[0])
+        if extra is None:
             raise
         if args.verbose:
             traceback.print_exc()
         print(
-            f"mathgraph: error: {args.command} needs {err.name}, which comes with the training extra: "
-            'pip install "mathgraph[train]"',
+            f"mathgraph: error: {args.command} needs {err.name}, which comes with the {extra} extra: "
+            f"{install_hint(extra)}",
             file=sys.stderr,
         )
         return 2

@@ -90,6 +90,10 @@ def run_parse(args: argparse.Namespace) -> int:
         raise UserError("--workers, --skip-bad, --output, --resume and --engine apply to --input files only")
     from mathgraph.parsers.problem import parse_problem
 
+    if args.draw:  # before parsing: without the draw extra, nothing is printed and then refused
+        from mathgraph.draw import require_matplotlib
+
+        require_matplotlib("drawing a graph")
     text = args.text if args.text is not None else _sample_text(args.sample)
     graph = parse_problem(text, parser=args.parser, bare_arithmetic=args.bare_arithmetic)
     print(graph.to_text() if args.format == "text" else json.dumps(graph.to_dict(), ensure_ascii=False, indent=1))

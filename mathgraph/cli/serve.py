@@ -25,7 +25,7 @@ def register(commands) -> None:
         description="Load the models once and serve JSON endpoints under /api (health, parse, draw, encode, "
         "predict/TASK, search, compare, check; the OpenAPI schema at /api/openapi.json) and, at /, a page that "
         "draws a problem's graph, its predictions and its most similar problems, compares two problems and checks "
-        "a solution. Needs the serve extra: pip install 'mathgraph[serve]'.",
+        "a solution. Pictures of graphs need the draw extra: pip install 'mathgraph[draw]'.",
     )
     serve.add_argument(
         "--model",
@@ -113,7 +113,7 @@ def run_serve(args: argparse.Namespace) -> int:
         from mathgraph.serve.app import create_app
     except ImportError as err:
         raise UserError(
-            f"mathgraph serve needs the serve extra ({err.name} is missing): pip install 'mathgraph[serve]'"
+            f"mathgraph serve needs FastAPI and uvicorn ({err.name} is missing): reinstall mathgraph"
         ) from None
     from mathgraph.api import available_cores, set_threads
 

@@ -29,6 +29,7 @@ from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parsers.graph_cache import GraphCache, graph_key, parser_identity
 from mathgraph.parsers.problem import ProblemParser
 from mathgraph.registry import CheckpointError, read_config, resolve
+from mathgraph.task_specs import row_input
 
 
 def texts_of(value: Any) -> list[str]:
@@ -193,14 +194,12 @@ class EncodeStage:
 @dataclass(frozen=True)
 class TaskRowInput:
     """``to_input`` of a prediction job: a validated row's input for a task of ``input_shape`` ``kind``
-    (``tasks.data.row_input``)."""
+    (``mathgraph.task_specs.row_input``)."""
 
     kind: str
     text_field: str = "problem"
 
     def __call__(self, row: dict) -> object:
-        from mathgraph.tasks.data import row_input
-
         return row_input(self.kind, row, self.text_field)
 
 

@@ -57,6 +57,7 @@ from fractions import Fraction
 import numpy as np
 
 from mathgraph.errors import UserError
+from mathgraph.tasks.search.index_types import APPROXIMATE_TYPES, choose_index_type, import_faiss
 
 # Chosen by the grouped cross-validation of benchmarks/dedupe_quality.py (docs/search.md; the best F1 on its whole
 # bank): a reworded question shares few words with the original (GSM-Plus paraphrases: similarity 0.1 to 0.5), so
@@ -789,6 +790,8 @@ def find_duplicates(
     unique = [texts[i] for i in representatives]
     rejected: Counter[str] = Counter()
     candidates: list[tuple[int, int, float]] = []
+    if len(unique) > 1 and choose_index_type("auto", len(unique)) in APPROXIMATE_TYPES:
+        import_faiss()  # a bank this large is searched approximately: FaissMissing before the encoding's hours
     if len(unique) > 1:
         with tempfile.TemporaryDirectory(prefix="mathgraph-dedupe-") as directory:
             shards = encode_shards(embedder, unique, batch_size, show_progress)
