@@ -292,18 +292,22 @@ class Predictor:
     def forward(self, prepared: Sequence[PreparedInput], batch_size: int = 32) -> list:
         """The model's raw results of prepared inputs, in order: one result each, or ``(neural, sparse)`` for
         a late-fused model, whose parts predict apart (``postprocess`` fuses them). The graphs and alignment
-        rows of ``prepared`` are passed to the model (``graphs=``, ``rows=``): it parses nothing they hold."""
+        rows of ``prepared`` are passed to the model (``graphs=``, ``rows=``; ``None`` for a task of single
+        problems): it parses nothing they hold."""
         if not prepared:
             return []
-        from mathgraph.models.alignment_features import AlignmentRows
         from mathgraph.parsers.graph_cache import ParsedGraphs
 
         graphs = {t: g for p in prepared for t, g in p.graphs.items()}
         parsed = ParsedGraphs(self.graph_cache, limit=max(1, len(graphs)))
         if graphs:
             parsed.add(list(graphs), list(graphs.values()), parser=self.parser)
-        rows = AlignmentRows(limit=max(1, sum(len(p.rows) for p in prepared)))
-        rows.put_many({key: row for p in prepared for key, row in p.rows.items()})
+        rows = None  # a task of single problems has no pairs to align (and needs no alignment module imported)
+        if task_spec(self.task).input_shape != "single":
+            from mathgraph.models.alignment_features import AlignmentRows
+
+            rows = AlignmentRows(limit=max(1, sum(len(p.rows) for p in prepared)))
+            rows.put_many({key: row for p in prepared for key, row in p.rows.items()})
         inputs = [p.input for p in prepared]
         if _is_late_fusion(self.model):
             neural = _model_results(self.model.neural, inputs, batch_size, parsed, rows)

@@ -200,21 +200,39 @@ class OnnxPackageRuntime:
         return self.encoder_config["parser"]
 
     @cached_property
-    def task_configs(self) -> dict[str, OnnxTaskConfig]:
-        """``{task: OnnxTaskConfig}`` of the multi-task model, in head order (its ``multitask_config.json``)."""
+    def _task_entries(self) -> dict[str, dict]:
+        """``{task: entry}`` of the multi-task model's config (its ``multitask_config.json``), in head order."""
         from mathgraph.registry import read_config
 
         data = read_config(self.package.path(self.package.config["multitask"]), MULTITASK_CONFIG_NAME)
         try:
-            return {entry["task"]: OnnxTaskConfig.from_dict(entry) for entry in data["tasks"]}
-        except (KeyError, TypeError, ValueError) as err:
+            return {entry["task"]: entry for entry in data["tasks"]}
+        except (KeyError, TypeError) as err:
             raise CheckpointError(
                 f"the multi-task config of {self.package.name_or_path} is not readable: {err}"
             ) from err
 
+    def task_config(self, task: str) -> OnnxTaskConfig:
+        """``task``'s ``OnnxTaskConfig``, read when first asked for (a pair task's alignment feature names may
+        need the alignment features' module, which predicting another task does not import)."""
+        configs = self.__dict__.setdefault("_task_configs", {})
+        if task not in configs:
+            try:
+                configs[task] = OnnxTaskConfig.from_dict(self._task_entries[task])
+            except (KeyError, TypeError, ValueError) as err:
+                raise CheckpointError(
+                    f"the multi-task config of {self.package.name_or_path} is not readable: {err}"
+                ) from err
+        return configs[task]
+
+    @property
+    def task_configs(self) -> dict[str, OnnxTaskConfig]:
+        """``{task: OnnxTaskConfig}`` of the multi-task model, in head order."""
+        return {task: self.task_config(task) for task in self._task_entries}
+
     @property
     def task_ids(self) -> dict[str, int]:
-        return {task: i for i, task in enumerate(self.task_configs)}
+        return {task: i for i, task in enumerate(self._task_entries)}
 
     def dimension(self, mode: str = "joint") -> int:
         """Length of ``encode``'s vectors in ``mode``."""
@@ -252,8 +270,8 @@ class OnnxPackageRuntime:
     # ------------------------------------------------------------ prediction
     def predictor(self, task: str) -> OnnxTaskPredictor:
         """``task``'s head as a predictor (``predict(inputs, batch_size)``), like ``MultiTaskModel.for_task``."""
-        if task not in self.task_configs:
-            raise ValueError(f"this multi-task model has no {task} head (tasks: {list(self.task_configs)})")
+        if task not in self._task_entries:
+            raise ValueError(f"this multi-task model has no {task} head (tasks: {list(self._task_entries)})")
         if task not in self.entry["heads"]:
             raise CheckpointError(f"the package's ONNX graphs have no {task} head: use --runtime torch")
         return OnnxTaskPredictor(self, task)
@@ -353,7 +371,7 @@ class OnnxTaskPredictor:
 
     def __init__(self, runtime: OnnxPackageRuntime, task: str):
         self.runtime, self.task = runtime, task
-        self.config = runtime.task_configs[task]
+        self.config = runtime.task_config(task)
         self.head = runtime.head_network(task)
 
     def predict(self, inputs: Iterable, batch_size: int = 32, graphs=None, rows=None) -> list[dict]:
