@@ -15,6 +15,11 @@ calculations that check out; what gives it away is what it talks about and what 
   "double", "half", "pair", "both"...);
 - ``solution_words_unseen`` / ``share_solution_words_unseen``: the content words of the solution's prose
   (stems, stop words left out) that the problem never writes ("stickers", "Saturday", "the tree");
+- ``solution_words_unseen_specific``: those that are not words of method (``parsers.solution_vocabulary``:
+  "total", "multiply", "left", which solutions write whatever the problem);
+- ``operand_uses_beyond_mentions``: how many more times the calculations take a number the problem states (not
+  as an earlier result) than the problem states it, over its numbers other than 1: a step added with a number
+  of the problem read again ("24 / 24 + 2" where "2 smores apiece" was used already);
 - ``question_words_unmentioned``: the share of the question's content words the solution never writes
   ("... after it was discounted in February?" answered without a word of February);
 - ``sentences_unmentioned``: the problem's sentences (not the question) that state a quantity other than 1
@@ -32,11 +37,10 @@ import re
 from collections import Counter
 from fractions import Fraction
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
 from mathgraph.parsers.constants import available_constants
 from mathgraph.parsers.solution_check import SolutionCheck
 from mathgraph.parsers.solution_graph import implied_values
+from mathgraph.parsers.solution_vocabulary import METHOD_STEMS, content_stems
 
 __all__ = ["FIT_FEATURES", "fit_features", "content_stems", "problem_sentences", "matched_quantities"]
 
@@ -46,37 +50,15 @@ FIT_FEATURES = (
     "operands_constant_uncued",
     "solution_words_unseen",
     "share_solution_words_unseen",
+    "solution_words_unseen_specific",
+    "operand_uses_beyond_mentions",
     "question_words_unmentioned",
     "sentences_unmentioned",
 )
-_WORD_RE = re.compile(r"[a-z]+")
-_CALCULATOR_RE = re.compile(r"<<[^<>]*>>")
 _SENTENCE_RE = re.compile(r"[^.?!\n]+(?:[.?!]+|$)")
 _DIGIT_RE = re.compile(r"\d")
 # words that say a count of two: a problem with one of them calls for the constant 2 (or 1/2)
 _TWO_WORDS = re.compile(r"\b(?:two|twice|double[ds]?|doubling|half|halves|halved|pairs?|both|couples?|twins?|second)\b")
-_STOP = frozenset(ENGLISH_STOP_WORDS)
-
-
-def _stem(word: str) -> str:
-    """A light stem, enough to match "cookies" with "cookie", "boxes" with "box", "walked" with "walking"."""
-    for suffix in ("ches", "shes", "sses", "xes", "zes"):
-        if word.endswith(suffix):
-            return word[:-2]
-    for suffix in ("ing", "ed", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            word = word[: -len(suffix)]
-            break
-    if len(word) > 3 and word[-1] in "ey":
-        word = word[:-1] + ("i" if word[-1] == "y" else "")
-    return word[:-1] if len(word) > 3 and word.endswith("ie") else word
-
-
-def content_stems(text: str) -> set[str]:
-    """The stems of the content words of ``text``: lower-cased words of three letters or more that are not
-    English stop words, without calculator annotations (``<<3*4=12>>``)."""
-    words = _WORD_RE.findall(_CALCULATOR_RE.sub(" ", text).lower())
-    return {_stem(w) for w in words if len(w) >= 3 and w not in _STOP}
 
 
 def problem_sentences(text: str) -> list[tuple[int, int]]:
@@ -92,16 +74,7 @@ def matched_quantities(check: SolutionCheck) -> list[bool]:
     operand of its own value (in the problem's order), then those left one of a value it implies. An operand
     equal to an earlier result that no operand took yet is that result, not free."""
     graph = check.graph
-    results: Counter = Counter()  # earlier results not yet taken by an operand
-    free: list[Fraction] = []
-    for _, calculation in graph.calculations():
-        for operand in calculation.operands:
-            if results[operand.value] > 0:
-                results[operand.value] -= 1
-            else:
-                free.append(operand.value)
-        for value in {calculation.result, calculation.computed} - {None}:
-            results[value] += 1
+    free = _free_operands(graph)
     pool = Counter(free)
     quantities = graph.problem.quantities()
     matched = [False] * len(quantities)
@@ -115,6 +88,21 @@ def matched_quantities(check: SolutionCheck) -> list[bool]:
                 pool[value] -= 1
                 matched[k] = True
     return matched
+
+
+def _free_operands(graph) -> list[Fraction]:
+    """The values of the calculations' operands that are not an earlier result (one that no operand took yet)."""
+    results: Counter = Counter()  # earlier results not yet taken by an operand
+    free: list[Fraction] = []
+    for _, calculation in graph.calculations():
+        for operand in calculation.operands:
+            if results[operand.value] > 0:
+                results[operand.value] -= 1
+            else:
+                free.append(operand.value)
+        for value in {calculation.result, calculation.computed} - {None}:
+            results[value] += 1
+    return free
 
 
 def fit_features(check: SolutionCheck) -> dict[str, float]:
@@ -141,6 +129,9 @@ def fit_features(check: SolutionCheck) -> dict[str, float]:
     solution_words = content_stems(graph.solution.split("####")[0])
     problem_words = content_stems(problem_text)
     unseen = solution_words - problem_words
+    stated = Counter(q.value for q in quantities)
+    uses = Counter(_free_operands(graph))
+    beyond = sum(max(0, uses[value] - count) for value, count in stated.items() if value != 1)
 
     spans = problem_sentences(problem_text)
     question = next((k for k in reversed(range(len(spans))) if "?" in problem_text[slice(*spans[k])]), None)
@@ -168,6 +159,8 @@ def fit_features(check: SolutionCheck) -> dict[str, float]:
         "operands_constant_uncued": float(uncued),
         "solution_words_unseen": float(len(unseen)),
         "share_solution_words_unseen": len(unseen) / len(solution_words) if solution_words else 0.0,
+        "solution_words_unseen_specific": float(len(unseen - METHOD_STEMS)),
+        "operand_uses_beyond_mentions": float(beyond),
         "question_words_unmentioned": (
             len(question_words - solution_words) / len(question_words) if question_words else 0.0
         ),

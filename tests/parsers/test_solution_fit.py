@@ -12,6 +12,7 @@ from mathgraph.parsers.solution_fit import (
     matched_quantities,
     problem_sentences,
 )
+from mathgraph.parsers.solution_vocabulary import METHOD_STEMS, method_stems
 
 PARSER = ProblemParser("spacy")
 TOY = (
@@ -87,12 +88,36 @@ def test_a_step_from_words_the_problem_does_not_say():
     # the solution's stems: earn, dollar, spend, half, dog, treat, left; of them only earn and dog are the problem's
     assert features["solution_words_unseen"] == 5.0
     assert features["share_solution_words_unseen"] == pytest.approx(5 / 7)
+    # dollar, spend, half and left are words of method (solutions write them whatever the problem): treat is not
+    assert {"dollar", "spend", "half", "left"} <= METHOD_STEMS and "treat" not in METHOD_STEMS
+    assert features["solution_words_unseen_specific"] == 1.0
     # where the problem says half, the same 2 is called for
     halved = fit_features(check(problem.replace("?", ", if she spends half of it?"), solution))
     assert halved["operands_constant_uncued"] == 0.0
     # a week cued only by the solution's words: 7 is not called for by the problem
     weekly = "She earns 33/3 = <<33/3=11>>11 an hour, 11*7 = <<11*7=77>>77 a week.\n#### 77"
     assert fit_features(check(problem, weekly))["operands_constant_uncued"] == 1.0
+
+
+def test_a_number_of_the_problem_taken_more_often_than_stated():
+    problem = "Each kid eats 2 smores and there are 9 kids. A box holds 6 smores. How many boxes are needed?"
+    right = "9*2 = <<9*2=18>>18 smores.\n18/6 = <<18/6=3>>3 boxes.\n#### 3"
+    # a step of another version: 2 boxes kept in reserve; the 2 of the problem is taken a second time
+    added = right.replace("#### 3", "With 2 boxes in reserve: 3+2 = <<3+2=5>>5\n#### 5")
+    assert fit_features(check(problem, right))["operand_uses_beyond_mentions"] == 0.0
+    assert fit_features(check(problem, added))["operand_uses_beyond_mentions"] == 1.0
+    # 18 and 3 are taken as the results they are, not counted as numbers of the problem
+    assert matched_quantities(check(problem, added)) == [True, True, True]
+    # "reserve" is a word the problem never writes, and no word of method
+    assert fit_features(check(problem, added))["solution_words_unseen_specific"] == 1.0
+
+
+def test_method_stems_of_pairs():
+    pairs = [("Tom has 3 apples.", "He has 3 apples in total.\n#### 3"), ("A cat.", "The total is 2.\n#### 2")]
+    # "total" is written by both solutions and neither question; "apple" is in its question
+    assert method_stems(pairs, min_solutions=2) == {"total"}
+    assert method_stems(pairs, min_solutions=1) == {"total"}
+    assert method_stems(pairs + [("Hi.", "A total of 2 cats.\n#### total")], min_solutions=3) == {"total"}
 
 
 def test_content_stems_and_sentences():
