@@ -37,6 +37,7 @@ import numpy as np
 
 from mathgraph.checksums import file_sha256
 from mathgraph.errors import UserError
+from mathgraph.extras import install_hint
 from mathgraph.files import apply_umask
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows
 from mathgraph.quiet import progress_bar, warn
@@ -458,7 +459,10 @@ class SearchIndex:
         try:
             import_faiss()
         except ImportError:
-            warn(f"{len(self)} rows ({self.index_type}): install faiss-cpu for approximate search; searching exactly")
+            warn(
+                f"{len(self)} rows ({self.index_type}): approximate search needs faiss "
+                f"({install_hint('faiss')}); searching exactly"
+            )
             return False
         return True
 

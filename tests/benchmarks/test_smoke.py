@@ -129,6 +129,10 @@ SCRIPTS = {
     "skill_routes_by_task": (["--work", TMP], ["sqr {", "skills_by_task.png"]),
     "solution_errors": ([], ["| annotated: miscopied number | 3 |", "| plain | 4 |", "checking / parsing:"]),
     "solution_graph": ([], ["6 solutions from", "| gsm8k | 12 | 12 / 12 |", "| math | 3 |"]),
+    "step_verifier_transfer": (
+        ["--work", TMP],
+        ["## math test half: 4 solutions", "| chosen |", "F1 chosen - shipped, paired bootstrap 95%:"],
+    ),
     "structure_results": (["--work", TMP], ["### QRC test (accuracy)", "### SQR test (ndcg@3)", "align a pair:"]),
     "tfidf_baselines": ([], ["| QAM |", "## SQR: TF-IDF cosine ranking"]),
     "train_throughput": ([], ["| comus-freeze4 |", "ratio comus/bert-only:"]),

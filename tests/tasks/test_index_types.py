@@ -300,7 +300,7 @@ def test_without_faiss_an_approximate_index_searches_exactly(tmp_path, monkeypat
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_faiss)
-    with pytest.warns(UserWarning, match="install faiss-cpu for approximate search; searching exactly"):
+    with pytest.warns(UserWarning, match=r'approximate search needs faiss \(pip install "mathgraph\[faiss\]"\)'):
         hits = index.search_vectors(vectors[:3], k=4)
     assert [[h.index for h in q] for q in hits] == exact_top_k(vectors[:3], vectors, 4)[0].tolist()
     with pytest.raises(ImportError, match=r'pip install "mathgraph\[faiss\]"'):
