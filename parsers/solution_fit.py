@@ -6,8 +6,8 @@ calculations that check out; what gives it away is what it talks about and what 
 - ``quantities_unmatched``: the problem's quantities (other than 1) left over when each is paired with a
   calculation operand of its value (or a value it implies, ``implied_values``) that no other quantity
   took, one operand per quantity. An operand equal to an earlier result of the solution (one no operand took
-  before) is that result, not the problem's number ("24 - 15" after "5/8 * 24 = 15" does not use a problem's "15 more cards"), and a
-  number the problem states twice ("4 snails ... four new fish") needs two operands;
+  before) is that result, not the problem's number ("24 - 15" after "5/8 * 24 = 15" does not use a problem's
+  "15 more cards"), and a number the problem states twice ("4 snails ... four new fish") needs two operands;
   ``quantities_unmatched_digits``: those written in digits;
 - ``operands_constant_uncued``: operands the graph explains as a known constant (``parsers.constants``)
   that the problem's own words do not call for: cued only by the solution's words (7 where the solution,

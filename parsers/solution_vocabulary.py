@@ -1,10 +1,11 @@
 """Words a worked solution writes about its method, not its problem: ``METHOD_STEMS``.
 
-Solutions say "total", "multiply", "left", "need", "altogether" whatever the problem; a word a solution writes that
-its problem never writes is a sign of another problem only when it is not one of these. ``METHOD_STEMS`` are the
-stems (``content_stems``: lower-cased content words, lightly stemmed) that the solutions of GSM8K train (7,473 questions) write without
-their question writing them in at least {MIN_SOLUTIONS} solutions each: ``method_stems`` of those pairs, as
-``python -m mathgraph.parsers.solution_vocabulary shared/data/gsm8k/train.jsonl`` prints them.
+Solutions say "total", "multiply", "left", "need", "altogether" whatever the problem; a word a solution writes
+that its problem never writes is a sign of another problem only when it is not one of these. ``METHOD_STEMS``
+are the stems (``content_stems``: lower-cased content words, lightly stemmed) that the solutions of GSM8K train
+(7,473 questions) write without their question writing them, in at least ``MIN_SOLUTIONS`` (20) solutions each:
+``method_stems`` of those pairs, as ``python -m mathgraph.parsers.solution_vocabulary
+shared/data/gsm8k/train.jsonl`` prints them.
 """
 
 from __future__ import annotations
