@@ -7,10 +7,10 @@
 ``DATA`` holds the task files (``benchmarks/results.py`` builds them: ``kpc.test.jsonl`` ...). Measured:
 
 1. exactness: the largest difference between each ONNX runtime's and PyTorch's encoder vectors (``joint``);
-2. throughput on ``--problems`` MATH problems (the KPC test and dev files): ``encode`` and ``predict kpc``
-   (the neural head alone), graphs parsed beforehand (the graph cache), so the figure is the forward and
-   what surrounds it, not spaCy; the runtimes take turns batch by batch so that drift on a noisy machine
-   hits them alike;
+2. throughput on ``--problems`` MATH problems (the KPC test and dev files): ``encode``, ``predict kpc`` (the
+   neural head alone) and the backbone's forward alone, the graphs parsed once beforehand (timed: spaCy and
+   the graph builder, the same for every runtime), and ``predict kpc`` with that parse counted; the runtimes
+   take turns batch by batch so that drift on a noisy machine hits them alike;
 3. peak memory (RSS) of a process that loads the package and encodes 64 problems, per runtime;
 4. accuracy of the neural heads on every task's test file, per runtime (``mathgraph.api.evaluate``,
    ``hybrid=False``: the late fusion adds the same TF-IDF and alignment models to each);
@@ -30,6 +30,7 @@ graph (fresh processes and loading the package once per task and runtime are mos
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import statistics
 import subprocess
@@ -38,6 +39,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from mathgraph.models.batching import MODEL_INPUTS
 
 from smoke import smoke_work
 
@@ -67,23 +70,69 @@ def exactness(loaded: dict, texts: list[str]) -> dict:
     return {runtime: float(np.abs(loaded[runtime].encode(texts) - reference).max()) for runtime in RUNTIMES[1:]}
 
 
-def throughput(loaded: dict, texts: list[str], batch: int = 32) -> dict:
-    """Problems per second of ``encode`` and ``predict kpc`` per runtime, the runtimes taking turns."""
+def throughput(loaded: dict, texts: list[str], batch: int = 32, chunk: int = 32) -> dict:
+    """Problems per second per runtime of ``encode``, of ``predict kpc`` (the neural head) and of the backbone's
+    forward alone, the problems' graphs parsed beforehand (once, timed: ``parse``), and of ``predict kpc`` with
+    that parse counted (what a bank of new problems costs). The runtimes take turns, ``chunk`` problems at a
+    time (each cut into batches of ``batch`` of similar length), so that drift on a noisy machine hits them
+    alike; sessions are loaded and warmed up outside the clock."""
+    from mathgraph.parsers.graph_cache import ParsedGraphs, parse_cached
+
+    parser = loaded["onnx"].onnx.parser
+    began = time.perf_counter()
+    graphs = parse_cached(texts, parser=parser, cache=None)  # spaCy and the graph builder, shared by every runtime
+    parse_seconds = time.perf_counter() - began
+    parsed = ParsedGraphs(None, limit=len(texts))
+    parsed.add(texts, graphs, parser=parser)
     predictors = {runtime: package.predictor("kpc", hybrid=False) for runtime, package in loaded.items()}
+    forwards = {runtime: _forward(package) for runtime, package in loaded.items()}
+    collate = loaded["onnx"].onnx.collator
     for runtime in RUNTIMES:  # load the sessions and warm up, outside the clock
-        loaded[runtime].encode(texts[:2])
-        predictors[runtime].predict(texts[:2])
-    seconds = {(job, runtime): 0.0 for job in ("encode", "predict kpc") for runtime in RUNTIMES}
-    for start in range(0, len(texts), batch):
-        chunk = texts[start : start + batch]
+        loaded[runtime].encode(graphs[:2])
+        predictors[runtime].predict(texts[:2], graphs=parsed)
+        forwards[runtime](collate(graphs[:2]))
+    jobs = ("encode", "predict kpc", "forward (backbone)")
+    seconds = {(job, runtime): 0.0 for job in jobs for runtime in RUNTIMES}
+    for start in range(0, len(texts), chunk):
+        part, part_graphs = texts[start : start + chunk], graphs[start : start + chunk]
+        order = sorted(range(len(part)), key=lambda i: len(collate.encoder_text(part_graphs[i].text)))
+        batches = [collate([part_graphs[i] for i in order[b : b + batch]]) for b in range(0, len(order), batch)]
         for runtime in RUNTIMES:
             began = time.perf_counter()
-            loaded[runtime].encode(chunk, batch_size=batch)
+            loaded[runtime].encode(part_graphs, batch_size=batch, show_progress=False)
             seconds["encode", runtime] += time.perf_counter() - began
             began = time.perf_counter()
-            predictors[runtime].predict(chunk, batch_size=batch)
+            predictors[runtime].predict(part, batch_size=batch, graphs=parsed)
             seconds["predict kpc", runtime] += time.perf_counter() - began
-    return {f"{job} | {runtime}": round(len(texts) / s, 2) for (job, runtime), s in seconds.items()}
+            began = time.perf_counter()
+            for arrays in batches:
+                forwards[runtime](arrays)
+            seconds["forward (backbone)", runtime] += time.perf_counter() - began
+    out = {f"{job} | {runtime}": round(len(texts) / s, 2) for (job, runtime), s in seconds.items()}
+    out["parse (spaCy and graphs, shared)"] = round(len(texts) / parse_seconds, 2)
+    for runtime in RUNTIMES:
+        out[f"predict kpc, parse included | {runtime}"] = round(
+            len(texts) / (parse_seconds + seconds["predict kpc", runtime]), 2
+        )
+    return out
+
+
+def _forward(package):
+    """The multi-task model's backbone on one collated batch (``ArrayCollator``'s arrays), on ``package``'s
+    runtime: what the networks alone cost, without reading, collating or the heads."""
+    if package.runtime != "torch":
+        network = package.onnx.backbone_network
+        return lambda arrays: network.run(arrays)
+    import torch
+
+    backbone = package.multitask.backbone
+    names = [name for name in MODEL_INPUTS if name in inspect.signature(backbone.forward).parameters]
+
+    def forward(arrays):
+        with torch.inference_mode():
+            return backbone(**{name: torch.from_numpy(arrays[name]) for name in names})
+
+    return forward
 
 
 def peak_memory(texts: list[str], runtimes=RUNTIMES) -> dict:
@@ -188,12 +237,12 @@ def main(argv=None) -> dict:
             f"max |onnx - torch| over {min(64, len(texts))} joint vectors: {report['exactness (max abs diff, joint vectors)']}"
         )
     if "throughput" in parts:
-        report["throughput (problems/s)"] = throughput(loaded, texts)
+        figures = report["throughput (problems/s)"] = throughput(loaded, texts)
         print("\n| job | runtime | problems/s | vs torch |\n|---|---|---:|---:|")
-        for key, value in report["throughput (problems/s)"].items():
-            job, runtime = key.split(" | ")
-            base = report["throughput (problems/s)"][f"{job} | torch"]
-            print(f"| {job} | {runtime} | {value} | {value / base:.2f}x |")
+        for key, value in figures.items():
+            job, _, runtime = key.partition(" | ")
+            base = figures.get(f"{job} | torch")
+            print(f"| {job} | {runtime or 'all'} | {value} | {f'{value / base:.2f}x' if base else ''} |")
     if "memory" in parts:
         report["peak RSS (MiB)"] = peak_memory(texts[:64], ("onnx",) if args.smoke else RUNTIMES)
         print("\n| runtime | peak RSS MiB (load + encode 64) |\n|---|---:|")
