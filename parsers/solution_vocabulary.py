@@ -15,14 +15,22 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterable
-
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from functools import cache
 
 __all__ = ["METHOD_STEMS", "MIN_SOLUTIONS", "method_stems", "content_stems"]
 
 _WORD_RE = re.compile(r"[a-z]+")
 _CALCULATOR_RE = re.compile(r"<<[^<>]*>>")
-_STOP = frozenset(ENGLISH_STOP_WORDS)
+
+
+@cache
+def _stop_words() -> frozenset[str]:
+    # scikit-learn's English stop words (the train extra): imported when first needed, so that importing the
+    # features' modules costs nothing in the base install, where these candidate features are not computed
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
 
 MIN_SOLUTIONS = 20
 METHOD_STEMS = frozenset(
@@ -184,7 +192,7 @@ def content_stems(text: str) -> set[str]:
     """The stems of the content words of ``text``: lower-cased words of three letters or more that are not
     English stop words, without calculator annotations (``<<3*4=12>>``)."""
     words = _WORD_RE.findall(_CALCULATOR_RE.sub(" ", text).lower())
-    return {_stem(w) for w in words if len(w) >= 3 and w not in _STOP}
+    return {_stem(w) for w in words if len(w) >= 3 and w not in _stop_words()}
 
 
 def method_stems(pairs: Iterable[tuple[str, str]], min_solutions: int = MIN_SOLUTIONS) -> frozenset[str]:
