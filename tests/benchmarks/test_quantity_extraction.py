@@ -81,3 +81,31 @@ def test_outside_gold_file_is_consistent_and_split_per_source():
         assert 0 <= halves[(source, "dev")] - halves[(source, "heldout")] <= 1
     corpus = sum(1 for item in items if item["draw"] == "corpus")
     assert corpus == 180 and sum(len(item["quantities"]) for item in items) >= 600
+
+
+HELDOUT2 = REPO / "benchmarks" / "data" / "quantities_heldout2.jsonl"
+HELDOUT2_SOURCES = {"gsm8k": 40, "math": 40, "gsmplus": 30, "processbench": 30, "written": 32}
+
+
+def test_second_heldout_file_is_consistent_and_new():
+    items = [json.loads(line) for line in HELDOUT2.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert [item["id"] for item in items] == list(range(1, len(items) + 1))
+    counts: dict[str, int] = {}
+    for item in items:
+        assert item["split"] == "heldout2"
+        assert item["draw"] == ("written" if item["source"] == "written" else "corpus")
+        counts[item["source"]] = counts.get(item["source"], 0) + 1
+        spans = [(q["start"], q["end"]) for q in item["quantities"]]
+        assert spans == sorted(spans) and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+        for q in item["quantities"]:
+            assert item["text"][q["start"] : q["end"]] == q["text"]
+            assert str(Fraction(q["value"])) == q["value"]
+        for span in item["not_quantities"]:
+            assert item["text"][span["start"] : span["end"]] == span["text"]
+            assert not any(span["start"] < q["end"] and q["start"] < span["end"] for q in item["quantities"])
+    assert counts == HELDOUT2_SOURCES
+    assert sum(len(item["quantities"]) for item in items) == 363
+    texts = [item["text"].strip() for item in items]
+    assert len(set(texts)) == len(texts)
+    earlier = {json.loads(line)["text"].strip() for line in OUTSIDE.read_text(encoding="utf-8").splitlines() if line}
+    assert not earlier & set(texts)  # no sentence of the first outside file
