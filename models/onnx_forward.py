@@ -206,13 +206,20 @@ def optimised_copy(graph: str | PathLike, weights: Mapping[str, np.ndarray] | No
     which hold on any CPU (``ORT_ENABLE_ALL`` may add layouts of this CPU); on the package's graphs they are all
     that ``ORT_ENABLE_ALL`` applies, so a session of the copy computes exactly what a session of ``graph``
     computes. Written into a folder beside ``target`` and renamed into place whole: a process that finds
-    ``target`` finds it complete, and when two write it at once, one copy stays."""
+    ``target`` finds it complete, and when two write it at once, one copy stays. ``OSError`` when it cannot be
+    written (ONNX Runtime's own errors included); ``CheckpointError`` for weights the graph needs and lacks."""
     import shutil
     import tempfile
 
     import onnxruntime as ort
 
     from mathgraph.files import umask_file_mode
+
+    ort_errors = tuple(  # ONNX Runtime's own error types, each a direct subclass of Exception
+        error
+        for error in vars(ort.capi.onnxruntime_pybind11_state).values()
+        if isinstance(error, type) and issubclass(error, Exception)
+    )
 
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -225,7 +232,10 @@ def optimised_copy(graph: str | PathLike, weights: Mapping[str, np.ndarray] | No
         options.optimized_model_filepath = str(work / OPTIMISED_MODEL)
         options.add_session_config_entry("session.optimized_model_external_initializers_file_name", OPTIMISED_WEIGHTS)
         values = _add_weights(options, Path(graph), weights)
-        ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        try:
+            ort.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        except ort_errors as err:  # a disk full, a damaged graph (which the in-memory session then reports)...
+            raise OSError(f"ONNX Runtime wrote no optimised copy of {Path(graph).name}: {err}") from err
         del values
         for written in work.iterdir():
             os.chmod(written, mode)

@@ -250,3 +250,23 @@ def test_the_package_loads_its_sessions_from_optimised_copies_made_once(tmp_path
     monkeypatch.setattr(OnnxPackageRuntime, "multitask_weights", no_weights)
     again = ModelPackage(SHIPPED_DIR, device="cpu").predictor("kpc", hybrid=False).predict(text)
     assert again == first  # the same probabilities, to the last bit
+
+
+def test_where_the_cache_cannot_be_written_sessions_are_built_in_memory(tmp_path, monkeypatch):
+    from mathgraph.models.package import ModelPackage
+    from mathgraph.parsers.graph_cache import ParsedGraphs
+    from mathgraph.registry import SHIPPED_DIR
+
+    text = ["Find $x$ if $2x+3=7$."]
+
+    def predict():  # parsed in memory: no graph cache file either
+        predictor = ModelPackage(SHIPPED_DIR, device="cpu").predictor("kpc", hybrid=False)
+        return predictor.predict(text, graphs=ParsedGraphs(None))
+
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    expected = predict()
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(blocked))  # its onnx-sessions folder cannot be made
+    assert predict() == expected
+    assert blocked.read_text() == "not a folder"
