@@ -71,10 +71,17 @@ class FeatureStore:
     ):
         self.collator, self.parser, self.with_graphs = collator, parser, with_graphs
         self.graph_cache, self.parse_workers, self.graphs = graph_cache, parse_workers, graphs
-        self.alignment_rows = _rows_or_training(alignment_rows)
+        self._alignment_rows = alignment_rows  # TRAINING_ROWS when first asked for (a KPC store never asks)
         self.index: dict[str | tuple[str, str], int] = {}
         self.features: list[ProblemFeatures] = []
         self.add(texts, show_progress)
+
+    @property
+    def alignment_rows(self) -> AlignmentRows:
+        """The alignment rows of the store's pairs: those given, else ``TRAINING_ROWS``. Resolved when first
+        asked for, so that a store of single problems never imports the alignment code."""
+        self._alignment_rows = _rows_or_training(self._alignment_rows)
+        return self._alignment_rows
 
     @classmethod
     def for_run(cls, encoder: MathEncoder, texts: Iterable[str], args, with_graphs: bool = True) -> FeatureStore:
@@ -189,8 +196,8 @@ class PackedFeatureStore(FeatureStore):
             features = [ProblemFeatures(f.input_ids) for f in features]
         self.index = {text: i for i, text in enumerate(packed_texts)}
         self.features = features
-        self.alignment_rows = _rows_or_training(alignment_rows)
-        self.alignment_rows.put_many(read_alignment_rows(self.directory))
+        self._alignment_rows = _rows_or_training(alignment_rows)
+        self._alignment_rows.put_many(read_alignment_rows(self.directory))
         self.add(texts)
 
     def _check_fits(self, manifest: dict, collator: ProblemCollator, with_graphs: bool) -> None:

@@ -2,6 +2,9 @@
 the command line's one TEXT writing no graph cache (the shipped model)."""
 
 import math
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -206,3 +209,21 @@ def test_graphs_passed_to_the_shipped_model_are_its_only_graphs(monkeypatch, tmp
     # no graph cache: the cache directory holds at most the ONNX sessions' optimised copies
     assert {p.name for p in (tmp_path / "cache").glob("*")} <= {"onnx-sessions", "onnx-int8"}
     assert not list((tmp_path / "cache").rglob("*.sqlite*"))
+
+
+def test_a_kpc_prediction_imports_no_alignment_code(tmp_path):
+    """KPC reads one problem: predicting it on ONNX Runtime leaves the pair tasks' alignment code (and so
+    scikit-learn and the solution readers) unimported, which keeps a one-TEXT command's start-up short."""
+    script = (
+        "import sys\n"
+        "import mathgraph\n"
+        "predictor = mathgraph.Predictor.from_pretrained('shipped', 'kpc', runtime='onnx')\n"
+        "print(predictor.predict(['Find $x$ if $2x+3=7$.'])[0]['label'])\n"
+        "loaded = [m for m in ('mathgraph.models.alignment_features', 'mathgraph.parsers.compare', 'sklearn')\n"
+        "          if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    env = {**os.environ, "MATHGRAPH_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "Algebra"
