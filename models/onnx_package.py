@@ -18,6 +18,7 @@ ONNX Runtime holds its own copy, so a process holds the weights once.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -61,6 +62,27 @@ def package_has_onnx(package) -> bool:
     except ImportError:
         return False
     return True
+
+
+COPIES_KEPT = 2
+
+
+def prune_copies(target: Path, keep: int = COPIES_KEPT) -> None:
+    """Mark the optimised copy ``target`` as just used and delete the older copies of the same network and variant
+    beyond the ``keep`` used last (a folder's time is its last use). A copy's key changes with the package's weight
+    files and ONNX Runtime's version, so without this every upgrade would leave another 121 MB copy of the encoder
+    behind; two are kept so that two packages used in turn do not rebuild each other's. Where the cache cannot be
+    written, nothing is marked or deleted."""
+    import shutil
+
+    network = target.name.rsplit("-", 1)[0] + "-"  # "comus-float32-"
+    try:
+        os.utime(target)
+        copies = [(p.stat().st_mtime_ns, p) for p in target.parent.iterdir() if p.name.startswith(network)]
+    except OSError:  # a read-only cache, or a copy another process deleted meanwhile
+        return
+    for _, old in sorted(copies, reverse=True)[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 class OnnxPackageRuntime:
@@ -115,6 +137,7 @@ class OnnxPackageRuntime:
             except OSError as err:
                 logger.debug("no optimised copy of %s in %s (%s): the session is built in memory", path, target, err)
                 return OnnxNetwork(path, weights, threads=self.threads)
+        prune_copies(target)
         return OnnxNetwork(target / OPTIMISED_MODEL, None, threads=self.threads, optimised=True)
 
     def _weight_sources(self, *parts: str) -> list[Path]:
@@ -465,6 +488,7 @@ __all__ = [
     "OnnxTaskPredictor",
     "OnnxTaskConfig",
     "package_has_onnx",
+    "prune_copies",
     "ONNX_ENTRY",
     "classification_result",
 ]

@@ -270,3 +270,26 @@ def test_where_the_cache_cannot_be_written_sessions_are_built_in_memory(tmp_path
     monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(blocked))  # its onnx-sessions folder cannot be made
     assert predict() == expected
     assert blocked.read_text() == "not a folder"
+
+
+def test_older_copies_of_a_network_are_deleted_beyond_the_two_used_last(tmp_path):
+    """Each upgrade of the weights or of ONNX Runtime makes a new copy: the two used last of a network and variant
+    stay, older ones go, other networks' and variants' copies and half-written folders are left alone."""
+    import os
+
+    from mathgraph.models.onnx_package import prune_copies
+
+    sessions = tmp_path / "onnx-sessions"
+    names = ["comus-float32-a", "comus-float32-b", "comus-float32-c", "comus-int8-a", "head_kpc-float32-a"]
+    for age, name in enumerate(names + [".comus-float32-partial"]):
+        (sessions / name).mkdir(parents=True)
+        (sessions / name / "model.onnx").write_bytes(b"")
+        os.utime(sessions / name, (1_000_000 + age, 1_000_000 + age))  # later in the list: used later
+    prune_copies(sessions / "comus-float32-a")  # the oldest is used now: it and the newest other one stay
+    assert sorted(p.name for p in sessions.iterdir()) == [
+        ".comus-float32-partial",
+        "comus-float32-a",
+        "comus-float32-c",
+        "comus-int8-a",
+        "head_kpc-float32-a",
+    ]
