@@ -41,6 +41,7 @@ SLOWEST = {
     "tests/tasks/test_trainer.py::test_two_cpu_processes_stay_in_sync": 27,
     "tests/benchmarks/test_smoke.py::test_smoke_run[cli_startup]": 26,
     "tests/benchmarks/test_smoke.py::test_smoke_run[multitask_results]": 25,
+    "tests/test_base_install.py::test_the_base_commands_give_the_full_installs_results": 29,
     "tests/mathgraph/test_quiet_output.py::test_predict_and_compare_print_nothing_on_stderr": 24,
     "tests/test_notebooks.py::test_notebook_executes[02_encode_and_compare.ipynb]": 23,
     "tests/benchmarks/test_smoke.py::test_smoke_run[pooling_probe]": 22,
