@@ -69,14 +69,7 @@ def test_outside_gold_file_is_consistent_and_split_per_source():
     for item in items:
         assert OUTSIDE_SOURCES[item["source"]] == item["draw"]
         halves[(item["source"], item["split"])] = halves.get((item["source"], item["split"]), 0) + 1
-        spans = [(q["start"], q["end"]) for q in item["quantities"]]
-        assert spans == sorted(spans) and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # in order, apart
-        for q in item["quantities"]:
-            assert item["text"][q["start"] : q["end"]] == q["text"]
-            assert str(Fraction(q["value"])) == q["value"]
-        for span in item["not_quantities"]:
-            assert item["text"][span["start"] : span["end"]] == span["text"]
-            assert not any(span["start"] < q["end"] and q["start"] < span["end"] for q in item["quantities"])
+        check_spans(item)
     for source in OUTSIDE_SOURCES:  # each source split in halves, dev the larger by at most one
         assert 0 <= halves[(source, "dev")] - halves[(source, "heldout")] <= 1
     corpus = sum(1 for item in items if item["draw"] == "corpus")
@@ -95,17 +88,23 @@ def test_second_heldout_file_is_consistent_and_new():
         assert item["split"] == "heldout2"
         assert item["draw"] == ("written" if item["source"] == "written" else "corpus")
         counts[item["source"]] = counts.get(item["source"], 0) + 1
-        spans = [(q["start"], q["end"]) for q in item["quantities"]]
-        assert spans == sorted(spans) and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
-        for q in item["quantities"]:
-            assert item["text"][q["start"] : q["end"]] == q["text"]
-            assert str(Fraction(q["value"])) == q["value"]
-        for span in item["not_quantities"]:
-            assert item["text"][span["start"] : span["end"]] == span["text"]
-            assert not any(span["start"] < q["end"] and q["start"] < span["end"] for q in item["quantities"])
+        check_spans(item)
     assert counts == HELDOUT2_SOURCES
     assert sum(len(item["quantities"]) for item in items) == 363
     texts = [item["text"].strip() for item in items]
     assert len(set(texts)) == len(texts)
     earlier = {json.loads(line)["text"].strip() for line in OUTSIDE.read_text(encoding="utf-8").splitlines() if line}
     assert not earlier & set(texts)  # no sentence of the first outside file
+
+
+def check_spans(item: dict) -> None:
+    """An outside gold item's quantities lie in order and apart, each its own text with a reduced value, and no
+    span marked as no quantity overlaps one."""
+    spans = [(q["start"], q["end"]) for q in item["quantities"]]
+    assert spans == sorted(spans) and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    for q in item["quantities"]:
+        assert item["text"][q["start"] : q["end"]] == q["text"]
+        assert str(Fraction(q["value"])) == q["value"]
+    for span in item["not_quantities"]:
+        assert item["text"][span["start"] : span["end"]] == span["text"]
+        assert not any(span["start"] < q["end"] and q["start"] < span["end"] for q in item["quantities"])
