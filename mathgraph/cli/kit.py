@@ -37,6 +37,13 @@ def register(commands) -> None:
     build.add_argument(
         "--kpc-seeds", type=int, help="KPC fine-tunings per study phase, their ensemble reported (default: 1)"
     )
+    build.add_argument(
+        "--kpc-setting",
+        action="append",
+        metavar="lr=L,epochs=E,batch=B,seeds=S",
+        help="a KPC setting for the study to compare (repeat for several; any key left out takes the job's value: "
+        "lr 3e-5, epochs 3, batch 16, seeds --kpc-seeds)",
+    )
     build.add_argument("--smoke", action="store_true", help="a job of 2 steps per phase and tiny batches (tests)")
     build.set_defaults(run=run_build)
 
@@ -82,6 +89,7 @@ def run_build(args: argparse.Namespace) -> int:
         if args.kpc_seeds < 1:
             raise UserError(f"--kpc-seeds must be at least 1, got {args.kpc_seeds}")
         settings.kpc_seeds = args.kpc_seeds
+    settings.kpc_settings = [_kpc_setting(value) for value in args.kpc_setting or ()]
     description = build_kit(args.data, args.output, args.model, settings, args.workers, args.graph_cache, say=report)
     repository = Path(__file__).resolve().parents[2]
     if (repository / ".git").exists():
@@ -116,6 +124,31 @@ def run_release(args: argparse.Namespace) -> int:
     )
     print(json.dumps({k: decision[k] for k in ("release", "mean", "reasons")}))
     return 0
+
+
+KPC_SETTING_KEYS = {
+    "lr": ("learning_rate", float),
+    "epochs": ("epochs", int),
+    "batch": ("batch_size", int),
+    "seeds": ("seeds", int),
+}
+
+
+def _kpc_setting(value: str) -> dict:
+    """``lr=1e-4,epochs=6`` -> ``{"learning_rate": 1e-4, "epochs": 6}``; every value checked to be above 0."""
+    setting = {}
+    for item in value.split(","):
+        key, _, number = item.partition("=")
+        if key not in KPC_SETTING_KEYS:
+            raise UserError(f"--kpc-setting {value!r}: expected KEY=VALUE,... with KEY one of lr, epochs, batch, seeds")
+        name, kind = KPC_SETTING_KEYS[key]
+        try:
+            setting[name] = kind(number)
+        except ValueError:
+            raise UserError(f"--kpc-setting {value!r}: {key} must be a number, got {number!r}") from None
+        if setting[name] <= 0:
+            raise UserError(f"--kpc-setting {value!r}: {key} must be above 0")
+    return setting
 
 
 def _shares(value: str) -> dict[str, float]:

@@ -51,6 +51,9 @@ class JobSettings:
     kpc_epochs: int = 3
     kpc_batch_size: int = 16
     kpc_seeds: int = 1  # KPC fine-tunings per study phase, each from its own seed; reported as their ensemble
+    # KPC settings to compare in the study (each {"learning_rate", "epochs", "batch_size", "seeds"}, any of them
+    # left out taking the values above); empty: one setting, the values above
+    kpc_settings: list = field(default_factory=list)
     multitask_epochs: int = 2
     multitask_batch_size: int = 16
     finetune_lr: float = 3e-5
@@ -60,6 +63,26 @@ class JobSettings:
     )
     reserve_s: float = 40.0  # kept for the final writing and the report
     max_steps: int | None = None  # a cap on every phase's steps (smoke runs)
+
+
+def kpc_runs(settings: JobSettings) -> list[dict]:
+    """The KPC study's fine-tunings, in the order they run: each setting of ``kpc_settings`` (or the job's own
+    KPC values) once per seed, seeds ``seed, seed+1, ...``; the first seed of every setting runs before any
+    second seed, so a job cut short still has one run of each."""
+    default = {
+        "learning_rate": settings.finetune_lr,
+        "epochs": settings.kpc_epochs,
+        "batch_size": settings.kpc_batch_size,
+        "seeds": settings.kpc_seeds,
+    }
+    chosen = [{**default, **setting} for setting in settings.kpc_settings] or [default]
+    most = max(setting["seeds"] for setting in chosen)
+    return [
+        {"setting": number, "seed": settings.seed + index, **{k: v for k, v in setting.items() if k != "seeds"}}
+        for index in range(most)
+        for number, setting in enumerate(chosen)
+        if index < setting["seeds"]
+    ]
 
 
 def read_kit(kit: str | Path) -> dict:

@@ -9,7 +9,8 @@ the shares of the phases left; ``TrainingArguments.time_limit_s`` re-plans its s
    from that encoder, embeddings frozen, the best epoch by mean dev metric; the weights are written now;
 3. ``dapt``: DAPT-BERT (MLM only, text only) on the same corpus for the same number of steps;
 4. ``kpc-dapt`` and ``kpc-comus``: the knowledge-point study: KPC fine-tuned from each pre-trained encoder
-   (``kpc_seeds`` times, from different seeds: their ensemble averages the class probabilities), the best
+   (``kpc_seeds`` times, from different seeds, for each of the ``kpc_settings`` compared: their ensemble
+   averages the class probabilities), the best
    epoch on dev, then measured on KPC test.
 
 Output (at most 8 files, each at most 16 MiB): ``encoder-NN.safetensors`` (the pre-trained encoder as fp16
@@ -270,38 +271,42 @@ class Job:
         return {"best_dev_mean": result["best_dev"], **_throughput(history, None), "history": history}
 
     def _kpc(self, phase: str, encoder: str, architecture: str) -> dict:
-        """KPC fine-tuned from ``encoder`` once per seed (``kpc_seeds``), each run its share of the phase's time.
+        """KPC fine-tuned from ``encoder`` once per run of ``build.kpc_runs`` (a setting and a seed), each run
+        a share of the phase's time in proportion to its epochs.
 
         The phase's ``dev`` and ``test`` records are of the runs' ensemble (their mean class probabilities;
-        with one seed, that run), with each problem's correctness and probabilities; ``runs`` has each run's."""
+        with one run, that run), with each problem's correctness and probabilities; ``runs`` has each run's,
+        with its setting."""
         from mathgraph.models.task_model import TaskConfig
         from mathgraph.tasks.task_types import load_examples
 
-        settings = self.settings
+        from .build import kpc_runs
+
         config = TaskConfig("kpc", architecture=architecture, text_field="problem", label_field="subject")
         kpc = self.files["kpc"]
         deadline = time.perf_counter() + self.budget(phase)
         parts = {part: load_examples(config, kpc[part]) for part in ("dev", "test") if part in kpc}
         train_texts = [e.text for e in load_examples(config, kpc["train"])]
         mean_tokens = sum(self.lengths[t] for t in train_texts) / len(train_texts)
+        planned = kpc_runs(self.settings)
         runs: list[dict] = []
-        for index in range(settings.kpc_seeds):
-            seconds = (deadline - time.perf_counter()) / (settings.kpc_seeds - index)
+        for index, plan in enumerate(planned):
+            share = plan["epochs"] / sum(p["epochs"] for p in planned[index:])
+            seconds = (deadline - time.perf_counter()) * share
             if runs and seconds < 1:
                 break  # out of time: the ensemble is of the runs done
-            seed = settings.seed + index
             args = self.arguments(
                 phase,
-                output_dir=str(self.work / phase / f"seed-{seed}"),
-                seed=seed,
+                output_dir=str(self.work / phase / f"run-{index}"),
+                seed=plan["seed"],
                 time_limit_s=max(1.0, seconds),
-                epochs=settings.kpc_epochs,
-                batch_size=settings.kpc_batch_size,
-                learning_rate=settings.finetune_lr,
+                epochs=plan["epochs"],
+                batch_size=plan["batch_size"],
+                learning_rate=plan["learning_rate"],
             )
-            runs.append(self._kpc_run(config, args, encoder, parts, mean_tokens))
-            self.say(f"{phase} seed {seed}: dev {runs[-1].get('dev', {}).get('accuracy')}")
-        record = {k: v for k, v in runs[0].items() if k not in parts and k != "seed"}  # the first run's curve
+            runs.append({**plan, **self._kpc_run(config, args, encoder, parts, mean_tokens)})
+            self.say(f"{phase} run {index} {json.dumps(plan)}: dev {runs[-1].get('dev', {}).get('accuracy')}")
+        record = {k: v for k, v in runs[0].items() if k not in parts and k not in planned[0]}  # the first run's curve
         labels = runs[0]["labels"]
         for part, examples in parts.items():
             mean = np.mean([run[part]["probabilities"] for run in runs], axis=0)
@@ -313,7 +318,7 @@ class Job:
                 "correct": "".join("1" if p == e.label else "0" for p, e in zip(predicted, examples)),
                 "probabilities": np.round(mean, 4).tolist(),
             }
-        record["seeds"] = len(runs)
+        record["runs_done"] = len(runs)
         if len(runs) > 1:
             record["runs"] = runs
         return record
@@ -332,7 +337,6 @@ class Job:
         model = TaskModel.from_pretrained(args.output_dir, device=self.device)
         labels = label_values("kpc", model.config.labels)
         record = {
-            "seed": args.seed,
             "best_dev_accuracy": result["best_dev"],
             **_throughput(result["history"], mean_tokens),
             "history": result["history"],

@@ -349,6 +349,41 @@ def test_a_job_without_pre_training_continues_from_its_start_encoder(kit_data, s
     assert all(torch.allclose(rebuilt[n], start[n], atol=2e-2, rtol=2e-2) for n in start), "not the start encoder"
 
 
+def test_the_kpc_study_runs_each_setting_once_per_seed_first_seeds_first():
+    from mathgraph.tasks.kit.build import JobSettings, kpc_runs
+
+    plain = kpc_runs(JobSettings(seed=5, kpc_seeds=2))
+    assert plain == [
+        {"setting": 0, "seed": 5, "learning_rate": 3e-5, "epochs": 3, "batch_size": 16},
+        {"setting": 0, "seed": 6, "learning_rate": 3e-5, "epochs": 3, "batch_size": 16},
+    ]
+    settings = JobSettings(kpc_settings=[{"learning_rate": 1e-4, "seeds": 2}, {"epochs": 6, "batch_size": 32}])
+    runs = kpc_runs(settings)
+    # one run of every setting before any second seed, so a job cut short has each setting once
+    assert [(r["setting"], r["seed"]) for r in runs] == [(0, 0), (1, 0), (0, 1)]
+    assert [(r["learning_rate"], r["epochs"], r["batch_size"]) for r in runs] == [
+        (1e-4, 3, 16),
+        (3e-5, 6, 32),
+        (1e-4, 3, 16),
+    ]
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("lr=1e-4,depth=2", "KEY one of lr, epochs, batch, seeds"),
+        ("epochs=six", "epochs must be a number, got 'six'"),
+        ("batch=0", "batch must be above 0"),
+    ],
+)
+def test_a_bad_kpc_setting_is_one_line(value, message, tmp_path, capsys):
+    from mathgraph.cli.main import main
+
+    assert main(["kit", "build", "--data", str(tmp_path), "--output", str(tmp_path / "k"), "--kpc-setting", value]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "k").exists()
+
+
 @pytest.mark.slow
 def test_the_kpc_study_runs_one_model_per_seed_and_reports_their_ensemble(kit_data, start_model, tmp_path, capsys):
     from mathgraph.cli.main import main
@@ -361,7 +396,7 @@ def test_the_kpc_study_runs_one_model_per_seed_and_reports_their_ensemble(kit_da
     assert main(["kit", "run", str(kit), "--output", str(out), "--minutes", "3", "--device", "cpu"]) == 0
     report = json.loads((out / "report.json").read_text())
     study = report["phases"]["kpc-comus"]
-    assert report["status"] == "done" and study["seeds"] == 2
+    assert report["status"] == "done" and study["runs_done"] == 2
     assert [run["seed"] for run in study["runs"]] == [0, 1]
     labels = study["labels"]
     for part in ("dev", "test"):
