@@ -3,10 +3,11 @@ and the ensemble fused with TF-IDF, on the MATH seed-0 split (6,000 / 750 / 750)
 
     python benchmarks/gpu_kpc_ensemble.py --report GPU_OUT/report.json [--output FILE.json]
     python benchmarks/gpu_kpc_ensemble.py --smoke --work /tmp/k   # the committed figures, recomputed
+    python benchmarks/gpu_kpc_ensemble.py --figures benchmarks/results/issue51_kpc_settings.json  # the settings run
 
-``report.json`` is what ``mathgraph kit run`` writes for a kit built with ``--shares kpc-comus=1 --kpc-seeds N``:
-each run's class probabilities on KPC dev and test, in file order. The ensemble averages them (the first k runs,
-for every k). TF-IDF + logistic regression is trained here on the same train part (``split_rows`` of
+``report.json`` is what ``mathgraph kit run`` writes for a kit built with ``--shares kpc-comus=1 --kpc-seeds N``
+(or several ``--kpc-setting``): each run's class probabilities on KPC dev and test, in file order. The ensemble
+averages them (the first k runs, for every k). TF-IDF + logistic regression is trained here on the same train part (``split_rows`` of
 ``../shared/data/math/train.jsonl``, seed 0, as ``benchmarks/results.py`` builds it) and fused with the ensemble as
 the package fuses (``models.late_fusion.fuse_probabilities``: a weighted product, the weight chosen on dev among
 0.0, 0.1, ..., 1.0). Intervals: Wilson for accuracy, a paired bootstrap (2,000 draws, seed 0) for differences.
@@ -69,12 +70,23 @@ def gather(report: dict, parts: dict[str, list[dict]]) -> dict:
         mine = "".join("1" if labels[i] == g else "0" for i, g in zip(ensemble.argmax(axis=1), gold))
         if mine != study[part]["correct"]:  # the report's rows are these rows, in this order
             raise ValueError(f"{part}: the report's problems are not the split's (another data file or seed?)")
+        figures["run_names"] = [run_name(i, run) for i, run in enumerate(runs)]
         figures[part] = {
             "gold": gold,
             "runs": [run[part]["probabilities"] for run in runs],
             "tfidf": tfidf[part],
         }
     return figures
+
+
+def run_name(index: int, run: dict) -> str:
+    """A run's row name: its number and seed, and its KPC setting where the job compared several."""
+    seed = run.get("seed", index)
+    if "learning_rate" not in run:
+        return f"run {index + 1} (seed {seed})"
+    return (
+        f"run {index + 1} (lr {run['learning_rate']:g}, {run['epochs']} epochs, batch {run['batch_size']}, seed {seed})"
+    )
 
 
 def correctness(probabilities, labels: list[str], gold: list[str]) -> np.ndarray:
@@ -118,10 +130,8 @@ def tables(figures: dict) -> str:
     }
     best = max(dev_by_weight.values())
     weight = min(w for w, value in dev_by_weight.items() if value == best)  # the smallest among equals
-    rows = {
-        f"run {i + 1} (seed {i})": [correctness(p["runs"][i], labels, p["gold"]) for p in (dev, test)]
-        for i in range(count)
-    }
+    names = figures.get("run_names") or [f"run {i + 1} (seed {i})" for i in range(count)]
+    rows = {name: [correctness(p["runs"][i], labels, p["gold"]) for p in (dev, test)] for i, name in enumerate(names)}
     rows.update(
         {
             f"ensemble of {k}": [correctness(ensemble(p, k), labels, p["gold"]) for p in (dev, test)]
@@ -140,12 +150,12 @@ def tables(figures: dict) -> str:
         "|---|---:|---:|",
     ]
     lines += [f"| {name} | {cell(d)} | {cell(t)} |" for name, (d, t) in rows.items()]
-    single = [np.mean([rows[f"run {i + 1} (seed {i})"][j].mean() for i in range(count)]) for j in (0, 1)]
+    single = [np.mean([rows[name][j].mean() for name in names]) for j in (0, 1)]
     lines.append(f"| mean of the single runs | {single[0]:.4f} | {single[1]:.4f} |")
     lines += [f"| shipped package, {name} | {dev} | {test} |" for name, (dev, test) in shipped_kpc_cells().items()]
     lines += ["", "Paired differences (bootstrap 95% intervals):", ""]
     for a, b in (
-        (f"ensemble of {count}", "run 1 (seed 0)"),
+        (f"ensemble of {count}", names[0]),
         (f"ensemble of {count}", "TF-IDF + logistic regression"),
         (fusion_row, "TF-IDF + logistic regression"),
     ):
@@ -162,11 +172,12 @@ def main() -> None:
     parser.add_argument("--report", help="a `kit run` report.json with the KPC runs' probabilities")
     parser.add_argument("--math", default=str(SHARED_MATH), help="MATH train.jsonl, split as the kit's data was")
     parser.add_argument("--output", help="write the gathered probabilities here (JSON) and the tables beside (.md)")
+    parser.add_argument("--figures", help="recompute the tables from probabilities an earlier --output wrote")
     parser.add_argument("--smoke", action="store_true", help=f"recompute the tables from {COMMITTED.name}")
     parser.add_argument("--work", help="with --smoke: write the tables into this folder")
     args = parser.parse_args()
-    if args.smoke:
-        figures = json.loads(COMMITTED.read_text())
+    if args.smoke or args.figures:
+        figures = json.loads(Path(args.figures or COMMITTED).read_text())
     elif args.report:
         figures = gather(json.loads(Path(args.report).read_text()), kpc_split(Path(args.math)))
     else:
