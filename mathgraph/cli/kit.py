@@ -42,7 +42,7 @@ def register(commands) -> None:
         action="append",
         metavar="lr=L,epochs=E,batch=B,seeds=S",
         help="a KPC setting for the study to compare (repeat for several; any key left out takes the job's value: "
-        "lr 3e-5, epochs 3, batch 16, seeds --kpc-seeds)",
+        "lr 1e-4, epochs 6, batch 32, seeds --kpc-seeds)",
     )
     build.add_argument("--smoke", action="store_true", help="a job of 2 steps per phase and tiny batches (tests)")
     build.set_defaults(run=run_build)

@@ -354,17 +354,17 @@ def test_the_kpc_study_runs_each_setting_once_per_seed_first_seeds_first():
 
     plain = kpc_runs(JobSettings(seed=5, kpc_seeds=2))
     assert plain == [
-        {"setting": 0, "seed": 5, "learning_rate": 3e-5, "epochs": 3, "batch_size": 16},
-        {"setting": 0, "seed": 6, "learning_rate": 3e-5, "epochs": 3, "batch_size": 16},
+        {"setting": 0, "seed": 5, "learning_rate": 1e-4, "epochs": 6, "batch_size": 32},
+        {"setting": 0, "seed": 6, "learning_rate": 1e-4, "epochs": 6, "batch_size": 32},
     ]
-    settings = JobSettings(kpc_settings=[{"learning_rate": 1e-4, "seeds": 2}, {"epochs": 6, "batch_size": 32}])
+    settings = JobSettings(kpc_settings=[{"learning_rate": 2e-4, "seeds": 2}, {"epochs": 3, "batch_size": 16}])
     runs = kpc_runs(settings)
     # one run of every setting before any second seed, so a job cut short has each setting once
     assert [(r["setting"], r["seed"]) for r in runs] == [(0, 0), (1, 0), (0, 1)]
     assert [(r["learning_rate"], r["epochs"], r["batch_size"]) for r in runs] == [
+        (2e-4, 6, 32),
         (1e-4, 3, 16),
-        (3e-5, 6, 32),
-        (1e-4, 3, 16),
+        (2e-4, 6, 32),
     ]
 
 
