@@ -98,6 +98,7 @@ DATA = REPO.parent / "shared" / "data"
 MATH_QUERIES = REPO / "benchmarks" / "data" / "math_bank_queries.jsonl"
 MATH_QUERIES_THIRD = REPO / "benchmarks" / "data" / "math_bank_queries_third.jsonl"  # a third set, all test
 MATH_QUERIES_FOURTH = REPO / "benchmarks" / "data" / "math_bank_queries_fourth.jsonl"  # a fourth set, all dev
+MATH_QUERIES_FIFTH = REPO / "benchmarks" / "data" / "math_bank_queries_fifth.jsonl"  # a fifth set, all test
 RESULTS = REPO / "benchmarks" / "results" / "issue37_bank_search"
 SPLIT_SEED = 0  # benchmarks/results.py's and the release's split seed
 DEPTH = 50  # hits asked of each search: MRR is counted to this rank (the alignment step re-scores 50 rows)

@@ -193,6 +193,25 @@ def test_the_fourth_math_queries_file_is_dev_only_and_new():
     assert not {row["index"] for row in fourth} & {row["index"] for row in earlier}
 
 
+def test_the_fifth_math_queries_file_is_test_only_and_new():
+    earlier = [
+        json.loads(line)
+        for path in (bank_search.MATH_QUERIES, bank_search.MATH_QUERIES_THIRD, bank_search.MATH_QUERIES_FOURTH)
+        for line in open(path, encoding="utf-8")
+    ]
+    fifth = [json.loads(line) for line in open(bank_search.MATH_QUERIES_FIFTH, encoding="utf-8")]
+    assert len(fifth) == 66 and {row["split"] for row in fifth} == {"test"}
+    counts = {}
+    for row in fifth:
+        counts[row["kind"]] = counts.get(row["kind"], 0) + 1
+        assert row["query"].strip() != row["original"].strip()
+    assert counts == {"variables": 6, "numbers": 20, "both": 20, "wording": 20}
+    assert [row["id"] for row in fifth] == [f"math-q{i}" for i in range(249, 315)]
+    # no original of an earlier query (dev or test) is the original of a new test query, and none repeats
+    assert not {row["index"] for row in fifth} & {row["index"] for row in earlier}
+    assert len({row["index"] for row in fifth}) == len(fifth)
+
+
 def test_fused_ranks_over_an_approximate_indexs_pool():
     bank = bank_search.Bank(
         "toy", ["r0", "r1", "r2", "r3"], [{"id": "q0", "kind": "a", "text": "", "answers": [1]}], ("a",), {}
