@@ -34,6 +34,8 @@ def register(commands) -> None:
         "kpc-dapt=0.09,kpc-comus=0.11); without comus the start model (--model DIR) is the pre-trained encoder",
     )
     build.add_argument("--multitask-epochs", type=int, help="the multi-task phase's epochs (default: 2)")
+    build.add_argument("--multitask-lr", type=float, help="the multi-task phase's learning rate (default: 3e-5)")
+    build.add_argument("--multitask-batch", type=int, help="the multi-task phase's batch size (default: 16)")
     build.add_argument(
         "--kpc-seeds", type=int, help="KPC fine-tunings per study phase, their ensemble reported (default: 1)"
     )
@@ -83,8 +85,9 @@ def run_build(args: argparse.Namespace) -> int:
         )
     if args.shares:
         settings.shares = _shares(args.shares)
-    if args.multitask_epochs:
-        settings.multitask_epochs = args.multitask_epochs
+    _set_positive(settings, "multitask_epochs", args.multitask_epochs, "--multitask-epochs")
+    _set_positive(settings, "finetune_lr", args.multitask_lr, "--multitask-lr")
+    _set_positive(settings, "multitask_batch_size", args.multitask_batch, "--multitask-batch")
     if args.kpc_seeds is not None:
         if args.kpc_seeds < 1:
             raise UserError(f"--kpc-seeds must be at least 1, got {args.kpc_seeds}")
@@ -124,6 +127,15 @@ def run_release(args: argparse.Namespace) -> int:
     )
     print(json.dumps({k: decision[k] for k in ("release", "mean", "reasons")}))
     return 0
+
+
+def _set_positive(settings, name: str, value, option: str) -> None:
+    """``settings.name = value`` where the option was given; a value of 0 or less is a one-line error."""
+    if value is None:
+        return
+    if value <= 0:
+        raise UserError(f"{option} must be above 0, got {value}")
+    setattr(settings, name, value)
 
 
 KPC_SETTING_KEYS = {

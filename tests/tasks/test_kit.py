@@ -328,9 +328,12 @@ def test_a_job_without_pre_training_continues_from_its_start_encoder(kit_data, s
     start_model = str(tmp_path / "trained")
     trained.save_pretrained(start_model)
     build = ["kit", "build", "--data", str(kit_data), "--output", str(kit), "--model", start_model, "--smoke"]
-    assert main([*build, "--shares", "multitask=1", "--workers", "1"]) == 0
+    multitask = ["--multitask-lr", "1e-4", "--multitask-batch", "2", "--multitask-epochs", "1"]
+    assert main([*build, "--shares", "multitask=1", *multitask, "--workers", "1"]) == 0
     description = json.loads((kit / "kit.json").read_text())
     assert description["pretrain_texts"] == 0 and not list((kit / "data").glob("pretrain.*"))
+    job = description["job"]
+    assert (job["finetune_lr"], job["multitask_batch_size"], job["multitask_epochs"]) == (1e-4, 2, 1)
     assert main(["kit", "run", str(kit), "--output", str(out), "--minutes", "3", "--device", "cpu"]) == 0
     report = json.loads((out / "report.json").read_text())
     assert list(report["phases"]) == ["multitask"] and report["status"] == "done"
@@ -381,6 +384,15 @@ def test_a_bad_kpc_setting_is_one_line(value, message, tmp_path, capsys):
 
     assert main(["kit", "build", "--data", str(tmp_path), "--output", str(tmp_path / "k"), "--kpc-setting", value]) == 2
     assert message in capsys.readouterr().err
+    assert not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize("option", ["--multitask-lr", "--multitask-batch", "--multitask-epochs"])
+def test_a_multitask_setting_of_zero_is_one_line(option, tmp_path, capsys):
+    from mathgraph.cli.main import main
+
+    assert main(["kit", "build", "--data", str(tmp_path), "--output", str(tmp_path / "k"), option, "0"]) == 2
+    assert f"{option} must be above 0, got 0" in capsys.readouterr().err
     assert not (tmp_path / "k").exists()
 
 
