@@ -18,7 +18,8 @@ Two banks, each searched with every row (a named search configuration, ``ROWS``)
   here on whitespace- and case-normalised text), so each seed is in the bank once, as the row added for it.
 - **MATH bank**: the 7,500 MATH train problems; the queries are hand-written rewrites of problems of the bank
   (``benchmarks/data/math_bank_queries.jsonl``, ``math_bank_queries_third.jsonl``, a third set, all test, and
-  ``math_bank_queries_fourth.jsonl``, a fourth, all dev;
+  ``math_bank_queries_fourth.jsonl``, a fourth, all dev, ``math_bank_queries_sixth.jsonl``, a sixth, all dev, of
+  problems with a sibling in the bank; ``math_bank_queries_fifth.jsonl``, a fifth, all test, read only when named;
   ``--queries`` to choose; made as ``benchmarks/data/MATH_BANK_QUERIES.md`` says) with
   other numbers (kind ``numbers``), other wording (``wording``), both (``both``) or renamed variables
   (``variables``), those of ``--split`` (each query's ``split`` field: dev or test); the answer is the original,
@@ -99,6 +100,8 @@ MATH_QUERIES = REPO / "benchmarks" / "data" / "math_bank_queries.jsonl"
 MATH_QUERIES_THIRD = REPO / "benchmarks" / "data" / "math_bank_queries_third.jsonl"  # a third set, all test
 MATH_QUERIES_FOURTH = REPO / "benchmarks" / "data" / "math_bank_queries_fourth.jsonl"  # a fourth set, all dev
 MATH_QUERIES_FIFTH = REPO / "benchmarks" / "data" / "math_bank_queries_fifth.jsonl"  # a fifth set, all test
+# a sixth set, all dev: rewrites of problems whose bank holds a sibling with other numbers
+MATH_QUERIES_SIXTH = REPO / "benchmarks" / "data" / "math_bank_queries_sixth.jsonl"
 RESULTS = REPO / "benchmarks" / "results" / "issue37_bank_search"
 SPLIT_SEED = 0  # benchmarks/results.py's and the release's split seed
 DEPTH = 50  # hits asked of each search: MRR is counted to this rank (the alignment step re-scores 50 rows)
@@ -1077,9 +1080,9 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--banks", default="gsm8k,math")
     parser.add_argument(
         "--queries",
-        default=f"{MATH_QUERIES},{MATH_QUERIES_THIRD},{MATH_QUERIES_FOURTH}",
-        help="the MATH bank's query files, comma-separated (default: the first two sets, the third, all test, and "
-        "the fourth, all dev)",
+        default=f"{MATH_QUERIES},{MATH_QUERIES_THIRD},{MATH_QUERIES_FOURTH},{MATH_QUERIES_SIXTH}",
+        help="the MATH bank's query files, comma-separated (default: the first two sets, the third, all test, the "
+        f"fourth and the sixth, all dev; the fifth, all test, is {MATH_QUERIES_FIFTH.relative_to(REPO)})",
     )
     parser.add_argument("--rows", help=f"comma-separated row names (default: all of {', '.join(ROWS)})")
     parser.add_argument("--add-row", action="append", default=[], metavar="NAME:key=value,...")

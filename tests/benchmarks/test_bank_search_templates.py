@@ -212,6 +212,40 @@ def test_the_fifth_math_queries_file_is_test_only_and_new():
     assert len({row["index"] for row in fifth}) == len(fifth)
 
 
+def test_the_sixth_math_queries_file_is_dev_only_of_problems_with_siblings():
+    earlier = [
+        json.loads(line)
+        for path in (
+            bank_search.MATH_QUERIES,
+            bank_search.MATH_QUERIES_THIRD,
+            bank_search.MATH_QUERIES_FOURTH,
+            bank_search.MATH_QUERIES_FIFTH,
+        )
+        for line in open(path, encoding="utf-8")
+    ]
+    sixth = [json.loads(line) for line in open(bank_search.MATH_QUERIES_SIXTH, encoding="utf-8")]
+    assert len(sixth) == 30 and {row["split"] for row in sixth} == {"dev"}
+    assert [row["kind"] for row in sixth] == ["wording"] * 14 + ["numbers"] * 8 + ["both"] * 8
+    assert [row["id"] for row in sixth] == [f"math-q{i}" for i in range(315, 345)]
+    assert not {row["index"] for row in sixth} & {row["index"] for row in earlier}
+    # a wording rewrite keeps its original's numbers: the digit runs of both are the same multiset in most
+    same = sum(
+        sorted(re.findall(r"\d+", row["query"])) == sorted(re.findall(r"\d+", row["original"]))
+        for row in sixth
+        if row["kind"] == "wording"
+    )
+    assert same >= 10
+    # and a numbers rewrite changes them
+    assert all(
+        sorted(re.findall(r"\d+", row["query"])) != sorted(re.findall(r"\d+", row["original"]))
+        for row in sixth
+        if row["kind"] == "numbers"
+    )
+    # the sixth set is read by default, the fifth (test) is not
+    defaults = bank_search.arguments(["--work", "w"]).queries.split(",")
+    assert str(bank_search.MATH_QUERIES_SIXTH) in defaults and str(bank_search.MATH_QUERIES_FIFTH) not in defaults
+
+
 def test_fused_ranks_over_an_approximate_indexs_pool():
     bank = bank_search.Bank(
         "toy", ["r0", "r1", "r2", "r3"], [{"id": "q0", "kind": "a", "text": "", "answers": [1]}], ("a",), {}
