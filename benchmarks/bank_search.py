@@ -2,7 +2,7 @@
 
     python benchmarks/bank_search.py --work WORK [--split dev|test|dev+test] [--banks gsm8k,math]
                                      [--rows default,hybrid,...] [--add-row 'NAME:model=SPEC,mode=text,hybrid=off']
-    python benchmarks/bank_search.py --work WORK --choose-weights | --pools [--split dev|test]
+    python benchmarks/bank_search.py --work WORK --choose-weights | --choose-numbers | --pools [--split dev|test]
     python benchmarks/bank_search.py --smoke --work WORK
 
 Two banks, each searched with every row (a named search configuration, ``ROWS``):
@@ -127,7 +127,8 @@ class Row:
     ``mathgraph search`` / ``--hybrid`` / ``--no-hybrid`` (the shipped package's search weights);
     ``sparse_weight`` / ``structure_weight`` / ``min_cosine``, when given, override them;
     ``skeleton_confidence``: ``SearchIndex.search``'s (``"shipped"``, None for one skeleton weight for every
-    query, or ``(low, high)``); ``fusion``: ``SearchIndex.search``'s (None: the shipped one). ``embedder``: a
+    query, or ``(low, high)``); ``fusion``: ``SearchIndex.search``'s (None: the shipped one); ``numbers_bonus``:
+    ``SearchIndex.search``'s (None: ``skeleton.NUMBERS_BONUS`` where the skeleton channel is on). ``embedder``: a
     function returning an ``Embedder`` for a first stage that is not a model directory (then ``model`` names
     its cache). ``mode`` None: what ``mathgraph index build --model MODEL`` uses, a package's search encoder
     (``config.json`` ``search.encoder``) when it names one, else the joint vectors (``first_stage``)."""
@@ -143,6 +144,7 @@ class Row:
     skeleton_weight: float | None = None
     skeleton_confidence: tuple[float, float] | None | str = "shipped"
     fusion: str | None = None
+    numbers_bonus: float | None = None
     embedder: Callable | None = field(default=None, compare=False, repr=False)
 
     def weights(self) -> tuple[float, float, float | None, float]:
@@ -165,12 +167,18 @@ class Row:
 
             min_cosine = shipped_structure_min_cosine()
         config = {k: v for k, v in asdict(self).items() if k != "embedder"}
+        numbers = self.numbers_bonus
+        if numbers is None:
+            from mathgraph.tasks.search.skeleton import NUMBERS_BONUS
+
+            numbers = NUMBERS_BONUS if skeleton > 0 else 0.0
         return {
             **config,
             "sparse_weight": sparse,
             "structure_weight": structure,
             "min_cosine": min_cosine,
             "skeleton_weight": skeleton,
+            "numbers_bonus": numbers,
         }
 
 
@@ -179,9 +187,21 @@ ROWS = {
     for row in (
         Row(
             "default",
-            "default `mathgraph search` (the package's search encoder fused with TF-IDF and the skeleton channel)",
+            "default `mathgraph search` (the package's search encoder fused with TF-IDF and the skeleton channel, "
+            "the numbers bonus)",
             mode=None,
             hybrid=None,
+        ),
+        Row(
+            "cosine",
+            "the default before the numbers bonus (cosine fusion, skeleton 0.7 by its confidence from 0)",
+            mode=None,
+            hybrid=None,
+            sparse_weight=0.0,
+            skeleton_weight=0.7,
+            skeleton_confidence=(0.0, 1.0),
+            fusion="cosine",
+            numbers_bonus=0.0,
         ),
         Row(
             "standardised",
@@ -192,6 +212,7 @@ ROWS = {
             skeleton_weight=0.4,
             skeleton_confidence=(0.2, 1.0),
             fusion="standardised",
+            numbers_bonus=0.0,
         ),
         Row(
             "before",
@@ -209,6 +230,7 @@ ROWS = {
             sparse_weight=0.1,
             skeleton_weight=0.3,
             skeleton_confidence=None,
+            numbers_bonus=0.0,
         ),
         Row(
             "skeleton",
@@ -218,6 +240,7 @@ ROWS = {
             sparse_weight=0.0,
             skeleton_weight=1.0,
             skeleton_confidence=None,
+            numbers_bonus=0.0,
         ),
         Row(
             "hybrid", "`--hybrid` (the package's search encoder, TF-IDF fusion, alignment step)", mode=None, hybrid=True
@@ -277,6 +300,8 @@ def parse_row(text: str) -> Row:
             key += "_weight"
         if key == "hybrid":
             options[key] = {"auto": None, "on": True, "off": False}[value.strip()]
+        elif key in ("numbers", "numbers_bonus"):
+            options["numbers_bonus"] = float(value)
         elif key in ("sparse_weight", "structure_weight", "min_cosine", "skeleton_weight"):
             options[key] = float(value)
         elif key in ("model", "mode", "label", "fusion"):
@@ -553,21 +578,23 @@ def skeleton_index(bank: Bank, work: Path):
     ``WORK/skeleton`` (keyed by the bank's texts and the feature code, whose counts of names depend on the
     whole bank)."""
     from mathgraph.tasks.search import skeleton as module
-    from mathgraph.tasks.search.skeleton import NameCounts, SkeletonIndex, skeleton_tokens
+    from mathgraph.tasks.search.skeleton import NameCounts, SkeletonIndex, problem_numbers, skeleton_tokens
 
     digest = hashlib.sha256("\n".join(bank.texts).encode("utf-8"))
     digest.update(Path(module.__file__).read_bytes())
     path = work / "skeleton" / f"{bank.name}-{digest.hexdigest()[:16]}.json"
     if path.is_file():
         cached = json.loads(path.read_text(encoding="utf-8"))
-        return SkeletonIndex(bank.texts, tokens=cached["tokens"]), cached["seconds"]
+        return SkeletonIndex(bank.texts, tokens=cached["tokens"], numbers=cached["numbers"]), cached["seconds"]
     start = time.perf_counter()
     names = NameCounts(bank.texts)
     tokens = [skeleton_tokens(text, names) for text in bank.texts]
+    numbers = [problem_numbers(text) for text in bank.texts]
     seconds = time.perf_counter() - start
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"seconds": seconds, "machine": machine(), "tokens": tokens}), encoding="utf-8")
-    return SkeletonIndex(bank.texts, tokens=tokens), seconds
+    facts = {"seconds": seconds, "machine": machine(), "tokens": tokens, "numbers": numbers}
+    path.write_text(json.dumps(facts), encoding="utf-8")
+    return SkeletonIndex(bank.texts, tokens=tokens, numbers=numbers), seconds
 
 
 # --------------------------------------------------------------------------- searching
@@ -618,7 +645,7 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
             l2_normalize(vectors), [{"text": t} for t in bank.texts], "text", embedder.identity(), embedder
         )
         skeleton_s = 0.0
-        if skeleton > 0:
+        if skeleton > 0 or described["numbers_bonus"] > 0:
             index.skeleton, skeleton_s = skeleton_index(bank, work)
         start = time.perf_counter()
         found = index.search(
@@ -631,6 +658,7 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
             skeleton_weight=skeleton,
             skeleton_confidence=row.skeleton_confidence,
             fusion=row.fusion,
+            numbers_bonus=row.numbers_bonus,
         )
         hits = [[hit.index for hit in query_hits] for query_hits in found]
         search_s = time.perf_counter() - start
@@ -679,14 +707,22 @@ MARGIN_BOOTSTRAP = 1000  # resamples of expected_worst_margin
 CONFIDENCE_GRID = (None, *((round(0.1 * i, 1), 1.0) for i in range(7)))
 # the fusions --choose-weights tries (skeleton.fuse_channels), the one before first: it is kept on a tie
 FUSION_GRID = ("standardised", "cosine")
+# the numbers bonuses --choose-numbers tries (SearchIndex.search's numbers_bonus), added to the shipped fusion (its
+# weights, confidence and fusion as they are: the bonus is a tie-breaker of that fusion, not a new fusion)
+NUMBERS_GRID = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2)
+# a query's lead (its answer's fused score less the best other row's) as a share of LEAD_SCALE, clipped to [-1, 1]
+# and averaged over the queries: the "soft R@1" that breaks ties of R@1 and MRR in choose_weights (1 where every
+# answer leads by at least LEAD_SCALE, -1 where every one trails by as much)
+LEAD_SCALE = 0.05
 # --choose-weights measures each choice twice, fusing every row (an exact index) and the HYBRID_POOL rows of the
 # best cosines (an approximate one: tasks.search.index); a query counts as found first only where it is in both.
 
 
 def channel_scores(bank: Bank, work: Path, batch_size: int, stores: dict) -> dict[str, np.ndarray]:
     """Every query's score to every row of ``bank`` on each channel the fused default search fuses: ``dense``
-    (the default row's first stage, cosine), ``sparse`` (TF-IDF as ``SearchIndex`` fits it) and ``skeleton``
-    (``[queries, rows]`` each)."""
+    (the default row's first stage, cosine), ``sparse`` (TF-IDF as ``SearchIndex`` fits it), ``skeleton`` and
+    ``numbers`` (1 where a row's numbers are exactly the query's: ``SkeletonIndex.number_matches``), ``[queries,
+    rows]`` each."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
@@ -702,7 +738,12 @@ def channel_scores(bank: Bank, work: Path, batch_size: int, stores: dict) -> dic
     matrix = vectorizer.fit_transform(bank.texts)
     sparse = (vectorizer.transform(texts) @ matrix.T).toarray()
     skeleton, _ = skeleton_index(bank, work)
-    return {"dense": dense, "sparse": sparse, "skeleton": np.stack(skeleton.scores(texts))}
+    return {
+        "dense": dense,
+        "sparse": sparse,
+        "skeleton": np.stack(skeleton.scores(texts)),
+        "numbers": np.stack(skeleton.number_matches(texts)),
+    }
 
 
 def fused_ranks(
@@ -713,13 +754,18 @@ def fused_ranks(
     confidence: tuple[float, float] | None = None,
     fusion: str = "standardised",
     pool: int | None = None,
+    numbers: float = 0.0,
+    leads: list | None = None,
 ) -> list[int | None]:
     """Each query's rank of its first answer (``DEPTH`` at most, else None) when the channels are fused with
     these weights as ``SearchIndex.search`` fuses them (``skeleton.fuse_channels``, ties to the lower row);
     ``confidence``: as ``SearchIndex.search``'s ``skeleton_confidence`` (None: ``skeleton`` for every query);
     ``fusion``: ``"standardised"`` or ``"cosine"``; ``pool``: fuse only the ``pool`` rows of the best cosine
     (ties to the lower row), as an approximate index fuses its ``HYBRID_POOL`` candidates (None: every row, as
-    an exact index does); an answer outside them is not found."""
+    an exact index does); an answer outside them is not found; ``numbers``: the bonus of a row whose numbers are
+    exactly the query's (``SearchIndex.search``'s ``numbers_bonus``; ``scores["numbers"]``). ``leads``, when
+    given a list, receives each query's lead: its best answer's fused score less the best other row's (below 0
+    where another row comes first; ``-inf`` where no answer is among the rows fused)."""
     from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels
 
     ranks = []
@@ -731,14 +777,21 @@ def fused_ranks(
         own = confident_weight(float(np.max(channels[2])), skeleton, confidence) if skeleton > 0 else 0.0
         weights = (max(0.0, 1.0 - sparse - own), sparse, own)
         fused = fuse_channels(channels, weights, fusion)
+        if numbers > 0:
+            fused = fused + numbers * scores["numbers"][i][rows]
         answers = query["answers"]
         if pool is not None:  # the answers' positions among the fused rows
             position = {int(row): j for j, row in enumerate(rows)}
             answers = [position[a] for a in answers if a in position]
         if not answers:
             ranks.append(None)
+            if leads is not None:
+                leads.append(-math.inf)
             continue
         best = max(answers, key=lambda a: (fused[a], -a))
+        if leads is not None:
+            others = np.delete(fused, answers)
+            leads.append(float(fused[best] - others.max()) if len(others) else math.inf)
         rank = 1 + int(np.sum(fused > fused[best])) + int(np.sum(fused[:best] == fused[best]))
         ranks.append(rank if rank <= DEPTH else None)
     return ranks
@@ -768,6 +821,8 @@ def choose_weights(
     confidences: Sequence[tuple[float, float] | None] = (None,),
     fusions: Sequence[str] = ("standardised",),
     pools: Sequence[int | None] = (None,),
+    numbers: Sequence[float] = (0.0,),
+    grid: Sequence[tuple[float, float]] | None = None,
 ) -> dict:
     """The TF-IDF weight, the skeleton's (largest) weight (a grid of ``WEIGHT_STEP``, the sentence encoder keeping
     at least ``MIN_DENSE_WEIGHT``), the skeleton's confidence (one of ``confidences``; None: the same weight
@@ -778,18 +833,33 @@ def choose_weights(
     confidence floor and the fusion first in ``fusions``. ``pools``: the searches each choice is measured in
     (``fused_ranks``: None, every row fused, as an exact index does; a number, the rows of the best cosines, as an
     approximate index does): a query counts as found first only where it is in every one, and a kind's MRR is
-    its lowest. Returns the choice and every choice's figures."""
-    steps = int(round((1 - MIN_DENSE_WEIGHT) / WEIGHT_STEP))
-    grid = [(round(a * WEIGHT_STEP, 2), round(b * WEIGHT_STEP, 2)) for a in range(steps + 1) for b in range(steps + 1)]
-    grid = [(a, b) for a, b in grid if a + b <= 1 - MIN_DENSE_WEIGHT + 1e-9]
+    its lowest. ``numbers``: the numbers bonuses tried (``fused_ranks``), each with every choice of the rest; ties
+    of R@1 and MRR go to the best soft R@1 (``LEAD_SCALE``: how far the answers lead, a query's lead its lowest
+    over the searches) before the smallest weights, then to the smallest bonus. Returns the choice and every
+    choice's figures. ``grid``: the (TF-IDF, skeleton) weights tried (None: every pair of the ``WEIGHT_STEP``
+    grid); it must hold (0, 0), the sentence encoder alone."""
+    if grid is None:
+        steps = int(round((1 - MIN_DENSE_WEIGHT) / WEIGHT_STEP))
+        grid = [
+            (round(a * WEIGHT_STEP, 2), round(b * WEIGHT_STEP, 2)) for a in range(steps + 1) for b in range(steps + 1)
+        ]
+        grid = [(a, b) for a, b in grid if a + b <= 1 - MIN_DENSE_WEIGHT + 1e-9]
+    if (0.0, 0.0) not in grid:
+        raise ValueError("the grid must hold (0, 0), the sentence encoder alone, to compare the choices with")
     table = []
     hits_alone = None
-    for fusion, confidence, (sparse, skeleton) in itertools.product(fusions, confidences, grid):
-        if skeleton == 0 and (confidence is not None or fusion != fusions[0]):
-            continue  # the same as without confidence
-        per_kind, hits, kinds = {}, [], []
+    for fusion, confidence, (sparse, skeleton), bonus in itertools.product(fusions, confidences, grid, numbers):
+        if skeleton == 0 and (confidence != confidences[0] or fusion != fusions[0]):
+            continue  # the same as the first confidence and fusion: without the skeleton they change nothing
+        per_kind, hits, kinds, query_leads = {}, [], [], []
         for bank, bank_scores in zip(banks, scores):
-            searches = [fused_ranks(bank, bank_scores, sparse, skeleton, confidence, fusion, p) for p in pools]
+            searches, lead_lists = [], []
+            for p in pools:
+                lead_lists.append([])
+                searches.append(
+                    fused_ranks(bank, bank_scores, sparse, skeleton, confidence, fusion, p, bonus, lead_lists[-1])
+                )
+            query_leads += [min(values) for values in zip(*lead_lists)]
             # a query's rank: its worst over the searches (None, not found, the worst of all)
             ranks = [None if None in r else max(r) for r in zip(*searches)]
             mrr: dict = {}
@@ -808,14 +878,16 @@ def choose_weights(
             "skeleton": skeleton,
             "confidence": confidence,
             "fusion": fusion,
+            "numbers": bonus,
             "per_kind": per_kind,
+            "soft_r1": float(np.mean(np.clip(np.asarray(query_leads) / LEAD_SCALE, -1.0, 1.0))),
         }
         entry["hits"] = np.array(hits)
-        if sparse == 0 and skeleton == 0:
+        if sparse == 0 and skeleton == 0 and bonus == 0:
             hits_alone = entry["hits"]
         entry["kinds"] = kinds
         table.append(entry)
-    alone = next(entry for entry in table if entry["sparse"] == 0 and entry["skeleton"] == 0)["per_kind"]
+    alone = next(e for e in table if e["sparse"] == 0 and e["skeleton"] == 0 and e["numbers"] == 0)["per_kind"]
     for entry in table:
         values = entry["per_kind"].values()
         entry["feasible"] = all(entry["per_kind"][k][0] >= alone[k][0] for k in alone)
@@ -832,9 +904,11 @@ def choose_weights(
             round(e["expected_worst_margin"], 9),
             e["mean_r1"],
             round(e["mean_mrr"], 9),
+            round(e["soft_r1"], 9),
             -(e["sparse"] + e["skeleton"]),
             -1.0 if e["confidence"] is None else e["confidence"][0],
             -list(fusions).index(e["fusion"]),
+            -e["numbers"],
         ),
     )
     return {
@@ -843,6 +917,7 @@ def choose_weights(
             "skeleton": chosen["skeleton"],
             "confidence": chosen["confidence"],
             "fusion": chosen["fusion"],
+            "numbers": chosen["numbers"],
         },
         "grid": table,
     }
@@ -964,15 +1039,27 @@ def load_bank(name: str, args: argparse.Namespace, data: Path) -> tuple[Bank, st
 
 def weights_report(args: argparse.Namespace, data: Path, work: Path, output: Path, stores: dict) -> dict:
     """``--choose-weights``: the fused default's TF-IDF and skeleton weights chosen on the banks' dev queries
-    (``choose_weights``), printed and written to ``OUTPUT_weights.json``."""
+    (``choose_weights``), printed and written to ``OUTPUT_weights.json``; ``--choose-numbers``: the numbers bonus
+    (``NUMBERS_GRID``) added to the shipped fusion (``SKELETON_WEIGHTS``, confidence and fusion), written to
+    ``OUTPUT_numbers.json``."""
+    flag = "--choose-numbers" if args.choose_numbers else "--choose-weights"
     if args.split != "dev" and not args.smoke:
-        raise SystemExit("--choose-weights chooses on dev only: leave out --split")
+        raise SystemExit(f"{flag} chooses on dev only: leave out --split")
     started = time.perf_counter()
     banks = [load_bank(name, args, data)[0] for name in args.banks.split(",")]
     scores = [channel_scores(bank, work, args.batch_size, stores) for bank in banks]
     from mathgraph.tasks.search.index import HYBRID_POOL
 
-    choice = choose_weights(banks, scores, CONFIDENCE_GRID, FUSION_GRID, (None, HYBRID_POOL))
+    if args.choose_numbers:
+        from mathgraph.tasks.search.skeleton import SKELETON_CONFIDENCE, SKELETON_FUSION, SKELETON_WEIGHTS
+
+        pairs = [(0.0, 0.0), tuple(float(w) for w in SKELETON_WEIGHTS)]
+        confidence = tuple(SKELETON_CONFIDENCE)
+        choice = choose_weights(
+            banks, scores, (confidence,), (SKELETON_FUSION,), (None, HYBRID_POOL), NUMBERS_GRID, pairs
+        )
+    else:
+        choice = choose_weights(banks, scores, CONFIDENCE_GRID, FUSION_GRID, (None, HYBRID_POOL))
     ranked = sorted(
         choice["grid"],
         key=lambda e: (e["feasible"], round(e["expected_worst_margin"], 9), e["mean_r1"], e["mean_mrr"]),
@@ -980,31 +1067,54 @@ def weights_report(args: argparse.Namespace, data: Path, work: Path, output: Pat
     )
     kinds = list(ranked[0]["per_kind"])
     print(
-        "fusion sparse skeleton confidence feasible worst_margin expected_worst mean_R@1 mean_MRR | " + " ".join(kinds)
+        "fusion sparse skeleton confidence numbers feasible worst_margin expected_worst mean_R@1 mean_MRR soft_R@1 | "
+        + " ".join(kinds)
     )
-    for entry in ranked[:20] + [e for e in ranked if e["sparse"] == 0 and e["skeleton"] == 0]:
+    shown = ranked if args.choose_numbers else ranked[:20]
+    alone = [e for e in ranked if e["sparse"] == 0 and e["skeleton"] == 0 and e["numbers"] == 0]
+    for entry in shown + [e for e in alone if e not in shown]:
         cells = " ".join(f"{entry['per_kind'][k][0]:.3f}" for k in kinds)
         print(
-            f"{entry['fusion']} {entry['sparse']:.1f} {entry['skeleton']:.1f} {entry['confidence']} {entry['feasible']} "
-            f"{entry['worst_margin']:+.3f} {entry['expected_worst_margin']:+.4f} {entry['mean_r1']:.4f} "
-            f"{entry['mean_mrr']:.4f} | {cells}"
+            f"{entry['fusion']} {entry['sparse']:.1f} {entry['skeleton']:.1f} {entry['confidence']} "
+            f"{entry['numbers']:.2f} {entry['feasible']} {entry['worst_margin']:+.3f} "
+            f"{entry['expected_worst_margin']:+.4f} {entry['mean_r1']:.4f} {entry['mean_mrr']:.4f} "
+            f"{entry['soft_r1']:.4f} | {cells}"
         )
     print(f"chosen: {choice['chosen']} ({time.perf_counter() - started:.1f} s)")
-    path = output.parent / f"{output.name}_weights.json"
+    path = output.parent / f"{output.name}_{'numbers' if args.choose_numbers else 'weights'}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"banks": [b.name for b in banks], **choice}, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {path}")
     return choice
 
 
-POOL_FUSIONS = {  # --pools: the default now and the one before, as fused_ranks arguments
-    "cosine (skeleton 0.7, confidence (0, 1))": (0.0, 0.7, (0.0, 1.0), "cosine"),
-    "standardised (skeleton 0.4, confidence (0.2, 1))": (0.0, 0.4, (0.2, 1.0), "standardised"),
+POOL_FUSIONS = {  # --pools: the fusions before the default, as fused_ranks arguments (pool_fusions adds the default)
+    "cosine (skeleton 0.7, confidence (0, 1))": (0.0, 0.7, (0.0, 1.0), "cosine", 0.0),
+    "standardised (skeleton 0.4, confidence (0.2, 1))": (0.0, 0.4, (0.2, 1.0), "standardised", 0.0),
 }
 
 
+def pool_fusions() -> dict[str, tuple]:
+    """``--pools``' fusions: the shipped default (``tasks.search.skeleton``'s weights, confidence, fusion and
+    numbers bonus) first, then ``POOL_FUSIONS``."""
+    from mathgraph.tasks.search.skeleton import (
+        NUMBERS_BONUS,
+        SKELETON_CONFIDENCE,
+        SKELETON_FUSION,
+        SKELETON_WEIGHTS,
+    )
+
+    sparse, skeleton = SKELETON_WEIGHTS
+    confidence = tuple(SKELETON_CONFIDENCE)
+    label = (
+        f"default: {SKELETON_FUSION} (TF-IDF {sparse}, skeleton {skeleton}, confidence {confidence}, "
+        f"numbers bonus {NUMBERS_BONUS})"
+    )
+    return {label: (sparse, skeleton, confidence, SKELETON_FUSION, NUMBERS_BONUS), **POOL_FUSIONS}
+
+
 def pools_report(args: argparse.Namespace, data: Path, work: Path, stores: dict) -> list[str]:
-    """``--pools``: R@1 per kind of each of ``POOL_FUSIONS`` fusing every row (an exact index) and fusing the
+    """``--pools``: R@1 per kind of each of ``pool_fusions()`` fusing every row (an exact index) and fusing the
     ``HYBRID_POOL`` rows of the best cosines (an approximate index), from the channels' scores; printed."""
     from mathgraph.tasks.search.index import HYBRID_POOL
 
@@ -1012,9 +1122,9 @@ def pools_report(args: argparse.Namespace, data: Path, work: Path, stores: dict)
     for name in args.banks.split(","):
         bank = load_bank(name, args, data)[0]
         scores = channel_scores(bank, work, args.batch_size, stores)
-        for label, weights in POOL_FUSIONS.items():
+        for label, (sparse, skeleton, confidence, fusion, numbers) in pool_fusions().items():
             for pool in (None, HYBRID_POOL):
-                ranks = fused_ranks(bank, scores, *weights, pool=pool)
+                ranks = fused_ranks(bank, scores, sparse, skeleton, confidence, fusion, pool, numbers)
                 m = summarise(bank, {"ranks": dict(zip((q["id"] for q in bank.queries), ranks))})
                 cells = " | ".join(f"{k} {fmt(m[k]['r1'], m[k]['r1_ci'])}" for k in (*bank.kinds, "all"))
                 where = "every row" if pool is None else f"{pool} candidates"
@@ -1037,7 +1147,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     started = time.perf_counter()
     report: dict = {"machine": machine(), "split": args.split, "split_seed": SPLIT_SEED, "depth": DEPTH, "banks": {}}
     stores: dict = {}
-    if args.choose_weights:
+    if args.choose_weights or args.choose_numbers:
         return weights_report(args, data, work, output, stores)
     if args.pools:
         return {"pools": pools_report(args, data, work, stores)}
@@ -1098,6 +1208,11 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--choose-weights",
         action="store_true",
         help="choose the fused default's TF-IDF and skeleton weights on the dev queries (writes OUTPUT_weights.json)",
+    )
+    parser.add_argument(
+        "--choose-numbers",
+        action="store_true",
+        help="choose the numbers bonus (with the skeleton weight) on the dev queries (writes OUTPUT_numbers.json)",
     )
     parser.add_argument(
         "--pools",

@@ -217,6 +217,7 @@ class SearchIndex:
         skeleton_weight: float = 0.0,
         skeleton_confidence: tuple[float, float] | None | str = "shipped",
         fusion: str | None = None,
+        numbers_bonus: float | None = None,
     ) -> list[list[Hit]]:
         """The ``k`` most similar rows of each query, best first: one list of hits per query (a lone string is
         refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate`` and
@@ -238,6 +239,11 @@ class SearchIndex:
         (``skeleton.fuse_channels``): ``"standardised"`` (z-scores over the candidates) or ``"cosine"`` (the
         cosines as they are); None: ``skeleton.SKELETON_FUSION`` where the skeleton channel is on, else
         ``"standardised"`` (the TF-IDF fusion's weight was chosen so).
+
+        ``numbers_bonus`` > 0 is added to the fused score of each row whose literal numbers are exactly the
+        query's (``skeleton.problem_numbers``, ``SkeletonIndex.number_matches``; a query without numbers: none),
+        so that a reworded query finds its original before a sibling with other numbers that the skeleton cannot
+        tell from it; None: ``skeleton.NUMBERS_BONUS`` where the skeleton channel is on, else 0.
 
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
         stage are scored by an SQR alignment model (``models.alignment_model``: the expected relevance of each row as a
@@ -287,9 +293,15 @@ class SearchIndex:
             fusion = SKELETON_FUSION if skeleton_weight > 0 else "standardised"
         if fusion not in FUSIONS:
             raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}, got {fusion!r}")
+        if numbers_bonus is None:
+            from mathgraph.tasks.search.skeleton import NUMBERS_BONUS
+
+            numbers_bonus = NUMBERS_BONUS if skeleton_weight > 0 else 0.0
+        if not 0.0 <= numbers_bonus <= 1.0:
+            raise ValueError(f"numbers_bonus must be in [0, 1], got {numbers_bonus}")
         vectors = encode_texts(self.embedder, queries, batch_size)
         first = max(k, STRUCTURE_RERANK) if structure_weight > 0 else k
-        if sparse_weight > 0 or skeleton_weight > 0:
+        if sparse_weight > 0 or skeleton_weight > 0 or numbers_bonus > 0:
             hits = self._hybrid_search(
                 queries,
                 vectors,
@@ -300,6 +312,7 @@ class SearchIndex:
                 skeleton_weight,
                 skeleton_confidence,
                 fusion,
+                numbers_bonus,
             )
         else:
             hits = self.search_vectors(vectors, first, approximate, approximate_kind)
@@ -356,6 +369,7 @@ class SearchIndex:
         skeleton_weight: float = 0.0,
         skeleton_confidence: tuple[float, float] | None = None,
         fusion: str = "standardised",
+        numbers_bonus: float = 0.0,
     ) -> list[list[Hit]]:
         from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels
 
@@ -369,7 +383,7 @@ class SearchIndex:
         vectorizer, matrix = self._sparse
         query_vectors = l2_normalize(np.asarray(vectors, dtype=np.float32))
         sparse_queries = vectorizer.transform(queries)
-        if skeleton_weight > 0 and self.skeleton is None:
+        if (skeleton_weight > 0 or numbers_bonus > 0) and self.skeleton is None:
             self.skeleton = self._skeleton_index()
         if self._uses_structure(approximate):  # fuse over the structure's best candidates, re-scored exactly
             pools, _ = self.top_k(query_vectors, min(len(self), max(k, HYBRID_POOL)), approximate, approximate_kind)
@@ -378,6 +392,7 @@ class SearchIndex:
             candidates = [None] * len(queries)
         k = min(k, len(self))
         skeleton = self.skeleton.scores(queries, candidates) if skeleton_weight > 0 else [None] * len(queries)
+        same_numbers = self.skeleton.number_matches(queries, candidates) if numbers_bonus > 0 else None
         hits = []
         for i, rows in enumerate(candidates):
             if rows is None:
@@ -390,6 +405,8 @@ class SearchIndex:
             best_skeleton = float(np.max(channels[2])) if len(rows) else 0.0
             own = confident_weight(best_skeleton, skeleton_weight, skeleton_confidence) if skeleton_weight > 0 else 0.0
             fused = fuse_channels(channels, (max(0.0, 1.0 - weight - own), weight, own), fusion)
+            if same_numbers is not None:
+                fused = fused + numbers_bonus * same_numbers[i]
             best = np.lexsort((rows, -fused))[:k]
             hits.append([Hit(int(rows[j]), float(fused[j]), self.rows[int(rows[j])], float(dense[j])) for j in best])
         return hits

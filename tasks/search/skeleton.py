@@ -26,6 +26,14 @@ skeleton), falling linearly to 0 at ``SKELETON_CONFIDENCE[0]``, so a query whose
 (a reworded problem) is ranked mostly by the sentence encoder; shipped: ``0.7 * s`` for a best skeleton cosine
 ``s``. All were chosen on the dev queries of ``benchmarks/bank_search.py`` (docs/search.md). Tokens of MATH's 7,500 problems took 24 to 27 s on a shared
 2-core CPU.
+
+The skeleton sets numbers aside, so a problem and its **sibling** in the bank (the same problem with other
+numbers: ``cos 210°`` and ``cos 270°``) score the same against a query, and small differences of wording decide
+between them. ``problem_numbers`` reads a problem's literal numbers (every number leaf of its formulas and every
+number in digits in its words, as a sorted multiset of exact values); a row whose numbers are exactly the query's
+(``SkeletonIndex.number_matches``) gets ``NUMBERS_BONUS`` added to its fused score: a reworded query that keeps
+its numbers then finds its original before a sibling that scores within ``NUMBERS_BONUS`` of it, and a query
+with new numbers (which no row has, or only a row that is the query's very problem) is left as it was.
 """
 
 from __future__ import annotations
@@ -53,7 +61,11 @@ SKELETON_CONFIDENCE = (0.0, 1.0)
 # Chosen on dev with the weights above (each choice measured over every row and over HYBRID_POOL candidates).
 FUSIONS = ("standardised", "cosine")
 SKELETON_FUSION = "cosine"
-FEATURES_VERSION = 1  # raise when the tokens change: caches of older ones are then recomputed
+# Added to the fused score of a row whose numbers (problem_numbers) are exactly the query's (a query with at least
+# one number): chosen on the dev queries of benchmarks/bank_search.py with the weights above (--choose-numbers:
+# every kind's R@1 at least the sentence encoder's, then the rule of the weights, then how far the answers lead).
+NUMBERS_BONUS = 0.05
+FEATURES_VERSION = 2  # raise when the tokens or numbers change: caches of older ones are then recomputed
 PATH_LENGTH = 4  # nodes of a leaf-to-root formula path
 SUBTREE_DEPTH = 2  # depth of the operator subtrees kept as tokens
 MAX_FORMULA_NODES = 400  # larger formulas (tables, long arrays) give their first paths only
@@ -206,11 +218,54 @@ def skeleton_tokens(text: str, names: NameCounts) -> list[str]:
     return tokens + text_tokens(segmentation.masked_text, names)
 
 
+_DIGITS = None
+
+
+def problem_numbers(text: str) -> tuple[str, ...]:
+    """The literal numbers of a problem, sorted (a multiset): every number leaf of its formulas' operator trees
+    (``parsers.latex.parse_latex``) and every number in digits in its words (``parsers.numbers.DIGITS_PATTERN``),
+    each written as its exact value (``str(Fraction)``: ``0.50`` and ``.5`` are ``1/2``, ``1,000`` is ``1000``);
+    signs are operators and are left out, number words ("five") too (a rewording writes them as it likes).
+    ``"If $2x+3=7$, find x for 10 cats."`` gives ``("10", "2", "3", "7")``."""
+    from fractions import Fraction
+
+    from mathgraph.parsers.latex import parse_latex
+    from mathgraph.parsers.numbers import DIGITS_PATTERN
+    from mathgraph.parsers.segment import segment
+
+    global _DIGITS
+    if _DIGITS is None:
+        _DIGITS = re.compile(DIGITS_PATTERN)
+
+    def exact(written: str) -> str:
+        written = re.sub(r"[,\s]", "", written)  # thousands commas and spaces
+        try:
+            return str(Fraction(written))
+        except (ValueError, ZeroDivisionError):
+            return written
+
+    segmentation = segment(text)
+    numbers = [
+        exact(node.label)
+        for formula in segmentation.formulas
+        for node in parse_latex(formula.latex).nodes
+        if node.type == "N"
+    ]
+    numbers += [exact(match.group()) for match in _DIGITS.finditer(segmentation.masked_text)]
+    return tuple(sorted(numbers))
+
+
 class SkeletonIndex:
     """The skeleton TF-IDF vectors of a bank's texts: ``scores(queries)`` gives each query's cosine to every
-    row. ``tokens``: the bank's token bags when already computed (a cache), else computed here."""
+    row, ``number_matches(queries)`` which rows have exactly the query's numbers. ``tokens`` / ``numbers``: the
+    bank's token bags and ``problem_numbers`` when already computed (a cache), else computed here."""
 
-    def __init__(self, texts: Sequence[str], tokens: Sequence[Sequence[str]] | None = None):
+    def __init__(
+        self,
+        texts: Sequence[str],
+        tokens: Sequence[Sequence[str]] | None = None,
+        numbers: Sequence[Sequence[str]] | None = None,
+    ):
         from mathgraph.models.tfidf_features import ColumnMatrix, TfidfFeatures
 
         texts = list(texts)
@@ -222,6 +277,15 @@ class SkeletonIndex:
         if len(tokens) != len(texts):
             raise ValueError(f"{len(tokens)} token bags for {len(texts)} texts")
         self.bags = [list(bag) for bag in tokens]
+        if numbers is None:
+            numbers = [problem_numbers(text) for text in texts]
+        if len(numbers) != len(texts):
+            raise ValueError(f"{len(numbers)} number lists for {len(texts)} texts")
+        self.numbers = [tuple(sorted(str(n) for n in row)) for row in numbers]
+        self._rows_by_numbers: dict[tuple[str, ...], list[int]] = {}
+        for row, key in enumerate(self.numbers):
+            if key:
+                self._rows_by_numbers.setdefault(key, []).append(row)
         # scikit-learn's TfidfVectorizer(analyzer=bag, sublinear_tf=True), fitted in NumPy
         self.vectorizer = TfidfFeatures.fit(self.bags, {"sublinear_tf": True, "norm": "l2"}, analyze=_identity)
         self.matrix = ColumnMatrix(self.vectorizer.transform(self.bags), len(self.vectorizer))
@@ -237,8 +301,12 @@ class SkeletonIndex:
             try:
                 with gzip.open(path, "rt", encoding="utf-8") as f:
                     saved = json.load(f)
-                if saved.get("key") == stamp and len(saved.get("tokens", ())) == len(texts):
-                    return cls(texts, tokens=saved["tokens"])
+                if (
+                    saved.get("key") == stamp
+                    and len(saved.get("tokens", ())) == len(texts)
+                    and len(saved.get("numbers", ())) == len(texts)
+                ):
+                    return cls(texts, tokens=saved["tokens"], numbers=saved["numbers"])
             except (OSError, ValueError, EOFError):
                 pass  # a damaged cache is recomputed
         index = cls(texts)
@@ -246,7 +314,7 @@ class SkeletonIndex:
             partial = f"{path}.{os.getpid()}.tmp"
             try:
                 with gzip.open(partial, "wt", encoding="utf-8") as f:
-                    json.dump({"key": stamp, "tokens": index.bags}, f)
+                    json.dump({"key": stamp, "tokens": index.bags, "numbers": index.numbers}, f)
                 os.replace(partial, path)
             except OSError:
                 if os.path.exists(partial):
@@ -266,6 +334,19 @@ class SkeletonIndex:
         queries = self.transform(texts)
         rows = rows if rows is not None else [None] * len(texts)
         return [self.matrix.dot(query, chosen) for query, chosen in zip(queries, rows)]
+
+    def number_matches(self, texts: Sequence[str], rows: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray]:
+        """Per query, 1.0 for each row whose ``problem_numbers`` are exactly the query's and 0.0 elsewhere, over
+        every row (``rows[i]`` None) or the rows ``rows[i]``; all 0 for a query without numbers."""
+        rows = rows if rows is not None else [None] * len(texts)
+        matches = []
+        for text, chosen in zip(texts, rows):
+            key = problem_numbers(text)
+            same = np.zeros(len(self.numbers))
+            if key:
+                same[self._rows_by_numbers.get(key, [])] = 1.0
+            matches.append(same if chosen is None else same[np.asarray(chosen, dtype=int)])
+        return matches
 
 
 def _identity(tokens):
@@ -309,6 +390,7 @@ def fuse_channels(
 
 __all__ = [
     "FUSIONS",
+    "NUMBERS_BONUS",
     "SKELETON_CONFIDENCE",
     "SKELETON_FUSION",
     "SKELETON_WEIGHTS",
@@ -317,6 +399,7 @@ __all__ = [
     "confident_weight",
     "formula_tokens",
     "fuse_channels",
+    "problem_numbers",
     "skeleton_tokens",
     "text_tokens",
 ]

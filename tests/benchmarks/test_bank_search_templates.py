@@ -122,7 +122,13 @@ def test_the_skeleton_confidence_keeps_what_the_sentence_encoder_finds():
     assert bank_search.fused_ranks(bank, scores, 0.0, 0.5, (0.4, 1.0)) == [1, 1, 1]
     # one skeleton weight for every query either loses query 2 (weight above 0.087) or misses query 1 (below 0.105)
     choice = bank_search.choose_weights([bank], [scores], (None, (0.4, 1.0)))
-    assert choice["chosen"] == {"sparse": 0.0, "skeleton": 0.2, "confidence": (0.4, 1.0), "fusion": "standardised"}
+    assert choice["chosen"] == {
+        "sparse": 0.0,
+        "skeleton": 0.2,
+        "confidence": (0.4, 1.0),
+        "fusion": "standardised",
+        "numbers": 0.0,
+    }
     fixed = [e for e in choice["grid"] if e["confidence"] is None and e["skeleton"] > 0]
     assert not any(e["feasible"] and e["mean_r1"] == 1.0 for e in fixed)
 
@@ -264,3 +270,49 @@ def test_fused_ranks_over_an_approximate_indexs_pool():
     assert bank_search.fused_ranks(bank, scores, 0.0, 0.4, None, "standardised", pool=2) == [2]
     # an answer outside the pool is not found
     assert bank_search.fused_ranks(bank, scores, 0.0, 0.4, None, "cosine", pool=1) == [None]
+
+
+def test_the_numbers_bonus_in_fused_ranks_and_its_choice():
+    bank = _bank(["wording", "numbers"])
+    # query 0 (reworded, answer row 0) keeps row 0's numbers, and row 1 (its sibling) reads a little closer;
+    # query 1 (new numbers, answer row 1) has the numbers of row 2, a sibling that holds the new numbers
+    dense = np.array([[0.80, 0.82, 0.0], [0.0, 0.6333, 0.5]])
+    skeleton = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 1.0]])
+    numbers = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    scores = {"dense": dense, "sparse": np.zeros((2, 3)), "skeleton": skeleton, "numbers": numbers}
+    cosine = (0.0, 0.7, (0.0, 1.0), "cosine")
+    # by hand, skeleton weight 0.7 (best skeleton 1): query 0 row 0 0.3*0.80+0.7 = 0.940 < row 1 0.946 -> rank 2;
+    # query 1 row 1 0.3*0.6333+0.7 = 0.890 > row 2 0.3*0.5+0.7 = 0.850 -> rank 1, a lead of 0.040
+    leads = []
+    assert bank_search.fused_ranks(bank, scores, *cosine, leads=leads) == [2, 1]
+    assert leads == pytest.approx([-0.006, 0.040], abs=1e-4)
+    # a bonus of 0.01 on the rows with the query's numbers: query 0 row 0 0.950 > 0.946; query 1 row 2 0.860 < 0.890
+    leads = []
+    assert bank_search.fused_ranks(bank, scores, *cosine, numbers=0.01, leads=leads) == [1, 1]
+    assert leads == pytest.approx([0.004, 0.030], abs=1e-4)
+    # a bonus of 0.05 lifts query 1's row 2 (0.900) above its answer (0.890): a query with new numbers lost
+    assert bank_search.fused_ranks(bank, scores, *cosine, numbers=0.05) == [1, 2]
+    # over a pool of the 2 best cosines the same (cosine fusion: a row's score is its own)
+    assert bank_search.fused_ranks(bank, scores, *cosine, pool=2, numbers=0.01) == [1, 1]
+    choice = bank_search.choose_weights(
+        [bank], [scores], ((0.0, 1.0),), ("cosine",), (None,), (0.0, 0.01, 0.02, 0.05), [(0.0, 0.0), (0.0, 0.7)]
+    )
+    grid = {(e["skeleton"], e["numbers"]): e for e in choice["grid"]}
+    assert not grid[(0.7, 0.05)]["feasible"]  # loses query 1, which the sentence encoder finds
+    assert grid[(0.7, 0.0)]["mean_r1"] == 0.5 and grid[(0.7, 0.01)]["mean_r1"] == 1.0
+    # 0.01 and 0.02 find both; their leads sum the same (0.004 + 0.030, 0.014 + 0.020)
+    assert grid[(0.7, 0.01)]["soft_r1"] == pytest.approx(grid[(0.7, 0.02)]["soft_r1"])
+    assert grid[(0.7, 0.01)]["soft_r1"] == pytest.approx((0.004 / 0.05 + 0.030 / 0.05) / 2, abs=1e-3)
+    # the sentence encoder with a bonus of 0.05 and no skeleton finds both too, by more: query 0 0.85 against
+    # 0.82 (lead 0.03), query 1 0.6333 against 0.55 (0.083, clipped to 0.05): soft R@1 (0.6 + 1) / 2 = 0.8
+    assert grid[(0.0, 0.05)]["mean_r1"] == 1.0
+    assert grid[(0.0, 0.05)]["soft_r1"] == pytest.approx(0.8, abs=1e-3)
+    assert choice["chosen"] == {
+        "sparse": 0.0,
+        "skeleton": 0.0,
+        "confidence": (0.0, 1.0),
+        "fusion": "cosine",
+        "numbers": 0.05,
+    }
+    with pytest.raises(ValueError, match="must hold"):
+        bank_search.choose_weights([bank], [scores], grid=[(0.0, 0.7)])

@@ -1,5 +1,5 @@
-"""The skeleton channel of search: tokens by hand, name counts, the TF-IDF cosine, three-way fusion, and
-SearchIndex's fused search against a by-hand computation."""
+"""The skeleton channel of search: tokens by hand, name counts, the TF-IDF cosine, three-way fusion, the
+numbers bonus, and SearchIndex's fused search against a by-hand computation."""
 
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
 from mathgraph.tasks.search.commands import search_weights, skeleton_search_weight
 from mathgraph.tasks.search.index import SearchIndex
 from mathgraph.tasks.search.skeleton import (
+    NUMBERS_BONUS,
     SKELETON_CONFIDENCE,
     SKELETON_FUSION,
     SKELETON_WEIGHTS,
@@ -18,6 +19,7 @@ from mathgraph.tasks.search.skeleton import (
     confident_weight,
     formula_tokens,
     fuse_channels,
+    problem_numbers,
     skeleton_tokens,
     text_tokens,
 )
@@ -169,7 +171,9 @@ def test_search_fuses_the_skeleton_channel_over_every_row():
 def test_search_with_cosine_fusion_by_hand():
     index = SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem")
     queries = ["Evaluate $\\frac{t+5}{9}$ when $t=2$.", "Mark reads 12 pages a day. How many pages in a week?"]
-    hits = index.search(queries, k=4, skeleton_weight=0.8, skeleton_confidence=(0.2, 1.0), fusion="cosine")
+    hits = index.search(
+        queries, k=4, skeleton_weight=0.8, skeleton_confidence=(0.2, 1.0), fusion="cosine", numbers_bonus=0.0
+    )
     skeletons = SkeletonIndex(CORPUS).scores(queries)
     for query, query_hits, skeleton in zip(queries, hits, skeletons):
         vector = HashingEncoder().encode([query])[0]
@@ -203,7 +207,13 @@ def test_search_scales_the_skeleton_weight_by_the_querys_best_skeleton_cosine():
     index = SearchIndex.build(CORPUS, HashingEncoder(), text_field="problem")
     queries = ["Evaluate $\\frac{t+5}{9}$ when $t=2$.", "Mark reads 12 pages a day. How many pages in a week?"]
     hits = index.search(
-        queries, k=4, sparse_weight=0.1, skeleton_weight=0.4, skeleton_confidence=(0.2, 1.0), fusion="standardised"
+        queries,
+        k=4,
+        sparse_weight=0.1,
+        skeleton_weight=0.4,
+        skeleton_confidence=(0.2, 1.0),
+        fusion="standardised",
+        numbers_bonus=0.0,
     )
     vectorizer = TfidfVectorizer(**VECTORIZER_DEFAULTS).fit(CORPUS)
     skeletons = SkeletonIndex(CORPUS).scores(queries)
@@ -255,3 +265,68 @@ def test_a_saved_index_keeps_its_skeleton_tokens(tmp_path, monkeypatch):
     # a cache of other rows (another key) is not used: their tokens are computed again
     other = skeleton.SkeletonIndex.cached(CORPUS[:2], tmp_path / "index" / SKELETON_CACHE, "other")
     assert len(calls) == 3 and other.bags == [original(t, other.names) for t in CORPUS[:2]]
+
+
+def test_problem_numbers_reads_formulas_and_words_exactly():
+    assert problem_numbers("If $2x+3=7$, find x for 10 cats.") == ("10", "2", "3", "7")
+    # thousands commas, decimals as exact values, a formula's fraction as its two numbers
+    assert problem_numbers("Pay 1,000 dollars or 0.50 of $\\frac{1}{2}$.") == ("1", "1/2", "1000", "2")
+    assert problem_numbers("Compute $\\cos 210^\\circ$.") == ("210",)
+    assert problem_numbers("Find $-3 + x$.") == ("3",)  # a sign is an operator
+    assert problem_numbers("Five cats and no digits.") == ()  # number words are left out
+
+
+def test_number_matches_are_exact_multisets():
+    bank = ["Compute $\\cos 210^\\circ$.", "Compute $\\cos 270^\\circ$.", "Find $210 + 210$.", "Add 2 and 3."]
+    index = SkeletonIndex(bank)
+    assert index.numbers == [("210",), ("270",), ("210", "210"), ("2", "3")]
+    queries = ["What is $\\cos 210^\\circ$?", "Sum 3 and 2.", "Add two and three."]
+    matches = index.number_matches(queries)
+    assert [m.tolist() for m in matches] == [[1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]]
+    (some,) = index.number_matches(queries[:1], rows=[np.array([2, 0])])
+    assert some.tolist() == [0, 1]
+    with pytest.raises(ValueError, match="2 number lists for 4 texts"):
+        SkeletonIndex(bank, numbers=index.numbers[:2])
+
+
+SIBLINGS = [
+    "Compute $\\cos 210^\\circ$.",  # the original
+    "Find the value of $\\cos 270^\\circ$.",  # its sibling: other numbers, the query's wording
+    "A train travels 60 miles in 2 hours. What is its speed?",
+    "Mark reads 12 pages a day. How many pages in a week?",
+]
+
+
+def test_a_sibling_with_other_numbers_ranks_below_the_original():
+    index = SearchIndex.build(SIBLINGS, HashingEncoder(), text_field="problem")
+    reworded = "Find the value of $\\cos 210^\\circ$."  # the original's numbers, the sibling's words
+    renumbered = "Find the value of $\\cos 150^\\circ$."  # new numbers: no row has them
+    (skeleton, other) = SkeletonIndex(SIBLINGS).scores([reworded, renumbered])
+    vectors = HashingEncoder().encode([reworded, renumbered])
+    dense = index.embeddings @ (vectors[0] / np.linalg.norm(vectors[0]))
+    own = 0.7 * min(1.0, max(0.0, skeleton.max()))
+    fused = (1 - own) * dense + own * skeleton
+    assert fused[1] > fused[0]  # without the bonus the sibling comes first: its words are the query's
+    gap = fused[1] - fused[0]
+    options = {"skeleton_weight": 0.7, "skeleton_confidence": (0.0, 1.0), "fusion": "cosine"}
+    before = index.search([reworded], k=4, numbers_bonus=0.0, **options)[0]
+    assert [h.index for h in before][:2] == [1, 0]
+    # a bonus larger than the gap puts the original first; its score is the fused one plus the bonus
+    bonus = round(gap + 0.05, 2)
+    after = index.search([reworded], k=4, numbers_bonus=bonus, **options)[0]
+    assert [h.index for h in after][:2] == [0, 1]
+    assert after[0].score == pytest.approx(fused[0] + bonus, abs=1e-5)
+    assert after[1].score == pytest.approx(fused[1], abs=1e-5)
+    # a bonus smaller than the gap leaves the sibling first (a tie-breaker, not a filter)
+    assert index.search([reworded], k=4, numbers_bonus=gap / 2, **options)[0][0].index == 1
+    # a query with new numbers matches no row: the same ranking and scores with or without the bonus
+    plain = index.search([renumbered], k=4, numbers_bonus=0.0, **options)[0]
+    bonused = index.search([renumbered], k=4, numbers_bonus=bonus, **options)[0]
+    assert [(h.index, h.score) for h in plain] == [(h.index, h.score) for h in bonused]
+    assert other.max() > 0
+    # None: NUMBERS_BONUS where the skeleton channel is on
+    shipped = index.search([reworded], k=4, **options)[0]
+    explicit = index.search([reworded], k=4, numbers_bonus=NUMBERS_BONUS, **options)[0]
+    assert [h.score for h in shipped] == [h.score for h in explicit]
+    with pytest.raises(ValueError, match="numbers_bonus"):
+        index.search([reworded], numbers_bonus=-0.1, **options)
