@@ -144,6 +144,40 @@ _SEASON_RE = re.compile(r"(?:1[89]|20)\d\d")
 _CAMEL_RE = re.compile(r"[a-z]+[A-Z]\w*")  # "iPhone 12": a product name
 _EXPONENT_RE = re.compile(r".*[A-Za-z)]\^(\d{1,3})")  # "(AC)^2" written as text
 _BASE_RE = re.compile(r"[a-z]+-(\d{1,3})")  # "base-10" (an upper-case "OAO-1" is a name)
+# an element's name before an isotope's mass number: "carbon-14", "uranium-235" name an isotope, they count nothing
+_ISOTOPE_WORDS = {
+    *("hydrogen", "helium", "lithium", "carbon", "nitrogen", "oxygen", "fluorine", "sodium", "magnesium"),
+    *("phosphorus", "sulfur", "sulphur", "chlorine", "argon", "potassium", "calcium", "iron", "cobalt", "nickel"),
+    *("krypton", "strontium", "technetium", "iodine", "xenon", "caesium", "cesium", "lead", "polonium", "radon"),
+    *("radium", "thorium", "uranium", "plutonium", "americium", "tritium", "deuterium"),
+}
+# a number written out as an arithmetic step with no spaces: "8*2=16", "4=12", "12/3=4", "8=" (each number apart)
+_ARITH_PIECE = rf"[$€£¥]?(?:{DIGITS_PATTERN})(?:/\d+)?"
+_ARITH_RE = re.compile(rf"(?:{_ARITH_PIECE})?(?:[=+*×x÷−-](?:{_ARITH_PIECE}))*=?")
+_ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATTERN})(?:/(?P<den>\d+))?")
+# words that a number word is part of, not a number: "non-zero", "half-life", "half-brother"
+_HYPHEN_PREFIXES = {"non"}
+_HALF_COMPOUNDS = {"life", "lives", "brother", "brothers", "sister", "sisters", "sibling", "siblings", "moon", "truth"}
+_HALF_COMPOUNDS |= {"hearted", "heartedly", "wit", "wits", "baked", "court", "back", "backs", "mast"}
+# "One moment please!", "One second, please": an idiom asking to wait, not a count
+_WAIT_WORDS = {"moment", "second", "sec", "minute"}
+# a unit or a currency word after one digit and one group of three makes them one number ("3 500 MB", "5 000 euros");
+# before another word they are two ("2 100 dollar bills" are two hundred-dollar bills)
+_GROUP_UNITS = {
+    *("kb", "mb", "gb", "tb", "bytes", "km", "m", "cm", "mm", "kg", "g", "mg", "t", "l", "ml", "w", "kw", "mw"),
+    *("hz", "khz", "mhz", "v", "mah", "kwh", "ft", "lb", "lbs", "km²", "m²", "km^2", "m^2", "°c", "°f", "k"),
+    *("dollars", "euros", "pounds", "yen", "francs", "rupees", "yuan", "pesos", "tonnes", "tons", "metres", "meters"),
+    *("kilometres", "kilometers", "miles", "feet", "kilograms", "grams", "litres", "liters", "gallons", "people"),
+    *("inhabitants", "residents", "visitors", "users", "copies", "units", "acres", "hectares", "words", "years"),
+}
+_SPACES = " \u00a0\u2009\u202f"
+# a scale suffix set apart by a space, read only where the number stands alone (" 2.33 k"): in a sentence "10 k" is
+# as often ten kilometres or a unit k
+_SUFFIX_SCALES = {"k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "bn": 10**9, "T": 10**12}
+# a year at the end of a clause after "for": "a deficit of (€ 820,000) for 2024." (not "for 2024 dollars")
+_CLAUSE_END = {".", ",", ";", ":", ")", "!", "?", ""}
+_EXCHANGE_VERBS = {"sell", "buy", "pay", "rent", "trade", "price", "cost", "offer", "charge", "lease", "exchange"}
+_EXCHANGE_VERBS |= {"auction", "purchase", "bid", "swap", "spend", "earn", "get", "ask", "list"}
 # a unit symbol with its exponent, as science writes units without carets: "m s-1", "kg m-3", "mol L-1"
 _UNIT_EXPONENT_RE = re.compile(r"(?:s|m|g|kg|mg|cm|mm|km|mol|L|l|h|min|K|J|W|N|Pa|Hz|yr|d)-[1-4]")
 # two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
@@ -169,6 +203,7 @@ _FRACTION_OF = {
 }
 # Words right after a number that make it a count, not a name: "took from Griffin 3 less than ..." (not "Voyager 2").
 _COUNT_AFTER = {"less", "more", "fewer", "times", "greater", "smaller", "larger", "older", "younger", "percent", "%"}
+_COUNT_AFTER |= {'"', "″", "inch", "inches", "in.", "mm", "cm"}  # "Wrench 8\"": a size, not the name's number
 # every word that may start a number; words_at looks no further at any other word
 _NUMBER_WORDS = {
     *UNIT_WORDS,
@@ -483,6 +518,8 @@ class _TokenScanner:
         if _UNIT_EXPONENT_RE.fullmatch(written):
             return None  # "s-1" of "12 m s-1": the unit's exponent, not a number
         match = _EXPONENT_RE.fullmatch(written) or _BASE_RE.fullmatch(written)
+        if match is not None and written.split("-")[0].lower() in _ISOTOPE_WORDS:
+            return None  # "carbon-14": an isotope's name
         if match is None:
             return None
         start = self.tokens[i].span[0] + match.start(1)
@@ -567,6 +604,10 @@ class _TokenScanner:
         if self.not_a_quantity(i, last, value, form):
             self.dates.add(i)
             return [], last + 1
+        if form == "fraction" and last == i and value.denominator == 1:
+            division = self.division_at(i)
+            if division is not None:
+                return division, i + 1  # "$14/2 = $7": 14 divided by 2, not the fraction 7
         first, unit = i, currency
         if self.raw(last).rstrip(".").endswith("K") and currency is None and self.words & _TEMPERATURE_CUES:
             value, unit = value / 1000, "K"  # "573.15K" next to "300 °C" is a temperature in kelvin
@@ -576,15 +617,34 @@ class _TokenScanner:
         if not negative and self.text_of(i - 1) in _MINUS and self.adjacent(i - 1, i):
             negative = not self.adjacent(i - 2, i - 1)  # "-5", "−4"; not the "-" of a range "5-10"
             first = i - 1 if negative else first
+        elif (
+            not negative
+            and i == 1
+            and self.text_of(0) in _MINUS
+            and self.stands_alone(0, last + int(self.raw(last + 1) in _SUFFIX_SCALES))
+        ):
+            negative, first = True, 0  # "- 1 4/5" written alone: a sign set apart by a space
         if unit is None and self.text_of(first - 1) in _CURRENCY:
             unit, first = self.text_of(first - 1), first - 1  # "$5", "$ 5"
             if not negative and self.text_of(first - 1) in _MINUS and self.adjacent(first - 1, first):
                 negative, first = True, first - 1
+        if (
+            unit is None
+            and self.text_of(first - 1) == "("
+            and self.text_of(first - 2) in _CURRENCY
+            and self.text_of(last + 1) == ")"
+        ):  # "$(4.2) million": an accounting negative with the currency sign outside the brackets
+            unit, first, negative, last = self.text_of(first - 2), first - 2, not negative, last + 1
         value, last = self.notation_after(value, form, last)
         form = "decimal" if form == "integer" and value.denominator != 1 else form
         scale = SCALE_WORDS.get(self.text_of(last + 1)) or (100 if self.text_of(last + 1) == "hundred" else None)
         if scale is not None:
             value, last = value * scale, last + 1  # "1.5 million"
+        elif unit in _CURRENCY and self.adjacent(last, last + 1) and self.raw(last + 1).rstrip(".") in ("m", "mn"):
+            # "£4.1m", "$3m": money is never in metres, so a lower-case "m" glued to an amount is a million
+            value, last, trim = value * 10**6, last + 1, int(self.raw(last + 1).endswith("."))
+        elif self.raw(last + 1) in _SUFFIX_SCALES and self.stands_alone(first, last + 1):
+            value, last = value * _SUFFIX_SCALES[self.raw(last + 1)], last + 1  # " 2.33 k" written alone: 2330
         half = self.fraction_after(last + 1) if form == "integer" else None
         if half is not None:
             value, form, last = value + half[0], "fraction", half[1]  # "3 and a half"
@@ -599,17 +659,97 @@ class _TokenScanner:
         percent = self.percent_end(last + 1)
         if percent is not None:
             value, form, unit, last = value / 100, "percent", "%", percent
+        elif unit is None and form in ("integer", "decimal") and self.percent_range_after(first, last):
+            value, form, unit = value / 100, "percent", "%"  # the 50 of "from 50 to 80%" is 50%
         quantity = self.make(first, last, value, form, unit, number_tokens=(i, number_last))
         if trim:
             quantity = replace(quantity, span=(quantity.span[0], quantity.span[1] - trim), text=quantity.text[:-trim])
         return [quantity], last + 1
+
+    def stands_alone(self, first: int, last: int) -> bool:
+        """Tokens ``first..last`` are all the sentence holds but punctuation (a number written on its own, as a
+        list or a test of number readers writes it: ``- 10  k``)."""
+        return all(
+            not any(c.isalnum() for c in self.text_of(k)) for k in range(len(self.tokens)) if not first <= k <= last
+        )
+
+    def division_at(self, i: int) -> list[Quantity] | None:
+        """``14/2`` of ``$14/2 = $7`` and ``200/25``: a whole-valued ``a/b`` in text is a division, two numbers (``$14``
+        and ``2``); ``None`` where the token is not plain ``a/b``."""
+        token = self.tokens[i]
+        match = re.fullmatch(r"(\d+)/(\d+)", self.raw(i))
+        if match is None or int(match.group(2)) <= 1:
+            return None
+        currency = self.text_of(i - 1) if self.text_of(i - 1) in _CURRENCY else None
+        start = self.tokens[i - 1].span[0] if currency else token.span[0]
+        numerator = (start, token.span[0] + match.end(1))
+        denominator = (token.span[0] + match.start(2), token.span[1])
+        return [
+            self.quantity(numerator, Fraction(int(match.group(1))), "integer", token, currency, None),
+            self.quantity(denominator, Fraction(int(match.group(2))), "integer", token, None, None),
+        ]
+
+    def percent_range_after(self, first: int, last: int) -> bool:
+        """The number ending at ``last`` opens a range whose other end has the percent sign: ``from 50 to 80%``,
+        ``5-7%``, ``between 10 and 20%`` (the sign is written once for both ends)."""
+        joiner = self.text_of(last + 1)
+        if joiner not in ("to", "-", "–") and not (joiner == "and" and self.text_of(first - 1) == "between"):
+            return False
+        other = self.text_of(last + 2)
+        return (
+            _STARTS_LIKE_NUMBER_RE.match(other) is not None
+            and parse_number(other) is not None
+            and self.percent_end(last + 3) is not None
+        )
+
+    def arithmetic_at(self, i: int) -> list[Quantity] | None:
+        """A step of arithmetic written as one token with no spaces (``8*2=16``'s ``2=16``, ``12/3=4``, ``8=``):
+        each number apart, a whole-valued ``a/b`` as two numbers (``$14/2``), else ``None``."""
+        token = self.tokens[i]
+        written = self.graph.text[token.span[0] : token.span[1]]  # offsets below are offsets in the source
+        if "=" not in written or written.lower() != token.label or not _ARITH_RE.fullmatch(written):
+            return None
+        found = []
+        for piece in _ARITH_PIECE_RE.finditer(written):
+            currency = piece.group("currency")
+            start = token.span[0] + piece.start()
+            value = parse_number(piece.group("number"))
+            if value is None:
+                return None
+            den = piece.group("den")
+            if den is None:
+                found.append(self.quantity((start, token.span[0] + piece.end()), *value, token, currency, None))
+                continue
+            if int(den) == 0:
+                return None
+            fraction = value[0] / int(den)
+            if fraction.denominator != 1 or int(den) == 1:  # "1/2=0.5": the fraction
+                found.append(
+                    self.quantity((start, token.span[0] + piece.end()), fraction, "fraction", token, None, None)
+                )
+                continue
+            found.append(self.quantity((start, token.span[0] + piece.end("number")), *value, token, currency, None))
+            found.append(
+                self.quantity(
+                    (token.span[0] + piece.start("den"), token.span[0] + piece.end()),
+                    Fraction(int(den)),
+                    "integer",
+                    token,
+                    None,
+                    None,
+                )
+            )
+        return found or None
 
     def read_glued(self, i: int, end: int) -> tuple[tuple[Fraction, str], int, bool, str | None, int] | None:
         """The longest run ``i..j`` (``j <= end``) that reads as a number, its sign, its currency sign, and how many
         characters at its end are not part of it (a sentence's full stop glued to the token)."""
         spaced = self.spaced_end(i)
         if spaced is not None:  # "10 000", "1 000 000"
-            parsed = parse_number(self.graph.text[self.tokens[i].span[0] : self.tokens[spaced].span[1]])
+            written = self.graph.text[self.tokens[i].span[0] : self.tokens[spaced].span[1]]
+            parsed = parse_number(written)
+            if parsed is None and self.one_group_number(i, spaced):
+                parsed = parse_number("".join(c for c in written if c not in _SPACES))  # "3 500 MB", "5 000"
             if parsed is not None:
                 return parsed, spaced, False, None, 0
         for j in range(end, i - 1, -1):
@@ -636,6 +776,18 @@ class _TokenScanner:
             return None
         return j
 
+    def one_group_number(self, i: int, spaced: int) -> bool:
+        """One digit and one group of three that are one number: the group starts with a zero (``5 000``: ``000``
+        counts nothing), a currency sign is before it (``€ 3 500``) or a unit is after it (``3 500 MB``, ``5 000
+        euros``); otherwise two numbers (``2 100 dollar bills``)."""
+        if spaced != i + 1 or len(self.text_of(i)) != 1:
+            return False
+        return (
+            self.text_of(i + 1).startswith("0")
+            or self.text_of(i - 1) in _CURRENCY
+            or self.text_of(spaced + 1).rstrip(".") in _GROUP_UNITS
+        )
+
     def season_end(self, i: int) -> int | None:
         """The last token of a season or a span of years written ``2013-14`` at ``i``, else ``None``."""
         if not (_SEASON_RE.fullmatch(self.text_of(i)) and self.text_of(i + 1) in ("-", "–", "/")):
@@ -661,6 +813,9 @@ class _TokenScanner:
     def glued_number(self, i: int) -> tuple[list[Quantity], int] | None:
         """A number glued to what follows it in one token (see ``_GLUED_RE``): ``4km^2`` (unit ``km^2``),
         ``8-``, ``3.5–4.0`` (two), ``2,000.45±0.01`` (two), ``2.48×10−5``; ``None`` for anything else."""
+        arithmetic = self.arithmetic_at(i)
+        if arithmetic is not None:
+            return arithmetic, i + 1
         token = self.tokens[i]
         written = self.raw(i)
         times = _TIMES_RE.fullmatch(written)
@@ -807,6 +962,9 @@ class _TokenScanner:
             return True
         if before in _RANGE_WORDS | {","} and (i - 2 in self.dates or self.is_month(i - 2)):
             return True
+        if before == "for" and self.text_of(i + 1) in _CLAUSE_END:
+            # "a deficit of (€ 820,000) for 2024."; not a price: "she sold it for 1500."
+            return 1900 <= value <= 2100 and not any((t.lemma or "").lower() in _EXCHANGE_VERBS for t in self.tokens)
         if before not in _YEAR_CUES:
             return False
         parent, relation = self.reader.parent(self.tokens[i].id)
@@ -815,7 +973,8 @@ class _TokenScanner:
     def is_label(self, i: int) -> bool:
         """``Route 66``, ``Level 5``, ``42 Oak Street``: the number names rather than counts (not ``Griffin 3 less
         than``: a comparison after the number makes it a count)."""
-        if self.text_of(i + 1) in _COUNT_AFTER:
+        closing_quote = self.text_of(i + 1) == '"' and sum(self.text_of(k) == '"' for k in range(i)) % 2 == 1
+        if self.text_of(i + 1) in _COUNT_AFTER and not closing_quote:  # 'Wrench 8"', not '"English 101"'
             return False
         before = self.tokens[i - 1] if i > 0 else None
         parent, _ = self.reader.parent(self.tokens[i].id)
@@ -848,6 +1007,14 @@ class _TokenScanner:
         if word not in _NUMBER_WORDS and not (article and self.text_of(i + 1) == "and"):
             return None  # most words: no number word, and not "an hour and a half"
         token = self.tokens[i]
+        if self.inside_hyphenated_word(i):
+            return None  # "non-zero", "half-life"
+        if word == "one" and self.text_of(i + 1) in _WAIT_WORDS and self.text_of(i + 2) in ("please", "!", ","):
+            return None  # "One moment please!"
+        if word == "zero" and self.text_of(i - 1) in ("below", "above"):
+            return None  # "How far below zero is each?": a reference point
+        if word == "one" and self.one_and_the_other(i):
+            return None  # "4:7 in one class and 9:2 in the other": one of two, not a count
         if word in UNIT_WORDS or word in TENS_WORDS:
             if word == "one" and self.pronoun_one(i):
                 return None  # "the red one", "that one costs", "one at a time": a pronoun, not a count
@@ -876,6 +1043,25 @@ class _TokenScanner:
         if word == "double" and token.upos == "VERB":
             return None
         return [self.make(i, i, single, "word")], i + 1
+
+    def one_and_the_other(self, i: int) -> bool:
+        """``one`` paired with ``the other`` later in its sentence (``in one class and ... in the other``): it picks
+        one of two things, as a pronoun does."""
+        if self.text_of(i + 1) in ("of", "-", "hundred", *SCALE_WORDS) or self.text_of(i - 1) in ("and", "or"):
+            return False
+        for k in range(i + 1, min(i + 15, len(self.tokens) - 1)):
+            if self.text_of(k) == "the" and self.text_of(k + 1) == "other":
+                after = self.tokens[k + 2] if k + 2 < len(self.tokens) else None
+                return after is None or after.upos not in ("NOUN", "PROPN", "ADJ", "NUM")  # not "the other kids"
+        return False
+
+    def inside_hyphenated_word(self, i: int) -> bool:
+        """The number word is part of a hyphenated word that is not a number: ``non-zero``, ``half-life``,
+        ``half-brother`` (``half-hour`` is half an hour, a number)."""
+        if self.text_of(i - 1) == "-" and self.adjacent(i - 2, i - 1) and self.adjacent(i - 1, i):
+            return self.text_of(i - 2) in _HYPHEN_PREFIXES
+        hyphen = self.text_of(i + 1) == "-" and self.adjacent(i, i + 1) and self.adjacent(i + 1, i + 2)
+        return hyphen and self.text_of(i) == "half" and self.text_of(i + 2) in _HALF_COMPOUNDS
 
     def ordinal_before_noun(self, i: int) -> bool:
         """An ordinal word after ``a`` that ranks the noun after it (``a third set``, ``a fifth grader``), not a

@@ -97,6 +97,30 @@ def test_second_heldout_file_is_consistent_and_new():
     assert not earlier & set(texts)  # no sentence of the first outside file
 
 
+HELDOUT3 = REPO / "benchmarks" / "data" / "quantities_heldout3.jsonl"
+HELDOUT3_SOURCES = {"gsm8k": 30, "math": 30, "gsmplus": 20, "processbench": 20, "written": 55}
+
+
+def test_third_heldout_file_is_consistent_and_new():
+    items = [json.loads(line) for line in HELDOUT3.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert [item["id"] for item in items] == list(range(1, len(items) + 1))
+    counts: dict[str, int] = {}
+    for item in items:
+        assert item["split"] == "heldout3"
+        assert item["draw"] == ("written" if item["source"] == "written" else "corpus")
+        counts[item["source"]] = counts.get(item["source"], 0) + 1
+        check_spans(item)
+    assert counts == HELDOUT3_SOURCES
+    assert sum(len(item["quantities"]) for item in items) == 359
+    assert sum(len(item["not_quantities"]) for item in items) == 27
+    texts = [item["text"].strip() for item in items]
+    assert len(set(texts)) == len(texts)
+    earlier = set()
+    for path in (OUTSIDE, HELDOUT2):
+        earlier |= {json.loads(line)["text"].strip() for line in path.read_text(encoding="utf-8").splitlines() if line}
+    assert not earlier & set(texts)  # no sentence of the earlier outside files
+
+
 def check_spans(item: dict) -> None:
     """An outside gold item's quantities lie in order and apart, each its own text with a reduced value, and no
     span marked as no quantity overlaps one."""

@@ -427,3 +427,98 @@ def test_a_unit_exponent_is_not_a_number_and_glued_factors_are_two():
         ("6", 6),
     ]
     assert [q.value for q in PARSER.parse("Use base-10 logs.").quantities()] == [10]
+
+
+# ---------------------------------------------------------------- numbers as reports and worked solutions write them
+def test_arithmetic_written_without_spaces_gives_every_number():
+    # each step hand-checked: 8*2 = 16, 12/3 = 4 (a division: 12 and 3, not the fraction 4), 1/2 = 0.5
+    assert values("He ends with 8*2=16 pounds.") == [("8", 8), ("2", 2), ("16", 16)]
+    assert values("So 12/3=4 and 1/2=0.5 of it.") == [
+        ("12", 12),
+        ("3", 3),
+        ("4", 4),
+        ("1/2", Fraction(1, 2)),
+        ("0.5", Fraction(1, 2)),
+    ]
+    assert values("They ran 6+7+8= 21 miles.") == [("6", 6), ("7", 7), ("8", 8), ("21", 21)]
+    assert values("It costs 7x3=21 dollars.") == [("7", 7), ("3", 3), ("21", 21)]
+
+
+def test_a_whole_valued_slash_is_a_division_and_a_proper_one_a_fraction():
+    # $14/2 = $7 computes 14 / 2; 3/4 of the cake is three quarters
+    assert values("He owed Manny $14/2 = $7.") == [("$14", 14), ("2", 2), ("$7", 7)]
+    assert values("She ate 3/4 of the cake.") == [("3/4", Fraction(3, 4))]
+    assert PARSER.parse("He owed Manny $14/2 = $7.").quantities()[0].unit == "$"
+
+
+def test_number_words_inside_hyphenated_words_and_the_idiom_one_moment():
+    assert values("If p, q and r are three non-zero integers, find them.") == [("three", 3)]
+    assert values("The half-life of carbon-14 is 5,730 years; his half-brother is 12.") == [
+        ("5,730", 5730),
+        ("12", 12),
+    ]
+    assert values("It was a half-hour walk.") == [("half", Fraction(1, 2))]  # half an hour is a number
+    assert values("One moment please! One second, please. It took one second.") == [("one", 1)]
+
+
+def test_accounting_negative_with_the_sign_outside_the_brackets_and_a_year_after_for():
+    assert values("Operating cash flow was $(4.2) million in 2022.") == [("$(4.2) million", -4200000)]
+    assert values("The budget shows a deficit of (€ 820,000) for 2024.") == [("€ 820,000", -820000)]
+    assert values("He saved for 2024 days.") == [("2024", 2024)]  # a count after "for", not a year
+    assert values("She sold her car for 2000.") == [("2000", 2000)]  # a price after "for", not a year
+
+
+def test_one_digit_and_one_space_group_with_a_unit_a_zero_group_or_a_currency_sign():
+    assert values("The file is 3.5 GB, about 3 500 MB.") == [("3.5", Fraction(7, 2)), ("3 500", 3500)]
+    assert values("He paid 5 000 dollars for 2 100 dollar bills.") == [("5 000", 5000), ("2", 2), ("100", 100)]
+    assert values("It is 3\u00a0500 km long and 2\u202f000 m high.") == [("3\u00a0500", 3500), ("2\u202f000", 2000)]
+
+
+def test_a_lower_case_m_after_money_is_a_million():
+    assert values("It cost $3m, or £4.1m.") == [("$3m", 3000000), ("£4.1m", 4100000)]
+    assert values("The rope is 4.1m long.") == [("4.1", Fraction(41, 10))]  # metres without a currency sign
+
+
+def test_a_percent_sign_written_once_for_both_ends_of_a_range():
+    assert values("Prices rose from 50 to 80%, by 5-7% or between 10 and 20%.") == [
+        ("50", Fraction(1, 2)),
+        ("80%", Fraction(4, 5)),
+        ("5", Fraction(1, 20)),
+        ("7%", Fraction(7, 100)),
+        ("10", Fraction(1, 10)),
+        ("20%", Fraction(1, 5)),
+    ]
+    assert values("He has 10 and 20% of it.") == [("10", 10), ("20%", Fraction(1, 5))]  # no "between": a count
+
+
+def test_unicode_minus_and_huge_arithmetic_tokens_stay_exact_and_fast():
+    import time
+
+    assert values("It fell to −12 °C, then 10−4=6 more.")[0] == ("−12", -12)
+    huge = "7" * 5000
+    start = time.perf_counter()
+    found = values(f"So 8*2={huge} and {huge}/2=3 and $ {huge[:3]} {huge[:3]}.")
+    assert time.perf_counter() - start < 5
+    assert ("8", 8) in found and all(len(text) <= 20 for text, _ in found)
+
+
+def test_zero_as_a_reference_point_one_of_two_and_a_size_after_a_name():
+    assert values("It read -8 degrees. How far below zero is it?") == [("-8", -8)]
+    assert values("Boys to girls is 4:7 in one class and 9:2 in the other.") == [("4", 4), ("7", 7), ("9", 9), ("2", 2)]
+    assert values("He has one dog and the other kids have two.") == [("one", 1), ("two", 2)]
+    assert values('Bahco 9031 Ergo Wide Jaw Adjustable Wrench 8"') == [("8", 8)]
+    assert values('The class is "English 101".') == []  # a closing quote, not inches
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.text(alphabet="0123456789=+*x/$−-.,  \u00a0", min_size=1, max_size=40))
+def test_arithmetic_like_text_never_raises(text):
+    for quantity in PARSER.parse(f"So {text} apples.").quantities():
+        assert isinstance(quantity.value, Fraction) and quantity.text.strip()
+
+
+def test_a_number_written_alone_takes_a_sign_or_a_suffix_set_apart_by_spaces():
+    assert values("- 1 4/5") == [("- 1 4/5", Fraction(-9, 5))]
+    assert values("- 10  k") == [("- 10  k", -10000)]
+    assert values(" 2.33 k") == [("2.33 k", Fraction(2330))]
+    assert values("He ran 10 k and lost - 5 apples.") == [("10", 10), ("5", 5)]  # in a sentence: not read
