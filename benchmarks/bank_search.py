@@ -41,8 +41,9 @@ directory is one ``--add-row`` away.
 
 The ``default`` row is ``mathgraph search`` as shipped: the package's search encoder fused with TF-IDF and the
 skeleton channel (``tasks.search.skeleton``, weights ``SKELETON_WEIGHTS``, each query's skeleton weight scaled by
-the channel's confidence, ``SKELETON_CONFIDENCE``, fused as ``SKELETON_FUSION`` says); ``standardised`` the
-default before the cosine fusion (standardised scores, skeleton 0.4, confidence from 0.2), ``fixed`` the
+the channel's confidence, ``SKELETON_CONFIDENCE``, fused as ``SKELETON_FUSION`` says, plus ``NUMBERS_BONUS`` for
+a row whose literal numbers are exactly the query's); ``cosine`` the default before the numbers bonus; ``standardised``
+the default before the cosine fusion (standardised scores, skeleton 0.4, confidence from 0.2), ``fixed`` the
 skeleton fusion with fixed weights (TF-IDF 0.1, skeleton 0.3 for every query: the default before the
 confidence), ``before`` the default before the skeleton channel (TF-IDF fusion 0.2 alone), ``skeleton`` the
 channel alone. ``--choose-weights`` chooses the TF-IDF weight, the skeleton's largest weight, its confidence and
@@ -52,8 +53,11 @@ it is in both: every kind's R@1 at least the sentence encoder's alone; then the 
 per-kind margin over the sentence encoder, the worst over the kinds of the paired R@1 difference, averaged over
 ``MARGIN_BOOTSTRAP`` resamples of each kind's queries, so that a choice that loses some queries of a kind and
 wins as many back ranks below one that loses none; then the best mean R@1 over the kinds, the best mean MRR,
-the smallest weights) and writes ``OUTPUT_weights.json``. ``--pools`` prints the R@1 of the default fusion and
-the one before, fusing every row and an approximate index's ``HYBRID_POOL`` candidates (``pools_report``).
+the smallest weights) and writes ``OUTPUT_weights.json``. ``--choose-numbers`` chooses the numbers bonus
+(``NUMBERS_GRID``) added to the shipped fusion by the same rule, ties of R@1 and MRR broken by the soft R@1
+(``LEAD_SCALE``: how far the answers lead), and writes ``OUTPUT_numbers.json``. ``--pools`` prints the R@1 of the
+default fusion and the ones before, fusing every row and an approximate index's ``HYBRID_POOL`` candidates
+(``pools_report``).
 
 Bank vectors are cached under ``WORK/embeddings`` per model (keyed by the sha256 of the model's files) and per
 text, so a rerun, another split or another row of the same model encodes only what it has not seen; the
