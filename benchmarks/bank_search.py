@@ -1223,7 +1223,12 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="R@1 of the default fusion and the one before over every row and over an approximate index's candidates",
     )
-    parser.add_argument("--smoke", action="store_true")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="a run of seconds on the smoke data (benchmarks/data/smoke): python benchmarks/bank_search.py --smoke "
+        "--work WORK (results under WORK/smoke)",
+    )
     return parser.parse_args(argv)
 
 
