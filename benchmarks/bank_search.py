@@ -1226,7 +1226,7 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--smoke",
         action="store_true",
-        help="a run of seconds on the smoke data (benchmarks/data/smoke): python benchmarks/bank_search.py --smoke "
+        help="a short run (about 1.5 min on 2 shared cores) on the smoke data (benchmarks/data/smoke): python benchmarks/bank_search.py --smoke "
         "--work WORK (results under WORK/smoke)",
     )
     return parser.parse_args(argv)
