@@ -482,9 +482,12 @@ def test_simcse_index_search_and_refine_commands(tmp_path, tiny_encoder, capsys)
     # --hybrid fuses with TF-IDF at the shipped model's search weight: the question itself still comes first
     assert main(["-q", "search", "--index", str(index), question, "-k", "3", "--format", "json", "--hybrid"]) == 0
     fused = json.loads(capsys.readouterr().out)
-    # the skeleton channel's cosine fusion: the question itself is 1 on every channel, so its fused score is 1;
-    # the other rows' fused scores are not their cosines
-    assert len(fused) == 3 and fused[0]["index"] == 3 and fused[0]["score"] == pytest.approx(1.0, abs=1e-4)
+    # the skeleton channel's cosine fusion: the question itself is 1 on every channel, and its numbers are the
+    # query's, so its fused score is 1 plus the numbers bonus; the other rows' fused scores are not their cosines
+    from mathgraph.tasks.search.skeleton import NUMBERS_BONUS
+
+    assert len(fused) == 3 and fused[0]["index"] == 3
+    assert fused[0]["score"] == pytest.approx(1.0 + NUMBERS_BONUS, abs=1e-4)
     assert any(hit["score"] != pytest.approx(hit["cosine"], abs=1e-4) for hit in fused[1:])
     # the default search fuses TF-IDF too (on by default, chosen on the bank dev queries), and the
     # shipped alignment step's weight is 0, so it is the --hybrid search
