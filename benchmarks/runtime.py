@@ -1,7 +1,7 @@
 """PyTorch against ONNX Runtime (float32 and int8) on the shipped package, in one run on this machine.
 
     python benchmarks/runtime.py --data DATA --work DIR [--problems 1000] [--repeats 3] [--output FILE.json]
-        [--light-venv VENV] [--parts exactness,throughput,memory,accuracy,startup]
+        [--light-venv VENV] [--parts exactness,throughput,memory,accuracy,startup] [--candidate PACKAGE]
     python benchmarks/runtime.py --smoke --work DIR
 
 ``DATA`` holds the task files (``benchmarks/results.py`` builds them: ``kpc.test.jsonl`` ...). Measured:
@@ -20,7 +20,9 @@
    ``mathgraph predict kpc TEXT`` is the start-up that counts, because spaCy's thinc imports PyTorch whenever
    it is installed, so in this environment every process that parses pays for ``import torch``.
 
-``--parts`` runs some of them (default: all).
+``--parts`` runs some of them (default: all). ``--candidate PACKAGE``: a second package (a copy of the shipped one
+with its graphs exported again, say) whose ONNX Runtime forward, fp32 and int8, is measured beside the shipped
+package's in the same run (runtimes ``onnx candidate``, ``onnx-int8 candidate``), in exactness and throughput.
 
 ``--smoke``: 12 problems, the smoke data's task files (``benchmarks/smoke.py``), one repeat; peak memory,
 accuracy and start-up of the default runtime only, start-up without the first run that caches the text's
@@ -50,11 +52,16 @@ TASKS = ("kpc", "qrc", "qam", "sqr")
 TEXT = "Find $x$ if $2x+3=7$."
 
 
-def packages():
+def packages(candidate: str | None = None) -> dict:
+    """``{runtime: ModelPackage}`` of the shipped package on every runtime, and of ``candidate`` on the ONNX ones."""
     from mathgraph.models.package import ModelPackage
     from mathgraph.registry import SHIPPED_DIR
 
-    return {runtime: ModelPackage(SHIPPED_DIR, device="cpu", runtime=runtime) for runtime in RUNTIMES}
+    loaded = {runtime: ModelPackage(SHIPPED_DIR, device="cpu", runtime=runtime) for runtime in RUNTIMES}
+    if candidate:
+        for runtime in RUNTIMES[1:]:
+            loaded[f"{runtime} candidate"] = ModelPackage(candidate, device="cpu", runtime=runtime)
+    return loaded
 
 
 def problems_of(data: Path, count: int) -> list[str]:
@@ -67,7 +74,11 @@ def problems_of(data: Path, count: int) -> list[str]:
 
 def exactness(loaded: dict, texts: list[str]) -> dict:
     reference = loaded["torch"].encode(texts)
-    return {runtime: float(np.abs(loaded[runtime].encode(texts) - reference).max()) for runtime in RUNTIMES[1:]}
+    return {
+        runtime: float(np.abs(package.encode(texts) - reference).max())
+        for runtime, package in loaded.items()
+        if runtime != "torch"
+    }
 
 
 def throughput(loaded: dict, texts: list[str], batch: int = 32, chunk: int = 32) -> dict:
@@ -87,17 +98,17 @@ def throughput(loaded: dict, texts: list[str], batch: int = 32, chunk: int = 32)
     predictors = {runtime: package.predictor("kpc", hybrid=False) for runtime, package in loaded.items()}
     forwards = {runtime: _forward(package) for runtime, package in loaded.items()}
     collate = loaded["onnx"].onnx.collator
-    for runtime in RUNTIMES:  # load the sessions and warm up, outside the clock
+    for runtime in loaded:  # load the sessions and warm up, outside the clock
         loaded[runtime].encode(graphs[:2])
         predictors[runtime].predict(texts[:2], graphs=parsed)
         forwards[runtime](collate(graphs[:2]))
     jobs = ("encode", "predict kpc", "forward (backbone)")
-    seconds = {(job, runtime): 0.0 for job in jobs for runtime in RUNTIMES}
+    seconds = {(job, runtime): 0.0 for job in jobs for runtime in loaded}
     for start in range(0, len(texts), chunk):
         part, part_graphs = texts[start : start + chunk], graphs[start : start + chunk]
         order = sorted(range(len(part)), key=lambda i: len(collate.encoder_text(part_graphs[i].text)))
         batches = [collate([part_graphs[i] for i in order[b : b + batch]]) for b in range(0, len(order), batch)]
-        for runtime in RUNTIMES:
+        for runtime in loaded:
             began = time.perf_counter()
             loaded[runtime].encode(part_graphs, batch_size=batch, show_progress=False)
             seconds["encode", runtime] += time.perf_counter() - began
@@ -110,7 +121,7 @@ def throughput(loaded: dict, texts: list[str], batch: int = 32, chunk: int = 32)
             seconds["forward (backbone)", runtime] += time.perf_counter() - began
     out = {f"{job} | {runtime}": round(len(texts) / s, 2) for (job, runtime), s in seconds.items()}
     out["parse (spaCy and graphs, shared)"] = round(len(texts) / parse_seconds, 2)
-    for runtime in RUNTIMES:
+    for runtime in loaded:
         out[f"predict kpc, parse included | {runtime}"] = round(
             len(texts) / (parse_seconds + seconds["predict kpc", runtime]), 2
         )
@@ -215,6 +226,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--light-venv", help="a virtual environment with mathgraph installed without extras")
     parser.add_argument("--parts", help=f"comma-separated, of {','.join(PARTS)} (default: all)")
+    parser.add_argument("--candidate", help="a second package whose ONNX forward is measured beside the shipped one")
     args = parser.parse_args(argv)
     work = Path(args.work)
     data = Path(args.data)
@@ -229,7 +241,7 @@ def main(argv=None) -> dict:
     if unknown:
         parser.error(f"unknown parts {unknown}; choose from {','.join(PARTS)}")
     texts = problems_of(data, args.problems)
-    loaded = packages()
+    loaded = packages(args.candidate)
     report = {"problems": len(texts)}
     if "exactness" in parts:
         report["exactness (max abs diff, joint vectors)"] = exactness(loaded, texts[:64])

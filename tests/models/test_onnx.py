@@ -46,13 +46,53 @@ def test_comus_graph_matches_pytorch_on_batches_of_every_shape(exported, sample_
     weights = {name: tensor.numpy() for name, tensor in model.state_dict().items()}
     network = OnnxNetwork(graph, weights)
     # one problem, then sizes unlike the traced batch (other lengths, node, edge and slot counts)
+    padded = 0
     for batch in _batches(encoder, sample_graphs, [1, 5, 2]):
         with torch.inference_mode():
             expected = model(**batch.as_model_inputs())
         out = network.run(batch_arrays(batch))
         assert out["token_states"].shape == tuple(expected.token_states.shape)
-        np.testing.assert_allclose(out["token_states"], expected.token_states.numpy(), atol=TOLERANCE)
+        real = batch.attention_mask.numpy().astype(bool)
+        padded += int((~real).sum())
+        # the real tokens' states are PyTorch's; the text layers compute no padding, which stays zero
+        np.testing.assert_allclose(out["token_states"][real], expected.token_states.numpy()[real], atol=TOLERANCE)
+        assert not out["token_states"][~real].any()
         np.testing.assert_allclose(out["mean_node"], expected.mean_node.numpy(), atol=TOLERANCE)
+    assert padded > 0  # the batches of several problems have padding
+
+
+def test_the_exported_text_layers_are_fused_and_read_real_tokens_only(exported):
+    """One ``Attention`` node per text layer, its mask given the queries' dimension (ONNX Runtime's CPU kernel
+    reads no other), GELU as one ``Gelu`` node, and the token products run on the real tokens (``NonZero``)."""
+    import onnx
+
+    encoder, graph = exported
+    layers = len(encoder.model.text.encoder.layer)
+    model = onnx.load(str(graph), load_external_data=False)
+    ops = [node.op_type for node in model.graph.node]
+    assert ops.count("Attention") == ops.count("Gelu") == ops.count("NonZero") == layers
+    assert "Erf" not in ops and "Softmax" in ops  # the memory layers' own attention stays as it is
+    producers = {output: node for node in model.graph.node for output in node.output}
+    masks = {node.input[3] for node in model.graph.node if node.op_type == "Attention"}
+    assert len(masks) == 1 and producers[masks.pop()].op_type == "Expand"
+
+
+def test_a_packed_text_layer_computes_the_bert_layer_on_real_tokens(tiny_encoder):
+    from mathgraph.models.comus import additive_attention_mask
+    from mathgraph.models.onnx_export import packed_text_layer
+
+    torch.manual_seed(3)
+    layer = tiny_encoder.model.text.encoder.layer[0]
+    hidden = torch.randn(3, 7, layer.attention.self.all_head_size)
+    mask = torch.tensor([[1] * 7, [1] * 4 + [0] * 3, [1] * 2 + [0] * 5])
+    additive = additive_attention_mask(mask, hidden)
+    with torch.inference_mode():
+        expected = layer(hidden, attention_mask=additive)
+        expected = expected[0] if isinstance(expected, tuple) else expected
+        got = packed_text_layer(layer, hidden, additive)
+    real = mask.bool()
+    torch.testing.assert_close(got[real], expected[real], atol=TOLERANCE, rtol=0)
+    assert not got[~real].any() and expected[~real].abs().sum() > 0  # PyTorch computes the padding too
 
 
 def test_heads_match_pytorch(tmp_path):
