@@ -258,6 +258,7 @@ def _export(wrapper: nn.Module, sample: tuple, input_names, output_names, dynami
         del node.metadata_props[:]
         node.doc_string = ""
     _full_attention_masks(graph.graph)
+    _drop_identity_transposes(graph.graph)
     path.parent.mkdir(parents=True, exist_ok=True)
     onnx.save(graph, str(path))
     path.with_suffix(".names.json").write_text(json.dumps(names, indent=0), encoding="utf-8")
@@ -308,6 +309,17 @@ def _full_attention_masks(graph) -> None:
         nodes.append(node)
     del graph.node[:]
     graph.node.extend(nodes)
+
+
+def _drop_identity_transposes(graph) -> None:
+    """Make each ``Transpose`` that keeps the axes in place (the exporter writes three around every ``index_copy``)
+    an ``Identity``, which ONNX Runtime removes; it keeps such a ``Transpose`` and copies the tensor."""
+    from onnx import helper
+
+    for i, node in enumerate(graph.node):
+        perm = next((list(a.ints) for a in node.attribute if a.name == "perm"), None)
+        if node.op_type == "Transpose" and perm == list(range(len(perm or []))) and perm:
+            graph.node[i].CopyFrom(helper.make_node("Identity", list(node.input), list(node.output), name=node.name))
 
 
 def _leave_data_outside(initializer) -> None:

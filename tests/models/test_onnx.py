@@ -75,6 +75,8 @@ def test_the_exported_text_layers_are_fused_and_read_real_tokens_only(exported):
     producers = {output: node for node in model.graph.node for output in node.output}
     masks = {node.input[3] for node in model.graph.node if node.op_type == "Attention"}
     assert len(masks) == 1 and producers[masks.pop()].op_type == "Expand"
+    perms = [list(a.ints) for node in model.graph.node if node.op_type == "Transpose" for a in node.attribute]
+    assert perms and all(perm != sorted(perm) for perm in perms)  # no transpose that leaves the axes in place
 
 
 def test_a_packed_text_layer_computes_the_bert_layer_on_real_tokens(tiny_encoder):
