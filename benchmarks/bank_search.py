@@ -582,7 +582,7 @@ def skeleton_index(bank: Bank, work: Path):
     ``WORK/skeleton`` (keyed by the bank's texts and the feature code, whose counts of names depend on the
     whole bank)."""
     from mathgraph.tasks.search import skeleton as module
-    from mathgraph.tasks.search.skeleton import NameCounts, SkeletonIndex, problem_numbers, skeleton_tokens
+    from mathgraph.tasks.search.skeleton import NameCounts, SkeletonIndex, problem_skeleton
 
     digest = hashlib.sha256("\n".join(bank.texts).encode("utf-8"))
     digest.update(Path(module.__file__).read_bytes())
@@ -592,8 +592,8 @@ def skeleton_index(bank: Bank, work: Path):
         return SkeletonIndex(bank.texts, tokens=cached["tokens"], numbers=cached["numbers"]), cached["seconds"]
     start = time.perf_counter()
     names = NameCounts(bank.texts)
-    tokens = [skeleton_tokens(text, names) for text in bank.texts]
-    numbers = [problem_numbers(text) for text in bank.texts]
+    read = [problem_skeleton(text, names) for text in bank.texts]
+    tokens, numbers = [bag for bag, _ in read], [row for _, row in read]
     seconds = time.perf_counter() - start
     path.parent.mkdir(parents=True, exist_ok=True)
     facts = {"seconds": seconds, "machine": machine(), "tokens": tokens, "numbers": numbers}

@@ -117,7 +117,11 @@ def formula_tokens(latex: str) -> list[str]:
     ``NUM`` and variables as ``VAR``."""
     from mathgraph.parsers.latex import parse_latex
 
-    tree = parse_latex(latex)
+    return _tree_tokens(parse_latex(latex))
+
+
+def _tree_tokens(tree) -> list[str]:
+    """``formula_tokens`` of an operator tree already parsed."""
     nodes = tree.nodes[:MAX_FORMULA_NODES]
     if not nodes:
         return []
@@ -209,16 +213,7 @@ def text_tokens(text: str, names: NameCounts) -> list[str]:
 
 def skeleton_tokens(text: str, names: NameCounts) -> list[str]:
     """All tokens of one problem: its formulas' paths and subtrees, then its words (see the module's notes)."""
-    from mathgraph.parsers.segment import segment
-
-    segmentation = segment(text)
-    tokens = []
-    for formula in segmentation.formulas:
-        tokens += formula_tokens(formula.latex)
-    return tokens + text_tokens(segmentation.masked_text, names)
-
-
-_DIGITS = None
+    return problem_skeleton(text, names)[0]
 
 
 def problem_numbers(text: str) -> tuple[str, ...]:
@@ -227,15 +222,31 @@ def problem_numbers(text: str) -> tuple[str, ...]:
     each written as its exact value (``str(Fraction)``: ``0.50`` and ``.5`` are ``1/2``, ``1,000`` is ``1000``);
     signs are operators and are left out, number words ("five") too (a rewording writes them as it likes).
     ``"If $2x+3=7$, find x for 10 cats."`` gives ``("10", "2", "3", "7")``."""
-    from fractions import Fraction
+    masked_text, trees = _parse(text)
+    return _numbers(trees, masked_text)
 
+
+def problem_skeleton(text: str, names: NameCounts) -> tuple[list[str], tuple[str, ...]]:
+    """``skeleton_tokens`` and ``problem_numbers`` of one problem, its text segmented and its formulas parsed once."""
+    masked_text, trees = _parse(text)
+    tokens = [token for tree in trees for token in _tree_tokens(tree)]
+    return tokens + text_tokens(masked_text, names), _numbers(trees, masked_text)
+
+
+def _parse(text: str) -> tuple[str, list]:
+    """A problem's masked text (``parsers.segment``: formulas written ``MATH``) and its formulas' operator trees."""
     from mathgraph.parsers.latex import parse_latex
-    from mathgraph.parsers.numbers import DIGITS_PATTERN
     from mathgraph.parsers.segment import segment
 
-    global _DIGITS
-    if _DIGITS is None:
-        _DIGITS = re.compile(DIGITS_PATTERN)
+    segmentation = segment(text)
+    return segmentation.masked_text, [parse_latex(formula.latex) for formula in segmentation.formulas]
+
+
+def _numbers(trees, masked_text: str) -> tuple[str, ...]:
+    """``problem_numbers`` from a problem's parsed formulas and its masked text."""
+    from fractions import Fraction
+
+    from mathgraph.parsers.numbers import DIGITS_PATTERN
 
     def exact(written: str) -> str:
         written = re.sub(r"[,\s]", "", written)  # thousands commas and spaces
@@ -244,14 +255,8 @@ def problem_numbers(text: str) -> tuple[str, ...]:
         except (ValueError, ZeroDivisionError):
             return written
 
-    segmentation = segment(text)
-    numbers = [
-        exact(node.label)
-        for formula in segmentation.formulas
-        for node in parse_latex(formula.latex).nodes
-        if node.type == "N"
-    ]
-    numbers += [exact(match.group()) for match in _DIGITS.finditer(segmentation.masked_text)]
+    numbers = [exact(node.label) for tree in trees for node in tree.nodes if node.type == "N"]
+    numbers += [exact(match.group()) for match in re.finditer(DIGITS_PATTERN, masked_text)]
     return tuple(sorted(numbers))
 
 
@@ -272,13 +277,13 @@ class SkeletonIndex:
         if not texts:
             raise ValueError("a skeleton index needs at least one text")
         self.names = NameCounts(texts)
-        if tokens is None:
-            tokens = [skeleton_tokens(text, self.names) for text in texts]
+        if tokens is None or numbers is None:
+            read = [problem_skeleton(text, self.names) for text in texts]
+            tokens = [bag for bag, _ in read] if tokens is None else tokens
+            numbers = [row for _, row in read] if numbers is None else numbers
         if len(tokens) != len(texts):
             raise ValueError(f"{len(tokens)} token bags for {len(texts)} texts")
         self.bags = [list(bag) for bag in tokens]
-        if numbers is None:
-            numbers = [problem_numbers(text) for text in texts]
         if len(numbers) != len(texts):
             raise ValueError(f"{len(numbers)} number lists for {len(texts)} texts")
         self.numbers = [tuple(sorted(str(n) for n in row)) for row in numbers]

@@ -5,6 +5,7 @@ import json
 import random
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -181,59 +182,40 @@ def test_fused_ranks_with_cosine_fusion_and_the_choice_of_fusion():
     assert grid[(chosen["fusion"], chosen["sparse"], chosen["skeleton"])]["mean_r1"] == 1.0
 
 
+def new_queries(path, earlier_paths, split: str, ids: range) -> list[dict]:
+    """The rewrites of ``path``, checked: all of ``split``, ids ``math-q{i}`` for ``ids`` in order, each query not
+    its original, and no original that an earlier file's query has (dev or test)."""
+    rows = [json.loads(line) for line in open(path, encoding="utf-8")]
+    earlier = [json.loads(line) for earlier_path in earlier_paths for line in open(earlier_path, encoding="utf-8")]
+    assert {row["split"] for row in rows} == {split}
+    assert [row["id"] for row in rows] == [f"math-q{i}" for i in ids]
+    assert all(row["query"].strip() != row["original"].strip() for row in rows)
+    assert not {row["index"] for row in rows} & {row["index"] for row in earlier}
+    return rows
+
+
 def test_the_fourth_math_queries_file_is_dev_only_and_new():
-    earlier = [
-        json.loads(line)
-        for path in (bank_search.MATH_QUERIES, bank_search.MATH_QUERIES_THIRD)
-        for line in open(path, encoding="utf-8")
-    ]
-    fourth = [json.loads(line) for line in open(bank_search.MATH_QUERIES_FOURTH, encoding="utf-8")]
-    assert len(fourth) == 44 and {row["split"] for row in fourth} == {"dev"}
-    counts = {}
-    for row in fourth:
-        counts[row["kind"]] = counts.get(row["kind"], 0) + 1
-        assert row["query"].strip() != row["original"].strip()
-    assert counts == {"variables": 12, "numbers": 10, "both": 12, "wording": 10}
-    assert [row["id"] for row in fourth] == [f"math-q{i}" for i in range(205, 249)]
-    # no original of a test query (nor of any earlier query) is the original of a new dev query
-    assert not {row["index"] for row in fourth} & {row["index"] for row in earlier}
+    earlier = (bank_search.MATH_QUERIES, bank_search.MATH_QUERIES_THIRD)
+    fourth = new_queries(bank_search.MATH_QUERIES_FOURTH, earlier, "dev", range(205, 249))
+    assert Counter(row["kind"] for row in fourth) == {"variables": 12, "numbers": 10, "both": 12, "wording": 10}
 
 
 def test_the_fifth_math_queries_file_is_test_only_and_new():
-    earlier = [
-        json.loads(line)
-        for path in (bank_search.MATH_QUERIES, bank_search.MATH_QUERIES_THIRD, bank_search.MATH_QUERIES_FOURTH)
-        for line in open(path, encoding="utf-8")
-    ]
-    fifth = [json.loads(line) for line in open(bank_search.MATH_QUERIES_FIFTH, encoding="utf-8")]
-    assert len(fifth) == 66 and {row["split"] for row in fifth} == {"test"}
-    counts = {}
-    for row in fifth:
-        counts[row["kind"]] = counts.get(row["kind"], 0) + 1
-        assert row["query"].strip() != row["original"].strip()
-    assert counts == {"variables": 6, "numbers": 20, "both": 20, "wording": 20}
-    assert [row["id"] for row in fifth] == [f"math-q{i}" for i in range(249, 315)]
-    # no original of an earlier query (dev or test) is the original of a new test query, and none repeats
-    assert not {row["index"] for row in fifth} & {row["index"] for row in earlier}
-    assert len({row["index"] for row in fifth}) == len(fifth)
+    earlier = (bank_search.MATH_QUERIES, bank_search.MATH_QUERIES_THIRD, bank_search.MATH_QUERIES_FOURTH)
+    fifth = new_queries(bank_search.MATH_QUERIES_FIFTH, earlier, "test", range(249, 315))
+    assert Counter(row["kind"] for row in fifth) == {"variables": 6, "numbers": 20, "both": 20, "wording": 20}
+    assert len({row["index"] for row in fifth}) == len(fifth)  # no original twice
 
 
 def test_the_sixth_math_queries_file_is_dev_only_of_problems_with_siblings():
-    earlier = [
-        json.loads(line)
-        for path in (
-            bank_search.MATH_QUERIES,
-            bank_search.MATH_QUERIES_THIRD,
-            bank_search.MATH_QUERIES_FOURTH,
-            bank_search.MATH_QUERIES_FIFTH,
-        )
-        for line in open(path, encoding="utf-8")
-    ]
-    sixth = [json.loads(line) for line in open(bank_search.MATH_QUERIES_SIXTH, encoding="utf-8")]
-    assert len(sixth) == 30 and {row["split"] for row in sixth} == {"dev"}
+    earlier = (
+        bank_search.MATH_QUERIES,
+        bank_search.MATH_QUERIES_THIRD,
+        bank_search.MATH_QUERIES_FOURTH,
+        bank_search.MATH_QUERIES_FIFTH,
+    )
+    sixth = new_queries(bank_search.MATH_QUERIES_SIXTH, earlier, "dev", range(315, 345))
     assert [row["kind"] for row in sixth] == ["wording"] * 14 + ["numbers"] * 8 + ["both"] * 8
-    assert [row["id"] for row in sixth] == [f"math-q{i}" for i in range(315, 345)]
-    assert not {row["index"] for row in sixth} & {row["index"] for row in earlier}
     # a wording rewrite keeps its original's numbers: the digit runs of both are the same multiset in most
     same = sum(
         sorted(re.findall(r"\d+", row["query"])) == sorted(re.findall(r"\d+", row["original"]))

@@ -4,6 +4,8 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
+
 from mathgraph.graph import QUANTITY_FORMS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,48 +79,42 @@ def test_outside_gold_file_is_consistent_and_split_per_source():
 
 
 HELDOUT2 = REPO / "benchmarks" / "data" / "quantities_heldout2.jsonl"
-HELDOUT2_SOURCES = {"gsm8k": 40, "math": 40, "gsmplus": 30, "processbench": 30, "written": 32}
-
-
-def test_second_heldout_file_is_consistent_and_new():
-    items = [json.loads(line) for line in HELDOUT2.read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert [item["id"] for item in items] == list(range(1, len(items) + 1))
-    counts: dict[str, int] = {}
-    for item in items:
-        assert item["split"] == "heldout2"
-        assert item["draw"] == ("written" if item["source"] == "written" else "corpus")
-        counts[item["source"]] = counts.get(item["source"], 0) + 1
-        check_spans(item)
-    assert counts == HELDOUT2_SOURCES
-    assert sum(len(item["quantities"]) for item in items) == 363
-    texts = [item["text"].strip() for item in items]
-    assert len(set(texts)) == len(texts)
-    earlier = {json.loads(line)["text"].strip() for line in OUTSIDE.read_text(encoding="utf-8").splitlines() if line}
-    assert not earlier & set(texts)  # no sentence of the first outside file
-
-
 HELDOUT3 = REPO / "benchmarks" / "data" / "quantities_heldout3.jsonl"
-HELDOUT3_SOURCES = {"gsm8k": 30, "math": 30, "gsmplus": 20, "processbench": 20, "written": 55}
 
 
-def test_third_heldout_file_is_consistent_and_new():
-    items = [json.loads(line) for line in HELDOUT3.read_text(encoding="utf-8").splitlines() if line.strip()]
+@pytest.mark.parametrize(
+    "path, sources, quantities, not_quantities, earlier_files",
+    [
+        (HELDOUT2, {"gsm8k": 40, "math": 40, "gsmplus": 30, "processbench": 30, "written": 32}, 363, 14, (OUTSIDE,)),
+        (
+            HELDOUT3,
+            {"gsm8k": 30, "math": 30, "gsmplus": 20, "processbench": 20, "written": 55},
+            359,
+            27,
+            (OUTSIDE, HELDOUT2),
+        ),
+    ],
+    ids=["heldout2", "heldout3"],
+)
+def test_a_later_heldout_file_is_consistent_and_new(path, sources, quantities, not_quantities, earlier_files):
+    items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert [item["id"] for item in items] == list(range(1, len(items) + 1))
     counts: dict[str, int] = {}
     for item in items:
-        assert item["split"] == "heldout3"
+        assert item["split"] == path.stem.removeprefix("quantities_")
         assert item["draw"] == ("written" if item["source"] == "written" else "corpus")
         counts[item["source"]] = counts.get(item["source"], 0) + 1
         check_spans(item)
-    assert counts == HELDOUT3_SOURCES
-    assert sum(len(item["quantities"]) for item in items) == 359
-    assert sum(len(item["not_quantities"]) for item in items) == 27
+    assert counts == sources
+    assert sum(len(item["quantities"]) for item in items) == quantities
+    assert sum(len(item["not_quantities"]) for item in items) == not_quantities
     texts = [item["text"].strip() for item in items]
     assert len(set(texts)) == len(texts)
     earlier = set()
-    for path in (OUTSIDE, HELDOUT2):
-        earlier |= {json.loads(line)["text"].strip() for line in path.read_text(encoding="utf-8").splitlines() if line}
-    assert not earlier & set(texts)  # no sentence of the earlier outside files
+    for earlier_file in earlier_files:
+        lines = earlier_file.read_text(encoding="utf-8").splitlines()
+        earlier |= {json.loads(line)["text"].strip() for line in lines if line}
+    assert not earlier & set(texts)  # no sentence of an earlier outside file
 
 
 def check_spans(item: dict) -> None:

@@ -256,15 +256,16 @@ def test_a_saved_index_keeps_its_skeleton_tokens(tmp_path, monkeypatch):
     first = index.search([query], k=4, sparse_weight=0.2, skeleton_weight=0.3)[0]
     assert (tmp_path / "index" / SKELETON_CACHE).is_file()
     calls = []
-    original = skeleton.skeleton_tokens
-    monkeypatch.setattr(skeleton, "skeleton_tokens", lambda *a: calls.append(a) or original(*a))
+    original = skeleton.problem_skeleton
+    monkeypatch.setattr(skeleton, "problem_skeleton", lambda *a: calls.append(a) or original(*a))
     again = SearchIndex.from_pretrained(tmp_path / "index", encoder=HashingEncoder())
     second = again.search([query], k=4, sparse_weight=0.2, skeleton_weight=0.3)[0]
     assert len(calls) == 1  # the query's tokens only: the rows' came from the cache
     assert [h.index for h in second] == [h.index for h in first]
     # a cache of other rows (another key) is not used: their tokens are computed again
     other = skeleton.SkeletonIndex.cached(CORPUS[:2], tmp_path / "index" / SKELETON_CACHE, "other")
-    assert len(calls) == 3 and other.bags == [original(t, other.names) for t in CORPUS[:2]]
+    assert len(calls) == 3 and other.bags == [original(t, other.names)[0] for t in CORPUS[:2]]
+    assert other.numbers == [original(t, other.names)[1] for t in CORPUS[:2]]
 
 
 def test_problem_numbers_reads_formulas_and_words_exactly():
