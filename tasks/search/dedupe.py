@@ -19,7 +19,9 @@ Four steps:
    are one problem, ``x^2-1`` another) and state the same values as a multiset ("12 apples" and "12.5
    apples" differ; ``small_numbers`` small numbers written in words, "one crate" -> "a single box", may be
    missing on one side; with ``implied_values`` a value may be said another way on the other side, "30
-   minutes" -> "half an hour", "60 minutes" -> "an hour", "two websites" -> "both"), each value written the same way (``distinct_forms``: "2/5 of the cards" and "0.4
+   minutes" -> "half an hour", "60 minutes" -> "an hour", "two websites" -> "both", "One ballet class costs
+   $12" -> "A ballet class is $12", "1 mile in 10 minutes" -> "each mile in 10 minutes", "they" -> "the three of
+   them"), each value written the same way (``distinct_forms``: "2/5 of the cards" and "0.4
    times of the cards", "341 cards" and "3.41 hundred cards" are two problems), counting the same things
    (``check_units``: a value matched to the same value on the other side is in the same unit, "5 hours" is
    not "5 minutes"), with the same numerals where the quantity reader sets some aside (``check_unread``:
@@ -116,6 +118,10 @@ _IMPLIED = (
     (re.compile(r"\bquadrupl(?:e|es|ed|ing)\b"), 4, None),
     (re.compile(r"\b(?:a|one) single\b"), 1, None),
 )
+# A count of the people a problem already named, in words ("the three of them", "all four of us"): stated on one
+# side only, it is no new value.
+_GROUP_COUNT = re.compile(r"\s+of (?:them|us|you)\b", re.IGNORECASE)
+_GROUP_BEFORE = re.compile(r"\b(?:the|all)\s+$", re.IGNORECASE)
 _ASKING = re.compile(r"\b(?:how|what|which|who|whom|whose|when|where|why)\b", re.IGNORECASE)
 
 # What canonical_text removes or rewrites: formatting that never changes a problem.
@@ -152,7 +158,9 @@ class DedupeSettings:
     condition taken out; None: not checked). ``linkage``: ``"single"`` (chains of confirmed
     pairs) or ``"complete"`` (every pair in a group confirmed). ``implied_values``: a value stated on one side
     only counts as stated on both when the other side says it another way: in another unit of time ("30
-    minutes", "half an hour"; "a week", "7 days") or with no number ("both", "doubles", "a single").
+    minutes", "half an hour"; "a week", "7 days") or with no number ("both", "doubles", "a single"; a value 1 of
+    what the other side counts with "a", "each", "every" or "per" in a phrase of its own: "1 mile" | "each
+    mile"; a count in words of the people named: "the three of them").
     ``min_kept_share``: the share of sentences kept word for word that makes a pair an *edited copy*, where
     ``max_edit_words``, ``max_question_words`` and ``max_changed_words`` look. ``max_question_words``: an edited
     copy whose question asks with more than this many content words the other question does not use asks
@@ -585,7 +593,9 @@ def _implied_values(text: str) -> list[tuple[Fraction, tuple[str, Fraction] | No
 def _implied(graph_a, graph_b, extra_a: Counter, extra_b: Counter) -> tuple[Fraction, ...]:
     """The values of ``extra_a`` (stated by ``graph_a`` only) and ``extra_b`` that the other side says another
     way: the same length of time in another unit, stated on that side only too ("30 minutes" | "half an hour"),
-    or implied there without a number (``_implied_values``: "an hour" for 60 minutes, "both" for two)."""
+    or implied there without a number (``_implied_values``: "an hour" for 60 minutes, "both" for two; a value 1
+    said with an article or "each": ``_single_on_other_side``), and counts in words of the people named ("the
+    three of them": ``_GROUP_COUNT``), which need nothing on the other side."""
 
     def leftovers(graph, extra: Counter) -> list:
         out, wanted = [], Counter(extra)
@@ -604,8 +614,9 @@ def _implied(graph_a, graph_b, extra_a: Counter, extra_b: Counter) -> tuple[Frac
             left_a.remove(qa)
             left_b.remove(match)
             explained += [qa.value, match.value]
-    for left, other in ((left_a, graph_b), (left_b, graph_a)):
+    for left, own, other in ((left_a, graph_a, graph_b), (left_b, graph_b, graph_a)):
         offers = _implied_values(other.text)
+        singles: dict[str, int] = {}  # "a"/"each" ... phrases already taken by a value 1, by noun
         for q in left:
             time = _time_of(q)
             offer = next(
@@ -614,12 +625,37 @@ def _implied(graph_a, graph_b, extra_a: Counter, extra_b: Counter) -> tuple[Frac
             if offer is not None:
                 offers.remove(offer)
                 explained.append(q.value)
+            elif q.value == 1 and _single_on_other_side(q, own.text, other.text, singles):
+                explained.append(q.value)
+            elif (
+                q.form == "word"
+                and _GROUP_COUNT.match(own.text[q.span[1] :])
+                and _GROUP_BEFORE.search(own.text[: q.span[0]])
+            ):
+                explained.append(q.value)
     return tuple(sorted(explained))
+
+
+def _single_on_other_side(quantity, own_text: str, other_text: str, taken: dict[str, int]) -> bool:
+    """Whether ``other_text`` says one of what ``quantity`` (a value 1 of ``own_text``: "1 mile", "One ballet
+    class") counts with an article or "each", "every", "per" instead ("each mile", "a ballet class"), in a
+    phrase that ``own_text`` does not have as well ("he buys 1 cow" is not explained by "5 liters from a cow"
+    when both sides say "from a cow") and that no other value took (``taken``: phrases used, by noun)."""
+    noun = (quantity.unit or quantity.object or "").split()
+    if not noun or not noun[-1].isalpha():
+        return False
+    stem = _word_stem(noun[-1])
+    pattern = re.compile(rf"\b(?:a|an|each|every|per)\s+(?:[\w'-]+\s+){{0,2}}?{re.escape(stem)}(?:s|es)?\b", re.I)
+    spare = len(pattern.findall(other_text)) - len(pattern.findall(own_text)) - taken.get(stem, 0)
+    if spare > 0:
+        taken[stem] = taken.get(stem, 0) + 1
+    return spare > 0
 
 
 def _one_sided_new_words(alignment) -> int:
     """Where the alignment only inserts sentences (or only deletes them), how many distinct words of those
-    sentences (not English stop words) the other problem does not use; 0 where it does both or neither."""
+    sentences (not English stop words) the other problem does not use in any inflection (``_word_forms``:
+    "fence" is in "fences", "build" in "building"); 0 where it does both or neither."""
     inserted = [alignment.sentences_b[m.b].text for m in alignment.sentences if m.kind == "inserted"]
     deleted = [alignment.sentences_a[m.a].text for m in alignment.sentences if m.kind == "deleted"]
     if bool(inserted) == bool(deleted):
@@ -627,8 +663,20 @@ def _one_sided_new_words(alignment) -> int:
     one_side, other = (inserted, alignment.sentences_a) if inserted else (deleted, alignment.sentences_b)
     from mathgraph.models.tfidf_features import ENGLISH_STOP_WORDS
 
-    known = {w for sentence in other for w in _WORD.findall(sentence.text.lower())} | ENGLISH_STOP_WORDS
-    return len({w for text in one_side for w in _WORD.findall(text.lower())} - known)
+    known = {v for sentence in other for w in _WORD.findall(sentence.text.lower()) for v in _word_forms(w)}
+    known |= ENGLISH_STOP_WORDS
+    words = {w for text in one_side for w in _WORD.findall(text.lower())}
+    return sum(not (_word_forms(w) & known) for w in words)
+
+
+def _word_forms(word: str) -> set[str]:
+    """``word`` and what it may be without an ending ("fences" -> "fence", "building" -> "build", "used" ->
+    "use"), so that two inflections of one word share a form."""
+    forms = {word}
+    for ending, add in (("s", ""), ("es", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("d", "")):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            forms.add(word[: -len(ending)] + add)
+    return forms
 
 
 def _word_stem(word: str) -> str:
