@@ -73,8 +73,9 @@ def test_a_sentence_merged_into_another_brings_no_new_words_when_they_are_inflec
 
 def test_the_fresh_families_file_is_whole_and_split_in_halves():
     families = df.read_families(df.FAMILIES)
-    assert len(families) == 80 and sum(f["split"] == "dev" for f in families) == 40
-    assert len({f["gsm8k_train_index"] for f in families}) == 80
+    splits = [f["split"] for f in families]
+    assert len(families) == 120 and [splits.count(s) for s in ("dev", "test", "test2")] == [40, 40, 40]
+    assert len({f["gsm8k_train_index"] for f in families}) == 120
     for f in families:
         kinds = [v["kind"] for v in f["variants"]]
         assert kinds[:3] == ["paraphrase", "numerical substitution", "distraction insertion"]
