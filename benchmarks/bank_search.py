@@ -106,6 +106,8 @@ MATH_QUERIES_FOURTH = REPO / "benchmarks" / "data" / "math_bank_queries_fourth.j
 MATH_QUERIES_FIFTH = REPO / "benchmarks" / "data" / "math_bank_queries_fifth.jsonl"  # a fifth set, all test
 # a sixth set, all dev: rewrites of problems whose bank holds a sibling with other numbers
 MATH_QUERIES_SIXTH = REPO / "benchmarks" / "data" / "math_bank_queries_sixth.jsonl"
+MATH_QUERIES_SEVENTH = REPO / "benchmarks" / "data" / "math_bank_queries_seventh.jsonl"  # a seventh set, all dev
+MATH_QUERIES_EIGHTH = REPO / "benchmarks" / "data" / "math_bank_queries_eighth.jsonl"  # an eighth set, all test
 RESULTS = REPO / "benchmarks" / "results" / "issue37_bank_search"
 SPLIT_SEED = 0  # benchmarks/results.py's and the release's split seed
 DEPTH = 50  # hits asked of each search: MRR is counted to this rank (the alignment step re-scores 50 rows)
@@ -1194,9 +1196,10 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--banks", default="gsm8k,math")
     parser.add_argument(
         "--queries",
-        default=f"{MATH_QUERIES},{MATH_QUERIES_THIRD},{MATH_QUERIES_FOURTH},{MATH_QUERIES_SIXTH}",
+        default=f"{MATH_QUERIES},{MATH_QUERIES_THIRD},{MATH_QUERIES_FOURTH},{MATH_QUERIES_SIXTH},{MATH_QUERIES_SEVENTH}",
         help="the MATH bank's query files, comma-separated (default: the first two sets, the third, all test, the "
-        f"fourth and the sixth, all dev; the fifth, all test, is {MATH_QUERIES_FIFTH.relative_to(REPO)})",
+        f"fourth, the sixth and the seventh, all dev; the fifth and the eighth, all test, are "
+        f"{MATH_QUERIES_FIFTH.relative_to(REPO)} and {MATH_QUERIES_EIGHTH.relative_to(REPO)})",
     )
     parser.add_argument("--rows", help=f"comma-separated row names (default: all of {', '.join(ROWS)})")
     parser.add_argument("--add-row", action="append", default=[], metavar="NAME:key=value,...")

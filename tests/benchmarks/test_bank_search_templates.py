@@ -234,6 +234,34 @@ def test_the_sixth_math_queries_file_is_dev_only_of_problems_with_siblings():
     assert str(bank_search.MATH_QUERIES_SIXTH) in defaults and str(bank_search.MATH_QUERIES_FIFTH) not in defaults
 
 
+def test_the_seventh_and_eighth_math_queries_files_are_new_dev_and_test_sets():
+    earlier = (
+        bank_search.MATH_QUERIES,
+        bank_search.MATH_QUERIES_THIRD,
+        bank_search.MATH_QUERIES_FOURTH,
+        bank_search.MATH_QUERIES_FIFTH,
+        bank_search.MATH_QUERIES_SIXTH,
+    )
+    seventh = new_queries(bank_search.MATH_QUERIES_SEVENTH, earlier, "dev", range(345, 381))
+    assert [row["kind"] for row in seventh] == ["variables"] * 6 + ["numbers"] * 10 + ["both"] * 12 + ["wording"] * 8
+    eighth = new_queries(
+        bank_search.MATH_QUERIES_EIGHTH, (*earlier, bank_search.MATH_QUERIES_SEVENTH), "test", range(381, 461)
+    )
+    assert [row["kind"] for row in eighth] == ["variables"] * 20 + ["numbers"] * 20 + ["both"] * 20 + ["wording"] * 20
+    for rows in (seventh, eighth):
+        assert len({row["index"] for row in rows}) == len(rows)  # no original twice
+        digits = {
+            row["id"]: sorted(re.findall(r"\d+", row["query"])) == sorted(re.findall(r"\d+", row["original"]))
+            for row in rows
+        }
+        # numbers and both rewrites change the digits; variables rewrites keep them
+        assert not any(digits[row["id"]] for row in rows if row["kind"] in ("numbers", "both"))
+        assert all(digits[row["id"]] for row in rows if row["kind"] == "variables")
+    # the seventh set (dev) is read by default, the eighth (test) is not
+    defaults = bank_search.arguments(["--work", "w"]).queries.split(",")
+    assert str(bank_search.MATH_QUERIES_SEVENTH) in defaults and str(bank_search.MATH_QUERIES_EIGHTH) not in defaults
+
+
 def test_fused_ranks_over_an_approximate_indexs_pool():
     bank = bank_search.Bank(
         "toy", ["r0", "r1", "r2", "r3"], [{"id": "q0", "kind": "a", "text": "", "answers": [1]}], ("a",), {}
