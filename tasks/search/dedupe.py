@@ -23,8 +23,9 @@ Four steps:
    $12" -> "A ballet class is $12", "1 mile in 10 minutes" -> "each mile in 10 minutes", "they" -> "the three of
    them"), each value written the same way (``distinct_forms``: "2/5 of the cards" and "0.4
    times of the cards", "341 cards" and "3.41 hundred cards" are two problems), counting the same things
-   (``check_units``: a value matched to the same value on the other side is in the same unit, "5 hours" is
-   not "5 minutes"), with the same numerals where the quantity reader sets some aside (``check_unread``:
+   (never a value measuring time on one side and length, money, mass or volume on the other, "4 years" | "4
+   feet"; with ``check_units`` a value matched to the same value on the other side is in the same unit, "5
+   hours" is not "5 minutes"), with the same numerals where the quantity reader sets some aside (``check_unread``:
    "in 2007"), a question on both sides where ``require_question`` asks for it (reworded at most:
    ``min_question_similarity``), no sentence on one side only while the other side keeps all of its own
    (``one_sided_sentences``: a step or a distraction added to an otherwise unchanged text), and, for an
@@ -105,6 +106,18 @@ _TIME_UNITS = {
     "year": ("mo", 12),
     "decade": ("mo", 120),
     "century": ("mo", 1200),
+}
+# Units of measure by what they measure: two equal values measured in different dimensions ("4 years" | "4
+# feet", "$10" | "10 kg") count different things, whatever the settings. Units not listed say nothing ("pound" is
+# money or mass, "m" metres or millions).
+_DIMENSIONS = {
+    **dict.fromkeys(("$", "dollar", "cent", "euro", "€", "£", "pound sterling"), "money"),
+    **dict.fromkeys(
+        ("inch", "inche", "foot", "feet", "yard", "mile", "meter", "metre", "cm", "mm", "km", "m"), "length"
+    ),
+    **dict.fromkeys(("second", "sec", "minute", "min", "hour", "hr", "day", "week", "month", "year"), "time"),
+    **dict.fromkeys(("gram", "g", "kg", "kilogram", "ounce", "oz", "lb", "ton"), "mass"),
+    **dict.fromkeys(("liter", "litre", "ml", "milliliter", "gallon", "quart", "pint", "cup"), "volume"),
 }
 # Numbers a text implies without writing one (the quantity reader leaves them out: "an hour" is a unit, not a count;
 # "doubles" a verb): each a value, and its unit of time where it has one (the word the pattern captures, or fixed).
@@ -224,7 +237,8 @@ class PairEvidence:
     side only) and ``one_side_in_words`` (whether each of those is written in words on its side: "one",
     "twice"); ``converted`` (equal values written as a decimal on one side and a fraction, percent or word
     on the other); ``units_matched`` / ``units_differ`` (matched equal values with a unit on both sides: the
-    same unit, or another); ``question`` (``same``, ``changed``, ``missing``, ``added``, ``none``) and
+    same unit, or another) and ``dimensions_differ`` (those whose units measure different things: money, length,
+    time, mass, volume); ``question`` (``same``, ``changed``, ``missing``, ``added``, ``none``) and
     ``question_similarity`` (word similarity); ``sentences_inserted`` / ``sentences_deleted`` and how many of
     them carry quantities; ``one_sided_new_words``: where sentences were only inserted (or only deleted), the
     distinct words of those sentences that the other problem never uses (0 otherwise); ``unread_differ``: the
@@ -271,6 +285,7 @@ class PairEvidence:
     question_new_words: int = 0
     changed_words: int = 0
     swapped_words: bool = False
+    dimensions_differ: int = 0
 
     def to_dict(self) -> dict:
         """JSON-ready."""
@@ -299,6 +314,7 @@ class PairEvidence:
             "question_new_words": self.question_new_words,
             "changed_words": self.changed_words,
             "swapped_words": self.swapped_words,
+            "dimensions_differ": self.dimensions_differ,
         }
 
 
@@ -424,7 +440,7 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
     the cosine of their vectors."""
     values_a = Counter(q.value for q in graph_a.quantities())
     values_b = Counter(q.value for q in graph_b.quantities())
-    converted = units_matched = units_differ = 0
+    converted = units_matched = units_differ = dimensions_differ = 0
     for match in alignment.quantities:
         if match.kind != "same":
             continue
@@ -438,6 +454,8 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
             same_unit = _word_stem(match.a.unit) == _word_stem(match.b.unit)
             units_matched += same_unit
             units_differ += not same_unit
+            dimensions = {_dimension(match.a.unit), _dimension(match.b.unit)}
+            dimensions_differ += None not in dimensions and len(dimensions) == 2
     unread_a, unread_b = _unread_numerals(graph_a), _unread_numerals(graph_b)
     extra_a, extra_b = values_a - values_b, values_b - values_a
     kept_share, changed_new_words = _kept_and_new_words(alignment)
@@ -489,6 +507,7 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
         question_new_words=_question_new_words(alignment),
         changed_words=changed_words,
         swapped_words=swapped_words,
+        dimensions_differ=dimensions_differ,
     )
 
 
@@ -524,7 +543,9 @@ def _changed_words(alignment) -> tuple[int, bool]:
     """Over the pairs of matched sentences that are not word for word the same, the most content words (not
     English stop words, with repeats, outside formulas) one sentence has and the other lacks, and whether two
     of them have the same words in another order ("If his final weight was 100 pounds, what was his initial
-    weight?" | "If his initial weight ... final weight?")."""
+    weight?" | "If his initial weight ... final weight?") or the same content words with one of them said in
+    another place ("If the number of misses is 50, how many hits and misses ...?" | "If the number of hits is
+    50, how many hits and misses ...?")."""
     from mathgraph.models.tfidf_features import ENGLISH_STOP_WORDS
 
     most, swapped = 0, False
@@ -534,8 +555,13 @@ def _changed_words(alignment) -> tuple[int, bool]:
         words_a, words_b = (
             _prose_words(s[k].text) for s, k in ((alignment.sentences_a, m.a), (alignment.sentences_b, m.b))
         )
+        content_a, content_b = (
+            [_word_stem(w) for w in words if w not in ENGLISH_STOP_WORDS] for words in (words_a, words_b)
+        )
         swapped = swapped or (words_a != words_b and sorted(words_a) == sorted(words_b))
-        a, b = (Counter(_word_stem(w) for w in words if w not in ENGLISH_STOP_WORDS) for words in (words_a, words_b))
+        # the same content words, one of them said in another place: what a number counts moved to another word
+        swapped = swapped or (content_a != content_b and set(content_a) == set(content_b))
+        a, b = Counter(content_a), Counter(content_b)
         most = max(most, (a - b).total(), (b - a).total())
     return most, swapped
 
@@ -684,12 +710,19 @@ def _word_stem(word: str) -> str:
     return word[:-1] if word.endswith("s") and len(word) > 3 else word
 
 
+def _dimension(unit: str) -> str | None:
+    """What ``unit`` measures (``_DIMENSIONS``: money, length, time, mass, volume), or None when not known."""
+    unit = unit.lower().strip()
+    return _DIMENSIONS.get(unit, _DIMENSIONS.get(_word_stem(unit)))
+
+
 def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) -> tuple[bool, str]:
     """``(same, rule)``: whether the two problems of ``evidence`` are one problem under ``settings``, and the
     rule that decided, checked in this order. Not the same: ``formulas`` (a formula added, removed or edited
     beyond renamed variables), ``quantities`` (other values, once those said another way are set aside where
     ``implied_values`` asks), ``written another way`` (``distinct_forms``), ``numbers set
-    aside`` (``check_unread``), ``units`` (``check_units``),
+    aside`` (``check_unread``), ``units`` (equal values measuring different things, "4 years" | "4 feet",
+    always; any other unit with ``check_units``),
     ``question`` (missing on one side, or below ``min_question_similarity``), ``question asks another thing``
     (``max_question_words``, an edited copy), ``sentence on one side`` (``one_sided_sentences``), ``edited
     sentences`` (``max_edit_words``: an edited copy whose changed sentences bring more new words, or that has a
@@ -713,7 +746,7 @@ def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) 
     if s.check_unread and e.unread_differ:
         return False, "numbers set aside"
     edited = e.kept_share > 0 and e.kept_share >= s.min_kept_share
-    if s.check_units and e.units_differ:
+    if e.dimensions_differ or (s.check_units and e.units_differ):
         return False, "units"
     if (s.require_question and e.question in ("missing", "added")) or (
         e.question == "changed" and e.question_similarity < s.min_question_similarity

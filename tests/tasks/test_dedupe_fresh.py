@@ -121,3 +121,42 @@ def test_fresh_rows_and_scores_count_pairs_by_hand():
     similarity = np.array([[1.0, 0.9, 0.4], [0.9, 1.0, 0.8], [0.4, 0.8, 1.0]])
     assert df.near_pairs(similarity, {0}, 0.5) == [(0, 1, 0.9)]
     assert df.near_pairs(similarity, {0, 2}, 0.5) == [(0, 1, 0.9), (1, 2, 0.8)]
+
+
+def test_an_edited_copy_whose_number_counts_another_word_of_the_problem_is_another_problem():
+    misses = "There are three times as many misses as hits in a game. If the number of {} is 50, how many hits and misses are there?"
+    e = evidence(misses.format("misses"), misses.format("hits"))
+    assert e.values_matched == 2 and not e.only_one_side and e.kept_share == 0.5
+    assert e.swapped_words and decide(e) == (False, "words swapped")
+    sam = evidence(
+        "Sam ran 3 miles on Monday, Wednesday and Friday. Sam ran 5 miles on Tuesday. How many miles did Sam run?",
+        "Sam ran several miles on Monday, 3 miles on Wednesday and Friday. Sam ran 5 miles on Tuesday. How many miles did Sam run?",
+    )
+    assert sam.swapped_words and not decide(sam)[0]
+    reworded = evidence(
+        "Tom has 12 apples. He eats 3 of them. How many apples does Tom have left?",
+        "Tom has 12 apples. He eats 3 of the apples. How many apples does Tom have left?",
+    )
+    assert not reworded.swapped_words and decide(reworded)[0]  # a word added, none moved
+
+
+def test_equal_values_that_measure_different_things_are_other_problems():
+    from mathgraph.tasks.search.dedupe import _dimension
+
+    assert [_dimension(u) for u in ("$", "dollars", "feet", "years", "Hours", "cups", "pounds", "packs")] == [
+        "money",
+        "money",
+        "length",
+        "time",
+        "time",
+        "volume",
+        None,  # money or mass
+        None,
+    ]
+    e = evidence(
+        "Ann is 4 years older than Ben. Ben is 10. How old is Ann?",
+        "Ann is 4 feet taller than Ben. Ben is 10. How tall is Ann?",
+    )
+    assert e.dimensions_differ == 1 and decide(e) == (False, "units")
+    same = evidence("A rope is 6 feet long. How long are 2 ropes?", "A rope is 6 foot long. How long are 2 ropes?")
+    assert same.dimensions_differ == 0 and decide(same)[0]
