@@ -8,7 +8,7 @@ The families are ``benchmarks/data/dedupe_families_gsm8k.jsonl`` (120 GSM8K trai
 test2, each with a paraphrase, a numerical substitution, a distraction insertion and a reversing or adding
 operation written by hand; ``dedupe_families_gsm8k.md`` says how). To each seed a formatting copy is added
 (``whitespace_copy``), as ``dedupe_quality.py`` does for GSM-Plus: the seed, its copy and its paraphrase are one
-problem, every other variant a problem of its own. Every part of the families go into ``dedupe_quality.py``'s bank
+problem, every other variant a problem of its own. Every part of the families goes into ``dedupe_quality.py``'s bank
 (200 GSM-Plus families, 200 MATH problems with copies, 500 GSM8K questions) as one bank; only the pairs that touch
 a family of ``--split`` are scored: pair precision (every grouped pair with a row of those families, distractors
 included) and recall (pairs of one problem), with 95% intervals from a bootstrap over the families, recall per kind
