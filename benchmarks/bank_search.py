@@ -41,8 +41,10 @@ directory is one ``--add-row`` away.
 
 The ``default`` row is ``mathgraph search`` as shipped: the package's search encoder fused with TF-IDF and the
 skeleton channel (``tasks.search.skeleton``, weights ``SKELETON_WEIGHTS``, each query's skeleton weight scaled by
-the channel's confidence, ``SKELETON_CONFIDENCE``, fused as ``SKELETON_FUSION`` says, plus ``NUMBERS_BONUS`` for
-a row whose literal numbers are exactly the query's); ``cosine`` the default before the numbers bonus; ``standardised``
+the channel's confidence, ``SKELETON_CONFIDENCE``, fused as ``SKELETON_FUSION`` says, plus ``NUMBERS_BONUS`` times
+the match's weight for a row whose literal numbers are exactly the query's); ``weights-before`` the default's
+weights before the signed, IDF-weighted numbers match (skeleton 0.7, bonus 0.05); ``cosine`` the default before
+the numbers bonus (its skeleton weight 0.7); ``standardised``
 the default before the cosine fusion (standardised scores, skeleton 0.4, confidence from 0.2), ``fixed`` the
 skeleton fusion with fixed weights (TF-IDF 0.1, skeleton 0.3 for every query: the default before the
 confidence), ``before`` the default before the skeleton channel (TF-IDF fusion 0.2 alone), ``skeleton`` the
@@ -197,6 +199,18 @@ ROWS = {
             "the numbers bonus)",
             mode=None,
             hybrid=None,
+        ),
+        Row(
+            "weights-before",
+            "the default's weights before the signed, IDF-weighted numbers match (skeleton 0.7 by its confidence "
+            "from 0, numbers bonus 0.05), with the current skeleton tokens and number matches",
+            mode=None,
+            hybrid=None,
+            sparse_weight=0.0,
+            skeleton_weight=0.7,
+            skeleton_confidence=(0.0, 1.0),
+            fusion="cosine",
+            numbers_bonus=0.05,
         ),
         Row(
             "cosine",
@@ -716,6 +730,11 @@ FUSION_GRID = ("standardised", "cosine")
 # the numbers bonuses --choose-numbers tries (SearchIndex.search's numbers_bonus), added to the shipped fusion (its
 # weights, confidence and fusion as they are: the bonus is a tie-breaker of that fusion, not a new fusion)
 NUMBERS_GRID = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2)
+# with them, --choose-numbers tries the skeleton's largest weight (TF-IDF 0, the shipped confidence and fusion) and
+# the information at which a numbers match gets the whole bonus (skeleton.NUMBERS_INFORMATION; 0.001: every match
+# the whole bonus, as before the weight)
+NUMBERS_SKELETON_GRID = (0.7, 0.8, 0.9)
+NUMBERS_INFORMATION_GRID = (0.001, 2.0, 3.0, 5.0, 8.0, 12.0)
 # a query's lead (its answer's fused score less the best other row's) as a share of LEAD_SCALE, clipped to [-1, 1]
 # and averaged over the queries: the "soft R@1" that breaks ties of R@1 and MRR in choose_weights (1 where every
 # answer leads by at least LEAD_SCALE, -1 where every one trails by as much)
@@ -1057,32 +1076,33 @@ def weights_report(args: argparse.Namespace, data: Path, work: Path, output: Pat
     from mathgraph.tasks.search.index import HYBRID_POOL
 
     if args.choose_numbers:
-        from mathgraph.tasks.search.skeleton import SKELETON_CONFIDENCE, SKELETON_FUSION, SKELETON_WEIGHTS
-
-        pairs = [(0.0, 0.0), tuple(float(w) for w in SKELETON_WEIGHTS)]
-        confidence = tuple(SKELETON_CONFIDENCE)
-        choice = choose_weights(
-            banks, scores, (confidence,), (SKELETON_FUSION,), (None, HYBRID_POOL), NUMBERS_GRID, pairs
-        )
+        choice = choose_numbers(banks, scores, work)
     else:
         choice = choose_weights(banks, scores, CONFIDENCE_GRID, FUSION_GRID, (None, HYBRID_POOL))
     ranked = sorted(
         choice["grid"],
-        key=lambda e: (e["feasible"], round(e["expected_worst_margin"], 9), e["mean_r1"], e["mean_mrr"]),
+        key=lambda e: (
+            e["feasible"],
+            round(e["expected_worst_margin"], 9),
+            e["mean_r1"],
+            round(e["mean_mrr"], 9),
+            round(e["soft_r1"], 9),
+        ),
         reverse=True,
     )
     kinds = list(ranked[0]["per_kind"])
     print(
-        "fusion sparse skeleton confidence numbers feasible worst_margin expected_worst mean_R@1 mean_MRR soft_R@1 | "
-        + " ".join(kinds)
+        "fusion sparse skeleton confidence numbers [information] feasible worst_margin expected_worst mean_R@1 "
+        "mean_MRR soft_R@1 | " + " ".join(kinds)
     )
-    shown = ranked if args.choose_numbers else ranked[:20]
+    shown = ranked[:40] if args.choose_numbers else ranked[:20]
     alone = [e for e in ranked if e["sparse"] == 0 and e["skeleton"] == 0 and e["numbers"] == 0]
     for entry in shown + [e for e in alone if e not in shown]:
         cells = " ".join(f"{entry['per_kind'][k][0]:.3f}" for k in kinds)
         print(
             f"{entry['fusion']} {entry['sparse']:.1f} {entry['skeleton']:.1f} {entry['confidence']} "
-            f"{entry['numbers']:.2f} {entry['feasible']} {entry['worst_margin']:+.3f} "
+            f"{entry['numbers']:.2f}{information_cell(entry)} "
+            f"{entry['feasible']} {entry['worst_margin']:+.3f} "
             f"{entry['expected_worst_margin']:+.4f} {entry['mean_r1']:.4f} {entry['mean_mrr']:.4f} "
             f"{entry['soft_r1']:.4f} | {cells}"
         )
@@ -1092,6 +1112,51 @@ def weights_report(args: argparse.Namespace, data: Path, work: Path, output: Pat
     path.write_text(json.dumps({"banks": [b.name for b in banks], **choice}, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {path}")
     return choice
+
+
+def information_cell(entry: dict) -> str:
+    """`` I`` for a ``--choose-numbers`` grid entry of information ``I``, else nothing."""
+    return f" {entry['information']:g}" if "information" in entry else ""
+
+
+def choose_numbers(banks: Sequence[Bank], scores: Sequence[dict], work: Path) -> dict:
+    """``--choose-numbers``: the numbers bonus (``NUMBERS_GRID``), the skeleton's largest weight
+    (``NUMBERS_SKELETON_GRID``, TF-IDF 0, the shipped confidence and fusion) and the information of a whole bonus
+    (``NUMBERS_INFORMATION_GRID``: ``SkeletonIndex.number_matches``' ``information``) chosen together on these dev
+    banks: ``choose_weights``' rule for each information, then, over them all, the same order with one more
+    tie-break last, the largest information (the least bonus where the numbers matched are common ones)."""
+    from mathgraph.tasks.search.index import HYBRID_POOL
+    from mathgraph.tasks.search.skeleton import SKELETON_CONFIDENCE, SKELETON_FUSION
+
+    pairs = [(0.0, 0.0)] + [(0.0, float(w)) for w in NUMBERS_SKELETON_GRID]
+    indexes = [skeleton_index(bank, work)[0] for bank in banks]
+    table = []
+    for information in NUMBERS_INFORMATION_GRID:
+        measured = [
+            {
+                **bank_scores,
+                "numbers": np.stack(index.number_matches([q["text"] for q in bank.queries], None, information)),
+            }
+            for bank, bank_scores, index in zip(banks, scores, indexes)
+        ]
+        grid = choose_weights(
+            banks, measured, (tuple(SKELETON_CONFIDENCE),), (SKELETON_FUSION,), (None, HYBRID_POOL), NUMBERS_GRID, pairs
+        )["grid"]
+        table += [{**entry, "information": information} for entry in grid]
+    chosen = max(
+        (e for e in table if e["feasible"]),
+        key=lambda e: (
+            round(e["expected_worst_margin"], 9),
+            e["mean_r1"],
+            round(e["mean_mrr"], 9),
+            round(e["soft_r1"], 9),
+            -(e["sparse"] + e["skeleton"]),
+            -e["numbers"],
+            e["information"],
+        ),
+    )
+    keys = ("sparse", "skeleton", "confidence", "fusion", "numbers", "information")
+    return {"chosen": {k: chosen[k] for k in keys}, "grid": table}
 
 
 POOL_FUSIONS = {  # --pools: the fusions before the default, as fused_ranks arguments (pool_fusions adds the default)

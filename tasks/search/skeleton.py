@@ -5,11 +5,13 @@ surface text, but they share a skeleton. ``skeleton_tokens`` writes a problem as
 
 - **formula paths** (``p:``): each formula (``parsers.segment``) is parsed into its operator tree
   (``parsers.latex.parse_latex``), and every leaf's path up to ``PATH_LENGTH`` nodes towards the root is one
-  token, numbers written ``NUM`` and variable names ``VAR``: ``$\frac{x+1}{2}$`` gives ``p:VAR<+<\frac``,
+  token, numbers written ``NUM``, variable names ``VAR`` and functions named by a letter ``FUN`` (``f(x)`` and
+  ``g(t)`` are one shape; ``\sin`` keeps its name): ``$\frac{x+1}{2}$`` gives ``p:VAR<+<\frac``,
   ``p:NUM<+<\frac``, ``p:NUM<\frac``; with each operator's small subtrees (``t:``, depth ``SUBTREE_DEPTH``);
 - **the quantity skeleton** (``w:``, ``q:``): the words of the text outside formulas, lower-cased, digits
   written ``NUM``, person names ``NAME``, as words and word pairs, and the words that quantities count (the one
-  or two words after each number: ``q:apples``);
+  or two words after each number: ``q:apples``); the words that ask ("Compute", "Find", "What is", "Given") are
+  left out and superlatives read as one ("smallest", "minimum": ``least``), as a rewording changes them freely;
 - **the question** (``Q:``): the words of the last sentence that asks (``?``, or the last sentence).
 
 A name is a capitalised word whose lower-case form the bank uses less often than the capitalised one, or never
@@ -23,23 +25,28 @@ standardised over the query's candidates (``"standardised"``, as ``models.late_f
 is the sentence encoder's). The skeleton's weight is per query, by how sure the channel is
 (``confident_weight``): the full weight when the query's best skeleton cosine is 1 (a row with the very same
 skeleton), falling linearly to 0 at ``SKELETON_CONFIDENCE[0]``, so a query whose skeleton matches no row well
-(a reworded problem) is ranked mostly by the sentence encoder; shipped: ``0.7 * s`` for a best skeleton cosine
-``s``. All were chosen on the dev queries of ``benchmarks/bank_search.py`` (docs/search.md). Tokens of MATH's 7,500 problems took 24 to 27 s on a shared
-2-core CPU.
+(a reworded problem) is ranked mostly by the sentence encoder; shipped: ``0.9 * s`` for a best skeleton cosine
+``s``. All were chosen on the dev queries of ``benchmarks/bank_search.py`` (docs/search.md). Tokens of MATH's
+7,500 problems took 24 to 27 s on a shared 2-core CPU.
 
 The skeleton sets numbers aside, so a problem and its **sibling** in the bank (the same problem with other
 numbers: ``cos 210°`` and ``cos 270°``) score the same against a query, and small differences of wording decide
 between them. ``problem_numbers`` reads a problem's literal numbers (every number leaf of its formulas and every
-number in digits in its words, as a sorted multiset of exact values); a row whose numbers are exactly the query's
-(``SkeletonIndex.number_matches``) gets ``NUMBERS_BONUS`` added to its fused score: a reworded query that keeps
-its numbers then finds its original before a sibling that scores within ``NUMBERS_BONUS`` of it, and a query
-with new numbers (which no row has, or only a row that is the query's very problem) is left as it was.
+number in digits in its words, as a sorted multiset of exact values, a negated number with its sign); a row whose
+numbers are exactly the query's (``SkeletonIndex.number_matches``) gets ``NUMBERS_BONUS`` times the match's
+weight added to its fused score (``SkeletonIndex.number_weight``: the numbers' summed inverse document
+frequencies over the bank, over ``NUMBERS_INFORMATION``, at most 1, so that a match of a few common small numbers
+counts less than one of rare ones): a reworded query that keeps its numbers then finds its original before a
+sibling that scores within the bonus of it, and a query with new numbers (which no row has, or only a row that
+is the query's very problem) is left as it was. The order of the numbers is not required: on the dev rewrites,
+7 of the 76 wording rewrites that keep their original's numbers say them in another order.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -53,7 +60,7 @@ import numpy as np
 # dev queries of both banks of benchmarks/bank_search.py (every kind's R@1 at least the sentence encoder's alone,
 # then the largest expected worst per-kind margin over it under a bootstrap of the queries, then the best mean
 # R@1 over the kinds, then the best mean MRR, then the smallest weights).
-SKELETON_WEIGHTS = (0.0, 0.7)
+SKELETON_WEIGHTS = (0.0, 0.9)
 SKELETON_CONFIDENCE = (0.0, 1.0)
 # How the channels' scores are fused (fuse_channels): "standardised" (each channel's scores standardised over the
 # candidates, then summed with the weights) or "cosine" (the cosines summed with the weights as they are: a row's
@@ -61,11 +68,15 @@ SKELETON_CONFIDENCE = (0.0, 1.0)
 # Chosen on dev with the weights above (each choice measured over every row and over HYBRID_POOL candidates).
 FUSIONS = ("standardised", "cosine")
 SKELETON_FUSION = "cosine"
-# Added to the fused score of a row whose numbers (problem_numbers) are exactly the query's (a query with at least
-# one number): chosen on the dev queries of benchmarks/bank_search.py with the weights above (--choose-numbers:
-# every kind's R@1 at least the sentence encoder's, then the rule of the weights, then how far the answers lead).
-NUMBERS_BONUS = 0.05
-FEATURES_VERSION = 2  # raise when the tokens or numbers change: caches of older ones are then recomputed
+# Added, times SkeletonIndex.number_weight, to the fused score of a row whose numbers (problem_numbers, signed) are
+# exactly the query's (a query with at least one number): chosen with NUMBERS_INFORMATION and the weights above on
+# the dev queries of benchmarks/bank_search.py (every kind's R@1 at least the sentence encoder's, then the rule of
+# the weights, then how far the answers lead, then the smallest bonus, then the largest NUMBERS_INFORMATION).
+NUMBERS_BONUS = 0.1
+# The information (summed inverse document frequencies of the matched numbers, SkeletonIndex.number_weight) at
+# which a match of the query's numbers gets the whole NUMBERS_BONUS; below it, a share of it.
+NUMBERS_INFORMATION = 5.0
+FEATURES_VERSION = 3  # raise when the tokens or numbers change: caches of older ones are then recomputed
 PATH_LENGTH = 4  # nodes of a leaf-to-root formula path
 SUBTREE_DEPTH = 2  # depth of the operator subtrees kept as tokens
 MAX_FORMULA_NODES = 400  # larger formulas (tables, long arrays) give their first paths only
@@ -76,6 +87,21 @@ _STOP = frozenset(
     "a an the of to in on at for and or is are was were be been it its this that these those with by as from "
     "has have had do does did will would can could if then than so".split()
 )
+# the words that ask or set up ("Compute", "Find", "What is", "Given", "Let"), read as stop words: a rewording
+# changes them freely, they say nothing of the problem's structure (stems as ``stem`` writes them)
+_ASKING = frozenset(
+    "compute comput find determine determin evaluate evaluat calculate calculat what given giv suppose suppos let".split()
+)
+_IGNORED = _STOP | _ASKING
+# superlatives said in other words, read as one
+_SYNONYMS = {
+    "smallest": "least",
+    "minimum": "least",
+    "largest": "greatest",
+    "biggest": "greatest",
+    "maximum": "greatest",
+    "maximal": "greatest",
+}
 
 
 class NameCounts:
@@ -149,7 +175,12 @@ def _abstract(kind: str, label: str) -> str:
         return "NUM"
     if kind == "V":
         return "VAR"
+    if kind == "F" and _FUNCTION_NAME.match(label):
+        return "FUN"  # a function named by a letter (f, g', P), not a named one (\sin, \log)
     return _SIGNS.get(label, label)
+
+
+_FUNCTION_NAME = re.compile(r"^[A-Za-z]'*$")
 
 
 # a sum and a difference are one shape: other numbers often flip a sign ("x+5" for "x-3")
@@ -193,21 +224,22 @@ def text_tokens(text: str, names: NameCounts) -> list[str]:
             sentences[-1].append("NAME")
         else:
             lower = word.lower().split("'")[0]
-            sentences[-1].append(lower if lower in _STOP else stem(lower))
+            word = lower if lower in _STOP else stem(lower)
+            sentences[-1].append(_SYNONYMS.get(word, word))
     sentences = [s for s in sentences if s]
     tokens = []
     for sentence in sentences:
         words = [w for w in sentence if w != "?"]
-        kept = [w for w in words if w not in _STOP]
+        kept = [w for w in words if w not in _IGNORED]
         tokens += [f"w:{w}" for w in kept if w != "MATH"]
         tokens += [f"w:{a}_{b}" for a, b in zip(kept, kept[1:])]
         for i, word in enumerate(words):
             if word == "NUM":
                 following = [w for w in words[i + 1 : i + 3] if w not in ("NUM", "MATH")]
-                tokens += [f"q:{w}" for w in following[:2] if w not in _STOP]
+                tokens += [f"q:{w}" for w in following[:2] if w not in _IGNORED]
     asking = [s for s in sentences if "?" in s] or sentences[-1:]
     if asking:
-        tokens += [f"Q:{w}" for w in asking[-1] if w not in _STOP and w not in ("?", "MATH")]
+        tokens += [f"Q:{w}" for w in asking[-1] if w not in _IGNORED and w not in ("?", "MATH")]
     return tokens
 
 
@@ -219,9 +251,10 @@ def skeleton_tokens(text: str, names: NameCounts) -> list[str]:
 def problem_numbers(text: str) -> tuple[str, ...]:
     """The literal numbers of a problem, sorted (a multiset): every number leaf of its formulas' operator trees
     (``parsers.latex.parse_latex``) and every number in digits in its words (``parsers.numbers.DIGITS_PATTERN``),
-    each written as its exact value (``str(Fraction)``: ``0.50`` and ``.5`` are ``1/2``, ``1,000`` is ``1000``);
-    signs are operators and are left out, number words ("five") too (a rewording writes them as it likes).
-    ``"If $2x+3=7$, find x for 10 cats."`` gives ``("10", "2", "3", "7")``."""
+    each written as its exact value (``str(Fraction)``: ``0.50`` and ``.5`` are ``1/2``, ``1,000`` is ``1000``),
+    with its sign where it is negated (a formula's unary minus, ``(4,-2)``: ``-2``; a subtraction's ``x - 2``
+    is an operator and leaves ``2``); number words ("five") are left out (a rewording writes them as it likes).
+    ``"If $2x-3=-7$, find x for 10 cats."`` gives ``("-7", "10", "2", "3")``."""
     masked_text, trees = _parse(text)
     return _numbers(trees, masked_text)
 
@@ -255,7 +288,19 @@ def _numbers(trees, masked_text: str) -> tuple[str, ...]:
         except (ValueError, ZeroDivisionError):
             return written
 
-    numbers = [exact(node.label) for tree in trees for node in tree.nodes if node.type == "N"]
+    numbers = []
+    for tree in trees:
+        parent: dict[int, int] = {}
+        arity: Counter = Counter()
+        for edge in tree.edges:
+            parent[edge.dst] = edge.src
+            arity[edge.src] += 1
+        labels = {node.id: node.label for node in tree.nodes}
+        for node in tree.nodes:
+            if node.type == "N":
+                above = parent.get(node.id)
+                negated = above is not None and labels[above] == "-" and arity[above] == 1
+                numbers.append(("-" if negated else "") + exact(node.label))
     numbers += [exact(match.group()) for match in re.finditer(DIGITS_PATTERN, masked_text)]
     return tuple(sorted(numbers))
 
@@ -291,6 +336,9 @@ class SkeletonIndex:
         for row, key in enumerate(self.numbers):
             if key:
                 self._rows_by_numbers.setdefault(key, []).append(row)
+        # each number's inverse document frequency over the bank, its sign set aside (number_weight)
+        rows_with = Counter(value for key in self.numbers for value in {n.lstrip("-") for n in key})
+        self.number_idf = {value: math.log((1 + len(texts)) / (1 + count)) for value, count in rows_with.items()}
         # scikit-learn's TfidfVectorizer(analyzer=bag, sublinear_tf=True), fitted in NumPy
         self.vectorizer = TfidfFeatures.fit(self.bags, {"sublinear_tf": True, "norm": "l2"}, analyze=_identity)
         self.matrix = ColumnMatrix(self.vectorizer.transform(self.bags), len(self.vectorizer))
@@ -340,16 +388,34 @@ class SkeletonIndex:
         rows = rows if rows is not None else [None] * len(texts)
         return [self.matrix.dot(query, chosen) for query, chosen in zip(queries, rows)]
 
-    def number_matches(self, texts: Sequence[str], rows: Sequence[np.ndarray | None] | None = None) -> list[np.ndarray]:
-        """Per query, 1.0 for each row whose ``problem_numbers`` are exactly the query's and 0.0 elsewhere, over
-        every row (``rows[i]`` None) or the rows ``rows[i]``; all 0 for a query without numbers."""
+    def number_weight(self, numbers: Sequence[str], information: float | None = None) -> float:
+        """How much a match of exactly these numbers says: the sum of their inverse document frequencies over the
+        bank (``ln((1 + rows) / (1 + rows with the number))``, ``ln(1 + rows)`` for a number no row has) over
+        ``information`` (None: ``NUMBERS_INFORMATION``), at most 1. Three small integers that many problems hold
+        (3, 4, 5) weigh less than one rare number (2019)."""
+        scale = NUMBERS_INFORMATION if information is None else float(information)
+        if scale <= 0:
+            raise ValueError(f"numbers information must be > 0, got {scale}")
+        unseen = math.log(1 + len(self.numbers))
+        total = sum(self.number_idf.get(n.lstrip("-"), unseen) for n in numbers)
+        return min(1.0, total / scale)
+
+    def number_matches(
+        self,
+        texts: Sequence[str],
+        rows: Sequence[np.ndarray | None] | None = None,
+        information: float | None = None,
+    ) -> list[np.ndarray]:
+        """Per query, ``number_weight`` of its numbers (``information`` as there) for each row whose
+        ``problem_numbers`` (signed, as a multiset) are exactly the query's and 0.0 elsewhere, over every row
+        (``rows[i]`` None) or the rows ``rows[i]``; all 0 for a query without numbers."""
         rows = rows if rows is not None else [None] * len(texts)
         matches = []
         for text, chosen in zip(texts, rows):
             key = problem_numbers(text)
             same = np.zeros(len(self.numbers))
             if key:
-                same[self._rows_by_numbers.get(key, [])] = 1.0
+                same[self._rows_by_numbers.get(key, [])] = self.number_weight(key, information)
             matches.append(same if chosen is None else same[np.asarray(chosen, dtype=int)])
         return matches
 
@@ -396,6 +462,7 @@ def fuse_channels(
 __all__ = [
     "FUSIONS",
     "NUMBERS_BONUS",
+    "NUMBERS_INFORMATION",
     "SKELETON_CONFIDENCE",
     "SKELETON_FUSION",
     "SKELETON_WEIGHTS",

@@ -11,6 +11,7 @@ from mathgraph.tasks.search.commands import search_weights, skeleton_search_weig
 from mathgraph.tasks.search.index import SearchIndex
 from mathgraph.tasks.search.skeleton import (
     NUMBERS_BONUS,
+    NUMBERS_INFORMATION,
     SKELETON_CONFIDENCE,
     SKELETON_FUSION,
     SKELETON_WEIGHTS,
@@ -44,6 +45,9 @@ def test_formula_paths_abstract_numbers_and_variables():
     assert sorted(formula_tokens(r"\frac{t+7}{13}")) == sorted(tokens)
     assert sorted(formula_tokens(r"\frac{x-1}{2}")) == sorted(tokens)  # a difference is a sum's shape
     assert sorted(formula_tokens(r"\frac{x^1}{2}")) != sorted(tokens)
+    # a function named by a letter is FUN, whatever the letter; a named function keeps its name
+    assert sorted(formula_tokens("f(x) = 3x + 1")) == sorted(formula_tokens("g(t) = 5t - 2"))
+    assert "t:(FUN NUM)" in formula_tokens("h'(4)") and r"t:(\sin VAR)" in formula_tokens(r"\sin x")
 
 
 def test_names_are_told_by_the_bank():
@@ -89,7 +93,11 @@ def test_skeleton_tokens_join_formulas_and_words():
     names = NameCounts([])
     tokens = skeleton_tokens("Find $x^2$ if 3 cats.", names)
     assert tokens[:3] == ["t:(^ VAR NUM)", "p:VAR<^", "p:NUM<^"]
-    assert "q:cat" in tokens and "w:find" in tokens
+    assert "q:cat" in tokens and "w:cat" in tokens
+    # the words that ask are left out, superlatives read as one
+    assert not any("find" in token for token in tokens)
+    asked = skeleton_tokens("Compute the smallest value. What is the maximum?", names)
+    assert sorted(asked) == sorted(["w:least", "w:value", "w:least_value", "w:greatest", "Q:greatest"])
 
 
 def test_skeleton_index_scores_are_tfidf_cosines():
@@ -273,19 +281,33 @@ def test_problem_numbers_reads_formulas_and_words_exactly():
     # thousands commas, decimals as exact values, a formula's fraction as its two numbers
     assert problem_numbers("Pay 1,000 dollars or 0.50 of $\\frac{1}{2}$.") == ("1", "1/2", "1000", "2")
     assert problem_numbers("Compute $\\cos 210^\\circ$.") == ("210",)
-    assert problem_numbers("Find $-3 + x$.") == ("3",)  # a sign is an operator
+    assert problem_numbers("Find $-3 + x$.") == ("-3",)  # a negated number keeps its sign
+    assert problem_numbers("Find $x - 3$.") == ("3",)  # a subtraction is an operator
+    assert problem_numbers("Add $(4,-2)$ and $(1,5)$.") == ("-2", "1", "4", "5")
     assert problem_numbers("Five cats and no digits.") == ()  # number words are left out
 
 
-def test_number_matches_are_exact_multisets():
+def test_number_matches_are_exact_signed_multisets_weighed_by_rarity():
     bank = ["Compute $\\cos 210^\\circ$.", "Compute $\\cos 270^\\circ$.", "Find $210 + 210$.", "Add 2 and 3."]
     index = SkeletonIndex(bank)
     assert index.numbers == [("210",), ("270",), ("210", "210"), ("2", "3")]
-    queries = ["What is $\\cos 210^\\circ$?", "Sum 3 and 2.", "Add two and three."]
-    matches = index.number_matches(queries)
-    assert [m.tolist() for m in matches] == [[1, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0]]
-    (some,) = index.number_matches(queries[:1], rows=[np.array([2, 0])])
-    assert some.tolist() == [0, 1]
+    # inverse document frequencies by hand: 210 in 2 of 4 rows, ln(5/3); 270, 2, 3 in 1, ln(5/2)
+    assert index.number_idf == pytest.approx(
+        {"210": np.log(5 / 3), "270": np.log(5 / 2), "2": np.log(5 / 2), "3": np.log(5 / 2)}
+    )
+    queries = ["What is $\\cos 210^\\circ$?", "Sum 3 and 2.", "Add two and three.", "Sum 3 and $-2$."]
+    matches = index.number_matches(queries, information=1.0)
+    # 210: ln(5/3) = 0.511 of the whole; 2 and 3: 2 ln(5/2) = 1.833, at most 1; a changed sign matches nothing
+    expected = [[np.log(5 / 3), 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 0]]
+    assert np.allclose(np.stack(matches), expected)
+    scaled = index.number_matches(queries[1:2], information=4.0)[0]
+    assert scaled.tolist() == pytest.approx([0, 0, 0, 2 * np.log(5 / 2) / 4])
+    # a number no row has: ln(5/1), as rare as a number can be
+    assert index.number_weight(("7",), information=4.0) == pytest.approx(np.log(5) / 4)
+    (some,) = index.number_matches(queries[:1], rows=[np.array([2, 0])], information=1.0)
+    assert some.tolist() == pytest.approx([0, np.log(5 / 3)])
+    with pytest.raises(ValueError, match="information must be > 0"):
+        index.number_weight(("2",), information=0.0)
     with pytest.raises(ValueError, match="2 number lists for 4 texts"):
         SkeletonIndex(bank, numbers=index.numbers[:2])
 
@@ -298,11 +320,19 @@ SIBLINGS = [
 ]
 
 
-def test_a_sibling_with_other_numbers_ranks_below_the_original():
+def test_a_sibling_with_other_numbers_ranks_below_the_original(monkeypatch):
+    import mathgraph.tasks.search.skeleton as skeleton_module
+
     index = SearchIndex.build(SIBLINGS, HashingEncoder(), text_field="problem")
     reworded = "Find the value of $\\cos 210^\\circ$."  # the original's numbers, the sibling's words
     renumbered = "Find the value of $\\cos 150^\\circ$."  # new numbers: no row has them
-    (skeleton, other) = SkeletonIndex(SIBLINGS).scores([reworded, renumbered])
+    channel = SkeletonIndex(SIBLINGS)
+    (skeleton, other) = channel.scores([reworded, renumbered])
+    # 210 is in 1 of the 4 rows: its inverse document frequency ln(5/2), a share of NUMBERS_INFORMATION
+    assert channel.number_weight(("210",)) == pytest.approx(min(1.0, np.log(5 / 2) / NUMBERS_INFORMATION))
+    # in this small bank that is little: below, a match of 210 weighs one half
+    monkeypatch.setattr(skeleton_module, "NUMBERS_INFORMATION", 2 * np.log(5 / 2))
+    weight = 0.5
     vectors = HashingEncoder().encode([reworded, renumbered])
     dense = index.embeddings @ (vectors[0] / np.linalg.norm(vectors[0]))
     own = 0.7 * min(1.0, max(0.0, skeleton.max()))
@@ -312,14 +342,16 @@ def test_a_sibling_with_other_numbers_ranks_below_the_original():
     options = {"skeleton_weight": 0.7, "skeleton_confidence": (0.0, 1.0), "fusion": "cosine"}
     before = index.search([reworded], k=4, numbers_bonus=0.0, **options)[0]
     assert [h.index for h in before][:2] == [1, 0]
-    # a bonus larger than the gap puts the original first; its score is the fused one plus the bonus
-    bonus = round(gap + 0.05, 2)
+    # a bonus whose weighed share is larger than the gap puts the original first; its score is the fused one plus
+    # the bonus times the match's weight
+    bonus = round((gap + 0.05) / weight, 2)
+    assert bonus <= 1.0
     after = index.search([reworded], k=4, numbers_bonus=bonus, **options)[0]
     assert [h.index for h in after][:2] == [0, 1]
-    assert after[0].score == pytest.approx(fused[0] + bonus, abs=1e-5)
+    assert after[0].score == pytest.approx(fused[0] + bonus * weight, abs=1e-5)
     assert after[1].score == pytest.approx(fused[1], abs=1e-5)
-    # a bonus smaller than the gap leaves the sibling first (a tie-breaker, not a filter)
-    assert index.search([reworded], k=4, numbers_bonus=gap / 2, **options)[0][0].index == 1
+    # one whose share is smaller than the gap leaves the sibling first (a tie-breaker, not a filter)
+    assert index.search([reworded], k=4, numbers_bonus=gap / weight / 2, **options)[0][0].index == 1
     # a query with new numbers matches no row: the same ranking and scores with or without the bonus
     plain = index.search([renumbered], k=4, numbers_bonus=0.0, **options)[0]
     bonused = index.search([renumbered], k=4, numbers_bonus=bonus, **options)[0]
