@@ -19,7 +19,9 @@ Two banks, each searched with every row (a named search configuration, ``ROWS``)
 - **MATH bank**: the 7,500 MATH train problems; the queries are hand-written rewrites of problems of the bank
   (``benchmarks/data/math_bank_queries.jsonl``, ``math_bank_queries_third.jsonl``, a third set, all test, and
   ``math_bank_queries_fourth.jsonl``, a fourth, all dev, ``math_bank_queries_sixth.jsonl``, a sixth, all dev, of
-  problems with a sibling in the bank; ``math_bank_queries_fifth.jsonl``, a fifth, all test, read only when named;
+  problems with a sibling in the bank, ``math_bank_queries_seventh.jsonl``, a seventh, all dev;
+  ``math_bank_queries_fifth.jsonl`` and ``math_bank_queries_eighth.jsonl``, a fifth and an eighth, all test, read
+  only when named;
   ``--queries`` to choose; made as ``benchmarks/data/MATH_BANK_QUERIES.md`` says) with
   other numbers (kind ``numbers``), other wording (``wording``), both (``both``) or renamed variables
   (``variables``), those of ``--split`` (each query's ``split`` field: dev or test); the answer is the original,

@@ -240,7 +240,8 @@ class SearchIndex:
         cosines as they are); None: ``skeleton.SKELETON_FUSION`` where the skeleton channel is on, else
         ``"standardised"`` (the TF-IDF fusion's weight was chosen so).
 
-        ``numbers_bonus`` > 0 is added to the fused score of each row whose literal numbers are exactly the
+        ``numbers_bonus`` > 0, times the match's weight (``SkeletonIndex.number_weight``: how rare the numbers
+        are in the bank), is added to the fused score of each row whose literal numbers (signed) are exactly the
         query's (``skeleton.problem_numbers``, ``SkeletonIndex.number_matches``; a query without numbers: none),
         so that a reworded query finds its original before a sibling with other numbers that the skeleton cannot
         tell from it; None: ``skeleton.NUMBERS_BONUS`` where the skeleton channel is on, else 0.

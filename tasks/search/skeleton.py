@@ -38,8 +38,8 @@ weight added to its fused score (``SkeletonIndex.number_weight``: the numbers' s
 frequencies over the bank, over ``NUMBERS_INFORMATION``, at most 1, so that a match of a few common small numbers
 counts less than one of rare ones): a reworded query that keeps its numbers then finds its original before a
 sibling that scores within the bonus of it, and a query with new numbers (which no row has, or only a row that
-is the query's very problem) is left as it was. The order of the numbers is not required: on the dev rewrites,
-7 of the 76 wording rewrites that keep their original's numbers say them in another order.
+is the query's very problem) is left as it was. The order of the numbers is not required: of the 76 dev rewrites
+whose numbers are their original's, 7 say them in another order.
 """
 
 from __future__ import annotations
