@@ -125,7 +125,7 @@ class OnnxPackageRuntime:
         from mathgraph.files import cache_directory
 
         path = self.package.path(graph)
-        variant = "int8" if self.int8 else "float32"
+        variant = "int8-ffn" if self.int8 else "float32"  # int8-ffn: the feed-forward products only
         target = cache_directory() / "onnx-sessions" / f"{path.stem}-{variant}-{sources_key(path, sources, variant)}"
         if not (target / OPTIMISED_MODEL).is_file():
             weights = weights_of()

@@ -97,6 +97,47 @@ def test_a_packed_text_layer_computes_the_bert_layer_on_real_tokens(tiny_encoder
     assert not got[~real].any() and expected[~real].abs().sum() > 0  # PyTorch computes the padding too
 
 
+def test_the_sorted_gat_sum_is_the_gat_layer_on_unsorted_edges_and_nodes_without_any():
+    from mathgraph.models.gat import GraphAttentionLayer
+    from mathgraph.models.onnx_export import gat_forward_sorted
+
+    torch.manual_seed(5)
+    conv = GraphAttentionLayer(16, 2, 4).eval().attention
+    x = torch.randn(7, 16)
+    # edges in no order; node 5 receives three, nodes 3, 4 and 6 none (no self-loops: the layer gets them given)
+    edge_index = torch.tensor([[0, 1, 2, 3, 4, 0, 6], [1, 1, 0, 5, 5, 5, 2]])
+    edge_attr = torch.randn(7, 4)
+    with torch.inference_mode():
+        expected = conv(x, edge_index, edge_attr)
+        got = gat_forward_sorted(conv, x, edge_index, edge_attr)
+    torch.testing.assert_close(got, expected, atol=1e-6, rtol=0)
+    assert torch.equal(got[[3, 4, 6]], conv.bias.expand(3, -1))  # nothing received: the bias alone
+
+
+def test_the_exported_gat_sums_its_messages_in_order_and_the_same_every_time(exported, sample_graphs):
+    """Each GAT layer sorts its edges by target (``TopK``) and sums the messages as differences of a running sum
+    (``CumSum``; one more for the segments' ends); no ``ScatterND`` (which adds on several threads) is added, so
+    the outputs are the same bit for bit from run to run."""
+    import onnx
+
+    from mathgraph.models.onnx_forward import OnnxNetwork
+    from mathgraph.models.onnx_package import batch_arrays
+
+    encoder, graph = exported
+    model = onnx.load(str(graph), load_external_data=False)
+    ops = [node.op_type for node in model.graph.node]
+    gat_layers, text_layers = len(encoder.model.graph.layers), len(encoder.model.text.encoder.layer)
+    assert ops.count("TopK") == gat_layers and ops.count("CumSum") == 2 * gat_layers
+    assert ops.count("ScatterND") == 2 * text_layers  # the packed text layers' index_copy only
+    weights = {name: tensor.numpy() for name, tensor in encoder.model.state_dict().items()}
+    network = OnnxNetwork(graph, weights, threads=2)
+    batch = batch_arrays(encoder.collator(sample_graphs[:6]))
+    first = network.run(batch)
+    for _ in range(3):
+        again = network.run(batch)
+        assert all(np.array_equal(first[name], again[name]) for name in first)
+
+
 def test_heads_match_pytorch(tmp_path):
     from mathgraph.models.heads import BiEncoderScorer, ClassificationHead
     from mathgraph.models.onnx_export import export_head
@@ -225,6 +266,8 @@ def test_search_first_stage_runs_minilm_on_onnx_with_the_same_vectors_and_identi
 
 
 def test_an_int8_copy_is_made_once_and_stays_close_to_float32(exported, sample_graphs, tmp_path):
+    import onnx
+
     from mathgraph.models.onnx_forward import OnnxNetwork, quantized_graph
     from mathgraph.models.onnx_package import batch_arrays
 
@@ -240,6 +283,30 @@ def test_an_int8_copy_is_made_once_and_stays_close_to_float32(exported, sample_g
     int8 = OnnxNetwork(path, None).run(batch)["mean_node"]
     cosine = (exact * int8).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(int8, axis=1)
     assert cosine.min() > 0.9 and not np.array_equal(exact, int8)
+    # only the text layers' feed-forward products are int8: two per layer, the rest stays float32
+    layers = len(encoder.model.text.encoder.layer)
+    ops = [node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node]
+    assert ops.count("MatMulInteger") == ops.count("DynamicQuantizeLinear") == 2 * layers
+
+
+def test_the_int8_copy_picks_the_feed_forward_products_by_their_weights():
+    from onnx import helper
+
+    from mathgraph.models.onnx_forward import quantized_products
+
+    def product(name, op, weight):
+        return helper.make_node(op, ["x", weight], [name], name=name)
+
+    nodes = [
+        product("ff_in", "Gemm", "network.text.encoder.layer.0.intermediate.dense.weight"),
+        product("ff_out", "MatMul", "network.text.encoder.layer.11.output.dense.weight"),
+        product("attention_out", "Gemm", "network.text.encoder.layer.0.attention.output.dense.weight"),
+        product("query", "Gemm", "network.text.encoder.layer.0.attention.self.query.weight"),
+        product("gat", "Gemm", "network.graph.layers.0.attention.lin.weight"),
+        product("scores", "MatMul", "view_3"),
+    ]
+    model = helper.make_model(helper.make_graph(nodes, "g", [], []))
+    assert quantized_products(model) == ["ff_in", "ff_in_MatMul", "ff_out"]
 
 
 def test_an_optimised_copy_computes_exactly_what_the_graph_computes(exported, sample_graphs, tmp_path):
