@@ -29,7 +29,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import random
 import re
 import time
 from collections import Counter, defaultdict
@@ -41,7 +40,7 @@ from mathgraph.parsers.graph_cache import parse_cached
 from mathgraph.parsers.problem import parse_problem
 from mathgraph.parsers.solution import check_solution
 from mathgraph.parsers.solution_check import with_verifier
-from mathgraph.parsers.step_verifier import WEIGHTS, StepVerifier, fit, inject_step_error, line_features
+from mathgraph.parsers.step_verifier import STEP_FEATURES, WEIGHTS, StepVerifier, fit, line_features
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
@@ -50,8 +49,7 @@ SPLIT_SEED = 0
 PARTS = ("math", "olympiadbench", "gsmplus")
 PROCESSBENCH = ("math", "olympiadbench")
 BOOTSTRAP = 1000
-INJECTED = 2  # step errors made in each right solution for --fit-verifier
-_ANNOTATION_RE = re.compile(r"<<[^<>]*>>")
+FOLDS = 5  # grouped folds of the dev halves for the verifier's calibration
 TIMED_PARSES = 30  # problems parsed one at a time, without the cache, for the parse time
 
 
@@ -91,54 +89,47 @@ def main() -> None:
 
 
 def fit_verifier(data: Path, args: argparse.Namespace, path: Path) -> StepVerifier:
-    """Fit the step verifier (``parsers.step_verifier``) and write it to ``path``.
+    """Fit the step verifier (``parsers.step_verifier``) on the dev halves and write it to ``path``.
 
-    Training: the right solutions of GSM8K train (the first ``--gsm8k-rows``, as written and plain in turn)
-    and of the ProcessBench dev halves (the right ones whole, the wrong ones up to their first wrong step),
-    each as it is and with ``INJECTED`` step errors made in it (``inject_step_error``); a line is labelled 1
-    where the error was made, 0 before it and on the untouched solutions. Calibration (Platt) and the
-    threshold: on the dev halves' real labels, the threshold that gives the best mean F1 of the parts'
-    dev halves among those that keep every dev half's correct acc at 90 or more. No test half is read."""
-    rng = random.Random(SPLIT_SEED)
+    Training: every line of the dev halves' solutions up to its first wrong step, labelled 1 on the lines of
+    that step and 0 before it (every line of a right solution is 0). Calibration (Platt) and the threshold
+    are chosen on out-of-fold scores: ``FOLDS`` folds of the dev halves grouped by problem, each fold
+    scored by a verifier fitted on the others; the threshold is the one of best mean dev F1 over the parts
+    of ``--threshold-parts`` among those that keep each of their dev correct accs at 90 or more. The
+    verifier shipped is then fitted on all the dev lines. No test half is read."""
     limit = 6 if args.smoke else None
-    gsm = [json.loads(line) for line in open(data / "gsm8k" / "train.jsonl", encoding="utf-8")]
-    gsm = gsm[: 8 if args.smoke else args.gsm8k_rows]
-    texts = [
-        (row["question"], (row["answer"] if k % 2 else _ANNOTATION_RE.sub("", row["answer"])).split("\n"))
-        for k, row in enumerate(gsm)
-    ]
     parts = [part for part in args.parts if part in PROCESSBENCH]
-    dev = {part: [r for r in load_part(data, part, limit, args.smoke) if r["half"] == "dev"] for part in parts}
-    for rows in dev.values():
-        for r in rows:
-            right = r["steps"] if r["label"] == -1 else r["steps"][: r["label"]]
-            if right:
-                texts.append((r["problem"], "\n".join(right).split("\n")))
-    graphs = parse_cached([problem for problem, _ in texts])
-    others = [line for _, lines in texts for line in lines if len(line) > 20]
-    features, labels = [], []
-    for (_, lines), graph in zip(texts, graphs):
-        variants = [(lines, None)]
-        for _ in range(INJECTED):
-            made = inject_step_error(lines, others, rng)
-            if made is not None:
-                variants.append(made)
-        for written, changed in variants:
-            numbers, rows = line_features(check_solution(graph, "\n".join(written), verifier=None))
-            for number, row in zip(numbers, rows):
-                if changed is None or number <= changed:
-                    features.append(row)
-                    labels.append(int(number == changed))
-    x, y = np.asarray(features), np.asarray(labels)
-    verifier = fit(x, y)
-    calibration = _dev_lines(dev, verifier)
-    platt = _platt(calibration)
-    verifier = dataclasses.replace(verifier, platt=platt)
-    threshold, chosen = _threshold(calibration, verifier)
+    items: list[tuple[str, dict]] = []  # (part, item) of every dev solution
+    for part in parts:
+        rows = [r for r in load_part(data, part, limit, args.smoke) if r["half"] == "dev"]
+        for row, graph in zip(rows, parse_cached([r["problem"] for r in rows])):
+            check = check_solution(graph, "\n".join(row["steps"]), verifier=None)
+            numbers, features = line_features(check)
+            item = {"label": row["label"], "steps": step_of_line(row["steps"]), "rule_line": check.first_error_step}
+            item.update({"lines": numbers, "features": features, "problem": row["problem"]})
+            items.append((part, item))
+    folds = [int(hashlib.sha256(item["problem"].encode()).digest()[1]) % FOLDS for _, item in items]
+    for fold in range(FOLDS):
+        x, y = _training_lines([item for (_, item), f in zip(items, folds) if f != fold])
+        verifier = fit(x, y) if len(set(y.tolist())) == 2 else None  # a fold without both labels scores 0
+        for (_, item), f in zip(items, folds):
+            if f == fold:
+                scored = verifier is not None and len(item["lines"])
+                item["scores"] = verifier.scores(item["features"]) if scored else np.zeros(len(item["lines"]))
+    calibration: dict[str, list[dict]] = {part: [] for part in parts}
+    for part, item in items:
+        calibration[part].append(item)
+    x, y = _training_lines([item for _, item in items])
+    if len(set(y.tolist())) < 2:
+        raise SystemExit("--fit-verifier: the dev halves need right lines and first wrong steps to fit on")
+    verifier = dataclasses.replace(fit(x, y), platt=_platt(calibration))
+    chosen_parts = [p for p in args.threshold_parts if p in calibration] or parts
+    threshold, chosen = _threshold({p: calibration[p] for p in chosen_parts}, verifier)
     info = {
-        "trained_on": f"{len(texts)} right solutions ({len(gsm)} GSM8K train, the rest ProcessBench dev halves), "
-        f"{INJECTED} injected errors each: {len(y)} lines, {int(y.sum())} wrong",
-        "calibrated_on": "ProcessBench dev halves: " + ", ".join(f"{p} {len(r)}" for p, r in dev.items()),
+        "trained_on": f"ProcessBench dev halves ({', '.join(f'{p} {len(r)}' for p, r in calibration.items())} "
+        f"solutions): {len(y)} lines up to each first wrong step, {int(y.sum())} of it",
+        "calibrated_on": f"out-of-fold scores of the dev halves ({FOLDS} folds grouped by problem); threshold "
+        f"for the mean F1 of {', '.join(chosen_parts)} with correct acc >= 90",
         "threshold_dev": chosen,
     }
     verifier = dataclasses.replace(verifier, threshold=threshold, info=info)
@@ -146,6 +137,18 @@ def fit_verifier(data: Path, args: argparse.Namespace, path: Path) -> StepVerifi
     verifier.save(path)
     print(f"step verifier: {info['trained_on']}; threshold {threshold:.4f} (dev: {json.dumps(chosen)}); wrote {path}")
     return verifier
+
+
+def _training_lines(items: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """Features and labels of the lines of ``items`` up to each one's first wrong step (1 on its lines)."""
+    features, labels = [], []
+    for item in items:
+        for number, x in zip(item["lines"], item["features"]):
+            step = item["steps"][number]
+            if item["label"] == -1 or step <= item["label"]:
+                features.append(x)
+                labels.append(int(step == item["label"]))
+    return np.asarray(features).reshape(len(features), len(STEP_FEATURES)), np.asarray(labels)
 
 
 def dev_fit_comparison(data: Path, args: argparse.Namespace) -> dict:
@@ -515,17 +518,22 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--fit-verifier",
         metavar="FILE",
-        help="fit the step verifier (synthetic step errors; calibration and threshold on the dev halves), "
-        "write its weights to FILE, then measure with it",
+        help="fit the step verifier on the dev halves' real labels (calibration and threshold on out-of-fold "
+        "dev scores), write its weights to FILE, then measure with it",
     )
     parser.add_argument(
         "--dev-fit-comparison",
         action="store_true",
         help="also fit the verifier on the dev halves' real labels and score it on test (comparison, not shipped)",
     )
-    parser.add_argument("--gsm8k-rows", type=int, default=1000, help="GSM8K train solutions for --fit-verifier")
+    parser.add_argument(
+        "--threshold-parts",
+        nargs="+",
+        default=list(PROCESSBENCH),
+        choices=PROCESSBENCH,
+        help="the parts whose dev F1 (each with correct acc >= 90) chooses the verifier's threshold",
+    )
     parser.add_argument("--smoke", action="store_true", help="6 solutions a part, no results file")
-    random.seed(SPLIT_SEED)
     return parser.parse_args()
 
 

@@ -11,7 +11,7 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``unexplained_operand`` | error | an operand that is not a quantity of the problem, an earlier result or a known constant; or a number miscopied into a calculation whose result goes nowhere, where a later step goes on with (or the answer is) what the calculation gives with a value of the problem in its place (``_miscopies``) |
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations; a line left open before the answer, ``300*$920 =`` then ``#### 276000``, is completed by it, and is an ``arithmetic`` error where it makes another number) |
-| ``false_claim`` | error | an equality of the solution's LaTeX math that does not hold, as ``parsers.solution_claims`` evaluates it: ``\\sqrt{50} = 7``, ``\\binom{5}{2} = 12``, or a rewrite ``(x+1)^2 = x^2 + x + 1`` in a chain |
+| ``false_claim`` | error | an equality of the solution's LaTeX math that does not hold, as ``parsers.solution_claims`` evaluates it: ``\\sqrt{50} = 7``, ``\\binom{5}{2} = 12``, or a rewrite ``(x+1)^2 = x^2 + x + 1`` in a chain; or the equation where the working goes over to a wrong value, found by substituting the value solved for back (``substituted_back``: ``3x + 2 = 14`` then ``3x = 10``, ``x = 10/3``) |
 | ``suspect_step`` | error | a line the step verifier (``parsers.step_verifier``) gives a probability of being the first wrong step at or above its threshold, where no rule found an error; the finding carries the ``probability`` |
 | ``inverse_operation`` | error | a calculation that applies a relation the problem's words state the other way round to the number it relates to (``parsers.solution_relations``): ``12 * 2`` where the problem says "half as many as Jo, who has 12", ``12 + 3`` for "3 fewer than", ``10 * 0.8`` for "20% more than" |
 | ``answer_unit`` | error | the final answer is last written with another unit of the measure the question asks in (``parsers.solution_relations.answer_unit``): the question asks "how many minutes", the solution ends on "1.5 hours" |
@@ -29,7 +29,7 @@ from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parsers.numbers import DIGITS_PATTERN, parse_number
-from mathgraph.parsers.solution_claims import Claim, latex_claims
+from mathgraph.parsers.solution_claims import Claim, latex_claims, substituted_back
 from mathgraph.parsers.solution_graph import Calculation, SolutionGraph, implied_values, parse_solution, problem_values
 from mathgraph.parsers.solution_reader import math_spans, read_lines
 from mathgraph.parsers.solution_relations import answer_unit, inverted_relations
@@ -156,6 +156,12 @@ def _result(findings: list[Finding], graph: SolutionGraph, claims: tuple) -> Sol
     return SolutionCheck(ok, tuple(findings), graph, min(errors) if errors else None, claims)
 
 
+_SUBSTITUTED_MESSAGE = (
+    "The value this solution solves for does not satisfy the equations written before this step, but it "
+    "satisfies this step's equation: the equation was changed wrongly here."
+)
+
+
 def _rule_check(graph: SolutionGraph) -> SolutionCheck:
     """The findings of the rules alone."""
     findings: list[Finding] = []
@@ -179,6 +185,12 @@ def _rule_check(graph: SolutionGraph) -> SolutionCheck:
     if symbolic:
         claims = tuple(latex_claims(graph.solution))
         findings += [_finding("false_claim", c.line, _claim_message(c)) for c in claims if c.verdict == "fails"]
+        failing = {c.line for c in claims if c.verdict == "fails"}
+        findings += [
+            _finding("false_claim", line, _SUBSTITUTED_MESSAGE)
+            for line in substituted_back(graph.solution)
+            if line not in failing
+        ]
     completion = _open_line(graph) if graph.answer_step is None else None
     if completion is not None and completion[1].computed != graph.answer:
         line, calculation = completion

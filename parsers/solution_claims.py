@@ -18,6 +18,10 @@ is a *claim*, judged by evaluating both sides in floating point:
 - anything else (an equation to solve, a definition, a substitution ``= 5 + 3``, a side this evaluator
   cannot read: ``\\pm``, ``|x|``, ``f(x)``, a base ``321_7``, ``\\overline{6}``) is ``unknown``.
 
+``substituted_back(solution)`` puts the values a solution solves for (``x = 4``) back into its equations in
+that letter, in order, and returns the line where the working went over to the wrong value: the first
+equation that holds after the last one that fails.
+
 The evaluator is a bounded shunting-yard over floats (no SymPy, no ``eval``): ``MAX_MATH_CHARS`` characters
 a span, at most ``MAX_CLAIMS`` claims a solution, powers with exponents up to 64 in size, so that one
 solution costs a few milliseconds.
@@ -32,7 +36,7 @@ from dataclasses import dataclass
 
 from mathgraph.parsers.solution_reader import math_spans
 
-__all__ = ["Claim", "latex_claims", "MAX_MATH_CHARS", "MAX_CLAIMS"]
+__all__ = ["Claim", "latex_claims", "substituted_back", "MAX_MATH_CHARS", "MAX_CLAIMS"]
 
 MAX_MATH_CHARS = 600
 MAX_CLAIMS = 60
@@ -103,9 +107,16 @@ class Claim:
 def latex_claims(solution: str) -> list[Claim]:
     """The claims of the LaTeX math of ``solution`` and their verdicts (module docstring), in order."""
     claims: list[Claim] = []
-    for start, end in math_spans(solution):
+    for line, sides, approx in _relations(solution):
         if len(claims) >= MAX_CLAIMS:
             break
+        claims += _judge_chain(line, sides, approx)
+    return claims[:MAX_CLAIMS]
+
+
+def _relations(solution: str):
+    """``(line, sides, approx)`` for each relation with ``=`` (or ``\\approx``) of the solution's math spans."""
+    for start, end in math_spans(solution):
         inner = solution[start:end]
         if len(inner) > MAX_MATH_CHARS:
             continue
@@ -119,8 +130,65 @@ def latex_claims(solution: str) -> list[Claim]:
             sides = [s.strip() for s in re.split(r"\\approx|≈|=", relation)]
             if len(sides) < 2 or any(not s for s in sides):
                 continue
-            claims += _judge_chain(line, sides, approx)
-    return claims[:MAX_CLAIMS]
+            yield line, sides, approx
+
+
+def substituted_back(solution: str) -> list[int]:
+    """Lines where a solved equation goes wrong, found by substituting the solution's values back.
+
+    A letter given a value (``x = 4``, ``x = \\frac{3}{2}``: a lone letter equal to a side without letters)
+    is put back into every equation of the solution in that letter alone (the letter on both sides, or one
+    side of it, as ``3x + 2 = 14``; not the assignments themselves), in the order written; an equation
+    holds where one of the letter's values satisfies it. Where some equation fails and every equation
+    written after the last failing one holds, the equations before went on to a value they do not have:
+    the first equation that holds after it is where the working changed the equation wrongly, and its line
+    is returned (one line per letter, in order)."""
+    assigned: dict[str, set[float]] = {}
+    equations: dict[str, list[tuple[int, _Expression, _Expression]]] = {}
+    for line, sides, approx in _relations(solution):
+        if approx:
+            continue
+        read = []
+        for side in sides:
+            try:
+                read.append(_Expression(side))
+            except _Unreadable:
+                read.append(None)
+        for left, right in zip(read, read[1:]):
+            if left is None or right is None:
+                continue
+            letters = left.letters | right.letters
+            if len(letters) != 1 or letters & _COMPLEX:
+                continue
+            letter = next(iter(letters))
+            assignment = next((b for a, b in ((left, right), (right, left)) if a.lone_symbol and not b.letters), None)
+            if assignment is None:
+                equations.setdefault(letter, []).append((line, left, right))
+                continue
+            value = _value(assignment, {})
+            if value is not None:
+                assigned.setdefault(letter, set()).add(value)
+    found = []
+    for letter, values in assigned.items():
+        verdicts = []
+        for line, left, right in equations.get(letter, []):
+            sides = [(_value(left, {letter: v}), _value(right, {letter: v})) for v in values]
+            sides = [(a, b) for a, b in sides if a is not None and b is not None]
+            if sides:
+                verdicts.append((line, any(abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b)) for a, b in sides)))
+        failing = [k for k, (_, holds) in enumerate(verdicts) if not holds]
+        if failing and failing[-1] + 1 < len(verdicts):
+            found.append(verdicts[failing[-1] + 1][0])  # every equation after the last failing one holds
+    return sorted(found)
+
+
+def _value(expression: _Expression, values: dict[str, float]) -> float | None:
+    """The finite value of ``expression`` with ``values`` for its letters, or ``None``."""
+    try:
+        value = expression.value(values)
+    except (_Unreadable, ArithmeticError, ValueError, OverflowError, KeyError):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _judge_chain(line: int, sides: list[str], approx: bool) -> list[Claim]:

@@ -8,15 +8,20 @@ a ``suspect_step`` error where the probability reaches the threshold and no rule
 
 The features of a line (``line_features``) are what the rules found on it (errors by kind, the claims of
 its LaTeX math that hold, fail or cannot be decided, calculations that check out), where it stands (its
-place among the lines, first, last), what it writes (its length, the numbers it writes, those no earlier
-line nor the problem wrote, the share of its words the problem uses) and lexical cues of a claim made
-without work ("assume", "must", "only", "all", "maximum", "cannot", "therefore").
+place among the lines, first, second, third, last; before or at the first line a rule flags), what it
+writes (its length, the numbers it writes, those no earlier line nor the problem wrote, the share of its
+words the problem uses, a boxed answer), lexical cues of a claim made without work ("assume", "must",
+"only", "all", "maximum", "cannot", "therefore", "clearly"), the solution correcting itself ("wait",
+"however", "let's try", "mistake": on this line, anywhere, on a later line or the next one), the share of
+the solution's claims that cannot be decided, and whether substituting the solution's solved values back
+into its equations (``solution_claims.substituted_back``) points at this line.
 
-Training (``fit``, which imports scikit-learn) reads step errors made from solutions known to be right
-(``inject_step_error``: a stated result changed, an operation changed, a number in a statement changed, a
-line taken from another solution), labelled 1 on the changed line and 0 on the lines before it and on
-every line of the untouched solutions; the calibration and the threshold are chosen afterwards on held-out
-dev data (``benchmarks/process_errors.py --fit-verifier``).
+Training (``fit``, which imports scikit-learn) reads labelled lines: ``benchmarks/process_errors.py
+--fit-verifier`` fits it on the ProcessBench dev halves' real first wrong steps (1 on the lines of that
+step, 0 on the lines before it and on every line of a right solution) and chooses the calibration and the
+threshold on out-of-fold dev scores. ``inject_step_error`` makes step errors in right solutions (a stated
+result changed, an operation changed, a number in a statement changed, a line taken from another
+solution), for training on made errors where no labels are.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mathgraph.parsers.solution_claims import substituted_back
+
 __all__ = ["STEP_FEATURES", "StepVerifier", "line_features", "inject_step_error", "fit", "WEIGHTS"]
 
 WEIGHTS = Path(__file__).resolve().parents[1] / "mathgraph" / "data" / "step_verifier.json"
@@ -42,7 +49,12 @@ _CUES = {
     "cue_formula": r"\b(?:formula|theorem|rule|property|identity)\b",
     "cue_count": r"\b(?:ways|cases|combinations|possibilit|choices|arrangements)\b",
     "cue_hedge": r"\b(?:approximately|roughly|about|probably|seems|likely|i hope)\b",
+    "cue_claim": r"\b(?:clearly|obviously|since|must)\b",
 }
+_SELF_CORRECTION = re.compile(
+    r"\b(?:wait|however|upon further|re-?evaluat|re-?check|mistake|let's try|let us try|adjust|actually|instead"
+    r"|reconsider|contradict|not possible|oops|incorrect|error|revisit|alternatively)\b"
+)
 STEP_FEATURES = (
     "rule_arithmetic",
     "rule_unexplained",
@@ -64,6 +76,18 @@ STEP_FEATURES = (
     "share_words_in_problem",
     "symbolic",
     *_CUES,
+    "is_second",
+    "is_third",
+    "log_lines",
+    "self_correction",
+    "solution_self_corrects",
+    "before_self_correction",
+    "just_before_self_correction",
+    "before_first_rule_error",
+    "at_first_rule_error",
+    "share_claims_unknown",
+    "writes_boxed",
+    "substituted_back",
 )
 _NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
 _WORD_RE = re.compile(r"[a-z]{3,}")
@@ -88,6 +112,14 @@ def line_features(check) -> tuple[list[int], np.ndarray]:
     for line, calculation in graph.calculations():
         calculations.setdefault(line, []).append(calculation)
     symbolic = float(bool(check.claims) or any(c.form == "latex" for _, c in graph.calculations()))
+    corrections = [k for k, step in enumerate(graph.steps) if _SELF_CORRECTION.search(step.text.lower())]
+    first_correction = corrections[0] if corrections else None
+    ruled = [k for k, step in enumerate(graph.steps) if step.index in errors]
+    first_rule = ruled[0] if ruled else None
+    verdicts_all = [claim.verdict for claim in check.claims]
+    decided = sum(v != "unknown" for v in verdicts_all)
+    share_unknown = (len(verdicts_all) - decided) / len(verdicts_all) if verdicts_all else 0.0
+    substituted = set(substituted_back(graph.solution))
     rows = []
     n = max(len(lines), 1)
     for k, step in enumerate(graph.steps):
@@ -120,6 +152,18 @@ def line_features(check) -> tuple[list[int], np.ndarray]:
             "share_numbers_new": len(new) / len(numbers) if numbers else 0.0,
             "share_words_in_problem": sum(w in problem_words for w in words) / len(words) if words else 0.0,
             "symbolic": symbolic,
+            "is_second": float(k == 1),
+            "is_third": float(k == 2),
+            "log_lines": math.log1p(len(lines)),
+            "self_correction": float(k in corrections),
+            "solution_self_corrects": float(bool(corrections)),
+            "before_self_correction": float(first_correction is not None and k < first_correction),
+            "just_before_self_correction": float(first_correction is not None and k == first_correction - 1),
+            "before_first_rule_error": float(first_rule is not None and k < first_rule),
+            "at_first_rule_error": float(k == first_rule),
+            "share_claims_unknown": share_unknown,
+            "writes_boxed": float("boxed" in text),
+            "substituted_back": float(step.index in substituted),
         }
         values.update({name: float(bool(pattern.search(lowered))) for name, pattern in _CUE_RES.items()})
         rows.append([float(values[name]) for name in STEP_FEATURES])
@@ -237,7 +281,7 @@ def _change(line: str, kind: str, other_lines: list[str], rng: random.Random) ->
     return rng.choice(other_lines)
 
 
-def fit(features: np.ndarray, labels: np.ndarray, c: float = 1.0) -> StepVerifier:
+def fit(features: np.ndarray, labels: np.ndarray, c: float = 0.1) -> StepVerifier:
     """A logistic regression (scikit-learn, balanced classes) on standardised ``features``; not calibrated."""
     from sklearn.linear_model import LogisticRegression
 

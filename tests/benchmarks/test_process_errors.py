@@ -117,3 +117,32 @@ def test_smoke_run_on_hand_written_solutions(tmp_path):
         100.0,
         100.0,
     )
+
+
+def test_fit_verifier_on_dev_labels_writes_weights_that_load(tmp_path):
+    from mathgraph.parsers.step_verifier import StepVerifier
+
+    data = tmp_path / "data"
+    (data / "processbench").mkdir(parents=True)
+    for part in ("math", "olympiadbench"):
+        with open(data / "processbench" / f"{part}.jsonl", "w") as f:
+            for copy in range(6):  # the same solutions under other problem texts: both halves get some
+                for k, row in enumerate(ROWS):
+                    problem = f"{row['problem']} (version {copy})"
+                    f.write(json.dumps({"id": f"{part}-{copy}-{k}", "generator": "hand", **row, "problem": problem}))
+                    f.write("\n")
+    weights, output = tmp_path / "verifier.json", tmp_path / "out.json"
+    command = [sys.executable, "benchmarks/process_errors.py", "--parts", "math", "olympiadbench", "--data"]
+    command += [str(data), "--fit-verifier", str(weights), "--output", str(output)]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    verifier = StepVerifier.load(weights)
+    assert 0 < verifier.threshold <= 1.01
+    assert verifier.info["trained_on"].startswith("ProcessBench dev halves")
+    report = json.loads(output.read_text())
+    assert report["verifier"]["threshold"] == verifier.threshold
+    # the rules alone place the sum and the root (2 of 3 wrong) and pass the right solution; check (the rules
+    # and the fitted verifier) is measured on the same 24 solutions
+    rules, check = report["parts"]["math"]["rules"]["all"], report["parts"]["math"]["check"]["all"]
+    assert (rules["n_wrong"], rules["n_right"], rules["error_acc"], rules["correct_acc"]) == (18, 6, 66.7, 100.0)
+    assert (check["n_wrong"], check["n_right"]) == (18, 6)

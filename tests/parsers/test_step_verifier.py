@@ -45,6 +45,34 @@ def test_line_features_read_the_rules_and_the_text():
     assert first["is_first"] == 1 and first["rule_arithmetic"] == 0 and first["numbers_new"] == 0
 
 
+def test_line_features_read_self_corrections_rule_errors_and_substitution():
+    problem = "Solve 3x + 2 = 14 for x."
+    solution = (
+        "We solve \\(3x + 2 = 14\\).\n"
+        "So \\(3x = 10\\).\n"
+        "Thus \\(x = \\frac{10}{3}\\).\n"
+        "Wait, let me check: 5 + 3 = 9.\n"
+        "The answer is \\(\\boxed{4}\\)."
+    )
+    lines, features = line_features(check_solution(problem, solution, verifier=None))
+    rows = [dict(zip(STEP_FEATURES, f)) for f in features]
+    assert lines == [0, 1, 2, 3, 4]
+    # 3x + 2 = 14 fails at x = 10/3, 3x = 10 holds: the second line changed the equation wrongly
+    assert [r["substituted_back"] for r in rows] == [0, 1, 0, 0, 0]
+    assert [r["self_correction"] for r in rows] == [0, 0, 0, 1, 0]
+    assert all(r["solution_self_corrects"] == 1 for r in rows)
+    assert [r["before_self_correction"] for r in rows] == [1, 1, 1, 0, 0]
+    assert [r["just_before_self_correction"] for r in rows] == [0, 0, 1, 0, 0]
+    # the rules flag line 1 (the equation changed wrongly, a false_claim) and line 3 (5 + 3 = 9)
+    assert [r["rule_false_claim"] for r in rows] == [0, 1, 0, 0, 0]
+    assert [r["rule_arithmetic"] for r in rows] == [0, 0, 0, 1, 0]
+    assert [r["at_first_rule_error"] for r in rows] == [0, 1, 0, 0, 0]
+    assert [r["before_first_rule_error"] for r in rows] == [1, 0, 0, 0, 0]
+    assert [r["writes_boxed"] for r in rows] == [0, 0, 0, 0, 1]
+    assert rows[1]["is_second"] == 1 and rows[2]["is_third"] == 1 and rows[0]["is_second"] == 0
+    assert rows[0]["log_lines"] == pytest.approx(np.log1p(5))
+
+
 def test_probabilities_are_the_logistic_of_the_standardised_features():
     verifier = StepVerifier(np.array([1.0, 2.0]), np.array([2.0, 4.0]), np.array([0.5, -1.0]), 0.25, (2.0, -1.0), 0.5)
     x = np.array([[3.0, 6.0], [1.0, 2.0]])
@@ -75,7 +103,7 @@ def test_fit_matches_scikit_learn_on_standardised_data():
     y = (x[:, 0] + (x[:, 1] - 10) / 5 > 0.3).astype(int)
     verifier = fit(x, y)
     z = (x - x.mean(axis=0)) / x.std(axis=0)
-    reference = LogisticRegression(class_weight="balanced", max_iter=2000).fit(z, y)
+    reference = LogisticRegression(C=0.1, class_weight="balanced", max_iter=2000).fit(z, y)
     assert verifier.probabilities(x) == pytest.approx(reference.predict_proba(z)[:, 1], abs=1e-6)
 
 
