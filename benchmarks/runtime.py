@@ -42,7 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mathgraph.models.batching import MODEL_INPUTS
+from mathgraph.models.batching import MODEL_INPUTS, length_order
 
 from smoke import smoke_work
 
@@ -85,7 +85,7 @@ def throughput(loaded: dict, texts: list[str], batch: int = 32, chunk: int = 32)
     """Problems per second per runtime of ``encode``, of ``predict kpc`` (the neural head) and of the backbone's
     forward alone, the problems' graphs parsed beforehand (once, timed: ``parse``), and of ``predict kpc`` with
     that parse counted (what a bank of new problems costs). The runtimes take turns, ``chunk`` problems at a
-    time (each cut into batches of ``batch`` of similar length), so that drift on a noisy machine hits them
+    time (each cut into batches of ``batch`` of similar token counts), so that drift on a noisy machine hits them
     alike; sessions are loaded and warmed up outside the clock."""
     from mathgraph.parsers.graph_cache import ParsedGraphs, parse_cached
 
@@ -106,8 +106,9 @@ def throughput(loaded: dict, texts: list[str], batch: int = 32, chunk: int = 32)
     seconds = {(job, runtime): 0.0 for job in jobs for runtime in loaded}
     for start in range(0, len(texts), chunk):
         part, part_graphs = texts[start : start + chunk], graphs[start : start + chunk]
-        order = sorted(range(len(part)), key=lambda i: len(collate.encoder_text(part_graphs[i].text)))
-        batches = [collate([part_graphs[i] for i in order[b : b + batch]]) for b in range(0, len(order), batch)]
+        features = collate.features(part_graphs)
+        order = length_order(features)  # as encode orders them: by token count
+        batches = [collate.collate([features[i] for i in order[b : b + batch]]) for b in range(0, len(order), batch)]
         for runtime in loaded:
             began = time.perf_counter()
             loaded[runtime].encode(part_graphs, batch_size=batch, show_progress=False)

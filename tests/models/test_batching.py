@@ -192,3 +192,36 @@ def test_features_take_tensors_as_int64_arrays():
     assert isinstance(features.input_ids, np.ndarray) and features.input_ids.dtype == np.int64
     assert features.node_labels.tolist() == [3, 4] and features.edge_index.shape == (2, 1)
     assert features.segments.tolist() == [0, 0, 0] and features.length == 3
+
+
+def test_length_order_sorts_by_token_count_then_node_count():
+    from mathgraph.models.batching import ProblemFeatures, length_order
+
+    def problem(tokens, nodes):
+        return ProblemFeatures(np.arange(tokens), node_labels=np.ones(nodes, dtype=np.int64))
+
+    # characters would put the long text of few tokens last; the tokens are what a batch pads
+    features = [problem(9, 2), problem(3, 5), problem(9, 1), problem(3, 2), problem(12, 0)]
+    assert length_order(features) == [3, 1, 2, 0, 4]
+
+
+def test_encoding_in_length_order_puts_vectors_back_in_input_order(tiny_encoder, sample_graphs):
+    from mathgraph.models.batching import ArrayCollator, encode_in_length_order
+
+    torch_collator = tiny_encoder.collator
+    collator = ArrayCollator(torch_collator.tokenizer, torch_collator.vocab, torch_collator.max_length)
+    graphs = list(sample_graphs[:5])
+    seen = []
+
+    def vectors_of(batch):  # each problem's vector: its token count and node count, as the batch holds them
+        seen.append(batch["input_ids"].shape[0])
+        return np.stack(
+            [batch["attention_mask"].sum(1), np.bincount(batch["node_batch"], minlength=len(batch["attention_mask"]))],
+            1,
+        )
+
+    vectors = encode_in_length_order(graphs, "spacy", collator, 2, 2, vectors_of, show_progress=False)
+    features = collator.features(graphs)
+    assert vectors[:, 0].tolist() == [len(f.input_ids) for f in features]
+    assert vectors[:, 1].tolist() == [len(f.node_labels) for f in features]
+    assert seen == [2, 2, 1]
