@@ -114,7 +114,7 @@ def export_comus(
 
 def packed_text_layer(layer: nn.Module, hidden: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
     """A BERT layer (``BertLayer``: self-attention, its output, the feed-forward part) on ``hidden`` ``[B, L, d]``
-    computed as the layer computes it, with every per-token product (the query, key and value projections,
+    computed as the layer computes it, with every per-token product (the query, key and value projections as one,
     the attention's output and the feed-forward layers) run on the real tokens of ``additive_mask``
     (``[B, 1, 1, L]``, 0 at real tokens) only; the states at padding are zero. The real tokens' states are
     the layer's own (the attention reads only them), so padding costs nothing but the attention's scores: on
@@ -124,7 +124,11 @@ def packed_text_layer(layer: nn.Module, hidden: torch.Tensor, additive_mask: tor
     heads, size = attention.num_attention_heads, attention.attention_head_size
     real = torch.nonzero(additive_mask.reshape(-1) == 0).squeeze(1)  # positions of real tokens in [B * L]
     tokens = hidden.reshape(batch * length, width).index_select(0, real)
-    projected = torch.cat([attention.query(tokens), attention.key(tokens), attention.value(tokens)], dim=-1)
+    # one product for the query, key and value (ONNX Runtime folds the weights' Concat once, at the session's start)
+    products = (attention.query, attention.key, attention.value)
+    projected = nn.functional.linear(
+        tokens, torch.cat([p.weight for p in products]), torch.cat([p.bias for p in products])
+    )
     padded = tokens.new_zeros(batch * length, 3 * width).index_copy(0, real, projected)
     query, key, value = padded.view(batch, length, 3, heads, size).permute(2, 0, 3, 1, 4).unbind(0)
     context = nn.functional.scaled_dot_product_attention(
