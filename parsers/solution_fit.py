@@ -25,7 +25,16 @@ calculations that check out; what gives it away is what it talks about and what 
 - ``sentences_unmentioned``: the problem's sentences (not the question) that state a quantity other than 1
   none of which is matched (as ``quantities_unmatched`` pairs them), and none of whose own content words
   (words no other sentence of the problem writes) the solution writes: a condition the solution leaves
-  alone in both numbers and words.
+  alone in both numbers and words;
+- ``clauses_unmentioned``: the same at the level of clauses (a sentence cut at commas, semicolons and "and" /
+  "but" / "then"): a clause with a quantity other than 1 that none of whose quantities is matched and none of
+  whose own content words (words no other clause writes) the solution writes ("... two hours of errands and a
+  one-hour dance lesson on Friday" answered without the lesson): an added condition inside a sentence;
+- ``clauses_words_unwritten``: the clauses that state a quantity (of any value, 1 too: "a one-hour dance
+  lesson") none of whose own content words the solution writes, whatever numbers it uses;
+- ``calculation_lines_unseen_words``: the solution's lines with a calculation whose prose writes a content word
+  that is neither the problem's nor a word of method ("6 gifts for colleagues" where the problem has no
+  colleagues): a step the problem does not ask for.
 
 ``fit_features(check)`` reads them off a ``parsers.solution_check.SolutionCheck`` (the rules' check, as
 ``models.alignment_features`` makes it); ``FIT_FEATURES`` names them in order.
@@ -54,9 +63,13 @@ FIT_FEATURES = (
     "operand_uses_beyond_mentions",
     "question_words_unmentioned",
     "sentences_unmentioned",
+    "clauses_unmentioned",
+    "clauses_words_unwritten",
+    "calculation_lines_unseen_words",
 )
 _SENTENCE_RE = re.compile(r"[^.?!\n]+(?:[.?!]+|$)")
 _DIGIT_RE = re.compile(r"\d")
+_CLAUSE_CUT_RE = re.compile(r"[,;:]|\b(?:and|but|then)\b", re.IGNORECASE)
 # words that say a count of two: a problem with one of them calls for the constant 2 (or 1/2)
 _TWO_WORDS = re.compile(r"\b(?:two|twice|double[ds]?|doubling|half|halves|halved|pairs?|both|couples?|twins?|second)\b")
 
@@ -66,6 +79,40 @@ def problem_sentences(text: str) -> list[tuple[int, int]]:
     breaks; a decimal point between digits does not end one)."""
     protected = re.sub(r"(?<=\d)\.(?=\d)", "0", text)  # same length: 1.5 stays one word
     return [m.span() for m in _SENTENCE_RE.finditer(protected) if m.group().strip()]
+
+
+def problem_clauses(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` spans of ``text``'s clauses: its sentences (``problem_sentences``) cut at commas,
+    semicolons, colons and the words "and", "but", "then" (a comma between digits, as in 1,500, does not cut)."""
+    protected = re.sub(r"(?<=\d)[,.](?=\d)", "0", text)
+    clauses = []
+    for start, end in problem_sentences(text):
+        cut = start
+        for match in _CLAUSE_CUT_RE.finditer(protected, start, end):
+            if protected[cut : match.start()].strip():
+                clauses.append((cut, match.start()))
+            cut = match.end()
+        if protected[cut:end].strip():
+            clauses.append((cut, end))
+    return clauses
+
+
+def _unmentioned(spans, text, quantities, counted, matched, solution_words, skip=None) -> int:
+    """How many of ``spans`` (not ``skip``) hold a quantity of ``counted``, none of them ``matched``, and none of
+    whose own content words (written in no other span) the solution writes."""
+    words = [content_stems(text[slice(*span)]) for span in spans]
+    by_span: dict[int, list[int]] = {}
+    for k in counted:
+        start = quantities[k].span[0]
+        where = next((s for s, (a, b) in enumerate(spans) if a <= start < b), None)
+        if where is not None and where != skip:
+            by_span.setdefault(where, []).append(k)
+    count = 0
+    for where, members in by_span.items():
+        others = set().union(*(w for s, w in enumerate(words) if s != where))
+        own = words[where] - others
+        count += not any(matched[k] for k in members) and not (own & solution_words)
+    return count
 
 
 def matched_quantities(check: SolutionCheck) -> list[bool]:
@@ -139,20 +186,17 @@ def fit_features(check: SolutionCheck) -> dict[str, float]:
     sentence_words = [content_stems(problem_text[slice(*span)]) for span in spans]
     question_words = sentence_words[question] if question is not None else set()
 
-    def sentence_of(k: int) -> int | None:
-        start = quantities[k].span[0]
-        return next((s for s, (a, b) in enumerate(spans) if a <= start < b), None)
-
-    by_sentence: dict[int, list[int]] = {}
-    for k in counted:
-        sentence = sentence_of(k)
-        if sentence is not None and sentence != question:
-            by_sentence.setdefault(sentence, []).append(k)
-    unmentioned = 0
-    for sentence, members in by_sentence.items():
-        others = set().union(*(w for s, w in enumerate(sentence_words) if s != sentence))
-        own = sentence_words[sentence] - others
-        unmentioned += not any(matched[k] for k in members) and not (own & solution_words)
+    unmentioned = _unmentioned(spans, problem_text, quantities, counted, matched, solution_words, question)
+    question_span = spans[question] if question is not None else (len(problem_text), len(problem_text))
+    clauses = [c for c in problem_clauses(problem_text) if not question_span[0] <= c[0] < question_span[1]]
+    clauses_unmentioned = _unmentioned(clauses, problem_text, quantities, counted, matched, solution_words)
+    every = range(len(quantities))
+    clauses_unwritten = _unmentioned(
+        clauses, problem_text, quantities, every, [False] * len(quantities), solution_words
+    )
+    unseen_lines = sum(
+        bool(content_stems(step.text) - problem_words - METHOD_STEMS) for step in graph.steps if step.calculations
+    )
     return {
         "quantities_unmatched": float(len(unmatched)),
         "quantities_unmatched_digits": float(sum(bool(_DIGIT_RE.search(quantities[k].text)) for k in unmatched)),
@@ -165,4 +209,7 @@ def fit_features(check: SolutionCheck) -> dict[str, float]:
             len(question_words - solution_words) / len(question_words) if question_words else 0.0
         ),
         "sentences_unmentioned": float(unmentioned),
+        "clauses_unmentioned": float(clauses_unmentioned),
+        "clauses_words_unwritten": float(clauses_unwritten),
+        "calculation_lines_unseen_words": float(unseen_lines),
     }

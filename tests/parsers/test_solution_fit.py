@@ -10,6 +10,7 @@ from mathgraph.parsers.solution_fit import (
     content_stems,
     fit_features,
     matched_quantities,
+    problem_clauses,
     problem_sentences,
 )
 from mathgraph.parsers.solution_vocabulary import METHOD_STEMS, method_stems
@@ -129,3 +130,40 @@ def test_content_stems_and_sentences():
     }
     text = "A toy costs $1.50. It is red! How much?"
     assert [text[a:b].strip() for a, b in problem_sentences(text)] == ["A toy costs $1.50.", "It is red!", "How much?"]
+
+
+PENS = "Ann buys 3 pens, 2 books and 4 erasers. How many items does she buy?"
+
+
+def test_clauses_of_a_problem():
+    assert [PENS[a:b].strip() for a, b in problem_clauses(PENS)] == [
+        "Ann buys 3 pens",
+        "2 books",
+        "4 erasers.",
+        "How many items does she buy?",
+    ]
+    # a comma or point between digits cuts nothing; "then" does
+    money = "It costs $1,500.50 then 2 more."
+    assert [money[a:b].strip() for a, b in problem_clauses(money)] == ["It costs $1,500.50", "2 more."]
+
+
+def test_a_clause_left_alone_inside_a_sentence():
+    # the solution of the version without erasers: the sentence has matched numbers, its last clause none
+    short = fit_features(check(PENS, "3 pens + 2 books = <<3+2=5>>5 items\n#### 5"))
+    assert short["sentences_unmentioned"] == 0.0 and short["clauses_unmentioned"] == 1.0
+    # the clauses' own words: ann, buy, pen / book / eras; the solution writes pen and book, not eras
+    assert short["clauses_words_unwritten"] == 1.0
+    full = fit_features(check(PENS, "3 pens + 2 books + 4 erasers = <<3+2+4=9>>9 items\n#### 9"))
+    assert full["clauses_unmentioned"] == 0.0 and full["clauses_words_unwritten"] == 0.0
+    # numbers alone: every clause's quantity is matched, but no clause's own words are written
+    bare = fit_features(check(PENS, "3 + 2 + 4 = <<3+2+4=9>>9\n#### 9"))
+    assert bare["clauses_unmentioned"] == 0.0 and bare["clauses_words_unwritten"] == 3.0
+
+
+def test_a_calculation_line_about_what_the_problem_does_not_have():
+    # a step of another version: markers the problem never writes, on the line of a calculation
+    added = "3 pens + 2 books + 4 erasers = <<3+2+4=9>>9 items\n9 + 6 markers = <<9+6=15>>15\n#### 15"
+    assert fit_features(check(PENS, added))["calculation_lines_unseen_words"] == 1.0
+    # a line without a calculation does not count, and the problem's words are not unseen
+    talk = "She also likes markers.\n3 pens + 2 books + 4 erasers = <<3+2+4=9>>9 items\n#### 9"
+    assert fit_features(check(PENS, talk))["calculation_lines_unseen_words"] == 0.0
