@@ -3,6 +3,7 @@
 
     python benchmarks/dedupe_fresh.py --work WORK --split dev [--failures]
     python benchmarks/dedupe_fresh.py --work WORK --split test      # or test2, the second test part
+    python benchmarks/dedupe_fresh.py --work WORK --split test --smoke   # two families a split, a tiny bank
 
 The families are ``benchmarks/data/dedupe_families_gsm8k.jsonl`` (120 GSM8K train questions: 40 dev, 40 test, 40
 test2, each with a paraphrase, a numerical substitution, a distraction insertion and a reversing or adding
@@ -30,7 +31,7 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
-from dedupe_quality import (  # noqa: E402 (benchmarks/ is on the path of its scripts)
+from dedupe_quality import (  # noqa: E402
     DATA,
     NEIGHBOURS,
     CachedMiniLM,
@@ -40,6 +41,8 @@ from dedupe_quality import (  # noqa: E402 (benchmarks/ is on the path of its sc
     interval,
     whitespace_copy,
 )
+
+from smoke import SMOKE_DATA  # noqa: E402 (benchmarks/ is on the path of its scripts)
 
 FAMILIES = Path(__file__).resolve().parent / "data" / "dedupe_families_gsm8k.jsonl"
 VARIANT_KINDS = ("numerical substitution", "distraction insertion", "reversing operation", "adding operation")
@@ -226,10 +229,14 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path("/tmp/mathgraph-bench"))
     parser.add_argument("--failures", action="store_true", help="print the failing pairs of the split scored")
     parser.add_argument("--end-to-end", action="store_true", help="also check find_duplicates gives the same groups")
+    parser.add_argument("--smoke", action="store_true", help="two families a split in the smoke data's small bank")
     args = parser.parse_args()
     args.data, args.seeds, args.math, args.gsm8k = DATA, 200, 200, 500
-    args.work.mkdir(parents=True, exist_ok=True)
     families = read_families(args.families)
+    if args.smoke:  # the smoke data (benchmarks/smoke.py): runs in a clean clone without ../shared
+        args.data, args.seeds, args.math, args.gsm8k, args.cache = SMOKE_DATA, 4, 2, 4, args.work / "cache"
+        families = [f for split in ("dev", "test", "test2") for f in [f for f in families if f["split"] == split][:2]]
+    args.work.mkdir(parents=True, exist_ok=True)
     items = build_bank(args) + fresh_rows(families, np.random.default_rng(3))
     texts = [item["text"] for item in items]
     embedder = CachedMiniLM(args.cache)

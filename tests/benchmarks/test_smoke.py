@@ -29,6 +29,10 @@ SCRIPTS = {
         ],
     ),
     "cli_startup": (["--work", TMP], ["| mathgraph search, 1 query |", "3 queries / 1 query:"]),
+    "dedupe_fresh": (
+        ["--work", TMP, "--split", "test", "--end-to-end"],
+        ["## Dedupe on fresh GSM8K families: test (2 families)", "| --strict |", "gives the same groups: True"],
+    ),
     "dedupe_quality": (
         ["--work", TMP],
         ["### Dev: the grid", "| precision | ", "| recall | ", "| paraphrase | ", "same groups as the grid's: True"],
