@@ -80,6 +80,7 @@ def test_outside_gold_file_is_consistent_and_split_per_source():
 
 HELDOUT2 = REPO / "benchmarks" / "data" / "quantities_heldout2.jsonl"
 HELDOUT3 = REPO / "benchmarks" / "data" / "quantities_heldout3.jsonl"
+HELDOUT4 = REPO / "benchmarks" / "data" / "quantities_heldout4.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -93,8 +94,15 @@ HELDOUT3 = REPO / "benchmarks" / "data" / "quantities_heldout3.jsonl"
             27,
             (OUTSIDE, HELDOUT2),
         ),
+        (
+            HELDOUT4,
+            {"gsm8k": 12, "math": 12, "gsmplus": 8, "processbench": 8, "written": 90},
+            258,
+            36,
+            (OUTSIDE, HELDOUT2, HELDOUT3),
+        ),
     ],
-    ids=["heldout2", "heldout3"],
+    ids=["heldout2", "heldout3", "heldout4"],
 )
 def test_a_later_heldout_file_is_consistent_and_new(path, sources, quantities, not_quantities, earlier_files):
     items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
