@@ -22,12 +22,12 @@ if "PYTEST_XDIST_WORKER" in os.environ and hasattr(os, "sched_setaffinity"):
 # order of the run depends on them (pytest_collection_modifyitems): a name that is gone or a figure that drifts
 # costs a little balance, never a test.
 SLOWEST = {
-    "tests/benchmarks/test_smoke.py::test_smoke_run[scale]": 68,
-    "tests/test_notebooks.py::test_notebook_executes[05_search_and_refine.ipynb]": 102,
-    "tests/tasks/test_kit.py::test_the_kit_path_builds_runs_without_a_parser_and_releases_only_what_is_better": 102,
-    "tests/benchmarks/test_smoke.py::test_smoke_run[runtime]": 59,
-    "tests/benchmarks/test_smoke.py::test_smoke_run[release_model]": 78,
-    "tests/tasks/test_refine.py::test_real_run_with_the_packaged_smollm2": 67,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[scale]": 50,
+    "tests/test_notebooks.py::test_notebook_executes[05_search_and_refine.ipynb]": 90,
+    "tests/tasks/test_kit.py::test_the_kit_path_builds_runs_without_a_parser_and_releases_only_what_is_better": 116,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[runtime]": 48,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[release_model]": 96,
+    "tests/tasks/test_refine.py::test_real_run_with_the_packaged_smollm2": 34,
     "tests/benchmarks/test_smoke.py::test_smoke_run[search_and_refine]": 21,
     "tests/test_notebooks.py::test_notebook_executes[04_experts.ipynb]": 43,
     "tests/test_notebooks.py::test_notebook_executes[03_train_kpc.ipynb]": 43,
@@ -51,6 +51,7 @@ SLOWEST = {
     "tests/models/test_onnx.py::test_comus_graph_matches_pytorch_on_batches_of_every_shape": 19,
     "tests/benchmarks/test_smoke.py::test_smoke_run[results]": 18,
     "tests/test_notebooks.py::test_notebook_executes[01_parse_and_draw.ipynb]": 18,
+    "tests/benchmarks/test_smoke.py::test_smoke_run[dedupe_fresh]": 19,
 }
 
 
