@@ -172,23 +172,15 @@ def row_line(name: str, counts: dict, families: list[str], rng) -> str:
 
 def print_kinds(results: dict) -> None:
     """Recall per kind of positive pair and wrongly grouped rows per kind of row, one column a method."""
-    names = list(results)
-    print("\n| positive pairs | " + " | ".join(names) + " |\n|---|" + "---:|" * len(names))
-    kinds = sorted({k for c in results.values() for k in c["recall_by_kind"]})
-    for kind in kinds:
-        cells = []
-        for c in results.values():
-            found, total = c["recall_by_kind"].get(kind, [0, 0])
-            cells.append(f"{found}/{total} = {found / max(total, 1):.3f} {interval(found / max(total, 1), total)}")
-        print(f"| {kind} | " + " | ".join(cells) + " |")
-    print("\n| rows grouped with another problem | " + " | ".join(names) + " |\n|---|" + "---:|" * len(names))
-    kinds = sorted({k for c in results.values() for k in c["merged_by_kind"]}, key=lambda k: (k in VARIANT_KINDS, k))
-    for kind in kinds:
-        cells = []
-        for c in results.values():
-            bad, total = c["merged_by_kind"].get(kind, [0, 0])
-            cells.append(f"{bad}/{total} = {bad / max(total, 1):.3f} {interval(bad / max(total, 1), total)}")
-        print(f"| {kind} | " + " | ".join(cells) + " |")
+    for title, field in (("positive pairs", "recall_by_kind"), ("rows grouped with another problem", "merged_by_kind")):
+        print(f"\n| {title} | " + " | ".join(results) + " |\n|---|" + "---:|" * len(results))
+        kinds = sorted({k for c in results.values() for k in c[field]}, key=lambda k: (k in VARIANT_KINDS, k))
+        for kind in kinds:
+            cells = []
+            for c in results.values():
+                count, total = c[field].get(kind, [0, 0])
+                cells.append(f"{count}/{total} = {count / max(total, 1):.3f} {interval(count / max(total, 1), total)}")
+            print(f"| {kind} | " + " | ".join(cells) + " |")
 
 
 def print_failures(name: str, counts: dict, items: list[dict], evidence: Evidence, settings) -> None:

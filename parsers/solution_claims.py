@@ -148,12 +148,7 @@ def substituted_back(solution: str) -> list[int]:
     for line, sides, approx in _relations(solution):
         if approx:
             continue
-        read = []
-        for side in sides:
-            try:
-                read.append(_Expression(side))
-            except _Unreadable:
-                read.append(None)
+        read = _read_sides(sides)
         for left, right in zip(read, read[1:]):
             if left is None or right is None:
                 continue
@@ -191,13 +186,19 @@ def _value(expression: _Expression, values: dict[str, float]) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _judge_chain(line: int, sides: list[str], approx: bool) -> list[Claim]:
+def _read_sides(sides: list[str]) -> list[_Expression | None]:
+    """Each side of a chain of relations read as an expression, ``None`` where it cannot be read."""
     read = []
     for side in sides:
         try:
             read.append(_Expression(side))
         except _Unreadable:
             read.append(None)
+    return read
+
+
+def _judge_chain(line: int, sides: list[str], approx: bool) -> list[Claim]:
+    read = _read_sides(sides)
     claims = []
     for k in range(len(sides) - 1):
         left, right = read[k], read[k + 1]
