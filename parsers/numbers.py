@@ -11,7 +11,9 @@ form. What it reads:
   mixed numbers glued to them, ``2½`` (``fraction``);
 - scientific notation and powers of ten: ``1e5``, ``2.5E-3``, ``2×10^3``, ``10^3``, ``10^{-2}``;
 - a scale suffix: ``50k``, ``50K`` (thousand), ``3M`` (million), ``2B``, ``2bn`` (billion), ``2.174T``
-  (trillion); only the capital ``M`` is a million (``5m`` is five metres).
+  (trillion); only the capital ``M`` is a million (``5m`` is five metres);
+- digits of other scripts and fullwidth forms, as East Asian text writes them (``３５０``, ``１２．５``), and a power
+  of ten in Unicode superscripts (``10⁶``, ``4.5 × 10⁻³``, ``10⁻¹²``), each read as their ASCII spelling.
 
 The form of a number with an exponent or a suffix is ``integer`` when it was written
 without a decimal point and its value is whole (``1e5``, ``50k``, ``10^3``) and
@@ -34,6 +36,8 @@ __all__ = [
     "MAX_DIGITS",
     "DIGITS_PATTERN",
     "parse_number",
+    "plain_digits",
+    "SUPERSCRIPTS",
     "UNIT_WORDS",
     "TENS_WORDS",
     "SCALE_WORDS",
@@ -76,6 +80,12 @@ _NUMBER_RE = re.compile(
     re.X,
 )
 _SUFFIX_EXPONENT = {"k": 3, "K": 3, "M": 6, "B": 9, "bn": 9, "T": 12}
+#: Unicode superscripts of an exponent: ``⁻³`` is ``-3``.
+SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺"
+_SUPERSCRIPT_DIGITS = str.maketrans(SUPERSCRIPTS, "0123456789-+")
+_SUPERSCRIPT_POWER_RE = re.compile(r"10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)$")  # "10⁻³" at the end of a number
+# fullwidth punctuation of a number (digits of every script are read by ``unicodedata.decimal``)
+_FULLWIDTH = {"．": ".", "，": ",", "／": "/", "－": "-"}
 
 UNIT_WORDS = {
     "zero": 0,
@@ -224,7 +234,7 @@ def parse_number(text: str) -> tuple[Fraction, str] | None:
     Forms: ``integer``, ``decimal`` or ``fraction``; ``None`` for anything else, and for a
     number longer than ``MAX_DIGITS`` digits (see the module docstring for what is read).
     """
-    text = text.strip()
+    text = plain_digits(text.strip())
     if sum(c.isascii() and c.isdigit() for c in text) > MAX_DIGITS:
         return None
     match = _NUMBER_RE.fullmatch(text)
@@ -235,6 +245,17 @@ def parse_number(text: str) -> tuple[Fraction, str] | None:
         return None
     value, form = read
     return (-value if match.group("sign") else value), form
+
+
+def plain_digits(text: str) -> str:
+    """``text`` with its digits in ASCII: fullwidth and other scripts' digits (``３５０`` -> ``350``, ``１２．５`` ->
+    ``12.5``) and a power of ten in superscripts at its end (``4.5×10⁻³`` -> ``4.5×10^{-3}``); ASCII text as it is."""
+    if text.isascii():
+        return text
+    text = "".join(str(unicodedata.decimal(c)) if c.isdecimal() else _FULLWIDTH.get(c, c) for c in text)
+    return _SUPERSCRIPT_POWER_RE.sub(
+        lambda m: "10^{" + m.group(1).translate(_SUPERSCRIPT_DIGITS).lstrip("+") + "}", text
+    )
 
 
 def _read(match: re.Match) -> tuple[Fraction, str] | None:

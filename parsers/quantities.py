@@ -78,6 +78,7 @@ from mathgraph.parsers.numbers import (
     ORDINAL_DENOMINATORS,
     ORDINAL_WORDS,
     SCALE_WORDS,
+    SUPERSCRIPTS,
     TENS_WORDS,
     UNIT_WORDS,
     VULGAR_FRACTIONS,
@@ -87,16 +88,17 @@ from mathgraph.parsers.numbers import (
 __all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_number", "MAX_DIGITS"]
 
 # A token that may open a number: a sign, a currency sign, then a digit or a vulgar fraction ("-$5", "−4", "½").
-_STARTS_LIKE_NUMBER_RE = re.compile(rf"[-−]?[$€£¥]?[-−]?\.?[0-9{''.join(VULGAR_FRACTIONS)}]")
+# Digits of any script count ("３５０", fullwidth, reads as 350).
+_STARTS_LIKE_NUMBER_RE = re.compile(rf"[-−]?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]")
 _PREFIX_RE = re.compile(r"([-−]?)([$€£¥]?)([-−]?)")
 _RATIO_RE = re.compile(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?)+")
 _PHONE_RE = re.compile(r"(?:1-)?(?:\d{3}-){1,2}\d{4}")
 _AREA_CODE_RE = re.compile(r"\d{3}")
-_POWER_OF_TEN_RE = re.compile(r"10\^\{?[-−]?\d+\}?")
+_POWER_OF_TEN_RE = re.compile(rf"10\^\{{?[-−]?\d+\}}?|10[{SUPERSCRIPTS}]+")  # "10^3", "10^{{-2}}", "10⁻³"
 _MONTH_DAY_RE = re.compile(r"(\d{1,2})/(\d{1,2})")
 _CURRENCY = {"$", "€", "£", "¥"}
 _MINUS = {"-", "−"}
-_PERCENT = {"%", "percent", "percents"}
+_PERCENT = {"%", "％", "percent", "percents"}
 _MULTIPLY = {"x", "×", "*", "·"}
 _CLOCK_WORDS = {"a.m.", "p.m.", "a.m", "p.m", "am", "pm", "o'clock", "o’clock"}
 _RATIO_CUES = {"ratio", "ratios", "proportion"}
@@ -130,11 +132,13 @@ _TEMPERATURE_CUES = {
 }
 _JOINERS = {"and", "&"}
 # a number glued to what follows it in one token: a unit ("4km^2", "180ml", "25lbs"), a hyphen of "8- to 16-meter",
-# a range ("3.5–4.0"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost ("2.48×10−5")
+# a range ("3.5–4.0"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost ("2.48×10−5"), a
+# percent sign the tokenizer left on its number ("５０％" in fullwidth)
 _GLUED_RE = re.compile(
     rf"(?P<number>{DIGITS_PATTERN})(?:"
     rf"(?P<unit>[a-zA-Zµ°]+(?:\^?[23])?)"
     rf"|(?P<hyphen>-)"
+    rf"|(?P<percent>[%％])"
     rf"|(?P<dash>[–—±])(?P<second>{DIGITS_PATTERN})"
     rf"|[×x](?P<ten>10)(?:[-−](?P<exp>\d{{1,2}}))?"
     rf")"
@@ -422,7 +426,7 @@ class _TreeReader:
             prep = self.word(dst)
             if relation == "dep:prep" and prep is not None and prep.label == "of":
                 noun = self.child(dst, ("dep:pobj",))
-                if noun is not None and (noun.lemma or noun.label).lower() in _MEASURES:
+                if noun is not None and _is_measure(noun):
                     return self.of_object(noun.id) or noun
                 return noun
         return None
@@ -449,10 +453,16 @@ class _TreeReader:
         measured = self.of_object(noun.id)
         above, relation = self.parent(noun.id)
         compound_head = above if relation == "dep:compound" and above is not None and above.upos == "NOUN" else None
-        if measured is not None or compound_head is not None or (noun.lemma or noun.label).lower() in _MEASURES:
+        if measured is not None or compound_head is not None or _is_measure(noun):
             counted = measured or compound_head
             return noun.label, counted.label if counted is not None else None
         return None, noun.label
+
+
+def _is_measure(node: Node) -> bool:
+    """The word measures rather than counts (``hours``, ``oz``, ``m²``, ``km^2``: see ``_MEASURES``)."""
+    word = (node.lemma or node.label).lower().rstrip(".")
+    return word in _MEASURES or word.rstrip("²³").removesuffix("^2").removesuffix("^3") in _MEASURES
 
 
 def _wordlike(label: str | None) -> str | None:
@@ -555,6 +565,10 @@ class _TokenScanner:
                 found_unit = after.label
             else:
                 counted = _wordlike(after.label)
+        elif after is not None and last == hi and _is_measure(after) and after.label != found_unit:
+            head, _ = self.reader.parent(after.id)  # "10 oz servings": a measure between the number and its noun
+            if head is not None and head.label in (found_unit, counted) and head.span[0] > after.span[0]:
+                found_unit, counted = after.label, head.label
         if found_unit is None and counted is None and after is not None and after.label == "of":
             of_noun = self.reader.child(after.id, ("dep:pobj",))  # "3/4 of the rest" with "of" on the verb
             counted = of_noun.label if of_noun is not None and of_noun.upos in ("NOUN", "PROPN") else None
@@ -853,7 +867,9 @@ class _TokenScanner:
             value *= Fraction(1, 10 ** int(exponent))
             end = self.tokens[last].span[1] if last > i else token.span[0] + match.end()
             return [self.quantity((start, end), -value if negative else value, "decimal", token, unit, None)], last + 1
-        end = token.span[0] + match.end("number")
+        if match.group("percent"):
+            value, form, unit = value / 100, "percent", "%"
+        end = token.span[0] + match.end("percent" if match.group("percent") else "number")
         found = [self.quantity((start, end), -value if negative else value, form, token, unit, None)]
         second = parse_number(match.group("second")) if match.group("second") else None
         if second is not None:

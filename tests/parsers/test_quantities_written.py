@@ -1,0 +1,63 @@
+"""Numbers as outside writers write them (reports, prices, science, IDs), read off real parses: what is a quantity,
+its value, and what only looks like one."""
+
+from fractions import Fraction
+
+import pytest
+
+from mathgraph.parsers.numbers import parse_number
+from mathgraph.parsers.problem import ProblemParser
+
+PARSER = ProblemParser("spacy")
+
+
+def values(text: str) -> list[tuple[str, Fraction]]:
+    return [(q.text, q.value) for q in PARSER.parse(text).quantities()]
+
+
+@pytest.mark.parametrize(
+    "written, value, form",
+    [
+        ("３５０", Fraction(350), "integer"),  # fullwidth digits
+        ("１２．５", Fraction(25, 2), "decimal"),  # fullwidth decimal point
+        ("１，２００", Fraction(1200), "integer"),  # fullwidth thousands comma
+        ("٣٥٠", Fraction(350), "integer"),  # Arabic-Indic digits
+        ("10⁶", Fraction(10**6), "integer"),
+        ("10⁻¹²", Fraction(1, 10**12), "decimal"),
+        ("4.5×10⁻³", Fraction(9, 2000), "decimal"),
+        ("3 × 10⁸", Fraction(3 * 10**8), "integer"),
+    ],
+)
+def test_parse_number_reads_fullwidth_digits_and_superscript_powers(written, value, form):
+    assert parse_number(written) == (value, form)
+
+
+@pytest.mark.parametrize("written", ["2³", "x²", "10⁻", "⁵"])
+def test_a_superscript_power_of_another_base_is_no_number(written):
+    assert parse_number(written) is None
+
+
+def test_fullwidth_digits_decimals_and_percent_in_a_sentence():
+    assert values("Total: ３５０ yen, tax included.") == [("３５０", Fraction(350))]
+    assert values("It weighs １２．５ kg and ５０％ is water.") == [
+        ("１２．５", Fraction(25, 2)),
+        ("５０％", Fraction(1, 2)),
+    ]
+
+
+def test_a_power_of_ten_in_superscripts_is_one_number():
+    assert values("The lab measured a concentration of 4.5 × 10⁻³ mol/L.") == [("4.5 × 10⁻³", Fraction(9, 2000))]
+    assert values("A mole has 6.02×10²³ atoms and a mega is 10⁶ units.") == [
+        ("6.02×10²³", Fraction(602 * 10**21)),
+        ("10⁶", Fraction(10**6)),
+    ]
+
+
+def test_a_squared_unit_is_the_unit_not_a_number():
+    found = PARSER.parse("The room is 12 m² and the box holds 3 cm³ of sand.").quantities()
+    assert [(q.text, q.value, q.unit) for q in found] == [("12", 12, "m²"), ("3", 3, "cm³")]
+
+
+def test_a_measure_between_a_number_and_its_noun_is_the_unit():
+    by_text = {q.text: (q.unit, q.object) for q in PARSER.parse("Make 10 oz servings and 5 inch heels.").quantities()}
+    assert by_text == {"10": ("oz", "servings"), "5": ("inch", "heels")}
