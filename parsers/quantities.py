@@ -89,8 +89,9 @@ __all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_num
 
 # A token that may open a number: a sign, a currency sign, then a digit or a vulgar fraction ("-$5", "−4", "½").
 # Digits of any script count ("３５０", fullwidth, reads as 350).
-_STARTS_LIKE_NUMBER_RE = re.compile(rf"[-−]?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]")
-_PREFIX_RE = re.compile(r"([-−]?)([$€£¥]?)([-−]?)")
+# A "±" before a number is an uncertainty or a spread, not a sign: "±3 points" is 3.
+_STARTS_LIKE_NUMBER_RE = re.compile(rf"±?[-−]?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]")
+_PREFIX_RE = re.compile(r"±?([-−]?)([$€£¥]?)([-−]?)")
 _RATIO_RE = re.compile(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?)+")
 _PHONE_RE = re.compile(r"(?:1-)?(?:\d{3}-){1,2}\d{4}")
 _AREA_CODE_RE = re.compile(r"\d{3}")

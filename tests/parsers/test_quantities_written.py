@@ -61,3 +61,13 @@ def test_a_squared_unit_is_the_unit_not_a_number():
 def test_a_measure_between_a_number_and_its_noun_is_the_unit():
     by_text = {q.text: (q.unit, q.object) for q in PARSER.parse("Make 10 oz servings and 5 inch heels.").quantities()}
     assert by_text == {"10": ("oz", "servings"), "5": ("inch", "heels")}
+
+
+def test_plus_minus_before_a_number_is_a_spread_not_a_sign():
+    assert values("The survey has a margin of error of ±3 points.") == [("±3", Fraction(3))]
+    assert values("An error of ±0.5 kg and ± 0.25 kg; the mass is 5 ± 2 g.") == [
+        ("±0.5", Fraction(1, 2)),
+        ("0.25", Fraction(1, 4)),
+        ("5", Fraction(5)),
+        ("2", Fraction(2)),
+    ]
