@@ -652,9 +652,11 @@ class _TokenScanner:
             unit, first, negative, last = self.text_of(first - 2), first - 2, not negative, last + 1
         value, last = self.notation_after(value, form, last)
         form = "decimal" if form == "integer" and value.denominator != 1 else form
-        scale = SCALE_WORDS.get(self.text_of(last + 1)) or (100 if self.text_of(last + 1) == "hundred" else None)
+        scale = self.scale_word(last + 1)
         if scale is not None:
             value, last = value * scale, last + 1  # "1.5 million"
+        elif form in ("integer", "decimal") and self.range_scale(first, last, value) is not None:
+            value *= self.range_scale(first, last, value)  # the 1.5 of "between $1.5 and $2 billion" is 1.5 billion
         elif unit in _CURRENCY and self.adjacent(last, last + 1) and self.raw(last + 1).rstrip(".") in ("m", "mn"):
             # "£4.1m", "$3m": money is never in metres, so a lower-case "m" glued to an amount is a million
             value, last, trim = value * 10**6, last + 1, int(self.raw(last + 1).endswith("."))
@@ -703,6 +705,29 @@ class _TokenScanner:
             self.quantity(numerator, Fraction(int(match.group(1))), "integer", token, currency, None),
             self.quantity(denominator, Fraction(int(match.group(2))), "integer", token, None, None),
         ]
+
+    def scale_word(self, j: int) -> int | None:
+        """The value of a scale word at ``j`` (``hundred``, ``million``), else ``None``."""
+        return SCALE_WORDS.get(self.text_of(j)) or (100 if self.text_of(j) == "hundred" else None)
+
+    def range_scale(self, first: int, last: int, value: Fraction) -> int | None:
+        """The scale word written once for both ends of a range that this number opens: ``between $1.5 and $2
+        billion``, ``3 to 4 million``, ``2 or 3 thousand`` (the other end is larger: the 800 of ``from 800 to 1.2
+        million`` is 800)."""
+        joiner = self.text_of(last + 1)
+        if joiner not in ("to", "-", "–", "or") and not (joiner == "and" and self.text_of(first - 1) == "between"):
+            return None
+        k = last + 2 + int(self.text_of(last + 2) in _CURRENCY)
+        if self.text_of(k) in UNIT_WORDS or self.text_of(k) in TENS_WORDS:  # "two to three million"
+            total, end, _, _ = self.word_run(k)
+            scale = self.scale_word(end)
+            if scale is None or any(self.scale_word(m) for m in range(k, end)):
+                return None
+            other = Fraction(total, scale)
+        else:
+            read = parse_number(self.raw(k)) if _STARTS_LIKE_NUMBER_RE.match(self.text_of(k)) else None
+            other, scale = (read[0] if read else None), self.scale_word(k + 1)
+        return scale if other is not None and scale is not None and 0 < value < other else None
 
     def percent_range_after(self, first: int, last: int) -> bool:
         """The number ending at ``last`` opens a range whose other end has the percent sign: ``from 50 to 80%``,
@@ -1267,4 +1292,6 @@ class _TokenScanner:
         percent = self.percent_end(last + 1)
         if percent is not None:
             return [self.make(i, percent, value / 100, "percent", "%", number_tokens=(i, last))], percent + 1
+        if kind not in ("hundred", "scale"):
+            value *= self.range_scale(i, last, value) or 1  # the "two" of "between two and three million"
         return [self.make(i, last, value, "word")], last + 1

@@ -71,3 +71,25 @@ def test_plus_minus_before_a_number_is_a_spread_not_a_sign():
         ("5", Fraction(5)),
         ("2", Fraction(2)),
     ]
+
+
+def test_a_scale_word_written_once_goes_with_both_ends_of_a_range():
+    assert values("Costs are estimated at between $1.5 and $2 billion.") == [
+        ("$1.5", Fraction(1_500_000_000)),
+        ("$2 billion", Fraction(2_000_000_000)),
+    ]
+    assert values("Between 3 and 4 million people came, and two to three thousand left.") == [
+        ("3", Fraction(3_000_000)),
+        ("4 million", Fraction(4_000_000)),
+        ("two", Fraction(2000)),
+        ("three thousand", Fraction(3000)),
+    ]
+
+
+def test_a_range_whose_first_end_is_larger_keeps_it_as_written():
+    assert values("Sales grew from 800 to 1.2 million, and 5 to 6 apples fell.") == [
+        ("800", Fraction(800)),
+        ("1.2 million", Fraction(1_200_000)),
+        ("5", Fraction(5)),
+        ("6", Fraction(6)),
+    ]
