@@ -109,6 +109,10 @@ _RACES = {"race", "races", "run", "runs", "walk", "marathon", "fun"}
 _DATE_CUES = {"on", "until", "till", "since", "dated"}
 _RANGE_WORDS = {"and", "to", "or", "through", "until", "till", "-", "–"}
 _YEAR_CUES = {"in", "since", "until", "till", "by", "from", "year", "during", "before", "after", "of", "between"}
+# words that name a year after them: "fiscal 2025", "FY 2024", "the years 1914 to 1918", "early 2024", "summer 2019"
+_YEAR_CUES |= {"years", "fiscal", "fy", "early", "late", "mid", "circa", "ca.", "c.", "spring", "summer", "autumn"}
+_YEAR_CUES |= {"fall", "winter"}
+_QUARTER_RE = re.compile(r"[qh][1-4]")  # "Q3 2024", "H1 2025": a quarter or a half of a year
 _HUNDRED_AND_SCALES = {"hundred", *SCALE_WORDS}
 # plural scales inside a run of number words ("seventy-five thousands"); a run never starts with one ("thousands of")
 _PLURAL_SCALES = {f"{word}s": value for word, value in {"hundred": 100, **SCALE_WORDS}.items()}
@@ -895,6 +899,8 @@ class _TokenScanner:
             return [self.quantity((start, end), -value if negative else value, "decimal", token, unit, None)], last + 1
         if match.group("percent"):
             value, form, unit = value / 100, "percent", "%"
+        if match.group("dash") in ("–", "—") and self.year_range(i, value, parse_number(match.group("second"))):
+            return [], i + 1  # "the war of 1914–1918": a span of years
         end = token.span[0] + match.end("percent" if match.group("percent") else "number")
         found = [self.quantity((start, end), -value if negative else value, form, token, unit, None)]
         second = parse_number(match.group("second")) if match.group("second") else None
@@ -1007,10 +1013,25 @@ class _TokenScanner:
         if before == "for" and self.text_of(i + 1) in _CLAUSE_END:
             # "a deficit of (€ 820,000) for 2024."; not a price: "she sold it for 1500."
             return 1900 <= value <= 2100 and not any((t.lemma or "").lower() in _EXCHANGE_VERBS for t in self.tokens)
+        if _QUARTER_RE.fullmatch(before) or before == "-" and self.text_of(i - 2) == "mid" and self.adjacent(i - 1, i):
+            return True  # "Q3 2024", "mid-2023"
         if before not in _YEAR_CUES:
             return False
         parent, relation = self.reader.parent(self.tokens[i].id)
-        return not (relation == "dep:nummod" and parent is not None and parent.upos == "NOUN")
+        counts = relation == "dep:nummod" and parent is not None and parent.upos == "NOUN"
+        return not (counts and parent.span[0] > self.tokens[i].span[0])  # "in 2024 dollars" counts dollars
+
+    def year_range(self, i: int, first: Fraction, second: tuple[Fraction, str] | None) -> bool:
+        """Token ``i`` is a span of years written in one token, ``1914–1918`` after a word that names a year (``of``,
+        ``from``, ``during``), not a range of counts (``from 1500–2000 people``)."""
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        return (
+            second is not None
+            and all(v.denominator == 1 and 1000 <= v <= 2100 for v in (first, second[0]))
+            and first < second[0]
+            and self.text_of(i - 1) in _YEAR_CUES
+            and (after is None or after.upos not in ("NOUN", "PROPN"))
+        )
 
     def is_label(self, i: int) -> bool:
         """``Route 66``, ``Level 5``, ``42 Oak Street``: the number names rather than counts (not ``Griffin 3 less

@@ -93,3 +93,29 @@ def test_a_range_whose_first_end_is_larger_keeps_it_as_written():
         ("5", Fraction(5)),
         ("6", Fraction(6)),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Revenue rose in fiscal 2025.",
+        "Revenue rose in FY 2024 and in FY2023.",
+        "The plan covers fiscal year 2022.",
+        "Chapter 7 covers the years 1914 to 1918.",
+        "The war of 1914–1918 changed Europe.",
+        "Sales fell in early 2024 and again in mid-2023.",
+        "Sales rose in Q3 2024 and in H1 2025.",
+        "Music changed in the 1990s.",
+    ],
+)
+def test_years_named_by_a_word_before_them_are_not_quantities(text):
+    assert values(text) == []
+
+
+def test_a_year_like_number_that_counts_stays_a_quantity():
+    assert values("He ran 2025 meters, and 1500–2000 people came; prices are in 2024 dollars.") == [
+        ("2025", Fraction(2025)),
+        ("1500", Fraction(1500)),
+        ("2000", Fraction(2000)),
+        ("2024", Fraction(2024)),
+    ]
