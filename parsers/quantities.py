@@ -103,7 +103,7 @@ _PERCENT = {"%", "％", "percent", "percents"}
 _MULTIPLY = {"x", "×", "*", "·"}
 _CLOCK_WORDS = {"a.m.", "p.m.", "a.m", "p.m", "am", "pm", "o'clock", "o’clock"}
 _RATIO_CUES = {"ratio", "ratios", "proportion"}
-_PHONE_CUES = {"call", "phone", "dial", "telephone", "cell", "fax", "hotline"}
+_PHONE_CUES = {"call", "phone", "dial", "telephone", "cell", "fax", "hotline", "helpline", "mobile", "tel", "tel."}
 _STREET_WORDS = {"street", "st", "avenue", "ave", "road", "rd", "lane", "boulevard", "blvd", "drive", "way", "court"}
 _RACES = {"race", "races", "run", "runs", "walk", "marathon", "fun"}
 _DATE_CUES = {"on", "until", "till", "since", "dated"}
@@ -609,6 +609,7 @@ class _TokenScanner:
             return self.ratio_at(i)
         end = self.glued_end(i)
         phone = self.phone_end(i, end)
+        phone = self.spaced_phone_end(i) if phone is None else phone
         if phone is not None:
             return [], phone + 1
         season = self.season_end(i)
@@ -975,6 +976,25 @@ class _TokenScanner:
             if _PHONE_RE.fullmatch(text) and (text.count("-") >= 2 or area_code or self.words & _PHONE_CUES):
                 return j
         return None
+
+    def spaced_phone_end(self, i: int) -> int | None:
+        """The last token of a phone number written in groups of digits set apart by spaces at ``i``: ``0345 600
+        7890`` (a leading zero), ``+44 20 7946 0958`` (a country code), ``555 123 4567`` (three groups, nine to
+        thirteen digits, not thousands groups), ``call 555 1234``; ``None`` for ``1 024``, ``8 120 000``."""
+        groups, j = [self.raw(i)], i
+        while self.raw(j + 1).isdigit() and self.tokens[j + 1].span[0] - self.tokens[j].span[1] == 1:
+            j += 1
+            groups.append(self.raw(j))
+        if len(groups) < 2 or not groups[0].isdigit():
+            return None
+        digits = sum(len(group) for group in groups)
+        thousands = 1 <= len(groups[0]) <= 3 and all(len(group) == 3 for group in groups[1:])
+        if thousands or not 7 <= digits <= 13:
+            return None
+        country = not self.adjacent(i - 1, i) and re.fullmatch(r"\+\d{1,3}", self.raw(i - 1)) is not None
+        if country or groups[0][:1] == "0" and len(groups[0]) >= 3 or self.words & _PHONE_CUES:
+            return j
+        return j if len(groups) >= 3 and digits >= 9 and len({len(group) for group in groups}) > 1 else None
 
     def not_a_quantity(self, i: int, last: int, value: Fraction, form: str) -> bool:
         """A date, a year, a clock time or a label rather than a count."""

@@ -119,3 +119,25 @@ def test_a_year_like_number_that_counts_stays_a_quantity():
         ("2000", Fraction(2000)),
         ("2024", Fraction(2024)),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Call our help line on 0345 600 7890 between 8am and 6pm.",
+        "Call us on 0800 123 4567 or 07700 900123.",
+        "Our London office is on +44 20 7946 0958.",
+        "The office number is 555 123 4567.",
+        "The office number is (555) 123-4567.",
+        "Call 555 1234 for a quote.",
+    ],
+)
+def test_phone_numbers_in_groups_of_digits_are_not_quantities(text):
+    assert values(text) == []
+
+
+def test_thousands_groups_set_apart_by_spaces_stay_one_number():
+    assert values("The survey of 1 024 adults cost 8 120 000 dollars.") == [
+        ("1 024", Fraction(1024)),
+        ("8 120 000", Fraction(8_120_000)),
+    ]
