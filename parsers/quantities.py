@@ -112,6 +112,8 @@ _YEAR_CUES = {"in", "since", "until", "till", "by", "from", "year", "during", "b
 # words that name a year after them: "fiscal 2025", "FY 2024", "the years 1914 to 1918", "early 2024", "summer 2019"
 _YEAR_CUES |= {"years", "fiscal", "fy", "early", "late", "mid", "circa", "ca.", "c.", "spring", "summer", "autumn"}
 _YEAR_CUES |= {"fall", "winter"}
+# words before a model name: "the 747-8", "Samsung's Galaxy 9"
+_NAME_DETERMINERS = {"the", "this", "that", "these", "those", "its", "their", "our", "his", "her", "my", "your", "'s"}
 _QUARTER_RE = re.compile(r"[qh][1-4]")  # "Q3 2024", "H1 2025": a quarter or a half of a year
 _HUNDRED_AND_SCALES = {"hundred", *SCALE_WORDS}
 # plural scales inside a run of number words ("seventy-five thousands"); a run never starts with one ("thousands of")
@@ -612,6 +614,9 @@ class _TokenScanner:
         phone = self.spaced_phone_end(i) if phone is None else phone
         if phone is not None:
             return [], phone + 1
+        name = self.name_end(i)
+        if name is not None:
+            return [], name + 1  # "#48213", "978-0-14-044913-6", "the 747-8 can", "the Pixel 8 were"
         season = self.season_end(i)
         if season is not None:
             return [], season + 1  # "the 2013-14 season"
@@ -832,6 +837,39 @@ class _TokenScanner:
             or self.text_of(i - 1) in _CURRENCY
             or self.text_of(spaced + 1).rstrip(".") in _GROUP_UNITS
         )
+
+    def name_end(self, i: int) -> int | None:
+        """The last token of a number that names a thing rather than counts, at ``i``, else ``None``: after a glued
+        number sign (``Order #48213``); a chain of digit groups joined by hyphens that is an ID or a date (four or
+        more groups, or three with eight or more digits or a leading zero: ``978-0-14-044913-6``, ``2024-03-11``;
+        not ``3-4-5``); a model name, a number or a hyphen pair after ``the`` or a possessive, alone or with
+        capitalised words between, that a verb follows (``the 747-8 can carry``, ``the Pixel 8 were tested``,
+        ``Samsung's Galaxy 9 is``; not ``the Celtics 117-109 on``, ``the Catapult 2 times``)."""
+        last = i
+        while (
+            self.text_of(last + 1) == "-"
+            and self.adjacent(last, last + 1)
+            and self.adjacent(last + 1, last + 2)
+            and self.raw(last + 2).isdigit()
+        ):
+            last += 2
+        if self.text_of(i - 1) == "#" and self.adjacent(i - 1, i):
+            return last
+        groups = [self.raw(k) for k in range(i, last + 1, 2)]
+        if not all(group.isdigit() for group in groups):
+            return None
+        if len(groups) >= 4 or len(groups) == 3 and (sum(map(len, groups)) >= 8 or any(g[0] == "0" for g in groups)):
+            return last
+        k = i - 1
+        while k >= 0 and self.capitalised(k) and self.raw(k).isalpha() and self.tokens[k].upos in ("PROPN", "NOUN"):
+            k -= 1
+        if self.text_of(k) not in _NAME_DETERMINERS or (last == i and k == i - 1) or self.is_month(i - 1):
+            return None
+        after = self.tokens[last + 1] if last + 1 < len(self.tokens) else None
+        if after is not None and after.upos in ("AUX", "VERB"):
+            return last
+        single_name = last == i and k < i - 1 and self.text_of(last + 1) not in _RANGE_WORDS
+        return last if single_name and (after is None or after.upos == "CCONJ" or after.label in _CLAUSE_END) else None
 
     def season_end(self, i: int) -> int | None:
         """The last token of a season or a span of years written ``2013-14`` at ``i``, else ``None``."""

@@ -141,3 +141,32 @@ def test_thousands_groups_set_apart_by_spaces_stay_one_number():
         ("1 024", Fraction(1024)),
         ("8 120 000", Fraction(8_120_000)),
     ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Order #48213 shipped today.",
+        "The ISBN is 978-0-14-044913-6.",
+        "The older ISBN is 0-306-40615-2.",
+        "The parcel shipped on 2024-03-11.",
+        "The 747-8 can carry more.",
+        "Samsung's Galaxy S24 and the Pixel 8 were tested side by side.",
+        "Boeing's 737-800 is smaller.",
+    ],
+)
+def test_ids_and_model_names_are_not_quantities(text):
+    assert values(text) == []
+
+
+def test_counts_next_to_names_and_short_hyphen_chains_stay_quantities():
+    assert values("A 3-4-5 triangle; the Celtics won 117-109; he rode the Catapult 2 times; the 2-1 win.") == [
+        ("3", Fraction(3)),
+        ("4", Fraction(4)),
+        ("5", Fraction(5)),
+        ("117", Fraction(117)),
+        ("109", Fraction(109)),
+        ("2", Fraction(2)),
+        ("2", Fraction(2)),
+        ("1", Fraction(1)),
+    ]
