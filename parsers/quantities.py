@@ -170,6 +170,8 @@ _ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATT
 _HYPHEN_PREFIXES = {"non"}
 _HALF_COMPOUNDS = {"life", "lives", "brother", "brothers", "sister", "sisters", "sibling", "siblings", "moon", "truth"}
 _HALF_COMPOUNDS |= {"hearted", "heartedly", "wit", "wits", "baked", "court", "back", "backs", "mast"}
+# words that make "one-..." a word of its own: "one-way ticket", "one-off", "one-sided", "one-to-one", "one-time fee"
+_ONE_COMPOUNDS = {"way", "off", "offs", "sided", "liner", "liners", "stop", "of", "to", "on", "time", "shot", "size"}
 # "One moment please!", "One second, please": an idiom asking to wait, not a count
 _WAIT_WORDS = {"moment", "second", "sec", "minute"}
 # a unit or a currency word after one digit and one group of three makes them one number ("3 500 MB", "5 000 euros");
@@ -1178,11 +1180,17 @@ class _TokenScanner:
 
     def inside_hyphenated_word(self, i: int) -> bool:
         """The number word is part of a hyphenated word that is not a number: ``non-zero``, ``half-life``,
-        ``half-brother`` (``half-hour`` is half an hour, a number)."""
+        ``half-brother``, ``one-way``, ``one-to-one`` (``half-hour`` is half an hour, ``four-digit`` four digits:
+        numbers)."""
         if self.text_of(i - 1) == "-" and self.adjacent(i - 2, i - 1) and self.adjacent(i - 1, i):
+            if self.text_of(i - 2) in ("to", "on") and self.text_of(i - 4) == "one":
+                return True  # the second "one" of "one-to-one", "one-on-one"
             return self.text_of(i - 2) in _HYPHEN_PREFIXES
         hyphen = self.text_of(i + 1) == "-" and self.adjacent(i, i + 1) and self.adjacent(i + 1, i + 2)
-        return hyphen and self.text_of(i) == "half" and self.text_of(i + 2) in _HALF_COMPOUNDS
+        word, after = self.text_of(i), self.text_of(i + 2)
+        if hyphen and word == "one" and after in _ONE_COMPOUNDS or hyphen and word == "two" and after == "way":
+            return True  # "a one-way ticket", "one-off", "one-to-one", "a two-way radio"
+        return hyphen and word == "half" and after in _HALF_COMPOUNDS
 
     def ordinal_before_noun(self, i: int) -> bool:
         """An ordinal word after ``a`` that ranks the noun after it (``a third set``, ``a fifth grader``), not a

@@ -170,3 +170,12 @@ def test_counts_next_to_names_and_short_hyphen_chains_stay_quantities():
         ("2", Fraction(2)),
         ("1", Fraction(1)),
     ]
+
+
+def test_one_in_a_word_of_its_own_is_no_number_but_hyphenated_counts_are():
+    assert values("A one-way ticket, a one-to-one map, a one-time fee, a two-way radio and a one-off deal.") == []
+    assert values("He wrote a four-digit code in one-half of a half-hour.") == [
+        ("four", Fraction(4)),
+        ("one-half", Fraction(1, 2)),
+        ("half", Fraction(1, 2)),
+    ]
