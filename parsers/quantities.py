@@ -206,6 +206,8 @@ _SINGLE_WORDS = {
     "quadruple": Fraction(4),
     "quarter": Fraction(1, 4),
 }
+# multiples that are also kinds of things ("an ordered triple", "a double room")
+_KIND_WORDS = {"double", "triple", "quadruple"}
 # Nouns that are a number of years after "a": "a decade from now" is 10 years, "a century" 100.
 _YEARS_WORDS = {"decade": 10, "century": 100}
 # Measures that "a third", "a fifth" ... may be a fraction of ("a third cup"); before another noun the word is a rank.
@@ -1165,7 +1167,25 @@ class _TokenScanner:
             return None  # "the third quarter", "a quarter" is 1/4
         if word == "double" and token.upos == "VERB":
             return None
+        if word in _KIND_WORDS and self.names_a_kind(i):
+            return None  # "an ordered triple", "the double cone": a kind of thing, not a multiple
         return [self.make(i, i, single, "word")], i + 1
+
+    def names_a_kind(self, i: int) -> bool:
+        """``double``, ``triple`` name a kind of thing, not a multiple: as a noun (``each ordered triple``, ``a
+        Pythagorean triple``) or as an adjective after an article or a determiner before its noun (``the double
+        cone``, ``a double espresso``); ``triple the points``, ``double points`` are multiples."""
+        token = self.tokens[i]
+        if token.upos == "NOUN":
+            return True
+        head, relation = self.reader.parent(token.id)
+        return (
+            token.upos == "ADJ"
+            and relation == "dep:amod"
+            and head is not None
+            and head.id == self.tokens[i + 1].id
+            and self.text_of(i - 1) in _ARTICLES | _NAME_DETERMINERS | {"each", "every"}
+        )
 
     def one_and_the_other(self, i: int) -> bool:
         """``one`` paired with ``the other`` later in its sentence (``in one class and ... in the other``): it picks

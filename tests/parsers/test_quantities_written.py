@@ -179,3 +179,14 @@ def test_one_in_a_word_of_its_own_is_no_number_but_hyphenated_counts_are():
         ("one-half", Fraction(1, 2)),
         ("half", Fraction(1, 2)),
     ]
+
+
+def test_double_and_triple_as_kinds_of_things_are_not_multiples():
+    assert values("Each ordered triple in the set is counted, and a Pythagorean triple has 3 numbers.") == [
+        ("3", Fraction(3))
+    ]
+    assert values("The double cone has 2 scoops.") == [("2", Fraction(2))]
+    assert values("He scored triple the points of Ann and got double points.") == [
+        ("triple", Fraction(3)),
+        ("double", Fraction(2)),
+    ]
