@@ -5,7 +5,8 @@ notation* is one quantity with its exact value: a fraction of numbers (``\\frac{
 ``\\dfrac12``, ``3/4``; but ``48/2`` in bare arithmetic is a division, 48 and 2), a mixed
 number (``2\\frac{1}{3}`` -> 7/3), a power of ten (``10^3``, ``10^{-2}``), scientific notation
 (``2\\times 10^3``, ``6.5 \\cdot 10^{-5}``), a repeating decimal (``0.\\overline{3}`` -> 1/3,
-``0.1\\overline{6}`` -> 1/6), digits grouped by thin spaces (``12\\,000`` -> 12000), and a
+``0.1\\overline{6}`` -> 1/6; over letters, ``0.\\overline{abc}``, the literal 0), digits grouped by thin
+spaces (``12\\,000`` -> 12000), and a
 unary sign on any of these (``-4``, ``-\\frac{2}{3}``, ``-2\\frac{1}{3}`` -> -7/3, ``(-2, 0)``).
 A number that opens a ``\\text{...}`` is read too (``\\text{ 510}``, ``\\text{8 digits}``).
 A computation keeps its literals (``2+3``, ``2^{10}``, ``8\\times 2^{10}``, ``5(1+i)``, ``5i``,
@@ -107,8 +108,9 @@ class _Constants:
 
     def unsigned(self, node_id: int) -> Fraction | None:
         node, kids = self.nodes[node_id], self.children.get(node_id, [])
-        if node.opt_type == "N":
-            parsed = parse_number(node.label)
+        if node.opt_type == "N":  # "0." before a bar over letters (0.\overline{abc}) is the literal 0
+            label = node.label[:-1] if node.label[:-1].isdigit() and node.label.endswith(".") else node.label
+            parsed = parse_number(label)
             return parsed[0] if parsed is not None and not kids else None
         if node.label in _FRACTIONS and len(kids) == 2 and (node.label != "/" or node.formula not in self.bare):
             numerator, denominator = self.term(kids[0]), self.term(kids[1])

@@ -190,3 +190,8 @@ def test_double_and_triple_as_kinds_of_things_are_not_multiples():
         ("triple", Fraction(3)),
         ("double", Fraction(2)),
     ]
+
+
+def test_the_whole_part_before_a_bar_over_letters_is_a_literal():
+    found = values(r"The form $0.abcabc\ldots=0.\overline{abc}$ and $0.1\overline{6}$.")
+    assert [value for _, value in found] == [Fraction(0), Fraction(0), Fraction(1, 6)]
