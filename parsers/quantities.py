@@ -140,12 +140,13 @@ _TEMPERATURE_CUES = {
 _JOINERS = {"and", "&"}
 # a number glued to what follows it in one token: a unit ("4km^2", "180ml", "25lbs"), a hyphen of "8- to 16-meter",
 # a range ("3.5–4.0"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost ("2.48×10−5"), a
-# percent sign the tokenizer left on its number ("５０％" in fullwidth)
+# percent sign the tokenizer left on its number ("５０％" in fullwidth), a currency sign after the amount ("175$.")
 _GLUED_RE = re.compile(
     rf"(?P<number>{DIGITS_PATTERN})(?:"
     rf"(?P<unit>[a-zA-Zµ°]+(?:\^?[23])?)"
     rf"|(?P<hyphen>-)"
     rf"|(?P<percent>[%％])"
+    rf"|(?P<money>[$€£¥])[.,;:!?]?"
     rf"|(?P<dash>[–—±])(?P<second>{DIGITS_PATTERN})"
     rf"|[×x](?P<ten>10)(?:[-−](?P<exp>\d{{1,2}}))?"
     rf")"
@@ -681,6 +682,8 @@ class _TokenScanner:
             value, form, last = value + half[0], "fraction", half[1]  # "3 and a half"
         if self.text_of(last + 1) in ("dozen", "dozens"):
             value, last = value * 12, last + 1  # "5 dozen" eggs are 60 eggs, "2 and a half dozen" 30
+        if unit is None and self.currency_after(last):
+            unit, last = self.text_of(last + 1), last + 1  # "175$", "45 €": the sign written after the amount
         if unit is None and self.raw(last)[-1:] in ("k", "K") and self.text_of(last + 1) in _RACES:
             value, unit = value / 1000, "km"  # a "10K race" is 10 kilometres
         if unit in _CURRENCY and self.text_of(first - 1) == "(" and self.text_of(last + 1) == ")":
@@ -696,6 +699,14 @@ class _TokenScanner:
         if trim:
             quantity = replace(quantity, span=(quantity.span[0], quantity.span[1] - trim), text=quantity.text[:-trim])
         return [quantity], last + 1
+
+    def currency_after(self, last: int) -> bool:
+        """A currency sign after the amount that ends at ``last`` (``5000$``, ``175 $``, ``45 €``), not one that opens
+        the next amount (``5 $10 bills``)."""
+        sign = last + 1
+        if self.text_of(sign) not in _CURRENCY or self.tokens[sign].span[0] - self.tokens[last].span[1] > 1:
+            return False
+        return not (self.adjacent(sign, sign + 1) and _STARTS_LIKE_NUMBER_RE.match(self.text_of(sign + 1)))
 
     def stands_alone(self, first: int, last: int) -> bool:
         """Tokens ``first..last`` are all the sentence holds but punctuation (a number written on its own, as a
@@ -944,7 +955,9 @@ class _TokenScanner:
             value, form, unit = value / 100, "percent", "%"
         if match.group("dash") in ("–", "—") and self.year_range(i, value, parse_number(match.group("second"))):
             return [], i + 1  # "the war of 1914–1918": a span of years
-        end = token.span[0] + match.end("percent" if match.group("percent") else "number")
+        unit = match.group("money") or unit  # "175$." in one token: the sign after the amount
+        sign_after = "percent" if match.group("percent") else "money" if match.group("money") else "number"
+        end = token.span[0] + match.end(sign_after)
         found = [self.quantity((start, end), -value if negative else value, form, token, unit, None)]
         second = parse_number(match.group("second")) if match.group("second") else None
         if second is not None:

@@ -195,3 +195,18 @@ def test_double_and_triple_as_kinds_of_things_are_not_multiples():
 def test_the_whole_part_before_a_bar_over_letters_is_a_literal():
     found = values(r"The form $0.abcabc\ldots=0.\overline{abc}$ and $0.1\overline{6}$.")
     assert [value for _, value in found] == [Fraction(0), Fraction(0), Fraction(1, 6)]
+
+
+def test_a_currency_sign_after_the_amount_is_its_unit():
+    found = PARSER.parse("The bike costs 175$. The lamp is 45 € and the mug 12.50 €, the hat 20£.").quantities()
+    assert [(q.text, q.value, q.unit) for q in found] == [
+        ("175$", 175, "$"),
+        ("45 €", 45, "€"),
+        ("12.50 €", Fraction(25, 2), "€"),
+        ("20£", 20, "£"),
+    ]
+
+
+def test_a_currency_sign_that_opens_the_next_amount_stays_with_it():
+    found = PARSER.parse("He has 5 $10 bills.").quantities()
+    assert [(q.text, q.value, q.unit) for q in found] == [("5", 5, None), ("$10", 10, "$")]
