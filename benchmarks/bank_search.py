@@ -2,7 +2,8 @@
 
     python benchmarks/bank_search.py --work WORK [--split dev|test|dev+test] [--banks gsm8k,math]
                                      [--rows default,hybrid,...] [--add-row 'NAME:model=SPEC,mode=text,hybrid=off']
-    python benchmarks/bank_search.py --work WORK --choose-weights | --choose-numbers | --pools [--split dev|test]
+    python benchmarks/bank_search.py --work WORK --choose-weights | --choose-numbers | --choose-lead | --pools
+                                     [--split dev|test]
     python benchmarks/bank_search.py --smoke --work WORK
 
 Two banks, each searched with every row (a named search configuration, ``ROWS``):
@@ -44,7 +45,9 @@ directory is one ``--add-row`` away.
 The ``default`` row is ``mathgraph search`` as shipped: the package's search encoder fused with TF-IDF and the
 skeleton channel (``tasks.search.skeleton``, weights ``SKELETON_WEIGHTS``, each query's skeleton weight scaled by
 the channel's confidence, ``SKELETON_CONFIDENCE``, fused as ``SKELETON_FUSION`` says, plus ``NUMBERS_BONUS`` times
-the match's weight for a row whose literal numbers are exactly the query's); ``weights-before`` the default's
+the match's weight for a row whose literal numbers, in digits or also said in words, are exactly the query's, and
+the sentence encoder's first row kept first where its cosine leads the second by ``ENCODER_LEAD``); ``no-lead`` the
+default without that fall-back; ``weights-before`` the default's
 weights before the signed, IDF-weighted numbers match (skeleton 0.7, bonus 0.05); ``cosine`` the default before
 the numbers bonus (its skeleton weight 0.7); ``standardised``
 the default before the cosine fusion (standardised scores, skeleton 0.4, confidence from 0.2), ``fixed`` the
@@ -59,7 +62,9 @@ per-kind margin over the sentence encoder, the worst over the kinds of the paire
 wins as many back ranks below one that loses none; then the best mean R@1 over the kinds, the best mean MRR,
 the smallest weights) and writes ``OUTPUT_weights.json``. ``--choose-numbers`` chooses the numbers bonus
 (``NUMBERS_GRID``) added to the shipped fusion by the same rule, ties of R@1 and MRR broken by the soft R@1
-(``LEAD_SCALE``: how far the answers lead), and writes ``OUTPUT_numbers.json``. ``--pools`` prints the R@1 of the
+(``LEAD_SCALE``: how far the answers lead), and writes ``OUTPUT_numbers.json``. ``--choose-lead`` chooses ``ENCODER_LEAD`` (``choose_encoder_lead``: the smallest
+lead of ``LEAD_GRID`` at or above which the sentence encoder's first row is every dev query's answer) and writes
+``OUTPUT_lead.json``. ``--pools`` prints the R@1 of the
 default fusion and the ones before, fusing every row and an approximate index's ``HYBRID_POOL`` candidates
 (``pools_report``).
 
@@ -138,7 +143,8 @@ class Row:
     ``sparse_weight`` / ``structure_weight`` / ``min_cosine``, when given, override them;
     ``skeleton_confidence``: ``SearchIndex.search``'s (``"shipped"``, None for one skeleton weight for every
     query, or ``(low, high)``); ``fusion``: ``SearchIndex.search``'s (None: the shipped one); ``numbers_bonus``:
-    ``SearchIndex.search``'s (None: ``skeleton.NUMBERS_BONUS`` where the skeleton channel is on). ``embedder``: a
+    ``SearchIndex.search``'s (None: ``skeleton.NUMBERS_BONUS`` where the skeleton channel is on); ``encoder_lead``:
+    ``SearchIndex.search``'s (``"shipped"``: ``skeleton.ENCODER_LEAD``; None: never). ``embedder``: a
     function returning an ``Embedder`` for a first stage that is not a model directory (then ``model`` names
     its cache). ``mode`` None: what ``mathgraph index build --model MODEL`` uses, a package's search encoder
     (``config.json`` ``search.encoder``) when it names one, else the joint vectors (``first_stage``)."""
@@ -155,6 +161,7 @@ class Row:
     skeleton_confidence: tuple[float, float] | None | str = "shipped"
     fusion: str | None = None
     numbers_bonus: float | None = None
+    encoder_lead: float | None | str = "shipped"
     embedder: Callable | None = field(default=None, compare=False, repr=False)
 
     def weights(self) -> tuple[float, float, float | None, float]:
@@ -182,6 +189,11 @@ class Row:
             from mathgraph.tasks.search.skeleton import NUMBERS_BONUS
 
             numbers = NUMBERS_BONUS if skeleton > 0 else 0.0
+        lead = self.encoder_lead
+        if lead == "shipped":
+            from mathgraph.tasks.search.skeleton import ENCODER_LEAD
+
+            lead = ENCODER_LEAD
         return {
             **config,
             "sparse_weight": sparse,
@@ -189,6 +201,7 @@ class Row:
             "min_cosine": min_cosine,
             "skeleton_weight": skeleton,
             "numbers_bonus": numbers,
+            "encoder_lead": lead if skeleton > 0 else None,
         }
 
 
@@ -203,6 +216,13 @@ ROWS = {
             hybrid=None,
         ),
         Row(
+            "no-lead",
+            "the default without the fall-back on the sentence encoder where it leads (skeleton.ENCODER_LEAD)",
+            mode=None,
+            hybrid=None,
+            encoder_lead=None,
+        ),
+        Row(
             "weights-before",
             "the default's weights before the signed, IDF-weighted numbers match (skeleton 0.7 by its confidence "
             "from 0, numbers bonus 0.05), with the current skeleton tokens and number matches",
@@ -213,6 +233,7 @@ ROWS = {
             skeleton_confidence=(0.0, 1.0),
             fusion="cosine",
             numbers_bonus=0.05,
+            encoder_lead=None,
         ),
         Row(
             "cosine",
@@ -224,6 +245,7 @@ ROWS = {
             skeleton_confidence=(0.0, 1.0),
             fusion="cosine",
             numbers_bonus=0.0,
+            encoder_lead=None,
         ),
         Row(
             "standardised",
@@ -235,6 +257,7 @@ ROWS = {
             skeleton_confidence=(0.2, 1.0),
             fusion="standardised",
             numbers_bonus=0.0,
+            encoder_lead=None,
         ),
         Row(
             "before",
@@ -253,6 +276,7 @@ ROWS = {
             skeleton_weight=0.3,
             skeleton_confidence=None,
             numbers_bonus=0.0,
+            encoder_lead=None,
         ),
         Row(
             "skeleton",
@@ -263,6 +287,7 @@ ROWS = {
             skeleton_weight=1.0,
             skeleton_confidence=None,
             numbers_bonus=0.0,
+            encoder_lead=None,
         ),
         Row(
             "hybrid", "`--hybrid` (the package's search encoder, TF-IDF fusion, alignment step)", mode=None, hybrid=True
@@ -328,6 +353,9 @@ def parse_row(text: str) -> Row:
             options[key] = float(value)
         elif key in ("model", "mode", "label", "fusion"):
             options[key] = value.strip()
+        elif key in ("lead", "encoder_lead"):
+            value = value.strip()
+            options["encoder_lead"] = value if value == "shipped" else None if value == "none" else float(value)
         elif key in ("confidence", "skeleton_confidence"):
             value = value.strip()
             if value in ("shipped", "none"):
@@ -607,16 +635,16 @@ def skeleton_index(bank: Bank, work: Path):
     path = work / "skeleton" / f"{bank.name}-{digest.hexdigest()[:16]}.json"
     if path.is_file():
         cached = json.loads(path.read_text(encoding="utf-8"))
-        return SkeletonIndex(bank.texts, tokens=cached["tokens"], numbers=cached["numbers"]), cached["seconds"]
+        read = (cached["tokens"], cached["numbers"], cached["spoken"])
+        return SkeletonIndex(bank.texts, *read), cached["seconds"]
     start = time.perf_counter()
     names = NameCounts(bank.texts)
-    read = [problem_skeleton(text, names) for text in bank.texts]
-    tokens, numbers = [bag for bag, _ in read], [row for _, row in read]
+    tokens, numbers, spoken = (list(part) for part in zip(*(problem_skeleton(text, names) for text in bank.texts)))
     seconds = time.perf_counter() - start
     path.parent.mkdir(parents=True, exist_ok=True)
-    facts = {"seconds": seconds, "machine": machine(), "tokens": tokens, "numbers": numbers}
+    facts = {"seconds": seconds, "machine": machine(), "tokens": tokens, "numbers": numbers, "spoken": spoken}
     path.write_text(json.dumps(facts), encoding="utf-8")
-    return SkeletonIndex(bank.texts, tokens=tokens, numbers=numbers), seconds
+    return SkeletonIndex(bank.texts, tokens, numbers, spoken), seconds
 
 
 # --------------------------------------------------------------------------- searching
@@ -681,6 +709,7 @@ def run_row(row: Row, bank: Bank, work: Path, batch_size: int, stores: dict) -> 
             skeleton_confidence=row.skeleton_confidence,
             fusion=row.fusion,
             numbers_bonus=row.numbers_bonus,
+            encoder_lead=row.encoder_lead,
         )
         hits = [[hit.index for hit in query_hits] for query_hits in found]
         search_s = time.perf_counter() - start
@@ -783,6 +812,7 @@ def fused_ranks(
     pool: int | None = None,
     numbers: float = 0.0,
     leads: list | None = None,
+    encoder_lead: float | None = None,
 ) -> list[int | None]:
     """Each query's rank of its first answer (``DEPTH`` at most, else None) when the channels are fused with
     these weights as ``SearchIndex.search`` fuses them (``skeleton.fuse_channels``, ties to the lower row);
@@ -792,8 +822,9 @@ def fused_ranks(
     an exact index does); an answer outside them is not found; ``numbers``: the bonus of a row whose numbers are
     exactly the query's (``SearchIndex.search``'s ``numbers_bonus``; ``scores["numbers"]``). ``leads``, when
     given a list, receives each query's lead: its best answer's fused score less the best other row's (below 0
-    where another row comes first; ``-inf`` where no answer is among the rows fused)."""
-    from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels
+    where another row comes first; ``-inf`` where no answer is among the rows fused). ``encoder_lead``:
+    ``SearchIndex.search``'s (``skeleton.keep_encoder_lead``; None: never)."""
+    from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels, keep_encoder_lead
 
     ranks = []
     for i, query in enumerate(bank.queries):
@@ -806,6 +837,8 @@ def fused_ranks(
         fused = fuse_channels(channels, weights, fusion)
         if numbers > 0:
             fused = fused + numbers * scores["numbers"][i][rows]
+        if skeleton > 0:
+            fused = keep_encoder_lead(fused, channels[0], encoder_lead)
         answers = query["answers"]
         if pool is not None:  # the answers' positions among the fused rows
             position = {int(row): j for j, row in enumerate(rows)}
@@ -1116,6 +1149,53 @@ def weights_report(args: argparse.Namespace, data: Path, work: Path, output: Pat
     return choice
 
 
+def lead_report(args: argparse.Namespace, data: Path, work: Path, output: Path, stores: dict) -> dict:
+    """``--choose-lead``: the encoder lead (``choose_encoder_lead``) chosen on the banks' dev queries, printed with
+    the default fusion's R@1 per kind with and without it (every row fused), written to ``OUTPUT_lead.json``."""
+    from mathgraph.tasks.search.skeleton import (
+        NUMBERS_BONUS,
+        SKELETON_CONFIDENCE,
+        SKELETON_FUSION,
+        SKELETON_WEIGHTS,
+    )
+
+    if args.split != "dev" and not args.smoke:
+        raise SystemExit("--choose-lead chooses on dev only: leave out --split")
+    banks = [load_bank(name, args, data)[0] for name in args.banks.split(",")]
+    scores = [channel_scores(bank, work, args.batch_size, stores) for bank in banks]
+    choice = choose_encoder_lead(banks, scores)
+    for entry in choice["grid"]:
+        print(f"lead {entry['lead']:.2f}: {entry['queries']} of {choice['queries']} queries, {entry['wrong']} wrong")
+    print(f"largest lead of a wrong first row: {choice['largest_wrong_lead']}; chosen: {choice['chosen']}")
+    sparse, skeleton = SKELETON_WEIGHTS
+    choice["r1"] = {}
+    for lead in (None, choice["chosen"]):
+        for bank, bank_scores in zip(banks, scores):
+            ranks = fused_ranks(
+                bank,
+                bank_scores,
+                sparse,
+                skeleton,
+                tuple(SKELETON_CONFIDENCE),
+                SKELETON_FUSION,
+                None,
+                NUMBERS_BONUS,
+                None,
+                lead,
+            )
+            m = summarise(bank, {"ranks": dict(zip((q["id"] for q in bank.queries), ranks))})
+            choice["r1"][f"{bank.name}, lead {lead}"] = {k: m[k]["r1"] for k in (*bank.kinds, "all")}
+            print(
+                f"{bank.name} default, encoder lead {lead}: "
+                + ", ".join(f"{k} {m[k]['r1']:.3f}" for k in (*bank.kinds, "all"))
+            )
+    path = output.parent / f"{output.name}_lead.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"banks": [b.name for b in banks], **choice}, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+    return choice
+
+
 def information_cell(entry: dict) -> str:
     """`` I`` for a ``--choose-numbers`` grid entry of information ``I``, else nothing."""
     return f" {entry['information']:g}" if "information" in entry else ""
@@ -1161,9 +1241,41 @@ def choose_numbers(banks: Sequence[Bank], scores: Sequence[dict], work: Path) ->
     return {"chosen": {k: chosen[k] for k in keys}, "grid": table}
 
 
+# the encoder leads --choose-lead tries (SearchIndex.search's encoder_lead, skeleton.keep_encoder_lead)
+LEAD_GRID = tuple(round(0.05 * i, 2) for i in range(1, 11))
+
+
+def choose_encoder_lead(banks: Sequence[Bank], scores: Sequence[dict], grid: Sequence[float] = LEAD_GRID) -> dict:
+    """``--choose-lead``: the smallest lead of ``grid`` at or above which the sentence encoder's first row is an
+    answer of every dev query of these banks (a query's lead: its best row's cosine less its second best's),
+    so that keeping that row first (``skeleton.keep_encoder_lead``) loses no dev query; with each grid value,
+    how many dev queries lead by at least it and how many of those the encoder gets wrong, and the largest lead
+    of a wrong first row. None where no grid value is safe."""
+    leads, right = [], []
+    for bank, bank_scores in zip(banks, scores):
+        for i, query in enumerate(bank.queries):
+            dense = bank_scores["dense"][i]
+            first = int(np.argmax(dense))
+            leads.append(float(dense[first] - np.partition(dense, -2)[-2]))
+            right.append(first in query["answers"])
+    leads, right = np.array(leads), np.array(right)
+    table = [
+        {"lead": float(g), "queries": int(np.sum(leads >= g)), "wrong": int(np.sum((leads >= g) & ~right))}
+        for g in grid
+    ]
+    safe = [e["lead"] for e in table if e["wrong"] == 0]
+    wrong = leads[~right]
+    return {
+        "chosen": min(safe) if safe else None,
+        "largest_wrong_lead": float(wrong.max()) if len(wrong) else None,
+        "queries": len(leads),
+        "grid": table,
+    }
+
+
 POOL_FUSIONS = {  # --pools: the fusions before the default, as fused_ranks arguments (pool_fusions adds the default)
-    "cosine (skeleton 0.7, confidence (0, 1))": (0.0, 0.7, (0.0, 1.0), "cosine", 0.0),
-    "standardised (skeleton 0.4, confidence (0.2, 1))": (0.0, 0.4, (0.2, 1.0), "standardised", 0.0),
+    "cosine (skeleton 0.7, confidence (0, 1))": (0.0, 0.7, (0.0, 1.0), "cosine", 0.0, None),
+    "standardised (skeleton 0.4, confidence (0.2, 1))": (0.0, 0.4, (0.2, 1.0), "standardised", 0.0, None),
 }
 
 
@@ -1171,6 +1283,7 @@ def pool_fusions() -> dict[str, tuple]:
     """``--pools``' fusions: the shipped default (``tasks.search.skeleton``'s weights, confidence, fusion and
     numbers bonus) first, then ``POOL_FUSIONS``."""
     from mathgraph.tasks.search.skeleton import (
+        ENCODER_LEAD,
         NUMBERS_BONUS,
         SKELETON_CONFIDENCE,
         SKELETON_FUSION,
@@ -1181,9 +1294,9 @@ def pool_fusions() -> dict[str, tuple]:
     confidence = tuple(SKELETON_CONFIDENCE)
     label = (
         f"default: {SKELETON_FUSION} (TF-IDF {sparse}, skeleton {skeleton}, confidence {confidence}, "
-        f"numbers bonus {NUMBERS_BONUS})"
+        f"numbers bonus {NUMBERS_BONUS}, encoder lead {ENCODER_LEAD})"
     )
-    return {label: (sparse, skeleton, confidence, SKELETON_FUSION, NUMBERS_BONUS), **POOL_FUSIONS}
+    return {label: (sparse, skeleton, confidence, SKELETON_FUSION, NUMBERS_BONUS, ENCODER_LEAD), **POOL_FUSIONS}
 
 
 def pools_report(args: argparse.Namespace, data: Path, work: Path, stores: dict) -> list[str]:
@@ -1195,9 +1308,9 @@ def pools_report(args: argparse.Namespace, data: Path, work: Path, stores: dict)
     for name in args.banks.split(","):
         bank = load_bank(name, args, data)[0]
         scores = channel_scores(bank, work, args.batch_size, stores)
-        for label, (sparse, skeleton, confidence, fusion, numbers) in pool_fusions().items():
+        for label, (sparse, skeleton, confidence, fusion, numbers, lead) in pool_fusions().items():
             for pool in (None, HYBRID_POOL):
-                ranks = fused_ranks(bank, scores, sparse, skeleton, confidence, fusion, pool, numbers)
+                ranks = fused_ranks(bank, scores, sparse, skeleton, confidence, fusion, pool, numbers, None, lead)
                 m = summarise(bank, {"ranks": dict(zip((q["id"] for q in bank.queries), ranks))})
                 cells = " | ".join(f"{k} {fmt(m[k]['r1'], m[k]['r1_ci'])}" for k in (*bank.kinds, "all"))
                 where = "every row" if pool is None else f"{pool} candidates"
@@ -1222,6 +1335,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
     stores: dict = {}
     if args.choose_weights or args.choose_numbers:
         return weights_report(args, data, work, output, stores)
+    if args.choose_lead:
+        return lead_report(args, data, work, output, stores)
     if args.pools:
         return {"pools": pools_report(args, data, work, stores)}
     for bank_name in args.banks.split(","):
@@ -1287,6 +1402,12 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--choose-numbers",
         action="store_true",
         help="choose the numbers bonus (with the skeleton weight) on the dev queries (writes OUTPUT_numbers.json)",
+    )
+    parser.add_argument(
+        "--choose-lead",
+        action="store_true",
+        help="choose the sentence encoder's lead at which its first row stays first, on the dev queries "
+        "(writes OUTPUT_lead.json)",
     )
     parser.add_argument(
         "--pools",

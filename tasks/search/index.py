@@ -218,6 +218,7 @@ class SearchIndex:
         skeleton_confidence: tuple[float, float] | None | str = "shipped",
         fusion: str | None = None,
         numbers_bonus: float | None = None,
+        encoder_lead: float | None | str = "shipped",
     ) -> list[list[Hit]]:
         """The ``k`` most similar rows of each query, best first: one list of hits per query (a lone string is
         refused, as ``MathEncoder.encode`` refuses one: wrap it in a list). ``approximate`` and
@@ -245,6 +246,10 @@ class SearchIndex:
         query's (``skeleton.problem_numbers``, ``SkeletonIndex.number_matches``; a query without numbers: none),
         so that a reworded query finds its original before a sibling with other numbers that the skeleton cannot
         tell from it; None: ``skeleton.NUMBERS_BONUS`` where the skeleton channel is on, else 0.
+
+        ``encoder_lead``: where the skeleton channel is on, a query whose best row by the cosine leads its
+        second best by at least this much keeps that row first (``skeleton.keep_encoder_lead``: the fusion falls
+        back on the sentence encoder where it is sure); ``"shipped"``: ``skeleton.ENCODER_LEAD``; None: never.
 
         ``structure_weight`` > 0 adds the structure signal: the best ``STRUCTURE_RERANK`` rows of that first
         stage are scored by an SQR alignment model (``models.alignment_model``: the expected relevance of each row as a
@@ -300,6 +305,16 @@ class SearchIndex:
             numbers_bonus = NUMBERS_BONUS if skeleton_weight > 0 else 0.0
         if not 0.0 <= numbers_bonus <= 1.0:
             raise ValueError(f"numbers_bonus must be in [0, 1], got {numbers_bonus}")
+        if isinstance(encoder_lead, str):
+            if encoder_lead != "shipped":
+                raise ValueError(f"encoder_lead: a number, None or 'shipped', got {encoder_lead!r}")
+            from mathgraph.tasks.search.skeleton import ENCODER_LEAD
+
+            encoder_lead = ENCODER_LEAD
+        if encoder_lead is not None and encoder_lead < 0:
+            raise ValueError(f"encoder_lead must be >= 0 or None, got {encoder_lead}")
+        if skeleton_weight == 0:
+            encoder_lead = None  # without the skeleton channel there is nothing to fall back from
         vectors = encode_texts(self.embedder, queries, batch_size)
         first = max(k, STRUCTURE_RERANK) if structure_weight > 0 else k
         if sparse_weight > 0 or skeleton_weight > 0 or numbers_bonus > 0:
@@ -314,6 +329,7 @@ class SearchIndex:
                 skeleton_confidence,
                 fusion,
                 numbers_bonus,
+                encoder_lead,
             )
         else:
             hits = self.search_vectors(vectors, first, approximate, approximate_kind)
@@ -371,8 +387,9 @@ class SearchIndex:
         skeleton_confidence: tuple[float, float] | None = None,
         fusion: str = "standardised",
         numbers_bonus: float = 0.0,
+        encoder_lead: float | None = None,
     ) -> list[list[Hit]]:
-        from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels
+        from mathgraph.tasks.search.skeleton import confident_weight, fuse_channels, keep_encoder_lead
 
         if self._sparse is None:  # fitted once per loaded index, in NumPy (no scikit-learn where only predicting)
             from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
@@ -408,6 +425,7 @@ class SearchIndex:
             fused = fuse_channels(channels, (max(0.0, 1.0 - weight - own), weight, own), fusion)
             if same_numbers is not None:
                 fused = fused + numbers_bonus * same_numbers[i]
+            fused = keep_encoder_lead(fused, dense, encoder_lead)
             best = np.lexsort((rows, -fused))[:k]
             hits.append([Hit(int(rows[j]), float(fused[j]), self.rows[int(rows[j])], float(dense[j])) for j in best])
         return hits

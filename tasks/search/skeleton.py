@@ -39,7 +39,14 @@ frequencies over the bank, over ``NUMBERS_INFORMATION``, at most 1, so that a ma
 counts less than one of rare ones): a reworded query that keeps its numbers then finds its original before a
 sibling that scores within the bonus of it, and a query with new numbers (which no row has, or only a row that
 is the query's very problem) is left as it was. The order of the numbers is not required: of the 76 dev rewrites
-whose numbers are their original's, 7 say them in another order.
+whose numbers are their original's, 7 say them in another order. A rewording often writes a number in words that
+the original writes in digits ("a seven-sided polygon", "a polygon with 7 sides"): a problem's numbers are matched
+by two multisets (``number_keys``), its digits and, where it says some numbers in words (``spoken_numbers``: "two"
+to "ninety-nine"; not "one" or "zero", which are mostly no number), its digits with those.
+
+Where the sentence encoder is sure, the fused search keeps its answer (``keep_encoder_lead``): a query whose
+encoder cosine to its best row leads its second best by at least ``ENCODER_LEAD`` gets that row first, whatever
+the skeleton and the numbers say, so the fusion does not lose what the encoder alone finds with a clear lead.
 """
 
 from __future__ import annotations
@@ -53,6 +60,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+from mathgraph.parsers.numbers import TENS_WORDS, UNIT_WORDS
 
 # (TF-IDF weight, largest skeleton weight) of the fused default search; the sentence encoder's is 1 minus the
 # TF-IDF weight and the query's skeleton weight. SKELETON_CONFIDENCE: (low, high) best skeleton cosines of a
@@ -76,7 +85,13 @@ NUMBERS_BONUS = 0.1
 # The information (summed inverse document frequencies of the matched numbers, SkeletonIndex.number_weight) at
 # which a match of the query's numbers gets the whole NUMBERS_BONUS; below it, a share of it.
 NUMBERS_INFORMATION = 5.0
-FEATURES_VERSION = 3  # raise when the tokens or numbers change: caches of older ones are then recomputed
+# A query whose sentence-encoder cosine to its best row leads its second best by at least ENCODER_LEAD keeps that
+# row first (keep_encoder_lead), whatever the skeleton and the numbers say: the smallest lead of a 0.05 grid at or
+# above which the encoder's first row was every dev query's answer in both banks of benchmarks/bank_search.py
+# (--choose-lead; the largest lead of a wrong first row there was 0.184), so the fused search falls back on the
+# sentence encoder where it is sure.
+ENCODER_LEAD = 0.2
+FEATURES_VERSION = 4  # raise when the tokens or numbers change: caches of older ones are then recomputed
 PATH_LENGTH = 4  # nodes of a leaf-to-root formula path
 SUBTREE_DEPTH = 2  # depth of the operator subtrees kept as tokens
 MAX_FORMULA_NODES = 400  # larger formulas (tables, long arrays) give their first paths only
@@ -259,11 +274,30 @@ def problem_numbers(text: str) -> tuple[str, ...]:
     return _numbers(trees, masked_text)
 
 
-def problem_skeleton(text: str, names: NameCounts) -> tuple[list[str], tuple[str, ...]]:
-    """``skeleton_tokens`` and ``problem_numbers`` of one problem, its text segmented and its formulas parsed once."""
+def problem_skeleton(text: str, names: NameCounts) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
+    """``skeleton_tokens``, ``problem_numbers`` and ``spoken_numbers`` of one problem, its text segmented and its
+    formulas parsed once."""
     masked_text, trees = _parse(text)
     tokens = [token for tree in trees for token in _tree_tokens(tree)]
-    return tokens + text_tokens(masked_text, names), _numbers(trees, masked_text)
+    return tokens + text_tokens(masked_text, names), _numbers(trees, masked_text), _spoken(masked_text)
+
+
+def spoken_numbers(text: str) -> tuple[str, ...]:
+    """The numbers of a problem said in words outside its formulas, sorted: "two" to "nineteen" and the tens
+    ("twenty", "forty-five": 45), also inside a compound ("seven-sided": 7). "one" and "zero" are left out:
+    "one of them", "no one", "non-zero" say no number. ``"A seven-sided die and twenty-one cards"`` gives
+    ``("21", "7")``."""
+    return _spoken(_parse(text)[0])
+
+
+def number_keys(numbers: Sequence[str], spoken: Sequence[str]) -> list[tuple[str, ...]]:
+    """The multisets a problem's numbers are matched by (``SkeletonIndex.number_matches``): its numbers in
+    digits, and, where it says some in words, those with the spoken ones, so that "a polygon with 7 sides" and
+    "a seven-sided polygon" match; none for a problem without numbers."""
+    keys = [tuple(sorted(numbers))] if numbers else []
+    if spoken:
+        keys.append(tuple(sorted([*numbers, *spoken])))
+    return keys
 
 
 def _parse(text: str) -> tuple[str, list]:
@@ -305,16 +339,42 @@ def _numbers(trees, masked_text: str) -> tuple[str, ...]:
     return tuple(sorted(numbers))
 
 
+# number words read alone ("one" and "zero" left out: spoken_numbers) and after a tens word ("twenty-one")
+_UNITS = {word: value for word, value in UNIT_WORDS.items() if value >= 2}
+_DIGIT_WORDS = {word: value for word, value in UNIT_WORDS.items() if 1 <= value <= 9}
+_SPOKEN = re.compile(
+    r"(?<![A-Za-z])(?:("
+    + "|".join(TENS_WORDS)
+    + r")(?:[- ]("
+    + "|".join(_DIGIT_WORDS)
+    + r"))?|("
+    + "|".join(sorted(_UNITS, key=len, reverse=True))
+    + r"))(?![A-Za-z])",
+    re.IGNORECASE,
+)
+
+
+def _spoken(masked_text: str) -> tuple[str, ...]:
+    """``spoken_numbers`` of a masked text (formulas written ``MATH``)."""
+    numbers = []
+    for match in _SPOKEN.finditer(masked_text):
+        tens, unit, alone = (g.lower() if g else None for g in match.groups())
+        numbers.append(str(_UNITS[alone] if alone else TENS_WORDS[tens] + (_DIGIT_WORDS[unit] if unit else 0)))
+    return tuple(sorted(numbers))
+
+
 class SkeletonIndex:
     """The skeleton TF-IDF vectors of a bank's texts: ``scores(queries)`` gives each query's cosine to every
-    row, ``number_matches(queries)`` which rows have exactly the query's numbers. ``tokens`` / ``numbers``: the
-    bank's token bags and ``problem_numbers`` when already computed (a cache), else computed here."""
+    row, ``number_matches(queries)`` which rows have exactly the query's numbers. ``tokens`` / ``numbers`` /
+    ``spoken``: the bank's token bags, ``problem_numbers`` and ``spoken_numbers`` when already computed (a cache),
+    else computed here."""
 
     def __init__(
         self,
         texts: Sequence[str],
         tokens: Sequence[Sequence[str]] | None = None,
         numbers: Sequence[Sequence[str]] | None = None,
+        spoken: Sequence[Sequence[str]] | None = None,
     ):
         from mathgraph.models.tfidf_features import ColumnMatrix, TfidfFeatures
 
@@ -322,20 +382,22 @@ class SkeletonIndex:
         if not texts:
             raise ValueError("a skeleton index needs at least one text")
         self.names = NameCounts(texts)
-        if tokens is None or numbers is None:
+        if tokens is None or numbers is None or spoken is None:
             read = [problem_skeleton(text, self.names) for text in texts]
-            tokens = [bag for bag, _ in read] if tokens is None else tokens
-            numbers = [row for _, row in read] if numbers is None else numbers
+            tokens = [bag for bag, _, _ in read] if tokens is None else tokens
+            numbers = [row for _, row, _ in read] if numbers is None else numbers
+            spoken = [row for _, _, row in read] if spoken is None else spoken
         if len(tokens) != len(texts):
             raise ValueError(f"{len(tokens)} token bags for {len(texts)} texts")
         self.bags = [list(bag) for bag in tokens]
-        if len(numbers) != len(texts):
-            raise ValueError(f"{len(numbers)} number lists for {len(texts)} texts")
+        if len(numbers) != len(texts) or len(spoken) != len(texts):
+            raise ValueError(f"{len(numbers)} number lists and {len(spoken)} spoken ones for {len(texts)} texts")
         self.numbers = [tuple(sorted(str(n) for n in row)) for row in numbers]
+        self.spoken = [tuple(sorted(str(n) for n in row)) for row in spoken]
         self._rows_by_numbers: dict[tuple[str, ...], list[int]] = {}
-        for row, key in enumerate(self.numbers):
-            if key:
-                self._rows_by_numbers.setdefault(key, []).append(row)
+        for row, (key, said) in enumerate(zip(self.numbers, self.spoken)):
+            for each in number_keys(key, said):
+                self._rows_by_numbers.setdefault(each, []).append(row)
         # each number's inverse document frequency over the bank, its sign set aside (number_weight)
         rows_with = Counter(value for key in self.numbers for value in {n.lstrip("-") for n in key})
         self.number_idf = {value: math.log((1 + len(texts)) / (1 + count)) for value, count in rows_with.items()}
@@ -354,12 +416,10 @@ class SkeletonIndex:
             try:
                 with gzip.open(path, "rt", encoding="utf-8") as f:
                     saved = json.load(f)
-                if (
-                    saved.get("key") == stamp
-                    and len(saved.get("tokens", ())) == len(texts)
-                    and len(saved.get("numbers", ())) == len(texts)
+                if saved.get("key") == stamp and all(
+                    len(saved.get(field, ())) == len(texts) for field in ("tokens", "numbers", "spoken")
                 ):
-                    return cls(texts, tokens=saved["tokens"], numbers=saved["numbers"])
+                    return cls(texts, tokens=saved["tokens"], numbers=saved["numbers"], spoken=saved["spoken"])
             except (OSError, ValueError, EOFError):
                 pass  # a damaged cache is recomputed
         index = cls(texts)
@@ -367,7 +427,7 @@ class SkeletonIndex:
             partial = f"{path}.{os.getpid()}.tmp"
             try:
                 with gzip.open(partial, "wt", encoding="utf-8") as f:
-                    json.dump({"key": stamp, "tokens": index.bags, "numbers": index.numbers}, f)
+                    json.dump({"key": stamp, "tokens": index.bags, "numbers": index.numbers, "spoken": index.spoken}, f)
                 os.replace(partial, path)
             except OSError:
                 if os.path.exists(partial):
@@ -406,16 +466,19 @@ class SkeletonIndex:
         rows: Sequence[np.ndarray | None] | None = None,
         information: float | None = None,
     ) -> list[np.ndarray]:
-        """Per query, ``number_weight`` of its numbers (``information`` as there) for each row whose
-        ``problem_numbers`` (signed, as a multiset) are exactly the query's and 0.0 elsewhere, over every row
-        (``rows[i]`` None) or the rows ``rows[i]``; all 0 for a query without numbers."""
+        """Per query, ``number_weight`` of its numbers (``information`` as there) for each row whose numbers
+        (signed, as a multiset) are exactly the query's and 0.0 elsewhere, over every row (``rows[i]`` None) or
+        the rows ``rows[i]``; all 0 for a query without numbers. Numbers are matched in digits
+        (``problem_numbers``) and, where a side says some in words, with those too (``number_keys``): a row
+        matched both ways gets the larger weight."""
         rows = rows if rows is not None else [None] * len(texts)
         matches = []
         for text, chosen in zip(texts, rows):
-            key = problem_numbers(text)
+            masked_text, trees = _parse(text)
             same = np.zeros(len(self.numbers))
-            if key:
-                same[self._rows_by_numbers.get(key, [])] = self.number_weight(key, information)
+            for key in number_keys(_numbers(trees, masked_text), _spoken(masked_text)):
+                found = self._rows_by_numbers.get(key, [])
+                same[found] = np.maximum(same[found], self.number_weight(key, information))
             matches.append(same if chosen is None else same[np.asarray(chosen, dtype=int)])
         return matches
 
@@ -434,6 +497,30 @@ def confident_weight(best: float, weight: float, confidence: Sequence[float] | N
     if not 0.0 <= low < high:
         raise ValueError(f"skeleton confidence must be (low, high) with 0 <= low < high, got {tuple(confidence)}")
     return float(weight) * float(np.clip((float(best) - low) / (high - low), 0.0, 1.0))
+
+
+def keep_encoder_lead(fused: np.ndarray, dense: np.ndarray, lead: float | None) -> np.ndarray:
+    """One query's fused scores with the sentence encoder's best row put first where its cosine leads the second
+    best by at least ``lead`` (its score raised to ``LEAD_STEP`` above the best other row's, where it is not
+    already that far first); the scores as they are where it
+    leads by less, for fewer than two rows, or with ``lead`` None. ``fused`` and ``dense`` are over the same
+    rows."""
+    fused = np.asarray(fused, dtype=float)
+    dense = np.asarray(dense, dtype=float)
+    if lead is None or len(dense) < 2:
+        return fused
+    if lead < 0:
+        raise ValueError(f"encoder lead must be >= 0 or None, got {lead}")
+    first = int(np.argmax(dense))
+    if dense[first] - np.partition(dense, -2)[-2] < lead:
+        return fused
+    kept = fused.copy()
+    others = float(np.max(np.delete(fused, first)))
+    kept[first] = max(fused[first], others + LEAD_STEP)
+    return kept
+
+
+LEAD_STEP = 1e-6  # how far above the best fused score keep_encoder_lead puts the encoder's row
 
 
 def fuse_channels(
@@ -460,6 +547,7 @@ def fuse_channels(
 
 
 __all__ = [
+    "ENCODER_LEAD",
     "FUSIONS",
     "NUMBERS_BONUS",
     "NUMBERS_INFORMATION",
@@ -471,7 +559,10 @@ __all__ = [
     "confident_weight",
     "formula_tokens",
     "fuse_channels",
+    "keep_encoder_lead",
+    "number_keys",
     "problem_numbers",
     "skeleton_tokens",
+    "spoken_numbers",
     "text_tokens",
 ]

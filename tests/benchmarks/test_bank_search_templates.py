@@ -326,3 +326,30 @@ def test_the_numbers_bonus_in_fused_ranks_and_its_choice():
     }
     with pytest.raises(ValueError, match="must hold"):
         bank_search.choose_weights([bank], [scores], grid=[(0.0, 0.7)])
+
+
+def test_the_encoder_lead_in_fused_ranks_and_its_choice():
+    bank = _bank(["a", "b", "b"])
+    # query 0: the encoder leads by 0.8 with its answer; query 1: by 0.15 with a wrong row; query 2: by 0.15, right
+    dense = np.array([[0.9, 0.1, 0.0], [0.9, 0.75, 0.0], [0.0, 0.75, 0.9]])
+    skeleton = np.array([[0.2, 0.9, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    scores = {"dense": dense, "sparse": np.zeros((3, 3)), "skeleton": skeleton}
+    cosine = (0.0, 0.7, (0.0, 1.0), "cosine")
+    # by hand, query 0's skeleton weight 0.7 * 0.9 = 0.63: row 0 0.37*0.9+0.63*0.2 = 0.459 < row 1 0.37*0.1+0.63*0.9
+    # = 0.604: rank 2; queries 1 and 2 (weight 0.7): their answers 0.3*0.75+0.7 = 0.925 and 0.3*0.9+0.7 = 0.97 first
+    assert bank_search.fused_ranks(bank, scores, *cosine) == [2, 1, 1]
+    # a lead of 0.5 keeps query 0's encoder row first; the leads of 0.15 are too small to change queries 1 and 2
+    leads = []
+    assert bank_search.fused_ranks(bank, scores, *cosine, leads=leads, encoder_lead=0.5) == [1, 1, 1]
+    assert leads[0] == pytest.approx(1e-6)  # raised just above the best other row
+    # a lead of 0.125 also keeps query 1's encoder row (row 0, wrong) first
+    assert bank_search.fused_ranks(bank, scores, *cosine, encoder_lead=0.125) == [1, 2, 1]
+    # without the skeleton there is nothing to fall back from: the encoder's ranks
+    assert bank_search.fused_ranks(bank, scores, 0.0, 0.0, encoder_lead=0.1) == [1, 2, 1]
+    choice = bank_search.choose_encoder_lead([bank], [scores], (0.05, 0.1, 0.2, 0.5, 0.85))
+    # leads 0.8, 0.15 (wrong), 0.15: 0.2 is the smallest lead of the grid above every wrong one
+    assert choice["largest_wrong_lead"] == pytest.approx(0.15)
+    assert choice["chosen"] == 0.2
+    assert [(e["queries"], e["wrong"]) for e in choice["grid"]] == [(3, 1), (3, 1), (1, 0), (1, 0), (0, 0)]
+    # no safe lead on a grid below the wrong one's: None
+    assert bank_search.choose_encoder_lead([bank], [scores], (0.05,))["chosen"] is None

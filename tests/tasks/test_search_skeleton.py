@@ -10,6 +10,8 @@ from mathgraph.models.tfidf import VECTORIZER_DEFAULTS
 from mathgraph.tasks.search.commands import search_weights, skeleton_search_weight
 from mathgraph.tasks.search.index import SearchIndex
 from mathgraph.tasks.search.skeleton import (
+    ENCODER_LEAD,
+    LEAD_STEP,
     NUMBERS_BONUS,
     NUMBERS_INFORMATION,
     SKELETON_CONFIDENCE,
@@ -20,8 +22,11 @@ from mathgraph.tasks.search.skeleton import (
     confident_weight,
     formula_tokens,
     fuse_channels,
+    keep_encoder_lead,
+    number_keys,
     problem_numbers,
     skeleton_tokens,
+    spoken_numbers,
     text_tokens,
 )
 from tests.tasks.test_search import HashingEncoder
@@ -274,6 +279,7 @@ def test_a_saved_index_keeps_its_skeleton_tokens(tmp_path, monkeypatch):
     other = skeleton.SkeletonIndex.cached(CORPUS[:2], tmp_path / "index" / SKELETON_CACHE, "other")
     assert len(calls) == 3 and other.bags == [original(t, other.names)[0] for t in CORPUS[:2]]
     assert other.numbers == [original(t, other.names)[1] for t in CORPUS[:2]]
+    assert other.spoken == [original(t, other.names)[2] for t in CORPUS[:2]]
 
 
 def test_problem_numbers_reads_formulas_and_words_exactly():
@@ -284,7 +290,7 @@ def test_problem_numbers_reads_formulas_and_words_exactly():
     assert problem_numbers("Find $-3 + x$.") == ("-3",)  # a negated number keeps its sign
     assert problem_numbers("Find $x - 3$.") == ("3",)  # a subtraction is an operator
     assert problem_numbers("Add $(4,-2)$ and $(1,5)$.") == ("-2", "1", "4", "5")
-    assert problem_numbers("Five cats and no digits.") == ()  # number words are left out
+    assert problem_numbers("Five cats and no digits.") == ()  # number words are spoken_numbers' part
 
 
 def test_number_matches_are_exact_signed_multisets_weighed_by_rarity():
@@ -297,8 +303,9 @@ def test_number_matches_are_exact_signed_multisets_weighed_by_rarity():
     )
     queries = ["What is $\\cos 210^\\circ$?", "Sum 3 and 2.", "Add two and three.", "Sum 3 and $-2$."]
     matches = index.number_matches(queries, information=1.0)
-    # 210: ln(5/3) = 0.511 of the whole; 2 and 3: 2 ln(5/2) = 1.833, at most 1; a changed sign matches nothing
-    expected = [[np.log(5 / 3), 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0], [0, 0, 0, 0]]
+    # 210: ln(5/3) = 0.511 of the whole; 2 and 3: 2 ln(5/2) = 1.833, at most 1, in digits or said in words
+    # (number_keys); a changed sign matches nothing
+    expected = [[np.log(5 / 3), 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0]]
     assert np.allclose(np.stack(matches), expected)
     scaled = index.number_matches(queries[1:2], information=4.0)[0]
     assert scaled.tolist() == pytest.approx([0, 0, 0, 2 * np.log(5 / 2) / 4])
@@ -308,7 +315,7 @@ def test_number_matches_are_exact_signed_multisets_weighed_by_rarity():
     assert some.tolist() == pytest.approx([0, np.log(5 / 3)])
     with pytest.raises(ValueError, match="information must be > 0"):
         index.number_weight(("2",), information=0.0)
-    with pytest.raises(ValueError, match="2 number lists for 4 texts"):
+    with pytest.raises(ValueError, match="2 number lists and 4 spoken ones for 4 texts"):
         SkeletonIndex(bank, numbers=index.numbers[:2])
 
 
@@ -339,7 +346,8 @@ def test_a_sibling_with_other_numbers_ranks_below_the_original(monkeypatch):
     fused = (1 - own) * dense + own * skeleton
     assert fused[1] > fused[0]  # without the bonus the sibling comes first: its words are the query's
     gap = fused[1] - fused[0]
-    options = {"skeleton_weight": 0.7, "skeleton_confidence": (0.0, 1.0), "fusion": "cosine"}
+    # the hashing encoder is sure of the sibling (test_search_falls_back_on_the_encoder_where_it_leads): no fall-back
+    options = {"skeleton_weight": 0.7, "skeleton_confidence": (0.0, 1.0), "fusion": "cosine", "encoder_lead": None}
     before = index.search([reworded], k=4, numbers_bonus=0.0, **options)[0]
     assert [h.index for h in before][:2] == [1, 0]
     # a bonus whose weighed share is larger than the gap puts the original first; its score is the fused one plus
@@ -363,3 +371,89 @@ def test_a_sibling_with_other_numbers_ranks_below_the_original(monkeypatch):
     assert [h.score for h in shipped] == [h.score for h in explicit]
     with pytest.raises(ValueError, match="numbers_bonus"):
         index.search([reworded], numbers_bonus=-0.1, **options)
+
+
+def test_spoken_numbers_read_number_words_outside_formulas():
+    assert spoken_numbers("A seven-sided die and twenty-one cards.") == ("21", "7")
+    assert spoken_numbers("Twelve eggs, forty apples and Fifty-Five pears.") == ("12", "40", "55")
+    # "one" and "zero" say no number here; a word inside another word is no number ("often", "weight")
+    assert spoken_numbers("One of them is non-zero; no one often weighs eighty.") == ("80",)
+    assert spoken_numbers("If $x$ is two more than $y$ and $z=3$, find $x$.") == ("2",)  # formulas left out
+    assert spoken_numbers("Find $x$ if $2x=7$.") == ()
+
+
+def test_number_keys_are_the_digits_and_the_digits_with_the_spoken_numbers():
+    assert number_keys((), ()) == []
+    assert number_keys(("7",), ()) == [("7",)]
+    assert number_keys((), ("7",)) == [("7",)]
+    assert number_keys(("3", "10"), ("7",)) == [("10", "3"), ("10", "3", "7")]
+
+
+def test_number_matches_read_numbers_said_in_words():
+    bank = [
+        "How many diagonals does a polygon with 7 sides have?",
+        "How many diagonals does a hexagon have?",
+        "A seven-sided die is rolled 3 times.",
+    ]
+    index = SkeletonIndex(bank)
+    assert index.numbers == [("7",), (), ("3",)] and index.spoken == [(), (), ("7",)]
+    # inverse document frequencies over the digits: 7 in row 0, 3 in row 2, ln(4/2) each
+    assert index.number_idf == pytest.approx({"7": np.log(2), "3": np.log(2)})
+    queries = [
+        "How many diagonals can a seven-sided polygon have?",  # no digit: its spoken 7 matches row 0's digit
+        "A 7-sided die is rolled three times.",  # 7 alone matches row 0; 7 with the spoken 3 matches row 2
+        "How many diagonals has a hexagon?",  # no number at all: no match
+    ]
+    matches = index.number_matches(queries, information=1.0)
+    # ("7",): ln 2 = 0.693 of the whole; ("3", "7"): 2 ln 2 = 1.386, at most 1
+    expected = [[np.log(2), 0, 0], [np.log(2), 0, 1], [0, 0, 0]]
+    assert np.allclose(np.stack(matches), expected)
+    with pytest.raises(ValueError, match="spoken ones"):
+        SkeletonIndex(bank, numbers=index.numbers, spoken=index.spoken[:1])
+
+
+def test_keep_encoder_lead_puts_a_sure_encoder_row_first():
+    fused = np.array([0.5, 0.9, 0.7])
+    dense = np.array([0.8, 0.5, 0.55])  # row 0 leads row 2 by 0.25
+    kept = keep_encoder_lead(fused, dense, 0.2)
+    assert kept.tolist() == pytest.approx([0.9 + LEAD_STEP, 0.9, 0.7])
+    assert np.argmax(kept) == 0 and kept[0] > kept[1]
+    assert fused.tolist() == [0.5, 0.9, 0.7]  # the input is left as it was
+    assert keep_encoder_lead(fused, dense, 0.3).tolist() == fused.tolist()  # a lead of 0.25 is not 0.3
+    assert keep_encoder_lead(fused, dense, None).tolist() == fused.tolist()
+    # the encoder's row already first by the fused score keeps its score
+    assert keep_encoder_lead(np.array([0.95, 0.9, 0.7]), dense, 0.2).tolist() == [0.95, 0.9, 0.7]
+    assert keep_encoder_lead(np.array([0.4]), np.array([0.9]), 0.0).tolist() == [0.4]  # one row: nothing to lead
+    with pytest.raises(ValueError, match="encoder lead"):
+        keep_encoder_lead(fused, dense, -0.1)
+    assert ENCODER_LEAD == 0.2
+
+
+def test_search_falls_back_on_the_encoder_where_it_leads(monkeypatch):
+    import mathgraph.tasks.search.skeleton as skeleton_module
+
+    monkeypatch.setattr(skeleton_module, "NUMBERS_INFORMATION", 2 * np.log(5 / 2))  # a match of 210 weighs 0.5
+    index = SearchIndex.build(SIBLINGS, HashingEncoder(), text_field="problem")
+    reworded = "Find the value of $\\cos 210^\\circ$."  # the original's numbers, the sibling's words
+    options = {"skeleton_weight": 0.7, "skeleton_confidence": (0.0, 1.0), "fusion": "cosine", "numbers_bonus": 1.0}
+    vector = HashingEncoder().encode([reworded])[0]
+    dense = index.embeddings @ (vector / np.linalg.norm(vector))
+    first, second = np.argsort(-dense)[:2]
+    assert first == 1  # the encoder prefers the sibling, whose words are the query's
+    lead = float(dense[first] - dense[second])
+    # the numbers bonus puts the original first unless the encoder's lead is at least encoder_lead
+    fused = index.search([reworded], k=4, encoder_lead=None, **options)[0]
+    assert fused[0].index == 0
+    kept = index.search([reworded], k=4, encoder_lead=lead - 1e-4, **options)[0]
+    assert [h.index for h in kept][:2] == [1, 0]
+    assert kept[0].score == pytest.approx(fused[0].score + LEAD_STEP, abs=1e-6)
+    assert [h.index for h in index.search([reworded], k=4, encoder_lead=lead + 1e-4, **options)[0]] == [
+        h.index for h in fused
+    ]
+    # without the skeleton channel there is no fall-back: the TF-IDF fusion as it was
+    plain = index.search([reworded], k=4, sparse_weight=0.2, encoder_lead=0.0)[0]
+    assert [h.index for h in plain] == [h.index for h in index.search([reworded], k=4, sparse_weight=0.2)[0]]
+    with pytest.raises(ValueError, match="encoder_lead"):
+        index.search([reworded], encoder_lead="sure", **options)
+    with pytest.raises(ValueError, match="encoder_lead"):
+        index.search([reworded], encoder_lead=-1.0, **options)
