@@ -13,8 +13,11 @@ Read in the text:
   ``12``, ``1,000.5``, ``.5``, ``-7``, ``−4`` (Unicode minus), ``3/4``, ``1 1/2``, ``½``, ``2½``,
   ``2 ½``, ``1e5``, ``10^3``, ``2×10^3``, ``3 x 10^8``, ``50k``, ``$3M``, ``$2.174T``, ``10 000``
   (thousands spaces); money ``$2.50``, ``-$5``, ``−$40``, ``$ 5`` (unit ``$``, also ``€ £ ¥``), and
-  ``($99.99)``, a negative amount as accounts write it; percentages ``25%``, ``25 percent``,
-  ``15 per cent``, ``forty per cent``; scales ``1.5 million``, ``3 hundred``;
+  ``($99.99)``, a negative amount as accounts write it, and a sign after the amount (``175$``, ``45 €``);
+  percentages ``25%``, ``25 percent``, ``15 per cent``, ``forty per cent``; scales ``1.5 million``, ``3 hundred``,
+  and a scale written once for a range (``between $1.5 and $2 billion``, ``3 to 4 million``: both ends);
+  ``±3`` (3: a spread, not a sign); fullwidth and other scripts' digits (``３５０``, ``５０％``) and powers of ten
+  in superscripts (``4.5 × 10⁻³``);
 - a number glued to its unit or a neighbour in one token: ``4km^2`` (4, unit ``km^2``), ``25lbs``,
   ``180ml``, ``8-`` of ``8- to 16-meter``, both ends of ``3.5–4.0``, both numbers of ``2,000.45±0.01``,
   ``2.48×10−5`` (a power of ten whose caret was lost); ``573.15K`` in a sentence about temperature
@@ -53,8 +56,12 @@ as a pronoun (``the red one``, ``that one costs``, ``each one``, ``one at a time
 dates and years (``in 2019``, ``between 2000 and 2005``, ``from 1990 to 1995``, ``May 4, 1901``,
 ``1 May 2006``, ``on 12/25``, ``3/14/1998``), clock times (``3:30``, ``9 a.m.``, ``2.13 am``), phone numbers
 (``555-123-4567``, ``(800) 555-0199``, ``555-1234`` in a sentence about calling), labels and names
-(``Route 66``, ``42 Oak Street``, ``Voyager 2``, ``English 101``, ``iPhone 12``, ``South 32 Ltd``),
-catalogue numbers (``J1149.5+6663``, ``06F6``), vague scales (``several hundred``), and numbers written with more than
+(``Route 66``, ``42 Oak Street``, ``Voyager 2``, ``English 101``, ``iPhone 12``, ``South 32 Ltd``), model names
+(``the 747-8 can``, ``the Pixel 8 were``), catalogue numbers and IDs (``J1149.5+6663``, ``06F6``, ``#48213``,
+``978-0-14-044913-6``), phone numbers in spaced groups (``0345 600 7890``, ``+44 20 7946 0958``), years named by
+the word before them (``fiscal 2025``, ``the years 1914 to 1918``, ``Q3 2024``), ``one`` in a word of its own
+(``one-way``, ``one-to-one``), ``double`` and ``triple`` as kinds of things (``an ordered triple``, ``the double
+cone``), vague scales (``several hundred``), and numbers written with more than
 :data:`~mathgraph.parsers.numbers.MAX_DIGITS` digits (``parse_number`` refuses them: no
 exception, no quantity).
 
