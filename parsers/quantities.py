@@ -216,6 +216,8 @@ _SINGLE_WORDS = {
 }
 # multiples that are also kinds of things ("an ordered triple", "a double room")
 _KIND_WORDS = {"double", "triple", "quadruple"}
+# nouns of an amount that "a double ..." multiplies: "a double batch", "a triple portion"
+_AMOUNT_NOUNS = {"portion", "recipe", "dose", "amount", "helping", "quantity", "order", "shift", "share", "size"}
 # Nouns that are a number of years after "a": "a decade from now" is 10 years, "a century" 100.
 _YEARS_WORDS = {"decade": 10, "century": 100}
 # Measures that "a third", "a fifth" ... may be a fraction of ("a third cup"); before another noun the word is a rank.
@@ -316,6 +318,11 @@ _MEASURES = {
     "square",
     "cubic",
 }
+# measures that are a unit when written between a number and a noun ("10 oz servings", "41 degree water"), unlike a
+# container or a count ("125 bottle caps", "16 unit squares") or a shape word ("432 square centimeters")
+_MEASURE_UNITS = _MEASURES - {"square", "cubic", "unit", "piece", "slice", "box", "bag", "pack", "skein", "meal"}
+_MEASURE_UNITS -= {"serving", "batch", "bottle", "can", "jar", "carton", "bunch", "pair", "set", "row", "lap", "step"}
+_MEASURE_UNITS -= {"time", "page", "dozen", "calorie", "%", "percent", "dollar", "cent", "penny", "euro"}
 _QUESTION_STARTS = {
     "find",
     "compute",
@@ -478,10 +485,10 @@ class _TreeReader:
         return None, noun.label
 
 
-def _is_measure(node: Node) -> bool:
+def _is_measure(node: Node, measures: set[str] = _MEASURES) -> bool:
     """The word measures rather than counts (``hours``, ``oz``, ``m²``, ``km^2``: see ``_MEASURES``)."""
     word = (node.lemma or node.label).lower().rstrip(".")
-    return word in _MEASURES or word.rstrip("²³").removesuffix("^2").removesuffix("^3") in _MEASURES
+    return word in measures or word.rstrip("²³").removesuffix("^2").removesuffix("^3") in measures
 
 
 def _wordlike(label: str | None) -> str | None:
@@ -584,7 +591,7 @@ class _TokenScanner:
                 found_unit = after.label
             else:
                 counted = _wordlike(after.label)
-        elif after is not None and last == hi and _is_measure(after) and after.label != found_unit:
+        elif after is not None and last == hi and _is_measure(after, _MEASURE_UNITS) and after.label != found_unit:
             head, _ = self.reader.parent(after.id)  # "10 oz servings": a measure between the number and its noun
             if head is not None and head.label in (found_unit, counted) and head.span[0] > after.span[0]:
                 found_unit, counted = after.label, head.label
@@ -1194,18 +1201,24 @@ class _TokenScanner:
     def names_a_kind(self, i: int) -> bool:
         """``double``, ``triple`` name a kind of thing, not a multiple: as a noun (``each ordered triple``, ``a
         Pythagorean triple``) or as an adjective after an article or a determiner before its noun (``the double
-        cone``, ``a double espresso``); ``triple the points``, ``double points`` are multiples."""
+        cone``, ``a double espresso``); ``triple the points``, ``double points``, ``a quadruple batch`` (of an
+        amount or a measure) are multiples."""
         token = self.tokens[i]
+        head, relation = self.reader.parent(token.id)
+        modifies = head is not None and i + 1 < len(self.tokens) and head.id == self.tokens[i + 1].id
+        if modifies and _is_measure(head, _MEASURES | _AMOUNT_NOUNS):
+            return False  # "a quadruple batch" is four batches
         if token.upos == "NOUN":
             return True
-        head, relation = self.reader.parent(token.id)
-        return (
-            token.upos == "ADJ"
-            and relation == "dep:amod"
-            and head is not None
-            and head.id == self.tokens[i + 1].id
-            and self.text_of(i - 1) in _ARTICLES | _NAME_DETERMINERS | {"each", "every"}
-        )
+        determiners = _ARTICLES | _NAME_DETERMINERS | {"each", "every"}
+        determined = self.text_of(i - 1) in determiners
+        modified = i > 1 and self.text_of(i - 2) in determiners and self.tokens[i - 1].upos in ("ADJ", "VERB")
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        if (determined or modified) and (
+            after is None or after.upos not in ("NOUN", "PROPN", "ADJ", "DET", "NUM", "PRON")
+        ):
+            return True  # "each ordered triple and ...", tagged as an adjective: a noun that ends its phrase
+        return token.upos == "ADJ" and relation == "dep:amod" and modifies and determined
 
     def one_and_the_other(self, i: int) -> bool:
         """``one`` paired with ``the other`` later in its sentence (``in one class and ... in the other``): it picks

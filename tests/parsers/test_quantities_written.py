@@ -190,6 +190,10 @@ def test_double_and_triple_as_kinds_of_things_are_not_multiples():
         ("triple", Fraction(3)),
         ("double", Fraction(2)),
     ]
+    assert values("She makes a quadruple batch and each ordered triple and a double portion.") == [
+        ("quadruple", Fraction(4)),
+        ("double", Fraction(2)),
+    ]
 
 
 def test_the_whole_part_before_a_bar_over_letters_is_a_literal():
@@ -210,3 +214,8 @@ def test_a_currency_sign_after_the_amount_is_its_unit():
 def test_a_currency_sign_that_opens_the_next_amount_stays_with_it():
     found = PARSER.parse("He has 5 $10 bills.").quantities()
     assert [(q.text, q.value, q.unit) for q in found] == [("5", 5, None), ("$10", 10, "$")]
+
+
+def test_a_shape_word_or_a_container_before_the_noun_is_not_the_unit():
+    found = PARSER.parse("The area is 432 square centimeters. He has 125 bottle caps.").quantities()
+    assert [(q.text, q.unit, q.object) for q in found] == [("432", "centimeters", None), ("125", None, "caps")]
