@@ -353,3 +353,20 @@ def test_the_encoder_lead_in_fused_ranks_and_its_choice():
     assert [(e["queries"], e["wrong"]) for e in choice["grid"]] == [(3, 1), (3, 1), (1, 0), (1, 0), (0, 0)]
     # no safe lead on a grid below the wrong one's: None
     assert bank_search.choose_encoder_lead([bank], [scores], (0.05,))["chosen"] is None
+
+
+def test_the_ninth_math_queries_file_is_a_new_test_set():
+    earlier = (
+        bank_search.MATH_QUERIES,
+        bank_search.MATH_QUERIES_THIRD,
+        bank_search.MATH_QUERIES_FOURTH,
+        bank_search.MATH_QUERIES_FIFTH,
+        bank_search.MATH_QUERIES_SIXTH,
+        bank_search.MATH_QUERIES_SEVENTH,
+        bank_search.MATH_QUERIES_EIGHTH,
+    )
+    ninth = new_queries(bank_search.MATH_QUERIES_NINTH, earlier, "test", range(461, 581))
+    assert [row["kind"] for row in ninth] == ["variables"] * 30 + ["numbers"] * 30 + ["both"] * 30 + ["wording"] * 30
+    assert len({row["index"] for row in ninth}) == len(ninth)  # no original twice
+    # a test set: not read by default
+    assert str(bank_search.MATH_QUERIES_NINTH) not in bank_search.arguments(["--work", "w"]).queries.split(",")
