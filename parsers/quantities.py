@@ -216,6 +216,7 @@ _SINGLE_WORDS = {
 }
 # multiples that are also kinds of things ("an ordered triple", "a double room")
 _KIND_WORDS = {"double", "triple", "quadruple"}
+_KIND_DETERMINERS = {"a", "an", "the", "this", "that", "each", "every", "another", "any", "some"}
 # nouns of an amount that "a double ..." multiplies: "a double batch", "a triple portion"
 _AMOUNT_NOUNS = {"portion", "recipe", "dose", "amount", "helping", "quantity", "order", "shift", "share", "size"}
 # Nouns that are a number of years after "a": "a decade from now" is 10 years, "a century" 100.
@@ -869,11 +870,11 @@ class _TokenScanner:
 
     def name_end(self, i: int) -> int | None:
         """The last token of a number that names a thing rather than counts, at ``i``, else ``None``: after a glued
-        number sign (``Order #48213``); a chain of digit groups joined by hyphens that is an ID or a date (four or
-        more groups, or three with eight or more digits or a leading zero: ``978-0-14-044913-6``, ``2024-03-11``;
-        not ``3-4-5``); a model name, a number or a hyphen pair after ``the`` or a possessive, alone or with
-        capitalised words between, that a verb follows (``the 747-8 can carry``, ``the Pixel 8 were tested``,
-        ``Samsung's Galaxy 9 is``; not ``the Celtics 117-109 on``, ``the Catapult 2 times``)."""
+        number sign (``Order #48213``); a chain of digit groups joined by hyphens that is an ID or a date
+        (``id_chain``: ``978-0-14-044913-6``, ``2024-03-11``; not ``3-4-5``, ``72-24-5-4 =``); a model name, a
+        number or a hyphen pair after ``the`` or a possessive, alone or with capitalised words between, that a verb
+        follows (``the 747-8 can carry``, ``the Pixel 8 were tested``, ``Samsung's Galaxy 9 is``; not ``the Celtics
+        117-109 on``, ``the Catapult 2 times``)."""
         last = i
         while (
             self.text_of(last + 1) == "-"
@@ -887,7 +888,7 @@ class _TokenScanner:
         groups = [self.raw(k) for k in range(i, last + 1, 2)]
         if not all(group.isdigit() for group in groups):
             return None
-        if len(groups) >= 4 or len(groups) == 3 and (sum(map(len, groups)) >= 8 or any(g[0] == "0" for g in groups)):
+        if self.id_chain(groups, last):
             return last
         k = i - 1
         while k >= 0 and self.capitalised(k) and self.raw(k).isalpha() and self.tokens[k].upos in ("PROPN", "NOUN"):
@@ -895,10 +896,26 @@ class _TokenScanner:
         if self.text_of(k) not in _NAME_DETERMINERS or (last == i and k == i - 1) or self.is_month(i - 1):
             return None
         after = self.tokens[last + 1] if last + 1 < len(self.tokens) else None
+        if after is not None and not after.label[:1].isalpha() and after.label not in _CLAUSE_END:
+            return None  # "the Frisbees 160 + 40": arithmetic
         if after is not None and after.upos in ("AUX", "VERB"):
             return last
         single_name = last == i and k < i - 1 and self.text_of(last + 1) not in _RANGE_WORDS
         return last if single_name and (after is None or after.upos == "CCONJ" or after.label in _CLAUSE_END) else None
+
+    def id_chain(self, groups: list[str], last: int) -> bool:
+        """Digit groups joined by hyphens that are an ID or a date, not a subtraction (``960-480-120 =``): no ``=``
+        after them, and a group of two or more digits with a leading zero (``978-0-14-044913-6``, ``2024-03-11``),
+        four or more groups of ten or more digits (``978-1-4028-9462-6``), or a year, a month and a day
+        (``2024-12-25``)."""
+        if len(groups) < 3 or self.text_of(last + 1)[:1] in ("=", "+", "-", "*", "×", "/"):
+            return False  # "960-480-120 =", "20-10=184": arithmetic
+        if any(len(group) > 1 and group[0] == "0" for group in groups):
+            return True
+        if len(groups) >= 4 and sum(map(len, groups)) >= 10:
+            return True
+        year, month, day = (int(g) for g in groups[:3]) if len(groups) == 3 else (0, 0, 0)
+        return len(groups[0]) == 4 and 1000 <= year <= 2100 and 1 <= month <= 12 and 1 <= day <= 31
 
     def season_end(self, i: int) -> int | None:
         """The last token of a season or a span of years written ``2013-14`` at ``i``, else ``None``."""
@@ -1199,26 +1216,26 @@ class _TokenScanner:
         return [self.make(i, i, single, "word")], i + 1
 
     def names_a_kind(self, i: int) -> bool:
-        """``double``, ``triple`` name a kind of thing, not a multiple: as a noun (``each ordered triple``, ``a
-        Pythagorean triple``) or as an adjective after an article or a determiner before its noun (``the double
-        cone``, ``a double espresso``); ``triple the points``, ``double points``, ``a quadruple batch`` (of an
-        amount or a measure) are multiples."""
+        """``double``, ``triple`` name a kind of thing, not a multiple, after an article or an adjective: ending its
+        phrase (``each ordered triple in``, ``a Pythagorean triple``, ``an O'Hara triple``) or before its noun (``the
+        double cone``, ``a double root``); ``triple the points``, ``quadruple that amount``, ``its double``, ``double
+        points`` and ``a quadruple batch`` (of an amount or a measure) are multiples."""
         token = self.tokens[i]
         head, relation = self.reader.parent(token.id)
-        modifies = head is not None and i + 1 < len(self.tokens) and head.id == self.tokens[i + 1].id
-        if modifies and _is_measure(head, _MEASURES | _AMOUNT_NOUNS):
-            return False  # "a quadruple batch" is four batches
-        if token.upos == "NOUN":
-            return True
-        determiners = _ARTICLES | _NAME_DETERMINERS | {"each", "every"}
-        determined = self.text_of(i - 1) in determiners
-        modified = i > 1 and self.text_of(i - 2) in determiners and self.tokens[i - 1].upos in ("ADJ", "VERB")
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
-        if (determined or modified) and (
-            after is None or after.upos not in ("NOUN", "PROPN", "ADJ", "DET", "NUM", "PRON")
-        ):
-            return True  # "each ordered triple and ...", tagged as an adjective: a noun that ends its phrase
-        return token.upos == "ADJ" and relation == "dep:amod" and modifies and determined
+        modifies = head is not None and after is not None and head.id == after.id
+        if modifies and _is_measure(head, _MEASURES | _AMOUNT_NOUNS) or after and after.upos in ("DET", "NUM", "PRON"):
+            return False  # "a quadruple batch" is four batches; "triple the points", "quadruple that amount"
+        if self.text_of(i + 1) == "-" and self.adjacent(i, i + 1):
+            return False  # "double-page spreads", "double-counted": read as before
+        determined = self.text_of(i - 1) in _KIND_DETERMINERS
+        before = self.tokens[i - 1].upos if i > 0 else ""
+        modified = before in ("ADJ", "PROPN") or self.text_of(i - 2) in _KIND_DETERMINERS and before == "VERB"
+        if not (determined or modified):
+            return False  # "its double", "40 double-page spreads"
+        if after is None or after.upos not in ("NOUN", "PROPN", "ADJ"):
+            return True  # the noun ends its phrase: "an ordered triple in S"
+        return determined and modifies and relation in ("dep:amod", "dep:compound")  # "the double cone"
 
     def one_and_the_other(self, i: int) -> bool:
         """``one`` paired with ``the other`` later in its sentence (``in one class and ... in the other``): it picks

@@ -153,10 +153,18 @@ def test_thousands_groups_set_apart_by_spaces_stay_one_number():
         "The 747-8 can carry more.",
         "Samsung's Galaxy S24 and the Pixel 8 were tested side by side.",
         "Boeing's 737-800 is smaller.",
+        "The newer ISBN is 978-1-4028-9462-6.",
+        "The parcel shipped on 2024-12-25.",
     ],
 )
 def test_ids_and_model_names_are_not_quantities(text):
     assert values(text) == []
+
+
+def test_a_subtraction_written_with_hyphens_keeps_its_numbers():
+    assert values("She made 72-24-5-4 = 39 and had 960-480-120 = 360 left.") == [
+        (text, Fraction(int(text))) for text in ("72", "24", "5", "4", "39", "960", "480", "120", "360")
+    ]
 
 
 def test_counts_next_to_names_and_short_hyphen_chains_stay_quantities():
@@ -193,6 +201,11 @@ def test_double_and_triple_as_kinds_of_things_are_not_multiples():
     assert values("She makes a quadruple batch and each ordered triple and a double portion.") == [
         ("quadruple", Fraction(4)),
         ("double", Fraction(2)),
+    ]
+    assert values("An O'Hara triple; r is a double root; 48 more than its double; quadruple that amount.") == [
+        ("48", Fraction(48)),
+        ("double", Fraction(2)),
+        ("quadruple", Fraction(4)),
     ]
 
 
