@@ -2,6 +2,7 @@
 
     python benchmarks/runtime.py --data DATA --work DIR [--problems 1000] [--repeats 3] [--output FILE.json]
         [--light-venv VENV] [--parts exactness,throughput,memory,accuracy,startup] [--candidate PACKAGE]
+        [--split dev|test]
     python benchmarks/runtime.py --smoke --work DIR
 
 ``DATA`` holds the task files (``benchmarks/results.py`` builds them: ``kpc.test.jsonl`` ...). Measured:
@@ -12,8 +13,9 @@
    the graph builder, the same for every runtime), and ``predict kpc`` with that parse counted; the runtimes
    take turns batch by batch so that drift on a noisy machine hits them alike;
 3. peak memory (RSS) of a process that loads the package and encodes 64 problems, per runtime;
-4. accuracy of the neural heads on every task's test file, per runtime (``mathgraph.api.evaluate``,
-   ``hybrid=False``: the late fusion adds the same TF-IDF and alignment models to each);
+4. accuracy of the neural heads on every task's test file (``--split dev``: dev file), per runtime
+   (``mathgraph.api.evaluate``, ``hybrid=False``: the late fusion adds the same TF-IDF and alignment models to
+   each);
 5. start-up: ``mathgraph predict kpc TEXT`` as a process against ``python -c "import torch"``
    (median of ``--repeats``, interleaved; the text's graph cached). ``--light-venv`` names a virtual
    environment with mathgraph installed without extras (no PyTorch: ``.ci/run`` makes one); its
@@ -170,12 +172,13 @@ def peak_memory(texts: list[str], runtimes=RUNTIMES) -> dict:
     return out
 
 
-def accuracy(data: Path, tasks=TASKS, runtimes=RUNTIMES) -> dict:
+def accuracy(data: Path, tasks=TASKS, runtimes=RUNTIMES, split: str = "test") -> dict:
+    """The neural heads' accuracy (NDCG@3 for SQR) on each task's ``split`` file, per runtime."""
     from mathgraph.api import evaluate
 
     out = {}
     for task in tasks:
-        path = data / f"{task}.test.jsonl"
+        path = data / f"{task}.{split}.jsonl"
         for runtime in runtimes:
             metrics = evaluate("shipped", task, path, hybrid=False, device="cpu", runtime=runtime)
             key = "accuracy" if "accuracy" in metrics else "ndcg@3"
@@ -228,6 +231,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--light-venv", help="a virtual environment with mathgraph installed without extras")
     parser.add_argument("--parts", help=f"comma-separated, of {','.join(PARTS)} (default: all)")
     parser.add_argument("--candidate", help="a second package whose ONNX forward is measured beside the shipped one")
+    parser.add_argument(
+        "--split", default="test", choices=("dev", "test"), help="the task files accuracy reads (default: test)"
+    )
     args = parser.parse_args(argv)
     work = Path(args.work)
     data = Path(args.data)
@@ -262,9 +268,10 @@ def main(argv=None) -> dict:
         for runtime, value in report["peak RSS (MiB)"].items():
             print(f"| {runtime} | {value} |")
     if "accuracy" in parts:
-        report["accuracy (test, neural head)"] = accuracy(data, runtimes=("onnx",) if args.smoke else RUNTIMES)
+        name = f"accuracy ({args.split}, neural head)"
+        report[name] = accuracy(data, runtimes=("onnx",) if args.smoke else RUNTIMES, split=args.split)
         print("\n| task | runtime | metric | value |\n|---|---|---|---:|")
-        for key, value in report["accuracy (test, neural head)"].items():
+        for key, value in report[name].items():
             task, runtime = key.split(" | ")
             print(f"| {task} | {runtime} | {value['metric']} | {value['value']:.4f} |")
     if "startup" in parts:

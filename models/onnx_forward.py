@@ -22,6 +22,7 @@ import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
@@ -31,8 +32,33 @@ from mathgraph.models.delta_files import merge_delta
 from mathgraph.registry import CheckpointError
 
 _NOT_ENCODER_STATE = ("pooler.", "embeddings.position_ids")  # as models.text_encoder drops them
-# the weights whose products the int8 copy quantizes: the text layers' feed-forward part (BERT's layout)
-QUANTIZED_WEIGHTS = re.compile(r"\.layer\.\d+\.(intermediate|output)\.dense\.weight$")
+# the weights whose products the int8 copy quantizes: the feed-forward part (BERT's layout) of the last three text
+# layers (3 to 5 of all-MiniLM-L6-v2). Quantized one product at a time, the first layers moved the joint vectors
+# most (mean relative error 2.6-5.5% each for layers 0-2, 0.3-2.8% for layers 3-5, 128 KPC dev problems); all six
+# layers' 12 products: 10.0%, changing 17 of 750 KPC dev labels and 9 of 320 QAM ones; layers 3-5: 3.9%, 9 and 0
+QUANTIZED_WEIGHTS = re.compile(r"\.layer\.[345]\.(intermediate|output)\.dense\.weight$")
+
+
+@dataclass(frozen=True)
+class Int8Recipe:
+    """What ``quantized_graph`` makes int8 and how: the products whose weights' names match ``weights`` (a regular
+    expression searched in the names of the initializers a product's weight is made of, so that the text layers'
+    fused query-key-value product is matched by its three weights), with a scale per output column
+    (``per_channel``) or per tensor, 7-bit weights (``reduce_range``), and the weights stored signed (``"int8"``)
+    or unsigned with a zero point (``"uint8"``)."""
+
+    weights: str = QUANTIZED_WEIGHTS.pattern
+    per_channel: bool = True
+    reduce_range: bool = True
+    weight_type: str = "int8"
+
+    @property
+    def key(self) -> str:
+        """The recipe as one string (the int8 copy's name is made from it)."""
+        return f"{self.weights}|per_channel={self.per_channel}|reduce_range={self.reduce_range}|{self.weight_type}"
+
+
+INT8_RECIPE = Int8Recipe()  # what --runtime onnx-int8 runs
 
 
 def minilm_directory() -> Path:
@@ -140,15 +166,19 @@ class OnnxNetwork:
         return dict(zip(self.output_names, outputs))
 
 
-def quantized_graph(graph: str | PathLike, weights: Mapping[str, np.ndarray], directory: str | PathLike) -> Path:
-    """An int8 copy of ``graph`` with ``weights`` in it: ONNX Runtime's dynamic quantization (int8 weights per
-    channel, activations quantized per batch) of the text layers' feed-forward products only (``QUANTIZED_WEIGHTS``:
-    two thirds of a text layer's multiplications), after its basic optimisations, which fold the weights'
-    transposes so that the products read the weights directly. The attention's projections, the GAT, the memory
-    and the heads stay float32: quantizing every product cost KPC and QAM more than half a point of accuracy.
-    A graph with no such product (a head) is written as it is, its weights in it. Written once into
-    ``directory``, under a name made from the graph, the weights and what is quantized. Needs the ``onnx``
-    package."""
+def quantized_graph(
+    graph: str | PathLike,
+    weights: Mapping[str, np.ndarray],
+    directory: str | PathLike,
+    recipe: Int8Recipe = INT8_RECIPE,
+) -> Path:
+    """An int8 copy of ``graph`` with ``weights`` in it: ONNX Runtime's dynamic quantization (int8 weights,
+    activations quantized per batch) of the products ``recipe`` names (by default the feed-forward products of the
+    last three text layers, a scale per output column, 7-bit weights), after the graph's basic optimisations,
+    which fold the weights' transposes so that the products read the weights directly. Everything else (by default
+    the first three text layers, the attention's projections, the GAT, the memory and the heads) stays float32. A graph with no such product (a head) is
+    written as it is, its weights in it. Written once into ``directory``, under a name made from the graph, the
+    weights and the recipe. Needs the ``onnx`` package."""
     import hashlib
     import tempfile
 
@@ -165,7 +195,7 @@ def quantized_graph(graph: str | PathLike, weights: Mapping[str, np.ndarray], di
     graph, directory = Path(graph), Path(directory)
     names = external_weights(graph)
     digest = hashlib.blake2b(graph.read_bytes(), digest_size=16)
-    digest.update(f"{QUANTIZED_WEIGHTS.pattern}|gemm-as-matmul".encode())
+    digest.update(f"{recipe.key}|gemm-as-matmul|traced".encode())
     for initializer, weight in sorted(names.items()):
         digest.update(f"{initializer}|{weight}|".encode())
         digest.update(_as_graph_dtype(weights[weight]).tobytes())
@@ -173,6 +203,7 @@ def quantized_graph(graph: str | PathLike, weights: Mapping[str, np.ndarray], di
     if target.is_file():
         return target
     model = onnx.load(str(graph), load_external_data=False)
+    wanted = quantized_products(model, recipe.weights)  # named on the graph as exported, before any folding
     for initializer in model.graph.initializer:
         if initializer.name in names:
             initializer.CopyFrom(
@@ -187,7 +218,8 @@ def quantized_graph(graph: str | PathLike, weights: Mapping[str, np.ndarray], di
         options.add_session_config_entry("session.optimized_model_external_initializers_file_name", "weights.bin")
         ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
         partial = Path(work) / target.name
-        chosen = quantized_products(onnx.load(str(optimised), load_external_data=False))
+        kept = {node.name for node in onnx.load(str(optimised), load_external_data=False).graph.node}
+        chosen = [name for name in wanted if name in kept or name.removesuffix("_MatMul") in kept]
         if not chosen:  # nothing to quantize (an empty list would tell the quantizer: every product)
             onnx.save(model, str(partial))
             partial.replace(target)
@@ -199,11 +231,11 @@ def quantized_graph(graph: str | PathLike, weights: Mapping[str, np.ndarray], di
             quantize_dynamic(
                 optimised,
                 partial,
-                weight_type=QuantType.QInt8,
+                weight_type=QuantType.QInt8 if recipe.weight_type == "int8" else QuantType.QUInt8,
                 op_types_to_quantize=["MatMul", "Gemm"],
                 nodes_to_quantize=chosen,
-                per_channel=True,  # a scale per output column: min cosine to float32 0.97 instead of 0.89
-                reduce_range=True,  # 7-bit weights: AVX2's u8s8 products saturate with 8 (ORT's advice)
+                per_channel=recipe.per_channel,
+                reduce_range=recipe.reduce_range,  # 7-bit weights: AVX2's u8s8 products can saturate with 8
             )
         finally:
             root.setLevel(level)
@@ -211,16 +243,49 @@ def quantized_graph(graph: str | PathLike, weights: Mapping[str, np.ndarray], di
     return target
 
 
-def quantized_products(model) -> list[str]:
-    """The names of the ``MatMul`` and ``Gemm`` nodes of ``model`` (an ``onnx.ModelProto`` after ONNX Runtime's
-    basic optimisations) that ``quantized_graph`` makes int8: those whose weight is one of ``QUANTIZED_WEIGHTS``.
-    A ``Gemm`` is named twice: the quantizer first rewrites it as ``MatMul`` and ``Add``, the ``MatMul`` named
-    ``NAME_MatMul``, and then matches the names."""
+def quantized_products(model, weights: str = INT8_RECIPE.weights) -> list[str]:
+    """The names of the ``MatMul`` and ``Gemm`` nodes of ``model`` (an ``onnx.ModelProto`` as exported) that
+    ``quantized_graph`` makes int8: those whose weight (second input) is made of initializers whose names match
+    the regular expression ``weights``, followed back through the nodes that only rearrange them (``Concat``,
+    ``Transpose``, ``Reshape``...: the text layers' query, key and value weights are concatenated into one
+    product). A ``Gemm`` is named twice: the quantizer first rewrites it as ``MatMul`` and ``Add``, the ``MatMul``
+    named ``NAME_MatMul``, and then matches the names."""
+    pattern = re.compile(weights)
     chosen = []
     for node in model.graph.node:
-        if node.op_type in ("MatMul", "Gemm") and any(QUANTIZED_WEIGHTS.search(name) for name in node.input[1:2]):
-            chosen += [node.name, f"{node.name}_MatMul"] if node.op_type == "Gemm" else [node.name]
+        if node.op_type in ("MatMul", "Gemm") and len(node.input) > 1:
+            sources = weight_sources(model, node.input[1])
+            if sources and all(pattern.search(name) for name in sources):
+                chosen += [node.name, f"{node.name}_MatMul"] if node.op_type == "Gemm" else [node.name]
     return chosen
+
+
+_REARRANGING = ("Concat", "Transpose", "Reshape", "Identity", "Cast", "Unsqueeze", "Squeeze")
+
+
+def weight_sources(model, name: str) -> list[str]:
+    """The initializers the tensor ``name`` of ``model`` is made of by nodes that only rearrange values
+    (``_REARRANGING``, and constant shapes they read); none when any of its inputs is computed from the graph's
+    inputs (an activation, not a weight)."""
+    initializers = {i.name for i in model.graph.initializer}
+    producers = {output: node for node in model.graph.node for output in node.output}
+    found: list[str] = []
+
+    def visit(tensor: str, shape_input: bool) -> bool:
+        if tensor in initializers:
+            if not shape_input:
+                found.append(tensor)
+            return True
+        node = producers.get(tensor)
+        if node is None:  # a graph input
+            return False
+        if node.op_type == "Constant":
+            return True
+        if node.op_type not in _REARRANGING:
+            return False
+        return all(visit(x, shape_input or (i > 0 and node.op_type != "Concat")) for i, x in enumerate(node.input) if x)
+
+    return found if visit(name, False) else []
 
 
 OPTIMISED_MODEL, OPTIMISED_WEIGHTS = "model.onnx", "weights.bin"
@@ -347,7 +412,11 @@ def pool(states: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
 
 __all__ = [
     "OnnxNetwork",
+    "Int8Recipe",
+    "INT8_RECIPE",
     "quantized_graph",
+    "quantized_products",
+    "weight_sources",
     "optimised_copy",
     "sources_key",
     "minilm_arrays",

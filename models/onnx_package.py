@@ -27,7 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from mathgraph.models.onnx_forward import (
+    INT8_RECIPE,
     OPTIMISED_MODEL,
+    Int8Recipe,
     OnnxNetwork,
     apply_delta_arrays,
     minilm_arrays,
@@ -88,13 +90,13 @@ def prune_copies(target: Path, keep: int = COPIES_KEPT) -> None:
 class OnnxPackageRuntime:
     """The ONNX Runtime side of a ``ModelPackage`` (see the module docstring)."""
 
-    def __init__(self, package, threads: int | None = None, int8: bool = False):
+    def __init__(self, package, threads: int | None = None, int8: bool = False, recipe: Int8Recipe = INT8_RECIPE):
         if ONNX_ENTRY not in package.config:
             raise CheckpointError(
                 f"the package {package.name_or_path} carries no ONNX graphs: use --runtime torch, "
                 "or write them with mathgraph export"
             )
-        self.package, self.threads, self.int8 = package, threads, int8
+        self.package, self.threads, self.int8, self.recipe = package, threads, int8, recipe
         self.entry = package.config[ONNX_ENTRY]
 
     # ------------------------------------------------------------ weights and sessions
@@ -120,17 +122,19 @@ class OnnxPackageRuntime:
         """The session of the package's ``graph``, its weights ``weights_of()`` (PyTorch name -> array), read from
         the files ``sources``. It loads the graph's ``optimised_copy`` in the cache directory (``onnx-sessions``),
         made at the first use of these graph, weights and ONNX Runtime (``--runtime onnx-int8``: of the int8
-        copy); later processes read neither the weights nor their deltas. Where the cache directory cannot be
+        copy ``quantized_graph`` makes by the runtime's ``recipe``); later processes read neither the weights nor
+        their deltas. Where the cache directory cannot be
         written, the session is built from the weights in memory, as exact."""
         from mathgraph.files import cache_directory
 
         path = self.package.path(graph)
-        variant = "int8-ffn" if self.int8 else "float32"  # int8-ffn: the feed-forward products only
-        target = cache_directory() / "onnx-sessions" / f"{path.stem}-{variant}-{sources_key(path, sources, variant)}"
+        variant = "int8" if self.int8 else "float32"
+        key = sources_key(path, sources, f"int8|{self.recipe.key}" if self.int8 else variant)
+        target = cache_directory() / "onnx-sessions" / f"{path.stem}-{variant}-{key}"
         if not (target / OPTIMISED_MODEL).is_file():
             weights = weights_of()
             if self.int8:  # a quantized copy with its weights in it, made once into the cache directory
-                path = quantized_graph(path, weights, cache_directory() / "onnx-int8")
+                path = quantized_graph(path, weights, cache_directory() / "onnx-int8", self.recipe)
                 weights = None
             try:
                 optimised_copy(path, weights, target)

@@ -266,47 +266,130 @@ def test_search_first_stage_runs_minilm_on_onnx_with_the_same_vectors_and_identi
 
 
 def test_an_int8_copy_is_made_once_and_stays_close_to_float32(exported, sample_graphs, tmp_path):
+    import re
+
     import onnx
 
-    from mathgraph.models.onnx_forward import OnnxNetwork, quantized_graph
+    from mathgraph.models.onnx_forward import Int8Recipe, OnnxNetwork, quantized_graph
     from mathgraph.models.onnx_package import batch_arrays
 
     encoder, graph = exported
     weights = {name: t.numpy() for name, t in encoder.model.state_dict().items()}
-    path = quantized_graph(graph, weights, tmp_path)
+    # the tiny encoder has 3 text layers: its last two layers' feed-forward products, as the shipped recipe picks
+    # the shipped encoder's last layers
+    recipe = Int8Recipe(weights=r"\.layer\.[12]\.(intermediate|output)\.dense\.weight$")
+    path = quantized_graph(graph, weights, tmp_path, recipe)
     assert path.parent == tmp_path and "int8" in path.name
-    assert quantized_graph(graph, weights, tmp_path) == path  # the same graph and weights: the copy made before
+    assert quantized_graph(graph, weights, tmp_path, recipe) == path  # the same graph and weights: the copy made before
     changed = {**weights, "graph.label_embedding.weight": weights["graph.label_embedding.weight"] + 1}
-    assert quantized_graph(graph, changed, tmp_path) != path  # other weights: another copy
+    assert quantized_graph(graph, changed, tmp_path, recipe) != path  # other weights: another copy
+    assert quantized_graph(graph, weights, tmp_path, Int8Recipe(recipe.weights, reduce_range=False)) != path
     batch = batch_arrays(encoder.collator(sample_graphs[:4]))
     exact = OnnxNetwork(graph, weights).run(batch)["mean_node"]
     int8 = OnnxNetwork(path, None).run(batch)["mean_node"]
     cosine = (exact * int8).sum(1) / np.linalg.norm(exact, axis=1) / np.linalg.norm(int8, axis=1)
     assert cosine.min() > 0.9 and not np.array_equal(exact, int8)
-    # only the text layers' feed-forward products are int8: two per layer, the rest stays float32
-    layers = len(encoder.model.text.encoder.layer)
-    ops = [node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node]
-    assert ops.count("MatMulInteger") == ops.count("DynamicQuantizeLinear") == 2 * layers
+    # only the chosen products are int8: the two feed-forward products of layers 1 and 2, each reading its weight
+    model = onnx.load(str(path), load_external_data=False)
+    ops = [node.op_type for node in model.graph.node]
+    assert ops.count("MatMulInteger") == ops.count("DynamicQuantizeLinear") == 4
+    quantized = sorted(node.input[1] for node in model.graph.node if node.op_type == "MatMulInteger")
+    assert len(quantized) == 4 and all(re.search(r"\.layer\.[12]\.", name) for name in quantized), quantized
+    assert ops.count("Gemm") + ops.count("MatMul") > 0  # the rest stays float32
 
 
-def test_the_int8_copy_picks_the_feed_forward_products_by_their_weights():
-    from onnx import helper
+def test_the_int8_copy_picks_products_by_the_weights_they_are_made_of():
+    from onnx import helper, numpy_helper
 
-    from mathgraph.models.onnx_forward import quantized_products
+    from mathgraph.models.onnx_forward import INT8_RECIPE, quantized_products, weight_sources
 
     def product(name, op, weight):
         return helper.make_node(op, ["x", weight], [name], name=name)
 
+    layer = "network.text.encoder.layer.{}.".format
+    weights = (
+        [
+            f"{layer(i)}{part}.weight"
+            for i in (0, 4)
+            for part in ("attention.self.query", "attention.self.key", "attention.self.value", "intermediate.dense")
+        ]
+        + [f"{layer(i)}output.dense.weight" for i in (0, 3, 5)]
+        + [f"{layer(0)}attention.output.dense.weight"]
+    )
+    initializers = [numpy_helper.from_array(np.zeros((2, 2), np.float32), name) for name in weights]
+    initializers.append(
+        numpy_helper.from_array(np.zeros((2, 2), np.float32), "network.graph.layers.0.attention.lin.weight")
+    )
     nodes = [
-        product("ff_in", "Gemm", "network.text.encoder.layer.0.intermediate.dense.weight"),
-        product("ff_out", "MatMul", "network.text.encoder.layer.11.output.dense.weight"),
-        product("attention_out", "Gemm", "network.text.encoder.layer.0.attention.output.dense.weight"),
-        product("query", "Gemm", "network.text.encoder.layer.0.attention.self.query.weight"),
+        helper.make_node(
+            "Concat",
+            [f"{layer(i)}attention.self.{p}.weight" for p in ("query", "key", "value")],
+            [f"qkv{i}"],
+            name=f"cat{i}",
+            axis=0,
+        )
+        for i in (0, 4)
+    ] + [
+        product("qkv_0", "Gemm", "qkv0"),
+        product("qkv_4", "Gemm", "qkv4"),
+        product("ff_in_0", "Gemm", f"{layer(0)}intermediate.dense.weight"),
+        product("ff_in_4", "Gemm", f"{layer(4)}intermediate.dense.weight"),
+        product("ff_out_0", "MatMul", f"{layer(0)}output.dense.weight"),
+        product("ff_out_3", "Gemm", f"{layer(3)}output.dense.weight"),
+        product("ff_out_5", "MatMul", f"{layer(5)}output.dense.weight"),
+        product("attention_out", "Gemm", f"{layer(0)}attention.output.dense.weight"),
         product("gat", "Gemm", "network.graph.layers.0.attention.lin.weight"),
-        product("scores", "MatMul", "view_3"),
+        product("scores", "MatMul", "view_3"),  # an activation, not a weight
     ]
-    model = helper.make_model(helper.make_graph(nodes, "g", [], []))
-    assert quantized_products(model) == ["ff_in", "ff_in_MatMul", "ff_out"]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, None)], [], initializers)
+    graph.input.append(helper.make_tensor_value_info("view_3", 1, None))
+    model = helper.make_model(graph)
+    # the fused query-key-value weight is followed back to its three initializers; an input has none
+    assert weight_sources(model, "qkv4") == [f"{layer(4)}attention.self.{p}.weight" for p in ("query", "key", "value")]
+    assert weight_sources(model, "view_3") == []
+    # the shipped recipe: the feed-forward products of the last three text layers (3 to 5), nothing else
+    assert quantized_products(model, INT8_RECIPE.weights) == [
+        "ff_in_4",
+        "ff_in_4_MatMul",
+        "ff_out_3",
+        "ff_out_3_MatMul",
+        "ff_out_5",
+    ]
+    # every product of the text layers, the fused query-key-value ones included
+    assert quantized_products(model, r"\.layer\.\d+\.") == [
+        "qkv_0",
+        "qkv_0_MatMul",
+        "qkv_4",
+        "qkv_4_MatMul",
+        "ff_in_0",
+        "ff_in_0_MatMul",
+        "ff_in_4",
+        "ff_in_4_MatMul",
+        "ff_out_0",
+        "ff_out_3",
+        "ff_out_3_MatMul",
+        "ff_out_5",
+        "attention_out",
+        "attention_out_MatMul",
+    ]
+
+
+def test_the_shipped_int8_recipe_quantizes_the_last_layers_feed_forward_products():
+    """On the shipped encoder's graph as exported: the products ``--runtime onnx-int8`` makes int8 are the
+    feed-forward products of text layers 3, 4 and 5 (two each), every one read from its own weight; the attention
+    projections, the first three layers, the GAT and the memory stay float32."""
+    import onnx
+
+    from mathgraph.models.onnx_forward import INT8_RECIPE, quantized_products, weight_sources
+    from mathgraph.registry import SHIPPED_DIR
+
+    model = onnx.load(str(SHIPPED_DIR / "onnx" / "comus.onnx"), load_external_data=False)
+    nodes = {node.name: node for node in model.graph.node}
+    chosen = [name for name in quantized_products(model, INT8_RECIPE.weights) if name in nodes]
+    sources = sorted(w for name in chosen for w in weight_sources(model, nodes[name].input[1]))
+    assert sources == sorted(
+        f"network.text.encoder.layer.{i}.{part}.dense.weight" for i in (3, 4, 5) for part in ("intermediate", "output")
+    )
 
 
 def test_an_optimised_copy_computes_exactly_what_the_graph_computes(exported, sample_graphs, tmp_path):
