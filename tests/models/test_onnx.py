@@ -392,6 +392,34 @@ def test_the_shipped_int8_recipe_quantizes_the_last_layers_feed_forward_products
     )
 
 
+def test_the_shipped_int8_runtime_runs_the_recipe_and_stays_close_to_float32(tmp_path, monkeypatch):
+    """``--runtime onnx-int8`` on the shipped package: its int8 copy holds six int8 products, those of the last
+    three text layers' feed-forward part, and its joint vectors stay close to the float32 ones."""
+    import re
+
+    import onnx
+
+    from mathgraph.models.package import ModelPackage
+    from mathgraph.registry import SHIPPED_DIR
+
+    monkeypatch.setenv("MATHGRAPH_CACHE_DIR", str(tmp_path))
+    texts = [
+        "Find $x$ if $2x+3=7$.",
+        "A circle has radius 3. What is its area?",
+        "How many ways can 5 people sit in a row of 5 chairs?",
+        "Tom has 3 apples and buys 4 more. How many apples does he have?",
+    ]
+    exact = ModelPackage(SHIPPED_DIR, device="cpu", runtime="onnx").encode(texts)
+    int8 = ModelPackage(SHIPPED_DIR, device="cpu", runtime="onnx-int8").encode(texts)
+    relative = np.linalg.norm(int8 - exact, axis=1) / np.linalg.norm(exact, axis=1)
+    assert 0 < relative.max() < 0.15, relative  # quantized, and close (3.9% on average over 128 KPC dev problems)
+    (copy,) = (tmp_path / "onnx-int8").glob("comus-int8-*.onnx")
+    model = onnx.load(str(copy), load_external_data=False)
+    products = [node.input[1] for node in model.graph.node if node.op_type == "MatMulInteger"]
+    layers = sorted(re.search(r"layer\.(\d)\.(intermediate|output)\.dense", name).groups() for name in products)
+    assert layers == [(str(i), part) for i in (3, 4, 5) for part in ("intermediate", "output")]
+
+
 def test_an_optimised_copy_computes_exactly_what_the_graph_computes(exported, sample_graphs, tmp_path):
     import os
 
