@@ -22,6 +22,11 @@ rows), the candidate features in ``candidates.npz`` beside it, each with the par
 rerun parses nothing (a new parser version computes them again). The results go to
 ``benchmarks/results/qam_number_swap_cv.json`` (``--smoke``: to ``WORK/smoke``), with markdown tables
 printed. ``--smoke`` runs on the smoke data, 5 seeds and 4 GSM8K questions, models of 20 iterations.
+
+``--failures N`` runs nothing: it reads the predictions of an earlier run in WORK and prints, per perturbation type
+and pair role (``pos``; ``neg-seed-solution``: the variant's question with the seed's solution;
+``neg-seed-question``: the seed's question with the variant's solution), how many test pairs the row ``--row``
+(default ``structure+steps+fit+tfidf``) got wrong, then the first N of them per type with their texts.
 """
 
 from __future__ import annotations
@@ -84,6 +89,9 @@ def main() -> None:
     swap, types, gsm8k = qam_pairs(
         data, args.seeds or (5 if args.smoke else None), 4 if args.smoke else GSM8K_QUESTIONS
     )
+    if args.failures is not None:
+        print_failures(work / "qam_number_swap_cv" / "predictions.jsonl", swap, args.row, args.failures)
+        return
     pairs = [(p["text_a"], p["text_b"]) for p in gsm8k + swap]  # the training pairs first, then seed by seed
     rows = cached_rows(pairs, work / "qam_number_swap_cv" / "rows.npz")
     candidates = cached_candidates(pairs, work / "qam_number_swap_cv" / "candidates.npz")
@@ -363,15 +371,52 @@ def print_tables(results: dict) -> None:
         )
 
 
+def pair_role(pair_id: str) -> str:
+    """``seed`` (a seed's own pair), ``pos``, ``neg-seed-solution`` or ``neg-seed-question``, from a pair's id."""
+    member = re.search(r"-v\d+-(.+)$", pair_id)
+    return member.group(1) if member else "seed"
+
+
+def print_failures(predictions: Path, swap: list[dict], row: str, shown: int) -> None:
+    """The test pairs of ``predictions`` (an earlier run's) that ``row`` got wrong: counts per perturbation type
+    and pair role, then the first ``shown`` per type with their question and solution."""
+    if not predictions.exists():
+        raise SystemExit(f"no predictions at {predictions}: run the benchmark with this --work first")
+    by_id = {p["id"]: p for p in swap}
+    records = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if records and row not in records[0]:
+        raise SystemExit(f"no row {row!r} in {predictions}; rows: {', '.join(k for k in records[0] if '+' in k)}")
+    wrong = [r for r in records if r["id"] in by_id and not r[row][1]]
+    counts: dict[tuple[str, str], list[int]] = {}
+    for r in records:
+        counts.setdefault((r["type"], pair_role(r["id"])), [0, 0])[1] += 1
+    for r in wrong:
+        counts[(r["type"], pair_role(r["id"]))][0] += 1
+    print(f"## {row}: wrong test pairs per type and role\n\n| type | role | wrong | n |\n|---|---|---:|---:|")
+    for (kind, role), (bad, n) in sorted(counts.items()):
+        print(f"| {kind} | {role} | {bad} | {n} |")
+    for kind in dict.fromkeys(r["type"] for r in records):
+        for r in [r for r in wrong if r["type"] == kind][:shown]:
+            pair = by_id[r["id"]]
+            print(f"\n### {r['id']} ({kind}, gold {r['label']}, P(match) {r[row][0]}, fold {r['fold']})")
+            print(f"question: {pair['text_a']}\nsolution:\n{pair['text_b']}")
+
+
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="results", help="where the cache of alignment rows goes")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=None, help="only the first N seeds (a quick run)")
     parser.add_argument("--smoke", action="store_true", help="the smoke data, 5 seeds (WORK/smoke)")
+    parser.add_argument(
+        "--failures", type=int, metavar="N", help="print an earlier run's wrong test pairs (N per type) and stop"
+    )
+    parser.add_argument("--row", default="structure+steps+fit+tfidf", help="the row --failures reads")
     args = parser.parse_args()
     if args.folds < 2:
         parser.error("--folds must be at least 2")
+    if args.failures is not None and args.failures < 0:
+        parser.error("--failures must be at least 0")
     return args
 
 
