@@ -81,6 +81,7 @@ def test_outside_gold_file_is_consistent_and_split_per_source():
 HELDOUT2 = REPO / "benchmarks" / "data" / "quantities_heldout2.jsonl"
 HELDOUT3 = REPO / "benchmarks" / "data" / "quantities_heldout3.jsonl"
 HELDOUT4 = REPO / "benchmarks" / "data" / "quantities_heldout4.jsonl"
+HELDOUT5 = REPO / "benchmarks" / "data" / "quantities_heldout5.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -101,8 +102,15 @@ HELDOUT4 = REPO / "benchmarks" / "data" / "quantities_heldout4.jsonl"
             36,
             (OUTSIDE, HELDOUT2, HELDOUT3),
         ),
+        (
+            HELDOUT5,
+            {"gsm8k": 12, "math": 12, "gsmplus": 8, "processbench": 8, "written": 90},
+            207,
+            42,
+            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4),
+        ),
     ],
-    ids=["heldout2", "heldout3", "heldout4"],
+    ids=["heldout2", "heldout3", "heldout4", "heldout5"],
 )
 def test_a_later_heldout_file_is_consistent_and_new(path, sources, quantities, not_quantities, earlier_files):
     items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
