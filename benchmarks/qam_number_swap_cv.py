@@ -371,6 +371,9 @@ def print_tables(results: dict) -> None:
         )
 
 
+_PAIR_FIELDS = ("id", "type", "label", "fold")  # a prediction record's fields other than its rows
+
+
 def pair_role(pair_id: str) -> str:
     """``seed`` (a seed's own pair), ``pos``, ``neg-seed-solution`` or ``neg-seed-question``, from a pair's id."""
     member = re.search(r"-v\d+-(.+)$", pair_id)
@@ -385,7 +388,9 @@ def print_failures(predictions: Path, swap: list[dict], row: str, shown: int) ->
     by_id = {p["id"]: p for p in swap}
     records = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines() if line.strip()]
     if records and row not in records[0]:
-        raise SystemExit(f"no row {row!r} in {predictions}; rows: {', '.join(k for k in records[0] if '+' in k)}")
+        raise SystemExit(
+            f"no row {row!r} in {predictions}; rows: {', '.join(k for k in records[0] if k not in _PAIR_FIELDS)}"
+        )
     wrong = [r for r in records if r["id"] in by_id and not r[row][1]]
     counts: dict[tuple[str, str], list[int]] = {}
     for r in records:
