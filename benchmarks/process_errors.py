@@ -108,7 +108,7 @@ def fit_verifier(data: Path, args: argparse.Namespace, path: Path) -> StepVerifi
             item = {"label": row["label"], "steps": step_of_line(row["steps"]), "rule_line": check.first_error_step}
             item.update({"lines": numbers, "features": features, "problem": row["problem"]})
             items.append((part, item))
-    folds = [int(hashlib.sha256(item["problem"].encode()).digest()[1]) % FOLDS for _, item in items]
+    folds = [fold_of(item["problem"]) for _, item in items]
     for fold in range(FOLDS):
         x, y = _training_lines([item for (_, item), f in zip(items, folds) if f != fold])
         verifier = fit(x, y) if len(set(y.tolist())) == 2 else None  # a fold without both labels scores 0
@@ -333,6 +333,11 @@ def half_of(problem: str, seed: int = SPLIT_SEED) -> str:
     """ "dev" or "test" for a problem text: the parity of a SHA-256 of the seed and the text."""
     digest = hashlib.sha256(f"{seed}\n{problem}".encode()).digest()
     return "dev" if digest[0] % 2 == 0 else "test"
+
+
+def fold_of(problem: str, folds: int = FOLDS) -> int:
+    """The dev fold of a problem text (the verifier's grouped folds): a byte of its SHA-256 modulo ``folds``."""
+    return int(hashlib.sha256(problem.encode()).digest()[1]) % folds
 
 
 def step_of_line(steps: list[str]) -> list[int]:

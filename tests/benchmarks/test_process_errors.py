@@ -146,3 +146,24 @@ def test_fit_verifier_on_dev_labels_writes_weights_that_load(tmp_path):
     rules, check = report["parts"]["math"]["rules"]["all"], report["parts"]["math"]["check"]["all"]
     assert (rules["n_wrong"], rules["n_right"], rules["error_acc"], rules["correct_acc"]) == (18, 6, 66.7, 100.0)
     assert (check["n_wrong"], check["n_right"]) == (18, 6)
+
+
+def test_folds_are_pinned_to_the_problem_text():
+    # the grouped dev folds that calibrate the verifier and choose its threshold: a change here changes them
+    assert [process_errors.fold_of(p) for p in ("a problem", "What is 2+2?", "x")] == [0, 3, 3]
+    assert {process_errors.fold_of(f"problem {k}") for k in range(40)} == set(range(process_errors.FOLDS))
+    assert {process_errors.fold_of(f"problem {k}", 2) for k in range(20)} == {0, 1}
+
+
+def test_neural_scorer_columns_and_paired_bootstrap():
+    import numpy as np
+    import step_scorer
+
+    # lines read: 0 -> score 0.5, 1 not read (after the first wrong step) -> 0, 2 -> 2.0, 3 -> -1.0
+    columns = step_scorer.neural_columns({"read": [0, -1, 1, 2]}, np.asarray([0.5, 2.0, -1.0]))
+    assert columns.tolist() == [[0.5, 0.0], [0.0, 0.5], [2.0, 0.5], [-1.0, 2.0]]  # score, max of the earlier
+    wrong = np.asarray([True, True, False, False])
+    same = np.asarray([True, False, True, False])
+    assert step_scorer.paired_f1_difference(wrong, same, same) == (0.0, 0.0)
+    # every solution right against every one missed: F1 100 against 0 on every resample with both kinds
+    assert step_scorer.paired_f1_difference(wrong, np.ones(4, bool), np.zeros(4, bool)) == (100.0, 100.0)

@@ -133,6 +133,14 @@ SCRIPTS = {
     "skill_routes_by_task": (["--work", TMP], ["sqr {", "skills_by_task.png"]),
     "solution_errors": ([], ["| annotated: miscopied number | 3 |", "| plain | 4 |", "checking / parsing:"]),
     "solution_graph": ([], ["6 solutions from", "| gsm8k | 12 | 12 / 12 |", "| math | 3 |"]),
+    "step_scorer": (
+        ["--data", "benchmarks/data/smoke", "--work", TMP],
+        [
+            "prepared 8 solutions, 14 lines read (6 first wrong)",
+            "| verifier + neural | math | 3 | 1 |",
+            "paired bootstrap 95%:",
+        ],
+    ),
     "step_verifier_transfer": (
         ["--work", TMP],
         ["## math test half: 4 solutions", "| chosen |", "F1 chosen - shipped, paired bootstrap 95%:"],
