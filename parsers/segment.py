@@ -380,6 +380,8 @@ def _is_money_pair(text: str, i: int, j: int) -> bool:
     if _CALC_RE.match(text, k):
         return True
     body = text[i + 1 : j]
+    if i > 0 and text[i - 1].isdigit() and body[:1].isspace():
+        return True  # a sign after its amount ("5000$ and 175$"), not a formula's opening dollar
     plain = _strip_latex(body)
     if _PROSE_RE.search(plain):
         return True

@@ -62,7 +62,8 @@ def test_a_repeating_decimal_is_one_number():
 
 
 def test_a_bar_over_letters_or_a_segment_is_not_a_repeating_decimal():
-    assert read("The digits $0.\\overline{AB}$ repeat and $\\overline{12}$ is a segment.") == [("12", 12)]
+    # the whole part before a bar over letters is still the literal 0
+    assert read("The digits $0.\\overline{AB}$ repeat and $\\overline{12}$ is a segment.") == [("0.", 0), ("12", 12)]
 
 
 @settings(max_examples=15, deadline=None)

@@ -547,3 +547,12 @@ def test_a_display_cut_out_of_its_delimiters_is_a_formula():
 def test_prose_around_a_lone_display_bracket_stays_text():
     assert segment("The man said \\[ was odd and Sally left.").formulas == ()
     assert segment("The man said \\] was odd.").formulas == ()
+
+
+def test_a_dollar_sign_after_its_amount_opens_no_formula():
+    # "5000$ and 175$": the two signs close amounts; read as a pair they would make "$ and 175$" a formula
+    seg = segment("He paid 5000$ and 175$ for the two cars.")
+    check_invariants(seg)
+    assert seg.formulas == []
+    # a formula still opens after a space
+    assert [f.latex for f in segment("Pay 5 for $x+1$ now.").formulas] == ["x+1"]
