@@ -553,6 +553,6 @@ def test_a_dollar_sign_after_its_amount_opens_no_formula():
     # "5000$ and 175$": the two signs close amounts; read as a pair they would make "$ and 175$" a formula
     seg = segment("He paid 5000$ and 175$ for the two cars.")
     check_invariants(seg)
-    assert seg.formulas == []
+    assert list(seg.formulas) == []
     # a formula still opens after a space
     assert [f.latex for f in segment("Pay 5 for $x+1$ now.").formulas] == ["x+1"]
