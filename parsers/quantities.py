@@ -61,7 +61,8 @@ dates and years (``in 2019``, ``between 2000 and 2005``, ``from 1990 to 1995``, 
 ``978-0-14-044913-6``), phone numbers in spaced groups (``0345 600 7890``, ``+44 20 7946 0958``), years named by
 the word before them (``fiscal 2025``, ``the years 1914 to 1918``, ``Q3 2024``), ``one`` in a word of its own
 (``one-way``, ``one-to-one``), ``double`` and ``triple`` as kinds of things (``an ordered triple``, ``the double
-cone``), vague scales (``several hundred``), and numbers written with more than
+cone``), phone extensions (``extension 204``), postcodes (``LS6 2QB``), versions and numbered names (``Python 3.12``,
+``Room 3.14``, ``the number 38 bus``, ``the 49ers``), vague scales (``several hundred``), and numbers written with more than
 :data:`~mathgraph.parsers.numbers.MAX_DIGITS` digits (``parse_number`` refuses them: no
 exception, no quantity).
 
@@ -158,7 +159,16 @@ _GLUED_RE = re.compile(
     rf"|[×x](?P<ten>10)(?:[-−](?P<exp>\d{{1,2}}))?"
     rf")"
 )
-_NOT_UNITS = {"st", "nd", "rd", "th", "s", "x", "X", "am", "pm", "a", "p"}
+_NOT_UNITS = {"st", "nd", "rd", "th", "s", "x", "X", "am", "pm", "a", "p", "ers", "ERS"}  # "the 49ers": a name
+# a sentence never ends or starts with a multiplication sign: a split there is the tagger's ("−1.602 | × 10⁻¹⁹")
+_OPEN_OPERATORS = {"×", "·", "*"}
+# the number after these words is a phone extension: "extension 204", "ext. 31"
+_EXTENSION_WORDS = {"extension", "ext", "ext.", "extn"}
+# a postcode's inward part after its outward part: "LS6 2QB", "SW1A 1AA" (British), "K1A 0B1" (Canadian)
+_POSTCODE_OUT_RE = re.compile(r"[A-Z]{1,2}\d[A-Z\d]?|[A-Z]\d[A-Z]")
+_POSTCODE_IN_RE = re.compile(r"\d[A-Z]{2}|\d[A-Z]\d")
+# a vulgar fraction glued to a hyphenated unit in one token: "¾-inch", "1½-cup"
+_VULGAR_HYPHEN_RE = re.compile(rf"(\d*[{''.join(VULGAR_FRACTIONS)}])-([a-zA-Z]+)")
 _SEASON_RE = re.compile(r"(?:1[89]|20)\d\d")
 _CAMEL_RE = re.compile(r"[a-z]+[A-Z]\w*")  # "iPhone 12": a product name
 _EXPONENT_RE = re.compile(r".*[A-Za-z)]\^(\d{1,3})")  # "(AC)^2" written as text
@@ -173,6 +183,8 @@ _ISOTOPE_WORDS = {
 # a number written out as an arithmetic step with no spaces: "8*2=16", "4=12", "12/3=4", "8=" (each number apart)
 _ARITH_PIECE = rf"[$€£¥]?(?:{DIGITS_PATTERN})(?:/\d+)?"
 _ARITH_RE = re.compile(rf"(?:{_ARITH_PIECE})?(?:[=+*×x÷−-](?:{_ARITH_PIECE}))*=?")
+# a step of arithmetic with brackets written with no spaces: "8+(8*2)=24" (each number apart)
+_BRACKET_ARITH_RE = re.compile(rf"[(]*(?:{_ARITH_PIECE})[)]*(?:[=+*×x÷−-][(]*(?:{_ARITH_PIECE})[)]*)*=?")
 _ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATTERN})(?:/(?P<den>\d+))?")
 # words that a number word is part of, not a number: "non-zero", "half-life", "half-brother"
 _HYPHEN_PREFIXES = {"non"}
@@ -199,6 +211,9 @@ _SUFFIX_SCALES = {"k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "bn": 10**9, "
 _CLAUSE_END = {".", ",", ";", ":", ")", "!", "?", ""}
 _EXCHANGE_VERBS = {"sell", "buy", "pay", "rent", "trade", "price", "cost", "offer", "charge", "lease", "exchange"}
 _EXCHANGE_VERBS |= {"auction", "purchase", "bid", "swap", "spend", "earn", "get", "ask", "list"}
+# a command that opens a sentence, tagged a noun before its count: "Order 3 items", "Buy 2, get 1 free"
+_COMMAND_VERBS = {*_EXCHANGE_VERBS, "order", "get", "take", "add", "use", "cut", "mix", "choose", "pick", "give"}
+_COMMAND_VERBS |= {"send", "bring", "put", "remove", "select", "draw", "bake", "make", "save", "book", "reserve"}
 # a unit symbol with its exponent, as science writes units without carets: "m s-1", "kg m-3", "mol L-1"
 _UNIT_EXPONENT_RE = re.compile(r"(?:s|m|g|kg|mg|cm|mm|km|mol|L|l|h|min|K|J|W|N|Pa|Hz|yr|d)-[1-4]")
 # two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
@@ -407,7 +422,13 @@ def find_quantities(graph: MathSyntaxGraph) -> tuple[Quantity, ...]:
     question = next((s.index for s in sentences if s.is_question), None)
     reader = _TreeReader(graph)
     found: list[Quantity] = []
+    runs: list[list[Node]] = []
     for tokens in reader.sentence_tokens():
+        if runs and (runs[-1][-1].label in _OPEN_OPERATORS or tokens[0].label in _OPEN_OPERATORS):
+            runs[-1] = runs[-1] + tokens  # "−1.602 | × 10⁻¹⁹ C": the tagger split the sentence at an operator
+        else:
+            runs.append(tokens)
+    for tokens in runs:
         found.extend(_TokenScanner(graph, reader, tokens, question).scan())
     found.extend(formula_quantities(graph, question))
     return tuple(sorted(found, key=lambda q: (q.span[0], q.node)))
@@ -629,6 +650,9 @@ class _TokenScanner:
     def digits_at(self, i: int) -> tuple[list[Quantity], int] | None:
         if _RATIO_RE.fullmatch(self.text_of(i)):
             return self.ratio_at(i)
+        bracketed = self.bracket_arithmetic_at(i)
+        if bracketed is not None:
+            return bracketed
         end = self.glued_end(i)
         phone = self.phone_end(i, end)
         phone = self.spaced_phone_end(i) if phone is None else phone
@@ -680,7 +704,9 @@ class _TokenScanner:
             and self.text_of(last + 1) == ")"
         ):  # "$(4.2) million": an accounting negative with the currency sign outside the brackets
             unit, first, negative, last = self.text_of(first - 2), first - 2, not negative, last + 1
-        value, last = self.notation_after(value, form, last)
+        value, power_last = self.notation_after(value, form, last)
+        if power_last != last:
+            last, trim = power_last, int(self.raw(power_last).endswith("."))  # "6.022 × 10²³." ends a sentence
         form = "decimal" if form == "integer" and value.denominator != 1 else form
         scale = self.scale_word(last + 1)
         if scale is not None:
@@ -821,6 +847,28 @@ class _TokenScanner:
             )
         return found or None
 
+    def bracket_arithmetic_at(self, i: int) -> tuple[list[Quantity], int] | None:
+        """A step of arithmetic with brackets written with no spaces over several tokens (``8+(8*2)=24``): each
+        number apart; ``None`` where the glued run has no brackets or no ``=``, or holds a fraction."""
+        end, k = self.glued_end(i), i
+        while self.adjacent(k - 1, k):
+            k -= 1
+            if any(c.isalpha() for c in self.raw(k)):
+                return None  # "(X+2)*(X+2+2)=80": a formula in letters, not arithmetic on numbers
+        start = self.tokens[i].span[0]
+        written = self.graph.text[start : self.tokens[end].span[1]]
+        if "=" not in written or not ({"(", ")"} & set(written)) or not _BRACKET_ARITH_RE.fullmatch(written):
+            return None
+        found = []
+        for piece in _ARITH_PIECE_RE.finditer(written):
+            value = parse_number(piece.group("number"))
+            if value is None or piece.group("den") is not None:
+                return None
+            k = next(k for k in range(i, end + 1) if self.tokens[k].span[1] > start + piece.start())
+            span = (start + piece.start(), start + piece.end())
+            found.append(self.quantity(span, *value, self.tokens[k], piece.group("currency"), None))
+        return found, end + 1
+
     def read_glued(self, i: int, end: int) -> tuple[tuple[Fraction, str], int, bool, str | None, int] | None:
         """The longest run ``i..j`` (``j <= end``) that reads as a number, its sign, its currency sign, and how many
         characters at its end are not part of it (a sentence's full stop glued to the token)."""
@@ -929,6 +977,8 @@ class _TokenScanner:
         """A catalogue number rather than a count: glued to letters and digits before it (``J1149.5+6663``) or
         starting with a zero and holding letters (``06F6``)."""
         text = self.raw(i)
+        if _POSTCODE_IN_RE.fullmatch(text) and _POSTCODE_OUT_RE.fullmatch(self.raw(i - 1)):
+            return not self.adjacent(i - 1, i)  # "LS6 2QB", "K1A 0B1": a postcode
         if text[:1] == "0" and len(text) > 1 and text[1].isdigit() and any(c.isalpha() for c in text):
             return True
         k = i - 1
@@ -947,6 +997,10 @@ class _TokenScanner:
             return arithmetic, i + 1
         token = self.tokens[i]
         written = self.raw(i)
+        vulgar = _VULGAR_HYPHEN_RE.fullmatch(written)
+        if vulgar is not None and parse_number(vulgar.group(1)) is not None:  # "¾-inch cubes": ¾, unit inch
+            span = (token.span[0], token.span[0] + vulgar.end(1))
+            return [self.quantity(span, *parse_number(vulgar.group(1)), token, vulgar.group(2), None)], i + 1
         times = _TIMES_RE.fullmatch(written)
         if times is not None and not (times.group(2) == "10" and self.text_of(i + 1) in _MINUS):
             found = []
@@ -1003,6 +1057,7 @@ class _TokenScanner:
         end = self.glued_end(last + 2)
         for j in range(end, last + 1, -1):
             text = self.joined(last + 2, j)
+            text = text[:-1] if j == end and text.endswith(".") else text  # "× 10²³." ends the sentence
             if _POWER_OF_TEN_RE.fullmatch(text):
                 power = parse_number(text)
                 return (value * power[0], j) if power is not None else (value, last)
@@ -1096,8 +1151,24 @@ class _TokenScanner:
         clock = re.fullmatch(r"(\d{1,2})\.([0-5]\d)", self.text_of(i))
         if clock and last == i and 1 <= int(clock.group(1)) <= 12 and self.text_of(i + 1) in _CLOCK_WORDS:
             return True  # "2.13 am"
+        before = (
+            self.text_of(i - 2) if self.text_of(i - 1) == "." and self.adjacent(i - 2, i - 1) else self.text_of(i - 1)
+        )
+        if before in _EXTENSION_WORDS and last == i:
+            return True  # "extension 204": a phone extension
+        if form == "decimal" and last == i and re.fullmatch(r"\d+\.\d+", self.raw(i)) and self.is_label(i):
+            return True  # "Python 3.12", "Room 3.14": a version or a room named by a decimal after a name
         if form != "integer" or last != i or "," in self.text_of(i):
             return False
+        if self.text_of(i - 1) in ("number", "no.") and self.text_of(i - 2) in _KIND_DETERMINERS:
+            after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+            if (
+                after is not None
+                and after.upos == "NOUN"
+                and after.label not in _COUNT_AFTER
+                and not _is_measure(after)
+            ):
+                return True  # "the number 38 bus": the number names the bus (not "the number 7 is prime")
         if 1 <= value <= 31 and (self.is_month(i - 1) or self.is_month(i + 1)):
             return True  # "May 4", "1 May"
         if 1 <= value <= 12 and self.text_of(i + 1) in _CLOCK_WORDS:
@@ -1145,6 +1216,8 @@ class _TokenScanner:
         closing_quote = self.text_of(i + 1) == '"' and sum(self.text_of(k) == '"' for k in range(i)) % 2 == 1
         if self.text_of(i + 1) in _COUNT_AFTER and not closing_quote:  # 'Wrench 8"', not '"English 101"'
             return False
+        if i == 1 and self.text_of(0) in _COMMAND_VERBS:
+            return False  # "Order 3 items", "Buy 2, get 1 free": a command opening the sentence, then its count
         before = self.tokens[i - 1] if i > 0 else None
         parent, _ = self.reader.parent(self.tokens[i].id)
         if self.capitalised(i + 1) and any(self.text_of(k).rstrip(".") in _STREET_WORDS for k in (i + 2, i + 3)):

@@ -232,3 +232,63 @@ def test_a_currency_sign_that_opens_the_next_amount_stays_with_it():
 def test_a_shape_word_or_a_container_before_the_noun_is_not_the_unit():
     found = PARSER.parse("The area is 432 square centimeters. He has 125 bottle caps.").quantities()
     assert [(q.text, q.unit, q.object) for q in found] == [("432", "centimeters", None), ("125", None, "caps")]
+
+
+def test_arithmetic_with_brackets_written_without_spaces_gives_each_number():
+    assert values("She ended with 8+(8*2)=24 of them.") == [
+        (text, Fraction(int(text))) for text in ("8", "8", "2", "24")
+    ]
+    assert values("He had 3+(4*5)=23 apples and 2*(3+1)=8 pears.") == [
+        (text, Fraction(int(text))) for text in ("3", "4", "5", "23", "2", "3", "1", "8")
+    ]
+    assert values("So (6+4)*2=20 in all.") == [(text, Fraction(int(text))) for text in ("6", "4", "2", "20")]
+    assert values("So (X+2)*(X+2+2)=80 here.") == []  # a formula in letters: no partial read of its end
+
+
+@pytest.mark.parametrize(
+    "text, written, value",
+    [
+        ("Avogadro's number is about 6.022 × 10²³.", "6.022 × 10²³", Fraction(6022, 1000) * 10**23),
+        ("Light travels 2.998 × 10⁸.", "2.998 × 10⁸", Fraction(2998, 1000) * 10**8),
+        ("The charge of an electron is −1.602 × 10⁻¹⁹ C.", "−1.602 × 10⁻¹⁹", -Fraction(1602, 1000) / 10**19),
+        ("The mass is −9.11 × 10⁻³¹ kg.", "−9.11 × 10⁻³¹", -Fraction(911, 100) / 10**31),
+    ],
+)
+def test_a_superscript_power_at_a_sentence_end_or_after_a_signed_mantissa_is_one_number(text, written, value):
+    assert values(text) == [(written, value)]
+
+
+def test_a_vulgar_fraction_glued_to_a_hyphenated_unit():
+    found = PARSER.parse("Slice it into ½-inch rounds and use a 1½-cup measure; cut ¾-inch cubes.").quantities()
+    assert [(q.text, q.value, q.unit) for q in found] == [
+        ("½", Fraction(1, 2), "inch"),
+        ("1½", Fraction(3, 2), "cup"),
+        ("¾", Fraction(3, 4), "inch"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Call +44 20 7946 0321, extension 204, to book.",
+        "Ring 0113 496 0000 ext. 31 for help.",
+        "Send the form to 14 Elm Road, Leeds LS6 2QB.",
+        "Post it to London SW1A 1AA or Ottawa K1A 0B1.",
+        "The 49ers and the 76ers played.",
+        "Python 3.12 is faster than Python 3.11 here.",
+        "The seminar has moved to Room 3.14.",
+        "Take the number 38 bus.",
+        "The number 42 tram stops here.",
+    ],
+)
+def test_extensions_postcodes_team_names_versions_and_route_numbers_are_not_quantities(text):
+    assert values(text) == []
+
+
+def test_counts_after_a_command_opening_the_sentence_and_a_bare_number_stay_quantities():
+    assert values("Order 3 items and get 10% off.") == [("3", Fraction(3)), ("10%", Fraction(1, 10))]
+    assert values("Buy 2, get 1 free.") == [("2", Fraction(2)), ("1", Fraction(1))]
+    assert values("Pick 2 cards.") == [("2", Fraction(2))]
+    assert values("The number 42 is even.") == [("42", Fraction(42))]
+    assert values("John 3.5 hours later arrived.") == [("3.5", Fraction(7, 2))]
+    assert values("Route 66 is long.") == []
