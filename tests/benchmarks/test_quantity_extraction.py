@@ -82,6 +82,7 @@ HELDOUT2 = REPO / "benchmarks" / "data" / "quantities_heldout2.jsonl"
 HELDOUT3 = REPO / "benchmarks" / "data" / "quantities_heldout3.jsonl"
 HELDOUT4 = REPO / "benchmarks" / "data" / "quantities_heldout4.jsonl"
 HELDOUT5 = REPO / "benchmarks" / "data" / "quantities_heldout5.jsonl"
+HELDOUT6 = REPO / "benchmarks" / "data" / "quantities_heldout6.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -109,8 +110,15 @@ HELDOUT5 = REPO / "benchmarks" / "data" / "quantities_heldout5.jsonl"
             42,
             (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4),
         ),
+        (
+            HELDOUT6,
+            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 60},
+            125,
+            31,
+            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5),
+        ),
     ],
-    ids=["heldout2", "heldout3", "heldout4", "heldout5"],
+    ids=["heldout2", "heldout3", "heldout4", "heldout5", "heldout6"],
 )
 def test_a_later_heldout_file_is_consistent_and_new(path, sources, quantities, not_quantities, earlier_files):
     items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
