@@ -219,16 +219,21 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--gold", default=str(GOLD), help="the old gold file")
     parser.add_argument("--outside", default=str(OUTSIDE), help="the outside gold file (dev and held-out parts)")
     parser.add_argument("--heldout", action="store_true", help="also score the held-out part (the final figure)")
-    parser.add_argument("--heldout2-file", default=str(HELDOUT2), help="the second held-out gold file")
-    parser.add_argument("--heldout2", action="store_true", help="also score the second held-out part (measured once)")
-    parser.add_argument("--heldout3-file", default=str(HELDOUT3), help="the third held-out gold file")
-    parser.add_argument("--heldout3", action="store_true", help="also score the third held-out part (measured once)")
-    parser.add_argument("--heldout4-file", default=str(HELDOUT4), help="the fourth held-out gold file")
-    parser.add_argument("--heldout4", action="store_true", help="also score the fourth held-out part (a dev part now)")
-    parser.add_argument("--heldout5-file", default=str(HELDOUT5), help="the fifth held-out gold file")
-    parser.add_argument("--heldout5", action="store_true", help="also score the fifth held-out part (a dev part now)")
-    parser.add_argument("--heldout6-file", default=str(HELDOUT6), help="the sixth held-out gold file")
-    parser.add_argument("--heldout6", action="store_true", help="also score the sixth held-out part (measured once)")
+    # each later held-out part: its file and a flag that scores it (parts 4 and 5 have since been tuned on)
+    for number, (name, path, state) in enumerate(
+        (
+            ("second", HELDOUT2, "measured once"),
+            ("third", HELDOUT3, "measured once"),
+            ("fourth", HELDOUT4, "a dev part now"),
+            ("fifth", HELDOUT5, "a dev part now"),
+            ("sixth", HELDOUT6, "measured once"),
+        ),
+        start=2,
+    ):
+        parser.add_argument(f"--heldout{number}-file", default=str(path), help=f"the {name} held-out gold file")
+        parser.add_argument(
+            f"--heldout{number}", action="store_true", help=f"also score the {name} held-out part ({state})"
+        )
     parser.add_argument("--limit", type=int, help="the first N items of each part only")
     parser.add_argument("--show-errors", action="store_true", help="list every missed and extra quantity")
     parser.add_argument("--out", help="write the counts of every table to this JSON file")
