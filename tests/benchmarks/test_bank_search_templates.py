@@ -234,14 +234,18 @@ def test_the_sixth_math_queries_file_is_dev_only_of_problems_with_siblings():
     assert str(bank_search.MATH_QUERIES_SIXTH) in defaults and str(bank_search.MATH_QUERIES_FIFTH) not in defaults
 
 
+# the MATH query files before the seventh, in the order they were written
+EARLIER_THAN_SEVENTH = (
+    bank_search.MATH_QUERIES,
+    bank_search.MATH_QUERIES_THIRD,
+    bank_search.MATH_QUERIES_FOURTH,
+    bank_search.MATH_QUERIES_FIFTH,
+    bank_search.MATH_QUERIES_SIXTH,
+)
+
+
 def test_the_seventh_and_eighth_math_queries_files_are_new_dev_and_test_sets():
-    earlier = (
-        bank_search.MATH_QUERIES,
-        bank_search.MATH_QUERIES_THIRD,
-        bank_search.MATH_QUERIES_FOURTH,
-        bank_search.MATH_QUERIES_FIFTH,
-        bank_search.MATH_QUERIES_SIXTH,
-    )
+    earlier = EARLIER_THAN_SEVENTH
     seventh = new_queries(bank_search.MATH_QUERIES_SEVENTH, earlier, "dev", range(345, 381))
     assert [row["kind"] for row in seventh] == ["variables"] * 6 + ["numbers"] * 10 + ["both"] * 12 + ["wording"] * 8
     eighth = new_queries(
@@ -356,15 +360,7 @@ def test_the_encoder_lead_in_fused_ranks_and_its_choice():
 
 
 def test_the_ninth_math_queries_file_is_a_new_test_set():
-    earlier = (
-        bank_search.MATH_QUERIES,
-        bank_search.MATH_QUERIES_THIRD,
-        bank_search.MATH_QUERIES_FOURTH,
-        bank_search.MATH_QUERIES_FIFTH,
-        bank_search.MATH_QUERIES_SIXTH,
-        bank_search.MATH_QUERIES_SEVENTH,
-        bank_search.MATH_QUERIES_EIGHTH,
-    )
+    earlier = (*EARLIER_THAN_SEVENTH, bank_search.MATH_QUERIES_SEVENTH, bank_search.MATH_QUERIES_EIGHTH)
     ninth = new_queries(bank_search.MATH_QUERIES_NINTH, earlier, "test", range(461, 581))
     assert [row["kind"] for row in ninth] == ["variables"] * 30 + ["numbers"] * 30 + ["both"] * 30 + ["wording"] * 30
     assert len({row["index"] for row in ninth}) == len(ninth)  # no original twice
