@@ -123,6 +123,19 @@ _YEAR_CUES |= {"fall", "winter"}
 # words before a model name: "the 747-8", "Samsung's Galaxy 9"
 _NAME_DETERMINERS = {"the", "this", "that", "these", "those", "its", "their", "our", "his", "her", "my", "your", "'s"}
 _QUARTER_RE = re.compile(r"[qh][1-4]")  # "Q3 2024", "H1 2025": a quarter or a half of a year
+# singular nouns a number before them names rather than counts: "the 73 bus", "the 2 train"
+_ROUTE_NOUNS = {"bus", "tram", "streetcar", "trolleybus", "train"}
+_CODE_GROUP_RE = re.compile(r"[A-Z0-9]+")  # one group of a code written in spaced groups: "1Z 999 AA1 01 2345"
+# "15,50 €", "39,2 °C", "€1.299,50": a decimal comma (one or two decimals, never three), points between thousands
+_DECIMAL_COMMA_RE = re.compile(r"(\d{1,3}(?:\.\d{3})*),(\d{1,2})")
+# nouns a number after names one of them (``gate 12``, ``Year 9 pupils``): never counted by it; "page" and "day"
+# are left out, since word problems compute with them ("she is on page 80 of 300")
+_LABEL_NOUNS = {"room", "gate", "platform", "terminal", "exit", "channel", "flight", "seat", "locker", "suite"}
+_LABEL_NOUNS |= {"apartment", "apt", "highway", "interstate", "figure", "fig", "table", "section", "exercise"}
+_LABEL_NOUNS |= {"episode", "chapter", "year", "grade", "class", "level", "stage", "season", "lane", "aisle"}
+_CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a time of day, not a count
+# words that make "in a decade" a span compared over, not a number of years: "its worst result in a decade"
+_SUPERLATIVE_WORDS = {"first", "last", "best", "worst", "most", "least", "highest", "lowest", "biggest", "largest"}
 _HUNDRED_AND_SCALES = {"hundred", *SCALE_WORDS}
 # plural scales inside a run of number words ("seventy-five thousands"); a run never starts with one ("thousands of")
 _PLURAL_SCALES = {f"{word}s": value for word, value in {"hundred": 100, **SCALE_WORDS}.items()}
@@ -654,6 +667,9 @@ class _TokenScanner:
         if bracketed is not None:
             return bracketed
         end = self.glued_end(i)
+        code = self.code_run_end(i)
+        if code is not None:
+            return [], code + 1  # "1Z 999 AA1 01 2345 6784": a tracking number, every group of it a name
         phone = self.phone_end(i, end)
         phone = self.spaced_phone_end(i) if phone is None else phone
         if phone is not None:
@@ -872,6 +888,12 @@ class _TokenScanner:
     def read_glued(self, i: int, end: int) -> tuple[tuple[Fraction, str], int, bool, str | None, int] | None:
         """The longest run ``i..j`` (``j <= end``) that reads as a number, its sign, its currency sign, and how many
         characters at its end are not part of it (a sentence's full stop glued to the token)."""
+        prefix = _PREFIX_RE.match(self.raw(i))
+        comma = _DECIMAL_COMMA_RE.fullmatch(self.raw(i)[prefix.end() :])
+        if comma is not None and (prefix.group(2) or self.decimal_comma(i)):
+            whole, decimals = comma.group(1).replace(".", ""), comma.group(2)
+            value = int(whole) + Fraction(int(decimals), 10 ** len(decimals))
+            return (value, "decimal"), i, bool(prefix.group(1) or prefix.group(3)), prefix.group(2) or None, 0
         spaced = self.spaced_end(i)
         if spaced is not None:  # "10 000", "1 000 000"
             written = self.graph.text[self.tokens[i].span[0] : self.tokens[spaced].span[1]]
@@ -903,6 +925,44 @@ class _TokenScanner:
         if j == i or not self.text_of(i).isdigit() or self.adjacent(j, j + 1) and self.text_of(j + 1) in ("-", "/"):
             return None
         return j
+
+    def decimal_comma(self, i: int) -> bool:
+        """Token ``i`` (``15,50``, ``39,2``, ``1.299,50``: a comma and one or two decimals) is a number written with a
+        decimal comma: a currency sign, a degree sign, a percent sign or a unit of measure follows it (``15,50 €``,
+        ``39,2 °C``, ``3,5 kg``) or a currency sign is before it (``€ 1.299,50``), and it is no pair
+        in brackets (``(1,5)``). English text groups thousands in threes, so ``15,500`` stays fifteen thousand five
+        hundred; a bare ``1,5`` stays unread (a list or a pair)."""
+        if self.text_of(i - 1) in ("(", "["):
+            return False
+        if self.text_of(i - 1) in _CURRENCY:
+            return True
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        return after is not None and (
+            after.label in _CURRENCY | _PERCENT | {"°", "ºc", "°c"} or _is_measure(after, _MEASURE_UNITS)
+        )
+
+    def code_run_end(self, i: int) -> int | None:
+        """The last token of a code written in groups set apart by single spaces that holds token ``i``
+        (``1Z 999 AA1 01 2345 6784``), else ``None``: four or more groups of capitals and digits, at least two
+        with digits and one mixing letters and digits, so that no group of it is a count."""
+
+        def group(k: int) -> bool:
+            return 0 <= k < len(self.tokens) and bool(_CODE_GROUP_RE.fullmatch(self.raw(k)))
+
+        def spaced(k: int) -> bool:  # tokens k and k + 1 are one space apart
+            return 0 <= k and k + 1 < len(self.tokens) and self.tokens[k + 1].span[0] - self.tokens[k].span[1] == 1
+
+        if not group(i):
+            return None
+        first, last = i, i
+        while group(first - 1) and spaced(first - 1):
+            first -= 1
+        while group(last + 1) and spaced(last):
+            last += 1
+        groups = [self.raw(k) for k in range(first, last + 1)]
+        with_digits = [g for g in groups if any(c.isdigit() for c in g)]
+        mixed = any(any(c.isalpha() for c in g) for g in with_digits)
+        return last if len(groups) >= 4 and len(with_digits) >= 2 and mixed else None
 
     def one_group_number(self, i: int, spaced: int) -> bool:
         """One digit and one group of three that are one number: the group starts with a zero (``5 000``: ``000``
@@ -1169,11 +1229,40 @@ class _TokenScanner:
                 and not _is_measure(after)
             ):
                 return True  # "the number 38 bus": the number names the bus (not "the number 7 is prime")
+        if self.names_a_thing(i, value):
+            return True  # "the 73 bus", "The Apollo 11 crew", "Schalke 04"
         if 1 <= value <= 31 and (self.is_month(i - 1) or self.is_month(i + 1)):
             return True  # "May 4", "1 May"
         if 1 <= value <= 12 and self.text_of(i + 1) in _CLOCK_WORDS:
             return True  # "9 a.m."
         return self.is_year(i, value) or self.is_label(i)
+
+    def names_a_thing(self, i: int, value: Fraction) -> bool:
+        """The whole number at ``i`` names a thing: a route before its vehicle (``the 73 bus``, ``the 2 train``; a
+        count would make the noun plural), a name's number before a singular noun (``The Apollo 11 crew``, ``the
+        Boeing 747 jet``), or a number written with a leading zero after a capitalised word (``Schalke 04``,
+        ``Agent 007``)."""
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        singular_after = (
+            after is not None and after.upos == "NOUN" and after.label == (after.lemma or after.label).lower()
+        )
+        if value != 1 and singular_after and after.label in _ROUTE_NOUNS and self.text_of(i - 1) in _KIND_DETERMINERS:
+            head, _ = self.reader.parent(after.id)
+            _, head_relation = self.reader.parent(head.id) if head is not None else (None, "")
+            if head is None or head.upos != "NOUN" or head.span[0] < after.span[0] or head_relation == "root":
+                return True  # not "the 3 bus drivers" (a count of drivers); "The 73 bus runs", "runs" taken for a noun
+        if (
+            value != 1
+            and singular_after
+            and not _is_measure(after)
+            and self.text_of(i - 2) in _NAME_DETERMINERS
+            and self.capitalised(i - 1)
+            and self.tokens[i - 1].upos == "PROPN"
+            and not self.is_month(i - 1)
+        ):
+            return True
+        written = self.raw(i)
+        return len(written) > 1 and written[0] == "0" and written.isdigit() and i > 0 and self.capitalised(i - 1)
 
     def is_month(self, i: int) -> bool:
         return self.text_of(i).rstrip(".") in MONTHS and self.capitalised(i)
@@ -1219,6 +1308,8 @@ class _TokenScanner:
         if i == 1 and self.text_of(0) in _COMMAND_VERBS:
             return False  # "Order 3 items", "Buy 2, get 1 free": a command opening the sentence, then its count
         before = self.tokens[i - 1] if i > 0 else None
+        if before is not None and self.names_one_of(i):
+            return True
         parent, _ = self.reader.parent(self.tokens[i].id)
         if self.capitalised(i + 1) and any(self.text_of(k).rstrip(".") in _STREET_WORDS for k in (i + 2, i + 3)):
             return True
@@ -1240,6 +1331,17 @@ class _TokenScanner:
             and self.graph.text[before.span[0]].isupper()
         )
 
+    def names_one_of(self, i: int) -> bool:
+        """``gate 12``, ``Channel 4``, ``Year 9 pupils``, ``in section 3``: a number right after a noun of
+        ``_LABEL_NOUNS`` names one of them, unless a determiner or a number is before the noun or a measure follows
+        the number (``each year 500 people``, ``a room 12 feet wide``, ``3 flights 2 hours apart``)."""
+        if self.text_of(i - 1).rstrip(".") not in _LABEL_NOUNS or self.text_of(i - 2) in _KIND_DETERMINERS | {"per"}:
+            return False  # "each year 500 people visit", "a room 12 feet wide": the noun is counted over
+        if _STARTS_LIKE_NUMBER_RE.match(self.text_of(i - 2)) or self.text_of(i + 1) in ("by", "x", "×"):
+            return False
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        return after is None or not _is_measure(after)
+
     # ------------------------------------------------------------------ number words
     def words_at(self, i: int) -> tuple[list[Quantity], int] | None:
         word = self.text_of(i)
@@ -1248,6 +1350,8 @@ class _TokenScanner:
             return self.signed_at(i) if word in _SIGN_WORDS else self.point_at(i)
         if word not in _NUMBER_WORDS and not (article and self.text_of(i + 1) == "and"):
             return None  # most words: no number word, and not "an hour and a half"
+        if word in _CLOCK_PARTS and self.text_of(i + 1) in ("past", "to") and self.clock_hour(i + 2):
+            return [], i + 3  # "half past seven", "a quarter to 5": a time of day
         token = self.tokens[i]
         if self.inside_hyphenated_word(i):
             return None  # "non-zero", "half-life"
@@ -1270,7 +1374,9 @@ class _TokenScanner:
                 return None  # "a third set", "a fifth grader": a rank
             return [self.make(i, i, Fraction(1, ORDINAL_DENOMINATORS[word]), "word")], i + 1  # "a third of"
         if word in _YEARS_WORDS:  # "a decade from now" is 10 years; "the decade", "two decades" are not read here
-            return ([self.make(i, i, Fraction(_YEARS_WORDS[word]), "word", "years")], i + 1) if article else None
+            if not article or self.compared_over(i):
+                return None
+            return [self.make(i, i, Fraction(_YEARS_WORDS[word]), "word", "years")], i + 1
         if word == "half" and self.text_of(i + 1) in _ARTICLES:
             scale = self.scale_of(i + 2)
             if scale is not None:  # "half a dozen", "half a million"
@@ -1287,6 +1393,17 @@ class _TokenScanner:
         if word in _KIND_WORDS and self.names_a_kind(i):
             return None  # "an ordered triple", "the double cone": a kind of thing, not a multiple
         return [self.make(i, i, single, "word")], i + 1
+
+    def clock_hour(self, i: int) -> bool:
+        """Token ``i`` is an hour of a clock, 1 to 12, in words or digits (``seven``, ``5``)."""
+        word = self.text_of(i)
+        hour = UNIT_WORDS.get(word, TENS_WORDS.get(word)) if not word.isdigit() else int(word)
+        return isinstance(hour, int) and 1 <= hour <= 12
+
+    def compared_over(self, i: int) -> bool:
+        """``a decade`` at ``i`` closes ``in a decade`` after a superlative (``its worst result in a decade``, ``the
+        first time in a century``): the span a record is compared over, not a number of years."""
+        return self.text_of(i - 2) == "in" and any(self.text_of(k) in _SUPERLATIVE_WORDS for k in range(i - 2))
 
     def names_a_kind(self, i: int) -> bool:
         """``double``, ``triple`` name a kind of thing, not a multiple, after an article or an adjective: ending its

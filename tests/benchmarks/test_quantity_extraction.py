@@ -83,6 +83,7 @@ HELDOUT3 = REPO / "benchmarks" / "data" / "quantities_heldout3.jsonl"
 HELDOUT4 = REPO / "benchmarks" / "data" / "quantities_heldout4.jsonl"
 HELDOUT5 = REPO / "benchmarks" / "data" / "quantities_heldout5.jsonl"
 HELDOUT6 = REPO / "benchmarks" / "data" / "quantities_heldout6.jsonl"
+HELDOUT7 = REPO / "benchmarks" / "data" / "quantities_heldout7.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -117,8 +118,15 @@ HELDOUT6 = REPO / "benchmarks" / "data" / "quantities_heldout6.jsonl"
             31,
             (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5),
         ),
+        (
+            HELDOUT7,
+            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 70},
+            154,
+            33,
+            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6),
+        ),
     ],
-    ids=["heldout2", "heldout3", "heldout4", "heldout5", "heldout6"],
+    ids=["heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7"],
 )
 def test_a_later_heldout_file_is_consistent_and_new(path, sources, quantities, not_quantities, earlier_files):
     items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -292,3 +292,53 @@ def test_counts_after_a_command_opening_the_sentence_and_a_bare_number_stay_quan
     assert values("The number 42 is even.") == [("42", Fraction(42))]
     assert values("John 3.5 hours later arrived.") == [("3.5", Fraction(7, 2))]
     assert values("Route 66 is long.") == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The 73 bus runs every few minutes at peak times.",
+        "The Apollo 11 crew landed on the Moon.",
+        "Schalke 04 drew at home.",
+        "The parcel's tracking number is 1Z 999 AA1 01 2345 6784.",
+        "The ferry sails at half past seven.",
+        "We meet at a quarter to five.",
+        "Board at gate 12 in Terminal 5.",
+        "Year 9 pupils read section 4 first.",
+    ],
+)
+def test_routes_names_codes_clock_times_in_words_and_labels_are_not_quantities(text):
+    assert values(text) == []
+
+
+def test_what_looks_like_a_route_a_label_or_a_clock_time_but_counts_stays_a_quantity():
+    assert values("The 3 bus drivers went on strike.") == [("3", Fraction(3))]
+    assert values("Each year 500 people visit.") == [("500", Fraction(500))]
+    assert values("A room 12 feet wide costs more.") == [("12", Fraction(12))]
+    assert values("Agent 007 has 4 cars.") == [("4", Fraction(4))]  # a zero-led number after a capitalised word names
+    assert values("She has 04 left.") == [("04", Fraction(4))]
+    assert values("Half of the 40 pupils left.") == [("Half", Fraction(1, 2)), ("40", Fraction(40))]
+
+
+def test_a_decade_is_ten_years_unless_a_record_is_compared_over_it():
+    assert values("A decade from now he will be 40.") == [("decade", Fraction(10)), ("40", Fraction(40))]
+    assert values("The fund had its worst result in a decade.") == []
+    assert values("It rained for the first time in a century.") == []
+
+
+@pytest.mark.parametrize(
+    "text, written, value",
+    [
+        ("A day pass costs 15,50 € here.", "15,50 €", Fraction(31, 2)),
+        ("Her fever peaked at 39,2 °C on Monday.", "39,2", Fraction(196, 5)),
+        ("The sofa is listed at €1.299,50 in the shop.", "€1.299,50", Fraction(2599, 2)),
+        ("It weighs 3,5 kg.", "3,5", Fraction(7, 2)),
+        ("It costs $1,500 here.", "$1,500", Fraction(1500)),  # three digits after the comma: thousands
+    ],
+)
+def test_a_decimal_comma_before_a_unit_or_after_a_currency_sign(text, written, value):
+    assert values(text) == [(written, value)]
+
+
+def test_a_pair_or_a_bare_list_with_a_comma_is_not_read_as_a_decimal():
+    assert values("Plot the point (1,5) now.") == []
