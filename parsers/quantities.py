@@ -133,7 +133,14 @@ _DECIMAL_COMMA_RE = re.compile(r"(\d{1,3}(?:\.\d{3})*),(\d{1,2})")
 _LABEL_NOUNS = {"room", "gate", "platform", "terminal", "exit", "channel", "flight", "seat", "locker", "suite"}
 _LABEL_NOUNS |= {"apartment", "apt", "highway", "interstate", "figure", "fig", "table", "section", "exercise"}
 _LABEL_NOUNS |= {"episode", "chapter", "year", "grade", "class", "level", "stage", "season", "lane", "aisle"}
-_CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a time of day, not a count
+_LABEL_NOUNS |= {"junction"}
+_CLOCK_PARTS = {"half", "quarter"}
+_HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
+# video resolutions, the numbers a glued "p" follows that are no pence ("1080p")
+_RESOLUTIONS = {144, 240, 360, 480, 576, 720, 1080, 1440, 2160, 4320}
+_ARITHMETIC_SIGNS = {"+", "-", "−", "=", "*", "×", "/", "÷"}
+# tokens after which a capitalised number word may still open its sentence: 'He said, "Two'; "Answer: Three"
+_OPENERS = {'"', "“", "'", "‘", "(", ":"}  # "half past seven", "a quarter to five": a time of day, not a count
 # words that make "in a decade" a span compared over, not a number of years: "its worst result in a decade"
 _SUPERLATIVE_WORDS = {"first", "last", "best", "worst", "most", "least", "highest", "lowest", "biggest", "largest"}
 _HUNDRED_AND_SCALES = {"hundred", *SCALE_WORDS}
@@ -203,6 +210,7 @@ _ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATT
 _HYPHEN_PREFIXES = {"non"}
 _HALF_COMPOUNDS = {"life", "lives", "brother", "brothers", "sister", "sisters", "sibling", "siblings", "moon", "truth"}
 _HALF_COMPOUNDS |= {"hearted", "heartedly", "wit", "wits", "baked", "court", "back", "backs", "mast"}
+_HALF_COMPOUNDS |= {"time", "term"}  # "at half-time", "the half-term break": names of a break, not half of one
 # words that make "one-..." a word of its own: "one-way ticket", "one-off", "one-sided", "one-to-one", "one-time fee"
 _ONE_COMPOUNDS = {"way", "off", "offs", "sided", "liner", "liners", "stop", "of", "to", "on", "time", "shot", "size"}
 # "One moment please!", "One second, please": an idiom asking to wait, not a count
@@ -666,6 +674,8 @@ class _TokenScanner:
         bracketed = self.bracket_arithmetic_at(i)
         if bracketed is not None:
             return bracketed
+        if _HEX_RE.fullmatch(self.raw(i)):
+            return [], i + 1  # "Error 0x80070005"
         end = self.glued_end(i)
         code = self.code_run_end(i)
         if code is not None:
@@ -1073,6 +1083,9 @@ class _TokenScanner:
             return found, i + 1
         prefix = _PREFIX_RE.match(written)
         match = _GLUED_RE.fullmatch(written, prefix.end())
+        if match is not None and match.group("unit") == "p" and self.pence(i, match.group("number")):
+            parsed = parse_number(match.group("number"))
+            return [self.quantity(token.span, parsed[0], parsed[1], token, "p", None)], i + 1  # "23p", "149.9p"
         if match is None or (match.group("unit") or "").rstrip("23^") in _NOT_UNITS:
             return None
         parsed = parse_number(match.group("number"))
@@ -1105,10 +1118,24 @@ class _TokenScanner:
         end = token.span[0] + match.end(sign_after)
         found = [self.quantity((start, end), -value if negative else value, form, token, unit, None)]
         second = parse_number(match.group("second")) if match.group("second") else None
+        percent = self.percent_end(i + 1) if second is not None and form != "percent" else None
+        if percent is not None:  # "1.2–1.5%": the sign after the range is both ends'
+            found = [self.quantity((start, end), (-value if negative else value) / 100, "percent", token, "%", None)]
+            span = (token.span[0] + match.start("second"), self.tokens[percent].span[1])
+            found.append(self.quantity(span, second[0] / 100, "percent", token, "%", None))
+            return found, percent + 1
         if second is not None:
             span = (token.span[0] + match.start("second"), token.span[0] + match.end("second"))
             found.append(self.quantity(span, second[0], second[1], token, unit, None))
         return found, i + 1
+
+    def pence(self, i: int, number: str) -> bool:
+        """``23p``, ``149.9p`` at ``i`` is an amount in pence: not a video resolution (``1080p``) and no term of
+        arithmetic (``2p + 3q = 12``, where ``p`` is a variable)."""
+        parsed = parse_number(number)
+        if parsed is None or parsed[0] in _RESOLUTIONS:
+            return False
+        return self.text_of(i - 1) not in _ARITHMETIC_SIGNS and self.text_of(i + 1) not in _ARITHMETIC_SIGNS
 
     def notation_after(self, value: Fraction, form: str, last: int) -> tuple[Fraction, int]:
         """``3 x 10^8``: a power of ten after a multiplication sign scales the number."""
@@ -1313,8 +1340,8 @@ class _TokenScanner:
         parent, _ = self.reader.parent(self.tokens[i].id)
         if self.capitalised(i + 1) and any(self.text_of(k).rstrip(".") in _STREET_WORDS for k in (i + 2, i + 3)):
             return True
-        if before is not None and _CAMEL_RE.fullmatch(self.raw(i - 1)):
-            return True  # "iPhone 12"
+        if before is not None and _CAMEL_RE.fullmatch(self.raw(i - 1)) and self.raw(i - 1) != "pH":
+            return True  # "iPhone 12" (not "pH 6.5", a measure)
         if (
             before is not None
             and before.upos == "PROPN"
@@ -1348,8 +1375,16 @@ class _TokenScanner:
         article = self.text_of(i - 1) in _ARTICLES
         if word in _SIGN_WORDS or word == "point":
             return self.signed_at(i) if word in _SIGN_WORDS else self.point_at(i)
+        if word == "couple" and article and self.text_of(i + 1) == "of":
+            return [self.make(i, i, Fraction(2), "word")], i + 1  # "a couple of tickets"
         if word not in _NUMBER_WORDS and not (article and self.text_of(i + 1) == "and"):
             return None  # most words: no number word, and not "an hour and a half"
+        if self.in_a_title(i):
+            return None  # "Orwell's Nineteen Eighty-Four", "the Fantastic Four": a name
+        if word == "half" and self.text_of(i - 1) in ("first", "second") and self.half_of_nothing(i):
+            return None  # "the second half was livelier": a part of a game or a show, not half of something named
+        if word == "one" and i == 0 and self.text_of(1) == "day" and self.tokens[2:3] and self.someday(2):
+            return None  # "One day I'd like to...", "One day, a farmer...": some day, not a count of days
         if word in _CLOCK_PARTS and self.text_of(i + 1) in ("past", "to") and self.clock_hour(i + 2):
             return [], i + 3  # "half past seven", "a quarter to 5": a time of day
         token = self.tokens[i]
@@ -1393,6 +1428,36 @@ class _TokenScanner:
         if word in _KIND_WORDS and self.names_a_kind(i):
             return None  # "an ordered triple", "the double cone": a kind of thing, not a multiple
         return [self.make(i, i, single, "word")], i + 1
+
+    def in_a_title(self, i: int) -> bool:
+        """The number word at ``i`` is written in title case inside its sentence, beside another word of a name
+        (``Orwell's Nineteen Eighty-Four``, ``the Big Four``): a name's word. Not at the sentence's start or after a
+        quote or a colon (``"Two``)."""
+        written = self.raw(i)
+        if not (i > 0 and written[:1].isupper() and written[1:].islower()):
+            return False
+        if self.text_of(i - 1) in _OPENERS or i == 1 and not any(c.isalnum() for c in self.raw(0)):  # "- Two"
+            return False
+        before = i - 2 if self.text_of(i - 1) in ("-", "–") and self.adjacent(i - 2, i - 1) else i - 1
+
+        def title_word(k: int) -> bool:
+            written = self.raw(k)
+            return len(written) > 1 and written.isalpha() and written[0].isupper() and written[1:].islower()
+
+        # another word of the name beside it: not "...the letter A. Half of what was left", a sentence the splitter
+        # did not cut
+        return title_word(before) or self.text_of(i - 1) == "'s" or title_word(i + 1)
+
+    def half_of_nothing(self, i: int) -> bool:
+        """``the first half``/``the second half`` at ``i`` halves nothing the sentence names: no ``of`` after it and no
+        other ``half`` in the sentence (``during the first half of the trip ... the second half`` halves the trip)."""
+        return self.text_of(i + 1) != "of" and sum(self.text_of(k) == "half" for k in range(len(self.tokens))) == 1
+
+    def someday(self, j: int) -> bool:
+        """After a sentence-opening ``One day`` (``j``: the token after it) comes its clause (``I'd like``,
+        ``, a farmer``, ``Tom sold``), not what the day counts (``One day has 24 hours``)."""
+        token = self.tokens[j]
+        return token.label == "," or token.upos in ("PRON", "PROPN") or token.label in ("the", "a", "an")
 
     def clock_hour(self, i: int) -> bool:
         """Token ``i`` is an hour of a clock, 1 to 12, in words or digits (``seven``, ``5``)."""
@@ -1450,6 +1515,8 @@ class _TokenScanner:
         word, after = self.text_of(i), self.text_of(i + 2)
         if hyphen and word == "one" and after in _ONE_COMPOUNDS or hyphen and word == "two" and after == "way":
             return True  # "a one-way ticket", "one-off", "one-to-one", "a two-way radio"
+        if hyphen and word == "half" and after == "year" and self.text_of(i - 1) in _NAME_DETERMINERS:
+            return True  # "losses for the half-year": a reporting period (not "a half-year wait")
         return hyphen and word == "half" and after in _HALF_COMPOUNDS
 
     def ordinal_before_noun(self, i: int) -> bool:

@@ -342,3 +342,38 @@ def test_a_decimal_comma_before_a_unit_or_after_a_currency_sign(text, written, v
 
 def test_a_pair_or_a_bare_list_with_a_comma_is_not_read_as_a_decimal():
     assert values("Plot the point (1,5) now.") == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Growth is forecast at 1.2–1.5% next year.", [("1.2", Fraction(12, 1000)), ("1.5%", Fraction(15, 1000))]),
+        ("Shares dropped 23p to 412p.", [("23p", Fraction(23)), ("412p", Fraction(412))]),
+        ("Unleaded is now 149.9p a litre.", [("149.9p", Fraction(1499, 10))]),
+        ("I bought a couple of tickets.", [("couple", Fraction(2))]),
+        ("It is most active between pH 6.5 and 7.5.", [("6.5", Fraction(13, 2)), ("7.5", Fraction(15, 2))]),
+        ("Stream it in 1080p.", []),  # a video resolution
+        ("Error 0x80070005 appeared.", []),
+        ("Orwell's Nineteen Eighty-Four was published in June 1949.", []),
+        ("Leave at junction 31 for Leeds.", []),
+        ("Losses for the half-year narrowed.", []),
+        ("The second half was much livelier than the first.", []),
+        ("One day I'd like to walk the coast path.", []),
+    ],
+)
+def test_pence_percent_ranges_couples_and_names_in_number_words(text, expected):
+    assert values(text) == expected
+
+
+def test_the_same_words_that_count_stay_quantities():
+    assert values("One day has 24 hours.") == [("One", Fraction(1)), ("24", Fraction(24))]
+    assert values("He drove the first half of the trip at 70 km per hour and the second half at 85.") == [
+        ("half", Fraction(1, 2)),
+        ("70", Fraction(70)),
+        ("half", Fraction(1, 2)),
+        ("85", Fraction(85)),
+    ]
+    assert values('He said, "Two apples."') == [("Two", Fraction(2))]
+    assert values("The cards were marked with the letter A. Half of what was left were marked B.") == [
+        ("Half", Fraction(1, 2))
+    ]
