@@ -134,13 +134,13 @@ _LABEL_NOUNS = {"room", "gate", "platform", "terminal", "exit", "channel", "flig
 _LABEL_NOUNS |= {"apartment", "apt", "highway", "interstate", "figure", "fig", "table", "section", "exercise"}
 _LABEL_NOUNS |= {"episode", "chapter", "year", "grade", "class", "level", "stage", "season", "lane", "aisle"}
 _LABEL_NOUNS |= {"junction"}
-_CLOCK_PARTS = {"half", "quarter"}
+_CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a time of day, not a count
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
 # video resolutions, the numbers a glued "p" follows that are no pence ("1080p")
 _RESOLUTIONS = {144, 240, 360, 480, 576, 720, 1080, 1440, 2160, 4320}
 _ARITHMETIC_SIGNS = {"+", "-", "−", "=", "*", "×", "/", "÷"}
 # tokens after which a capitalised number word may still open its sentence: 'He said, "Two'; "Answer: Three"
-_OPENERS = {'"', "“", "'", "‘", "(", ":"}  # "half past seven", "a quarter to five": a time of day, not a count
+_OPENERS = {'"', "“", "'", "‘", "(", ":"}
 # words that make "in a decade" a span compared over, not a number of years: "its worst result in a decade"
 _SUPERLATIVE_WORDS = {"first", "last", "best", "worst", "most", "least", "highest", "lowest", "biggest", "largest"}
 _HUNDRED_AND_SCALES = {"hundred", *SCALE_WORDS}
