@@ -102,8 +102,9 @@ def score_fresh(groups, items: list[dict], scored: set[int], pairs: set | None =
     order = ("paraphrase", "formatting copy")
     by_kind: dict[str, list[int]] = {}
     for a, b in positive:
-        kind = next((k for k in order if k in (items[a]["kind"], items[b]["kind"])), "other")
-        kind = {"paraphrase": "paraphrase ~ seed or its copy", "formatting copy": "formatting copy ~ seed"}[kind]
+        kind = next((k for k in order if k in (items[a]["kind"], items[b]["kind"])), None)
+        names = {"paraphrase": "paraphrase ~ seed or its copy", "formatting copy": "formatting copy ~ seed"}
+        kind = names[kind] if kind else " ~ ".join(sorted((items[a]["kind"], items[b]["kind"])))
         by_kind.setdefault(kind, [0, 0])
         by_kind[kind][0] += (a, b) in correct
         by_kind[kind][1] += 1

@@ -33,6 +33,10 @@ SCRIPTS = {
         ["--work", TMP, "--split", "test", "--end-to-end"],
         ["## Dedupe on fresh GSM8K families: test (2 families)", "| --strict |", "gives the same groups: True"],
     ),
+    "dedupe_templates": (
+        ["--work", TMP, "--split", "dev"],
+        ["## Dedupe on template variants: dev (2 seeds)", "| renamed ~ seed |", "their numbers, grouped with another"],
+    ),
     "dedupe_quality": (
         ["--work", TMP],
         ["### Dev: the grid", "| precision | ", "| recall | ", "| paraphrase | ", "same groups as the grid's: True"],

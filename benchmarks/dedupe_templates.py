@@ -1,0 +1,149 @@
+"""Dedupe on template-made variants of grade-school problems: are variants that differ in their numbers ever grouped?
+
+    python benchmarks/dedupe_templates.py --work WORK --split dev [--failures]
+    python benchmarks/dedupe_templates.py --work WORK --split test
+    python benchmarks/dedupe_templates.py --work WORK --split dev --smoke   # two seeds a split, a tiny bank
+
+Seeds: ``--seeds`` GSM-Plus seed questions (GSM8K test questions) that are not among the 200 of
+``dedupe_quality.py``'s bank, drawn with a fixed seed; the first half of the draw is ``dev``, the second ``test``.
+Each seed gets, made by ``bank_search_templates.py``'s rewriters (seeded by the seed's position, so every run
+makes the same rows):
+
+- ``renamed``: every first name replaced, nothing else: **the same problem** as its seed (only where the seed has
+  a name);
+- ``numbers changed``: every number replaced by another of about its size, the wording kept: another problem;
+- ``renamed, numbers changed``: both: another problem;
+- ``template variant``: names, numbers and one or two added irrelevant clauses (the bank search's ``template``
+  queries): another problem;
+- ``clauses added``: the seed with one or two irrelevant clauses and nothing else changed: another problem, as a
+  distraction insertion is in the other dedupe benchmarks.
+
+The rows go into ``dedupe_quality.py``'s bank (200 GSM-Plus families, 200 MATH problems with copies, 500 GSM8K
+questions) as one bank, and ``mathgraph dedupe``'s default and ``--strict`` group it; only the pairs touching the
+split's seeds are scored: pair precision and recall (bootstrap intervals over seeds), recall of the ``renamed``
+pairs, and for each kind the rows grouped with another problem. The target of the number variants is none grouped:
+"numbers changed", "renamed, numbers changed" and "template variant" rows grouped with their seed or with each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+from bank_search_templates import _add_clauses, _rename, _renumber, _seed, template_variant  # noqa: E402
+from dedupe_fresh import print_failures, print_kinds, row_line, score_fresh  # noqa: E402
+from dedupe_quality import DATA, NEIGHBOURS, CachedMiniLM, Evidence, build_bank  # noqa: E402
+
+from smoke import SMOKE_DATA  # noqa: E402 (benchmarks/ is on the path of its scripts)
+
+SEEDS = 120
+KINDS = ("renamed", "numbers changed", "renamed, numbers changed", "template variant", "clauses added")
+NUMBER_KINDS = ("numbers changed", "renamed, numbers changed", "template variant")
+
+
+def template_seeds(data: Path, taken: set[str], count: int) -> list[str]:
+    """``count`` GSM-Plus seed questions not in ``taken`` (the other benchmark's seeds), in a fixed random order."""
+    with open(data / "gsmplus" / "variants.jsonl", encoding="utf-8") as f:
+        seeds = list(dict.fromkeys(json.loads(line)["seed_question"] for line in f if line.strip()))
+    seeds = [s for s in seeds if s not in taken]
+    random.Random(2026).shuffle(seeds)
+    return seeds[:count]
+
+
+def template_rows(seeds: list[str]) -> list[dict]:
+    """The bank rows of ``seeds``: each seed and its variants (see the module's notes); ``split`` is ``dev`` for
+    the first half of ``seeds`` and ``test`` for the second. A variant equal to its seed or to an earlier row
+    (a seed with no name, no number) is left out."""
+    makers = {
+        "renamed": _rename,
+        "numbers changed": _renumber,
+        "renamed, numbers changed": lambda text, rng: _renumber(_rename(text, rng), rng),
+        "template variant": template_variant,
+        "clauses added": _add_clauses,
+    }
+    rows = []
+    for n, seed in enumerate(seeds):
+        family = f"template {n}"
+        split = "dev" if n < (len(seeds) + 1) // 2 else "test"
+        rows.append({"text": seed, "origin": family, "kind": "seed", "family": family, "split": split})
+        made = {seed}
+        for kind, make in makers.items():
+            text = make(seed, random.Random(_seed(f"{family}/{kind}")))
+            if text in made:
+                continue
+            made.add(text)
+            origin = family if kind == "renamed" else f"{family}: {kind}"
+            rows.append({"text": text, "origin": origin, "kind": kind, "family": family, "split": split})
+    return rows
+
+
+def main() -> None:
+    from mathgraph.tasks.release.build import machine
+    from mathgraph.tasks.search.dedupe import STRICT, DedupeSettings
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, required=True)
+    parser.add_argument("--split", choices=("dev", "test"), required=True)
+    parser.add_argument("--seeds", type=int, default=SEEDS, help="template seeds, half dev and half test")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/mathgraph-bench"))
+    parser.add_argument("--failures", action="store_true", help="print the failing pairs of the split scored")
+    parser.add_argument("--smoke", action="store_true", help="four seeds in the smoke data's small bank")
+    args = parser.parse_args()
+    args.data, args.bank_seeds, args.math, args.gsm8k = DATA, 200, 200, 500
+    if args.smoke:  # the smoke data (benchmarks/smoke.py): runs in a clean clone without ../shared
+        args.data, args.bank_seeds, args.math, args.gsm8k, args.cache = SMOKE_DATA, 4, 2, 4, args.work / "cache"
+        args.seeds = 4
+    args.work.mkdir(parents=True, exist_ok=True)
+    bank = build_bank(argparse.Namespace(data=args.data, seeds=args.bank_seeds, math=args.math, gsm8k=args.gsm8k))
+    taken = {row["text"] for row in bank}
+    items = bank + template_rows(template_seeds(args.data, taken, args.seeds))
+    texts = [item["text"] for item in items]
+    embedder = CachedMiniLM(args.cache)
+    start = time.perf_counter()
+    evidence = Evidence(texts, embedder, 0.7)
+    prepare_s = time.perf_counter() - start
+    scored = {i for i, item in enumerate(items) if item.get("split") == args.split}
+    families = sorted({items[i]["family"] for i in scored})
+    methods = {"default": DedupeSettings(), "--strict": STRICT}
+    results = {name: score_fresh(evidence.groups(settings), items, scored) for name, settings in methods.items()}
+    rng = np.random.default_rng(2)
+    print(f"## Dedupe on template variants: {args.split} ({len(families)} seeds), inside a bank of {len(items)} rows")
+    print(
+        f"\n{machine()}; candidates: MiniLM, {NEIGHBOURS} neighbours, cosine >= 0.7: {len(evidence.candidates)} "
+        f"pairs aligned ({prepare_s:.0f} s with encoding and parsing). Scored: the {len(scored)} rows of the "
+        f"{args.split} seeds (seed and its renamed copy: one problem; every other variant its own), every grouped "
+        "pair that touches them. Intervals: bootstrap over seeds (pairs), Wilson (per kind)."
+    )
+    print("\n| method | pair precision [95%] | pair recall [95%] | F1 |\n|---|---:|---:|---:|")
+    for name, counts in results.items():
+        print(row_line(name, counts, families, rng))
+    print_kinds(results)
+    number_rows = {
+        name: [sum(c["merged_by_kind"].get(k, [0, 0])[i] for k in NUMBER_KINDS) for i in (0, 1)]
+        for name, c in results.items()
+    }
+    print(
+        "\nVariants that differ from their seed in their numbers, grouped with another problem: "
+        + "; ".join(f"{name} {grouped}/{total}" for name, (grouped, total) in number_rows.items())
+    )
+    if args.failures:
+        for name, settings in methods.items():
+            print_failures(name, results[name], items, evidence, settings)
+    out = {
+        "split": args.split,
+        "seeds": len(families),
+        "number_variants_grouped": number_rows,
+        "results": {
+            name: {k: v for k, v in c.items() if k not in ("per_family", "wrong", "missed")}
+            for name, c in results.items()
+        },
+    }
+    (args.work / f"dedupe_templates_{args.split}.json").write_text(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
