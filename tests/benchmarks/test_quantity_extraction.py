@@ -84,6 +84,7 @@ HELDOUT4 = REPO / "benchmarks" / "data" / "quantities_heldout4.jsonl"
 HELDOUT5 = REPO / "benchmarks" / "data" / "quantities_heldout5.jsonl"
 HELDOUT6 = REPO / "benchmarks" / "data" / "quantities_heldout6.jsonl"
 HELDOUT7 = REPO / "benchmarks" / "data" / "quantities_heldout7.jsonl"
+HELDOUT8 = REPO / "benchmarks" / "data" / "quantities_heldout8.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -125,8 +126,15 @@ HELDOUT7 = REPO / "benchmarks" / "data" / "quantities_heldout7.jsonl"
             33,
             (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6),
         ),
+        (
+            HELDOUT8,
+            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 70},
+            161,
+            47,
+            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7),
+        ),
     ],
-    ids=["heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7"],
+    ids=["heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8"],
 )
 def test_a_later_heldout_file_is_consistent_and_new(path, sources, quantities, not_quantities, earlier_files):
     items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
