@@ -4,8 +4,8 @@
     python benchmarks/dedupe_templates.py --work WORK --split test
     python benchmarks/dedupe_templates.py --work WORK --split dev --smoke   # two seeds a split, a tiny bank
 
-Seeds: ``--seeds`` GSM-Plus seed questions (GSM8K test questions) that are not among the 200 of
-``dedupe_quality.py``'s bank, drawn with a fixed seed; the first half of the draw is ``dev``, the second ``test``.
+Seeds: ``--seeds`` GSM8K train questions that are neither rows of ``dedupe_quality.py``'s bank nor seeds of
+``dedupe_fresh.py``'s families, drawn with a fixed seed; the first half of the draw is ``dev``, the second ``test``.
 Each seed gets, made by ``bank_search_templates.py``'s rewriters (seeded by the seed's position, so every run
 makes the same rows):
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 from bank_search_templates import _add_clauses, _rename, _renumber, _seed, template_variant  # noqa: E402
-from dedupe_fresh import print_failures, print_kinds, row_line, score_fresh  # noqa: E402
+from dedupe_fresh import FAMILIES, print_failures, print_kinds, read_families, row_line, score_fresh  # noqa: E402
 from dedupe_quality import DATA, NEIGHBOURS, CachedMiniLM, Evidence, build_bank  # noqa: E402
 
 from smoke import SMOKE_DATA  # noqa: E402 (benchmarks/ is on the path of its scripts)
@@ -46,12 +46,13 @@ NUMBER_KINDS = ("numbers changed", "renamed, numbers changed", "template variant
 
 
 def template_seeds(data: Path, taken: set[str], count: int) -> list[str]:
-    """``count`` GSM-Plus seed questions not in ``taken`` (the other benchmark's seeds), in a fixed random order."""
-    with open(data / "gsmplus" / "variants.jsonl", encoding="utf-8") as f:
-        seeds = list(dict.fromkeys(json.loads(line)["seed_question"] for line in f if line.strip()))
-    seeds = [s for s in seeds if s not in taken]
-    random.Random(2026).shuffle(seeds)
-    return seeds[:count]
+    """``count`` GSM8K train questions not in ``taken`` (the rows of the bank and the fresh families' seeds), in a
+    fixed random order."""
+    with open(data / "gsm8k" / "train.jsonl", encoding="utf-8") as f:
+        questions = list(dict.fromkeys(json.loads(line)["question"] for line in f if line.strip()))
+    questions = [q for q in questions if q not in taken]
+    random.Random(2026).shuffle(questions)
+    return questions[:count]
 
 
 def template_rows(seeds: list[str]) -> list[dict]:
@@ -88,7 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--split", choices=("dev", "test"), required=True)
-    parser.add_argument("--seeds", type=int, default=SEEDS, help="template seeds, half dev and half test")
+    parser.add_argument("--seeds", type=int, default=SEEDS, help="GSM8K seed questions, half dev and half test")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/mathgraph-bench"))
     parser.add_argument("--failures", action="store_true", help="print the failing pairs of the split scored")
     parser.add_argument("--smoke", action="store_true", help="four seeds in the smoke data's small bank")
@@ -99,7 +100,7 @@ def main() -> None:
         args.seeds = 4
     args.work.mkdir(parents=True, exist_ok=True)
     bank = build_bank(argparse.Namespace(data=args.data, seeds=args.bank_seeds, math=args.math, gsm8k=args.gsm8k))
-    taken = {row["text"] for row in bank}
+    taken = {row["text"] for row in bank} | {family["seed"] for family in read_families(FAMILIES)}
     items = bank + template_rows(template_seeds(args.data, taken, args.seeds))
     texts = [item["text"] for item in items]
     embedder = CachedMiniLM(args.cache)
