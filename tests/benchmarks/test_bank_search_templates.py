@@ -366,3 +366,16 @@ def test_the_ninth_math_queries_file_is_a_new_test_set():
     assert len({row["index"] for row in ninth}) == len(ninth)  # no original twice
     # a test set: not read by default
     assert str(bank_search.MATH_QUERIES_NINTH) not in bank_search.arguments(["--work", "w"]).queries.split(",")
+
+
+def test_the_tenth_math_queries_file_is_a_new_test_set():
+    earlier = (
+        *EARLIER_THAN_SEVENTH,
+        bank_search.MATH_QUERIES_SEVENTH,
+        bank_search.MATH_QUERIES_EIGHTH,
+        bank_search.MATH_QUERIES_NINTH,
+    )
+    tenth = new_queries(bank_search.MATH_QUERIES_TENTH, earlier, "test", range(581, 701))
+    assert [row["kind"] for row in tenth] == ["variables"] * 30 + ["numbers"] * 30 + ["both"] * 30 + ["wording"] * 30
+    assert len({row["index"] for row in tenth}) == len(tenth)
+    assert str(bank_search.MATH_QUERIES_TENTH) not in bank_search.arguments(["--work", "w"]).queries.split(",")
