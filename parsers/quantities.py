@@ -1449,9 +1449,10 @@ class _TokenScanner:
         return title_word(before) or self.text_of(i - 1) == "'s" or title_word(i + 1)
 
     def half_of_nothing(self, i: int) -> bool:
-        """``the first half``/``the second half`` at ``i`` halves nothing the sentence names: no ``of`` after it and no
-        other ``half`` in the sentence (``during the first half of the trip ... the second half`` halves the trip)."""
-        return self.text_of(i + 1) != "of" and sum(self.text_of(k) == "half" for k in range(len(self.tokens))) == 1
+        """``the first half``/``the second half`` at ``i`` halves nothing the problem names: no ``of`` after it and no
+        other ``half`` in the problem (``during the first half of the trip ... the second half`` halves the trip, and
+        so does ``... the first half of the hill. How long did he take to run the second half?``)."""
+        return self.text_of(i + 1) != "of" and len(re.findall(r"\bhalf\b", self.graph.text, re.IGNORECASE)) == 1
 
     def someday(self, j: int) -> bool:
         """After a sentence-opening ``One day`` (``j``: the token after it) comes its clause (``I'd like``,

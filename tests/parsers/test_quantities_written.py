@@ -373,6 +373,10 @@ def test_the_same_words_that_count_stay_quantities():
         ("half", Fraction(1, 2)),
         ("85", Fraction(85)),
     ]
+    assert values("He ran the first half of the hill. How long did the second half take?") == [
+        ("half", Fraction(1, 2)),
+        ("half", Fraction(1, 2)),
+    ]
     assert values('He said, "Two apples."') == [("Two", Fraction(2))]
     assert values("The cards were marked with the letter A. Half of what was left were marked B.") == [
         ("Half", Fraction(1, 2))
