@@ -257,7 +257,9 @@ class PairEvidence:
     words (counted with repeats) one of the two has and the other lacks (a clause taken out of a sentence: "If
     both aquariums have the same number of fish in them, how many fish ..." | "How many fish ..."); ``swapped_words``:
     whether two such sentences have the same words in another order ("final ... initial" | "initial ...
-    final")."""
+    final"); ``values_swapped``: the quantities the alignment pairs with one another whose values trade places in
+    sentences that are otherwise the same ("bought 4 items ... cost $3" | "bought 3 items ... cost $4": the same
+    values, in other roles)."""
 
     cosine: float
     quantities_a: int
@@ -286,6 +288,7 @@ class PairEvidence:
     changed_words: int = 0
     swapped_words: bool = False
     dimensions_differ: int = 0
+    values_swapped: int = 0
 
     def to_dict(self) -> dict:
         """JSON-ready."""
@@ -315,6 +318,7 @@ class PairEvidence:
             "changed_words": self.changed_words,
             "swapped_words": self.swapped_words,
             "dimensions_differ": self.dimensions_differ,
+            "values_swapped": self.values_swapped,
         }
 
 
@@ -508,6 +512,24 @@ def pair_evidence(alignment, graph_a, graph_b, cosine: float = 1.0) -> PairEvide
         changed_words=changed_words,
         swapped_words=swapped_words,
         dimensions_differ=dimensions_differ,
+        values_swapped=_values_swapped(alignment, graph_a, graph_b),
+    )
+
+
+def _values_swapped(alignment, graph_a, graph_b) -> int:
+    """The quantities the alignment finds swapped ("bought 4 items ... cost $3" | "bought 3 items ... cost $4") whose
+    sentences are the same on both sides but for their numbers: an edit that moved values between roles, not a
+    rewording that the alignment paired by position ("Bob is 75 miles ahead ..., driving 55 miles per hour" | "Tom
+    is trailing Bob by 75 miles. ... Tom's speed is 70 miles per hour": no swap)."""
+    from mathgraph.parsers.quantities import problem_sentences
+
+    def sentence_words(graph, quantity) -> list[str]:
+        sentence = next((s for s in problem_sentences(graph) if s.span[0] <= quantity.span[0] < s.span[1]), None)
+        return _NUMERAL.sub("#", sentence.text.lower()).split() if sentence is not None else []
+
+    return sum(
+        match.kind == "swapped" and sentence_words(graph_a, match.a) == sentence_words(graph_b, match.b) != []
+        for match in alignment.quantities
     )
 
 
@@ -720,7 +742,8 @@ def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) 
     """``(same, rule)``: whether the two problems of ``evidence`` are one problem under ``settings``, and the
     rule that decided, checked in this order. Not the same: ``formulas`` (a formula added, removed or edited
     beyond renamed variables), ``quantities`` (other values, once those said another way are set aside where
-    ``implied_values`` asks), ``written another way`` (``distinct_forms``), ``numbers set
+    ``implied_values`` asks), ``values swapped`` (the same values in other roles), ``written another way``
+    (``distinct_forms``), ``numbers set
     aside`` (``check_unread``), ``units`` (equal values measuring different things, "4 years" | "4 feet",
     always; any other unit with ``check_units``),
     ``question`` (missing on one side, or below ``min_question_similarity``), ``question asks another thing``
@@ -741,6 +764,8 @@ def decide(evidence: PairEvidence, settings: DedupeSettings = DedupeSettings()) 
     small = all(v.denominator == 1 and 0 <= v <= s.small_value and n <= in_words[v] for v, n in left.items())
     if left and not (small and left.total() <= s.small_numbers):
         return False, "quantities"
+    if e.values_swapped:
+        return False, "values swapped"
     if s.distinct_forms and e.converted:
         return False, "written another way"
     if s.check_unread and e.unread_differ:

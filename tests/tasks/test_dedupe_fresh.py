@@ -160,3 +160,25 @@ def test_equal_values_that_measure_different_things_are_other_problems():
     assert e.dimensions_differ == 1 and decide(e) == (False, "units")
     same = evidence("A rope is 6 feet long. How long are 2 ropes?", "A rope is 6 foot long. How long are 2 ropes?")
     assert same.dimensions_differ == 0 and decide(same)[0]
+
+
+def test_values_that_trade_roles_in_otherwise_equal_sentences_make_another_problem():
+    sale = "At a garage sale, Tish bought {} items. The magnet cost three times the sticker. If the magnet cost ${}, how much did the sticker cost?"
+    e = evidence(sale.format(4, 3), sale.format(3, 4))
+    assert e.values_matched == 3 and not e.only_one_side  # the same values, as multisets
+    assert e.values_swapped == 2 and decide(e) == (False, "values swapped")
+    # a rewording the alignment pairs by position is no swap: both speeds and the lead keep their roles
+    from mathgraph.parsers.compare import align_problems
+    from mathgraph.parsers.graph_cache import parse_cached
+
+    chase = parse_cached(
+        [
+            "Bob is 75 miles ahead of Tom, driving 55 miles per hour. Tom is driving 70 miles per hour. How long "
+            "will it take Tom to catch up with Bob?",
+            "Tom is trailing Bob by 75 miles. If Bob's speed is 55 miles per hour and Tom's speed is 70 miles per "
+            "hour, how many hours will it take for Tom to overtake Bob?",
+        ]
+    )
+    alignment = align_problems(*chase)
+    assert [m.kind for m in alignment.quantities].count("swapped") == 2  # what the alignment alone would say
+    assert pair_evidence(alignment, *chase).values_swapped == 0
