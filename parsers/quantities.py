@@ -98,8 +98,8 @@ __all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_num
 # A token that may open a number: a sign, a currency sign, then a digit or a vulgar fraction ("-$5", "−4", "½").
 # Digits of any script count ("３５０", fullwidth, reads as 350).
 # A "±" before a number is an uncertainty or a spread, not a sign: "±3 points" is 3.
-_STARTS_LIKE_NUMBER_RE = re.compile(rf"±?[-−]?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]")
-_PREFIX_RE = re.compile(r"±?([-−]?)([$€£¥]?)([-−]?)")
+_STARTS_LIKE_NUMBER_RE = re.compile(rf"[±+]?[-−]?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]")
+_PREFIX_RE = re.compile(r"[±+]?([-−]?)([$€£¥]?)([-−]?)")  # a plus sign is no sign of the value: "+9.8%" is 9.8%
 _RATIO_RE = re.compile(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?)+")
 _PHONE_RE = re.compile(r"(?:1-)?(?:\d{3}-){1,2}\d{4}")
 _AREA_CODE_RE = re.compile(r"\d{3}")
@@ -133,7 +133,8 @@ _DECIMAL_COMMA_RE = re.compile(r"(\d{1,3}(?:\.\d{3})*),(\d{1,2})")
 _LABEL_NOUNS = {"room", "gate", "platform", "terminal", "exit", "channel", "flight", "seat", "locker", "suite"}
 _LABEL_NOUNS |= {"apartment", "apt", "highway", "interstate", "figure", "fig", "table", "section", "exercise"}
 _LABEL_NOUNS |= {"episode", "chapter", "year", "grade", "class", "level", "stage", "season", "lane", "aisle"}
-_LABEL_NOUNS |= {"junction"}
+_LABEL_NOUNS |= {"junction", "option"}
+_STATUS_NOUNS = {"error", "status"}  # "a 503 error": the number names the error
 _CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a time of day, not a count
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
 # video resolutions, the numbers a glued "p" follows that are no pence ("1080p")
@@ -676,6 +677,8 @@ class _TokenScanner:
             return bracketed
         if _HEX_RE.fullmatch(self.raw(i)):
             return [], i + 1  # "Error 0x80070005"
+        if re.fullmatch(r"\+\d{1,3}", self.raw(i)) and self.spaced_phone_end(i + 1) is not None:
+            return [], self.spaced_phone_end(i + 1) + 1  # "+44 20 7946 0321": a country code and its number
         end = self.glued_end(i)
         code = self.code_run_end(i)
         if code is not None:
@@ -1288,6 +1291,8 @@ class _TokenScanner:
             and not self.is_month(i - 1)
         ):
             return True
+        if singular_after and after.label in _STATUS_NOUNS and self.text_of(i - 1) in _KIND_DETERMINERS:
+            return True  # "a 503 error", "the 404 status"
         written = self.raw(i)
         return len(written) > 1 and written[0] == "0" and written.isdigit() and i > 0 and self.capitalised(i - 1)
 
@@ -1359,10 +1364,15 @@ class _TokenScanner:
         )
 
     def names_one_of(self, i: int) -> bool:
-        """``gate 12``, ``Channel 4``, ``Year 9 pupils``, ``in section 3``: a number right after a noun of
-        ``_LABEL_NOUNS`` names one of them, unless a determiner or a number is before the noun or a measure follows
-        the number (``each year 500 people``, ``a room 12 feet wide``, ``3 flights 2 hours apart``)."""
-        if self.text_of(i - 1).rstrip(".") not in _LABEL_NOUNS or self.text_of(i - 2) in _KIND_DETERMINERS | {"per"}:
+        """``gate 12``, ``Channel 4``, ``Year 9 pupils``, ``in section 3``, both of ``junctions 19 and 20``: a number
+        right after a noun of ``_LABEL_NOUNS`` (or after its plural, with a second number) names one of them, unless a
+        determiner or a number is before the noun or a measure follows the number (``each year 500 people``, ``a room
+        12 feet wide``, ``3 flights 2 hours apart``)."""
+        noun = self.text_of(i - 1).rstrip(".")
+        if noun in _RANGE_WORDS | {","} and _STARTS_LIKE_NUMBER_RE.match(self.text_of(i - 2)):
+            return self.text_of(i - 3).endswith("s") and self.names_one_of(i - 2)  # the 20 of "junctions 19 and 20"
+        plural_pair = noun.endswith("s") and noun[:-1] in _LABEL_NOUNS and self.text_of(i + 1) in _RANGE_WORDS | {","}
+        if noun not in _LABEL_NOUNS and not plural_pair or self.text_of(i - 2) in _KIND_DETERMINERS | {"per"}:
             return False  # "each year 500 people visit", "a room 12 feet wide": the noun is counted over
         if _STARTS_LIKE_NUMBER_RE.match(self.text_of(i - 2)) or self.text_of(i + 1) in ("by", "x", "×"):
             return False

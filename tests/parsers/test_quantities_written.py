@@ -381,3 +381,22 @@ def test_the_same_words_that_count_stay_quantities():
     assert values("The cards were marked with the letter A. Half of what was left were marked B.") == [
         ("Half", Fraction(1, 2))
     ]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "Returns came in at -4.5%, against +9.8% a year before.",
+            [("-4.5%", Fraction(-9, 200)), ("+9.8%", Fraction(49, 500))],
+        ),
+        ("Roadworks between junctions 19 and 20 last until spring.", []),
+        ("Dial the number and choose option 3.", []),
+        ("The server kept returning a 503 error.", []),
+        ("Call +44 20 7946 0321 now.", []),
+        ("He has 3 rooms and 4 beds.", [("3", Fraction(3)), ("4", Fraction(4))]),
+        ("She made 3 errors.", [("3", Fraction(3))]),
+    ],
+)
+def test_a_plus_sign_label_pairs_status_codes_and_country_codes(text, expected):
+    assert values(text) == expected
