@@ -85,6 +85,7 @@ HELDOUT5 = REPO / "benchmarks" / "data" / "quantities_heldout5.jsonl"
 HELDOUT6 = REPO / "benchmarks" / "data" / "quantities_heldout6.jsonl"
 HELDOUT7 = REPO / "benchmarks" / "data" / "quantities_heldout7.jsonl"
 HELDOUT8 = REPO / "benchmarks" / "data" / "quantities_heldout8.jsonl"
+HELDOUT9 = REPO / "benchmarks" / "data" / "quantities_heldout9.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -133,8 +134,15 @@ HELDOUT8 = REPO / "benchmarks" / "data" / "quantities_heldout8.jsonl"
             47,
             (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7),
         ),
+        (
+            HELDOUT9,
+            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 70},
+            178,
+            22,
+            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7, HELDOUT8),
+        ),
     ],
-    ids=["heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8"],
+    ids=["heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9"],
 )
 def test_a_later_heldout_file_is_consistent_and_new(path, sources, quantities, not_quantities, earlier_files):
     items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
