@@ -22,6 +22,11 @@
    ``mathgraph predict kpc TEXT`` is the start-up that counts, because spaCy's thinc imports PyTorch whenever
    it is installed, so in this environment every process that parses pays for ``import torch``.
 
+6. ceiling: how fast any runtime could run the text layers on this CPU: their floating-point operations per problem
+   (the problems' real token counts; projections, feed-forward and attention products) against the machine's
+   sustained float32 matrix-product rate (NumPy, the feed-forward's shape), beside the PyTorch backbone's forward and
+   the share of its time spent in the text layers (forward hooks), in one run.
+
 ``--parts`` runs some of them (default: all). ``--candidate PACKAGE``: a second package (a copy of the shipped one
 with its graphs exported again, say) whose ONNX Runtime forward, fp32 and int8, is measured beside the shipped
 package's in the same run (runtimes ``onnx candidate``, ``onnx-int8 candidate``), in exactness and throughput.
@@ -49,7 +54,7 @@ from mathgraph.models.batching import MODEL_INPUTS, length_order
 from smoke import smoke_work
 
 RUNTIMES = ("torch", "onnx", "onnx-int8")
-PARTS = ("exactness", "throughput", "memory", "accuracy", "startup")
+PARTS = ("exactness", "throughput", "memory", "accuracy", "startup", "ceiling")
 TASKS = ("kpc", "qrc", "qam", "sqr")
 TEXT = "Find $x$ if $2x+3=7$."
 
@@ -186,6 +191,65 @@ def accuracy(data: Path, tasks=TASKS, runtimes=RUNTIMES, split: str = "test") ->
     return out
 
 
+def ceiling(loaded: dict, texts: list[str], batch: int = 32, repeats: int = 5) -> dict:
+    """The text layers' ceiling (see the module docstring, part 6): GFLOP a problem, the machine's GEMM rate, the
+    problems a second those allow, and PyTorch's forward with the share of it spent in the text layers."""
+    import torch
+
+    from mathgraph.parsers.graph_cache import parse_cached
+
+    collate = loaded["onnx"].onnx.collator
+    features = collate.features(parse_cached(texts, parser=loaded["onnx"].onnx.parser, cache=None))
+    tokens = np.array([len(f.input_ids) for f in features], dtype=np.float64)
+    config = loaded["onnx"].onnx.encoder_config["text_config"]
+    hidden, layers, inner = (int(config[k]) for k in ("hidden_size", "num_hidden_layers", "intermediate_size"))
+    # per layer and token: query, key, value and output projections, the two feed-forward products, and the
+    # attention's two products over the problem's own tokens (multiply-adds, two operations each)
+    flops = 2 * layers * (tokens * (4 * hidden * hidden + 2 * hidden * inner) + 2 * tokens**2 * hidden)
+    rows = int(batch * tokens.mean())
+    a = np.random.default_rng(0).random((rows, hidden), dtype=np.float32)
+    w = np.random.default_rng(1).random((hidden, inner), dtype=np.float32)
+    a @ w
+    rate = 0.0
+    for _ in range(repeats):
+        began = time.perf_counter()
+        for _ in range(10):
+            a @ w
+        rate = max(rate, 10 * 2 * rows * hidden * inner / (time.perf_counter() - began))
+    backbone = loaded["torch"].multitask.backbone
+    order = length_order(features)
+    batches = [collate.collate([features[i] for i in order[b : b + batch]]) for b in range(0, len(order), batch)]
+    forward = _forward(loaded["torch"])
+    in_layers = [0.0]
+
+    def started(module, args):
+        module._began = time.perf_counter()
+
+    def ended(module, args, output):
+        in_layers[0] += time.perf_counter() - module._began
+
+    hooks = [layer.register_forward_pre_hook(started) for layer in backbone.text.encoder.layer]
+    hooks += [layer.register_forward_hook(ended) for layer in backbone.text.encoder.layer]
+    forward(batches[0])
+    in_layers[0] = 0.0
+    began = time.perf_counter()
+    for arrays in batches:
+        forward(arrays)
+    total = time.perf_counter() - began
+    for hook in hooks:
+        hook.remove()
+    per_problem = float(flops.mean())
+    return {
+        "tokens a problem (mean)": round(float(tokens.mean()), 1),
+        "text layers, GFLOP a problem": round(per_problem / 1e9, 3),
+        "float32 GEMM GFLOP/s (best of repeats)": round(rate / 1e9, 1),
+        "text layers at that rate, problems/s": round(rate / per_problem, 1),
+        "PyTorch forward (backbone), problems/s": round(len(texts) / total, 1),
+        "PyTorch forward, share in the text layers": round(in_layers[0] / total, 3),
+        "threads": torch.get_num_threads(),
+    }
+
+
 def startup(
     work: Path, repeats: int, with_torch_runtime: bool = True, light_venv: str | None = None, warm_up: bool = True
 ) -> dict:
@@ -285,6 +349,11 @@ def main(argv=None) -> dict:
         for name in seconds:
             if name.startswith("predict kpc TEXT (onnx"):
                 print(f"{name} / import torch: {seconds[name] / seconds['import torch']:.2f}x")
+    if "ceiling" in parts:
+        report["ceiling"] = ceiling(loaded, texts[:256])
+        print("\n| text layers' ceiling | value |\n|---|---:|")
+        for name, value in report["ceiling"].items():
+            print(f"| {name} | {value} |")
     if args.output:
         Path(args.output).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return report

@@ -115,6 +115,7 @@ SCRIPTS = {
         [
             "| encode | onnx |",
             "| predict kpc | onnx-int8 |",
+            "| text layers at that rate, problems/s |",
             "| kpc | onnx |",
             "predict kpc TEXT (onnx) / import torch:",
         ],
