@@ -43,7 +43,6 @@ from smoke import SMOKE_DATA  # noqa: E402 (benchmarks/ is on the path of its sc
 
 SPLITS = ("dev", "test", "test2")
 PER_SPLIT = 60
-KINDS = ("renamed", "numbers changed", "renamed, numbers changed", "template variant", "clauses added")
 NUMBER_KINDS = ("numbers changed", "renamed, numbers changed", "template variant")
 
 
