@@ -133,7 +133,12 @@ _DECIMAL_COMMA_RE = re.compile(r"(\d{1,3}(?:\.\d{3})*),(\d{1,2})")
 _LABEL_NOUNS = {"room", "gate", "platform", "terminal", "exit", "channel", "flight", "seat", "locker", "suite"}
 _LABEL_NOUNS |= {"apartment", "apt", "highway", "interstate", "figure", "fig", "table", "section", "exercise"}
 _LABEL_NOUNS |= {"episode", "chapter", "year", "grade", "class", "level", "stage", "season", "lane", "aisle"}
-_LABEL_NOUNS |= {"junction", "option"}
+_LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
+# abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
+_LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
+# currency codes written before or after an amount: "CHF 480", "480 CHF", "USD 12.50"
+_CURRENCY_CODES = {"USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "NZD", "INR", "CNY", "HKD", "SGD", "SEK", "NOK"}
+_CURRENCY_CODES |= {"DKK", "ZAR", "MXN", "BRL", "KRW", "RUB", "TRY", "PLN", "CZK", "HUF", "ILS", "AED", "SAR"}
 _STATUS_NOUNS = {"error", "status"}  # "a 503 error": the number names the error
 _CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a time of day, not a count
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
@@ -212,6 +217,7 @@ _HYPHEN_PREFIXES = {"non"}
 _HALF_COMPOUNDS = {"life", "lives", "brother", "brothers", "sister", "sisters", "sibling", "siblings", "moon", "truth"}
 _HALF_COMPOUNDS |= {"hearted", "heartedly", "wit", "wits", "baked", "court", "back", "backs", "mast"}
 _HALF_COMPOUNDS |= {"time", "term"}  # "at half-time", "the half-term break": names of a break, not half of one
+_HALF_COMPOUNDS |= {"price"}  # "half-price pizzas": a kind of offer
 # words that make "one-..." a word of its own: "one-way ticket", "one-off", "one-sided", "one-to-one", "one-time fee"
 _ONE_COMPOUNDS = {"way", "off", "offs", "sided", "liner", "liners", "stop", "of", "to", "on", "time", "shot", "size"}
 # "One moment please!", "One second, please": an idiom asking to wait, not a count
@@ -695,6 +701,8 @@ class _TokenScanner:
             return [], season + 1  # "the 2013-14 season"
         if self.is_identifier(i):
             return [], end + 1  # "J1149.5+6663", "06F6"
+        if re.fullmatch(r"\d+[A-Za-z]", self.raw(i)) and self.names_one_of(i):
+            return [], i + 1  # "Flat 4B", "Gate 12A": a label, not 4 billion
         read = self.read_glued(i, end)
         if read is None:
             return self.glued_number(i)  # "4km^2", "8- to 16-meter"; None for "2nd", "4x", "12/25/2020"
@@ -724,6 +732,8 @@ class _TokenScanner:
             negative, first = True, 0  # "- 1 4/5" written alone: a sign set apart by a space
         if unit is None and self.text_of(first - 1) in _CURRENCY:
             unit, first = self.text_of(first - 1), first - 1  # "$5", "$ 5"
+        elif unit is None and self.raw(first - 1) in _CURRENCY_CODES and not self.adjacent(first - 1, first):
+            unit, first = self.raw(first - 1), first - 1  # "CHF 480"
             if not negative and self.text_of(first - 1) in _MINUS and self.adjacent(first - 1, first):
                 negative, first = True, first - 1
         if (
@@ -745,6 +755,8 @@ class _TokenScanner:
         elif unit in _CURRENCY and self.adjacent(last, last + 1) and self.raw(last + 1).rstrip(".") in ("m", "mn"):
             # "£4.1m", "$3m": money is never in metres, so a lower-case "m" glued to an amount is a million
             value, last, trim = value * 10**6, last + 1, int(self.raw(last + 1).endswith("."))
+        elif unit is None and self.adjacent(last, last + 1) and self.million_counts(last + 1):
+            value, last = value * 10**6, last + 1  # "2.1m visitors": a million of what follows, not metres
         elif self.raw(last + 1) in _SUFFIX_SCALES and self.stands_alone(first, last + 1):
             value, last = value * _SUFFIX_SCALES[self.raw(last + 1)], last + 1  # " 2.33 k" written alone: 2330
         half = self.fraction_after(last + 1) if form == "integer" else None
@@ -1132,6 +1144,23 @@ class _TokenScanner:
             found.append(self.quantity(span, second[0], second[1], token, unit, None))
         return found, i + 1
 
+    def million_counts(self, j: int) -> bool:
+        """The ``m`` glued to an amount at ``j`` is a million: a plural noun that is no measure follows it (``2.1m
+        visitors``), or another amount of the sentence is a million of such a noun (``2.1m visitors ... the 2.6m it
+        drew``). ``2.5m wide``, ``a 3m wall`` stay metres."""
+
+        def counts_noun(k: int) -> bool:
+            token = self.tokens[k] if 0 <= k < len(self.tokens) else None
+            plural = token is not None and token.label != (token.lemma or token.label).lower()
+            return plural and token.upos == "NOUN" and not _is_measure(token)
+
+        def glued_m(k: int) -> bool:
+            return self.raw(k) in ("m", "mn") and self.adjacent(k - 1, k) and bool(self.raw(k - 1)[-1:].isdigit())
+
+        if not glued_m(j):
+            return False
+        return counts_noun(j + 1) or any(glued_m(k) and counts_noun(k + 1) for k in range(len(self.tokens)))
+
     def pence(self, i: int, number: str) -> bool:
         """``23p``, ``149.9p`` at ``i`` is an amount in pence: not a video resolution (``1080p``) and no term of
         arithmetic (``2p + 3q = 12``, where ``p`` is a variable)."""
@@ -1340,6 +1369,10 @@ class _TokenScanner:
         if i == 1 and self.text_of(0) in _COMMAND_VERBS:
             return False  # "Order 3 items", "Buy 2, get 1 free": a command opening the sentence, then its count
         before = self.tokens[i - 1] if i > 0 else None
+        if self.raw(i - 1) in _CURRENCY_CODES:
+            return False  # "CHF 480": an amount
+        if self.text_of(i + 1) in ("-", "–") and self.adjacent(i, i + 1) and self.text_of(i + 2).isdigit():
+            return False  # "outscored Boston 31-18": a score after a name
         if before is not None and self.names_one_of(i):
             return True
         parent, _ = self.reader.parent(self.tokens[i].id)
@@ -1368,6 +1401,8 @@ class _TokenScanner:
         right after a noun of ``_LABEL_NOUNS`` (or after its plural, with a second number) names one of them, unless a
         determiner or a number is before the noun or a measure follows the number (``each year 500 people``, ``a room
         12 feet wide``, ``3 flights 2 hours apart``)."""
+        if self.text_of(i - 1) == "." and self.adjacent(i - 2, i - 1) and self.raw(i - 2) in _LABEL_ABBREVIATIONS:
+            return True  # "Nocturne No. 2", "Op. 9"
         noun = self.text_of(i - 1).rstrip(".")
         if noun in _RANGE_WORDS | {","} and _STARTS_LIKE_NUMBER_RE.match(self.text_of(i - 2)):
             return self.text_of(i - 3).endswith("s") and self.names_one_of(i - 2)  # the 20 of "junctions 19 and 20"
@@ -1393,6 +1428,8 @@ class _TokenScanner:
             return None  # "Orwell's Nineteen Eighty-Four", "the Fantastic Four": a name
         if word == "half" and self.text_of(i - 1) in ("first", "second") and self.half_of_nothing(i):
             return None  # "the second half was livelier": a part of a game or a show, not half of something named
+        if word == "two" and self.text_of(i - 1) == "in" and self.text_of(i + 1) == "minds":
+            return None  # "in two minds": undecided
         if word == "one" and i == 0 and self.text_of(1) == "day" and self.tokens[2:3] and self.someday(2):
             return None  # "One day I'd like to...", "One day, a farmer...": some day, not a count of days
         if word in _CLOCK_PARTS and self.text_of(i + 1) in ("past", "to") and self.clock_hour(i + 2):

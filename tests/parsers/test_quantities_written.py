@@ -400,3 +400,23 @@ def test_the_same_words_that_count_stay_quantities():
 )
 def test_a_plus_sign_label_pairs_status_codes_and_country_codes(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "The museum welcomed 2.1m visitors, short of the 2.6m it drew before.",
+            [("2.1m", Fraction(2_100_000)), ("2.6m", Fraction(2_600_000))],
+        ),
+        ("The wall is 2.5m high.", [("2.5", Fraction(5, 2))]),  # metres: no counted noun follows
+        ("The parcel went to Flat 4B.", []),
+        ("She plays Nocturne No. 2, Op. 9, best.", []),
+        ("The Lakers outscored Boston 31-18.", [("31", Fraction(31)), ("18", Fraction(18))]),
+        ("Annual membership is CHF 480.", [("CHF 480", Fraction(480))]),
+        ("Half-price pizzas every Tuesday.", []),
+        ("I'm in two minds about the job.", []),
+    ],
+)
+def test_millions_without_a_currency_sign_flats_works_scores_and_currency_codes(text, expected):
+    assert values(text) == expected
