@@ -86,6 +86,7 @@ HELDOUT6 = REPO / "benchmarks" / "data" / "quantities_heldout6.jsonl"
 HELDOUT7 = REPO / "benchmarks" / "data" / "quantities_heldout7.jsonl"
 HELDOUT8 = REPO / "benchmarks" / "data" / "quantities_heldout8.jsonl"
 HELDOUT9 = REPO / "benchmarks" / "data" / "quantities_heldout9.jsonl"
+HELDOUT10 = REPO / "benchmarks" / "data" / "quantities_heldout10.jsonl"
 
 
 @pytest.mark.parametrize(
@@ -141,8 +142,15 @@ HELDOUT9 = REPO / "benchmarks" / "data" / "quantities_heldout9.jsonl"
             22,
             (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7, HELDOUT8),
         ),
+        (
+            HELDOUT10,
+            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 70},
+            161,
+            24,
+            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7, HELDOUT8, HELDOUT9),
+        ),
     ],
-    ids=["heldout2", "heldout3", "heldout4", "heldout5", "heldout6", "heldout7", "heldout8", "heldout9"],
+    ids=[f"heldout{n}" for n in range(2, 11)],
 )
 def test_a_later_heldout_file_is_consistent_and_new(path, sources, quantities, not_quantities, earlier_files):
     items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
