@@ -78,81 +78,31 @@ def test_outside_gold_file_is_consistent_and_split_per_source():
     assert corpus == 180 and sum(len(item["quantities"]) for item in items) >= 600
 
 
-HELDOUT2 = REPO / "benchmarks" / "data" / "quantities_heldout2.jsonl"
-HELDOUT3 = REPO / "benchmarks" / "data" / "quantities_heldout3.jsonl"
-HELDOUT4 = REPO / "benchmarks" / "data" / "quantities_heldout4.jsonl"
-HELDOUT5 = REPO / "benchmarks" / "data" / "quantities_heldout5.jsonl"
-HELDOUT6 = REPO / "benchmarks" / "data" / "quantities_heldout6.jsonl"
-HELDOUT7 = REPO / "benchmarks" / "data" / "quantities_heldout7.jsonl"
-HELDOUT8 = REPO / "benchmarks" / "data" / "quantities_heldout8.jsonl"
-HELDOUT9 = REPO / "benchmarks" / "data" / "quantities_heldout9.jsonl"
-HELDOUT10 = REPO / "benchmarks" / "data" / "quantities_heldout10.jsonl"
+DRAWN_40 = {"gsm8k": 12, "math": 12, "gsmplus": 8, "processbench": 8}
+DRAWN_20 = {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4}
+# part -> (items per source, gold quantities, spans that are not quantities)
+LATER_PARTS = {
+    2: ({"gsm8k": 40, "math": 40, "gsmplus": 30, "processbench": 30, "written": 32}, 363, 14),
+    3: ({"gsm8k": 30, "math": 30, "gsmplus": 20, "processbench": 20, "written": 55}, 359, 27),
+    4: ({**DRAWN_40, "written": 90}, 258, 36),
+    5: ({**DRAWN_40, "written": 90}, 207, 42),
+    6: ({**DRAWN_20, "written": 60}, 125, 31),
+    7: ({**DRAWN_20, "written": 70}, 154, 33),
+    8: ({**DRAWN_20, "written": 70}, 161, 47),
+    9: ({**DRAWN_20, "written": 70}, 178, 22),
+    10: ({**DRAWN_20, "written": 70}, 161, 24),
+}
 
 
-@pytest.mark.parametrize(
-    "path, sources, quantities, not_quantities, earlier_files",
-    [
-        (HELDOUT2, {"gsm8k": 40, "math": 40, "gsmplus": 30, "processbench": 30, "written": 32}, 363, 14, (OUTSIDE,)),
-        (
-            HELDOUT3,
-            {"gsm8k": 30, "math": 30, "gsmplus": 20, "processbench": 20, "written": 55},
-            359,
-            27,
-            (OUTSIDE, HELDOUT2),
-        ),
-        (
-            HELDOUT4,
-            {"gsm8k": 12, "math": 12, "gsmplus": 8, "processbench": 8, "written": 90},
-            258,
-            36,
-            (OUTSIDE, HELDOUT2, HELDOUT3),
-        ),
-        (
-            HELDOUT5,
-            {"gsm8k": 12, "math": 12, "gsmplus": 8, "processbench": 8, "written": 90},
-            207,
-            42,
-            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4),
-        ),
-        (
-            HELDOUT6,
-            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 60},
-            125,
-            31,
-            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5),
-        ),
-        (
-            HELDOUT7,
-            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 70},
-            154,
-            33,
-            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6),
-        ),
-        (
-            HELDOUT8,
-            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 70},
-            161,
-            47,
-            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7),
-        ),
-        (
-            HELDOUT9,
-            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 70},
-            178,
-            22,
-            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7, HELDOUT8),
-        ),
-        (
-            HELDOUT10,
-            {"gsm8k": 6, "math": 6, "gsmplus": 4, "processbench": 4, "written": 70},
-            161,
-            24,
-            (OUTSIDE, HELDOUT2, HELDOUT3, HELDOUT4, HELDOUT5, HELDOUT6, HELDOUT7, HELDOUT8, HELDOUT9),
-        ),
-    ],
-    ids=[f"heldout{n}" for n in range(2, 11)],
-)
-def test_a_later_heldout_file_is_consistent_and_new(path, sources, quantities, not_quantities, earlier_files):
+def later_part(number: int) -> Path:
+    return REPO / "benchmarks" / "data" / f"quantities_heldout{number}.jsonl"
+
+
+@pytest.mark.parametrize("number", list(LATER_PARTS), ids=[f"heldout{n}" for n in LATER_PARTS])
+def test_a_later_heldout_file_is_consistent_and_new(number):
+    sources, quantities, not_quantities = LATER_PARTS[number]
+    path = later_part(number)
+    earlier_files = (OUTSIDE, *(later_part(n) for n in range(2, number)))
     items = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert [item["id"] for item in items] == list(range(1, len(items) + 1))
     counts: dict[str, int] = {}
