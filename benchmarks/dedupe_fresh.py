@@ -158,6 +158,27 @@ def tfidf_similarity(texts: list[str]) -> np.ndarray:
     return (matrix @ matrix.T).toarray().astype(np.float32)
 
 
+def threshold_baselines(texts, embedder, items: list[dict], scored: dict, split: str, results: dict) -> dict:
+    """The MiniLM and TF-IDF cosine-threshold baselines: every pair of rows at or above a threshold is one problem,
+    the threshold the best F1 (then precision) on ``scored["dev"]`` over ``THRESHOLDS``; each baseline's counts on
+    ``split`` go into ``results`` under its label. Returns the thresholds chosen."""
+    vectors = np.asarray(embedder.encode(texts), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    chosen = {}
+    for name, similarity in (("MiniLM cosine", vectors @ vectors.T), ("TF-IDF cosine", tfidf_similarity(texts))):
+        near = {part: near_pairs(similarity, rows, THRESHOLDS[0]) for part, rows in scored.items()}
+        del similarity
+
+        def baseline(part: str, t: float, near: dict = near) -> dict:
+            return score_fresh(None, items, scored[part], {(a, b) for a, b, v in near[part] if v >= t})
+
+        on_dev = {t: baseline("dev", t) for t in THRESHOLDS}
+        best = max(THRESHOLDS, key=lambda t: (f_measures(on_dev[t])[2], f_measures(on_dev[t])[0]))
+        chosen[name] = float(best)
+        results[f"{name} >= {best:.2f} (chosen on dev)"] = on_dev[best] if split == "dev" else baseline(split, best)
+    return chosen
+
+
 def row_line(name: str, counts: dict, families: list[str], rng) -> str:
     """One table row: precision and recall with their bootstrap intervals, F1, and the wrongly grouped shares
     of the variants that change the problem."""
@@ -245,21 +266,7 @@ def main() -> None:
     for name, settings in methods.items():
         groups[name] = evidence.groups(settings)
         results[name] = score_fresh(groups[name], items, scored[args.split])
-    vectors = np.asarray(embedder.encode(texts), dtype=np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    chosen = {}
-    for name, similarity in (("MiniLM cosine", vectors @ vectors.T), ("TF-IDF cosine", tfidf_similarity(texts))):
-        near = {split: near_pairs(similarity, scored[split], THRESHOLDS[0]) for split in scored}
-        del similarity
-
-        def baseline(split: str, t: float, near: dict = near) -> dict:
-            return score_fresh(None, items, scored[split], {(a, b) for a, b, v in near[split] if v >= t})
-
-        on_dev = {t: baseline("dev", t) for t in THRESHOLDS}
-        best = max(THRESHOLDS, key=lambda t: (f_measures(on_dev[t])[2], f_measures(on_dev[t])[0]))
-        chosen[name] = float(best)
-        label = f"{name} >= {best:.2f} (chosen on dev)"
-        results[label] = on_dev[best] if args.split == "dev" else baseline(args.split, best)
+    chosen = threshold_baselines(texts, embedder, items, scored, args.split, results)
     rng = np.random.default_rng(2)
     n_fam = len(names[args.split])
     print(f"## Dedupe on fresh GSM8K families: {args.split} ({n_fam} families), inside a bank of {len(items)} rows")

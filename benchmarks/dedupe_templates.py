@@ -22,7 +22,9 @@ makes the same rows):
 The rows go into ``dedupe_quality.py``'s bank (200 GSM-Plus families, 200 MATH problems with copies, 500 GSM8K
 questions) as one bank, and ``mathgraph dedupe``'s default and ``--strict`` group it; only the pairs touching the
 split's seeds are scored: pair precision and recall (bootstrap intervals over seeds), recall of the ``renamed``
-pairs, and for each kind the rows grouped with another problem. The target of the number variants is none grouped:
+pairs, and for each kind the rows grouped with another problem, beside MiniLM and TF-IDF cosine-threshold baselines
+(``dedupe_fresh.threshold_baselines``: the threshold chosen on the dev seeds). The target of the number variants is
+none grouped:
 "numbers changed", "renamed, numbers changed" and "template variant" rows grouped with their seed or with each other.
 """
 
@@ -36,7 +38,15 @@ from pathlib import Path
 
 import numpy as np
 from bank_search_templates import _NUMBER, _add_clauses, _rename, _renumber, _seed, template_variant  # noqa: E402
-from dedupe_fresh import FAMILIES, print_failures, print_kinds, read_families, row_line, score_fresh  # noqa: E402
+from dedupe_fresh import (  # noqa: E402
+    FAMILIES,
+    print_failures,
+    print_kinds,
+    read_families,
+    row_line,
+    score_fresh,
+    threshold_baselines,
+)
 from dedupe_quality import DATA, NEIGHBOURS, CachedMiniLM, Evidence, build_bank  # noqa: E402
 
 from smoke import SMOKE_DATA  # noqa: E402 (benchmarks/ is on the path of its scripts)
@@ -111,10 +121,12 @@ def main() -> None:
     start = time.perf_counter()
     evidence = Evidence(texts, embedder, 0.7)
     prepare_s = time.perf_counter() - start
-    scored = {i for i, item in enumerate(items) if item.get("split") == args.split}
+    by_split = {split: {i for i, item in enumerate(items) if item.get("split") == split} for split in SPLITS}
+    scored = by_split[args.split]
     families = sorted({items[i]["family"] for i in scored})
     methods = {"default": DedupeSettings(), "--strict": STRICT}
     results = {name: score_fresh(evidence.groups(settings), items, scored) for name, settings in methods.items()}
+    chosen = threshold_baselines(texts, embedder, items, by_split, args.split, results)
     rng = np.random.default_rng(2)
     print(f"## Dedupe on template variants: {args.split} ({len(families)} seeds), inside a bank of {len(items)} rows")
     print(
@@ -141,6 +153,7 @@ def main() -> None:
     out = {
         "split": args.split,
         "seeds": len(families),
+        "thresholds_chosen_on_dev": chosen,
         "number_variants_grouped": number_rows,
         "results": {
             name: {k: v for k, v in c.items() if k not in ("per_family", "wrong", "missed")}
