@@ -359,23 +359,17 @@ def test_the_encoder_lead_in_fused_ranks_and_its_choice():
     assert bank_search.choose_encoder_lead([bank], [scores], (0.05,))["chosen"] is None
 
 
-def test_the_ninth_math_queries_file_is_a_new_test_set():
-    earlier = (*EARLIER_THAN_SEVENTH, bank_search.MATH_QUERIES_SEVENTH, bank_search.MATH_QUERIES_EIGHTH)
-    ninth = new_queries(bank_search.MATH_QUERIES_NINTH, earlier, "test", range(461, 581))
-    assert [row["kind"] for row in ninth] == ["variables"] * 30 + ["numbers"] * 30 + ["both"] * 30 + ["wording"] * 30
-    assert len({row["index"] for row in ninth}) == len(ninth)  # no original twice
+LATER_TEST_SETS = ("MATH_QUERIES_NINTH", "MATH_QUERIES_TENTH", "MATH_QUERIES_ELEVENTH")  # 120 queries each, from q461
+
+
+@pytest.mark.parametrize("number", range(len(LATER_TEST_SETS)), ids=LATER_TEST_SETS)
+def test_a_later_math_queries_file_is_a_new_test_set(number):
+    earlier_sets = [getattr(bank_search, name) for name in LATER_TEST_SETS[:number]]
+    earlier = (*EARLIER_THAN_SEVENTH, bank_search.MATH_QUERIES_SEVENTH, bank_search.MATH_QUERIES_EIGHTH, *earlier_sets)
+    path = getattr(bank_search, LATER_TEST_SETS[number])
+    first = 461 + 120 * number
+    rows = new_queries(path, earlier, "test", range(first, first + 120))
+    assert [row["kind"] for row in rows] == ["variables"] * 30 + ["numbers"] * 30 + ["both"] * 30 + ["wording"] * 30
+    assert len({row["index"] for row in rows}) == len(rows)  # no original twice
     # a test set: not read by default
-    assert str(bank_search.MATH_QUERIES_NINTH) not in bank_search.arguments(["--work", "w"]).queries.split(",")
-
-
-def test_the_tenth_math_queries_file_is_a_new_test_set():
-    earlier = (
-        *EARLIER_THAN_SEVENTH,
-        bank_search.MATH_QUERIES_SEVENTH,
-        bank_search.MATH_QUERIES_EIGHTH,
-        bank_search.MATH_QUERIES_NINTH,
-    )
-    tenth = new_queries(bank_search.MATH_QUERIES_TENTH, earlier, "test", range(581, 701))
-    assert [row["kind"] for row in tenth] == ["variables"] * 30 + ["numbers"] * 30 + ["both"] * 30 + ["wording"] * 30
-    assert len({row["index"] for row in tenth}) == len(tenth)
-    assert str(bank_search.MATH_QUERIES_TENTH) not in bank_search.arguments(["--work", "w"]).queries.split(",")
+    assert str(path) not in bank_search.arguments(["--work", "w"]).queries.split(",")
