@@ -91,6 +91,7 @@ SCRIPTS = {
         ["--work", TMP],
         ["| structure+steps+tfidf |", "### Accuracy per perturbation type", "written:"],
     ),
+    "quantity_drift": ([], ["| problems | read the same | read differently | seconds |", "| 12 | "]),
     "quantity_extraction": ([], ["3 problems from", "| all |"]),
     "reasoning_step_time": (["--work", TMP], ["| dense |", "| ReasonFormer shared, top-2, checkpointing |"]),
     "release_model": (
@@ -161,6 +162,7 @@ FAST = {
     "latex_coverage",
     "make_kpc_sample",
     "parse_throughput",
+    "quantity_drift",
     "quantity_extraction",
     "solution_errors",
     "solution_graph",
