@@ -54,9 +54,9 @@ Not quantities (dropped, so the solution reader and the alignment never see them
 as a pronoun (``the red one``, ``that one costs``, ``each one``, ``one at a time``), ordinals
 (``2nd``, ``third place``, ``twenty-first``; but ``a third of`` is 1/3), seasons (``2013-14``),
 dates and years (``in 2019``, ``between 2000 and 2005``, ``from 1990 to 1995``, ``May 4, 1901``,
-``1 May 2006``, ``on 12/25``, ``3/14/1998``), clock times (``3:30``, ``9 a.m.``, ``2.13 am``), phone numbers
+``1 May 2006``, ``on 12/25``, ``3/14/1998``), clock times (``3:30``, ``9 a.m.``, ``2.13 am``, ``after 8.30``), phone numbers
 (``555-123-4567``, ``(800) 555-0199``, ``555-1234`` in a sentence about calling), labels and names
-(``Route 66``, ``42 Oak Street``, ``Voyager 2``, ``English 101``, ``iPhone 12``, ``South 32 Ltd``), model names
+(``Route 66``, ``42 Oak Street``, ``track 7 was cut``, ``stop 26``, ``Voyager 2``, ``English 101``, ``iPhone 12``, ``South 32 Ltd``), model names
 (``the 747-8 can``, ``the Pixel 8 were``), catalogue numbers and IDs (``J1149.5+6663``, ``06F6``, ``#48213``,
 ``978-0-14-044913-6``), phone numbers in spaced groups (``0345 600 7890``, ``+44 20 7946 0958``), years named by
 the word before them (``fiscal 2025``, ``the years 1914 to 1918``, ``Q3 2024``), ``one`` in a word of its own
@@ -134,6 +134,11 @@ _LABEL_NOUNS = {"room", "gate", "platform", "terminal", "exit", "channel", "flig
 _LABEL_NOUNS |= {"apartment", "apt", "highway", "interstate", "figure", "fig", "table", "section", "exercise"}
 _LABEL_NOUNS |= {"episode", "chapter", "year", "grade", "class", "level", "stage", "season", "lane", "aisle"}
 _LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
+# nouns a number after names one of them only when no noun follows it: "track 7 was cut", "stop 26 every 20 minutes",
+# "take bus 14", but "at the first stop 8 people got off", "run the track 12 times" count
+_LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
+_LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice"}
+_POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
 # currency codes written before or after an amount: "CHF 480", "480 CHF", "USD 12.50"
@@ -1167,6 +1172,8 @@ class _TokenScanner:
         parsed = parse_number(number)
         if parsed is None or parsed[0] in _RESOLUTIONS:
             return False
+        if self.text_of(i - 1) in _RANGE_WORDS and self.text_of(i - 2) in _CLOCK_WORDS:
+            return False  # "open 4 pm to 10p": p.m., a clock time
         return self.text_of(i - 1) not in _ARITHMETIC_SIGNS and self.text_of(i + 1) not in _ARITHMETIC_SIGNS
 
     def notation_after(self, value: Fraction, form: str, last: int) -> tuple[Fraction, int]:
@@ -1270,6 +1277,8 @@ class _TokenScanner:
         clock = re.fullmatch(r"(\d{1,2})\.([0-5]\d)", self.text_of(i))
         if clock and last == i and 1 <= int(clock.group(1)) <= 12 and self.text_of(i + 1) in _CLOCK_WORDS:
             return True  # "2.13 am"
+        if clock and last == i and self.raw(i) == self.text_of(i) and self.clock_with_a_point(i, int(clock.group(1))):
+            return True  # "ring after 8.30 on weekdays"
         before = (
             self.text_of(i - 2) if self.text_of(i - 1) == "." and self.adjacent(i - 2, i - 1) else self.text_of(i - 1)
         )
@@ -1407,12 +1416,50 @@ class _TokenScanner:
         if noun in _RANGE_WORDS | {","} and _STARTS_LIKE_NUMBER_RE.match(self.text_of(i - 2)):
             return self.text_of(i - 3).endswith("s") and self.names_one_of(i - 2)  # the 20 of "junctions 19 and 20"
         plural_pair = noun.endswith("s") and noun[:-1] in _LABEL_NOUNS and self.text_of(i + 1) in _RANGE_WORDS | {","}
-        if noun not in _LABEL_NOUNS and not plural_pair or self.text_of(i - 2) in _KIND_DETERMINERS | {"per"}:
-            return False  # "each year 500 people visit", "a room 12 feet wide": the noun is counted over
+        if self.label_noun_is_a_verb(i):
+            return False  # "can grade 296 papers", "each row seats 7 or 8 people": the number counts the papers
+        loose = noun in _LOOSE_LABEL_NOUNS
+        if (
+            noun not in _LABEL_NOUNS
+            and not plural_pair
+            and not loose
+            or self.text_of(i - 2) in _KIND_DETERMINERS | {"per"}
+            or self.tokens[i - 2].upos == "ADJ"
+            and self.text_of(i - 3) in _KIND_DETERMINERS
+        ):
+            return False  # "each year 500 people visit", "a room 12 feet wide", "in a low season 4 packs": counted over
         if _STARTS_LIKE_NUMBER_RE.match(self.text_of(i - 2)) or self.text_of(i + 1) in ("by", "x", "×"):
             return False
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        if (
+            loose
+            and after is not None
+            and (after.upos in ("NOUN", "PROPN", "NUM", "ADJ", "VERB") or self.text_of(i + 1) in _PERCENT)
+        ):
+            return False  # "at the first stop 8 people got off", "stop 2 raised beds": the number counts what follows
         return after is None or not _is_measure(after)
+
+    def label_noun_is_a_verb(self, i: int) -> bool:
+        """The word before the number at ``i`` is a verb that has the number's noun for object: lower case, a
+        counted noun after the number (or after the pair it opens: ``seats 7 or 8 people``), and before it an
+        auxiliary, a noun or a pronoun that can be its subject (``can grade 296 papers``, ``the row seats 7``; not
+        ``his grade 5 students``, ``in grade 5 classes``, ``the Year 9 pupils``). The tagger alone cannot tell:
+        it takes ``gate`` in ``Go to gate 12`` for a verb."""
+        if not self.raw(i - 1)[:1].islower():
+            return False
+        after = (
+            i + 3
+            if self.text_of(i + 1) in _RANGE_WORDS and _STARTS_LIKE_NUMBER_RE.match(self.text_of(i + 2))
+            else i + 1
+        )
+        if after >= len(self.tokens) or self.tokens[after].upos != "NOUN":
+            return False
+        subject = self.tokens[i - 2] if i >= 2 else None
+        return subject is not None and (
+            subject.upos in ("AUX", "NOUN", "PROPN")
+            or subject.upos == "PRON"
+            and self.text_of(i - 2) not in _POSSESSIVES
+        )
 
     # ------------------------------------------------------------------ number words
     def words_at(self, i: int) -> tuple[list[Quantity], int] | None:
@@ -1430,6 +1477,8 @@ class _TokenScanner:
             return None  # "the second half was livelier": a part of a game or a show, not half of something named
         if word == "two" and self.text_of(i - 1) == "in" and self.text_of(i + 1) == "minds":
             return None  # "in two minds": undecided
+        if word == "one" and [self.text_of(k) for k in (i + 1, i + 2, i + 3)] == ["of", "a", "kind"]:
+            return None  # "one of a kind": unique
         if word == "one" and i == 0 and self.text_of(1) == "day" and self.tokens[2:3] and self.someday(2):
             return None  # "One day I'd like to...", "One day, a farmer...": some day, not a count of days
         if word in _CLOCK_PARTS and self.text_of(i + 1) in ("past", "to") and self.clock_hour(i + 2):
@@ -1506,6 +1555,17 @@ class _TokenScanner:
         ``, a farmer``, ``Tom sold``), not what the day counts (``One day has 24 hours``)."""
         token = self.tokens[j]
         return token.label == "," or token.upos in ("PRON", "PROPN") or token.label in ("the", "a", "an")
+
+    def clock_with_a_point(self, i: int, hour: int) -> bool:
+        """``after 8.30``, ``at 7.45``, ``until 5.00``: a time of day written with a point (British style) after a word of
+        time, with nothing counted after it. Only the quarter hours are read so, since ``sold at 1.25`` is a price."""
+        if hour > 23 or self.text_of(i)[-2:] not in ("00", "15", "30", "45"):
+            return False
+        if self.text_of(i - 1) not in ("at", "after", "before", "until", "till", "from"):
+            return False
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        counted = after is not None and (after.upos in ("NOUN", "PROPN", "NUM", "SYM") or after.upos == "DET")
+        return not counted and self.text_of(i + 1) not in _PERCENT | {"per", "each", "apiece"}
 
     def clock_hour(self, i: int) -> bool:
         """Token ``i`` is an hour of a clock, 1 to 12, in words or digits (``seven``, ``5``)."""

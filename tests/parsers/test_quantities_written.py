@@ -420,3 +420,38 @@ def test_a_plus_sign_label_pairs_status_codes_and_country_codes(text, expected):
 )
 def test_millions_without_a_currency_sign_flats_works_scores_and_currency_codes(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The band recorded the album in 1971, and track 7 was cut in a single take.", []),
+        ("The night bus leaves from stop 26 every 20 minutes.", [("20", Fraction(20))]),
+        ("Take bus 14 to the museum.", []),
+        ("The patch fixes bug 10432 for 3,000 users.", [("3,000", Fraction(3000))]),
+        # a noun after the number: it counts that noun, whatever the word before it
+        ("At the first stop 8 people got off the bus.", [("8", Fraction(8))]),
+        ("She ran the track 12 times in an hour.", [("12", Fraction(12))]),
+        ("Abby is building 2 raised beds.", [("2", Fraction(2))]),
+        # a label noun used as a verb: the number counts its object
+        ("Ms. Alice can grade 296 papers in 8 hours.", [("296", Fraction(296)), ("8", Fraction(8))]),
+        ("A small airplane can seat 10 people in first class.", [("10", Fraction(10))]),
+        ("Each row seats 7 or 8 people.", [("7", Fraction(7)), ("8", Fraction(8))]),
+        ("Go to gate 12.", []),
+        # an adjective between a determiner and the label noun: counted over, as "a room 12 feet wide"
+        ("In a low season 4 tuna packs are sold per hour.", [("4", Fraction(4))]),
+        ("The shop is open 4 pm to 10p every day.", []),  # p.m., not pence
+        ("A stamp costs 10p.", [("10p", Fraction(10))]),
+        ("Students in grade 5 classes read.", []),
+        ("Ring the surgery after 8.30 on weekdays.", []),
+        ("Meet me at 7.45.", []),
+        # a price or a measure after a word of time, and minutes off the quarter hours, stay numbers
+        ("He sold the cookies at 1.30 each.", [("1.30", Fraction(13, 10))]),
+        ("The shop is open until 5.30 and costs 4.30 per hour.", [("4.30", Fraction(43, 10))]),
+        ("The bakery sells them at 1.25.", [("1.25", Fraction(5, 4))]),
+        ("She's one of a kind.", []),
+        ("One of the 5 apples is red.", [("One", Fraction(1)), ("5", Fraction(5))]),
+    ],
+)
+def test_loose_labels_clock_times_with_a_point_and_one_of_a_kind(text, expected):
+    assert values(text) == expected
