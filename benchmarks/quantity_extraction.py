@@ -67,7 +67,8 @@ LATER_PARTS = {
     7: ("seventh", "a dev part now"),
     8: ("eighth", "a dev part now"),
     9: ("ninth", "a dev part now"),
-    10: ("tenth", "measured once"),
+    10: ("tenth", "a dev part now"),
+    11: ("eleventh", "measured once"),
 }
 _KEYS = ("gold", "found", "correct", "form", "unit", "object")
 

@@ -91,6 +91,7 @@ LATER_PARTS = {
     8: ({**DRAWN_20, "written": 70}, 161, 47),
     9: ({**DRAWN_20, "written": 70}, 178, 22),
     10: ({**DRAWN_20, "written": 70}, 161, 24),
+    11: ({**DRAWN_20, "written": 70}, 145, 21),
 }
 
 
