@@ -60,7 +60,7 @@ OUTSIDE = DATA / "quantities_outside.jsonl"
 # the later held-out parts, by number: their ordinal and their state
 LATER_PARTS = {
     2: ("second", "measured once"),
-    3: ("third", "measured once"),
+    3: ("third", "a dev part now"),
     4: ("fourth", "a dev part now"),
     5: ("fifth", "a dev part now"),
     6: ("sixth", "a dev part now"),
