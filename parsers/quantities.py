@@ -62,7 +62,8 @@ dates and years (``in 2019``, ``between 2000 and 2005``, ``from 1990 to 1995``, 
 the word before them (``fiscal 2025``, ``the years 1914 to 1918``, ``Q3 2024``), ``one`` in a word of its own
 (``one-way``, ``one-to-one``), ``double`` and ``triple`` as kinds of things (``an ordered triple``, ``the double
 cone``), phone extensions (``extension 204``), postcodes (``LS6 2QB``), versions and numbered names (``Python 3.12``,
-``Room 3.14``, ``the number 38 bus``, ``the 49ers``), vague scales (``several hundred``), and numbers written with more than
+``Room 3.14``, ``the number 38 bus``, ``the 49ers``, ``Your seat is 42C``), idioms (``in two minds``, ``on cloud
+nine``), vague scales (``several hundred``), and numbers written with more than
 :data:`~mathgraph.parsers.numbers.MAX_DIGITS` digits (``parse_number`` refuses them: no
 exception, no quantity).
 
@@ -161,6 +162,21 @@ _PLURAL_SCALES = {f"{word}s": value for word, value in {"hundred": 100, **SCALE_
 _VAGUE_BEFORE = {"several", "few", "many", "some", "the", "of", "hundreds", "thousands", "millions"}
 # "one" after these is a pronoun ("that one costs", "each one", "the preceding one")
 _PRONOUN_ONE_BEFORE = {"that", "this", "the", "which", "each", "every", "another", "no", "any", "other", "same"}
+# "more than one with a garden" is a number, "more acidic than one with a pH of 4" a pronoun
+_AMOUNT_COMPARATIVES = {"more", "less", "fewer", "greater", "larger", "smaller", "bigger", "higher", "lower"}
+# idioms whose number words count nothing (each word as the reader lowercases it)
+_IDIOMS = (
+    ("in", "two", "minds"),
+    ("one", "of", "a", "kind"),
+    ("cloud", "nine"),
+    ("two", "and", "two", "together"),
+    ("two", "birds", "with", "one", "stone"),
+    ("square", "one"),
+    ("two", "left", "feet"),
+    ("sixes", "and", "sevens"),
+    ("on", "all", "fours"),
+    ("to", "the", "nines"),
+)
 _SIGN_WORDS = {"minus", "negative"}
 _DIGIT_WORDS = {"o": 0, **{w: v for w, v in UNIT_WORDS.items() if v < 10}}
 _TEMPERATURE_CUES = {
@@ -180,6 +196,7 @@ _JOINERS = {"and", "&"}
 # a number glued to what follows it in one token: a unit ("4km^2", "180ml", "25lbs"), a hyphen of "8- to 16-meter",
 # a range ("3.5–4.0"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost ("2.48×10−5"), a
 # percent sign the tokenizer left on its number ("５０％" in fullwidth), a currency sign after the amount ("175$.")
+_UNIT_AND_FULL_STOP_RE = re.compile(r"\d+(?:[.,]\d+)*[A-Za-zµ°]+\.")  # "180C." at a sentence's end
 _GLUED_RE = re.compile(
     rf"(?P<number>{DIGITS_PATTERN})(?:"
     rf"(?P<unit>[a-zA-Zµ°]+(?:\^?[23])?)"
@@ -706,8 +723,11 @@ class _TokenScanner:
             return [], season + 1  # "the 2013-14 season"
         if self.is_identifier(i):
             return [], end + 1  # "J1149.5+6663", "06F6"
-        if re.fullmatch(r"\d+[A-Za-z]", self.raw(i)) and self.names_one_of(i):
+        if re.fullmatch(r"\d+[A-Za-z]\.?", self.raw(i)) and self.names_one_of(i):
             return [], i + 1  # "Flat 4B", "Gate 12A": a label, not 4 billion
+        if re.fullmatch(r"\d+[A-Z]\.?", self.raw(i)) and self.text_of(i - 1) in ("is", "was", ":"):
+            if self.text_of(i - 2).rstrip(".") in _LABEL_NOUNS | _LOOSE_LABEL_NOUNS:
+                return [], i + 1  # "Your seat is 42C": a label said with a verb, not 42 °C
         read = self.read_glued(i, end)
         if read is None:
             return self.glued_number(i)  # "4km^2", "8- to 16-meter"; None for "2nd", "4x", "12/25/2020"
@@ -1087,6 +1107,8 @@ class _TokenScanner:
             return arithmetic, i + 1
         token = self.tokens[i]
         written = self.raw(i)
+        if _UNIT_AND_FULL_STOP_RE.fullmatch(written):
+            written = written[:-1]  # "Bake at 180C.", "It holds 2L.": the tokenizer kept the sentence's full stop
         vulgar = _VULGAR_HYPHEN_RE.fullmatch(written)
         if vulgar is not None and parse_number(vulgar.group(1)) is not None:  # "¾-inch cubes": ¾, unit inch
             span = (token.span[0], token.span[0] + vulgar.end(1))
@@ -1475,10 +1497,8 @@ class _TokenScanner:
             return None  # "Orwell's Nineteen Eighty-Four", "the Fantastic Four": a name
         if word == "half" and self.text_of(i - 1) in ("first", "second") and self.half_of_nothing(i):
             return None  # "the second half was livelier": a part of a game or a show, not half of something named
-        if word == "two" and self.text_of(i - 1) == "in" and self.text_of(i + 1) == "minds":
-            return None  # "in two minds": undecided
-        if word == "one" and [self.text_of(k) for k in (i + 1, i + 2, i + 3)] == ["of", "a", "kind"]:
-            return None  # "one of a kind": unique
+        if self.in_an_idiom(i):
+            return None  # "in two minds", "one of a kind", "on cloud nine"
         if word == "one" and i == 0 and self.text_of(1) == "day" and self.tokens[2:3] and self.someday(2):
             return None  # "One day I'd like to...", "One day, a farmer...": some day, not a count of days
         if word in _CLOCK_PARTS and self.text_of(i + 1) in ("past", "to") and self.clock_hour(i + 2):
@@ -1635,6 +1655,16 @@ class _TokenScanner:
             return False
         return (after.lemma or after.label).lower() not in _FRACTION_OF
 
+    def in_an_idiom(self, i: int) -> bool:
+        """The number word at ``i`` is part of one of ``_IDIOMS``: it counts nothing."""
+        word = self.text_of(i)
+        for idiom in _IDIOMS:
+            for offset, idiom_word in enumerate(idiom):
+                start = i - offset
+                if idiom_word == word and all(self.text_of(start + k) == w for k, w in enumerate(idiom)):
+                    return True
+        return False
+
     def pronoun_one(self, i: int) -> bool:
         """``one`` standing for a noun: ``the red one``, ``that one costs``, ``each one``, ``one at a time``."""
         if self.fraction_after(i + 1) or self.text_of(i + 1) in ("-", "hundred", *SCALE_WORDS, *ORDINAL_DENOMINATORS):
@@ -1645,6 +1675,8 @@ class _TokenScanner:
             return False
         if self.text_of(i - 1) in _PRONOUN_ONE_BEFORE:
             return True
+        if self.text_of(i - 1) == "than" and self.text_of(i - 2) not in _AMOUNT_COMPARATIVES:
+            return self.text_of(i + 1) in ("with", "that", "which", "who", "whose")  # "more acidic than one with"
         if self.text_of(i + 1) == "at" and self.text_of(i + 2) in _ARTICLES and self.text_of(i + 3) == "time":
             return True
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None

@@ -455,3 +455,26 @@ def test_millions_without_a_currency_sign_flats_works_scores_and_currency_codes(
 )
 def test_loose_labels_clock_times_with_a_point_and_one_of_a_kind(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Your seat is 42C, on the left-hand side next to the window.", []),
+        ("It was 42C in Seville.", [("42", Fraction(42))]),  # a temperature: no label noun before
+        # a glued unit at a sentence's end, where the tokenizer keeps the full stop on the number
+        ("Bake at 180C.", [("180", Fraction(180))]),
+        ("The bag holds 2L.", [("2", Fraction(2))]),
+        (
+            "A solution with a pH of 3 is ten times more acidic than one with a pH of 4.",
+            [("3", Fraction(3)), ("ten", Fraction(10)), ("4", Fraction(4))],
+        ),
+        ("More than one with a garden was sold.", [("one", Fraction(1))]),
+        ("She was on cloud nine after the interview.", []),
+        ("He put two and two together.", []),
+        ("Kill two birds with one stone.", []),
+        ("The cloud was nine miles wide.", [("nine", Fraction(9))]),
+    ],
+)
+def test_seat_codes_glued_units_before_a_full_stop_pronoun_one_and_idioms(text, expected):
+    assert values(text) == expected
