@@ -68,7 +68,8 @@ LATER_PARTS = {
     8: ("eighth", "a dev part now"),
     9: ("ninth", "a dev part now"),
     10: ("tenth", "a dev part now"),
-    11: ("eleventh", "measured once"),
+    11: ("eleventh", "a dev part now"),
+    12: ("twelfth", "measured once"),
 }
 _KEYS = ("gold", "found", "correct", "form", "unit", "object")
 

@@ -92,6 +92,7 @@ LATER_PARTS = {
     9: ({**DRAWN_20, "written": 70}, 178, 22),
     10: ({**DRAWN_20, "written": 70}, 161, 24),
     11: ({**DRAWN_20, "written": 70}, 145, 21),
+    12: ({**DRAWN_20, "written": 70}, 132, 28),
 }
 
 
