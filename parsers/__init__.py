@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 14  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 15  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -17,3 +17,5 @@ PARSER_VERSION = 14  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # a label noun used as a verb counts (can grade 296 papers, can seat 10 people), in a low season 4 packs, 4 pm to 10p
 # 14: a glued unit before a sentence's full stop (Bake at 180C.), a seat said with a verb (seat is 42C), idioms (cloud
 # nine, two and two together), one as a pronoun after than (more acidic than one with)
+# 15: more street words (73 Linden Grove), stand 9, a word ending in a number word (the fly-half), Swiss thousands
+# (1'250'000), a country code before a bracketed area code (+1 (555) 010-2299)

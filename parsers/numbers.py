@@ -5,7 +5,8 @@ form. What it reads:
 
 - digits with thousands commas and decimals: ``12``, ``1,000.5``, ``.5`` (``integer``, ``decimal``), and
   thousands groups set off by spaces, ``10 000``, ``120 000``, ``1 000 000`` (a space, a no-break space or a
-  thin space; one leading digit needs two groups, so ``2 100`` is two numbers);
+  thin space; one leading digit needs two groups, so ``2 100`` is two numbers), or by apostrophes, as in
+  Switzerland: ``1'250'000``;
 - a sign, ASCII ``-`` or the Unicode minus ``−`` (U+2212): ``-7``, ``−4``;
 - fractions: ``3/4``, ``1⁄2`` (fraction slash), the vulgar fractions ``½ ⅓ ¼ ¾ ⅛...`` and
   mixed numbers glued to them, ``2½`` (``fraction``);
@@ -228,6 +229,10 @@ MONTHS = {
 }
 
 
+# thousands grouped by apostrophes, as Swiss writers group them: "1'250'000", "CHF 12'500.50" (not "5'11", feet)
+_APOSTROPHE_GROUPS_RE = re.compile(r"[-−]?\d{1,3}(?:['’]\d{3})+(?:\.\d+)?")
+
+
 def parse_number(text: str) -> tuple[Fraction, str] | None:
     """The exact value and form of a number written in digits: ``"1,000.5"`` -> ``(Fraction(2001, 2), "decimal")``.
 
@@ -235,6 +240,8 @@ def parse_number(text: str) -> tuple[Fraction, str] | None:
     number longer than ``MAX_DIGITS`` digits (see the module docstring for what is read).
     """
     text = plain_digits(text.strip())
+    if _APOSTROPHE_GROUPS_RE.fullmatch(text):
+        text = text.replace("'", "").replace("’", "")  # "1'250'000": Swiss thousands
     if sum(c.isascii() and c.isdigit() for c in text) > MAX_DIGITS:
         return None
     match = _NUMBER_RE.fullmatch(text)

@@ -114,6 +114,8 @@ _CLOCK_WORDS = {"a.m.", "p.m.", "a.m", "p.m", "am", "pm", "o'clock", "o’clock"
 _RATIO_CUES = {"ratio", "ratios", "proportion"}
 _PHONE_CUES = {"call", "phone", "dial", "telephone", "cell", "fax", "hotline", "helpline", "mobile", "tel", "tel."}
 _STREET_WORDS = {"street", "st", "avenue", "ave", "road", "rd", "lane", "boulevard", "blvd", "drive", "way", "court"}
+_STREET_WORDS |= {"grove", "crescent", "terrace", "close", "place", "pl", "square", "sq", "gardens", "mews", "parade"}
+_STREET_WORDS |= {"row", "hill", "walk", "wharf", "quay"}
 _RACES = {"race", "races", "run", "runs", "walk", "marathon", "fun"}
 _DATE_CUES = {"on", "until", "till", "since", "dated"}
 _RANGE_WORDS = {"and", "to", "or", "through", "until", "till", "-", "–"}
@@ -138,7 +140,8 @@ _LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
 # nouns a number after names one of them only when no noun follows it: "track 7 was cut", "stop 26 every 20 minutes",
 # "take bus 14", but "at the first stop 8 people got off", "run the track 12 times" count
 _LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
-_LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice"}
+_LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice", "stand", "stall", "booth", "dock", "pitch"}
+_LOOSE_LABEL_NOUNS |= {"counter", "window"}
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
@@ -236,6 +239,25 @@ _BRACKET_ARITH_RE = re.compile(rf"[(]*(?:{_ARITH_PIECE})[)]*(?:[=+*×x÷−-][(]
 _ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATTERN})(?:/(?P<den>\d+))?")
 # words that a number word is part of, not a number: "non-zero", "half-life", "half-brother"
 _HYPHEN_PREFIXES = {"non"}
+# words before a hyphen that keep the number word after it a number: "two-and-a-half", "best-of-three", "top-ten"
+_COMPOUND_NUMBER_PREFIXES = {
+    "a",
+    "an",
+    "and",
+    "to",
+    "on",
+    "by",
+    "of",
+    "for",
+    "in",
+    "per",
+    "or",
+    "the",
+    "top",
+    "under",
+    "over",
+}
+_COMPOUND_NUMBER_PREFIXES |= {"mid", "base", "baker"}  # "the base-eight number", "a baker-dozen"
 _HALF_COMPOUNDS = {"life", "lives", "brother", "brothers", "sister", "sisters", "sibling", "siblings", "moon", "truth"}
 _HALF_COMPOUNDS |= {"hearted", "heartedly", "wit", "wits", "baked", "court", "back", "backs", "mast"}
 _HALF_COMPOUNDS |= {"time", "term"}  # "at half-time", "the half-term break": names of a break, not half of one
@@ -707,6 +729,12 @@ class _TokenScanner:
             return [], i + 1  # "Error 0x80070005"
         if re.fullmatch(r"\+\d{1,3}", self.raw(i)) and self.spaced_phone_end(i + 1) is not None:
             return [], self.spaced_phone_end(i + 1) + 1  # "+44 20 7946 0321": a country code and its number
+        if (
+            re.fullmatch(r"\+\d{1,3}", self.raw(i))
+            and self.text_of(i + 1) == "("
+            and self.phone_end(i + 2, self.glued_end(i + 2))
+        ):
+            return [], i + 1  # "+1 (555) 010-2299": a country code before a bracketed area code
         end = self.glued_end(i)
         code = self.code_run_end(i)
         if code is not None:
@@ -1638,7 +1666,17 @@ class _TokenScanner:
         if self.text_of(i - 1) == "-" and self.adjacent(i - 2, i - 1) and self.adjacent(i - 1, i):
             if self.text_of(i - 2) in ("to", "on") and self.text_of(i - 4) == "one":
                 return True  # the second "one" of "one-to-one", "one-on-one"
-            return self.text_of(i - 2) in _HYPHEN_PREFIXES
+            before = self.text_of(i - 2)
+            if before in _HYPHEN_PREFIXES:
+                return True
+            # "the fly-half", "a scrum-half": a word of its own ending in a number word (not "twenty-one",
+            # "two-and-a-half", "best-of-three", "a top-ten finish", "the under-twelves")
+            return (
+                before.isalpha()
+                and before not in _NUMBER_WORDS
+                and before not in _COMPOUND_NUMBER_PREFIXES
+                and not self.text_of(i + 1) == "-"
+            )
         hyphen = self.text_of(i + 1) == "-" and self.adjacent(i, i + 1) and self.adjacent(i + 1, i + 2)
         word, after = self.text_of(i), self.text_of(i + 2)
         if hyphen and word == "one" and after in _ONE_COMPOUNDS or hyphen and word == "two" and after == "way":

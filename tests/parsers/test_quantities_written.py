@@ -478,3 +478,29 @@ def test_loose_labels_clock_times_with_a_point_and_one_of_a_kind(text, expected)
 )
 def test_seat_codes_glued_units_before_a_full_stop_pronoun_one_and_idioms(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Send it to Apartment 12, 73 Linden Grove, Leeds.", []),
+        ("He lives at 14 Park Crescent.", []),
+        ("It leaves from stand 9 outside the station.", []),
+        ("They stand 9 feet apart.", [("9", Fraction(9))]),
+        ("The fly-half kicked six penalties.", [("six", Fraction(6))]),
+        # a hyphen after these keeps the number word a number
+        ("Win a best-of-three series with a top-ten finish.", [("three", Fraction(3)), ("ten", Fraction(10))]),
+        (
+            "What is the base-ten number represented by the base-eight number 31?",
+            [("ten", Fraction(10)), ("eight", Fraction(8)), ("31", Fraction(31))],
+        ),
+        (
+            "a 2-for-one deal on twenty-one apples",
+            [("2", Fraction(2)), ("one", Fraction(1)), ("twenty-one", Fraction(21))],
+        ),
+        ("The Swiss figure was CHF 1'250'000 for the year.", [("CHF 1'250'000", Fraction(1_250_000))]),
+        ("Call +1 (555) 010-2299 now.", []),
+    ],
+)
+def test_street_names_stands_hyphenated_words_swiss_thousands_and_country_codes(text, expected):
+    assert values(text) == expected
