@@ -69,7 +69,8 @@ LATER_PARTS = {
     9: ("ninth", "a dev part now"),
     10: ("tenth", "a dev part now"),
     11: ("eleventh", "a dev part now"),
-    12: ("twelfth", "measured once"),
+    12: ("twelfth", "a dev part now"),
+    13: ("thirteenth", "measured once"),
 }
 _KEYS = ("gold", "found", "correct", "form", "unit", "object")
 

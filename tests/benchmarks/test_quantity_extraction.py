@@ -93,6 +93,7 @@ LATER_PARTS = {
     10: ({**DRAWN_20, "written": 70}, 161, 24),
     11: ({**DRAWN_20, "written": 70}, 145, 21),
     12: ({**DRAWN_20, "written": 70}, 132, 28),
+    13: ({**DRAWN_20, "written": 70}, 125, 23),
 }
 
 
