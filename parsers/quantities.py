@@ -157,6 +157,9 @@ _ARITHMETIC_SIGNS = {"+", "-", "−", "=", "*", "×", "/", "÷"}
 # tokens after which a capitalised number word may still open its sentence: 'He said, "Two'; "Answer: Three"
 _OPENERS = {'"', "“", "'", "‘", "(", ":"}
 # words that make "in a decade" a span compared over, not a number of years: "its worst result in a decade"
+# races named by their distance: "the 400m hurdles" is 400 metres, not 400 million hurdles
+_RACE_EVENTS = {"hurdles", "relay", "relays", "freestyle", "breaststroke", "backstroke", "medley", "steeplechase"}
+_RACE_EVENTS |= {"sprint", "sprints", "heats", "finals", "races"}
 _SUPERLATIVE_WORDS = {"first", "last", "best", "worst", "most", "least", "highest", "lowest", "biggest", "largest"}
 _HUNDRED_AND_SCALES = {"hundred", *SCALE_WORDS}
 # plural scales inside a run of number words ("seventy-five thousands"); a run never starts with one ("thousands of")
@@ -303,6 +306,8 @@ _SINGLE_WORDS = {
 }
 # multiples that are also kinds of things ("an ordered triple", "a double room")
 _KIND_WORDS = {"double", "triple", "quadruple"}
+# nouns that "double", "single" or "triple" before them make a kind of: "double cream", "a double bed"
+_KIND_NOUNS = {"cream", "bed", "beds", "room", "rooms", "glazing", "espresso", "helix", "bond", "bonds", "agent"}
 _KIND_DETERMINERS = {"a", "an", "the", "this", "that", "each", "every", "another", "any", "some"}
 # nouns of an amount that "a double ..." multiplies: "a double batch", "a triple portion"
 _AMOUNT_NOUNS = {"portion", "recipe", "dose", "amount", "helping", "quantity", "order", "shift", "share", "size"}
@@ -1207,7 +1212,7 @@ class _TokenScanner:
         def counts_noun(k: int) -> bool:
             token = self.tokens[k] if 0 <= k < len(self.tokens) else None
             plural = token is not None and token.label != (token.lemma or token.label).lower()
-            return plural and token.upos == "NOUN" and not _is_measure(token)
+            return plural and token.upos == "NOUN" and not _is_measure(token) and token.label not in _RACE_EVENTS
 
         def glued_m(k: int) -> bool:
             return self.raw(k) in ("m", "mn") and self.adjacent(k - 1, k) and bool(self.raw(k - 1)[-1:].isdigit())
@@ -1401,6 +1406,14 @@ class _TokenScanner:
             return 1900 <= value <= 2100 and not any((t.lemma or "").lower() in _EXCHANGE_VERBS for t in self.tokens)
         if _QUARTER_RE.fullmatch(before) or before == "-" and self.text_of(i - 2) == "mid" and self.adjacent(i - 1, i):
             return True  # "Q3 2024", "mid-2023"
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        following = self.tokens[i + 2] if i + 2 < len(self.tokens) else None
+        plural_after = following is not None and following.label != (following.lemma or following.label).lower()
+        head_adjective = after is not None and after.upos == "ADJ" and not plural_after  # "the 2026 final go on sale"
+        if before == "the" and 1900 <= value <= 2100 and after is not None and (after.upos == "NOUN" or head_adjective):
+            singular = after.label == (after.lemma or after.label).lower()
+            if singular and not _is_measure(after) and self.text_of(i + 2) not in ("-", "–"):
+                return True  # "the 2026 final", "the 2000 census" (not "the 2000 runners", "the 1500 metre race")
         if before not in _YEAR_CUES:
             return False
         parent, relation = self.reader.parent(self.tokens[i].id)
@@ -1622,9 +1635,10 @@ class _TokenScanner:
         return isinstance(hour, int) and 1 <= hour <= 12
 
     def compared_over(self, i: int) -> bool:
-        """``a decade`` at ``i`` closes ``in a decade`` after a superlative (``its worst result in a decade``, ``the
-        first time in a century``): the span a record is compared over, not a number of years."""
-        return self.text_of(i - 2) == "in" and any(self.text_of(k) in _SUPERLATIVE_WORDS for k in range(i - 2))
+        """``a decade`` at ``i`` closes ``in a decade`` or ``for a decade`` after a superlative (``its worst result in
+        a decade``, ``the first time in a century``, ``the highest figure for a decade``): the span a record is
+        compared over, not a number of years."""
+        return self.text_of(i - 2) in ("in", "for") and any(self.text_of(k) in _SUPERLATIVE_WORDS for k in range(i - 2))
 
     def names_a_kind(self, i: int) -> bool:
         """``double``, ``triple`` name a kind of thing, not a multiple, after an article or an adjective: ending its
@@ -1639,6 +1653,8 @@ class _TokenScanner:
             return False  # "a quadruple batch" is four batches; "triple the points", "quadruple that amount"
         if self.text_of(i + 1) == "-" and self.adjacent(i, i + 1):
             return False  # "double-page spreads", "double-counted": read as before
+        if after is not None and after.label in _KIND_NOUNS:
+            return True  # "double cream", "a double bed", "a double helix"
         determined = self.text_of(i - 1) in _KIND_DETERMINERS
         before = self.tokens[i - 1].upos if i > 0 else ""
         modified = before in ("ADJ", "PROPN") or self.text_of(i - 2) in _KIND_DETERMINERS and before == "VERB"

@@ -504,3 +504,23 @@ def test_seat_codes_glued_units_before_a_full_stop_pronoun_one_and_idioms(text, 
 )
 def test_street_names_stands_hyphenated_words_swiss_thousands_and_country_codes(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("He ran the 400m hurdles in 47.9 seconds.", [("400", Fraction(400)), ("47.9", Fraction(479, 10))]),
+        ("The museum welcomed 2.1m visitors.", [("2.1m", Fraction(2_100_000))]),
+        ("Births rose to 3,942, the highest figure for a decade.", [("3,942", Fraction(3942))]),
+        ("He lived there for a decade.", [("decade", Fraction(10))]),
+        ("Tickets for the 2026 final go on sale.", []),
+        ("The 1999 edition sold out.", []),
+        # a plural noun or a measure after it: the number counts
+        ("The 2000 runners set off.", [("2000", Fraction(2000))]),
+        ("They ran the 1500 metre race.", [("1500", Fraction(1500))]),
+        ("Whisk 250ml of double cream.", [("250", Fraction(250))]),
+        ("She scored double points.", [("double", Fraction(2))]),
+    ],
+)
+def test_races_in_metres_records_for_a_decade_years_before_a_noun_and_kinds_of_cream(text, expected):
+    assert values(text) == expected
