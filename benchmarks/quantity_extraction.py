@@ -70,7 +70,8 @@ LATER_PARTS = {
     10: ("tenth", "a dev part now"),
     11: ("eleventh", "a dev part now"),
     12: ("twelfth", "a dev part now"),
-    13: ("thirteenth", "measured once"),
+    13: ("thirteenth", "a dev part now"),
+    14: ("fourteenth", "measured once"),
 }
 _KEYS = ("gold", "found", "correct", "form", "unit", "object")
 

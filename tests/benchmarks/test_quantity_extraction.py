@@ -94,6 +94,7 @@ LATER_PARTS = {
     11: ({**DRAWN_20, "written": 70}, 145, 21),
     12: ({**DRAWN_20, "written": 70}, 132, 28),
     13: ({**DRAWN_20, "written": 70}, 125, 23),
+    14: ({**DRAWN_20, "written": 70}, 192, 20),
 }
 
 
