@@ -243,24 +243,8 @@ _ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATT
 # words that a number word is part of, not a number: "non-zero", "half-life", "half-brother"
 _HYPHEN_PREFIXES = {"non"}
 # words before a hyphen that keep the number word after it a number: "two-and-a-half", "best-of-three", "top-ten"
-_COMPOUND_NUMBER_PREFIXES = {
-    "a",
-    "an",
-    "and",
-    "to",
-    "on",
-    "by",
-    "of",
-    "for",
-    "in",
-    "per",
-    "or",
-    "the",
-    "top",
-    "under",
-    "over",
-}
-_COMPOUND_NUMBER_PREFIXES |= {"mid", "base", "baker"}  # "the base-eight number", "a baker-dozen"
+_COMPOUND_NUMBER_PREFIXES = {"a", "an", "and", "to", "on", "by", "of", "for", "in", "per", "or", "the", "top", "under"}
+_COMPOUND_NUMBER_PREFIXES |= {"over", "mid", "base", "baker"}  # "the base-eight number", "a baker-dozen"
 _HALF_COMPOUNDS = {"life", "lives", "brother", "brothers", "sister", "sisters", "sibling", "siblings", "moon", "truth"}
 _HALF_COMPOUNDS |= {"hearted", "heartedly", "wit", "wits", "baked", "court", "back", "backs", "mast"}
 _HALF_COMPOUNDS |= {"time", "term"}  # "at half-time", "the half-term break": names of a break, not half of one
@@ -306,7 +290,7 @@ _SINGLE_WORDS = {
 }
 # multiples that are also kinds of things ("an ordered triple", "a double room")
 _KIND_WORDS = {"double", "triple", "quadruple"}
-# nouns that "double", "single" or "triple" before them make a kind of: "double cream", "a double bed"
+# nouns that "double" or "triple" before them make a kind of: "double cream", "a double bed"
 _KIND_NOUNS = {"cream", "bed", "beds", "room", "rooms", "glazing", "espresso", "helix", "bond", "bonds", "agent"}
 _KIND_DETERMINERS = {"a", "an", "the", "this", "that", "each", "every", "another", "any", "some"}
 # nouns of an amount that "a double ..." multiplies: "a double batch", "a triple portion"
@@ -1625,7 +1609,7 @@ class _TokenScanner:
         if self.text_of(i - 1) not in ("at", "after", "before", "until", "till", "from"):
             return False
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
-        counted = after is not None and (after.upos in ("NOUN", "PROPN", "NUM", "SYM") or after.upos == "DET")
+        counted = after is not None and after.upos in ("NOUN", "PROPN", "NUM", "SYM", "DET")
         return not counted and self.text_of(i + 1) not in _PERCENT | {"per", "each", "apiece"}
 
     def clock_hour(self, i: int) -> bool:
