@@ -359,7 +359,8 @@ def test_the_encoder_lead_in_fused_ranks_and_its_choice():
     assert bank_search.choose_encoder_lead([bank], [scores], (0.05,))["chosen"] is None
 
 
-LATER_TEST_SETS = ("MATH_QUERIES_NINTH", "MATH_QUERIES_TENTH", "MATH_QUERIES_ELEVENTH")  # 120 queries each, from q461
+# 120 queries each, from q461
+LATER_TEST_SETS = ("MATH_QUERIES_NINTH", "MATH_QUERIES_TENTH", "MATH_QUERIES_ELEVENTH", "MATH_QUERIES_TWELFTH")
 
 
 @pytest.mark.parametrize("number", range(len(LATER_TEST_SETS)), ids=LATER_TEST_SETS)
