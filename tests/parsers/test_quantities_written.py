@@ -524,3 +524,31 @@ def test_street_names_stands_hyphenated_words_swiss_thousands_and_country_codes(
 )
 def test_races_in_metres_records_for_a_decade_years_before_a_noun_and_kinds_of_cream(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # spaCy's emoticons ("8)", "(-8", "=3", "<3") are a number and its bracket or sign here
+        (
+            "The vertices are (2, 8) and (8, 8).",
+            [("2", Fraction(2)), ("8", Fraction(8)), ("8", Fraction(8)), ("8", Fraction(8))],
+        ),
+        ("The point (-8, 2) lies on the line.", [("-8", Fraction(-8)), ("2", Fraction(2))]),
+        ("If y =3, what is y + 1?", [("3", Fraction(3)), ("1", Fraction(1))]),
+        ("Find all n with n <3.", [("3", Fraction(3))]),
+        ("We met at 10am.", []),  # a clock time stays one
+        ("Toast 50g of flaked almonds.", [("50", Fraction(50))]),
+        ("Voyager 2 left the solar system.", []),
+        ("That one is mine, and the blue one is yours.", []),
+        ("A big one weighs 5 kg.", [("5", Fraction(5))]),
+        ("Some lichens grow less than 1mm in a century.", [("1", Fraction(1))]),
+        ("A decade from now he will be 30.", [("decade", Fraction(10)), ("30", Fraction(30))]),
+        ("How much will he save in a decade?", [("decade", Fraction(10))]),
+        # an amount in brackets after a noun restates it; after "of", "to" or a colon it is an accounting negative
+        ("He earns minimum wage ($8).", [("$8", Fraction(8))]),
+        ("The company reported a loss of ($12.6 million).", [("$12.6 million", Fraction(-12_600_000))]),
+    ],
+)
+def test_emoticons_measures_after_a_capital_pronouns_a_rate_period_and_amounts_in_brackets(text, expected):
+    assert values(text) == expected
