@@ -141,7 +141,7 @@ _LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
 # "take bus 14", but "at the first stop 8 people got off", "run the track 12 times" count
 _LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
 _LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice", "stand", "stall", "booth", "dock", "pitch"}
-_LOOSE_LABEL_NOUNS |= {"counter", "window"}
+_LOOSE_LABEL_NOUNS |= {"counter", "window", "row"}
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
@@ -235,11 +235,11 @@ _ISOTOPE_WORDS = {
     *("radium", "thorium", "uranium", "plutonium", "americium", "tritium", "deuterium"),
 }
 # a number written out as an arithmetic step with no spaces: "8*2=16", "4=12", "12/3=4", "8=" (each number apart)
-_ARITH_PIECE = rf"[$€£¥]?(?:{DIGITS_PATTERN})(?:/\d+)?"
+_ARITH_PIECE = rf"[$€£¥]?(?:{DIGITS_PATTERN})(?:/(?:\d*\.)?\d+)?"
 _ARITH_RE = re.compile(rf"(?:{_ARITH_PIECE})?(?:[=+*×x÷−-](?:{_ARITH_PIECE}))*=?")
 # a step of arithmetic with brackets written with no spaces: "8+(8*2)=24" (each number apart)
 _BRACKET_ARITH_RE = re.compile(rf"[(]*(?:{_ARITH_PIECE})[)]*(?:[=+*×x÷−-][(]*(?:{_ARITH_PIECE})[)]*)*=?")
-_ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATTERN})(?:/(?P<den>\d+))?")
+_ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATTERN})(?:/(?P<den>(?:\d*\.)?\d+))?")
 # words that a number word is part of, not a number: "non-zero", "half-life", "half-brother"
 _HYPHEN_PREFIXES = {"non"}
 # words before a hyphen that keep the number word after it a number: "two-and-a-half", "best-of-three", "top-ten"
@@ -278,6 +278,8 @@ _UNIT_EXPONENT_RE = re.compile(r"(?:s|m|g|kg|mg|cm|mm|km|mol|L|l|h|min|K|J|W|N|P
 # two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
 _TIMES_RE = re.compile(rf"({DIGITS_PATTERN})[×x]({DIGITS_PATTERN})")
 _ARTICLES = {"a", "an"}
+# words after which "once" counts: "more than once", "exactly once", "at least once", "only once"
+_ONCE_COUNTED_AFTER = {"than", "exactly", "least", "most", "only", "just"}
 # Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
 _SINGLE_WORDS = {
     "half": Fraction(1, 2),
@@ -914,10 +916,11 @@ class _TokenScanner:
             if den is None:
                 found.append(self.quantity((start, token.span[0] + piece.end()), *value, token, currency, None))
                 continue
-            if int(den) == 0:
+            divisor = parse_number(den)
+            if divisor is None or divisor[0] == 0:
                 return None
-            fraction = value[0] / int(den)
-            if fraction.denominator != 1 or int(den) == 1:  # "1/2=0.5": the fraction
+            fraction = value[0] / divisor[0]
+            if divisor[1] == "integer" and (fraction.denominator != 1 or divisor[0] == 1):  # "1/2=0.5": the fraction
                 found.append(
                     self.quantity((start, token.span[0] + piece.end()), fraction, "fraction", token, None, None)
                 )
@@ -926,8 +929,7 @@ class _TokenScanner:
             found.append(
                 self.quantity(
                     (token.span[0] + piece.start("den"), token.span[0] + piece.end()),
-                    Fraction(int(den)),
-                    "integer",
+                    *divisor,
                     token,
                     None,
                     None,
@@ -1523,6 +1525,8 @@ class _TokenScanner:
             return self.signed_at(i) if word in _SIGN_WORDS else self.point_at(i)
         if word == "couple" and article and self.text_of(i + 1) == "of":
             return [self.make(i, i, Fraction(2), "word")], i + 1  # "a couple of tickets"
+        if word == "once" and self.text_of(i - 1) in _ONCE_COUNTED_AFTER:
+            return [self.make(i, i, Fraction(1), "word")], i + 1  # "used more than once": a count, as "twice" is
         if word not in _NUMBER_WORDS and not (article and self.text_of(i + 1) == "and"):
             return None  # most words: no number word, and not "an hour and a half"
         if self.in_a_title(i):

@@ -552,3 +552,24 @@ def test_races_in_metres_records_for_a_decade_years_before_a_noun_and_kinds_of_c
 )
 def test_emoticons_measures_after_a_capital_pronouns_a_rate_period_and_amounts_in_brackets(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a calculation glued together with a decimal divisor: each number apart
+        (
+            "They made 100/.25=400 tacos.",
+            [("100", Fraction(100)), (".25", Fraction(1, 4)), ("400", Fraction(400))],
+        ),
+        ("So 1/2=0.5 of it.", [("1/2", Fraction(1, 2)), ("0.5", Fraction(1, 2))]),  # a fraction stays one
+        ("Letters may be used more than once.", [("once", Fraction(1))]),
+        ("Each player plays every other exactly once.", [("once", Fraction(1))]),
+        ("Once he left, she cried.", []),
+        ("He ran once again.", []),
+        ("We sat in row 12 for the show.", []),
+        ("Plant the seeds in each row 12 inches apart.", [("12", Fraction(12))]),
+    ],
+)
+def test_glued_calculations_with_a_decimal_divisor_once_as_a_count_and_rows(text, expected):
+    assert values(text) == expected
