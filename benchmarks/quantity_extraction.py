@@ -63,7 +63,7 @@ OUTSIDE = DATA / "quantities_outside.jsonl"
 # "measured once", the others dev parts now
 _ORDINALS = ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh")
 _ORDINALS += ("twelfth", "thirteenth", "fourteenth")
-_LATER_ORDINALS = {17: "seventeenth"}  # parts 15 and 16 were never delivered
+_LATER_ORDINALS = {17: "seventeenth"}  # parts 15, 16 and 18 to 20 were briefed, never delivered
 MEASURED_ONCE = {2}
 LATER_PARTS = {
     number: (name, "measured once" if number in MEASURED_ONCE else "a dev part now")

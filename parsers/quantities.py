@@ -900,7 +900,8 @@ class _TokenScanner:
 
     def arithmetic_at(self, i: int) -> list[Quantity] | None:
         """A step of arithmetic written as one token with no spaces (``8*2=16``'s ``2=16``, ``12/3=4``, ``8=``):
-        each number apart, a whole-valued ``a/b`` as two numbers (``$14/2``), else ``None``."""
+        each number apart, a whole-valued ``a/b`` or one with a decimal divisor as two numbers (``$14/2``,
+        ``100/.25=400``), any other ``a/b`` as its fraction (``1/2=0.5``), else ``None``."""
         token = self.tokens[i]
         written = self.graph.text[token.span[0] : token.span[1]]  # offsets below are offsets in the source
         if "=" not in written or written.lower() != token.label or not _ARITH_RE.fullmatch(written):
