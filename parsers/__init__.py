@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 18  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 19  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -24,3 +24,6 @@ PARSER_VERSION = 18  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # 17: no emoticons in the tokenizer ("(2, 8)", "(-8, 2)", "y =3"), a measure after a capitalised word (Toast 50g of),
 # the blue one (a pronoun), in a century after an amount (a rate's period), minimum wage ($8) (not a negative)
 # 18: a decimal divisor in a glued calculation (100/.25=400), more than once (1), row 12 (a label)
+# 19: 7½%, 4.25%-4.5%, 2½-3%, 2x more (a multiplier), 6'2" (feet and inches), 120/80 mmHg (two pressures), the 1990's
+# (a decade), $1.2 bn, 1.3m units, Mach 0.85, a third and a half (two fractions), one point two billion, years in
+# words (nineteen ninety-five), at half time

@@ -200,16 +200,16 @@ _TEMPERATURE_CUES = {
 }
 _JOINERS = {"and", "&"}
 # a number glued to what follows it in one token: a unit ("4km^2", "180ml", "25lbs"), a hyphen of "8- to 16-meter",
-# a range ("3.5–4.0"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost ("2.48×10−5"), a
-# percent sign the tokenizer left on its number ("５０％" in fullwidth), a currency sign after the amount ("175$.")
+# a range ("3.5–4.0", "4.25%-4.5", "2½-3"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost ("2.48×10−5"), a
+# percent sign the tokenizer left on its number ("５０％" in fullwidth, "7½%"), a currency sign after the amount ("175$.")
 _UNIT_AND_FULL_STOP_RE = re.compile(r"\d+(?:[.,]\d+)*[A-Za-zµ°]+\.")  # "180C." at a sentence's end
 _GLUED_RE = re.compile(
-    rf"(?P<number>{DIGITS_PATTERN})(?:"
+    rf"(?P<number>{DIGITS_PATTERN}|\d*[{''.join(VULGAR_FRACTIONS)}])(?:"
     rf"(?P<unit>[a-zA-Zµ°]+(?:\^?[23])?)"
     rf"|(?P<hyphen>-)"
     rf"|(?P<percent>[%％])"
     rf"|(?P<money>[$€£¥])[.,;:!?]?"
-    rf"|(?P<dash>[–—±])(?P<second>{DIGITS_PATTERN})"
+    rf"|(?P<percent_before>[%％])?(?P<dash>[-–—±])(?P<second>{DIGITS_PATTERN})"
     rf"|[×x](?P<ten>10)(?:[-−](?P<exp>\d{{1,2}}))?"
     rf")"
 )
@@ -265,6 +265,8 @@ _GROUP_UNITS = {
 _SPACES = " \u00a0\u2009\u202f"
 # a scale suffix set apart by a space, read only where the number stands alone (" 2.33 k"): in a sentence "10 k" is
 # as often ten kilometres or a unit k
+# scale words abbreviated and written apart, as reports write them: "$1.2 bn", "4.5 bln", "300 mln"
+_SCALE_ABBREVIATIONS = {"bn": 10**9, "bln": 10**9, "mln": 10**6, "trn": 10**12}
 _SUFFIX_SCALES = {"k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "bn": 10**9, "T": 10**12}
 # a year at the end of a clause after "for": "a deficit of (€ 820,000) for 2024." (not "for 2024 dollars")
 _CLAUSE_END = {".", ",", ";", ":", ")", "!", "?", ""}
@@ -276,8 +278,14 @@ _COMMAND_VERBS |= {"send", "bring", "put", "remove", "select", "draw", "bake", "
 # a unit symbol with its exponent, as science writes units without carets: "m s-1", "kg m-3", "mol L-1"
 _UNIT_EXPONENT_RE = re.compile(r"(?:s|m|g|kg|mg|cm|mm|km|mol|L|l|h|min|K|J|W|N|Pa|Hz|yr|d)-[1-4]")
 # two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
+_ORDINAL_FRACTION_RE = re.compile(r"(\d+)/(\d+)(?:ths|rds|nds|sts)")  # "3/4ths", "2/3rds"
+_DECIMAL_OVER_RE = re.compile(r"(\d+\.\d+)/(\d+(?:\.\d+)?)")  # "4.5/5", "9.2/10"
+_BLOOD_PRESSURE_RE = re.compile(r"(\d{2,3})/(\d{2,3})")
+_FEET_INCHES_RE = re.compile(r"(\d{1,2})['′](\d{1,2}(?:\.\d+)?)[\"″]?")  # a height: 6'2", 5′10″
 _TIMES_RE = re.compile(rf"({DIGITS_PATTERN})[×x]({DIGITS_PATTERN})")
 _ARTICLES = {"a", "an"}
+# words after "2x" that make it a multiplier ("2x more", "3x the price", "2x daily") rather than 2 times x
+_MULTIPLIER_FOLLOWERS = {"more", "less", "fewer", "the", "as", "daily", "weekly", "per", "a"}
 # words after which "once" counts: "more than once", "exactly once", "at least once", "only once"
 _ONCE_COUNTED_AFTER = {"than", "exactly", "least", "most", "only", "just"}
 # Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
@@ -754,6 +762,17 @@ class _TokenScanner:
         if self.not_a_quantity(i, last, value, form):
             self.dates.add(i)
             return [], last + 1
+        pressure = _BLOOD_PRESSURE_RE.fullmatch(self.raw(i)) if form == "fraction" and last == i else None
+        if pressure is not None and not (70 <= int(pressure.group(1)) <= 250 and 40 <= int(pressure.group(2)) <= 150):
+            pressure = None  # systolic over diastolic only
+        if pressure is not None and (self.text_of(i + 1) in ("mmhg", "mm") or self.words & {"pressure", "bp"}):
+            found = []  # "120/80 mmHg", "blood pressure of 130/85": two pressures, not the fraction 3/2
+            for k in (1, 2):
+                span = (self.tokens[i].span[0] + pressure.start(k), self.tokens[i].span[0] + pressure.end(k))
+                found.append(
+                    self.quantity(span, Fraction(int(pressure.group(k))), "integer", self.tokens[i], None, None)
+                )
+            return found, i + 1
         if form == "fraction" and last == i and value.denominator == 1:
             division = self.division_at(i)
             if division is not None:
@@ -804,8 +823,9 @@ class _TokenScanner:
         elif self.raw(last + 1) in _SUFFIX_SCALES and self.stands_alone(first, last + 1):
             value, last = value * _SUFFIX_SCALES[self.raw(last + 1)], last + 1  # " 2.33 k" written alone: 2330
         half = self.fraction_after(last + 1) if form == "integer" else None
+        half = self.digit_fraction_after(first, last) if half is None and form == "integer" else half
         if half is not None:
-            value, form, last = value + half[0], "fraction", half[1]  # "3 and a half"
+            value, form, last = value + half[0], "fraction", half[1]  # "3 and a half", "3 and 1/2 pounds"
         if self.text_of(last + 1) in ("dozen", "dozens"):
             value, last = value * 12, last + 1  # "5 dozen" eggs are 60 eggs, "2 and a half dozen" 30
         if unit is None and self.currency_after(last):
@@ -864,7 +884,8 @@ class _TokenScanner:
 
     def scale_word(self, j: int) -> int | None:
         """The value of a scale word at ``j`` (``hundred``, ``million``), else ``None``."""
-        return SCALE_WORDS.get(self.text_of(j)) or (100 if self.text_of(j) == "hundred" else None)
+        word = self.text_of(j)
+        return SCALE_WORDS.get(word) or _SCALE_ABBREVIATIONS.get(word) or (100 if word == "hundred" else None)
 
     def range_scale(self, first: int, last: int, value: Fraction) -> int | None:
         """The scale word written once for both ends of a range that this number opens: ``between $1.5 and $2
@@ -1138,6 +1159,26 @@ class _TokenScanner:
         if vulgar is not None and parse_number(vulgar.group(1)) is not None:  # "¾-inch cubes": ¾, unit inch
             span = (token.span[0], token.span[0] + vulgar.end(1))
             return [self.quantity(span, *parse_number(vulgar.group(1)), token, vulgar.group(2), None)], i + 1
+        ordinal_fraction = _ORDINAL_FRACTION_RE.fullmatch(written)
+        if ordinal_fraction is not None and int(ordinal_fraction.group(2)) > 0:  # "3/4ths of the votes"
+            value = Fraction(int(ordinal_fraction.group(1)), int(ordinal_fraction.group(2)))
+            return [self.quantity(token.span, value, "fraction", token, None, None)], i + 1
+        rating = _DECIMAL_OVER_RE.fullmatch(written)
+        if rating is not None:  # "4.5/5 stars": a score out of a maximum, as "4.5 / 5" written apart gives
+            found = []
+            for k in (1, 2):
+                parsed = parse_number(rating.group(k))
+                span = (token.span[0] + rating.start(k), token.span[0] + rating.end(k))
+                found.append(self.quantity(span, parsed[0], parsed[1], token, None, None))
+            return found, i + 1
+        feet = _FEET_INCHES_RE.fullmatch(written)
+        if feet is not None:  # "6'2" (its inch sign a token apart), "5′10″": feet and inches
+            found = []
+            for k, unit in ((1, "ft"), (2, "in")):
+                parsed = parse_number(feet.group(k))
+                span = (token.span[0] + feet.start(k), token.span[0] + feet.end(k))
+                found.append(self.quantity(span, parsed[0], parsed[1], token, unit, None))
+            return found, i + 1
         times = _TIMES_RE.fullmatch(written)
         if times is not None and not (times.group(2) == "10" and self.text_of(i + 1) in _MINUS):
             found = []
@@ -1153,6 +1194,10 @@ class _TokenScanner:
         if match is not None and match.group("unit") == "p" and self.pence(i, match.group("number")):
             parsed = parse_number(match.group("number"))
             return [self.quantity(token.span, parsed[0], parsed[1], token, "p", None)], i + 1  # "23p", "149.9p"
+        if match is not None and match.group("unit") in ("x", "X") and self.multiplier_follows(i + 1):
+            parsed = parse_number(match.group("number"))  # "2x more bandwidth", "3x the price": a multiplier
+            span = (token.span[0] + match.start("number"), token.span[0] + match.end("number"))
+            return [self.quantity(span, parsed[0], parsed[1], token, None, None)], i + 1
         if match is None or (match.group("unit") or "").rstrip("23^") in _NOT_UNITS:
             return None
         parsed = parse_number(match.group("number"))
@@ -1176,15 +1221,21 @@ class _TokenScanner:
             value *= Fraction(1, 10 ** int(exponent))
             end = self.tokens[last].span[1] if last > i else token.span[0] + match.end()
             return [self.quantity((start, end), -value if negative else value, "decimal", token, unit, None)], last + 1
-        if match.group("percent"):
+        if match.group("percent") or match.group("percent_before"):
             value, form, unit = value / 100, "percent", "%"
         if match.group("dash") in ("–", "—") and self.year_range(i, value, parse_number(match.group("second"))):
             return [], i + 1  # "the war of 1914–1918": a span of years
         unit = match.group("money") or unit  # "175$." in one token: the sign after the amount
-        sign_after = "percent" if match.group("percent") else "money" if match.group("money") else "number"
+        sign_after = next(name for name in ("percent", "percent_before", "money", "number") if match.group(name))
         end = token.span[0] + match.end(sign_after)
         found = [self.quantity((start, end), -value if negative else value, form, token, unit, None)]
         second = parse_number(match.group("second")) if match.group("second") else None
+        if second is not None and match.group("percent_before"):  # "4.25%-4.5%": the second sign is a token apart
+            last = self.percent_end(i + 1) if self.adjacent(i, i + 1) else None
+            end = self.tokens[last].span[1] if last is not None else token.span[0] + match.end("second")
+            span = (token.span[0] + match.start("second"), end)
+            found.append(self.quantity(span, second[0] / 100, "percent", token, "%", None))
+            return found, (i if last is None else last) + 1
         percent = self.percent_end(i + 1) if second is not None and form != "percent" else None
         if percent is not None:  # "1.2–1.5%": the sign after the range is both ends'
             found = [self.quantity((start, end), (-value if negative else value) / 100, "percent", token, "%", None)]
@@ -1196,6 +1247,14 @@ class _TokenScanner:
             found.append(self.quantity(span, second[0], second[1], token, unit, None))
         return found, i + 1
 
+    def multiplier_follows(self, j: int) -> bool:
+        """A ``2x`` before ``j`` is a multiplier, not a coefficient of ``x``: a comparative (``more``, ``faster``),
+        ``the`` or ``as`` follows it, or a rate (``daily``, ``a day``, ``per week``)."""
+        word = self.text_of(j)
+        token = self.tokens[j] if j < len(self.tokens) else None
+        comparative = token is not None and token.upos in ("ADJ", "ADV") and word.endswith("er")
+        return comparative or word in _MULTIPLIER_FOLLOWERS
+
     def million_counts(self, j: int) -> bool:
         """The ``m`` glued to an amount at ``j`` is a million: a plural noun that is no measure follows it (``2.1m
         visitors``), or another amount of the sentence is a million of such a noun (``2.1m visitors ... the 2.6m it
@@ -1204,7 +1263,8 @@ class _TokenScanner:
         def counts_noun(k: int) -> bool:
             token = self.tokens[k] if 0 <= k < len(self.tokens) else None
             plural = token is not None and token.label != (token.lemma or token.label).lower()
-            return plural and token.upos == "NOUN" and not _is_measure(token) and token.label not in _RACE_EVENTS
+            counted = not _is_measure(token, _MEASURE_UNITS)  # "1.3m units", "2m boxes" count; "2m feet" measure
+            return plural and token.upos == "NOUN" and counted and token.label not in _RACE_EVENTS
 
         def glued_m(k: int) -> bool:
             return self.raw(k) in ("m", "mn") and self.adjacent(k - 1, k) and bool(self.raw(k - 1)[-1:].isdigit())
@@ -1241,6 +1301,20 @@ class _TokenScanner:
         if self.text_of(j) in _PERCENT:
             return j
         return j + 1 if self.text_of(j) == "per" and self.text_of(j + 1) == "cent" else None
+
+    def digit_fraction_after(self, first: int, last: int) -> tuple[Fraction, int] | None:
+        """``and 1/2`` after a whole number ending at ``last``, before a measure or a plural noun: ``3 and 1/2
+        pounds`` is 7/2 pounds; ``the product of 3 and 1/2`` and ``between 3 and 1/2 cup`` stay two numbers."""
+        if self.text_of(last + 1) != "and" or self.text_of(first - 1) in ("between", "of", "and", ","):
+            return None
+        proper = re.fullmatch(r"(\d)/(\d{1,2})", self.text_of(last + 2))
+        if proper is None or not 0 < int(proper.group(1)) < int(proper.group(2)):
+            return None
+        after = self.tokens[last + 3] if last + 3 < len(self.tokens) else None
+        plural = after is not None and after.upos == "NOUN" and after.label != (after.lemma or after.label).lower()
+        if after is None or not (_is_measure(after) or plural):
+            return None
+        return Fraction(int(proper.group(1)), int(proper.group(2))), last + 2
 
     def fraction_after(self, j: int) -> tuple[Fraction, int] | None:
         """``and a half``, ``and one-half``, ``and three quarters`` at ``j``: the fraction and its last token."""
@@ -1335,6 +1409,9 @@ class _TokenScanner:
             return True  # "Python 3.12", "Room 3.14": a version or a room named by a decimal after a name
         if form != "integer" or last != i or "," in self.text_of(i):
             return False
+        decade = len(self.raw(i)) in (2, 4) and self.raw(i).endswith("0") and self.raw(i + 1) in ("'s", "’s")
+        if decade and self.adjacent(i, i + 1) and self.text_of(i - 1) in ("the", "early", "mid", "late"):
+            return True  # "the 1990's", "the 80's": a decade, as "the 1960s" is
         if self.text_of(i - 1) in ("number", "no.") and self.text_of(i - 2) in _KIND_DETERMINERS:
             after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
             if (
@@ -1433,8 +1510,8 @@ class _TokenScanner:
         if i == 1 and self.text_of(0) in _COMMAND_VERBS:
             return False  # "Order 3 items", "Buy 2, get 1 free": a command opening the sentence, then its count
         before = self.tokens[i - 1] if i > 0 else None
-        if self.raw(i - 1) in _CURRENCY_CODES:
-            return False  # "CHF 480": an amount
+        if self.raw(i - 1) in _CURRENCY_CODES or self.raw(i - 1) == "Mach":
+            return False  # "CHF 480": an amount; "Mach 0.85": a speed
         if self.text_of(i + 1) in ("-", "–") and self.adjacent(i, i + 1) and self.text_of(i + 2).isdigit():
             return False  # "outscored Boston 31-18": a score after a name
         if before is not None and self.names_one_of(i):
@@ -1550,12 +1627,16 @@ class _TokenScanner:
         if word == "one" and self.one_and_the_other(i):
             return None  # "4:7 in one class and 9:2 in the other": one of two, not a count
         if word in UNIT_WORDS or word in TENS_WORDS:
+            year_end = self.spoken_year_end(i)
+            if year_end is not None:
+                return [], year_end + 1  # "in nineteen eighty-four": a year said in words
             if word == "one" and self.pronoun_one(i):
                 return None  # "the red one", "that one costs", "one at a time": a pronoun, not a count
             return self.number_words_at(i)
         if word in _HUNDRED_AND_SCALES and (article or not self.vague_scale(i)):
             return self.number_words_at(i)  # "a hundred", "a million", "thousand", "hundred and twelve"
-        if article and word.isalpha() and self.fraction_after(i + 1) is not None:
+        fraction_word = word in ORDINAL_DENOMINATORS  # "between a third and a half": two fractions
+        if article and word.isalpha() and not fraction_word and self.fraction_after(i + 1) is not None:
             return self.and_a_half_at(i)  # "an hour and a half"
         if word in ORDINAL_DENOMINATORS and article and word not in ("half", "halves", "quarters"):
             if word in ORDINAL_WORDS and self.ordinal_before_noun(i):
@@ -1569,6 +1650,9 @@ class _TokenScanner:
             scale = self.scale_of(i + 2)
             if scale is not None:  # "half a dozen", "half a million"
                 return [self.make(i, i + 2, Fraction(scale, 2), "word")], i + 3
+        if word == "half" and self.text_of(i + 1 + (self.text_of(i + 1) == "-")) == "time":
+            if self.text_of(i - 1) in ("at", "by", "after", "before", "until", "the"):
+                return None  # "nil-nil at half time", "the half-time score": the break in a match
         if word == "dozen":
             return ([self.make(i, i, Fraction(12), "word")], i + 1) if article else None  # not "how many dozen"
         single = _SINGLE_WORDS.get(word)
@@ -1803,6 +1887,22 @@ class _TokenScanner:
         run = self.word_run(last + 2)
         return str(run[0]), run[1]
 
+    def spoken_year_end(self, i: int) -> int | None:
+        """The last token of a year said in words at ``i`` (``nineteen eighty-four``, ``eighteen twelve``,
+        ``nineteen oh five``), else ``None``: a century word right before a tens word or ``oh``."""
+        if self.text_of(i) not in ("seventeen", "eighteen", "nineteen"):
+            return None
+        after = self.text_of(i + 1)
+        if after == "oh" and 1 <= UNIT_WORDS.get(self.text_of(i + 2), 0) <= 9:
+            return i + 2
+        if after not in TENS_WORDS and not (after in UNIT_WORDS and UNIT_WORDS[after] >= 10):
+            return None
+        hyphen = self.text_of(i + 2) == "-"
+        unit_follows = after in TENS_WORDS and 1 <= UNIT_WORDS.get(self.text_of(i + 2 + hyphen), 0) <= 9
+        if hyphen and not unit_follows:
+            return None  # "nineteen twenty-dollar bills": a count of what the hyphen joins
+        return i + 2 + hyphen if unit_follows else i + 1
+
     def scale_of(self, i: int) -> int | None:
         word = self.text_of(i)
         return 12 if word == "dozen" else 100 if word == "hundred" else SCALE_WORDS.get(word)
@@ -1894,7 +1994,11 @@ class _TokenScanner:
         decimals = self.decimals_after(last)
         if decimals is not None:  # "two point three", "twelve point ninety-nine"
             digits, last = decimals
-            return [self.make(i, last, total + Fraction(int(digits), 10 ** len(digits)), "word")], last + 1
+            value = total + Fraction(int(digits), 10 ** len(digits))
+            scale = self.scale_word(last + 1)
+            if scale is not None:
+                value, last = value * scale, last + 1  # "one point two billion"
+            return [self.make(i, last, value, "word")], last + 1
         value = Fraction(total)
         plural = self.text_of(last + 1) in ORDINAL_DENOMINATORS and self.text_of(last + 1).endswith("s")
         if after_and is not None and plural and 0 < after_and[1] < ORDINAL_DENOMINATORS[self.text_of(last + 1)]:

@@ -573,3 +573,54 @@ def test_emoticons_measures_after_a_capital_pronouns_a_rate_period_and_amounts_i
 )
 def test_glued_calculations_with_a_decimal_divisor_once_as_a_count_and_rows(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a vulgar fraction glued to a percent sign or to a range; a percent range with both signs
+        ("The fund returned 7½% after fees.", [("7½%", Fraction(3, 40))]),
+        ("It rose ½% today.", [("½%", Fraction(1, 200))]),
+        ("It rose 2½-3% today.", [("2½", Fraction(1, 40)), ("3%", Fraction(3, 100))]),
+        ("Rates were cut to 4.25%-4.5%.", [("4.25%", Fraction(17, 400)), ("4.5%", Fraction(9, 200))]),
+        # "2x" before a comparative, "the" or a rate multiplies; before an operator it is 2 times x
+        ("We need 2x more bandwidth.", [("2", Fraction(2))]),
+        ("It costs 3x the price.", [("3", Fraction(3))]),
+        ("Solve 2x + 3 = 7.", [("3", Fraction(3)), ("7", Fraction(7))]),
+        ("He stands 6'2\" tall.", [("6", Fraction(6)), ("2", Fraction(2))]),
+        ("The blood pressure was 120/80 mmHg.", [("120", Fraction(120)), ("80", Fraction(80))]),
+        ("The pressure rose to 12/25 of its value.", [("12/25", Fraction(12, 25))]),
+        ("In the 1990's prices rose.", []),
+        ("The movie grossed $1.2 bn worldwide.", [("$1.2 bn", Fraction(1_200_000_000))]),
+        ("They sold 1.3m units.", [("1.3m", Fraction(1_300_000))]),
+        ("It cruised at Mach 0.85.", [("0.85", Fraction(17, 20))]),
+        ("Reviewers give it 4.5/5 stars.", [("4.5", Fraction(9, 2)), ("5", Fraction(5))]),
+        ("About 3/4ths of the votes were counted.", [("3/4ths", Fraction(3, 4))]),
+        # a whole number "and" a proper fraction before a measure is one mixed number
+        ("The scale reads 3 and 1/2 pounds.", [("3 and 1/2", Fraction(7, 2))]),
+        ("Find the product of 3 and 1/2.", [("3", Fraction(3)), ("1/2", Fraction(1, 2))]),
+    ],
+)
+def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decades_and_abbreviated_scales(
+    text, expected
+):
+    assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Between a third and a half of the crop was lost.", [("third", Fraction(1, 3)), ("half", Fraction(1, 2))]),
+        ("It took an hour and a half.", [("hour and a half", Fraction(3, 2))]),
+        ("The deal is worth one point two billion euros.", [("one point two billion", Fraction(1_200_000_000))]),
+        # a year in words is a date; a count of what a hyphen joins is not
+        ("In nineteen ninety five, prices rose.", []),
+        ("He was born in nineteen oh five.", []),
+        ("We saw nineteen twenty-dollar bills.", [("nineteen", Fraction(19)), ("twenty", Fraction(20))]),
+        ("She has nineteen apples and twenty pears.", [("nineteen", Fraction(19)), ("twenty", Fraction(20))]),
+        ("The score was nil-nil at half time.", []),
+        ("She works half time.", [("half", Fraction(1, 2))]),
+    ],
+)
+def test_fractions_joined_by_and_spoken_decimals_with_a_scale_years_in_words_and_half_time(text, expected):
+    assert values(text) == expected
