@@ -265,6 +265,9 @@ _GROUP_UNITS = {
 _SPACES = " \u00a0\u2009\u202f"
 # a scale suffix set apart by a space, read only where the number stands alone (" 2.33 k"): in a sentence "10 k" is
 # as often ten kilometres or a unit k
+_SCALE_ORDINALS = {"hundredth", "thousandth", "millionth", "billionth"}
+# words before a rank: "its 10 millionth visitor", "the 5 thousandth customer"
+_OWNERS = {"the", "its", "our", "their", "his", "her", "my", "your"}
 # scale words abbreviated and written apart, as reports write them: "$1.2 bn", "4.5 bln", "300 mln"
 _SCALE_ABBREVIATIONS = {"bn": 10**9, "bln": 10**9, "mln": 10**6, "trn": 10**12}
 _SUFFIX_SCALES = {"k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "bn": 10**9, "T": 10**12}
@@ -278,7 +281,7 @@ _COMMAND_VERBS |= {"send", "bring", "put", "remove", "select", "draw", "bake", "
 # a unit symbol with its exponent, as science writes units without carets: "m s-1", "kg m-3", "mol L-1"
 _UNIT_EXPONENT_RE = re.compile(r"(?:s|m|g|kg|mg|cm|mm|km|mol|L|l|h|min|K|J|W|N|Pa|Hz|yr|d)-[1-4]")
 # two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
-_ORDINAL_FRACTION_RE = re.compile(r"(\d+)/(\d+)(?:ths|rds|nds|sts)")  # "3/4ths", "2/3rds"
+_ORDINAL_FRACTION_RE = re.compile(r"(\d+)/(\d+)(?:th|rd|nd|st)s?")  # "3/4ths", "2/3rds", "1/3rd"
 _DECIMAL_OVER_RE = re.compile(r"(\d+\.\d+)/(\d+(?:\.\d+)?)")  # "4.5/5", "9.2/10"
 _BLOOD_PRESSURE_RE = re.compile(r"(\d{2,3})/(\d{2,3})")
 _FEET_INCHES_RE = re.compile(r"(\d{1,2})['′](\d{1,2}(?:\.\d+)?)[\"″]?")  # a height: 6'2", 5′10″
@@ -828,6 +831,13 @@ class _TokenScanner:
             value, form, last = value + half[0], "fraction", half[1]  # "3 and a half", "3 and 1/2 pounds"
         if self.text_of(last + 1) in ("dozen", "dozens"):
             value, last = value * 12, last + 1  # "5 dozen" eggs are 60 eggs, "2 and a half dozen" 30
+        after = self.text_of(last + 1)
+        if form == "integer" and unit is None and after in _SCALE_ORDINALS and self.text_of(first - 1) in _OWNERS:
+            return [], last + 2  # "its 10 millionth visitor": a rank
+        denominator = ORDINAL_DENOMINATORS.get(after) if after not in ("halves", "quarters", "fourths") else None
+        if form == "integer" and unit is None and after.endswith("s") and self.text_of(last + 2) == "of":
+            if denominator is not None and value < denominator:
+                value, form, last = value / denominator, "fraction", last + 1  # "3 fifths of the class"
         if unit is None and self.currency_after(last):
             unit, last = self.text_of(last + 1), last + 1  # "175$", "45 €": the sign written after the amount
         if unit is None and self.raw(last)[-1:] in ("k", "K") and self.text_of(last + 1) in _RACES:
@@ -1412,6 +1422,10 @@ class _TokenScanner:
         decade = len(self.raw(i)) in (2, 4) and self.raw(i).endswith("0") and self.raw(i + 1) in ("'s", "’s")
         if decade and self.adjacent(i, i + 1) and self.text_of(i - 1) in ("the", "early", "mid", "late"):
             return True  # "the 1990's", "the 80's": a decade, as "the 1960s" is
+        apostrophe = self.text_of(i - 1) in ("'", "’") and self.adjacent(i - 1, i) and not self.adjacent(i - 2, i - 1)
+        quoted = any(self.text_of(k) in ("'", "’") for k in range(i + 1, len(self.tokens)))  # "'12 apples'"
+        if apostrophe and len(self.raw(i)) == 2 and not quoted:
+            return True  # "the class of '98", "back in ’05": a year
         if self.text_of(i - 1) in ("number", "no.") and self.text_of(i - 2) in _KIND_DETERMINERS:
             after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
             if (
@@ -1479,7 +1493,9 @@ class _TokenScanner:
         following = self.tokens[i + 2] if i + 2 < len(self.tokens) else None
         plural_after = following is not None and following.label != (following.lemma or following.label).lower()
         head_adjective = after is not None and after.upos == "ADJ" and not plural_after  # "the 2026 final go on sale"
-        if before == "the" and 1900 <= value <= 2100 and after is not None and (after.upos == "NOUN" or head_adjective):
+        # "a 2022 study" as "the 2026 final"; not a round count ("a 2000 piece puzzle")
+        determiner = before == "the" or before in _ARTICLES and value % 100 != 0
+        if determiner and 1900 <= value <= 2100 and after is not None and (after.upos == "NOUN" or head_adjective):
             singular = after.label == (after.lemma or after.label).lower()
             if singular and not _is_measure(after) and self.text_of(i + 2) not in ("-", "–"):
                 return True  # "the 2026 final", "the 2000 census" (not "the 2000 runners", "the 1500 metre race")
@@ -1546,6 +1562,8 @@ class _TokenScanner:
         12 feet wide``, ``3 flights 2 hours apart``)."""
         if self.text_of(i - 1) == "." and self.adjacent(i - 2, i - 1) and self.raw(i - 2) in _LABEL_ABBREVIATIONS:
             return True  # "Nocturne No. 2", "Op. 9"
+        if self.text_of(i - 2) == "flight" and re.fullmatch(r"[A-Z][A-Z0-9]", self.raw(i - 1)):
+            return True  # "Flight BA 283": an airline's code, then the flight's number
         noun = self.text_of(i - 1).rstrip(".")
         if noun in _RANGE_WORDS | {","} and _STARTS_LIKE_NUMBER_RE.match(self.text_of(i - 2)):
             return self.text_of(i - 3).endswith("s") and self.names_one_of(i - 2)  # the 20 of "junctions 19 and 20"

@@ -619,6 +619,15 @@ def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decade
         ("We saw nineteen twenty-dollar bills.", [("nineteen", Fraction(19)), ("twenty", Fraction(20))]),
         ("She has nineteen apples and twenty pears.", [("nineteen", Fraction(19)), ("twenty", Fraction(20))]),
         ("The score was nil-nil at half time.", []),
+        # digits before a plural ordinal and "of" are a fraction; before a singular scale ordinal after "its", a rank
+        ("It takes 3 millionths of a second.", [("3 millionths", Fraction(3, 1_000_000))]),
+        ("I have 3 quarters and 2 dimes.", [("3", Fraction(3)), ("2", Fraction(2))]),
+        ("The museum welcomed its 10 millionth visitor.", []),
+        ("The class of '98 held a reunion.", []),
+        ("He said '12 apples' loudly.", [("12", Fraction(12))]),
+        ("A 2022 study found it.", []),
+        ("A 2000 piece puzzle.", [("2000", Fraction(2000))]),
+        ("Flight BA 283 departs at noon.", []),
         ("She works half time.", [("half", Fraction(1, 2))]),
     ],
 )
