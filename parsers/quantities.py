@@ -99,8 +99,12 @@ __all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_num
 # A token that may open a number: a sign, a currency sign, then a digit or a vulgar fraction ("-$5", "−4", "½").
 # Digits of any script count ("３５０", fullwidth, reads as 350).
 # A "±" before a number is an uncertainty or a spread, not a sign: "±3 points" is 3.
-_STARTS_LIKE_NUMBER_RE = re.compile(rf"[±+]?[-−]?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]")
-_PREFIX_RE = re.compile(r"[±+]?([-−]?)([$€£¥]?)([-−]?)")  # a plus sign is no sign of the value: "+9.8%" is 9.8%
+_STARTS_LIKE_NUMBER_RE = re.compile(
+    rf"[±+]?[-−]?(?:[A-Za-z]{{1,2}}(?=\$))?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]"
+)
+# a plus sign is no sign of the value ("+9.8%" is 9.8%); a country's letters before a dollar sign ("HK$18.50") are
+# no part of the amount
+_PREFIX_RE = re.compile(r"[±+]?([-−]?)(?:[A-Za-z]{1,2}(?=\$))?([$€£¥]?)([-−]?)")
 _RATIO_RE = re.compile(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?)+")
 _PHONE_RE = re.compile(r"(?:1-)?(?:\d{3}-){1,2}\d{4}")
 _AREA_CODE_RE = re.compile(r"\d{3}")
@@ -202,10 +206,10 @@ _JOINERS = {"and", "&"}
 # a number glued to what follows it in one token: a unit ("4km^2", "180ml", "25lbs"), a hyphen of "8- to 16-meter",
 # a range ("3.5–4.0", "4.25%-4.5", "2½-3"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost ("2.48×10−5"), a
 # percent sign the tokenizer left on its number ("５０％" in fullwidth, "7½%"), a currency sign after the amount ("175$.")
-_UNIT_AND_FULL_STOP_RE = re.compile(r"\d+(?:[.,]\d+)*[A-Za-zµ°]+\.")  # "180C." at a sentence's end
+_UNIT_AND_FULL_STOP_RE = re.compile(r"\d+(?:[.,]\d+)*[A-Za-zµ°¢]+\.")  # "180C." at a sentence's end
 _GLUED_RE = re.compile(
     rf"(?P<number>{DIGITS_PATTERN}|\d*[{''.join(VULGAR_FRACTIONS)}])(?:"
-    rf"(?P<unit>[a-zA-Zµ°]+(?:\^?[23])?)"
+    rf"(?P<unit>[a-zA-Zµ°¢]+(?:\^?[23])?)"
     rf"|(?P<hyphen>-)"
     rf"|(?P<percent>[%％])"
     rf"|(?P<money>[$€£¥])[.,;:!?]?"
@@ -829,8 +833,8 @@ class _TokenScanner:
         half = self.digit_fraction_after(first, last) if half is None and form == "integer" else half
         if half is not None:
             value, form, last = value + half[0], "fraction", half[1]  # "3 and a half", "3 and 1/2 pounds"
-        if self.text_of(last + 1) in ("dozen", "dozens"):
-            value, last = value * 12, last + 1  # "5 dozen" eggs are 60 eggs, "2 and a half dozen" 30
+        if self.text_of(last + 1) in ("dozen", "dozens", "doz"):
+            value, last = value * 12, last + 1  # "5 dozen" eggs are 60 eggs, "2 and a half dozen" 30, "2 doz."
         after = self.text_of(last + 1)
         if form == "integer" and unit is None and after in _SCALE_ORDINALS and self.text_of(first - 1) in _OWNERS:
             return [], last + 2  # "its 10 millionth visitor": a rank
@@ -1208,7 +1212,8 @@ class _TokenScanner:
             parsed = parse_number(match.group("number"))  # "2x more bandwidth", "3x the price": a multiplier
             span = (token.span[0] + match.start("number"), token.span[0] + match.end("number"))
             return [self.quantity(span, parsed[0], parsed[1], token, None, None)], i + 1
-        if match is None or (match.group("unit") or "").rstrip("23^") in _NOT_UNITS:
+        seconds = match is not None and match.group("unit") == "s" and "." in match.group("number")  # "9.58s"
+        if match is None or (match.group("unit") or "").rstrip("23^") in _NOT_UNITS and not seconds:
             return None
         parsed = parse_number(match.group("number"))
         if parsed is None:
@@ -1217,6 +1222,9 @@ class _TokenScanner:
         negative = bool(prefix.group(1) or prefix.group(3))
         start = token.span[0] + prefix.start(2) if prefix.group(2) else token.span[0] + match.start("number")
         unit = prefix.group(2) or match.group("unit")
+        currency_before = self.text_of(i - 1) if self.text_of(i - 1) in _CURRENCY and self.adjacent(i - 1, i) else None
+        if match.group("unit") in ("tn", "trn") and (prefix.group(2) or currency_before):
+            value, unit = value * 10**12, prefix.group(2) or currency_before  # "£1.2tn": money, so a trillion
         if match.group("ten") is not None:
             exponent, last = match.group("exp"), i
             if (

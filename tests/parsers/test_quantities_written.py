@@ -628,6 +628,13 @@ def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decade
         ("A 2022 study found it.", []),
         ("A 2000 piece puzzle.", [("2000", Fraction(2000))]),
         ("Flight BA 283 departs at noon.", []),
+        ("Shares were priced at HK$18.50 each.", [("HK$18.50", Fraction(37, 2))]),
+        ("Earnings came in at 87¢, beating estimates of 81¢.", [("87", Fraction(87)), ("81", Fraction(81))]),
+        ("His time was 9.58s, a world record.", [("9.58", Fraction(479, 50))]),
+        ("In the 1990s it was popular.", []),
+        ("The recipe yields 2 doz. cookies.", [("2 doz", Fraction(24))]),
+        ("The deficit widened to ¥1.2tn.", [("1.2", Fraction(1_200_000_000_000))]),
+        ("It produced 5tn of steel.", [("5", Fraction(5))]),
         ("She works half time.", [("half", Fraction(1, 2))]),
     ],
 )
