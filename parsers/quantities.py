@@ -230,6 +230,8 @@ _VULGAR_HYPHEN_RE = re.compile(rf"(\d*[{''.join(VULGAR_FRACTIONS)}])-([a-zA-Z]+)
 _SEASON_RE = re.compile(r"(?:1[89]|20)\d\d")
 _CAMEL_RE = re.compile(r"[a-z]+[A-Z]\w*")  # "iPhone 12": a product name
 _EXPONENT_RE = re.compile(r".*[A-Za-z)]\^(\d{1,3})")  # "(AC)^2" written as text
+# a number opening a function's arguments or a box, kept in one token by the tokenizer: "f(2", "C(10", "\boxed{42"
+_ARGUMENT_RE = re.compile(rf"(?:[A-Za-z]{{1,3}}\(|\\boxed\{{)(?P<sign>[-−]?)(?P<number>{DIGITS_PATTERN})")
 _BASE_RE = re.compile(r"[a-z]+-(\d{1,3})")  # "base-10" (an upper-case "OAO-1" is a name)
 # an element's name before an isotope's mass number: "carbon-14", "uranium-235" name an isotope, they count nothing
 _ISOTOPE_WORDS = {
@@ -653,6 +655,13 @@ class _TokenScanner:
         written = self.raw(i)
         if _UNIT_EXPONENT_RE.fullmatch(written):
             return None  # "s-1" of "12 m s-1": the unit's exponent, not a number
+        argument = _ARGUMENT_RE.fullmatch(written)
+        if argument is not None:  # "f(2", "C(10" of "C(10, 3)", "\boxed{42": the tokenizer kept the call together
+            value, form = parse_number(argument.group("number"))
+            offset = self.tokens[i].span[0]
+            span = (offset + argument.start("sign"), offset + argument.end("number"))
+            value = -value if argument.group("sign") else value
+            return [self.quantity(span, value, form, self.tokens[i], None, None)], i + 1
         match = _EXPONENT_RE.fullmatch(written) or _BASE_RE.fullmatch(written)
         if match is not None and written.split("-")[0].lower() in _ISOTOPE_WORDS:
             return None  # "carbon-14": an isotope's name

@@ -635,6 +635,10 @@ def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decade
         ("The recipe yields 2 doz. cookies.", [("2 doz", Fraction(24))]),
         ("The deficit widened to ¥1.2tn.", [("1.2", Fraction(1_200_000_000_000))]),
         ("It produced 5tn of steel.", [("5", Fraction(5))]),
+        # a number opening a call or a box in plain text
+        ("There are C(10, 3) = 120 ways.", [("10", Fraction(10)), ("3", Fraction(3)), ("120", Fraction(120))]),
+        ("So f(-3) = 9.", [("-3", Fraction(-3)), ("9", Fraction(9))]),
+        ("The car travels \\boxed{220} feet.", [("220", Fraction(220))]),
         ("She works half time.", [("half", Fraction(1, 2))]),
     ],
 )
