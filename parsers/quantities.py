@@ -1097,11 +1097,18 @@ class _TokenScanner:
 
     def name_end(self, i: int) -> int | None:
         """The last token of a number that names a thing rather than counts, at ``i``, else ``None``: after a glued
-        number sign (``Order #48213``); a chain of digit groups joined by hyphens that is an ID or a date
+        number sign (``Order #48213``); a letter after a hyphen (``4471-B``); a network's generation (``the 5G
+        network``); a chain of digit groups joined by hyphens that is an ID or a date
         (``id_chain``: ``978-0-14-044913-6``, ``2024-03-11``; not ``3-4-5``, ``72-24-5-4 =``); a model name, a
         number or a hyphen pair after ``the`` or a possessive, alone or with capitalised words between, that a verb
         follows (``the 747-8 can carry``, ``the Pixel 8 were tested``, ``Samsung's Galaxy 9 is``; not ``the Celtics
         117-109 on``, ``the Catapult 2 times``)."""
+        lettered = self.text_of(i + 1) == "-" and re.fullmatch(r"[A-Z]{1,2}", self.raw(i + 2))
+        if lettered and self.adjacent(i, i + 1) and self.adjacent(i + 1, i + 2):
+            return i + 2  # "Serial no. 4471-B": a part or serial number
+        generation = self.raw(i + 1) == "G" and self.adjacent(i, i + 1) and self.raw(i) in ("2", "3", "4", "5", "6")
+        if generation and i + 2 < len(self.tokens) and self.tokens[i + 2].upos == "NOUN":
+            return i + 1  # "the 5G network": a generation of mobile networks
         last = i
         while (
             self.text_of(last + 1) == "-"

@@ -639,6 +639,8 @@ def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decade
         ("There are C(10, 3) = 120 ways.", [("10", Fraction(10)), ("3", Fraction(3)), ("120", Fraction(120))]),
         ("So f(-3) = 9.", [("-3", Fraction(-3)), ("9", Fraction(9))]),
         ("The car travels \\boxed{220} feet.", [("220", Fraction(220))]),
+        ("Serial no. 4471-B was recalled.", []),
+        ("The 5G network covers 85% of the country.", [("85%", Fraction(17, 20))]),
         ("She works half time.", [("half", Fraction(1, 2))]),
     ],
 )
