@@ -100,12 +100,13 @@ __all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_num
 # Digits of any script count ("３５０", fullwidth, reads as 350).
 # A "±" before a number is an uncertainty or a spread, not a sign: "±3 points" is 3.
 _STARTS_LIKE_NUMBER_RE = re.compile(
-    rf"[±+]?[-−]?(?:[A-Za-z]{{1,2}}(?=\$))?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]"
+    rf"[~≈]?[±+]?[-−]?(?:[A-Za-z]{{1,2}}(?=\$))?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]"
 )
-# a plus sign is no sign of the value ("+9.8%" is 9.8%); a country's letters before a dollar sign ("HK$18.50") are
+# a tilde says about, a plus sign is no sign of the value ("~40", "+9.8%" is 9.8%); a country's letters before a dollar sign ("HK$18.50") are
 # no part of the amount
-_PREFIX_RE = re.compile(r"[±+]?([-−]?)(?:[A-Za-z]{1,2}(?=\$))?([$€£¥]?)([-−]?)")
-_RATIO_RE = re.compile(r"\d+(?:\.\d+)?(?::\d+(?:\.\d+)?)+")
+_PREFIX_RE = re.compile(r"[~≈]?[±+]?([-−]?)(?:[A-Za-z]{1,2}(?=\$))?([$€£¥]?)([-−]?)")
+_RATIO_PART = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_RATIO_RE = re.compile(rf"{_RATIO_PART}(?::{_RATIO_PART})+")  # "3:2", "1:50,000"
 _PHONE_RE = re.compile(r"(?:1-)?(?:\d{3}-){1,2}\d{4}")
 _AREA_CODE_RE = re.compile(r"\d{3}")
 _POWER_OF_TEN_RE = re.compile(rf"10\^\{{?[-−]?\d+\}}?|10[{SUPERSCRIPTS}]+")  # "10^3", "10^{{-2}}", "10⁻³"
@@ -1229,7 +1230,9 @@ class _TokenScanner:
             span = (token.span[0] + match.start("number"), token.span[0] + match.end("number"))
             return [self.quantity(span, parsed[0], parsed[1], token, None, None)], i + 1
         seconds = match is not None and match.group("unit") == "s" and "." in match.group("number")  # "9.58s"
-        if match is None or (match.group("unit") or "").rstrip("23^") in _NOT_UNITS and not seconds:
+        currency_before = self.text_of(i - 1) if self.text_of(i - 1) in _CURRENCY and self.adjacent(i - 1, i) else None
+        per_month = match is not None and match.group("unit") == "pm" and bool(prefix.group(2) or currency_before)
+        if match is None or (match.group("unit") or "").rstrip("23^") in _NOT_UNITS and not (seconds or per_month):
             return None
         parsed = parse_number(match.group("number"))
         if parsed is None:
@@ -1238,7 +1241,8 @@ class _TokenScanner:
         negative = bool(prefix.group(1) or prefix.group(3))
         start = token.span[0] + prefix.start(2) if prefix.group(2) else token.span[0] + match.start("number")
         unit = prefix.group(2) or match.group("unit")
-        currency_before = self.text_of(i - 1) if self.text_of(i - 1) in _CURRENCY and self.adjacent(i - 1, i) else None
+        if per_month:
+            unit = prefix.group(2) or currency_before  # "£9.99pm": money per month, not a clock time
         if match.group("unit") in ("tn", "trn") and (prefix.group(2) or currency_before):
             value, unit = value * 10**12, prefix.group(2) or currency_before  # "£1.2tn": money, so a trillion
         if match.group("ten") is not None:
@@ -1371,7 +1375,7 @@ class _TokenScanner:
         token, parts = self.tokens[i], self.text_of(i).split(":")
         clock = len(parts) == 2 and len(parts[1]) == 2 and len(parts[0]) <= 2 and parts[0].isdigit()
         clock = clock and int(parts[0]) <= 24
-        clock = clock and int(parts[1]) < 60 and not self.words & _RATIO_CUES
+        clock = clock and int(parts[1]) < 60 and not self.words & _RATIO_CUES and self.text_of(i + 1) != "scale"
         if clock or self.text_of(i + 1) in _CLOCK_WORDS or self.raw(i) != self.text_of(i):
             return [], i + 1
         quantities, start = [], token.span[0]
