@@ -214,7 +214,7 @@ _GLUED_RE = re.compile(
     rf"|(?P<hyphen>-)"
     rf"|(?P<percent>[%％])"
     rf"|(?P<money>[$€£¥])[.,;:!?]?"
-    rf"|(?P<percent_before>[%％])?(?P<dash>[-–—±])(?P<second>{DIGITS_PATTERN})"
+    rf"|(?P<percent_before>[%％])?(?P<dash>[-–—±])(?P<second>{DIGITS_PATTERN}|\d*[{''.join(VULGAR_FRACTIONS)}])"
     rf"|[×x](?P<ten>10)(?:[-−](?P<exp>\d{{1,2}}))?"
     rf")"
 )
@@ -231,8 +231,11 @@ _VULGAR_HYPHEN_RE = re.compile(rf"(\d*[{''.join(VULGAR_FRACTIONS)}])-([a-zA-Z]+)
 _SEASON_RE = re.compile(r"(?:1[89]|20)\d\d")
 _CAMEL_RE = re.compile(r"[a-z]+[A-Z]\w*")  # "iPhone 12": a product name
 _EXPONENT_RE = re.compile(r".*[A-Za-z)]\^(\d{1,3})")  # "(AC)^2" written as text
-# a number opening a function's arguments or a box, kept in one token by the tokenizer: "f(2", "C(10", "\boxed{42"
-_ARGUMENT_RE = re.compile(rf"(?:[A-Za-z]{{1,3}}\(|\\boxed\{{)(?P<sign>[-−]?)(?P<number>{DIGITS_PATTERN})")
+# a number opening a function's arguments or a box, or after a word and a slash, kept in one token by the
+# tokenizer: "f(2", "C(10", "\boxed{42", "down/20" (of "300 Mbps down/20 Mbps up")
+_ARGUMENT_RE = re.compile(
+    rf"(?:[A-Za-z]{{1,3}}\(|\\boxed\{{|[A-Za-z°]{{1,6}}/)(?P<sign>[-−]?)(?P<number>{DIGITS_PATTERN})"
+)
 _BASE_RE = re.compile(r"[a-z]+-(\d{1,3})")  # "base-10" (an upper-case "OAO-1" is a name)
 # an element's name before an isotope's mass number: "carbon-14", "uranium-235" name an isotope, they count nothing
 _ISOTOPE_WORDS = {
@@ -289,7 +292,11 @@ _COMMAND_VERBS |= {"send", "bring", "put", "remove", "select", "draw", "bake", "
 _UNIT_EXPONENT_RE = re.compile(r"(?:s|m|g|kg|mg|cm|mm|km|mol|L|l|h|min|K|J|W|N|Pa|Hz|yr|d)-[1-4]")
 # two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
 _ORDINAL_FRACTION_RE = re.compile(r"(\d+)/(\d+)(?:th|rd|nd|st)s?")  # "3/4ths", "2/3rds", "1/3rd"
-_DECIMAL_OVER_RE = re.compile(r"(\d+\.\d+)/(\d+(?:\.\d+)?)")  # "4.5/5", "9.2/10"
+# two amounts with their units in one token: "180C/160C" (an oven, then the same oven with a fan)
+_UNIT_PAIR_RE = re.compile(
+    rf"(?P<n1>{DIGITS_PATTERN})(?P<u1>°?[A-Za-z]{{1,3}})/(?P<n2>{DIGITS_PATTERN})(?P<u2>°?[A-Za-z]{{1,3}})"
+)
+_DECIMAL_OVER_RE = re.compile(r"(?P<n1>\d+\.\d+)/(?P<n2>\d+(?:\.\d+)?)")  # "4.5/5", "9.2/10"
 _BLOOD_PRESSURE_RE = re.compile(r"(\d{2,3})/(\d{2,3})")
 _FEET_INCHES_RE = re.compile(r"(\d{1,2})['′](\d{1,2}(?:\.\d+)?)[\"″]?")  # a height: 6'2", 5′10″
 _TIMES_RE = re.compile(rf"({DIGITS_PATTERN})[×x]({DIGITS_PATTERN})")
@@ -1194,13 +1201,14 @@ class _TokenScanner:
         if ordinal_fraction is not None and int(ordinal_fraction.group(2)) > 0:  # "3/4ths of the votes"
             value = Fraction(int(ordinal_fraction.group(1)), int(ordinal_fraction.group(2)))
             return [self.quantity(token.span, value, "fraction", token, None, None)], i + 1
-        rating = _DECIMAL_OVER_RE.fullmatch(written)
-        if rating is not None:  # "4.5/5 stars": a score out of a maximum, as "4.5 / 5" written apart gives
+        pair = _DECIMAL_OVER_RE.fullmatch(written) or _UNIT_PAIR_RE.fullmatch(written)
+        if pair is not None:  # "4.5/5 stars" (as "4.5 / 5" written apart), "180C/160C fan": two amounts
             found = []
             for k in (1, 2):
-                parsed = parse_number(rating.group(k))
-                span = (token.span[0] + rating.start(k), token.span[0] + rating.end(k))
-                found.append(self.quantity(span, parsed[0], parsed[1], token, None, None))
+                parsed = parse_number(pair.group(f"n{k}"))
+                span = (token.span[0] + pair.start(f"n{k}"), token.span[0] + pair.end(f"n{k}"))
+                unit = pair.group(f"u{k}") if "u1" in pair.re.groupindex else None
+                found.append(self.quantity(span, parsed[0], parsed[1], token, unit, None))
             return found, i + 1
         feet = _FEET_INCHES_RE.fullmatch(written)
         if feet is not None:  # "6'2" (its inch sign a token apart), "5′10″": feet and inches

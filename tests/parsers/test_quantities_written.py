@@ -645,6 +645,13 @@ def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decade
         ("We met at 3:30 on Monday.", []),
         ("Prices start from just £9.99pm.", [("9.99", Fraction(999, 100))]),
         ("It opens at 9pm.", []),
+        (
+            "Roast at 220°C/200°C fan for 40 mins.",
+            [("220", Fraction(220)), ("200", Fraction(200)), ("40", Fraction(40))],
+        ),
+        ("Bake at 180C/160C fan.", [("180", Fraction(180)), ("160", Fraction(160))]),
+        ("Season with ¼-½ tsp chilli flakes.", [("¼", Fraction(1, 4)), ("½", Fraction(1, 2))]),
+        ("It is 300 Mbps down/20 Mbps up.", [("300", Fraction(300)), ("20", Fraction(20))]),
         ("The 5G network covers 85% of the country.", [("85%", Fraction(17, 20))]),
         ("She works half time.", [("half", Fraction(1, 2))]),
     ],
