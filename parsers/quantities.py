@@ -334,6 +334,8 @@ _FRACTION_OF = {
 _COUNT_AFTER = {"less", "more", "fewer", "times", "greater", "smaller", "larger", "older", "younger", "percent", "%"}
 _COUNT_AFTER |= {'"', "″", "inch", "inches", "in.", "mm", "cm"}  # "Wrench 8\"": a size, not the name's number
 # every word that may start a number; words_at looks no further at any other word
+# the numbers of "twofold", "tenfold", "hundredfold": a multiplier
+_FOLD_VALUES = {**UNIT_WORDS, **TENS_WORDS, "hundred": 100, "thousand": 1000}
 _NUMBER_WORDS = {
     *UNIT_WORDS,
     *TENS_WORDS,
@@ -1659,6 +1661,11 @@ class _TokenScanner:
             return [self.make(i, i, Fraction(2), "word")], i + 1  # "a couple of tickets"
         if word == "once" and self.text_of(i - 1) in _ONCE_COUNTED_AFTER:
             return [self.make(i, i, Fraction(1), "word")], i + 1  # "used more than once": a count, as "twice" is
+        if word.endswith("fold") and word[: -len("fold")] in _FOLD_VALUES:
+            return [self.make(i, i, Fraction(_FOLD_VALUES[word[: -len("fold")]]), "word")], i + 1  # "grew tenfold"
+        if self.text_of(i - 1) == "year" and self.text_of(i - 2) == "the" and word in _NUMBER_WORDS:
+            run = self.word_run(i)
+            return [], run[1] + 1  # "in the year two thousand": a year
         if word not in _NUMBER_WORDS and not (article and self.text_of(i + 1) == "and"):
             return None  # most words: no number word, and not "an hour and a half"
         if self.in_a_title(i):
@@ -1783,8 +1790,8 @@ class _TokenScanner:
             word = self.text_of(k)
             if word in _CLAUSE_END:
                 return False
-            if word[:1].isdigit() or word in UNIT_WORDS or word in TENS_WORDS:
-                return True
+            if word[:1].isdigit() or word in UNIT_WORDS or word in TENS_WORDS or word.endswith("fold"):
+                return True  # "rose 4% in a decade", "jumped tenfold in a decade"
         return False
 
     def names_a_kind(self, i: int) -> bool:
