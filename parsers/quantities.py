@@ -136,6 +136,7 @@ _ROUTE_NOUNS = {"bus", "tram", "streetcar", "trolleybus", "train"}
 _CODE_GROUP_RE = re.compile(r"[A-Z0-9]+")  # one group of a code written in spaced groups: "1Z 999 AA1 01 2345"
 # "15,50 €", "39,2 °C", "€1.299,50": a decimal comma (one or two decimals, never three), points between thousands
 _DECIMAL_COMMA_RE = re.compile(r"(\d{1,3}(?:\.\d{3})*),(\d{1,2})")
+_POINT_THOUSANDS_RE = re.compile(r"\d{1,3}(?:\.\d{3})+")  # "5.000 €", "€1.250.000": points between thousands
 # nouns a number after names one of them (``gate 12``, ``Year 9 pupils``): never counted by it; "page" and "day"
 # are left out, since word problems compute with them ("she is on page 80 of 300")
 _LABEL_NOUNS = {"room", "gate", "platform", "terminal", "exit", "channel", "flight", "seat", "locker", "suite"}
@@ -854,17 +855,22 @@ class _TokenScanner:
             value, form, last = value + half[0], "fraction", half[1]  # "3 and a half", "3 and 1/2 pounds"
         if self.text_of(last + 1) in ("dozen", "dozens", "doz"):
             value, last = value * 12, last + 1  # "5 dozen" eggs are 60 eggs, "2 and a half dozen" 30, "2 doz."
-        after = self.text_of(last + 1)
-        if form == "integer" and unit is None and after in _SCALE_ORDINALS and self.text_of(first - 1) in _OWNERS:
+        word_after = self.text_of(last + 1)
+        if form == "integer" and unit is None and word_after in _SCALE_ORDINALS and self.text_of(first - 1) in _OWNERS:
             return [], last + 2  # "its 10 millionth visitor": a rank
-        denominator = ORDINAL_DENOMINATORS.get(after) if after not in ("halves", "quarters", "fourths") else None
-        if form == "integer" and unit is None and after.endswith("s") and self.text_of(last + 2) == "of":
+        coins = ("halves", "quarters", "fourths")  # "3 quarters and 2 dimes" are coins
+        denominator = ORDINAL_DENOMINATORS.get(word_after) if word_after not in coins else None
+        if form == "integer" and unit is None and word_after.endswith("s") and self.text_of(last + 2) == "of":
             if denominator is not None and value < denominator:
                 value, form, last = value / denominator, "fraction", last + 1  # "3 fifths of the class"
         if unit is None and self.currency_after(last):
             unit, last = self.text_of(last + 1), last + 1  # "175$", "45 €": the sign written after the amount
-        if unit is None and self.raw(last)[-1:] in ("k", "K") and self.text_of(last + 1) in _RACES:
-            value, unit = value / 1000, "km"  # a "10K race" is 10 kilometres
+        ran = first > 0 and (self.tokens[first - 1].lemma or "").lower() in ("run", "walk", "jog")
+        following = self.tokens[last + 1] if last + 1 < len(self.tokens) else None
+        plural = following is not None and following.label != (following.lemma or following.label).lower()
+        ran = ran and not (plural and following.upos == "NOUN")  # "run 20K stores": thousands of what follows
+        if unit is None and self.raw(last)[-1:] in ("k", "K") and (self.text_of(last + 1) in _RACES or ran):
+            value, unit = value / 1000, "km"  # a "10K race" is 10 kilometres; "ran 5k this morning" 5
         if (
             unit in _CURRENCY
             and self.text_of(first - 1) == "("
@@ -1023,6 +1029,9 @@ class _TokenScanner:
             whole, decimals = comma.group(1).replace(".", ""), comma.group(2)
             value = int(whole) + Fraction(int(decimals), 10 ** len(decimals))
             return (value, "decimal"), i, bool(prefix.group(1) or prefix.group(3)), prefix.group(2) or None, 0
+        points = _POINT_THOUSANDS_RE.fullmatch(self.raw(i)[prefix.end() :])
+        if points is not None and "€" in (prefix.group(2), self.text_of(i - 1), self.text_of(i + 1)):
+            return (Fraction(int(points.group(0).replace(".", ""))), "integer"), i, bool(prefix.group(1)), None, 0
         spaced = self.spaced_end(i)
         if spaced is not None:  # "10 000", "1 000 000"
             written = self.graph.text[self.tokens[i].span[0] : self.tokens[spaced].span[1]]
