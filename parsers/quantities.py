@@ -289,6 +289,7 @@ _EXCHANGE_VERBS |= {"auction", "purchase", "bid", "swap", "spend", "earn", "get"
 # a command that opens a sentence, tagged a noun before its count: "Order 3 items", "Buy 2, get 1 free"
 _COMMAND_VERBS = {*_EXCHANGE_VERBS, "order", "get", "take", "add", "use", "cut", "mix", "choose", "pick", "give"}
 _COMMAND_VERBS |= {"send", "bring", "put", "remove", "select", "draw", "bake", "make", "save", "book", "reserve"}
+_COMMAND_VERBS |= {"compute", "calculate", "round", "express", "evaluate", "simplify", "convert", "find", "solve"}
 # a unit symbol with its exponent, as science writes units without carets: "m s-1", "kg m-3", "mol L-1"
 _UNIT_EXPONENT_RE = re.compile(r"(?:s|m|g|kg|mg|cm|mm|km|mol|L|l|h|min|K|J|W|N|Pa|Hz|yr|d)-[1-4]")
 # two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
@@ -1570,7 +1571,8 @@ class _TokenScanner:
         closing_quote = self.text_of(i + 1) == '"' and sum(self.text_of(k) == '"' for k in range(i)) % 2 == 1
         if self.text_of(i + 1) in _COUNT_AFTER and not closing_quote:  # 'Wrench 8"', not '"English 101"'
             return False
-        if i == 1 and self.text_of(0) in _COMMAND_VERBS:
+        named = i + 1 < len(self.tokens) and self.tokens[i + 1].upos in ("AUX", "VERB")  # "Round 3 was tough"
+        if i == 1 and self.text_of(0) in _COMMAND_VERBS and not named:
             return False  # "Order 3 items", "Buy 2, get 1 free": a command opening the sentence, then its count
         before = self.tokens[i - 1] if i > 0 else None
         if self.raw(i - 1) in _CURRENCY_CODES or self.raw(i - 1) == "Mach":

@@ -659,6 +659,10 @@ def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decade
         ("Pi is 3.141 roughly.", [("3.141", Fraction(3141, 1000))]),
         ("I ran 5k this morning.", [("5k", Fraction(5))]),
         ("They run 20K stores.", [("20K", Fraction(20_000))]),
+        # a command opening a problem, then its number; a label when a verb follows the number
+        ("Round 3.14159 to the nearest hundredth.", [("3.14159", Fraction(314159, 100000))]),
+        ("Compute 7! / (5! * 2!).", [("7", Fraction(7)), ("5", Fraction(5)), ("2", Fraction(2))]),
+        ("Round 3 was tough.", []),
         ("The 5G network covers 85% of the country.", [("85%", Fraction(17, 20))]),
         ("She works half time.", [("half", Fraction(1, 2))]),
     ],
