@@ -1300,6 +1300,12 @@ class _TokenScanner:
             span = (token.span[0] + match.start("second"), self.tokens[percent].span[1])
             found.append(self.quantity(span, second[0] / 100, "percent", token, "%", None))
             return found, percent + 1
+        scale = self.scale_word(i + 1) if second is not None and form != "percent" else None
+        if scale is not None:  # "70–85 million lives": the scale word is both ends'
+            found = [self.quantity((start, end), (-value if negative else value) * scale, form, token, unit, None)]
+            span = (token.span[0] + match.start("second"), self.tokens[i + 1].span[1])
+            found.append(self.quantity(span, second[0] * scale, second[1], token, unit, None))
+            return found, i + 2
         if second is not None:
             span = (token.span[0] + match.start("second"), token.span[0] + match.end("second"))
             found.append(self.quantity(span, second[0], second[1], token, unit, None))

@@ -663,6 +663,7 @@ def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decade
         ("Round 3.14159 to the nearest hundredth.", [("3.14159", Fraction(314159, 100000))]),
         ("Compute 7! / (5! * 2!).", [("7", Fraction(7)), ("5", Fraction(5)), ("2", Fraction(2))]),
         ("Round 3 was tough.", []),
+        ("The war claimed 70–85 million lives.", [("70", Fraction(70_000_000)), ("85 million", Fraction(85_000_000))]),
         ("The 5G network covers 85% of the country.", [("85%", Fraction(17, 20))]),
         ("She works half time.", [("half", Fraction(1, 2))]),
     ],
