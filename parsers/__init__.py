@@ -24,6 +24,8 @@ PARSER_VERSION = 19  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # 17: no emoticons in the tokenizer ("(2, 8)", "(-8, 2)", "y =3"), a measure after a capitalised word (Toast 50g of),
 # the blue one (a pronoun), in a century after an amount (a rate's period), minimum wage ($8) (not a negative)
 # 18: a decimal divisor in a glued calculation (100/.25=400), more than once (1), row 12 (a label)
-# 19: 7½%, 4.25%-4.5%, 2½-3%, 2x more (a multiplier), 6'2" (feet and inches), 120/80 mmHg (two pressures), the 1990's
-# (a decade), $1.2 bn, 1.3m units, Mach 0.85, a third and a half (two fractions), one point two billion, years in
-# words (nineteen ninety-five), at half time
+# 19: 7½%, 4.25%-4.5%, ¼-½, 2x more (a multiplier), 6'2" (feet and inches), 120/80 mmHg, 4.5/5, 180C/160C, 3/4ths and
+# 1/3rd, 3 and 1/2 pounds, 3 millionths of, the 1990's and the class of '98, a 2022 study, $1.2 bn, ¥1.2tn, 1.3m units,
+# 70–85 million, HK$18.50, 87¢, 9.58s, 2 doz., ~40, 5.000 €, £9.99pm, 1:50,000, ran 5k, C(10, 3) and \boxed{220} in
+# text, Mach 0.85, tenfold, a third and a half, one point two billion, years in words, at half time, its 10 millionth
+# visitor, Flight BA 283, 4471-B, the 5G network, Round 3.14159 to (a command), Round 3 was (a label)

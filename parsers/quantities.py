@@ -17,13 +17,17 @@ Read in the text:
   percentages ``25%``, ``25 percent``, ``15 per cent``, ``forty per cent``; scales ``1.5 million``, ``3 hundred``,
   and a scale written once for a range (``between $1.5 and $2 billion``, ``3 to 4 million``: both ends);
   ``±3`` (3: a spread, not a sign); fullwidth and other scripts' digits (``３５０``, ``５０％``) and powers of ten
-  in superscripts (``4.5 × 10⁻³``);
+  in superscripts (``4.5 × 10⁻³``); ``~40`` (about 40), ``HK$18.50``, ``87¢``, ``5.000 €`` (points between thousands
+  beside a euro sign), ``$1.2 bn``, ``¥1.2tn``, ``£9.99pm`` (per month);
 - a number glued to its unit or a neighbour in one token: ``4km^2`` (4, unit ``km^2``), ``25lbs``,
   ``180ml``, ``8-`` of ``8- to 16-meter``, both ends of ``3.5–4.0``, both numbers of ``2,000.45±0.01``,
   ``2.48×10−5`` (a power of ten whose caret was lost); ``573.15K`` in a sentence about temperature
-  is 573.15 kelvin, not 573,150; the exponent of ``(AC)^2`` and the ``10`` of ``base-10``;
+  is 573.15 kelvin, not 573,150; the exponent of ``(AC)^2`` and the ``10`` of ``base-10``; ``7½%``, ``¼-½``,
+  ``4.25%-4.5%``, ``70–85 million`` (both ends), ``6'2"`` (6 ft, 2 in), ``120/80 mmHg`` and ``4.5/5`` (two
+  numbers), ``180C/160C``, ``3/4ths`` (3/4), ``9.58s``, ``2x more`` (a multiplier, not 2 times x), the ``10`` of
+  ``C(10, 3)`` and the ``42`` of ``\\boxed{42}`` written as text;
 - number words: ``three``, ``twenty-five``, ``a hundred and twenty``, ``a million``, ``half``,
-  ``twice``, ``a third of``, ``two thirds``; ``two thousand and nineteen`` (2019), ``hundred and
+  ``twice``, ``tenfold``, ``a third of``, ``two thirds``, ``3 fifths of``; ``two thousand and nineteen`` (2019), ``hundred and
   twelve`` (112), ``three million, two hundred & forty`` (3,000,240), ``thousand`` alone,
   ``seventy-five thousands``, scales up to ``decillion``; ``two point three``, ``point one``;
   ``minus fifteen``; a word that cannot follow the one before it starts a new number (``one two
@@ -54,11 +58,12 @@ Not quantities (dropped, so the solution reader and the alignment never see them
 as a pronoun (``the red one``, ``that one costs``, ``each one``, ``one at a time``), ordinals
 (``2nd``, ``third place``, ``twenty-first``; but ``a third of`` is 1/3), seasons (``2013-14``),
 dates and years (``in 2019``, ``between 2000 and 2005``, ``from 1990 to 1995``, ``May 4, 1901``,
-``1 May 2006``, ``on 12/25``, ``3/14/1998``), clock times (``3:30``, ``9 a.m.``, ``2.13 am``, ``after 8.30``), phone numbers
+``1 May 2006``, ``on 12/25``, ``3/14/1998``, ``a 2022 study``, ``the class of '98``, ``the 1990's``, ``in nineteen
+ninety-five``), clock times (``3:30``, ``9 a.m.``, ``2.13 am``, ``after 8.30``), phone numbers
 (``555-123-4567``, ``(800) 555-0199``, ``555-1234`` in a sentence about calling), labels and names
 (``Route 66``, ``42 Oak Street``, ``track 7 was cut``, ``stop 26``, ``Voyager 2``, ``English 101``, ``iPhone 12``, ``South 32 Ltd``), model names
-(``the 747-8 can``, ``the Pixel 8 were``), catalogue numbers and IDs (``J1149.5+6663``, ``06F6``, ``#48213``,
-``978-0-14-044913-6``), phone numbers in spaced groups (``0345 600 7890``, ``+44 20 7946 0958``), years named by
+(``the 747-8 can``, ``the Pixel 8 were``, ``the 5G network``, ``Flight BA 283``), catalogue numbers and IDs
+(``J1149.5+6663``, ``06F6``, ``#48213``, ``978-0-14-044913-6``, ``4471-B``), ranks (``its 10 millionth visitor``), phone numbers in spaced groups (``0345 600 7890``, ``+44 20 7946 0958``), years named by
 the word before them (``fiscal 2025``, ``the years 1914 to 1918``, ``Q3 2024``), ``one`` in a word of its own
 (``one-way``, ``one-to-one``), ``double`` and ``triple`` as kinds of things (``an ordered triple``, ``the double
 cone``), phone extensions (``extension 204``), postcodes (``LS6 2QB``), versions and numbered names (``Python 3.12``,
