@@ -96,6 +96,7 @@ LATER_PARTS = {
     13: ({**DRAWN_20, "written": 70}, 125, 23),
     14: ({**DRAWN_20, "written": 70}, 192, 20),
     17: ({**DRAWN_20, "written": 70}, 137, 22),
+    18: ({**DRAWN_20, "written": 70}, 152, 27),
 }
 
 
