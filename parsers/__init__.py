@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 19  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 20  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -29,3 +29,4 @@ PARSER_VERSION = 19  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # 70–85 million, HK$18.50, 87¢, 9.58s, 2 doz., ~40, 5.000 €, £9.99pm, 1:50,000, ran 5k, C(10, 3) and \boxed{220} in
 # text, Mach 0.85, tenfold, a third and a half, one point two billion, years in words, at half time, its 10 millionth
 # visitor, Flight BA 283, 4471-B, the 5G network, Round 3.14159 to (a command), Round 3 was (a label)
+# 20: every one of (a pronoun), stop once for coffee (once after the verb it counts)

@@ -311,6 +311,9 @@ _ARTICLES = {"a", "an"}
 # words after "2x" that make it a multiplier ("2x more", "3x the price", "2x daily") rather than 2 times x
 _MULTIPLIER_FOLLOWERS = {"more", "less", "fewer", "the", "as", "daily", "weekly", "per", "a"}
 # words after which "once" counts: "more than once", "exactly once", "at least once", "only once"
+# words after "once" that make it no count: a clause it opens ("stop once the light turns green"), an idiom
+_CLAUSE_OPENERS = {"the", "this", "that", "these", "those", "i", "you", "he", "she", "it", "we", "they", "everyone"}
+_CLAUSE_OPENERS |= {"again", "more", "upon"}  # "once again", "once more", "once upon a time": not a count
 _ONCE_COUNTED_AFTER = {"than", "exactly", "least", "most", "only", "just"}
 # Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
 _SINGLE_WORDS = {
@@ -1681,7 +1684,7 @@ class _TokenScanner:
             return self.signed_at(i) if word in _SIGN_WORDS else self.point_at(i)
         if word == "couple" and article and self.text_of(i + 1) == "of":
             return [self.make(i, i, Fraction(2), "word")], i + 1  # "a couple of tickets"
-        if word == "once" and self.text_of(i - 1) in _ONCE_COUNTED_AFTER:
+        if word == "once" and (self.text_of(i - 1) in _ONCE_COUNTED_AFTER or self.once_after_its_verb(i)):
             return [self.make(i, i, Fraction(1), "word")], i + 1  # "used more than once": a count, as "twice" is
         if word.endswith("fold") and word[: -len("fold")] in _FOLD_VALUES:
             return [self.make(i, i, Fraction(_FOLD_VALUES[word[: -len("fold")]]), "word")], i + 1  # "grew tenfold"
@@ -1895,12 +1898,21 @@ class _TokenScanner:
                     return True
         return False
 
+    def once_after_its_verb(self, i: int) -> bool:
+        """``once`` right after the verb it counts (``we'll only stop once for coffee``, ``visited once a year``),
+        not opening a clause (``stop once the light turns``, ``call once he lands``) nor in an idiom (``ran once
+        again``)."""
+        before = self.tokens[i - 1] if i > 0 else None
+        return before is not None and before.upos == "VERB" and self.text_of(i + 1) not in _CLAUSE_OPENERS
+
     def pronoun_one(self, i: int) -> bool:
         """``one`` standing for a noun: ``the red one``, ``that one costs``, ``each one``, ``one at a time``."""
         if self.fraction_after(i + 1) or self.text_of(i + 1) in ("-", "hundred", *SCALE_WORDS, *ORDINAL_DENOMINATORS):
             return False
         if self.tokens[i].upos != "NUM" and not self.counts_of(i):
             return True
+        if self.text_of(i - 1) == "every":
+            return True  # "every one of the seven books": each of them
         if self.text_of(i + 1) == "of":
             return False
         if self.text_of(i - 1) in _PRONOUN_ONE_BEFORE:

@@ -670,3 +670,18 @@ def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decade
 )
 def test_fractions_joined_by_and_spoken_decimals_with_a_scale_years_in_words_and_half_time(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("She's read every one of the seven books.", [("seven", Fraction(7))]),
+        ("One of the boys came.", [("One", Fraction(1))]),
+        ("We'll only stop once for coffee.", [("once", Fraction(1))]),
+        ("They visited once a year.", [("once", Fraction(1))]),
+        ("Stop once the light turns green.", []),
+        ("He once lived in Paris.", []),
+    ],
+)
+def test_every_one_of_as_a_pronoun_and_once_after_its_verb(text, expected):
+    assert values(text) == expected
