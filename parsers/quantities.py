@@ -1903,7 +1903,12 @@ class _TokenScanner:
         not opening a clause (``stop once the light turns``, ``call once he lands``) nor in an idiom (``ran once
         again``)."""
         before = self.tokens[i - 1] if i > 0 else None
-        return before is not None and before.upos == "VERB" and self.text_of(i + 1) not in _CLAUSE_OPENERS
+        if before is None or before.upos != "VERB" or self.text_of(i + 1) in _CLAUSE_OPENERS:
+            return False
+        if self.text_of(i + 1) == "every":  # "sneezes once every 3 seconds"; "finishes once every car has passed"
+            period = self.tokens[i + 2] if i + 2 < len(self.tokens) else None
+            return period is not None and (period.upos == "NUM" or _is_measure(period))
+        return True
 
     def pronoun_one(self, i: int) -> bool:
         """``one`` standing for a noun: ``the red one``, ``that one costs``, ``each one``, ``one at a time``."""

@@ -680,6 +680,8 @@ def test_fractions_joined_by_and_spoken_decimals_with_a_scale_years_in_words_and
         ("We'll only stop once for coffee.", [("once", Fraction(1))]),
         ("They visited once a year.", [("once", Fraction(1))]),
         ("Stop once the light turns green.", []),
+        ("He sneezes once every 3 seconds.", [("once", Fraction(1)), ("3", Fraction(3))]),
+        ("The race finishes once every single car has passed the line.", []),
         ("He once lived in Paris.", []),
     ],
 )
