@@ -29,4 +29,4 @@ PARSER_VERSION = 20  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # 70–85 million, HK$18.50, 87¢, 9.58s, 2 doz., ~40, 5.000 €, £9.99pm, 1:50,000, ran 5k, C(10, 3) and \boxed{220} in
 # text, Mach 0.85, tenfold, a third and a half, one point two billion, years in words, at half time, its 10 millionth
 # visitor, Flight BA 283, 4471-B, the 5G network, Round 3.14159 to (a command), Round 3 was (a label)
-# 20: every one of (a pronoun), stop once for coffee (once after the verb it counts)
+# 20: every one of and the 500ml one (pronouns), stop once for coffee (once after the verb it counts), Buy 2 get (a command)

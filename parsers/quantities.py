@@ -1585,7 +1585,11 @@ class _TokenScanner:
         closing_quote = self.text_of(i + 1) == '"' and sum(self.text_of(k) == '"' for k in range(i)) % 2 == 1
         if self.text_of(i + 1) in _COUNT_AFTER and not closing_quote:  # 'Wrench 8"', not '"English 101"'
             return False
-        named = i + 1 < len(self.tokens) and self.tokens[i + 1].upos in ("AUX", "VERB")  # "Round 3 was tough"
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        # "Round 3 was tough", "Order 66 was given": a name, then its verb; not "Buy 2 get the 3rd half price"
+        named = after is not None and (
+            after.upos == "AUX" or after.upos == "VERB" and after.label not in _COMMAND_VERBS
+        )
         if i == 1 and self.text_of(0) in _COMMAND_VERBS and not named:
             return False  # "Order 3 items", "Buy 2, get 1 free": a command opening the sentence, then its count
         before = self.tokens[i - 1] if i > 0 else None
@@ -1608,7 +1612,6 @@ class _TokenScanner:
             and self.tokens[i + 1].upos in ("PROPN", "NOUN")
         ):
             return True  # "South 32 Ltd", "Bahco 9031 Ergo": a name around the number
-        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         return (
             before is not None
             and parent is not None
@@ -1910,6 +1913,16 @@ class _TokenScanner:
             return period is not None and (period.upos == "NUM" or _is_measure(period))
         return True
 
+    def after_a_determined_measure(self, i: int) -> bool:
+        """A measure with its number and a determiner before ``i``: ``the 500ml``, ``the 2-litre``, ``a 10 kg``."""
+        determiners = _PRONOUN_ONE_BEFORE | _ARTICLES
+        if re.fullmatch(r"\d[\d.,]*[A-Za-z]+", self.raw(i - 1)):
+            return self.text_of(i - 2) in determiners
+        if i < 2 or not _is_measure(self.tokens[i - 1]):
+            return False
+        number = i - 2 - int(self.text_of(i - 2) == "-")
+        return bool(_STARTS_LIKE_NUMBER_RE.match(self.text_of(number))) and self.text_of(number - 1) in determiners
+
     def pronoun_one(self, i: int) -> bool:
         """``one`` standing for a noun: ``the red one``, ``that one costs``, ``each one``, ``one at a time``."""
         if self.fraction_after(i + 1) or self.text_of(i + 1) in ("-", "hundred", *SCALE_WORDS, *ORDINAL_DENOMINATORS):
@@ -1918,6 +1931,8 @@ class _TokenScanner:
             return True
         if self.text_of(i - 1) == "every":
             return True  # "every one of the seven books": each of them
+        if self.after_a_determined_measure(i):
+            return True  # "cheaper than the 500ml one", "the 2-litre one": a measure, then "one" for the bottle
         if self.text_of(i + 1) == "of":
             return False
         if self.text_of(i - 1) in _PRONOUN_ONE_BEFORE:

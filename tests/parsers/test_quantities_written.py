@@ -683,7 +683,11 @@ def test_fractions_joined_by_and_spoken_decimals_with_a_scale_years_in_words_and
         ("He sneezes once every 3 seconds.", [("once", Fraction(1)), ("3", Fraction(3))]),
         ("The race finishes once every single car has passed the line.", []),
         ("He once lived in Paris.", []),
+        ("The big bottle is cheaper than the 500ml one.", [("500", Fraction(500))]),
+        ("He bought the 5 kg one and a 2 kg one.", [("5", Fraction(5)), ("2", Fraction(2))]),
+        ("Buy 2 get the 3rd half price.", [("2", Fraction(2)), ("half", Fraction(1, 2))]),
+        ("Order 66 was given.", []),
     ],
 )
-def test_every_one_of_as_a_pronoun_and_once_after_its_verb(text, expected):
+def test_pronoun_ones_once_after_its_verb_and_commands(text, expected):
     assert values(text) == expected
