@@ -97,6 +97,7 @@ LATER_PARTS = {
     14: ({**DRAWN_20, "written": 70}, 192, 20),
     17: ({**DRAWN_20, "written": 70}, 137, 22),
     18: ({**DRAWN_20, "written": 70}, 152, 27),
+    19: ({**DRAWN_20, "written": 70}, 140, 25),
 }
 
 
