@@ -64,7 +64,7 @@ OUTSIDE = DATA / "quantities_outside.jsonl"
 _ORDINALS = ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh")
 _ORDINALS += ("twelfth", "thirteenth", "fourteenth")
 _LATER_ORDINALS = {17: "seventeenth", 18: "eighteenth", 19: "nineteenth"}  # 15, 16, 20: briefed, never delivered
-MEASURED_ONCE = {2, 19}
+MEASURED_ONCE = {2}
 LATER_PARTS = {
     number: (name, "measured once" if number in MEASURED_ONCE else "a dev part now")
     for number, name in {**dict(enumerate(_ORDINALS, start=2)), **_LATER_ORDINALS}.items()

@@ -242,6 +242,7 @@ _EXPONENT_RE = re.compile(r".*[A-Za-z)]\^(\d{1,3})")  # "(AC)^2" written as text
 _ARGUMENT_RE = re.compile(
     rf"(?:[A-Za-z]{{1,3}}\(|\\boxed\{{|[A-Za-z°]{{1,6}}/)(?P<sign>[-−]?)(?P<number>{DIGITS_PATTERN})"
 )
+_TEXT_FRACTION_RE = re.compile(r"\\[dt]?frac\{(\d+)\}\{(\d+)")  # "\frac{1}{4" in a token of bare LaTeX
 _BASE_RE = re.compile(r"[a-z]+-(\d{1,3})")  # "base-10" (an upper-case "OAO-1" is a name)
 # an element's name before an isotope's mass number: "carbon-14", "uranium-235" name an isotope, they count nothing
 _ISOTOPE_WORDS = {
@@ -675,6 +676,21 @@ class _TokenScanner:
         written = self.raw(i)
         if _UNIT_EXPONENT_RE.fullmatch(written):
             return None  # "s-1" of "12 m s-1": the unit's exponent, not a number
+        fractions = list(_TEXT_FRACTION_RE.finditer(written))
+        if fractions:  # "\frac{3}{4" of "is \frac{3}{4} of the total": LaTeX with no math delimiters around it
+            offset = self.tokens[i].span[0]
+            return [
+                self.quantity(
+                    (offset + m.start(), offset + m.end()),
+                    Fraction(int(m.group(1)), int(m.group(2))),
+                    "fraction",
+                    self.tokens[i],
+                    None,
+                    None,
+                )
+                for m in fractions
+                if int(m.group(2)) != 0
+            ], i + 1
         argument = _ARGUMENT_RE.fullmatch(written)
         if argument is not None:  # "f(2", "C(10" of "C(10, 3)", "\boxed{42": the tokenizer kept the call together
             value, form = parse_number(argument.group("number"))
@@ -1709,7 +1725,13 @@ class _TokenScanner:
         token = self.tokens[i]
         if self.inside_hyphenated_word(i):
             return None  # "non-zero", "half-life"
-        if word == "one" and self.text_of(i + 1) in _WAIT_WORDS and self.text_of(i + 2) in ("please", "!", ","):
+        opens = i == 0 or self.text_of(i - 1) in (",", '"', "“", "'")  # not "in less than one second, using"
+        if (
+            word == "one"
+            and opens
+            and self.text_of(i + 1) in _WAIT_WORDS
+            and self.text_of(i + 2) in ("please", "!", ",")
+        ):
             return None  # "One moment please!"
         if word == "zero" and self.text_of(i - 1) in ("below", "above"):
             return None  # "How far below zero is each?": a reference point
@@ -1929,8 +1951,10 @@ class _TokenScanner:
             return False
         if self.tokens[i].upos != "NUM" and not self.counts_of(i):
             return True
-        if self.text_of(i - 1) == "every":
-            return True  # "every one of the seven books": each of them
+        if i + 1 < len(self.tokens) and _is_measure(self.tokens[i + 1], _MEASURE_UNITS):
+            return False  # "for every one pound of food": one of a measure counts
+        if self.text_of(i - 1) == "every" and self.text_of(i + 1) == "of":
+            return True  # "every one of the seven books": each of them (not "for every one pound")
         if self.after_a_determined_measure(i):
             return True  # "cheaper than the 500ml one", "the 2-litre one": a measure, then "one" for the bottle
         if self.text_of(i + 1) == "of":

@@ -687,6 +687,10 @@ def test_fractions_joined_by_and_spoken_decimals_with_a_scale_years_in_words_and
         ("He bought the 5 kg one and a 2 kg one.", [("5", Fraction(5)), ("2", Fraction(2))]),
         ("Buy 2 get the 3rd half price.", [("2", Fraction(2)), ("half", Fraction(1, 2))]),
         ("Order 66 was given.", []),
+        ("It changes colour in less than one second, using 200 cells.", [("one", Fraction(1)), ("200", Fraction(200))]),
+        ("One moment, I'll check.", []),
+        ("The dog eats 4 pounds for every one pound she eats.", [("4", Fraction(4)), ("one", Fraction(1))]),
+        ("So the answer is \\frac{3}{4} of the total.", [("\\frac{3}{4", Fraction(3, 4))]),
     ],
 )
 def test_pronoun_ones_once_after_its_verb_and_commands(text, expected):
