@@ -614,6 +614,11 @@ def _is_measure(node: Node, measures: set[str] = _MEASURES) -> bool:
     return word in measures or word.rstrip("²³").removesuffix("^2").removesuffix("^3") in measures
 
 
+def _plural(node: Node | None) -> bool:
+    """The word is a plural (its label is not its lemma): ``visitors``, ``pounds``."""
+    return node is not None and node.label != (node.lemma or node.label).lower()
+
+
 def _wordlike(label: str | None) -> str | None:
     """``label`` when it is a word; ``None`` for a number or a sign ("10% of $200" has no object "200")."""
     return label if label is not None and any(c.isalpha() for c in label) else None
@@ -818,13 +823,7 @@ class _TokenScanner:
         if pressure is not None and not (70 <= int(pressure.group(1)) <= 250 and 40 <= int(pressure.group(2)) <= 150):
             pressure = None  # systolic over diastolic only
         if pressure is not None and (self.text_of(i + 1) in ("mmhg", "mm") or self.words & {"pressure", "bp"}):
-            found = []  # "120/80 mmHg", "blood pressure of 130/85": two pressures, not the fraction 3/2
-            for k in (1, 2):
-                span = (self.tokens[i].span[0] + pressure.start(k), self.tokens[i].span[0] + pressure.end(k))
-                found.append(
-                    self.quantity(span, Fraction(int(pressure.group(k))), "integer", self.tokens[i], None, None)
-                )
-            return found, i + 1
+            return self.pieces(i, pressure, (1, 2), (None, None)), i + 1  # "120/80 mmHg": two, not the fraction 3/2
         if form == "fraction" and last == i and value.denominator == 1:
             division = self.division_at(i)
             if division is not None:
@@ -892,8 +891,7 @@ class _TokenScanner:
             unit, last = self.text_of(last + 1), last + 1  # "175$", "45 €": the sign written after the amount
         ran = first > 0 and (self.tokens[first - 1].lemma or "").lower() in ("run", "walk", "jog")
         following = self.tokens[last + 1] if last + 1 < len(self.tokens) else None
-        plural = following is not None and following.label != (following.lemma or following.label).lower()
-        ran = ran and not (plural and following.upos == "NOUN")  # "run 20K stores": thousands of what follows
+        ran = ran and not (_plural(following) and following.upos == "NOUN")  # "run 20K stores": thousands of them
         if unit is None and self.raw(last)[-1:] in ("k", "K") and (self.text_of(last + 1) in _RACES or ran):
             value, unit = value / 1000, "km"  # a "10K race" is 10 kilometres; "ran 5k this morning" 5
         if (
@@ -1239,21 +1237,11 @@ class _TokenScanner:
             return [self.quantity(token.span, value, "fraction", token, None, None)], i + 1
         pair = _DECIMAL_OVER_RE.fullmatch(written) or _UNIT_PAIR_RE.fullmatch(written)
         if pair is not None:  # "4.5/5 stars" (as "4.5 / 5" written apart), "180C/160C fan": two amounts
-            found = []
-            for k in (1, 2):
-                parsed = parse_number(pair.group(f"n{k}"))
-                span = (token.span[0] + pair.start(f"n{k}"), token.span[0] + pair.end(f"n{k}"))
-                unit = pair.group(f"u{k}") if "u1" in pair.re.groupindex else None
-                found.append(self.quantity(span, parsed[0], parsed[1], token, unit, None))
-            return found, i + 1
+            units = (pair.group("u1"), pair.group("u2")) if "u1" in pair.re.groupindex else (None, None)
+            return self.pieces(i, pair, ("n1", "n2"), units), i + 1
         feet = _FEET_INCHES_RE.fullmatch(written)
         if feet is not None:  # "6'2" (its inch sign a token apart), "5′10″": feet and inches
-            found = []
-            for k, unit in ((1, "ft"), (2, "in")):
-                parsed = parse_number(feet.group(k))
-                span = (token.span[0] + feet.start(k), token.span[0] + feet.end(k))
-                found.append(self.quantity(span, parsed[0], parsed[1], token, unit, None))
-            return found, i + 1
+            return self.pieces(i, feet, (1, 2), ("ft", "in")), i + 1
         times = _TIMES_RE.fullmatch(written)
         if times is not None and not (times.group(2) == "10" and self.text_of(i + 1) in _MINUS):
             found = []
@@ -1335,6 +1323,15 @@ class _TokenScanner:
             found.append(self.quantity(span, second[0], second[1], token, unit, None))
         return found, i + 1
 
+    def pieces(self, i: int, match: re.Match, groups: tuple, units: tuple) -> list[Quantity]:
+        """One quantity per group of ``match`` on token ``i``, with its unit (``6'2"``: 6 ``ft`` and 2 ``in``)."""
+        token, found = self.tokens[i], []
+        for group, unit in zip(groups, units):
+            value, form = parse_number(match.group(group))
+            span = (token.span[0] + match.start(group), token.span[0] + match.end(group))
+            found.append(self.quantity(span, value, form, token, unit, None))
+        return found
+
     def multiplier_follows(self, j: int) -> bool:
         """A ``2x`` before ``j`` is a multiplier, not a coefficient of ``x``: a comparative (``more``, ``faster``),
         ``the`` or ``as`` follows it, or a rate (``daily``, ``a day``, ``per week``)."""
@@ -1350,9 +1347,8 @@ class _TokenScanner:
 
         def counts_noun(k: int) -> bool:
             token = self.tokens[k] if 0 <= k < len(self.tokens) else None
-            plural = token is not None and token.label != (token.lemma or token.label).lower()
-            counted = not _is_measure(token, _MEASURE_UNITS)  # "1.3m units", "2m boxes" count; "2m feet" measure
-            return plural and token.upos == "NOUN" and counted and token.label not in _RACE_EVENTS
+            counted = not _is_measure(token, _MEASURE_UNITS) if token else False  # "1.3m units" count; "2m feet" not
+            return _plural(token) and token.upos == "NOUN" and counted and token.label not in _RACE_EVENTS
 
         def glued_m(k: int) -> bool:
             return self.raw(k) in ("m", "mn") and self.adjacent(k - 1, k) and bool(self.raw(k - 1)[-1:].isdigit())
@@ -1399,8 +1395,7 @@ class _TokenScanner:
         if proper is None or not 0 < int(proper.group(1)) < int(proper.group(2)):
             return None
         after = self.tokens[last + 3] if last + 3 < len(self.tokens) else None
-        plural = after is not None and after.upos == "NOUN" and after.label != (after.lemma or after.label).lower()
-        if after is None or not (_is_measure(after) or plural):
+        if after is None or not (_is_measure(after) or _plural(after) and after.upos == "NOUN"):
             return None
         return Fraction(int(proper.group(1)), int(proper.group(2))), last + 2
 
@@ -1569,7 +1564,7 @@ class _TokenScanner:
             return True  # "Q3 2024", "mid-2023"
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         following = self.tokens[i + 2] if i + 2 < len(self.tokens) else None
-        plural_after = following is not None and following.label != (following.lemma or following.label).lower()
+        plural_after = _plural(following)
         head_adjective = after is not None and after.upos == "ADJ" and not plural_after  # "the 2026 final go on sale"
         # "a 2022 study" as "the 2026 final"; not a round count ("a 2000 piece puzzle")
         determiner = before == "the" or before in _ARTICLES and value % 100 != 0
