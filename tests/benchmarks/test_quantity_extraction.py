@@ -98,6 +98,7 @@ LATER_PARTS = {
     17: ({**DRAWN_20, "written": 70}, 137, 22),
     18: ({**DRAWN_20, "written": 70}, 152, 27),
     19: ({**DRAWN_20, "written": 70}, 140, 25),
+    20: ({**DRAWN_20, "written": 70}, 130, 27),
 }
 
 
