@@ -27,8 +27,8 @@ Read in the text:
   numbers), ``180C/160C``, ``3/4ths`` (3/4), ``9.58s``, ``2x more`` (a multiplier, not 2 times x), the ``10`` of
   ``C(10, 3)`` and the ``42`` of ``\\boxed{42}`` written as text;
 - number words: ``three``, ``twenty-five``, ``a hundred and twenty``, ``a million``, ``half``,
-  ``twice``, ``tenfold``, ``a third of``, ``two thirds``, ``3 fifths of``; ``two thousand and nineteen`` (2019), ``hundred and
-  twelve`` (112), ``three million, two hundred & forty`` (3,000,240), ``thousand`` alone,
+  ``twice``, ``tenfold``, ``a third of``, ``two thirds``, ``3 fifths of``; ``two thousand and nineteen`` (2019),
+  ``hundred and twelve`` (112), ``three million, two hundred & forty`` (3,000,240), ``thousand`` alone,
   ``seventy-five thousands``, scales up to ``decillion``; ``two point three``, ``point one``;
   ``minus fifteen``; a word that cannot follow the one before it starts a new number (``one two
   three`` is three numbers);
@@ -63,7 +63,8 @@ ninety-five``), clock times (``3:30``, ``9 a.m.``, ``2.13 am``, ``after 8.30``),
 (``555-123-4567``, ``(800) 555-0199``, ``555-1234`` in a sentence about calling), labels and names
 (``Route 66``, ``42 Oak Street``, ``track 7 was cut``, ``stop 26``, ``Voyager 2``, ``English 101``, ``iPhone 12``, ``South 32 Ltd``), model names
 (``the 747-8 can``, ``the Pixel 8 were``, ``the 5G network``, ``Flight BA 283``), catalogue numbers and IDs
-(``J1149.5+6663``, ``06F6``, ``#48213``, ``978-0-14-044913-6``, ``4471-B``), ranks (``its 10 millionth visitor``), phone numbers in spaced groups (``0345 600 7890``, ``+44 20 7946 0958``), years named by
+(``J1149.5+6663``, ``06F6``, ``#48213``, ``978-0-14-044913-6``, ``4471-B``), ranks (``its 10 millionth visitor``),
+phone numbers in spaced groups (``0345 600 7890``, ``+44 20 7946 0958``), years named by
 the word before them (``fiscal 2025``, ``the years 1914 to 1918``, ``Q3 2024``), ``one`` in a word of its own
 (``one-way``, ``one-to-one``), ``double`` and ``triple`` as kinds of things (``an ordered triple``, ``the double
 cone``), phone extensions (``extension 204``), postcodes (``LS6 2QB``), versions and numbered names (``Python 3.12``,
@@ -107,8 +108,8 @@ __all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_num
 _STARTS_LIKE_NUMBER_RE = re.compile(
     rf"[~≈]?[±+]?[-−]?(?:[A-Za-z]{{1,2}}(?=\$))?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]"
 )
-# a tilde says about, a plus sign is no sign of the value ("~40", "+9.8%" is 9.8%); a country's letters before a dollar sign ("HK$18.50") are
-# no part of the amount
+# a tilde says about, a plus sign is no sign of the value ("~40", "+9.8%" is 9.8%); a country's letters before a
+# dollar sign ("HK$18.50") are no part of the amount
 _PREFIX_RE = re.compile(r"[~≈]?[±+]?([-−]?)(?:[A-Za-z]{1,2}(?=\$))?([$€£¥]?)([-−]?)")
 _RATIO_PART = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _RATIO_RE = re.compile(rf"{_RATIO_PART}(?::{_RATIO_PART})+")  # "3:2", "1:50,000"
@@ -211,8 +212,9 @@ _TEMPERATURE_CUES = {
 }
 _JOINERS = {"and", "&"}
 # a number glued to what follows it in one token: a unit ("4km^2", "180ml", "25lbs"), a hyphen of "8- to 16-meter",
-# a range ("3.5–4.0", "4.25%-4.5", "2½-3"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost ("2.48×10−5"), a
-# percent sign the tokenizer left on its number ("５０％" in fullwidth, "7½%"), a currency sign after the amount ("175$.")
+# a range ("3.5–4.0", "4.25%-4.5", "2½-3"), an uncertainty ("2,000.45±0.01"), a power of ten with its caret lost
+# ("2.48×10−5"), a percent sign the tokenizer left on its number ("５０％" in fullwidth, "7½%"), a currency sign after
+# the amount ("175$.")
 _UNIT_AND_FULL_STOP_RE = re.compile(r"\d+(?:[.,]\d+)*[A-Za-zµ°¢]+\.")  # "180C." at a sentence's end
 _GLUED_RE = re.compile(
     rf"(?P<number>{DIGITS_PATTERN}|\d*[{''.join(VULGAR_FRACTIONS)}])(?:"
@@ -280,13 +282,13 @@ _GROUP_UNITS = {
     *("inhabitants", "residents", "visitors", "users", "copies", "units", "acres", "hectares", "words", "years"),
 }
 _SPACES = " \u00a0\u2009\u202f"
-# a scale suffix set apart by a space, read only where the number stands alone (" 2.33 k"): in a sentence "10 k" is
-# as often ten kilometres or a unit k
+# a scale ordinal after a number and one of its owners is a rank: "its 10 millionth visitor", "the 5 thousandth"
 _SCALE_ORDINALS = {"hundredth", "thousandth", "millionth", "billionth"}
-# words before a rank: "its 10 millionth visitor", "the 5 thousandth customer"
 _OWNERS = {"the", "its", "our", "their", "his", "her", "my", "your"}
 # scale words abbreviated and written apart, as reports write them: "$1.2 bn", "4.5 bln", "300 mln"
 _SCALE_ABBREVIATIONS = {"bn": 10**9, "bln": 10**9, "mln": 10**6, "trn": 10**12}
+# a scale suffix set apart by a space, read only where the number stands alone (" 2.33 k"): in a sentence "10 k" is
+# as often ten kilometres or a unit k
 _SUFFIX_SCALES = {"k": 10**3, "K": 10**3, "M": 10**6, "B": 10**9, "bn": 10**9, "T": 10**12}
 # a year at the end of a clause after "for": "a deficit of (€ 820,000) for 2024." (not "for 2024 dollars")
 _CLAUSE_END = {".", ",", ";", ":", ")", "!", "?", ""}
@@ -298,23 +300,23 @@ _COMMAND_VERBS |= {"send", "bring", "put", "remove", "select", "draw", "bake", "
 _COMMAND_VERBS |= {"compute", "calculate", "round", "express", "evaluate", "simplify", "convert", "find", "solve"}
 # a unit symbol with its exponent, as science writes units without carets: "m s-1", "kg m-3", "mol L-1"
 _UNIT_EXPONENT_RE = re.compile(r"(?:s|m|g|kg|mg|cm|mm|km|mol|L|l|h|min|K|J|W|N|Pa|Hz|yr|d)-[1-4]")
-# two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
 _ORDINAL_FRACTION_RE = re.compile(r"(\d+)/(\d+)(?:th|rd|nd|st)s?")  # "3/4ths", "2/3rds", "1/3rd"
 # two amounts with their units in one token: "180C/160C" (an oven, then the same oven with a fan)
 _UNIT_PAIR_RE = re.compile(
     rf"(?P<n1>{DIGITS_PATTERN})(?P<u1>°?[A-Za-z]{{1,3}})/(?P<n2>{DIGITS_PATTERN})(?P<u2>°?[A-Za-z]{{1,3}})"
 )
 _DECIMAL_OVER_RE = re.compile(r"(?P<n1>\d+\.\d+)/(?P<n2>\d+(?:\.\d+)?)")  # "4.5/5", "9.2/10"
-_BLOOD_PRESSURE_RE = re.compile(r"(\d{2,3})/(\d{2,3})")
+_BLOOD_PRESSURE_RE = re.compile(r"(\d{2,3})/(\d{2,3})")  # "120/80 mmHg": systolic over diastolic
 _FEET_INCHES_RE = re.compile(r"(\d{1,2})['′](\d{1,2}(?:\.\d+)?)[\"″]?")  # a height: 6'2", 5′10″
+# two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
 _TIMES_RE = re.compile(rf"({DIGITS_PATTERN})[×x]({DIGITS_PATTERN})")
 _ARTICLES = {"a", "an"}
 # words after "2x" that make it a multiplier ("2x more", "3x the price", "2x daily") rather than 2 times x
 _MULTIPLIER_FOLLOWERS = {"more", "less", "fewer", "the", "as", "daily", "weekly", "per", "a"}
-# words after which "once" counts: "more than once", "exactly once", "at least once", "only once"
 # words after "once" that make it no count: a clause it opens ("stop once the light turns green"), an idiom
 _CLAUSE_OPENERS = {"the", "this", "that", "these", "those", "i", "you", "he", "she", "it", "we", "they", "everyone"}
 _CLAUSE_OPENERS |= {"again", "more", "upon"}  # "once again", "once more", "once upon a time": not a count
+# words after which "once" counts: "more than once", "exactly once", "at least once", "only once"
 _ONCE_COUNTED_AFTER = {"than", "exactly", "least", "most", "only", "just"}
 # Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
 _SINGLE_WORDS = {
