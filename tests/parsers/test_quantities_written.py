@@ -668,7 +668,7 @@ def test_glued_fractions_and_percent_ranges_multipliers_heights_pressures_decade
         ("She works half time.", [("half", Fraction(1, 2))]),
     ],
 )
-def test_fractions_joined_by_and_spoken_decimals_with_a_scale_years_in_words_and_half_time(text, expected):
+def test_fractions_ranks_years_names_money_and_numbers_in_bare_latex(text, expected):
     assert values(text) == expected
 
 
