@@ -102,15 +102,16 @@ from mathgraph.parsers.numbers import (
 
 __all__ = ["find_quantities", "problem_sentences", "ProblemSentence", "parse_number", "MAX_DIGITS"]
 
-# A token that may open a number: a sign, a currency sign, then a digit or a vulgar fraction ("-$5", "−4", "½").
-# Digits of any script count ("３５０", fullwidth, reads as 350).
-# A "±" before a number is an uncertainty or a spread, not a sign: "±3 points" is 3.
-_STARTS_LIKE_NUMBER_RE = re.compile(
-    rf"[~≈]?[±+]?[-−]?(?:[A-Za-z]{{1,2}}(?=\$))?[$€£¥]?[-−]?\.?[\d{''.join(VULGAR_FRACTIONS)}]"
-)
-# a tilde says about, a plus sign is no sign of the value ("~40", "+9.8%" is 9.8%); a country's letters before a
-# dollar sign ("HK$18.50") are no part of the amount
-_PREFIX_RE = re.compile(r"[~≈]?[±+]?([-−]?)(?:[A-Za-z]{1,2}(?=\$))?([$€£¥]?)([-−]?)")
+_VULGAR = "".join(VULGAR_FRACTIONS)  # "½⅓⅔¼¾...", for character classes
+# What may come before a number's digits, none of it part of its value: a tilde says about ("~40"); a "±" is an
+# uncertainty or a spread and a plus sign no sign of the value ("±3 points" is 3, "+9.8%" is 9.8%); a country's
+# letters before a dollar sign ("HK$18.50")
+_ABOUT_OR_SPREAD = r"[~≈]?[±+]?"
+_COUNTRY_BEFORE_DOLLAR = r"(?:[A-Za-z]{1,2}(?=\$))?"
+# A token that may open a number: those, a sign, a currency sign, then a digit or a vulgar fraction ("-$5", "−4",
+# "½"). Digits of any script count ("３５０", fullwidth, reads as 350).
+_STARTS_LIKE_NUMBER_RE = re.compile(rf"{_ABOUT_OR_SPREAD}[-−]?{_COUNTRY_BEFORE_DOLLAR}[$€£¥]?[-−]?\.?[\d{_VULGAR}]")
+_PREFIX_RE = re.compile(rf"{_ABOUT_OR_SPREAD}([-−]?){_COUNTRY_BEFORE_DOLLAR}([$€£¥]?)([-−]?)")
 _RATIO_PART = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
 _RATIO_RE = re.compile(rf"{_RATIO_PART}(?::{_RATIO_PART})+")  # "3:2", "1:50,000"
 _PHONE_RE = re.compile(r"(?:1-)?(?:\d{3}-){1,2}\d{4}")
@@ -217,12 +218,12 @@ _JOINERS = {"and", "&"}
 # the amount ("175$.")
 _UNIT_AND_FULL_STOP_RE = re.compile(r"\d+(?:[.,]\d+)*[A-Za-zµ°¢]+\.")  # "180C." at a sentence's end
 _GLUED_RE = re.compile(
-    rf"(?P<number>{DIGITS_PATTERN}|\d*[{''.join(VULGAR_FRACTIONS)}])(?:"
+    rf"(?P<number>{DIGITS_PATTERN}|\d*[{_VULGAR}])(?:"
     rf"(?P<unit>[a-zA-Zµ°¢]+(?:\^?[23])?)"
     rf"|(?P<hyphen>-)"
     rf"|(?P<percent>[%％])"
     rf"|(?P<money>[$€£¥])[.,;:!?]?"
-    rf"|(?P<percent_before>[%％])?(?P<dash>[-–—±])(?P<second>{DIGITS_PATTERN}|\d*[{''.join(VULGAR_FRACTIONS)}])"
+    rf"|(?P<percent_before>[%％])?(?P<dash>[-–—±])(?P<second>{DIGITS_PATTERN}|\d*[{_VULGAR}])"
     rf"|[×x](?P<ten>10)(?:[-−](?P<exp>\d{{1,2}}))?"
     rf")"
 )
@@ -235,7 +236,7 @@ _EXTENSION_WORDS = {"extension", "ext", "ext.", "extn"}
 _POSTCODE_OUT_RE = re.compile(r"[A-Z]{1,2}\d[A-Z\d]?|[A-Z]\d[A-Z]")
 _POSTCODE_IN_RE = re.compile(r"\d[A-Z]{2}|\d[A-Z]\d")
 # a vulgar fraction glued to a hyphenated unit in one token: "¾-inch", "1½-cup"
-_VULGAR_HYPHEN_RE = re.compile(rf"(\d*[{''.join(VULGAR_FRACTIONS)}])-([a-zA-Z]+)")
+_VULGAR_HYPHEN_RE = re.compile(rf"(\d*[{_VULGAR}])-([a-zA-Z]+)")
 _SEASON_RE = re.compile(r"(?:1[89]|20)\d\d")
 _CAMEL_RE = re.compile(r"[a-z]+[A-Z]\w*")  # "iPhone 12": a product name
 _EXPONENT_RE = re.compile(r".*[A-Za-z)]\^(\d{1,3})")  # "(AC)^2" written as text
@@ -1246,14 +1247,9 @@ class _TokenScanner:
             return self.pieces(i, feet, (1, 2), ("ft", "in")), i + 1
         times = _TIMES_RE.fullmatch(written)
         if times is not None and not (times.group(2) == "10" and self.text_of(i + 1) in _MINUS):
-            found = []
-            for k in (1, 2):  # "8x2": 8 and 2, as "8 x 2" written apart gives them
-                parsed = parse_number(times.group(k))
-                if parsed is None:
-                    return None
-                span = (token.span[0] + times.start(k), token.span[0] + times.end(k))
-                found.append(self.quantity(span, parsed[0], parsed[1], token, None, None))
-            return found, i + 1
+            if parse_number(times.group(1)) is None or parse_number(times.group(2)) is None:
+                return None
+            return self.pieces(i, times, (1, 2), (None, None)), i + 1  # "8x2": 8 and 2, as "8 x 2" apart gives
         prefix = _PREFIX_RE.match(written)
         match = _GLUED_RE.fullmatch(written, prefix.end())
         if match is not None and match.group("unit") == "p" and self.pence(i, match.group("number")):
@@ -1524,9 +1520,7 @@ class _TokenScanner:
         Boeing 747 jet``), or a number written with a leading zero after a capitalised word (``Schalke 04``,
         ``Agent 007``)."""
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
-        singular_after = (
-            after is not None and after.upos == "NOUN" and after.label == (after.lemma or after.label).lower()
-        )
+        singular_after = after is not None and after.upos == "NOUN" and not _plural(after)
         if value != 1 and singular_after and after.label in _ROUTE_NOUNS and self.text_of(i - 1) in _KIND_DETERMINERS:
             head, _ = self.reader.parent(after.id)
             _, head_relation = self.reader.parent(head.id) if head is not None else (None, "")
@@ -1571,8 +1565,7 @@ class _TokenScanner:
         # "a 2022 study" as "the 2026 final"; not a round count ("a 2000 piece puzzle")
         determiner = before == "the" or before in _ARTICLES and value % 100 != 0
         if determiner and 1900 <= value <= 2100 and after is not None and (after.upos == "NOUN" or head_adjective):
-            singular = after.label == (after.lemma or after.label).lower()
-            if singular and not _is_measure(after) and self.text_of(i + 2) not in ("-", "–"):
+            if not _plural(after) and not _is_measure(after) and self.text_of(i + 2) not in ("-", "–"):
                 return True  # "the 2026 final", "the 2000 census" (not "the 2000 runners", "the 1500 metre race")
         if before not in _YEAR_CUES:
             return False
