@@ -158,6 +158,13 @@ _LOOSE_LABEL_NOUNS |= {"counter", "window", "row"}
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
+# nouns whose value is a string of digits, not a count: "the code is 5507-2219", "PIN: 4471", "access code 0451"
+_IDENTIFIER_NOUNS = {"code", "pin", "password", "passcode", "passcodes", "id", "isbn", "sku", "vin", "postcode"}
+_IDENTIFIER_NOUNS |= {"zipcode", "username"}
+# nouns that name an identifier only with "number" after them: "your order number is 8812", not "the order is 12"
+_NUMBERED_NOUNS = {"order", "account", "reference", "confirmation", "tracking", "booking", "registration", "policy"}
+_NUMBERED_NOUNS |= {"membership", "licence", "license", "serial", "ticket", "invoice", "customer", "member", "case"}
+_NUMBERED_NOUNS |= {"model", "part", "product", "item", "batch", "lot", "student", "employee", "patient", "claim"}
 # currency codes written before or after an amount: "CHF 480", "480 CHF", "USD 12.50"
 _CURRENCY_CODES = {"USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "NZD", "INR", "CNY", "HKD", "SGD", "SEK", "NOK"}
 _CURRENCY_CODES |= {"DKK", "ZAR", "MXN", "BRL", "KRW", "RUB", "TRY", "PLN", "CZK", "HUF", "ILS", "AED", "SAR"}
@@ -1162,7 +1169,7 @@ class _TokenScanner:
             and self.raw(last + 2).isdigit()
         ):
             last += 2
-        if self.text_of(i - 1) == "#" and self.adjacent(i - 1, i):
+        if self.text_of(i - 1) == "#" and self.adjacent(i - 1, i) or self.an_identifier_value(i, last):
             return last
         groups = [self.raw(k) for k in range(i, last + 1, 2)]
         if not all(group.isdigit() for group in groups):
@@ -1181,6 +1188,26 @@ class _TokenScanner:
             return last
         single_name = last == i and k < i - 1 and self.text_of(last + 1) not in _RANGE_WORDS
         return last if single_name and (after is None or after.upos == "CCONJ" or after.label in _CLAUSE_END) else None
+
+    def an_identifier_value(self, i: int, last: int) -> bool:
+        """The digits from ``i`` to ``last`` are the value of an identifier named just before them, with ``is``,
+        ``was`` or a colon between or nothing (``the registration code is 5507-2219``, ``PIN: 4471``, ``your order
+        number is 8812``, ``access code 0451``), and no word after them that they would count (not ``the code is 4
+        digits long``, ``the password is 8 characters``, ``typed the code 3 times``)."""
+        k = i - 1
+        if self.text_of(k) in ("is", "was", ":", "="):
+            k -= 1
+        noun = self.text_of(k)
+        if noun in ("number", "no.", "no", "#"):
+            noun = "code" if self.text_of(k - 1) in _NUMBERED_NOUNS else ""
+        if noun not in _IDENTIFIER_NOUNS:
+            return False
+        after = self.tokens[last + 1] if last + 1 < len(self.tokens) else None
+        return (
+            after is None
+            or after.label in _CLAUSE_END
+            or after.upos in ("ADP", "CCONJ", "SCONJ", "PRON", "AUX", "VERB")
+        )
 
     def id_chain(self, groups: list[str], last: int) -> bool:
         """Digit groups joined by hyphens that are an ID or a date, not a subtraction (``960-480-120 =``): no ``=``

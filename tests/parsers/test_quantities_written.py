@@ -695,3 +695,21 @@ def test_fractions_ranks_years_names_money_and_numbers_in_bare_latex(text, expec
 )
 def test_pronoun_ones_once_after_its_verb_and_commands(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Your warranty registration code is 5507-2219; keep this email.", []),
+        ("Enter PIN: 4471.", []),
+        ("Your order number is 8812 and it ships Monday.", []),
+        ("The access code 0451 opens the door.", []),
+        # the same nouns before a number that counts what follows it, or with no identifier named
+        ("The code is 4 digits long.", [("4", Fraction(4))]),
+        ("The password is 8 characters long.", [("8", Fraction(8))]),
+        ("The order is 12 pizzas.", [("12", Fraction(12))]),
+        ("The number is 5.", [("5", Fraction(5))]),
+    ],
+)
+def test_an_identifiers_value_names(text, expected):
+    assert values(text) == expected
