@@ -99,6 +99,7 @@ LATER_PARTS = {
     18: ({**DRAWN_20, "written": 70}, 152, 27),
     19: ({**DRAWN_20, "written": 70}, 140, 25),
     20: ({**DRAWN_20, "written": 70}, 130, 27),
+    21: ({**DRAWN_20, "written": 70}, 127, 20),
 }
 
 
