@@ -11,6 +11,8 @@ exactly, *correct acc* the share of right solutions predicted -1, **F1** their h
 
 Each part is split into dev and test halves by a hash of the problem text with a fixed seed (``SPLIT_SEED``:
 the solutions of one problem stay together); thresholds are chosen on dev only, test is reported beside it.
+Three checkers are scored: the rules alone (``rules``), ``check`` as shipped (the rules and the step verifier at
+its default ``strict`` operating point) and ``check-f1`` (the step verifier at its ``f1`` point).
 Reported per part and half: error acc and correct acc with 95% Wilson intervals, F1 with a 95% bootstrap
 interval (1,000 resamples); per generator; per error kind (``calculation``: the labelled step states a
 calculation that does not check out, ``other``: a misread condition, a wrong plan or formula, an
@@ -48,6 +50,7 @@ RESULTS = REPO / "benchmarks" / "results" / "process_errors.json"
 SPLIT_SEED = 0
 PARTS = ("math", "olympiadbench", "gsmplus")
 PROCESSBENCH = ("math", "olympiadbench")
+SYSTEMS = ("rules", "check", "check-f1")  # the rules alone; with the step verifier at "strict" and at "f1"
 BOOTSTRAP = 1000
 FOLDS = 5  # grouped folds of the dev halves for the verifier's calibration
 TIMED_PARSES = 30  # problems parsed one at a time, without the cache, for the parse time
@@ -67,14 +70,18 @@ def main() -> None:
     elif verifier == "auto" and WEIGHTS.exists():
         verifier = StepVerifier.load(WEIGHTS)
     if isinstance(verifier, StepVerifier):
-        report["verifier"] = {**(verifier.info or {}), "threshold": verifier.threshold}
+        report["verifier"] = {
+            **(verifier.info or {}),
+            "threshold": verifier.threshold,
+            "thresholds": verifier.thresholds,
+        }
     if args.dev_fit_comparison:
         report["in_domain_fit_comparison"] = dev_fit_comparison(Path(args.data), args)
     for part in args.parts:
         rows = load_part(Path(args.data), part, limit, args.smoke)
         result = evaluate_part(rows, timed_parses=2 if args.smoke else TIMED_PARSES, verifier=verifier)
         report["parts"][part] = result
-        for system in ("rules", "check"):
+        for system in SYSTEMS:
             if system in result:
                 _print_part(f"{part}, {system}", result[system], result["ms_per_problem_parse"])
     if output is not None:
@@ -124,18 +131,21 @@ def fit_verifier(data: Path, args: argparse.Namespace, path: Path) -> StepVerifi
         raise SystemExit("--fit-verifier: the dev halves need right lines and first wrong steps to fit on")
     verifier = dataclasses.replace(fit(x, y), platt=_platt(calibration))
     chosen_parts = [p for p in args.threshold_parts if p in calibration] or parts
-    threshold, chosen = _threshold({p: calibration[p] for p in chosen_parts}, verifier)
+    chosen_on = {p: calibration[p] for p in chosen_parts}
+    strict, strict_dev = _threshold(chosen_on, verifier, floor=90.0)
+    best, best_dev = _threshold(chosen_on, verifier, floor=None)
     info = {
         "trained_on": f"ProcessBench dev halves ({', '.join(f'{p} {len(r)}' for p, r in calibration.items())} "
         f"solutions): {len(y)} lines up to each first wrong step, {int(y.sum())} of it",
-        "calibrated_on": f"out-of-fold scores of the dev halves ({FOLDS} folds grouped by problem); threshold "
-        f"for the mean F1 of {', '.join(chosen_parts)} with correct acc >= 90",
-        "threshold_dev": chosen,
+        "calibrated_on": f"out-of-fold scores of the dev halves ({FOLDS} folds grouped by problem); thresholds "
+        f"for the mean F1 of {', '.join(chosen_parts)}: strict with correct acc >= 90, f1 without a floor",
+        "threshold_dev": {"strict": strict_dev, "f1": best_dev},
     }
-    verifier = dataclasses.replace(verifier, threshold=threshold, info=info)
+    verifier = dataclasses.replace(verifier, threshold=strict, info=info, thresholds={"strict": strict, "f1": best})
     path.parent.mkdir(parents=True, exist_ok=True)
     verifier.save(path)
-    print(f"step verifier: {info['trained_on']}; threshold {threshold:.4f} (dev: {json.dumps(chosen)}); wrote {path}")
+    print(f"step verifier: {info['trained_on']}; thresholds strict {strict:.4f}, f1 {best:.4f}")
+    print(f"dev at them: {json.dumps(info['threshold_dev'])}; wrote {path}")
     return verifier
 
 
@@ -197,15 +207,20 @@ def dev_fit_comparison(data: Path, args: argparse.Namespace) -> dict:
 
 def _threshold_scores(items: list[dict], verifier: StepVerifier) -> dict:
     """ProcessBench scores of the rules and ``verifier`` at its threshold, from precomputed line scores."""
+    labels = [item["label"] for item in items]
+    return scores(labels, [_predicted_step(item, verifier, verifier.threshold) for item in items])
+
+
+def _predicted_step(item: dict, verifier: StepVerifier, threshold: float) -> int:
+    """The step ``check`` predicts from an item's precomputed line scores: the earlier of the rules' first error
+    line and the verifier's most probable line where its probability reaches ``threshold``; -1 for neither."""
     a, b = verifier.platt
-    labels, predictions = [], []
-    for item in items:
-        flagged = [line for line, s in zip(item["lines"], item["scores"]) if _sigmoid(a * s + b) >= verifier.threshold]
-        if item["rule_line"] is not None:
-            flagged.append(item["rule_line"])
-        labels.append(item["label"])
-        predictions.append(item["steps"][min(flagged)] if flagged else -1)
-    return scores(labels, predictions)
+    flagged = [] if item["rule_line"] is None else [item["rule_line"]]
+    if len(item["scores"]):
+        k = int(np.argmax(item["scores"]))
+        if _sigmoid(a * item["scores"][k] + b) >= threshold:
+            flagged.append(item["lines"][k])
+    return item["steps"][min(flagged)] if flagged else -1
 
 
 def _sigmoid(z: float) -> float:
@@ -253,24 +268,21 @@ def _platt(calibration: dict[str, list[dict]]) -> tuple[float, float]:
     return float(model.coef_[0][0]), float(model.intercept_[0])
 
 
-def _threshold(calibration: dict[str, list[dict]], verifier: StepVerifier) -> tuple[float, dict]:
-    """The threshold of best mean dev F1 with every part's dev correct acc at 90 or more (module docstring)."""
-    a, b = verifier.platt
+def _threshold(
+    calibration: dict[str, list[dict]], verifier: StepVerifier, floor: float | None = 90.0
+) -> tuple[float, dict]:
+    """The threshold of best mean dev F1 over the parts of ``calibration``, among those keeping every part's dev
+    correct acc at ``floor`` or more (``None``: no floor), and the parts' dev figures there."""
     candidates = sorted({round(float(t), 4) for t in np.linspace(0.02, 0.98, 97)} | {1.01})
     best = (1.01, {}, -1.0)
     for t in candidates:
         per_part = {}
         for part, rows in calibration.items():
-            labels, predictions = [], []
-            for row in rows:
-                flagged = [line for line, s in zip(row["lines"], row["scores"]) if _sigmoid(a * s + b) >= t]
-                if row["rule_line"] is not None:
-                    flagged.append(row["rule_line"])
-                labels.append(row["label"])
-                predictions.append(row["steps"][min(flagged)] if flagged else -1)
-            per_part[part] = _small(scores(labels, predictions))
+            labels = [row["label"] for row in rows]
+            per_part[part] = _small(scores(labels, [_predicted_step(row, verifier, t) for row in rows]))
         f1s = [p["f1"] or 0.0 for p in per_part.values()]
-        if all((p["correct_acc"] or 0) >= 90 for p in per_part.values()) and sum(f1s) / len(f1s) > best[2]:
+        kept = floor is None or all((p["correct_acc"] or 0) >= floor for p in per_part.values())
+        if kept and sum(f1s) / len(f1s) > best[2]:
             best = (t, per_part, sum(f1s) / len(f1s))
     return best[0], best[1]
 
@@ -366,28 +378,32 @@ def error_kind(check, label: int, steps: list[str]) -> str:
 
 def evaluate_part(rows: list[dict], timed_parses: int = TIMED_PARSES, verifier="auto") -> dict:
     """Predictions and scores of one part (module docstring): ``check`` as shipped (the rules and
-    ``verifier``), and under ``rules`` the rules alone."""
+    ``verifier`` at its default, strict, operating point), ``check-f1`` (the same at the verifier's ``f1``
+    operating point, where it has one), and under ``rules`` the rules alone."""
     graphs = parse_cached([r["problem"] for r in rows])
-    outcomes: dict[str, list] = {"rules": [], "check": []}
-    seconds = {"rules": 0.0, "check": 0.0}
+    verifiers = {"check": verifier} if verifier is not None else {}
+    if isinstance(verifier, StepVerifier) and "f1" in verifier.thresholds:
+        verifiers["check-f1"] = verifier.at("f1")
+    outcomes: dict[str, list] = {system: [] for system in SYSTEMS}
+    seconds = dict.fromkeys(SYSTEMS, 0.0)
     for row, graph in zip(rows, graphs):
         started = time.perf_counter()
         rules = check_solution(graph, "\n".join(row["steps"]), verifier=None)
         seconds["rules"] += time.perf_counter() - started
         kind = error_kind(rules, row["label"], row["steps"]) if row["label"] != -1 else None
         checks = {"rules": rules}
-        if verifier is not None:
+        for system, at_point in verifiers.items():
             started = time.perf_counter()
-            checks["check"] = with_verifier(rules, verifier)
-            seconds["check"] += time.perf_counter() - started
+            checks[system] = with_verifier(rules, at_point)
+            seconds[system] += time.perf_counter() - started
         for system, check in checks.items():
             predicted, kinds = first_step(check, row["steps"])
             outcomes[system].append({"row": row, "predicted": predicted, "kinds": kinds, "error_kind": kind})
     result = {}
-    for system in ("rules", "check"):
+    for system in SYSTEMS:
         if not outcomes[system]:
             continue
-        spent = seconds["rules"] + (seconds["check"] if system == "check" else 0.0)
+        spent = seconds["rules"] + (seconds[system] if system != "rules" else 0.0)
         part = {"ms_per_solution_check": round(1000 * spent / max(len(rows), 1), 2)}
         for half in ("dev", "test", "all"):
             part[half] = _scores([o for o in outcomes[system] if half == "all" or o["row"]["half"] == half])
@@ -536,7 +552,7 @@ def _arguments() -> argparse.Namespace:
         nargs="+",
         default=list(PROCESSBENCH),
         choices=PROCESSBENCH,
-        help="the parts whose dev F1 (each with correct acc >= 90) chooses the verifier's threshold",
+        help="the parts whose mean dev F1 chooses the verifier's thresholds (strict: each with correct acc >= 90)",
     )
     parser.add_argument("--smoke", action="store_true", help="6 solutions a part, no results file")
     return parser.parse_args()

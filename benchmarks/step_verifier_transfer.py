@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -60,7 +59,13 @@ from process_errors import DATA, load_part, step_of_line  # noqa: E402
 
 from mathgraph.parsers.graph_cache import parse_cached  # noqa: E402
 from mathgraph.parsers.solution import check_solution  # noqa: E402
-from mathgraph.parsers.step_verifier import STEP_FEATURES, line_features  # noqa: E402
+from mathgraph.parsers.step_verifier import (  # noqa: E402
+    INDEX_BINS,
+    LINE_FEATURES,
+    RULE_FEATURES,
+    STEP_FEATURES,
+    line_features,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / "results" / "step_verifier_transfer"
@@ -102,128 +107,22 @@ def collect(data: Path, cache: Path, limit: int | None = None) -> None:
     print(f"wrote {cache / 'solutions.jsonl'}: {n} solutions, features {len(STEP_FEATURES)}")
 
 
-_BACKTRACK_RE = re.compile(
-    r"\b(?:wait|actually|oops|mistake|error|re-?(?:check|evaluate|examine|consider|calculate)|let me (?:re|check|try)"
-    r"|correct(?:ion|ed)?|instead|recheck|double-check)\b"
-)
-_CONTRAST_RE = re.compile(r"\b(?:however|but|although|though)\b")
-_CLAIM_RE = re.compile(r"\b(?:clearly|obviously|note that|we know|it follows|since|because|must|implies)\b")
-_APPROX_RE = re.compile(r"\\approx|≈|approximately|\d\.\d{3,}")
-_SYMBOL_RE = re.compile(r"\\[A-Za-z]+|(?<![A-Za-z\\])[A-Za-z](?![A-Za-z])")
-_BOXED_RE = re.compile(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}")
-_NUMBER_RE = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?")
-_MATHY = set("\\$^_{}=+-*/()0123456789<>")
-_PROBLEM_CUES = {
-    "prob_count": r"\b(?:how many|ways|probability|arrangements|choose|distinct)\b",
-    "prob_geometry": r"\b(?:triangle|circle|angle|area|polygon|square|radius|perimeter)\b",
-    "prob_prove": r"\b(?:prove|show that|determine all|find all)\b",
-}
-_PROBLEM_CUE_RES = {k: re.compile(v) for k, v in _PROBLEM_CUES.items()}
-INDEX_BINS = (0, 1, 2, 3, 4, 6, 9)  # one-hot bins of a line's index: 0, 1, 2, 3, 4-5, 6-8, 9+
-LINE_EXTRA = (
-    "backtrack",
-    "contrast",
-    "claim",
-    "approx",
-    "equals",
-    "math_share",
-    "symbols_new",
-    "share_symbols_new",
-    "boxed",
-    "rel_chars",
-    *(f"index_bin_{b}" for b in INDEX_BINS),
-)
-SOLUTION_EXTRA = (
-    "sol_log_lines",
-    "sol_log_chars",
-    "sol_backtrack",
-    "sol_rule_errors",
-    "sol_claims_fail",
-    "sol_claims_unknown",
-    "sol_boxed_distinct",
-    "sol_no_boxed",
-    "ans_decimal",
-    "ans_log_magnitude",
-    "ans_log_chars",
-    "prob_log_chars",
-    *_PROBLEM_CUES,
-)
 POSITION = ("position", "log_index", "is_first", "is_last", *(f"index_bin_{b}" for b in INDEX_BINS), "sol_log_lines")
 
 
-def extra_features(record: dict) -> np.ndarray:
-    """The candidate features of each line of a collected solution beyond ``STEP_FEATURES``: ``LINE_EXTRA``
-    (backtracking and contrast words, claims without work, approximations, equations, the share of math
-    characters, symbols no earlier line nor the problem wrote, a boxed answer, the length against the
-    solution's mean, the index's bin) then ``SOLUTION_EXTRA`` (the same for every line of a solution: its
-    length, backtracking, the rules' findings anywhere, its boxed answers and their form, the problem's
-    length and kind)."""
-    texts = record["texts"]
-    base = np.asarray(record["features"], dtype=np.float64).reshape(len(texts), len(STEP_FEATURES))
-    problem = record["problem"]
-    seen = set(_SYMBOL_RE.findall(problem))
-    mean_chars = np.mean([len(t) for t in texts]) if texts else 1.0
-    rows = []
-    for k, text in enumerate(texts):
-        lowered = text.lower()
-        symbols = _SYMBOL_RE.findall(text)
-        new = [s for s in symbols if s not in seen]
-        seen.update(symbols)
-        row = [
-            len(_BACKTRACK_RE.findall(lowered)),
-            float(bool(_CONTRAST_RE.search(lowered))),
-            float(bool(_CLAIM_RE.search(lowered))),
-            float(bool(_APPROX_RE.search(text))),
-            np.log1p(text.count("=")),
-            sum(c in _MATHY for c in text) / max(len(text), 1),
-            np.log1p(len(set(new))),
-            len(set(new)) / len(set(symbols)) if symbols else 0.0,
-            float("\\boxed" in text),
-            len(text) / max(mean_chars, 1.0),
-        ]
-        bins = [0.0] * len(INDEX_BINS)
-        bins[max(j for j, b in enumerate(INDEX_BINS) if k >= b)] = 1.0
-        rows.append(row + bins)
-    whole = "\n".join(texts)
-    boxed = _BOXED_RE.findall(whole)
-    answer = boxed[-1] if boxed else ""
-    numbers = [abs(float(v)) for v in _NUMBER_RE.findall(answer)]
-    rule = [STEP_FEATURES.index(f) for f in STEP_FEATURES if f.startswith("rule_") or f == "calculations_wrong"]
-    solution = [
-        np.log1p(len(texts)),
-        np.log1p(len(whole)),
-        np.log1p(len(_BACKTRACK_RE.findall(whole.lower()))),
-        np.log1p(base[:, rule].sum()) if len(texts) else 0.0,
-        np.log1p(base[:, STEP_FEATURES.index("claims_fail")].sum()) if len(texts) else 0.0,
-        np.log1p(base[:, STEP_FEATURES.index("claims_unknown")].sum()) if len(texts) else 0.0,
-        np.log1p(len(set(b.replace(" ", "") for b in boxed))),
-        float(not boxed),
-        float("." in answer and any(c.isdigit() for c in answer)),
-        np.log10(1 + max(numbers)) if numbers else 0.0,
-        np.log1p(len(answer)),
-        np.log1p(len(problem)),
-        *(float(bool(r.search(problem.lower()))) for r in _PROBLEM_CUE_RES.values()),
-    ]
-    out = np.hstack([np.asarray(rows).reshape(len(texts), len(LINE_EXTRA)), np.tile(solution, (len(texts), 1))])
-    return np.hstack([base, out])
-
-
-ALL_FEATURES = (*STEP_FEATURES, *LINE_EXTRA, *SOLUTION_EXTRA)
-
-
 def load_cache(cache: Path) -> list[dict]:
-    """The collected solutions, each with ``x``: its lines' ``ALL_FEATURES``."""
+    """The collected solutions, each with ``x``: its lines' ``STEP_FEATURES``."""
     records = [json.loads(line) for line in open(cache / "solutions.jsonl", encoding="utf-8")]
     for r in records:
-        r["x"] = extra_features(r)
+        r["x"] = np.asarray(r["features"], dtype=np.float64).reshape(len(r["lines"]), len(STEP_FEATURES))
     return records
 
 
 FEATURE_SETS = {
     "position": POSITION,
-    "rules": STEP_FEATURES,
-    "rules+line": (*STEP_FEATURES, *LINE_EXTRA),
-    "all": ALL_FEATURES,
+    "rules": RULE_FEATURES,
+    "rules+line": (*RULE_FEATURES, *LINE_FEATURES),
+    "all": STEP_FEATURES,
 }
 MODELS = {
     "lr-0.03": ("lr", {"C": 0.03}),
@@ -329,7 +228,7 @@ def select(cache: Path, smoke: bool = False) -> dict:
     records = [r for r in load_cache(cache) if smoke or r["half"] == "dev"]
     results = []
     for set_name, names in FEATURE_SETS.items():
-        columns = [ALL_FEATURES.index(n) for n in names]
+        columns = [STEP_FEATURES.index(n) for n in names]
         for model_name, (kind, params) in MODELS.items():
             if smoke and (set_name, model_name) not in SMOKE_CONFIGURATIONS:
                 continue
@@ -359,7 +258,7 @@ POSITION_BASELINES = (
 
 def fit_configuration(pool: list[dict], config: dict, folds: int = FOLDS) -> tuple:
     """A configuration fitted on the whole pool, with its threshold chosen on its out-of-fold scores."""
-    columns = [ALL_FEATURES.index(n) for n in FEATURE_SETS[config["features"]]]
+    columns = [STEP_FEATURES.index(n) for n in FEATURE_SETS[config["features"]]]
     kind, params = MODELS[config["model"]]
     oof_scores = out_of_fold(pool, columns, kind, params, folds)
     threshold, oof = choose_threshold(pool, oof_scores, config["rules"])
@@ -543,7 +442,7 @@ def select_embeddings(cache: Path, components: int = 16) -> list[dict]:
         for k in range(len(v)):
             cos[k] = [v[k] @ p, gram[k, k - 1] if k else 0.0, gram[k, :k].max() if k else 0.0]
         r["x"] = np.hstack([r["x"], cos, pca.transform(v) if len(v) else np.zeros((0, components))])
-    n = len(ALL_FEATURES)
+    n = len(STEP_FEATURES)
     results = []
     sets = {
         "all": list(range(n)),

@@ -12,7 +12,7 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 | ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations; a line left open before the answer, ``300*$920 =`` then ``#### 276000``, is completed by it, and is an ``arithmetic`` error where it makes another number) |
 | ``false_claim`` | error | an equality of the solution's LaTeX math that does not hold, as ``parsers.solution_claims`` evaluates it: ``\\sqrt{50} = 7``, ``\\binom{5}{2} = 12``, or a rewrite ``(x+1)^2 = x^2 + x + 1`` in a chain; or the equation where the working goes over to a wrong value, found by substituting the value solved for back (``substituted_back``: ``3x + 2 = 14`` then ``3x = 10``, ``x = 10/3``) |
-| ``suspect_step`` | error | a line the step verifier (``parsers.step_verifier``) gives a probability of being the first wrong step at or above its threshold, where no rule found an error; the finding carries the ``probability`` |
+| ``suspect_step`` | error | the line the step verifier (``parsers.step_verifier``) finds most likely to be the first wrong step, where its probability reaches the verifier's threshold and no rule found an error there; the finding carries the ``probability`` |
 | ``inverse_operation`` | error | a calculation that applies a relation the problem's words state the other way round to the number it relates to (``parsers.solution_relations``): ``12 * 2`` where the problem says "half as many as Jo, who has 12", ``12 + 3`` for "3 fewer than", ``10 * 0.8`` for "20% more than" |
 | ``answer_unit`` | error | the final answer is last written with another unit of the measure the question asks in (``parsers.solution_relations.answer_unit``): the question asks "how many minutes", the solution ends on "1.5 hours" |
 | ``no_work`` | warning | the solution shows no work: no calculation, and no number but its final answer ("The answer is 8.", or a bare "8"; not where the answer is no number, ``#### None``); it then gets no ``unused_quantity`` warnings, since no step uses any quantity |
@@ -120,21 +120,12 @@ def with_verifier(check: SolutionCheck, verifier="auto") -> SolutionCheck:
     verifier = _packaged_verifier() if isinstance(verifier, str) and verifier == "auto" else verifier
     if verifier is None or not check.graph.steps:
         return check
-    flagged = {f.step for f in check.errors()}
-    suspects = [
-        Finding(
-            "suspect_step",
-            "error",
-            line,
-            f"This step looks wrong to the step verifier (probability {p:.2f}): check what it claims.",
-            p,
-        )
-        for line, p in verifier.line_probabilities(check).items()
-        if p >= verifier.threshold and line not in flagged
-    ]
-    if not suspects:
+    suspect = verifier.suspect_line(check)
+    if suspect is None or suspect[0] in {f.step for f in check.errors()}:
         return check
-    return _result(list(check.findings) + suspects, graph, check.claims)
+    line, p = suspect
+    message = f"This step looks wrong to the step verifier (probability {p:.2f}): check what it claims."
+    return _result([*check.findings, Finding("suspect_step", "error", line, message, p)], graph, check.claims)
 
 
 _VERIFIER: list = []

@@ -1,15 +1,15 @@
 """``mathgraph check``: check a worked solution against its problem (``parsers.solution.check_solution``).
 
-    mathgraph check PROBLEM SOLUTION [--format text|json]
+    mathgraph check PROBLEM SOLUTION [--format text|json] [--threshold strict|f1|P]
     mathgraph check --input FILE [--input-format jsonl|csv|parquet|datasets] [--problem-field F] [--solution-field F]
-                    [--output FILE] [--skip-bad]
+                    [--output FILE] [--skip-bad] [--threshold strict|f1|P]
 
 A solution is read as lines; each finding names its line (0-based; an unused quantity of the problem names
 none), and the result is ok when no finding is an error (wrong arithmetic, a number from nowhere, a final
 answer no step computed, an equality of LaTeX math that does not hold, a line the step verifier finds likely
-wrong); warnings (an unused quantity, a solution that shows no work) leave it ok. Like a
-linter, the exit status is 1 when any checked solution is not ok, 0 when all are, 2 for a usage error. --input
-reads a bank in any format ``mathgraph.bank_files`` reads.
+wrong, at the operating point ``--threshold`` names); warnings (an unused quantity, a solution that shows no
+work) leave it ok. Like a linter, the exit status is 1 when any checked solution is not ok, 0 when all are, 2 for
+a usage error. --input reads a bank in any format ``mathgraph.bank_files`` reads.
 """
 
 from __future__ import annotations
@@ -70,7 +70,32 @@ def register(commands) -> None:
     check.add_argument(
         "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
     )
+    check.add_argument(
+        "--threshold",
+        type=_operating_point,
+        default="strict",
+        metavar="POINT",
+        help="when the step verifier reports a suspect_step: strict (the default; on ProcessBench's dev halves it "
+        "leaves 90%% or more of the right solutions unflagged), f1 (the threshold of best dev F1: it finds about "
+        "twice as many first wrong steps and flags about half the right solutions of competition problems), or "
+        "a probability between 0 and 1",
+    )
     check.set_defaults(run=run_check)
+
+
+def _operating_point(value: str) -> str | float:
+    """A ``--threshold``: a named operating point of the step verifier or a probability (a usage error else)."""
+    from mathgraph.parsers.step_verifier import OPERATING_POINTS
+
+    if value in OPERATING_POINTS:
+        return value
+    try:
+        probability = float(value)
+    except ValueError:
+        probability = -1.0
+    if not 0.0 <= probability <= 1.0:
+        raise argparse.ArgumentTypeError(f"choose {' or '.join(OPERATING_POINTS)}, or a probability between 0 and 1")
+    return probability
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -79,10 +104,12 @@ def run_check(args: argparse.Namespace) -> int:
     rows, bad = _read_rows(args)
     from mathgraph.parsers.graph_cache import parse_cached
     from mathgraph.parsers.solution import check_solution
+    from mathgraph.parsers.step_verifier import WEIGHTS, StepVerifier
 
     problems = [row[args.problem_field] for _, row in rows]
     graphs = parse_cached(problems, show_progress=bool(args.input) and not args.quiet)
-    checks = [check_solution(graph, row[args.solution_field]) for graph, (_, row) in zip(graphs, rows)]
+    verifier = StepVerifier.load(WEIGHTS, point=args.threshold) if WEIGHTS.exists() else None
+    checks = [check_solution(graph, row[args.solution_field], verifier) for graph, (_, row) in zip(graphs, rows)]
     if not args.input:
         [check] = checks
         print(format_check(check) if args.format == "text" else json.dumps(check.to_dict(), ensure_ascii=False))

@@ -168,3 +168,17 @@ def test_a_latex_claim_that_does_not_hold_is_an_error(capsys):
     assert [(f["kind"], f["step"]) for f in errors] == [("false_claim", 1)]
     assert "the left side makes 7.07107, the right side 7.5" in errors[0]["message"]
     assert main(["-q", "check", problem, "We have \\(\\sqrt{50} = 5\\sqrt{2}\\)."]) == 0
+
+
+def test_the_threshold_chooses_when_the_step_verifier_reports(capsys):
+    # the verifier's most probable line is always at or above 0 and below 1 (no rule flags this right solution)
+    assert main(["-q", "check", "--format", "json", "--threshold", "0", PROBLEM, RIGHT]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [f["kind"] for f in findings if f["severity"] == "error"] == ["suspect_step"]
+    assert main(["-q", "check", "--threshold", "1", PROBLEM, RIGHT]) == 0
+    capsys.readouterr()
+    for point in ("strict", "f1"):
+        assert main(["-q", "check", "--threshold", point, PROBLEM, RIGHT]) == 0
+    capsys.readouterr()
+    assert main(["-q", "check", "--threshold", "loose", PROBLEM, RIGHT]) == 2
+    assert "choose strict or f1, or a probability between 0 and 1" in capsys.readouterr().err

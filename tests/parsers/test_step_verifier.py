@@ -1,6 +1,7 @@
 """The step verifier: its line features, NumPy prediction against hand computation, its JSON weights, its
 training on made errors, and its findings in ``check_solution``."""
 
+import dataclasses
 import json
 import random
 import subprocess
@@ -120,17 +121,41 @@ def test_injected_errors_change_one_line():
     assert inject_step_error(["no numbers here"], [], random.Random(0)) is None
 
 
-def test_check_reports_suspect_steps_above_the_threshold_only():
+def test_check_reports_the_most_probable_line_above_the_threshold_only():
     # the first line scores 2 (probability 0.88), the others 0 (0.5)
     check = check_solution(PROBLEM, SOLUTION, verifier=_verifier(0.8))
     suspects = [f for f in check.findings if f.kind == "suspect_step"]
     assert [(f.step, round(f.probability, 3)) for f in suspects] == [(0, 0.881)]
     assert check.first_error_step == 0 and suspects[0].to_dict()["probability"] == pytest.approx(0.8808, abs=1e-4)
-    # a line a rule already flags gets no suspect_step of its own
+    # one first wrong step a solution: below the threshold the other lines (0.5) are not reported
     everywhere = check_solution(PROBLEM, SOLUTION, verifier=_verifier(0.1))
-    assert sorted(f.step for f in everywhere.findings if f.kind == "suspect_step") == [0, 3]
+    assert [f.step for f in everywhere.findings if f.kind == "suspect_step"] == [0]
     assert [f.kind for f in check_solution(PROBLEM, SOLUTION, verifier=_verifier(0.95)).errors()] == ["arithmetic"]
     assert check_solution(PROBLEM, "5 + 3 = 8\n#### 8", verifier=_verifier(0.95)).ok
+    # the most probable line is the one the arithmetic rule flags (line 2): no suspect_step of its own
+    n = len(STEP_FEATURES)
+    coef = np.zeros(n)
+    coef[STEP_FEATURES.index("rule_arithmetic")] = 3.0
+    on_rule = StepVerifier(np.zeros(n), np.ones(n), coef, 0.0, (1.0, 0.0), 0.1)
+    assert [(f.kind, f.step) for f in check_solution(PROBLEM, SOLUTION, verifier=on_rule).errors()] == [
+        ("arithmetic", 2)
+    ]
+
+
+def test_operating_points_name_thresholds_and_refuse_others(tmp_path):
+    verifier = dataclasses.replace(_verifier(0.7), thresholds={"strict": 0.7, "f1": 0.2})
+    assert verifier.at("f1").threshold == 0.2 and verifier.at(0.35).threshold == 0.35
+    verifier.save(tmp_path / "v.json")
+    assert StepVerifier.load(tmp_path / "v.json").threshold == 0.7
+    assert StepVerifier.load(tmp_path / "v.json", point="f1").threshold == 0.2
+    with pytest.raises(ValueError, match="no operating point 'loose'.*f1, strict"):
+        verifier.at("loose")
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        verifier.at(1.5)
+    # the packaged verifier has both points, the strict one the higher
+    packaged = StepVerifier.load()
+    assert set(packaged.thresholds) == {"strict", "f1"} and packaged.threshold == packaged.thresholds["strict"]
+    assert packaged.thresholds["f1"] < packaged.thresholds["strict"]
 
 
 def test_packaged_weights_load_and_predict_without_scikit_learn():
@@ -148,3 +173,32 @@ def test_packaged_weights_load_and_predict_without_scikit_learn():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+COUNTING_PROBLEM = "How many ways can 3 people sit in a row?"
+COUNTING_STEPS = [
+    "Each person picks a seat.",
+    "Wait, actually there are \\(3 + 3 + 3 = 9\\) ways, so \\(x = 9\\).",
+    "\\(\\boxed{9}\\)",
+]
+
+
+def test_line_features_read_what_each_line_writes():
+    check = check_solution(COUNTING_PROBLEM, "\n".join(COUNTING_STEPS), verifier=None)
+    lines, features = line_features(check)
+    assert features.shape == (3, len(STEP_FEATURES))
+    rows = [dict(zip(STEP_FEATURES, row)) for row in features]
+    # line 1: "wait" and "actually"; two "="; x is a symbol neither the problem nor line 0 wrote
+    assert rows[1]["backtrack"] == 2 and rows[0]["backtrack"] == 0
+    assert rows[1]["equals"] == pytest.approx(np.log1p(2))
+    assert rows[1]["symbols_new"] == pytest.approx(np.log1p(1)) and rows[1]["share_symbols_new"] == 1.0
+    assert rows[2]["boxed"] == 1 and rows[1]["boxed"] == 0
+    assert [r["index_bin_0"] for r in rows] == [1, 0, 0] and rows[2]["index_bin_2"] == 1
+    mean_chars = np.mean([len(step.text) for step in check.graph.steps])
+    assert rows[0]["rel_chars"] == pytest.approx(len(COUNTING_STEPS[0]) / mean_chars)
+    # the solution's features are the same on every line: 3 lines, one boxed answer 9, a counting problem
+    for row in rows:
+        assert row["sol_log_lines"] == pytest.approx(np.log1p(3))
+        assert row["sol_backtrack"] == pytest.approx(np.log1p(2))
+        assert row["sol_boxed_distinct"] == pytest.approx(np.log1p(1)) and row["sol_no_boxed"] == 0
+        assert row["ans_log_magnitude"] == pytest.approx(1.0) and row["prob_count"] == 1 and row["prob_geometry"] == 0
