@@ -100,6 +100,7 @@ LATER_PARTS = {
     19: ({**DRAWN_20, "written": 70}, 140, 25),
     20: ({**DRAWN_20, "written": 70}, 130, 27),
     21: ({**DRAWN_20, "written": 70}, 127, 20),
+    22: ({**DRAWN_20, "written": 70}, 182, 15),
 }
 
 
