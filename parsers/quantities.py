@@ -202,6 +202,11 @@ _IDIOMS = (
     ("sixes", "and", "sevens"),
     ("on", "all", "fours"),
     ("to", "the", "nines"),
+    # "which is one reason it is used", "That's one reason", "one reason why": one of several, counted by no one
+    ("is", "one", "reason"),
+    ("was", "one", "reason"),
+    ("'s", "one", "reason"),
+    ("one", "reason", "why"),
 )
 _SIGN_WORDS = {"minus", "negative"}
 _DIGIT_WORDS = {"o": 0, **{w: v for w, v in UNIT_WORDS.items() if v < 10}}

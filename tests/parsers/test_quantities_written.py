@@ -713,3 +713,16 @@ def test_pronoun_ones_once_after_its_verb_and_commands(text, expected):
 )
 def test_an_identifiers_value_names(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("It melts above 1,668 °C, which is one reason it is used in jet engines.", [("1,668", Fraction(1668))]),
+        ("That's one reason.", []),
+        ("One reason why 3 people left is the cold.", [("3", Fraction(3))]),
+        ("He had one reason to stay and two to go.", [("one", Fraction(1)), ("two", Fraction(2))]),
+    ],
+)
+def test_one_reason_after_a_copula_is_an_idiom(text, expected):
+    assert values(text) == expected
