@@ -69,6 +69,7 @@ EXEMPT: dict[str, dict[str, str]] = {
     "mathgraph/cli/check.py": {
         "mathgraph.parsers.graph_cache": "`check`: a solution checked against its parsed problem, no model",
         "mathgraph.parsers.solution": "`check`: a solution checked against its parsed problem, no model",
+        "mathgraph.parsers.step_verifier": "`check --threshold`: the step verifier's operating point, no model",
     },
     "mathgraph/serve/service.py": {
         "mathgraph.parsers.graph_cache": "the endpoints' graphs (parse, draw, check, compare, search), no model",
