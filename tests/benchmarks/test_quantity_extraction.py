@@ -101,6 +101,7 @@ LATER_PARTS = {
     20: ({**DRAWN_20, "written": 70}, 130, 27),
     21: ({**DRAWN_20, "written": 70}, 127, 20),
     22: ({**DRAWN_20, "written": 70}, 182, 15),
+    23: ({**DRAWN_20, "written": 70}, 125, 20),
 }
 
 
