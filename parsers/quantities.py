@@ -407,6 +407,8 @@ _MEASURES = {
     "cup",
     "tablespoon",
     "teaspoon",
+    "tsp",
+    "tbsp",
     "second",
     "minute",
     "hour",
@@ -1967,6 +1969,20 @@ class _TokenScanner:
         number = i - 2 - int(self.text_of(i - 2) == "-")
         return bool(_STARTS_LIKE_NUMBER_RE.match(self.text_of(number))) and self.text_of(number - 1) in determiners
 
+    def one_after_a_complementizer(self, i: int) -> bool:
+        """``that`` before ``one`` opens a clause and ``one`` counts the singular noun after it (``We are given that
+        one solution is``, ``such that one side is``), not ``I like that one``, ``knew that one day`` (a time)."""
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        return (
+            self.text_of(i - 1) == "that"
+            and i >= 2
+            and (self.tokens[i - 2].upos == "VERB" or self.text_of(i - 2) == "such")
+            and after is not None
+            and after.upos == "NOUN"
+            and not _plural(after)
+            and not _is_measure(after)
+        )
+
     def pronoun_one(self, i: int) -> bool:
         """``one`` standing for a noun: ``the red one``, ``that one costs``, ``each one``, ``one at a time``."""
         if self.fraction_after(i + 1) or self.text_of(i + 1) in ("-", "hundred", *SCALE_WORDS, *ORDINAL_DENOMINATORS):
@@ -1982,7 +1998,7 @@ class _TokenScanner:
         if self.text_of(i + 1) == "of":
             return False
         if self.text_of(i - 1) in _PRONOUN_ONE_BEFORE:
-            return True
+            return not self.one_after_a_complementizer(i)
         if self.text_of(i - 1) == "than" and self.text_of(i - 2) not in _AMOUNT_COMPARATIVES:
             return self.text_of(i + 1) in ("with", "that", "which", "who", "whose")  # "more acidic than one with"
         if self.text_of(i + 1) == "at" and self.text_of(i + 2) in _ARTICLES and self.text_of(i + 3) == "time":

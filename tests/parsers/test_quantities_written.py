@@ -726,3 +726,18 @@ def test_an_identifiers_value_names(text, expected):
 )
 def test_one_reason_after_a_copula_is_an_idiom(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Grate 1 tsp of fresh ginger into the dressing.", [("1", Fraction(1))]),
+        ("Add 2 tbsp of oil.", [("2", Fraction(2))]),
+        ("We are given that one solution to this equation is x=r.", [("one", Fraction(1))]),
+        ("Pick a triangle such that one side is 5.", [("one", Fraction(1)), ("5", Fraction(5))]),
+        ("I like that one.", []),
+        ("That one costs more.", []),
+    ],
+)
+def test_spoon_measures_and_one_after_a_complementizer(text, expected):
+    assert values(text) == expected
