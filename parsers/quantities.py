@@ -1205,9 +1205,8 @@ class _TokenScanner:
         if self.text_of(k) in ("is", "was", ":", "="):
             k -= 1
         noun = self.text_of(k)
-        if noun in ("number", "no.", "no", "#"):
-            noun = "code" if self.text_of(k - 1) in _NUMBERED_NOUNS else ""
-        if noun not in _IDENTIFIER_NOUNS:
+        numbered = noun in ("number", "no.", "no", "#") and self.text_of(k - 1) in _NUMBERED_NOUNS
+        if noun not in _IDENTIFIER_NOUNS and not numbered:
             return False
         after = self.tokens[last + 1] if last + 1 < len(self.tokens) else None
         return (
