@@ -102,6 +102,7 @@ LATER_PARTS = {
     21: ({**DRAWN_20, "written": 70}, 127, 20),
     22: ({**DRAWN_20, "written": 70}, 182, 15),
     23: ({**DRAWN_20, "written": 70}, 125, 20),
+    24: ({**DRAWN_20, "written": 70}, 122, 18),
 }
 
 
