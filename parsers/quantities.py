@@ -154,7 +154,7 @@ _LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
 # "take bus 14", but "at the first stop 8 people got off", "run the track 12 times" count
 _LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
 _LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice", "stand", "stall", "booth", "dock", "pitch"}
-_LOOSE_LABEL_NOUNS |= {"counter", "window", "row"}
+_LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin"}
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
@@ -169,6 +169,8 @@ _NUMBERED_NOUNS |= {"model", "part", "product", "item", "batch", "lot", "student
 _CURRENCY_CODES = {"USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "NZD", "INR", "CNY", "HKD", "SGD", "SEK", "NOK"}
 _CURRENCY_CODES |= {"DKK", "ZAR", "MXN", "BRL", "KRW", "RUB", "TRY", "PLN", "CZK", "HUF", "ILS", "AED", "SAR"}
 _STATUS_NOUNS = {"error", "status"}  # "a 503 error": the number names the error
+# words of a sentence about coins, where "a quarter" is one: "change for a quarter using U.S. coins"
+_COIN_WORDS = {"coin", "coins", "cent", "cents", "change", "dime", "dimes", "nickel", "nickels", "penny", "pennies"}
 _CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a time of day, not a count
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
 # video resolutions, the numbers a glued "p" follows that are no pence ("1080p")
@@ -1775,6 +1777,8 @@ class _TokenScanner:
         if word in ORDINAL_DENOMINATORS and article and word not in ("half", "halves", "quarters"):
             if word in ORDINAL_WORDS and self.ordinal_before_noun(i):
                 return None  # "a third set", "a fifth grader": a rank
+            if word == "quarter" and self.a_coin(i):
+                return None  # "change for a quarter using U.S. coins": the coin, not 1/4
             return [self.make(i, i, Fraction(1, ORDINAL_DENOMINATORS[word]), "word")], i + 1  # "a third of"
         if word in _YEARS_WORDS:  # "a decade from now" is 10 years; "the decade", "two decades" are not read here
             if not article or self.compared_over(i) or self.rate_period(i):
@@ -1875,6 +1879,10 @@ class _TokenScanner:
         token = self.tokens[i]
         head, relation = self.reader.parent(token.id)
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        if after is not None and after.kind == "math" and i > 0:
+            before = self.tokens[i - 1]
+            if self.text_of(i - 1) in _KIND_DETERMINERS or before.upos in ("ADJ", "VERB", "PROPN"):
+                return True  # "the ordered quadruple $(a, b, h, k)$": the formula after it is the tuple
         modifies = head is not None and after is not None and head.id == after.id
         if modifies and _is_measure(head, _MEASURES | _AMOUNT_NOUNS) or after and after.upos in ("DET", "NUM", "PRON"):
             return False  # "a quadruple batch" is four batches; "triple the points", "quadruple that amount"
@@ -1890,6 +1898,14 @@ class _TokenScanner:
         if after is None or after.upos not in ("NOUN", "PROPN", "ADJ"):
             return True  # the noun ends its phrase: "an ordered triple in S"
         return determined and modifies and relation in ("dep:amod", "dep:compound")  # "the double cone"
+
+    def a_coin(self, i: int) -> bool:
+        """``a quarter`` at ``i`` is the coin: its sentence speaks of coins (``coins``, ``cents``, ``dimes``,
+        ``change``...) and no ``of`` or noun follows it (``a quarter of the coins``, ``a quarter mile`` are 1/4)."""
+        after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        if after is not None and (after.label in ("of", "-") or after.upos == "NOUN"):
+            return False
+        return any(self.text_of(k) in _COIN_WORDS for k in range(len(self.tokens)) if k != i)
 
     def one_and_the_other(self, i: int) -> bool:
         """``one`` paired with ``the other`` later in its sentence (``in one class and ... in the other``): it picks

@@ -741,3 +741,22 @@ def test_one_reason_after_a_copula_is_an_idiom(text, expected):
 )
 def test_spoon_measures_and_one_after_a_complementizer(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("How many ways can change be made for a quarter using standard U.S. coins?", []),
+        ("Tom has a quarter, two dimes and 3 pennies.", [("two", Fraction(2)), ("3", Fraction(3))]),
+        ("He spent a quarter of his change.", [("quarter", Fraction(1, 4))]),
+        ("She walked a quarter mile to buy 3 coins.", [("quarter", Fraction(1, 4)), ("3", Fraction(3))]),
+        ("Eat a quarter of the pie.", [("quarter", Fraction(1, 4))]),
+        ("Find the ordered quadruple $(a, b, h, k)$.", []),
+        ("Find the ordered triple $(x,y,z)$.", []),
+        ("If we triple $x$, we get 12.", [("triple", Fraction(3)), ("12", Fraction(12))]),
+        ("The patient in bed 12 on Ward 4 went home this morning.", []),
+        ("The bed is 2 meters long.", [("2", Fraction(2))]),
+    ],
+)
+def test_a_coin_a_tuple_named_by_its_formula_and_a_bed_number(text, expected):
+    assert values(text) == expected
