@@ -15,7 +15,7 @@ cues are all absent explains nothing, so a miscopied 7 in a problem about apples
 | 1 | one whole | always (``1 - 0.25``, ``x + 1``) |
 | 2 | two (half, double, a pair, both) | always |
 | 3 | three (triple; feet in a yard) | triple, thrice, yard |
-| 4 | four (quarter; weeks in a month; quarts in a gallon; sides of a square) | quarter, week, month, quart, gallon, square |
+| 4 | four (quarter, quadruple; weeks in a month; quarts in a gallon; sides of a square) | quarter, quadrupl, week, month, quart, gallon, square |
 | 5 | five (weekdays; cents in a nickel) | weekday, workday, school day, nickel, friday |
 | 7 | days in a week | week, day |
 | 8 | ounces in a cup; pints in a gallon | cup, pint, gallon |
@@ -80,8 +80,8 @@ KNOWN_CONSTANTS: tuple[KnownConstant, ...] = (
     _constant(3, "three (triple; feet in a yard)", "triple|thrice|yard"),
     _constant(
         4,
-        "four (quarter; weeks in a month; quarts in a gallon; sides of a square)",
-        "quarter|week|month|quart|gallon|square",
+        "four (quarter, quadruple; weeks in a month; quarts in a gallon; sides of a square)",
+        "quarter|quadrupl|week|month|quart|gallon|square",
     ),
     _constant(5, "five (weekdays in a week; cents in a nickel)", "weekday|workday|school day|nickel|friday"),
     _constant(7, "days in a week", "week|day", conversion=True),

@@ -6,8 +6,10 @@ calculations each states, in four forms) and links every operand to where it com
 - ``problem``: a quantity of the problem (``quantity`` is its index in ``problem.quantities()``). A
   quantity also explains the numbers it implies: a percentage times 100 (``25%`` -> ``25 / 100``), the
   whole a unit fraction divides (``half`` -> ``48 / 2``) and the complement (``20%`` off -> ``0.8``,
-  ``80``). A number written in the problem that is not one of its quantities (a year, a clock time)
-  is ``problem`` with ``quantity`` ``None``;
+  ``80``; ``50%`` longer -> ``1.5``, ``150``). A number written in the problem that is not one of its quantities
+  (a year, a clock time), or a count the problem names without writing it (three or more things listed:
+  ``Gretchen, Mitzi, and Beth`` is 3; a range of days or months; an ordinal: ``every seventh page``, ``cut into
+  fifths``; three or more days of the week named) is ``problem`` with ``quantity`` ``None``;
 - ``step``: the result of an earlier calculation (``step`` is its line, ``calculation`` its index there);
 - ``constant``: a known constant (``parsers.constants``: 60 minutes in an hour where the texts speak of
   time, 100 for a percentage, 12 in a dozen...), ``constant`` naming it;
@@ -39,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from mathgraph.graph import MathSyntaxGraph, Quantity
 from mathgraph.parsers.constants import KNOWN_CONSTANTS, available_constants
-from mathgraph.parsers.numbers import DIGITS_PATTERN, parse_number
+from mathgraph.parsers.numbers import DIGITS_PATTERN, ORDINAL_DENOMINATORS, parse_number
 from mathgraph.parsers.solution_arithmetic import agrees, evaluate
 from mathgraph.parsers.solution_reader import (
     ReadAnswer,
@@ -422,7 +424,9 @@ class _Linker:
             for read in (parse_number(m.group()) for m in _PROBLEM_NUMBER_RE.finditer(self.problem.text))
             if read is not None
         }
-        self.written |= _named_ranges(self.problem.text)
+        self.written |= (
+            _named_ranges(self.problem.text) | _listed(self.problem.text) | _ordinal_counts(self.problem.text)
+        )
         self.constants = available_constants(self.problem.text + "\n" + self.solution)
         self.counts: dict[int, int] = {}
 
@@ -459,7 +463,7 @@ class _Linker:
         index = self.counts.get(line, 0)
         self.counts[line] = index + 1
         before = {m.value * f for m in mentions if m.span[1] <= read.span[0] for f in (1, 100 if "%" in m.text else 1)}
-        operands = tuple(self._linked(line, operand, before, read) for operand in read.operands)
+        operands = tuple(self._linked(line, operand, before) for operand in read.operands)
         calculation = Calculation(
             expression=read.expression,
             operands=operands,
@@ -482,19 +486,17 @@ class _Linker:
             self.results.setdefault(read.computed, (line, index))
         return calculation
 
-    def _linked(self, line: int, read, mentioned_before: set[Fraction], calculation: ReadCalculation) -> Operand:
+    def _linked(self, line: int, read, mentioned_before: set[Fraction]) -> Operand:
         """The operand's source; a number after a minus sign (``-48 / 4``) may be the negative it follows."""
-        operand = self._operand(line, read, mentioned_before, calculation)
+        operand = self._operand(line, read, mentioned_before)
         loosely = operand.source == "none" or (operand.source == "problem" and operand.quantity is None)
         if loosely and read.value:  # nothing, or only the digits of a problem's number ("4" of "-4")
-            negative = self._operand(
-                line, ReadOperand(-read.value, read.text, read.span), mentioned_before, calculation
-            )
+            negative = self._operand(line, ReadOperand(-read.value, read.text, read.span), mentioned_before)
             if negative.source != "none" and (operand.source == "none" or negative.quantity is not None):
                 return Operand(**{**negative.__dict__, "value": read.value})
         return operand
 
-    def _operand(self, line: int, read, mentioned_before: set[Fraction], calculation: ReadCalculation) -> Operand:
+    def _operand(self, line: int, read, mentioned_before: set[Fraction]) -> Operand:
         base = {"value": read.value, "text": read.text, "span": read.span}
         if read.text.replace("\\", "").strip() == "100%":
             return Operand(**base, source="constant", constant="one whole (100%)")
@@ -519,9 +521,8 @@ class _Linker:
         if read.value in self.written:
             return Operand(**base, source="problem")
         constant = self.constants.get(read.value)
-        # one explains a sum or a difference (1 - 0.25) or a fraction (1/2), not a product: "32 / 1" is a miscopy
-        sum_or_fraction = re.search(r"[-+−]", calculation.expression) or read.fraction is not None
-        if constant is not None and (read.value != 1 or sum_or_fraction):
+        # one explains a product too ("1 * 7" for a sandwich a day): what a problem's "a" or "each" counts
+        if constant is not None:
             return Operand(**base, source="constant", constant=constant.name)
         # a number an earlier line (or this one, before the calculation) writes as a fact it found:
         # "Dave won 10 games", then "10 + 5 = 15"
@@ -554,7 +555,8 @@ def implied_values(quantity: Quantity) -> list[Fraction]:
         if known.conversion and any(re.search(rf"(?<![a-z]){re.escape(c)}", said) for c in known.cues):
             implied += [value * known.value, value / known.value]
     if percent:
-        implied += [value * 100, 100 - value * 100, 1 + value]  # 25% of: 25 / 100; 20% off: 80; 50% more: 1.5
+        # 25% of: 25 / 100; 20% off: 80; 50% more: 1.5 or 150 (150 * .01 * 12)
+        implied += [value * 100, 100 - value * 100, 1 + value, 100 + value * 100]
     if 0 < value < 1:
         # two thirds: 2/3 of 81 is 81 / 3 * 2; the rest: 1 - 2/3
         implied += [1 - value, Fraction(value.denominator)] + (
@@ -567,6 +569,32 @@ _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "su
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october")
 _MONTHS += ("november", "december")
 _RANGE_RE = re.compile(r"\b([a-z]+)\s+(?:to|through|thru|until|till|-|–)\s+([a-z]+)\b")
+
+
+_ITEM = r"[A-Za-z][A-Za-z'\-]*(?: [A-Za-z][A-Za-z'\-]*)?"
+# three or more things named one after another: "Gretchen, Mitzi, and Beth", "knives, forks, and spoons"
+_LISTED_RE = re.compile(rf"\b{_ITEM}(?:, {_ITEM})+,? (?:and|or) {_ITEM}\b")
+_LIST_SEPARATOR_RE = re.compile(r",? (?:and|or) |, ")
+
+
+def _listed(text: str) -> set[Fraction]:
+    """How many things a list of the problem names, three or more (``Gretchen, Mitzi, and Beth`` is 3): a
+    solution divides by the count it never writes (``318/3`` for their average)."""
+    return {Fraction(len(_LIST_SEPARATOR_RE.split(match.group()))) for match in _LISTED_RE.finditer(text)}
+
+
+# "third" to "tenths" (half and quarter are constants already; "hundredth" is no count)
+_ORDINALS = [word for word, n in ORDINAL_DENOMINATORS.items() if 3 <= n <= 10 and not word.startswith("quarter")]
+_ORDINAL_RE = re.compile(r"\b(" + "|".join(_ORDINALS) + r")\b")
+
+
+def _ordinal_counts(text: str) -> set[Fraction]:
+    """The numbers the problem's ordinals name: "every seventh page" is one page in 7, "after the third week" 3
+    weeks, "cut into fifths" 5 pieces; and how many days of the week it names, three or more ("On Thursday ...
+    On Friday ... On Saturday": 3 days for a mean per day)."""
+    counts = {Fraction(ORDINAL_DENOMINATORS[word]) for word in _ORDINAL_RE.findall(text.lower())}
+    days = {day for day in _DAYS if re.search(rf"\b{day}s?\b", text.lower())}
+    return counts | ({Fraction(len(days))} if len(days) >= 3 else set())
 
 
 def _named_ranges(text: str) -> set[Fraction]:

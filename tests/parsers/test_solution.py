@@ -294,3 +294,56 @@ def _read_everything(text: str) -> None:
     check = check_solution(PENS, text)
     assert check.ok == (not check.errors())
     assert len(align_solution(PENS, text).feature_vector()) == len(SOLUTION_FEATURES)
+
+
+@pytest.mark.parametrize(
+    "problem, solution",
+    [
+        # a count of the things a list names: three bowlers, their average
+        (
+            "Gretchen, Mitzi, and Beth went bowling together. Gretchen bowled a 120. Mitzi bowled a 113. "
+            "Beth bowled an 85. What was their average bowling score?",
+            "120 + 113 + 85 = 318\n318 / 3 = 106\n#### 106",
+        ),
+        # the whole and the percent more, written as a percent: 50% longer is 150% of it
+        (
+            "Carla's brush is 12 inches long. If Carmen's brush is 50% longer than Carla's brush, how long is "
+            "Carmen's brush in inches?",
+            "150 * .01 * 12 = 18\n#### 18",
+        ),
+        # quadruples: four times
+        (
+            "Jackson invests $500. His investment quadruples in value. How much does he have now?",
+            "500 * 4 = 2000\n#### 2000",
+        ),
+        # what ordinals name: one page in seven, one in three
+        (
+            "A printer crumples every seventh page and blurs every third page. If it prints 42 pages, how many "
+            "pages are crumpled or blurred, counting a page each time?",
+            "42 / 7 = 6 crumpled\n42 / 3 = 14 blurred\n6 + 14 = 20\n#### 20",
+        ),
+        # the days a problem names, for a mean per day
+        (
+            "On Thursday a shop sold 210 pounds of beef. On Friday it sold twice that amount. On Saturday it sold "
+            "150 pounds. What was the average amount sold per day?",
+            "210 * 2 = 420\n210 + 420 + 150 = 780\n780 / 3 = 260\n#### 260",
+        ),
+        # one in a product: a sandwich a day, every day of a week
+        (
+            "Tony made a sandwich for lunch every day this week. How many sandwiches did he make?",
+            "1 * 7 = 7\n#### 7",
+        ),
+    ],
+)
+def test_numbers_a_problem_implies_are_explained(problem, solution):
+    check = check_solution(PARSER.parse(problem), solution)
+    assert check.errors() == [] and check.ok
+
+
+def test_a_list_of_two_is_not_counted_and_a_count_no_list_gives_stays_unexplained():
+    # "Gretchen and Mitzi" names two (a constant anyway); 3 is no count of it
+    check = check_solution(
+        PARSER.parse("Gretchen and Mitzi bowled 120 and 111. What was their total score?"),
+        "120 + 111 = 231\n231 / 3 = 77\n#### 77",
+    )
+    assert [(f.kind, f.step) for f in check.errors()] == [("unexplained_operand", 1)]
