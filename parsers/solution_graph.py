@@ -429,6 +429,7 @@ class _Linker:
         )
         self.constants = available_constants(self.problem.text + "\n" + self.solution)
         self.counts: dict[int, int] = {}
+        self.written_here: set[Fraction] = set()
 
     def mentioned(self, line: ReadLine) -> None:
         """Remember the numbers ``line`` writes outside its calculations, for the lines after it."""
@@ -462,6 +463,7 @@ class _Linker:
     def link(self, line: int, read: ReadCalculation, mentions: tuple = ()) -> Calculation:
         index = self.counts.get(line, 0)
         self.counts[line] = index + 1
+        self.written_here: set[Fraction] = set()  # a written number explains one operand of a calculation
         before = {m.value * f for m in mentions if m.span[1] <= read.span[0] for f in (1, 100 if "%" in m.text else 1)}
         operands = tuple(self._linked(line, operand, before) for operand in read.operands)
         calculation = Calculation(
@@ -518,7 +520,8 @@ class _Linker:
         for table in (self.exact, self.implied):
             if read.value in table:
                 return Operand(**base, source="problem", quantity=self._pick(table[read.value]))
-        if read.value in self.written:
+        if read.value in self.written and read.value not in self.written_here:
+            self.written_here.add(read.value)  # "3 * 3" for 3 days: one 3 is the count, the other is not
             return Operand(**base, source="problem")
         constant = self.constants.get(read.value)
         # one explains a product too ("1 * 7" for a sandwich a day): what a problem's "a" or "each" counts

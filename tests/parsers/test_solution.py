@@ -347,3 +347,15 @@ def test_a_list_of_two_is_not_counted_and_a_count_no_list_gives_stays_unexplaine
         "120 + 111 = 231\n231 / 3 = 77\n#### 77",
     )
     assert [(f.kind, f.step) for f in check.errors()] == [("unexplained_operand", 1)]
+
+
+def test_a_count_the_problem_names_explains_one_operand_of_a_calculation():
+    # the seed's solution read against a variant that runs 4 miles: one 3 is the three days, the other was 3 miles
+    problem = PARSER.parse(
+        "Sam ran 4 miles on Monday, Wednesday and Friday. On Tuesday and Thursday, Sam ran 6 miles. "
+        "How many miles did Sam run this week?"
+    )
+    wrong = check_solution(problem, "3 * 3 = 9 miles\n6 * 2 = 12 miles\n9 + 12 = 21\n#### 21")
+    assert [(f.kind, f.step) for f in wrong.errors()][:1] == [("unexplained_operand", 0)]
+    right = check_solution(problem, "4 * 3 = 12 miles\n6 * 2 = 12 miles\n12 + 12 = 24\n#### 24")
+    assert right.ok and right.errors() == []
