@@ -103,6 +103,7 @@ LATER_PARTS = {
     22: ({**DRAWN_20, "written": 70}, 182, 15),
     23: ({**DRAWN_20, "written": 70}, 125, 20),
     24: ({**DRAWN_20, "written": 70}, 122, 18),
+    25: ({**DRAWN_20, "written": 70}, 130, 21),
 }
 
 
