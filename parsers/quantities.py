@@ -1599,7 +1599,9 @@ class _TokenScanner:
         head_adjective = after is not None and after.upos == "ADJ" and not plural_after  # "the 2026 final go on sale"
         # "a 2022 study" as "the 2026 final"; not a round count ("a 2000 piece puzzle")
         determiner = before == "the" or before in _ARTICLES and value % 100 != 0
-        if determiner and 1900 <= value <= 2100 and after is not None and (after.upos == "NOUN" or head_adjective):
+        # an older year after "the" only where it is no round number: "the 1883 eruption" (not "the 1500 piece set")
+        dated = 1900 <= value <= 2100 or before == "the" and value % 100 != 0
+        if determiner and dated and after is not None and (after.upos == "NOUN" or head_adjective):
             if not _plural(after) and not _is_measure(after) and self.text_of(i + 2) not in ("-", "–"):
                 return True  # "the 2026 final", "the 2000 census" (not "the 2000 runners", "the 1500 metre race")
         if before not in _YEAR_CUES:
@@ -2011,7 +2013,10 @@ class _TokenScanner:
         if self.after_a_determined_measure(i):
             return True  # "cheaper than the 500ml one", "the 2-litre one": a measure, then "one" for the bottle
         if self.text_of(i + 1) == "of":
-            return False
+            # "the middle one of five children", "the first one of the pies": one of them, not a count
+            before = self.tokens[i - 1] if i > 0 else None
+            described = before is not None and (before.upos == "ADJ" or before.label in ORDINAL_WORDS)
+            return described and self.text_of(i - 2) in {"the", *_ARTICLES, *_POSSESSIVES}
         if self.text_of(i - 1) in _PRONOUN_ONE_BEFORE:
             return not self.one_after_a_complementizer(i)
         if self.text_of(i - 1) == "than" and self.text_of(i - 2) not in _AMOUNT_COMPARATIVES:

@@ -760,3 +760,19 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
 )
 def test_a_coin_a_tuple_named_by_its_formula_and_a_bed_number(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Sound from the 1883 eruption of Krakatoa was heard nearly 4,800 km away.", [("4,800", Fraction(4800))]),
+        ("He bought the 1500 piece set.", [("1500", Fraction(1500))]),
+        ("The 1250 students went home.", [("1250", Fraction(1250))]),
+        ("He's the middle one of five children.", [("five", Fraction(5))]),
+        ("He ate the first one of the 3 pies.", [("3", Fraction(3))]),
+        ("One of five children is sick.", [("One", Fraction(1)), ("five", Fraction(5))]),
+        ("Only one of the 4 cats is black.", [("one", Fraction(1)), ("4", Fraction(4))]),
+    ],
+)
+def test_an_older_year_after_the_and_one_of_them_after_an_adjective(text, expected):
+    assert values(text) == expected
