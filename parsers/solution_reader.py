@@ -322,7 +322,7 @@ def _tokens(text: str, start: int, end: int, offset: int = 0, math: list[tuple[i
                 token = _Token("var", raw, s, e)  # a subscript: a_1, \log_2, 0.0011_2
             tokens.append(token)
         numerator_next = False
-    return _spaced_thousands(tokens)
+    return _mixed_numbers(_spaced_thousands(tokens))
 
 
 def _spaced_thousands(tokens: list[_Token]) -> list[_Token]:
@@ -346,6 +346,35 @@ def _spaced_thousands(tokens: list[_Token]) -> list[_Token]:
             out[-1] = _Token("num", text, previous.start, token.end, Fraction(int(text.replace(" ", ""))))
         else:
             out.append(token)
+    return out
+
+
+def _mixed_numbers(tokens: list[_Token]) -> list[_Token]:
+    """``4 2/3 - 2 = 2 2/3``: a whole number, one space, then a proper fraction written with a slash and no spaces
+    is one mixed number (14/3), not two numbers with nothing between them."""
+    out: list[_Token] = []
+    k = 0
+    while k < len(tokens):
+        whole, a, slash, b = (tokens[k : k + 4] + [None] * 4)[:4]
+        mixed = (
+            b is not None
+            and all(t.kind == "num" and not t.latex and re.fullmatch(r"\d+", t.text) for t in (whole, a, b))
+            and slash.kind == "op"
+            and slash.text == "/"
+            and a.start == whole.end + 1
+            and slash.start == a.end
+            and b.start == slash.end
+            and 0 < int(a.text) < int(b.text)
+            and not (out and out[-1].text in ("/", "^") and out[-1].end == whole.start)  # "8/4 2/3": no
+            and not (k + 4 < len(tokens) and tokens[k + 4].text in ("/", "^") and tokens[k + 4].start == b.end)
+        )
+        if mixed:
+            value = int(whole.text) + Fraction(int(a.text), int(b.text))
+            out.append(_Token("num", f"{whole.text} {a.text}/{b.text}", whole.start, b.end, value))
+            k += 4
+        else:
+            out.append(tokens[k])
+            k += 1
     return out
 
 

@@ -1,5 +1,7 @@
 """Readings a teacher accepts, LaTeX math read as math, and solutions in LaTeX that introduce their own numbers."""
 
+from fractions import Fraction
+
 from mathgraph.parsers.solution import check_solution, parse_solution
 from mathgraph.parsers.solution_reader import math_spans, read_lines
 
@@ -88,3 +90,17 @@ def test_an_open_line_is_completed_by_the_final_answer():
     [finding] = slip.errors()
     assert (finding.kind, finding.step) == ("arithmetic", 0)
     assert finding.message == "“300*$920 =” makes 276000, not the final answer 276001."
+
+
+def test_a_mixed_number_is_one_number():
+    (calculation,) = read_lines("After Friday, he had 4 2/3 - 2 = 2 2/3 hours of TV left.")[0].calculations
+    assert [o.value for o in calculation.operands] == [Fraction(14, 3), Fraction(2)]
+    assert calculation.result == calculation.computed == Fraction(8, 3)
+    (added,) = read_lines("12 3/4 + 1 1/4 = 14")[0].calculations
+    assert [o.value for o in added.operands] == [Fraction(51, 4), Fraction(5, 4)] and added.computed == 14
+    # a slash right after the fraction, or a product before a fraction, is no mixed number
+    (product,) = read_lines("2 * 3/4 = 1.5")[0].calculations
+    assert [o.value for o in product.operands] == [2, 3, 4] and product.computed == Fraction(3, 2)
+    # and a slip in one is still found
+    (slip,) = read_lines("4 2/3 - 2 = 3 2/3")[0].calculations
+    assert slip.computed == Fraction(8, 3) != slip.result
