@@ -463,7 +463,7 @@ class _Linker:
     def link(self, line: int, read: ReadCalculation, mentions: tuple = ()) -> Calculation:
         index = self.counts.get(line, 0)
         self.counts[line] = index + 1
-        self.written_here: set[Fraction] = set()  # a written number explains one operand of a calculation
+        self.written_here = set()  # a number the problem writes or names explains one operand of a calculation
         before = {m.value * f for m in mentions if m.span[1] <= read.span[0] for f in (1, 100 if "%" in m.text else 1)}
         operands = tuple(self._linked(line, operand, before) for operand in read.operands)
         calculation = Calculation(
@@ -502,9 +502,13 @@ class _Linker:
         base = {"value": read.value, "text": read.text, "span": read.span}
         if read.text.replace("\\", "").strip() == "100%":
             return Operand(**base, source="constant", constant="one whole (100%)")
-        if read.fraction is not None and read.fraction in self.exact and read.value != 100:
-            # 2 and 5 of "2/5 * 30" where the problem says "2/5" (or "two fifths")
-            return Operand(**base, source="problem", quantity=self._pick(self.exact[read.fraction]))
+        if read.fraction is not None and read.value != 100:
+            # 2 and 5 of "2/5 * 30" where the problem says "2/5" (or "two fifths"); 3 and 4 of "1 - 3/4" where it
+            # says "one-fourth", 1 and 3 of "1/3" hour where it says "20 minutes" (what a quantity implies)
+            # (a proper fraction only, for what is implied: "300/200" is no 1.5 hours that 90 minutes imply)
+            for table in (self.exact, self.implied) if read.fraction < 1 else (self.exact,):
+                if read.fraction in table:
+                    return Operand(**base, source="problem", quantity=self._pick(table[read.fraction]))
         cued = self._cued_constant(read)
         if cued is not None:
             return Operand(**base, source="constant", constant=cued)

@@ -328,6 +328,16 @@ def _read_everything(text: str) -> None:
             "150 pounds. What was the average amount sold per day?",
             "210 * 2 = 420\n210 + 420 + 150 = 780\n780 / 3 = 260\n#### 260",
         ),
+        # a fraction a quantity implies: the rest of one-fourth, 20 minutes as a third of an hour
+        (
+            "At a certain grade level, one-fourth of students do not have a computer at home. If there are 80 "
+            "students, how many students have a computer?",
+            "1 - 1/4 = 3/4\n3/4 * 80 = 60\n#### 60",
+        ),
+        (
+            "Frankie watched a 20-minute show and a 1-hour show. How many hours did he watch?",
+            "1/3 + 1 = 4/3\n#### 4/3",
+        ),
         # one in a product: a sandwich a day, every day of a week
         (
             "Tony made a sandwich for lunch every day this week. How many sandwiches did he make?",
