@@ -1907,7 +1907,7 @@ class _TokenScanner:
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         if after is not None and (after.label in ("of", "-") or after.upos == "NOUN"):
             return False
-        return any(self.text_of(k) in _COIN_WORDS for k in range(len(self.tokens)) if k != i)
+        return not self.words.isdisjoint(_COIN_WORDS)
 
     def one_and_the_other(self, i: int) -> bool:
         """``one`` paired with ``the other`` later in its sentence (``in one class and ... in the other``): it picks

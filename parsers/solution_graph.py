@@ -579,8 +579,9 @@ _RANGE_RE = re.compile(r"\b([a-z]+)\s+(?:to|through|thru|until|till|-|–)\s+([a
 
 
 _ITEM = r"[A-Za-z][A-Za-z'\-]*(?: [A-Za-z][A-Za-z'\-]*)?"
-# three or more things named one after another: "Gretchen, Mitzi, and Beth", "knives, forks, and spoons"
-_LISTED_RE = re.compile(rf"\b{_ITEM}(?:, {_ITEM})+,? (?:and|or) {_ITEM}\b")
+# three to a dozen things named one after another: "Gretchen, Mitzi, and Beth", "knives, forks, and spoons" (the
+# bound keeps a long run of commas with no "and" linear to scan)
+_LISTED_RE = re.compile(rf"\b{_ITEM}(?:, {_ITEM}){{1,10}},? (?:and|or) {_ITEM}\b")
 _LIST_SEPARATOR_RE = re.compile(r",? (?:and|or) |, ")
 
 

@@ -21,6 +21,7 @@ from mathgraph.parsers.solution import (
     solution_steps,
 )
 from mathgraph.parsers.solution_arithmetic import agrees, evaluate
+from mathgraph.parsers.solution_graph import _listed
 
 PARSER = ProblemParser("spacy")
 NATALIA = PARSER.parse(
@@ -369,3 +370,9 @@ def test_a_count_the_problem_names_explains_one_operand_of_a_calculation():
     assert [(f.kind, f.step) for f in wrong.errors()][:1] == [("unexplained_operand", 0)]
     right = check_solution(problem, "4 * 3 = 12 miles\n6 * 2 = 12 miles\n12 + 12 = 24\n#### 24")
     assert right.ok and right.errors() == []
+
+
+def test_a_long_run_of_commas_with_no_and_lists_nothing():
+    # 300,000 characters of "word, " and no "and": no list; read in one pass, not one per comma
+    assert _listed("word, " * 50_000 + "end.") == set()
+    assert _listed("Gretchen, Mitzi, and Beth went bowling.") == {3}
