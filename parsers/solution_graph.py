@@ -586,7 +586,7 @@ _LIST_SEPARATOR_RE = re.compile(r",? (?:and|or) |, ")
 
 
 def _listed(text: str) -> set[Fraction]:
-    """How many things a list of the problem names, three or more (``Gretchen, Mitzi, and Beth`` is 3): a
+    """How many things a list of the problem names, three to twelve (``Gretchen, Mitzi, and Beth`` is 3): a
     solution divides by the count it never writes (``318/3`` for their average)."""
     return {Fraction(len(_LIST_SEPARATOR_RE.split(match.group()))) for match in _LISTED_RE.finditer(text)}
 
