@@ -265,7 +265,7 @@ class OnnxPackageRuntime:
         """Length of ``encode``'s vectors in ``mode``."""
         text = int(self.encoder_config["text_config"]["hidden_size"])
         graph = int(self.encoder_config["gat_heads"]) * int(self.encoder_config["gat_head_dim"])
-        return {"joint": text + graph, "text": text, "graph": graph}[_mode(mode)]
+        return {"joint": text + graph, "text": text, "graph": graph}[canonical_mode(mode)]
 
     # ------------------------------------------------------------ encoding
     def encode(
@@ -283,7 +283,7 @@ class OnnxPackageRuntime:
             raise ValueError(f"ONNX Runtime encodes on the CPU, not {device}: use the torch runtime")
         from mathgraph.models.batching import encode_in_length_order
 
-        mode = _mode(mode)
+        mode = canonical_mode(mode)
 
         def vectors_of(batch: dict[str, np.ndarray]) -> np.ndarray:
             out = self.encoder_network.run(batch)
@@ -480,7 +480,9 @@ def batch_arrays(batch) -> dict[str, np.ndarray]:
     return {name: value.numpy() for name, value in batch.as_model_inputs().items()}
 
 
-def _mode(mode: str) -> str:
+def canonical_mode(mode: str) -> str:
+    """``mode`` by its current name (``"fused"`` -> ``"joint"``), as ``models.encoder.canonical_mode`` without
+    PyTorch; an unknown mode is a ``ValueError``."""
     mode = "joint" if mode == "fused" else mode  # the old name of the joint vector
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {MODES}")
@@ -495,4 +497,5 @@ __all__ = [
     "prune_copies",
     "ONNX_ENTRY",
     "classification_result",
+    "canonical_mode",
 ]

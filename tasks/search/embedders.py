@@ -175,6 +175,41 @@ class OnnxTextEmbedder:
         return self._identity
 
 
+class OnnxEncoderEmbedder:
+    """A model package's COMUS encoder under ONNX Runtime (``models.onnx_package.OnnxPackageRuntime.encode``) as an
+    ``Embedder``. Its vectors are ``MathEncoderEmbedder``'s within 1e-4 and its identity is the same (the hash of
+    the same weights, which the package may store in float16 where the PyTorch model holds float32), so an index
+    built on either runtime is searched on the other."""
+
+    def __init__(self, package, mode: str = "joint", source: str | None = None):
+        from mathgraph.models.onnx_package import canonical_mode
+
+        self.runtime, self.mode = package.onnx, canonical_mode(mode)
+        self.source = source or package.name_or_path
+        self._identity: dict | None = None
+
+    def encode(self, texts: list[str], batch_size: int = 32, show_progress: bool | None = None) -> np.ndarray:
+        """Vectors of the problems ``texts`` (parsed into graphs on the way), as ``MathEncoderEmbedder.encode``."""
+        return self.runtime.encode(list(texts), batch_size=batch_size, mode=self.mode, show_progress=show_progress)
+
+    def identity(self) -> dict:
+        """``MathEncoderEmbedder``'s identity of the same encoder."""
+        if self._identity is None:
+            config = self.runtime.encoder_config
+            self._identity = {
+                "kind": "mathgraph.MathEncoder",
+                "weights_sha256": arrays_sha256(self.runtime.encoder_weights()),
+                "mode": self.mode,
+                "dimension": self.runtime.dimension(self.mode),
+                "parser": self.runtime.parser,
+                "vocab_size": int(config["text_config"]["vocab_size"]),
+                "source": self.source,
+            }
+            if config.get("split_digits"):
+                self._identity["split_digits"] = True
+        return self._identity
+
+
 def as_embedder(encoder, mode: str | None = None) -> Embedder:
     """``encoder`` as an ``Embedder``: a ``MathEncoder`` is wrapped (``mode`` defaults to ``"joint"``); an object that
     already has ``encode`` and ``identity`` is returned as it is; a model package (``mathgraph.load("shipped")``)
@@ -207,9 +242,9 @@ def load_embedder(
       ``TextEmbedder`` (mean pooled).
 
     The spec is kept as the identity's ``source``, so that ``SearchIndex.from_pretrained`` can find the model again.
-    ``runtime``: the packaged MiniLM runs on ONNX Runtime (``OnnxTextEmbedder``) unless ``"torch"`` or a device
-    other than the CPU is asked for, or no package carrying its graph is installed; other encoders run on
-    PyTorch."""
+    ``runtime``: the packaged MiniLM and a package's COMUS encoder run on ONNX Runtime (``OnnxTextEmbedder``,
+    ``OnnxEncoderEmbedder``) unless ``"torch"`` or a device other than the CPU is asked for, or the package carries
+    no ONNX graphs (``ModelPackage``'s runtime); other encoders run on PyTorch."""
     spec = str(spec)
     if spec.startswith("text:"):
         onnx = _onnx_text_package(spec[len("text:") :], device, runtime)
@@ -222,13 +257,17 @@ def load_embedder(
         return MathEncoderEmbedder(MathEncoder.from_pretrained(spec, device=device), mode or "joint", source=spec)
     directory = resolve(spec)  # the same names and errors as every --model
     kind = model_type(directory)  # a config that is not JSON raises CheckpointError naming it
-    if kind == "package" and mode is None:
+    if kind == "package":
         from mathgraph.models.package import ModelPackage
 
-        first_stage = ModelPackage(directory).search_setting("encoder")
+        package = ModelPackage(directory, device=device, runtime=runtime)
+        first_stage = package.search_setting("encoder") if mode is None else None
         if first_stage:
             return load_embedder(first_stage, device=device, runtime=runtime)
-    from mathgraph.models.encoder import MathEncoder  # PyTorch: the package's search runs MiniLM on ONNX above
+        if package.runtime != "torch":  # its COMUS encoder on ONNX Runtime
+            source = spec if spec in SHIPPED_NAMES or not Path(spec).is_dir() else str(directory.resolve())
+            return OnnxEncoderEmbedder(package, mode or "joint", source=source)
+    from mathgraph.models.encoder import MathEncoder  # PyTorch from here
 
     mode = mode or "joint"
     if kind in ENCODER_TYPES:
@@ -286,6 +325,17 @@ def state_dict_sha256(model) -> str:
     return digest.hexdigest()
 
 
+def arrays_sha256(arrays: dict[str, np.ndarray]) -> str:
+    """``state_dict_sha256`` of a PyTorch model in float32 whose weights are ``arrays`` (name -> array; float16
+    arrays are the float32 weights stored at half size), computed without PyTorch."""
+    digest = hashlib.sha256()
+    for name, array in sorted(arrays.items()):
+        array = np.ascontiguousarray(array.astype(np.float32) if array.dtype == np.float16 else array)
+        digest.update(f"{name}|torch.{array.dtype}|{tuple(array.shape)}|".encode())
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
 def _is_math_encoder(encoder) -> bool:
     # Without importing models.encoder (torch, PyG): if it was never imported, nothing is a MathEncoder.
     module = sys.modules.get("mathgraph.models.encoder")
@@ -297,6 +347,7 @@ __all__ = [
     "MathEncoderEmbedder",
     "TextEmbedder",
     "OnnxTextEmbedder",
+    "OnnxEncoderEmbedder",
     "as_embedder",
     "load_embedder",
     "files_sha256",

@@ -265,6 +265,23 @@ def test_search_first_stage_runs_minilm_on_onnx_with_the_same_vectors_and_identi
     assert onnx.identity() == pytorch.identity()  # an index built by one is searched by the other
 
 
+def test_search_with_the_package_encoder_runs_on_onnx_with_the_same_vectors_and_identity(tmp_path):
+    from mathgraph.tasks.search.embedders import MathEncoderEmbedder, OnnxEncoderEmbedder, load_embedder
+    from mathgraph.tasks.search.index import SearchIndex
+
+    texts = ["Find $x$ if $2x+3=7$.", "Tom has 3 apples and buys 4 more. How many does he have?"]
+    onnx, pytorch = load_embedder("shipped", mode="joint"), load_embedder("shipped", mode="joint", runtime="torch")
+    assert isinstance(onnx, OnnxEncoderEmbedder) and isinstance(pytorch, MathEncoderEmbedder)
+    np.testing.assert_allclose(onnx.encode(texts, batch_size=1), pytorch.encode(texts), atol=TOLERANCE)
+    assert onnx.identity() == pytorch.identity()  # the float16-stored weights hash as the float32 ones
+    assert load_embedder("shipped", mode="graph").identity()["mode"] == "graph"
+    # an index built on PyTorch is searched on ONNX Runtime
+    SearchIndex.build([{"problem": t} for t in texts], pytorch, text_field="problem").save_pretrained(tmp_path)
+    index = SearchIndex.from_pretrained(tmp_path)  # "auto": the model that built it, on ONNX Runtime now
+    assert isinstance(index.embedder, OnnxEncoderEmbedder)
+    assert [hits[0].index for hits in index.search(texts, k=1)] == [0, 1]
+
+
 def test_an_int8_copy_is_made_once_and_stays_close_to_float32(exported, sample_graphs, tmp_path):
     import re
 
