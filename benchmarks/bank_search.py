@@ -544,9 +544,9 @@ class VectorStore:
         """Whether the stored vectors are a MathEncoder's joint ones (and other modes are their halves)."""
         if self.row.embedder is not None or self.row.model.startswith("text:"):
             return False
-        from mathgraph.tasks.search.embedders import MathEncoderEmbedder
+        from mathgraph.tasks.search.embedders import MathEncoderEmbedder, OnnxEncoderEmbedder
 
-        return isinstance(self.inner(), MathEncoderEmbedder)
+        return isinstance(self.inner(), (MathEncoderEmbedder, OnnxEncoderEmbedder))
 
     def text_dimension(self) -> int:
         return self.inner().encoder.dimension("text")

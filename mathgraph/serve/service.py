@@ -106,7 +106,7 @@ class Service:
         ``mathgraph search``), a package's networks on ``runtime``; graphs kept in ``graph_cache`` (default:
         the default file, so that a text asked again is not parsed again)."""
         from mathgraph.api import load_encoder, predictors
-        from mathgraph.tasks.search.embedders import MathEncoderEmbedder
+        from mathgraph.tasks.search.embedders import MathEncoderEmbedder, OnnxEncoderEmbedder
 
         loaded_index = None
         if index is not None:  # damaged index files are reported before any model is loaded
@@ -122,7 +122,7 @@ class Service:
             graph_cache=graph_cache,
         )
         embedder = loaded_index.embedder if loaded_index is not None else None
-        if isinstance(embedder, MathEncoderEmbedder) and embedder.source == str(encoder):
+        if isinstance(embedder, (MathEncoderEmbedder, OnnxEncoderEmbedder)) and embedder.source == str(encoder):
             math_encoder = embedder.encoder  # the index was built with this encoder: one copy in memory
         else:
             math_encoder = load_encoder(encoder, device, runtime)
@@ -215,13 +215,13 @@ class Service:
     ) -> list[list]:
         """The ``k`` index rows nearest each query, best first (as ``mathgraph search``)."""
         from mathgraph.tasks.search.commands import search_weights
-        from mathgraph.tasks.search.embedders import MathEncoderEmbedder
+        from mathgraph.tasks.search.embedders import MathEncoderEmbedder, OnnxEncoderEmbedder
 
         if self.index is None:
             raise LookupError("no search index: start the server with --index DIR")
         account = account or Account()
         weight, structure_weight, skeleton_weight = search_weights(hybrid)  # as `mathgraph search`
-        if isinstance(self.index.embedder, MathEncoderEmbedder) or structure_weight > 0:
+        if isinstance(self.index.embedder, (MathEncoderEmbedder, OnnxEncoderEmbedder)) or structure_weight > 0:
             self.graphs(queries, account)  # the queries' graphs, for the encoder to find in the cache
 
         def search_batch(batch: list) -> list:

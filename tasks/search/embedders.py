@@ -184,24 +184,24 @@ class OnnxEncoderEmbedder:
     def __init__(self, package, mode: str = "joint", source: str | None = None):
         from mathgraph.models.onnx_package import canonical_mode
 
-        self.runtime, self.mode = package.onnx, canonical_mode(mode)
+        self.encoder, self.mode = package.onnx, canonical_mode(mode)  # encode() and dimension(), as a MathEncoder
         self.source = source or package.name_or_path
         self._identity: dict | None = None
 
     def encode(self, texts: list[str], batch_size: int = 32, show_progress: bool | None = None) -> np.ndarray:
         """Vectors of the problems ``texts`` (parsed into graphs on the way), as ``MathEncoderEmbedder.encode``."""
-        return self.runtime.encode(list(texts), batch_size=batch_size, mode=self.mode, show_progress=show_progress)
+        return self.encoder.encode(list(texts), batch_size=batch_size, mode=self.mode, show_progress=show_progress)
 
     def identity(self) -> dict:
         """``MathEncoderEmbedder``'s identity of the same encoder."""
         if self._identity is None:
-            config = self.runtime.encoder_config
+            config = self.encoder.encoder_config
             self._identity = {
                 "kind": "mathgraph.MathEncoder",
-                "weights_sha256": arrays_sha256(self.runtime.encoder_weights()),
+                "weights_sha256": arrays_sha256(self.encoder.encoder_weights()),
                 "mode": self.mode,
-                "dimension": self.runtime.dimension(self.mode),
-                "parser": self.runtime.parser,
+                "dimension": self.encoder.dimension(self.mode),
+                "parser": self.encoder.parser,
                 "vocab_size": int(config["text_config"]["vocab_size"]),
                 "source": self.source,
             }

@@ -42,7 +42,14 @@ from mathgraph.files import apply_umask
 from mathgraph.jsonl import JsonlError, atomic_writer, read_rows
 from mathgraph.quiet import progress_bar, warn
 from mathgraph.registry import resolve_index, write_model_type
-from mathgraph.tasks.search.embedders import Embedder, MathEncoderEmbedder, _is_math_encoder, as_embedder, load_embedder
+from mathgraph.tasks.search.embedders import (
+    Embedder,
+    MathEncoderEmbedder,
+    OnnxEncoderEmbedder,
+    _is_math_encoder,
+    as_embedder,
+    load_embedder,
+)
 from mathgraph.tasks.search.index_format import (
     APPROXIMATE_TYPES,
     FORMAT,
@@ -784,7 +791,7 @@ def encode_texts(
 ) -> np.ndarray:
     """``embedder``'s vectors of ``texts``, float32 ``[texts, dimension]`` (checked); ``show_progress``: a
     ``MathEncoder``'s own bars (None: its default)."""
-    if show_progress is not None and isinstance(embedder, MathEncoderEmbedder):  # its own bars, or none
+    if show_progress is not None and isinstance(embedder, (MathEncoderEmbedder, OnnxEncoderEmbedder)):  # own bars
         encoded = embedder.encode(texts, batch_size=batch_size, show_progress=show_progress)
     else:
         encoded = embedder.encode(texts, batch_size=batch_size)
