@@ -104,6 +104,7 @@ LATER_PARTS = {
     23: ({**DRAWN_20, "written": 70}, 125, 20),
     24: ({**DRAWN_20, "written": 70}, 122, 18),
     25: ({**DRAWN_20, "written": 70}, 130, 21),
+    26: ({**DRAWN_20, "written": 70}, 127, 19),
 }
 
 
