@@ -158,6 +158,7 @@ _LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin"}
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
+_LABEL_ABBREVIATION_RE = re.compile(r"\b(?:" + "|".join(sorted(_LABEL_ABBREVIATIONS)) + r")\.\s*$")
 # nouns whose value is a string of digits, not a count: "the code is 5507-2219", "PIN: 4471", "access code 0451"
 _IDENTIFIER_NOUNS = {"code", "pin", "password", "passcode", "passcodes", "id", "isbn", "sku", "vin", "postcode"}
 _IDENTIFIER_NOUNS |= {"zipcode", "username"}
@@ -1640,11 +1641,13 @@ class _TokenScanner:
             return False  # "CHF 480": an amount; "Mach 0.85": a speed
         if self.text_of(i + 1) in ("-", "–") and self.adjacent(i, i + 1) and self.text_of(i + 2).isdigit():
             return False  # "outscored Boston 31-18": a score after a name
-        if before is not None and self.names_one_of(i):
+        if self.after_a_label_abbreviation(i) or before is not None and self.names_one_of(i):
             return True
         parent, _ = self.reader.parent(self.tokens[i].id)
         if self.capitalised(i + 1) and any(self.text_of(k).rstrip(".") in _STREET_WORDS for k in (i + 2, i + 3)):
             return True
+        if self.capitalised(i + 1) and self.postcode_after(i):
+            return True  # "212 Canal Side, Leeds LS11 5PS": a house number, its street named by no street word
         if before is not None and _CAMEL_RE.fullmatch(self.raw(i - 1)) and self.raw(i - 1) != "pH":
             return True  # "iPhone 12" (not "pH 6.5", a measure)
         if (
@@ -1664,12 +1667,29 @@ class _TokenScanner:
             and not (after is not None and _is_measure(after))  # "Toast 50g of almonds": a measure, not "Voyager 2"
         )
 
+    def after_a_label_abbreviation(self, i: int) -> bool:
+        """Token ``i`` follows ``No.``, ``Op.``, ``Vol.`` (``_LABEL_ABBREVIATIONS``) in the text, however the parser
+        cut it: ``He played Op. 9`` may end a sentence at ``Op.``."""
+        start = self.tokens[i].span[0]
+        return _LABEL_ABBREVIATION_RE.search(self.graph.text, max(0, start - 8), start) is not None
+
+    def postcode_after(self, i: int, window: int = 8) -> bool:
+        """Token ``i`` opens an address: capitalised words, a comma, then a British or Canadian postcode
+        (``LS11 5PS``) within ``window`` tokens."""
+        k = i + 1
+        while k < len(self.tokens) and k <= i + 3 and self.capitalised(k):
+            k += 1  # the street's name, capitalised, then a comma: "212 Canal Side, Leeds LS11 5PS"
+        return self.text_of(k) == "," and any(
+            _POSTCODE_OUT_RE.fullmatch(self.raw(j)) and _POSTCODE_IN_RE.fullmatch(self.raw(j + 1))
+            for j in range(k + 1, min(k + 1 + window, len(self.tokens) - 1))
+        )
+
     def names_one_of(self, i: int) -> bool:
         """``gate 12``, ``Channel 4``, ``Year 9 pupils``, ``in section 3``, both of ``junctions 19 and 20``: a number
         right after a noun of ``_LABEL_NOUNS`` (or after its plural, with a second number) names one of them, unless a
         determiner or a number is before the noun or a measure follows the number (``each year 500 people``, ``a room
         12 feet wide``, ``3 flights 2 hours apart``)."""
-        if self.text_of(i - 1) == "." and self.adjacent(i - 2, i - 1) and self.raw(i - 2) in _LABEL_ABBREVIATIONS:
+        if self.after_a_label_abbreviation(i):
             return True  # "Nocturne No. 2", "Op. 9"
         if self.text_of(i - 2) == "flight" and re.fullmatch(r"[A-Z][A-Z0-9]", self.raw(i - 1)):
             return True  # "Flight BA 283": an airline's code, then the flight's number

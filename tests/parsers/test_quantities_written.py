@@ -776,3 +776,17 @@ def test_a_coin_a_tuple_named_by_its_formula_and_a_bed_number(text, expected):
 )
 def test_an_older_year_after_the_and_one_of_them_after_an_adjective(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Chopin finished the Op. 28 preludes in Majorca in 1839.", []),
+        ("He played Op. 9 in class.", []),  # the parser ends a sentence at "Op."
+        ("He said no. 5 people came.", [("5", Fraction(5))]),
+        ("The clinic has moved to 212 Canal Side, Leeds LS11 5PS.", []),
+        ("He bought 12 Large Eggs at the shop in Leeds LS11 5PS.", [("12", Fraction(12))]),
+    ],
+)
+def test_a_number_after_a_label_abbreviation_and_a_house_number_before_a_postcode(text, expected):
+    assert values(text) == expected
