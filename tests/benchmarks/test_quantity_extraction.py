@@ -105,6 +105,7 @@ LATER_PARTS = {
     24: ({**DRAWN_20, "written": 70}, 122, 18),
     25: ({**DRAWN_20, "written": 70}, 130, 21),
     26: ({**DRAWN_20, "written": 70}, 127, 19),
+    27: ({**DRAWN_20, "written": 70}, 120, 19),
 }
 
 
