@@ -24,7 +24,7 @@ Read in the text:
   ``2.48×10−5`` (a power of ten whose caret was lost); ``573.15K`` in a sentence about temperature
   is 573.15 kelvin, not 573,150; the exponent of ``(AC)^2`` and the ``10`` of ``base-10``; ``7½%``, ``¼-½``,
   ``4.25%-4.5%``, ``70–85 million`` (both ends), ``6'2"`` (6 ft, 2 in), ``120/80 mmHg`` and ``4.5/5`` (two
-  numbers), ``180C/160C``, ``3/4ths`` (3/4), ``9.58s``, ``2x more`` (a multiplier, not 2 times x), the ``10`` of
+  numbers), ``180C/160C``, ``3/4ths`` (3/4), ``9.58s``, ``2x more`` (a multiplier) and ``3x = 12`` (a coefficient), the ``10`` of
   ``C(10, 3)`` and the ``42`` of ``\\boxed{42}`` written as text;
 - number words: ``three``, ``twenty-five``, ``a hundred and twenty``, ``a million``, ``half``,
   ``twice``, ``tenfold``, ``a third of``, ``two thirds``, ``3 fifths of``; ``two thousand and nineteen`` (2019),
@@ -327,8 +327,6 @@ _FEET_INCHES_RE = re.compile(r"(\d{1,2})['′](\d{1,2}(?:\.\d+)?)[\"″]?")  # a
 # two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
 _TIMES_RE = re.compile(rf"({DIGITS_PATTERN})[×x]({DIGITS_PATTERN})")
 _ARTICLES = {"a", "an"}
-# words after "2x" that make it a multiplier ("2x more", "3x the price", "2x daily") rather than 2 times x
-_MULTIPLIER_FOLLOWERS = {"more", "less", "fewer", "the", "as", "daily", "weekly", "per", "a"}
 # words after "once" that make it no count: a clause it opens ("stop once the light turns green"), an idiom
 _CLAUSE_OPENERS = {"the", "this", "that", "these", "those", "i", "you", "he", "she", "it", "we", "they", "everyone"}
 _CLAUSE_OPENERS |= {"again", "more", "upon"}  # "once again", "once more", "once upon a time": not a count
@@ -834,7 +832,7 @@ class _TokenScanner:
                 return [], i + 1  # "Your seat is 42C": a label said with a verb, not 42 °C
         read = self.read_glued(i, end)
         if read is None:
-            return self.glued_number(i)  # "4km^2", "8- to 16-meter"; None for "2nd", "4x", "12/25/2020"
+            return self.glued_number(i)  # "4km^2", "8- to 16-meter", "3x"; None for "2nd", "12/25/2020"
         (value, form), last, negative, currency, trim = read
         if self.not_a_quantity(i, last, value, form):
             self.dates.add(i)
@@ -1291,8 +1289,12 @@ class _TokenScanner:
         if match is not None and match.group("unit") == "p" and self.pence(i, match.group("number")):
             parsed = parse_number(match.group("number"))
             return [self.quantity(token.span, parsed[0], parsed[1], token, "p", None)], i + 1  # "23p", "149.9p"
-        if match is not None and match.group("unit") in ("x", "X") and self.multiplier_follows(i + 1):
-            parsed = parse_number(match.group("number"))  # "2x more bandwidth", "3x the price": a multiplier
+        if match is not None and (
+            match.group("unit") in ("x", "X") or match.group("unit") in ("y", "z", "n") and self.in_arithmetic(i)
+        ):
+            # "2x more bandwidth", "3x the price": a multiplier; "x+x+x+3x = $240,000", "3X dollars", "2y + 1": a
+            # coefficient, a number of the problem as the gold files count it
+            parsed = parse_number(match.group("number"))
             span = (token.span[0] + match.start("number"), token.span[0] + match.end("number"))
             return [self.quantity(span, parsed[0], parsed[1], token, None, None)], i + 1
         seconds = match is not None and match.group("unit") == "s" and "." in match.group("number")  # "9.58s"
@@ -1366,13 +1368,9 @@ class _TokenScanner:
             found.append(self.quantity(span, value, form, token, unit, None))
         return found
 
-    def multiplier_follows(self, j: int) -> bool:
-        """A ``2x`` before ``j`` is a multiplier, not a coefficient of ``x``: a comparative (``more``, ``faster``),
-        ``the`` or ``as`` follows it, or a rate (``daily``, ``a day``, ``per week``)."""
-        word = self.text_of(j)
-        token = self.tokens[j] if j < len(self.tokens) else None
-        comparative = token is not None and token.upos in ("ADJ", "ADV") and word.endswith("er")
-        return comparative or word in _MULTIPLIER_FOLLOWERS
+    def in_arithmetic(self, i: int) -> bool:
+        """Token ``i`` stands beside an arithmetic sign or an equals sign (``2y + 1 = 7``)."""
+        return self.text_of(i - 1) in _ARITHMETIC_SIGNS or self.text_of(i + 1) in _ARITHMETIC_SIGNS
 
     def million_counts(self, j: int) -> bool:
         """The ``m`` glued to an amount at ``j`` is a million: a plural noun that is no measure follows it (``2.1m
