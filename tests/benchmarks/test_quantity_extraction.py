@@ -106,6 +106,7 @@ LATER_PARTS = {
     25: ({**DRAWN_20, "written": 70}, 130, 21),
     26: ({**DRAWN_20, "written": 70}, 127, 19),
     27: ({**DRAWN_20, "written": 70}, 120, 19),
+    28: ({**DRAWN_20, "written": 70}, 145, 17),
 }
 
 
