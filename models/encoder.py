@@ -31,6 +31,7 @@ import torch
 from mathgraph.graph import GraphVocabulary, MathSyntaxGraph
 from mathgraph.models.batching import ProblemBatch, ProblemCollator, encode_in_length_order
 from mathgraph.models.comus import TOKENIZER_DIR, ComusModel, ComusOutput
+from mathgraph.models.onnx_package import canonical_mode
 from mathgraph.models.text_encoder import add_latex_tokens, load_text_encoder, quiet_transformers, set_split_digits
 from mathgraph.registry import (
     ENCODER_NAMES,
@@ -50,8 +51,6 @@ logger = logging.getLogger("mathgraph")
 
 UNTRAINED_MODEL_DIR = Path(str(files("mathgraph") / "data" / "untrained_model"))
 LATEX_TOKENS_NAME = "latex_tokens.json"
-MODES = ("joint", "text", "graph")
-MODE_ALIASES = {"fused": "joint"}  # the joint vector's old name (indexes built with it keep working)
 DEFAULT_SEED = 0
 SHIPPED = "shipped"
 NAMED_MODELS = ENCODER_NAMES  # the names from_pretrained takes besides a directory
@@ -238,14 +237,6 @@ def autocast_for(device: torch.device):
     if device.type != "cuda":
         return nullcontext()
     return torch.autocast("cuda", dtype=cuda_autocast_dtype())
-
-
-def canonical_mode(mode: str) -> str:
-    """``mode`` by its current name (``"fused"`` -> ``"joint"``); an unknown mode is a ``ValueError``."""
-    mode = MODE_ALIASES.get(mode, mode)
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    return mode
 
 
 def _majority_parser(vocab: GraphVocabulary) -> str:

@@ -45,6 +45,7 @@ from mathgraph.registry import CheckpointError
 
 ONNX_ENTRY = "onnx"  # the key of a package's config.json that lists its graphs
 MODES = ("joint", "text", "graph")
+MODE_ALIASES = {"fused": "joint"}  # the joint vector's old name (indexes built with it keep working)
 logger = logging.getLogger("mathgraph.models")
 # File names the PyTorch models write (models.comus, models.multitask), named here so that loading imports
 # neither; tests/models/test_onnx.py checks that they agree.
@@ -481,11 +482,11 @@ def batch_arrays(batch) -> dict[str, np.ndarray]:
 
 
 def canonical_mode(mode: str) -> str:
-    """``mode`` by its current name (``"fused"`` -> ``"joint"``), as ``models.encoder.canonical_mode`` without
-    PyTorch; an unknown mode is a ``ValueError``."""
-    mode = "joint" if mode == "fused" else mode  # the old name of the joint vector
+    """``mode`` by its current name (``"fused"`` -> ``"joint"``); an unknown mode is a ``ValueError``. Both runtimes'
+    encoders use it (``models.encoder`` imports it: this module needs no PyTorch)."""
+    mode = MODE_ALIASES.get(mode, mode)
     if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; choose one of {MODES}")
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     return mode
 
 

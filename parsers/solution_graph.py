@@ -594,14 +594,16 @@ def _listed(text: str) -> set[Fraction]:
 # "third" to "tenths" (half and quarter are constants already; "hundredth" is no count)
 _ORDINALS = [word for word, n in ORDINAL_DENOMINATORS.items() if 3 <= n <= 10 and not word.startswith("quarter")]
 _ORDINAL_RE = re.compile(r"\b(" + "|".join(_ORDINALS) + r")\b")
+_DAY_RE = re.compile(r"\b(" + "|".join(_DAYS) + r")s?\b")
 
 
 def _ordinal_counts(text: str) -> set[Fraction]:
     """The numbers the problem's ordinals name: "every seventh page" is one page in 7, "after the third week" 3
     weeks, "cut into fifths" 5 pieces; and how many days of the week it names, three or more ("On Thursday ...
     On Friday ... On Saturday": 3 days for a mean per day)."""
-    counts = {Fraction(ORDINAL_DENOMINATORS[word]) for word in _ORDINAL_RE.findall(text.lower())}
-    days = {day for day in _DAYS if re.search(rf"\b{day}s?\b", text.lower())}
+    lowered = text.lower()
+    counts = {Fraction(ORDINAL_DENOMINATORS[word]) for word in _ORDINAL_RE.findall(lowered)}
+    days = set(_DAY_RE.findall(lowered))
     return counts | ({Fraction(len(days))} if len(days) >= 3 else set())
 
 

@@ -35,7 +35,7 @@ class MathEncoderEmbedder:
     """A ``models.encoder.MathEncoder`` as an ``Embedder``, with ``mode`` ``"joint"``, ``"text"`` or ``"graph"``."""
 
     def __init__(self, encoder, mode: str = "joint", source: str | None = None):
-        from mathgraph.models.encoder import canonical_mode
+        from mathgraph.models.onnx_package import canonical_mode
 
         self.encoder, self.mode = encoder, canonical_mode(mode)
         self.source = source or getattr(encoder, "name_or_path", None)  # where it can be loaded from again

@@ -24,6 +24,14 @@ def test_encode_keeps_order_and_modes(tiny_encoder, sample_graphs):
     assert tiny_encoder.encode([]).shape == (0, 48)
 
 
+def test_a_mode_is_named_as_both_runtimes_name_it():
+    from mathgraph.models.onnx_package import canonical_mode
+
+    assert [canonical_mode(m) for m in ("fused", "joint", "text", "graph")] == ["joint", "joint", "text", "graph"]
+    with pytest.raises(ValueError, match="mode must be one of"):
+        canonical_mode("both")
+
+
 def test_encode_rejects_bad_arguments(tiny_encoder):
     with pytest.raises(TypeError, match="list of problems"):
         tiny_encoder.encode("Find $x$.")
