@@ -154,7 +154,7 @@ _LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
 # "take bus 14", but "at the first stop 8 people got off", "run the track 12 times" count
 _LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
 _LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice", "stand", "stall", "booth", "dock", "pitch"}
-_LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin"}
+_LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin", "desk"}
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
@@ -274,6 +274,13 @@ _ARITH_PIECE = rf"[$€£¥]?(?:{DIGITS_PATTERN})(?:/(?:\d*\.)?\d+)?"
 _ARITH_RE = re.compile(rf"(?:{_ARITH_PIECE})?(?:[=+*×x÷−-](?:{_ARITH_PIECE}))*=?")
 # a step of arithmetic with brackets written with no spaces: "8+(8*2)=24" (each number apart)
 _BRACKET_ARITH_RE = re.compile(rf"[(]*(?:{_ARITH_PIECE})[)]*(?:[=+*×x÷−-][(]*(?:{_ARITH_PIECE})[)]*)*=?")
+# a formula in letters written as plain text with no spaces: "x=30*(100/200)", "2x+5=15", "x+x+x+3x",
+# "(X+2)*(X+2+2)=80": single-letter variables, numbers, operators and brackets; every literal is read, as in a
+# formula; "E=mc2", "2H2+O2" and "J1149.5+6663" (a letter before a letter or a digit: a word, a subscript or
+# an identifier) and "B-52" (no "=", "+", "*" or "^") are no such formula
+_LETTER_FORMULA_RE = re.compile(r"[0-9A-Za-z.,$()+\-*/^=×÷−]*")
+_LETTER_FORMULA_OPERATORS = set("=+*^×÷")
+_LETTER_FORMULA_NUMBER_RE = re.compile(rf"(?<![A-Za-z0-9.,])(?P<currency>\$)?(?P<number>{DIGITS_PATTERN})")
 _ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATTERN})(?:/(?P<den>(?:\d*\.)?\d+))?")
 # words that a number word is part of, not a number: "non-zero", "half-life", "half-brother"
 _HYPHEN_PREFIXES = {"non"}
@@ -685,7 +692,9 @@ class _TokenScanner:
             token = self.tokens[i]
             result = None
             if token.kind == "word":
-                result = self.digits_at(i) if _STARTS_LIKE_NUMBER_RE.match(token.label) else self.words_at(i)
+                result = self.letter_formula_at(i)
+                if result is None:
+                    result = self.digits_at(i) if _STARTS_LIKE_NUMBER_RE.match(token.label) else self.words_at(i)
                 result = result or self.inner_number_at(i)
             if result is None:
                 i += 1
@@ -715,6 +724,8 @@ class _TokenScanner:
                 if int(m.group(2)) != 0
             ], i + 1
         argument = _ARGUMENT_RE.fullmatch(written)
+        if argument is not None and re.match(r"[A-Z]{2,}/", written):
+            return [], i + 1  # "WO/2291/B", "REF/2023": a reference number after capitals and a slash, a name
         if argument is not None:  # "f(2", "C(10" of "C(10, 3)", "\boxed{42": the tokenizer kept the call together
             value, form = parse_number(argument.group("number"))
             offset = self.tokens[i].span[0]
@@ -1038,6 +1049,35 @@ class _TokenScanner:
                 )
             )
         return found or None
+
+    def letter_formula_at(self, i: int) -> tuple[list[Quantity], int] | None:
+        """A formula in letters written as plain text with no spaces that starts at token ``i`` (``x=30*(100/200)``,
+        ``2x+5=15``): every number literal of it apart (``30``, ``100``, ``200``), as in a formula; ``None`` where
+        the glued run is no such formula."""
+        if self.adjacent(i - 1, i):
+            return None
+        end = i
+        while end - i < 12 and self.adjacent(end, end + 1) and self.tokens[end + 1].kind == "word":
+            end += 1
+        start = self.tokens[i].span[0]
+        written = self.graph.text[start : self.tokens[end].span[1]].rstrip(".")
+        if not (
+            _LETTER_FORMULA_RE.fullmatch(written)
+            and _LETTER_FORMULA_OPERATORS & set(written)
+            and any(c.isalpha() for c in written)
+            and any(c.isdigit() for c in written)
+            and not re.search(r"[A-Za-z][A-Za-z0-9]", written)
+        ):
+            return None
+        found = []
+        for piece in _LETTER_FORMULA_NUMBER_RE.finditer(written):
+            value, form = parse_number(piece.group("number")) or (None, None)
+            if value is None:
+                return None
+            k = next(k for k in range(i, end + 1) if self.tokens[k].span[1] > start + piece.start("number"))
+            span = (start + piece.start(), start + piece.end())
+            found.append(self.quantity(span, value, form, self.tokens[k], piece.group("currency"), None))
+        return found, end + 1
 
     def bracket_arithmetic_at(self, i: int) -> tuple[list[Quantity], int] | None:
         """A step of arithmetic with brackets written with no spaces over several tokens (``8+(8*2)=24``): each

@@ -242,7 +242,26 @@ def test_arithmetic_with_brackets_written_without_spaces_gives_each_number():
         (text, Fraction(int(text))) for text in ("3", "4", "5", "23", "2", "3", "1", "8")
     ]
     assert values("So (6+4)*2=20 in all.") == [(text, Fraction(int(text))) for text in ("6", "4", "2", "20")]
-    assert values("So (X+2)*(X+2+2)=80 here.") == []  # a formula in letters: no partial read of its end
+    # a formula in letters: every literal, as in a formula (not a partial read of its end)
+    assert values("So (X+2)*(X+2+2)=80 here.") == [(text, Fraction(int(text))) for text in ("2", "2", "2", "80")]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a formula in letters written with no spaces: every literal apart, a coefficient too, as in a formula
+        ("The following expression is given: x=30*(100/200).", ["30", "100", "200"]),
+        ("Then 2x+5=15 so x=5.", ["2", "5", "15", "5"]),
+        ("And since all items totaled $240,000, then x+x+x+3x = $240,000", ["$240,000", "3", "$240,000"]),
+        ("So 6x=60 and the cost is x=$10.", ["6", "60", "$10"]),
+        # a letter before a letter or a digit (a word, a subscript, an identifier), or no "=", "+", "*", "^"
+        ("Einstein wrote E=mc2 and 2H2+O2=2H2O.", []),
+        ("The object lies behind MACS J1149.5+6663 in the sky.", []),
+        ("The B-52 and the F-16 flew past.", []),
+    ],
+)
+def test_a_formula_in_letters_written_as_text_gives_every_literal(text, expected):
+    assert [written for written, _ in values(text)] == expected
 
 
 @pytest.mark.parametrize(
@@ -757,6 +776,9 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
         ("If we triple $x$, we get 12.", [("triple", Fraction(3)), ("12", Fraction(12))]),
         ("The patient in bed 12 on Ward 4 went home this morning.", []),
         ("The bed is 2 meters long.", [("2", Fraction(2))]),
+        ("Check in at desk 41 at least two hours before departure.", [("two", Fraction(2))]),
+        ("The desk 3 people share is old.", [("3", Fraction(3))]),
+        ("Write the job number WO/2291/B on the invoice.", []),
     ],
 )
 def test_a_coin_a_tuple_named_by_its_formula_and_a_bed_number(text, expected):
