@@ -107,6 +107,7 @@ LATER_PARTS = {
     26: ({**DRAWN_20, "written": 70}, 127, 19),
     27: ({**DRAWN_20, "written": 70}, 120, 19),
     28: ({**DRAWN_20, "written": 70}, 145, 17),
+    29: ({**DRAWN_20, "written": 70}, 130, 20),
 }
 
 
