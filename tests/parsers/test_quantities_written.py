@@ -254,10 +254,12 @@ def test_arithmetic_with_brackets_written_without_spaces_gives_each_number():
         ("Then 2x+5=15 so x=5.", ["2", "5", "15", "5"]),
         ("And since all items totaled $240,000, then x+x+x+3x = $240,000", ["$240,000", "3", "$240,000"]),
         ("So 6x=60 and the cost is x=$10.", ["6", "60", "$10"]),
-        # a letter before a letter or a digit (a word, a subscript, an identifier), or no "=", "+", "*", "^"
+        # a letter before a letter or a digit (a word, a subscript, an identifier), a doubled sign, one letter with
+        # neither "=" nor a coefficient, or no "=", "+", "*", "^"
         ("Einstein wrote E=mc2 and 2H2+O2=2H2O.", []),
         ("The object lies behind MACS J1149.5+6663 in the sky.", []),
         ("The B-52 and the F-16 flew past.", []),
+        ("It is written in C++11 and launches at T+5 days.", []),
     ],
 )
 def test_a_formula_in_letters_written_as_text_gives_every_literal(text, expected):
