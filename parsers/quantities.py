@@ -275,11 +275,10 @@ _ARITH_RE = re.compile(rf"(?:{_ARITH_PIECE})?(?:[=+*×x÷−-](?:{_ARITH_PIECE})
 # a step of arithmetic with brackets written with no spaces: "8+(8*2)=24" (each number apart)
 _BRACKET_ARITH_RE = re.compile(rf"[(]*(?:{_ARITH_PIECE})[)]*(?:[=+*×x÷−-][(]*(?:{_ARITH_PIECE})[)]*)*=?")
 # a formula in letters written as plain text with no spaces: "x=30*(100/200)", "2x+5=15", "x+x+x+3x",
-# "(X+2)*(X+2+2)=80": single-letter variables, numbers, operators and brackets; every literal is read, as in a
-# formula. It has "=", or two letters, or a coefficient, or the letter is x, y, z or n ("x+x+3x", "2x+5",
-# "X+25", "3/4*X"); "E=mc2", "2H2+O2" and
-# "J1149.5+6663" (a letter before a letter or a digit: a word, a subscript or an identifier), "C++11", "T+5"
-# and "B-52" (no "=", "+", "*" or "^") are no such formula
+# "(X+2)*(X+2+2)=80", "X+25": single-letter variables, numbers, operators and brackets, with "=", two letters, a
+# coefficient or the letter x, y, z or n; every literal is read, as in a formula. No such formula: "E=mc2",
+# "2H2+O2", "J1149.5+6663" (a letter before a letter or a digit: a word, a subscript, an identifier), "C++11",
+# "T+5" (one other letter alone), "B-52" (no "=", "+", "*" or "^")
 _LETTER_FORMULA_RE = re.compile(r"[0-9A-Za-z.,$()+\-*/^=×÷−]*")
 _LETTER_FORMULA_OPERATORS = set("=+*^×÷")
 _LETTER_FORMULA_NUMBER_RE = re.compile(rf"(?<![A-Za-z0-9.,])(?P<currency>\$)?(?P<number>{DIGITS_PATTERN})")
@@ -1065,11 +1064,11 @@ class _TokenScanner:
         written = self.graph.text[start : self.tokens[end].span[1]].rstrip(".")
         letters = sum(c.isalpha() for c in written)
         if not (
-            _LETTER_FORMULA_RE.fullmatch(written)
-            and _LETTER_FORMULA_OPERATORS & set(written)
+            letters
             and any(c.isdigit() for c in written)
+            and _LETTER_FORMULA_RE.fullmatch(written)
+            and _LETTER_FORMULA_OPERATORS & set(written)
             and ("=" in written or letters > 1 or re.search(r"\d[A-Za-z]|[xXyzn]", written))
-            and letters
             and not re.search(r"[A-Za-z][A-Za-z0-9]|\+\+|--", written)
         ):
             return None
