@@ -108,6 +108,7 @@ LATER_PARTS = {
     27: ({**DRAWN_20, "written": 70}, 120, 19),
     28: ({**DRAWN_20, "written": 70}, 145, 17),
     29: ({**DRAWN_20, "written": 70}, 130, 20),
+    30: ({**DRAWN_20, "written": 70}, 118, 16),
 }
 
 
