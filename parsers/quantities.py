@@ -83,6 +83,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from functools import cached_property
 
 from mathgraph.graph import MathSyntaxGraph, Node, Quantity
 from mathgraph.parsers.formula_numbers import formula_quantities
@@ -686,6 +687,22 @@ class _TokenScanner:
     def joined(self, i: int, j: int) -> str:
         return "".join(self.raw(k) for k in range(i, j + 1))
 
+    @cached_property
+    def letters_glued_before(self) -> list[bool]:
+        """Per token, whether a token glued to it before it, in its run with no space, holds a letter (one pass,
+        so that a run of thousands of glued tokens is read in linear time)."""
+        flags, seen = [], False
+        for k in range(len(self.tokens)):
+            seen = seen and self.adjacent(k - 1, k)
+            flags.append(seen)
+            seen = seen or any(c.isalpha() for c in self.raw(k))
+        return flags
+
+    @cached_property
+    def last_quote(self) -> int:
+        """The index of the sentence's last quotation mark token (``'``, ``’``), -1 where it has none."""
+        return max((k for k, token in enumerate(self.tokens) if token.label in ("'", "’")), default=-1)
+
     def scan(self) -> list[Quantity]:
         found: list[Quantity] = []
         i = 0
@@ -1085,11 +1102,9 @@ class _TokenScanner:
     def bracket_arithmetic_at(self, i: int) -> tuple[list[Quantity], int] | None:
         """A step of arithmetic with brackets written with no spaces over several tokens (``8+(8*2)=24``): each
         number apart; ``None`` where the glued run has no brackets or no ``=``, or holds a fraction."""
-        end, k = self.glued_end(i), i
-        while self.adjacent(k - 1, k):
-            k -= 1
-            if any(c.isalpha() for c in self.raw(k)):
-                return None  # "(X+2)*(X+2+2)=80": a formula in letters, not arithmetic on numbers
+        end = self.glued_end(i)
+        if self.letters_glued_before[i]:
+            return None  # "(X+2)*(X+2+2)=80": a formula in letters, not arithmetic on numbers
         start = self.tokens[i].span[0]
         written = self.graph.text[start : self.tokens[end].span[1]]
         if "=" not in written or not ({"(", ")"} & set(written)) or not _BRACKET_ARITH_RE.fullmatch(written):
@@ -1571,7 +1586,7 @@ class _TokenScanner:
         if decade and self.adjacent(i, i + 1) and self.text_of(i - 1) in ("the", "early", "mid", "late"):
             return True  # "the 1990's", "the 80's": a decade, as "the 1960s" is
         apostrophe = self.text_of(i - 1) in ("'", "’") and self.adjacent(i - 1, i) and not self.adjacent(i - 2, i - 1)
-        quoted = any(self.text_of(k) in ("'", "’") for k in range(i + 1, len(self.tokens)))  # "'12 apples'"
+        quoted = self.last_quote > i  # "'12 apples'"
         if apostrophe and len(self.raw(i)) == 2 and not quoted:
             return True  # "the class of '98", "back in ’05": a year
         if self.text_of(i - 1) in ("number", "no.") and self.text_of(i - 2) in _KIND_DETERMINERS:

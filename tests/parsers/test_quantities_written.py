@@ -829,3 +829,21 @@ def test_a_number_after_a_label_abbreviation_and_a_house_number_before_a_postcod
 )
 def test_a_coefficient_glued_to_its_variable_is_a_number(text, expected):
     assert values(text) == expected
+
+
+def test_a_long_run_of_glued_arithmetic_is_read_in_linear_time(monkeypatch):
+    # each number of "1+1+...+1=5" once; the token reads grow with the run, not with its square (a run of 20,000
+    # glued terms took minutes when each number looked back over the whole run)
+    from mathgraph.parsers import quantities
+
+    reads = []
+    raw = quantities._TokenScanner.raw
+    monkeypatch.setattr(quantities._TokenScanner, "raw", lambda self, i: reads.append(i) or raw(self, i))
+
+    def token_reads(terms: int) -> int:
+        reads.clear()
+        found = values("So " + "1+" * terms + "1=5 and also '12 apples'.")
+        assert [text for text, _ in found] == ["1"] * (terms + 1) + ["5", "12"]
+        return len(reads)
+
+    assert token_reads(1600) < 5 * token_reads(400)  # 4x the run: about 4x the reads (16x were it quadratic)
