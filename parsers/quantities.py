@@ -339,6 +339,8 @@ _ARTICLES = {"a", "an"}
 # words after "once" that make it no count: a clause it opens ("stop once the light turns green"), an idiom
 _CLAUSE_OPENERS = {"the", "this", "that", "these", "those", "i", "you", "he", "she", "it", "we", "they", "everyone"}
 _CLAUSE_OPENERS |= {"again", "more", "upon"}  # "once again", "once more", "once upon a time": not a count
+# particles of a phrasal verb that "once" may follow and still count it: "goes out once a week", "came up once"
+_VERB_PARTICLES = {"up", "out", "in", "back", "down", "over", "off", "on", "around", "away", "by", "through"}
 # words after which "once" counts: "more than once", "exactly once", "at least once", "only once"
 _ONCE_COUNTED_AFTER = {"than", "exactly", "least", "most", "only", "just"}
 # Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
@@ -2041,10 +2043,11 @@ class _TokenScanner:
         return False
 
     def once_after_its_verb(self, i: int) -> bool:
-        """``once`` right after the verb it counts (``we'll only stop once for coffee``, ``visited once a year``),
-        not opening a clause (``stop once the light turns``, ``call once he lands``) nor in an idiom (``ran once
-        again``)."""
-        before = self.tokens[i - 1] if i > 0 else None
+        """``once`` right after the verb it counts, or after the verb's particle (``we'll only stop once for
+        coffee``, ``visited once a year``, ``goes out once a week``), not opening a clause (``stop once the light
+        turns``, ``call once he lands``) nor in an idiom (``ran once again``)."""
+        verb = i - 2 if self.text_of(i - 1) in _VERB_PARTICLES else i - 1
+        before = self.tokens[verb] if verb >= 0 else None
         if before is None or before.upos != "VERB" or self.text_of(i + 1) in _CLAUSE_OPENERS:
             return False
         if self.text_of(i + 1) == "every":  # "sneezes once every 3 seconds"; "finishes once every car has passed"

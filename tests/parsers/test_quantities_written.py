@@ -704,6 +704,11 @@ def test_fractions_ranks_years_names_money_and_numbers_in_bare_latex(text, expec
         ("Stop once the light turns green.", []),
         ("He sneezes once every 3 seconds.", [("once", Fraction(1)), ("3", Fraction(3))]),
         ("The race finishes once every single car has passed the line.", []),
+        # after a phrasal verb's particle too; not where it opens a clause or an idiom
+        ("He goes out once a week.", [("once", Fraction(1))]),
+        ("The comet comes back once every 76 years.", [("once", Fraction(1)), ("76", Fraction(76))]),
+        ("She went out once he left.", []),
+        ("They ran out once again.", []),
         ("He once lived in Paris.", []),
         ("The big bottle is cheaper than the 500ml one.", [("500", Fraction(500))]),
         ("He bought the 5 kg one and a 2 kg one.", [("5", Fraction(5)), ("2", Fraction(2))]),
