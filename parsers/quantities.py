@@ -80,6 +80,7 @@ text they span, so they need no second tokenisation; ``find_quantities`` is call
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -276,13 +277,22 @@ _ARITH_RE = re.compile(rf"(?:{_ARITH_PIECE})?(?:[=+*×x÷−-](?:{_ARITH_PIECE})
 # a step of arithmetic with brackets written with no spaces: "8+(8*2)=24" (each number apart)
 _BRACKET_ARITH_RE = re.compile(rf"[(]*(?:{_ARITH_PIECE})[)]*(?:[=+*×x÷−-][(]*(?:{_ARITH_PIECE})[)]*)*=?")
 # a formula in letters written as plain text with no spaces: "x=30*(100/200)", "2x+5=15", "x+x+x+3x",
-# "(X+2)*(X+2+2)=80", "X+25": single-letter variables, numbers, operators and brackets, with "=", two letters, a
-# coefficient or the letter x, y, z or n; every literal is read, as in a formula. No such formula: "E=mc2",
-# "2H2+O2", "J1149.5+6663" (a letter before a letter or a digit: a word, a subscript, an identifier), "C++11",
-# "T+5" (one other letter alone), "B-52" (no "=", "+", "*" or "^")
+# "(X+2)*(X+2+2)=80", "X+25", "Total:x+5=9": single-letter variables, numbers, operators and brackets, with "=", two
+# letters, a coefficient or the letter x, y, z or n; every literal is read, as in a formula, a unary minus with its
+# number ("x=-5"), a fraction that is not whole as one ("3/4*X", "(1/2)x"; "n=240/5" divides, and so does a
+# bracketed ratio not in lowest terms, "(100/200)"). No such formula: "E=mc2", "2H2+O2", "J1149.5+6663" (a letter
+# before a letter or a digit: a word, a subscript, an identifier), "20x$1=$20", "25x.4=10" (an x that multiplies
+# numbers, read elsewhere), "C++11", "x==2", "T+5" (one other letter alone), "B-52" (no "=", "+", "*" or "^"),
+# "5m^2" (a unit's exponent), "50K+", "$2K+$3K" (a scale letter)
 _LETTER_FORMULA_RE = re.compile(r"[0-9A-Za-z.,$()+\-*/^=×÷−]*")
 _LETTER_FORMULA_OPERATORS = set("=+*^×÷")
-_LETTER_FORMULA_NUMBER_RE = re.compile(rf"(?<![A-Za-z0-9.,])(?P<currency>\$)?(?P<number>{DIGITS_PATTERN})")
+_NOT_A_LETTER_FORMULA_RE = re.compile(
+    r"[A-Za-z][A-Za-z0-9$.]|\+\+|--|==|\dm\^|\d[KMB](?![A-Za-z])|\$\d[\d.,]*[kKmMbB](?![A-Za-z])"
+)
+_LETTER_FORMULA_NUMBER_RE = re.compile(
+    rf"(?P<sign>(?<![\w).])[-−])?(?<![A-Za-z0-9.])(?P<currency>\$)?(?P<number>{DIGITS_PATTERN})"
+    r"(?:/(?P<den>\d+)(?![\d.]))?"
+)
 _ARITH_PIECE_RE = re.compile(rf"(?P<currency>[$€£¥])?(?P<number>{DIGITS_PATTERN})(?:/(?P<den>(?:\d*\.)?\d+))?")
 # words that a number word is part of, not a number: "non-zero", "half-life", "half-brother"
 _HYPHEN_PREFIXES = {"non"}
@@ -744,8 +754,9 @@ class _TokenScanner:
                 if int(m.group(2)) != 0
             ], i + 1
         argument = _ARGUMENT_RE.fullmatch(written)
-        if argument is not None and re.match(r"[A-Z]{2,}/", written):
-            return [], i + 1  # "WO/2291/B", "REF/2023": a reference number after capitals and a slash, a name
+        reference = written.count("/") > 1 or self.adjacent(i, i + 1) and self.text_of(i + 1) == "/"
+        if argument is not None and re.match(r"[A-Z]{2,}/", written) and reference:
+            return [], i + 1  # "WO/2291/B", "REF/2023/045": a reference number between slashes, a name (not "MPH/2")
         if argument is not None:  # "f(2", "C(10" of "C(10, 3)", "\boxed{42": the tokenizer kept the call together
             value, form = parse_number(argument.group("number"))
             offset = self.tokens[i].span[0]
@@ -1072,15 +1083,18 @@ class _TokenScanner:
 
     def letter_formula_at(self, i: int) -> tuple[list[Quantity], int] | None:
         """A formula in letters written as plain text with no spaces that starts at token ``i`` (``x=30*(100/200)``,
-        ``2x+5=15``): every number literal of it apart (``30``, ``100``, ``200``), as in a formula; ``None`` where
-        the glued run is no such formula."""
+        ``2x+5=15``): every number literal of it (``30``, ``100``, ``200``), as in a formula; ``None`` where the
+        glued run is no such formula (see ``_LETTER_FORMULA_RE``)."""
         if self.adjacent(i - 1, i):
             return None
         end = i
         while end - i < 12 and self.adjacent(end, end + 1) and self.tokens[end + 1].kind == "word":
             end += 1
         start = self.tokens[i].span[0]
-        written = self.graph.text[start : self.tokens[end].span[1]].rstrip(".")
+        written = self.graph.text[start : self.tokens[end].span[1]].rstrip(".?!;:")
+        label = re.match(r"[A-Za-z]{2,}:", written)  # "Total:x+(x/2)=930", "Rodney:2(4x-7)=8x-14"
+        if label is not None:
+            start, written = start + label.end(), written[label.end() :]
         letters = sum(c.isalpha() for c in written)
         if not (
             letters
@@ -1088,18 +1102,36 @@ class _TokenScanner:
             and _LETTER_FORMULA_RE.fullmatch(written)
             and _LETTER_FORMULA_OPERATORS & set(written)
             and ("=" in written or letters > 1 or re.search(r"\d[A-Za-z]|[xXyzn]", written))
-            and not re.search(r"[A-Za-z][A-Za-z0-9]|\+\+|--", written)
+            and not _NOT_A_LETTER_FORMULA_RE.search(written)
         ):
             return None
         found = []
         for piece in _LETTER_FORMULA_NUMBER_RE.finditer(written):
-            value, form = parse_number(piece.group("number")) or (None, None)
-            if value is None:
-                return None
-            k = next(k for k in range(i, end + 1) if self.tokens[k].span[1] > start + piece.start("number"))
-            span = (start + piece.start(), start + piece.end())
-            found.append(self.quantity(span, value, form, self.tokens[k], piece.group("currency"), None))
+            parts = [(piece.start(), piece.end("number"), piece.group("number"))]
+            if piece.group("den") is not None and not self.fraction_in_formula(written, piece):
+                parts.append((piece.start("den"), piece.end("den"), piece.group("den")))
+            elif piece.group("den") is not None:
+                parts = [(piece.start(), piece.end(), piece.group("number") + "/" + piece.group("den"))]
+            for first, last, number in parts:
+                value, form = parse_number(number) or (None, None)
+                if value is None:
+                    return None
+                value = -value if first == piece.start() and piece.group("sign") else value
+                k = next(k for k in range(i, end + 1) if self.tokens[k].span[1] > start + first)
+                span = (start + first, start + last)
+                found.append(self.quantity(span, value, form, self.tokens[k], piece.group("currency"), None))
         return found, end + 1
+
+    @staticmethod
+    def fraction_in_formula(written: str, piece: re.Match) -> bool:
+        """Whether ``a/b`` of a formula in letters is one fraction (``3/4*X``, ``(1/2)x``, ``70*4/7``), not a
+        division of two numbers: its value is not whole, and it is in lowest terms unless it stands alone in
+        brackets (``(100/200)``, a ratio of two quantities, is 100 and 200)."""
+        numerator, denominator = piece.group("number"), int(piece.group("den"))
+        if not numerator.isdigit() or not denominator or int(numerator) % denominator == 0:
+            return False
+        bracketed = written[piece.start() - 1 : piece.start()] == "(" and written[piece.end() : piece.end() + 1] == ")"
+        return not bracketed or math.gcd(int(numerator), denominator) == 1
 
     def bracket_arithmetic_at(self, i: int) -> tuple[list[Quantity], int] | None:
         """A step of arithmetic with brackets written with no spaces over several tokens (``8+(8*2)=24``): each

@@ -254,6 +254,16 @@ def test_arithmetic_with_brackets_written_without_spaces_gives_each_number():
         ("Then 2x+5=15 so x=5.", ["2", "5", "15", "5"]),
         ("And since all items totaled $240,000, then x+x+x+3x = $240,000", ["$240,000", "3", "$240,000"]),
         ("So 6x=60 and the cost is x=$10.", ["6", "60", "$10"]),
+        # a unary minus with its number, a fraction that is not whole as one (a whole one, or a bracketed ratio not
+        # in lowest terms, divides), a label before the formula, a question mark or a semicolon after it
+        ("So x=-5 and -2X=-18 and 2x-3=-7.", ["-5", "-2", "-18", "2", "3", "-7"]),
+        ("Then 3/4*t=3/4t and t=70*4/7 and n=240/5.", ["3/4", "3/4", "70", "4/7", "240", "5"]),
+        ("Total:x+(x/2)+5+x=930", ["2", "5", "930"]),
+        ("What is x if 2x+5=15? We get x=5; then y=6.", ["2", "5", "15", "5", "6"]),
+        ("P=(2,3) and C(10,3)=120.", ["2", "3", "10", "3", "120"]),
+        # an x that multiplies numbers is read as before, a unit's exponent and a scale letter are no literals
+        ("He paid 20x$1=$20 and 25x.4=10.", ["20", "$1", "$20", "25", ".4", "10"]),
+        ("It grew to 50K+ downloads, or $2K+$3K=$5K.", []),
         # a letter before a letter or a digit (a word, a subscript, an identifier), a doubled sign, one letter with
         # neither "=" nor a coefficient, or no "=", "+", "*", "^"
         ("Einstein wrote E=mc2 and 2H2+O2=2H2O.", []),
@@ -786,6 +796,7 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
         ("Check in at desk 41 at least two hours before departure.", [("two", Fraction(2))]),
         ("The desk 3 people share is old.", [("3", Fraction(3))]),
         ("Write the job number WO/2291/B on the invoice.", []),
+        ("Halve the speed in MPH/2 steps.", [("2", Fraction(2))]),
     ],
 )
 def test_a_coin_a_tuple_named_by_its_formula_and_a_bed_number(text, expected):
