@@ -109,6 +109,7 @@ LATER_PARTS = {
     28: ({**DRAWN_20, "written": 70}, 145, 17),
     29: ({**DRAWN_20, "written": 70}, 130, 20),
     30: ({**DRAWN_20, "written": 70}, 118, 16),
+    31: ({**DRAWN_20, "written": 70}, 133, 23),
 }
 
 
