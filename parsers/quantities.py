@@ -869,6 +869,10 @@ class _TokenScanner:
             return [], end + 1  # "J1149.5+6663", "06F6"
         if re.fullmatch(r"\d+[A-Za-z]\.?", self.raw(i)) and self.names_one_of(i):
             return [], i + 1  # "Flat 4B", "Gate 12A": a label, not 4 billion
+        if re.fullmatch(r"\d+[ADEHIJNPQRSUXYZ]", self.raw(i)) and self.text_of(i - 1) == "the":
+            after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+            if after is None or after.upos in ("ADP", "VERB", "AUX", "PUNCT", "CCONJ"):
+                return [], i + 1  # "Catch the 88A from": a route named (not "the 9V", "the 5K": a unit, a scale)
         if re.fullmatch(r"\d+[A-Z]\.?", self.raw(i)) and self.text_of(i - 1) in ("is", "was", ":"):
             if self.text_of(i - 2).rstrip(".") in _LABEL_NOUNS | _LOOSE_LABEL_NOUNS:
                 return [], i + 1  # "Your seat is 42C": a label said with a verb, not 42 °C

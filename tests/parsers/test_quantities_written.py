@@ -797,6 +797,8 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
         ("The desk 3 people share is old.", [("3", Fraction(3))]),
         ("Write the job number WO/2291/B on the invoice.", []),
         ("Halve the speed in MPH/2 steps.", [("2", Fraction(2))]),
+        ("Catch the 88A from the hospital.", []),
+        ("It took the 9V to power the lamp.", [("9", Fraction(9))]),
     ],
 )
 def test_a_coin_a_tuple_named_by_its_formula_and_a_bed_number(text, expected):
