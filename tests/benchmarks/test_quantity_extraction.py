@@ -110,6 +110,7 @@ LATER_PARTS = {
     29: ({**DRAWN_20, "written": 70}, 130, 20),
     30: ({**DRAWN_20, "written": 70}, 118, 16),
     31: ({**DRAWN_20, "written": 70}, 133, 23),
+    32: ({**DRAWN_20, "written": 70}, 147, 20),
 }
 
 
