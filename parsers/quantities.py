@@ -156,7 +156,7 @@ _LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
 # "take bus 14", but "at the first stop 8 people got off", "run the track 12 times" count
 _LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
 _LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice", "stand", "stall", "booth", "dock", "pitch"}
-_LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin", "desk"}
+_LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin", "desk", "carousel"}
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
@@ -212,6 +212,10 @@ _IDIOMS = (
     ("was", "one", "reason"),
     ("'s", "one", "reason"),
     ("one", "reason", "why"),
+    ("one", "by", "one"),  # "walked in one by one": in turn, no count (not "a one by one square")
+    ("one", "after", "another"),
+    ("one", "after", "the", "other"),
+    ("absolute", "zero"),  # a named temperature, no amount
 )
 _SIGN_WORDS = {"minus", "negative"}
 _DIGIT_WORDS = {"o": 0, **{w: v for w, v in UNIT_WORDS.items() if v < 10}}
@@ -367,6 +371,7 @@ _SINGLE_WORDS = {
 _KIND_WORDS = {"double", "triple", "quadruple"}
 # nouns that "double" or "triple" before them make a kind of: "double cream", "a double bed"
 _KIND_NOUNS = {"cream", "bed", "beds", "room", "rooms", "glazing", "espresso", "helix", "bond", "bonds", "agent"}
+_KIND_NOUNS |= {"jump", "axel", "crown"}  # events and titles: "her triple jump", "a double axel", "the triple crown"
 _KIND_DETERMINERS = {"a", "an", "the", "this", "that", "each", "every", "another", "any", "some"}
 # nouns of an amount that "a double ..." multiplies: "a double batch", "a triple portion"
 _AMOUNT_NOUNS = {"portion", "recipe", "dose", "amount", "helping", "quantity", "order", "shift", "share", "size"}
@@ -2075,7 +2080,8 @@ class _TokenScanner:
             for offset, idiom_word in enumerate(idiom):
                 start = i - offset
                 if idiom_word == word and all(self.text_of(start + k) == w for k, w in enumerate(idiom)):
-                    return True
+                    # "a one by one square" is a size, not "in turn"
+                    return idiom[:3] != ("one", "by", "one") or self.text_of(start - 1) not in _ARTICLES | {"the"}
         return False
 
     def once_after_its_verb(self, i: int) -> bool:

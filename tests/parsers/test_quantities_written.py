@@ -798,6 +798,11 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
         ("Write the job number WO/2291/B on the invoice.", []),
         ("Halve the speed in MPH/2 steps.", [("2", Fraction(2))]),
         ("Catch the 88A from the hospital.", []),
+        ("Collect your bags from carousel 4.", []),
+        ("It survived tests just above absolute zero.", []),
+        ("Her opening triple jump of 14.62 metres won.", [("14.62", Fraction(1462, 100))]),
+        ("They walked in one by one.", []),
+        ("Draw a one by one square.", [("one", Fraction(1)), ("one", Fraction(1))]),
         ("It took the 9V to power the lamp.", [("9", Fraction(9))]),
     ],
 )
