@@ -111,6 +111,7 @@ LATER_PARTS = {
     30: ({**DRAWN_20, "written": 70}, 118, 16),
     31: ({**DRAWN_20, "written": 70}, 133, 23),
     32: ({**DRAWN_20, "written": 70}, 147, 20),
+    33: ({**DRAWN_20, "written": 70}, 118, 15),
 }
 
 
