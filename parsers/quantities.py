@@ -156,7 +156,7 @@ _LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
 # "take bus 14", but "at the first stop 8 people got off", "run the track 12 times" count
 _LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
 _LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice", "stand", "stall", "booth", "dock", "pitch"}
-_LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin", "desk", "carousel"}
+_LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin", "desk", "carousel", "jetty"}
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
@@ -1051,12 +1051,14 @@ class _TokenScanner:
         )
 
     def arithmetic_at(self, i: int) -> list[Quantity] | None:
-        """A step of arithmetic written as one token with no spaces (``8*2=16``'s ``2=16``, ``12/3=4``, ``8=``):
-        each number apart, a whole-valued ``a/b`` or one with a decimal divisor as two numbers (``$14/2``,
-        ``100/.25=400``), any other ``a/b`` as its fraction (``1/2=0.5``), else ``None``."""
+        """A step of arithmetic written as one token with no spaces (``8*2=16``'s ``2=16``, ``12/3=4``, ``8=``), or
+        a product or sum so written before a spaced ``=`` (``120*$0.25 = $30``): each number apart, a whole-valued
+        ``a/b`` or one with a decimal divisor as two numbers (``$14/2``, ``100/.25=400``), any other ``a/b`` as its
+        fraction (``1/2=0.5``), else ``None``."""
         token = self.tokens[i]
         written = self.graph.text[token.span[0] : token.span[1]]  # offsets below are offsets in the source
-        if "=" not in written or written.lower() != token.label or not _ARITH_RE.fullmatch(written):
+        before_equals = self.text_of(i + 1) == "=" and re.search(r"\d[*×÷+][$€£¥]?\d", written)
+        if not ("=" in written or before_equals) or written.lower() != token.label or not _ARITH_RE.fullmatch(written):
             return None
         found = []
         for piece in _ARITH_PIECE_RE.finditer(written):
@@ -2148,6 +2150,9 @@ class _TokenScanner:
         before = self.tokens[i - 1] if i > 0 else None
         if before is not None and before.upos in ("ADJ", "VERB") and (after is None or after.upos == "PUNCT"):
             return True  # "I want a red one."
+        if before is not None and before.upos in ("NOUN", "PROPN") and (after is None or after.upos == "PUNCT"):
+            if self.text_of(i - 2) in _PRONOUN_ONE_BEFORE | _ARTICLES:
+                return True  # "30p more for the vegan one.": a noun that describes, then "one" for the roll
         # "the blue one is yours", "a bigger one would": a determiner and an adjective, then no noun for "one" to count
         return (
             before is not None

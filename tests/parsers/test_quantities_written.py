@@ -802,6 +802,15 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
         ("It survived tests just above absolute zero.", []),
         ("Her opening triple jump of 14.62 metres won.", [("14.62", Fraction(1462, 100))]),
         ("They walked in one by one.", []),
+        ("The ferry leaves from jetty 2.", []),
+        (
+            "A sausage roll is £2.60 and 30p more for the vegan one.",
+            [("£2.60", Fraction(13, 5)), ("30p", Fraction(30))],
+        ),
+        (
+            "He gives his sister 120*$0.25 = $30.",
+            [("120", Fraction(120)), ("$0.25", Fraction(1, 4)), ("$30", Fraction(30))],
+        ),
         ("Draw a one by one square.", [("one", Fraction(1)), ("one", Fraction(1))]),
         ("It took the 9V to power the lamp.", [("9", Fraction(9))]),
     ],
