@@ -112,6 +112,7 @@ LATER_PARTS = {
     31: ({**DRAWN_20, "written": 70}, 133, 23),
     32: ({**DRAWN_20, "written": 70}, 147, 20),
     33: ({**DRAWN_20, "written": 70}, 118, 15),
+    34: ({**DRAWN_20, "written": 70}, 106, 20),
 }
 
 
