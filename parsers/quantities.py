@@ -1118,11 +1118,13 @@ class _TokenScanner:
             return None
         found = []
         for piece in _LETTER_FORMULA_NUMBER_RE.finditer(written):
-            parts = [(piece.start(), piece.end("number"), piece.group("number"))]
-            if piece.group("den") is not None and not self.fraction_in_formula(written, piece):
-                parts.append((piece.start("den"), piece.end("den"), piece.group("den")))
-            elif piece.group("den") is not None:
+            numerator = (piece.start(), piece.end("number"), piece.group("number"))  # its sign and currency too
+            if piece.group("den") is None:
+                parts = [numerator]
+            elif self.fraction_in_formula(written, piece):
                 parts = [(piece.start(), piece.end(), piece.group("number") + "/" + piece.group("den"))]
+            else:
+                parts = [numerator, (piece.start("den"), piece.end("den"), piece.group("den"))]
             for first, last, number in parts:
                 value, form = parse_number(number) or (None, None)
                 if value is None:
