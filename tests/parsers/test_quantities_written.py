@@ -815,7 +815,7 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
         ("It took the 9V to power the lamp.", [("9", Fraction(9))]),
     ],
 )
-def test_a_coin_a_tuple_named_by_its_formula_and_a_bed_number(text, expected):
+def test_coins_tuples_labels_routes_events_and_idioms(text, expected):
     assert values(text) == expected
 
 
