@@ -216,6 +216,7 @@ _IDIOMS = (
     ("one", "after", "another"),
     ("one", "after", "the", "other"),
     ("absolute", "zero"),  # a named temperature, no amount
+    ("one", "another"),  # "they hear one another": each other
 )
 _SIGN_WORDS = {"minus", "negative"}
 _DIGIT_WORDS = {"o": 0, **{w: v for w, v in UNIT_WORDS.items() if v < 10}}
@@ -841,6 +842,8 @@ class _TokenScanner:
 
     # ------------------------------------------------------------------ numbers in digits
     def digits_at(self, i: int) -> tuple[list[Quantity], int] | None:
+        if self.list_marker(i):
+            return [], i + 2  # "3. **Transitivity**: ...", "2) Next, we add": an item's number in a list, no count
         if _RATIO_RE.fullmatch(self.text_of(i)):
             return self.ratio_at(i)
         bracketed = self.bracket_arithmetic_at(i)
@@ -1091,6 +1094,22 @@ class _TokenScanner:
                 )
             )
         return found or None
+
+    def list_marker(self, i: int) -> bool:
+        """Token ``i`` numbers an item of a list: one to three digits that open their line, then ``.`` or ``)``, a
+        space and more of the line (``3. **Transitivity**``, ``2) Next``)."""
+        token, text = self.tokens[i], self.graph.text
+        if not (self.raw(i).isdigit() and len(self.raw(i)) <= 3 and self.adjacent(i, i + 1)):
+            return False
+        if (
+            self.text_of(i + 1) not in (".", ")")
+            or not text[self.tokens[i + 1].span[1] : self.tokens[i + 1].span[1] + 1].isspace()
+        ):
+            return False
+        line_start = text.rfind("\n", 0, token.span[0]) + 1
+        line_end = text.find("\n", token.span[1])
+        rest = text[self.tokens[i + 1].span[1] : line_end if line_end >= 0 else len(text)]
+        return not text[line_start : token.span[0]].strip() and bool(rest.strip())  # not a line "5." alone
 
     def letter_formula_at(self, i: int) -> tuple[list[Quantity], int] | None:
         """A formula in letters written as plain text with no spaces that starts at token ``i`` (``x=30*(100/200)``,

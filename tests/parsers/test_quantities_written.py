@@ -813,6 +813,12 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
         ),
         ("Draw a one by one square.", [("one", Fraction(1)), ("one", Fraction(1))]),
         ("It took the 9V to power the lamp.", [("9", Fraction(9))]),
+        # an item's number in a list opening its line; the same number alone on its line, or inside one, counts
+        ("We have 3 cats.\n2. Then we add 4.", [("3", Fraction(3)), ("4", Fraction(4))]),
+        ("3. **Transitivity**: if A beats B, A wins.", []),
+        ("The total is\n5. ", [("5", Fraction(5))]),
+        ("The answer is 3. Then 4 more.", [("3", Fraction(3)), ("4", Fraction(4))]),
+        ("Whales hear one another across basins.", []),
     ],
 )
 def test_coins_tuples_labels_routes_events_and_idioms(text, expected):
