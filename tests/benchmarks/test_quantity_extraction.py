@@ -113,6 +113,7 @@ LATER_PARTS = {
     32: ({**DRAWN_20, "written": 70}, 147, 20),
     33: ({**DRAWN_20, "written": 70}, 118, 15),
     34: ({**DRAWN_20, "written": 70}, 106, 20),
+    35: ({**DRAWN_20, "written": 70}, 111, 19),
 }
 
 
