@@ -1106,10 +1106,13 @@ class _TokenScanner:
             or not text[self.tokens[i + 1].span[1] : self.tokens[i + 1].span[1] + 1].isspace()
         ):
             return False
-        line_start = text.rfind("\n", 0, token.span[0]) + 1
-        line_end = text.find("\n", token.span[1])
-        rest = text[self.tokens[i + 1].span[1] : line_end if line_end >= 0 else len(text)]
-        return not text[line_start : token.span[0]].strip() and bool(rest.strip())  # not a line "5." alone
+        before, after = token.span[0], self.tokens[i + 1].span[1]  # step over spaces only: linear in the text
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        while after < len(text) and text[after] in " \t":
+            after += 1
+        opens_line = before == 0 or text[before - 1] == "\n"
+        return opens_line and after < len(text) and text[after] not in "\r\n"  # not a line "5." alone
 
     def letter_formula_at(self, i: int) -> tuple[list[Quantity], int] | None:
         """A formula in letters written as plain text with no spaces that starts at token ``i`` (``x=30*(100/200)``,
