@@ -212,12 +212,14 @@ _IDIOMS = (
     ("was", "one", "reason"),
     ("'s", "one", "reason"),
     ("one", "reason", "why"),
-    ("one", "by", "one"),  # "walked in one by one": in turn, no count (not "a one by one square")
+    ("one", "by", "one"),  # "walked in one by one": in turn, no count
     ("one", "after", "another"),
     ("one", "after", "the", "other"),
     ("absolute", "zero"),  # a named temperature, no amount
     ("one", "another"),  # "they hear one another": each other
 )
+# idioms that an article before them makes a size: "a one by one square" (not "walked in one by one")
+_IDIOMS_NOT_AFTER_AN_ARTICLE = {("one", "by", "one")}
 _SIGN_WORDS = {"minus", "negative"}
 _DIGIT_WORDS = {"o": 0, **{w: v for w, v in UNIT_WORDS.items() if v < 10}}
 _TEMPERATURE_CUES = {
@@ -1125,13 +1127,14 @@ class _TokenScanner:
             end += 1
         start = self.tokens[i].span[0]
         written = self.graph.text[start : self.tokens[end].span[1]].rstrip(".?!;:")
+        if not any(c.isdigit() for c in written):
+            return None  # most words: no number in the run, so no formula to read
         label = re.match(r"[A-Za-z]{2,}:", written)  # "Total:x+(x/2)=930", "Rodney:2(4x-7)=8x-14"
         if label is not None:
             start, written = start + label.end(), written[label.end() :]
         letters = sum(c.isalpha() for c in written)
         if not (
             letters
-            and any(c.isdigit() for c in written)
             and _LETTER_FORMULA_RE.fullmatch(written)
             and _LETTER_FORMULA_OPERATORS & set(written)
             and ("=" in written or letters > 1 or re.search(r"\d[A-Za-z]|[xXyzn]", written))
@@ -2106,8 +2109,8 @@ class _TokenScanner:
             for offset, idiom_word in enumerate(idiom):
                 start = i - offset
                 if idiom_word == word and all(self.text_of(start + k) == w for k, w in enumerate(idiom)):
-                    # "a one by one square" is a size, not "in turn"
-                    return idiom[:3] != ("one", "by", "one") or self.text_of(start - 1) not in _ARTICLES | {"the"}
+                    article = self.text_of(start - 1) in _ARTICLES | {"the"}
+                    return not (article and idiom in _IDIOMS_NOT_AFTER_AN_ARTICLE)
         return False
 
     def once_after_its_verb(self, i: int) -> bool:
