@@ -1840,8 +1840,12 @@ class _TokenScanner:
         if _STARTS_LIKE_NUMBER_RE.match(self.text_of(i - 2)) or self.text_of(i + 1) in ("by", "x", "×"):
             return False
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+        # A label capitalised inside a sentence is a name whatever follows ("the ferry from Jetty 2 leaves at 6",
+        # where the tagger reads "leaves" as a noun).
+        named = self.capitalised(i - 1) and self.text_of(i - 2) not in ("", ".", "!", "?", ":", "\n")
         if (
             loose
+            and not named
             and after is not None
             and (after.upos in ("NOUN", "PROPN", "NUM", "ADJ", "VERB") or self.text_of(i + 1) in _PERCENT)
         ):

@@ -803,6 +803,8 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
         ("Her opening triple jump of 14.62 metres won.", [("14.62", Fraction(1462, 100))]),
         ("They walked in one by one.", []),
         ("The ferry leaves from jetty 2.", []),
+        ("The last ferry from Jetty 2 leaves at 18:45.", []),
+        ("Stop 2 raised beds are here.", [("2", Fraction(2))]),
         (
             "A sausage roll is £2.60 and 30p more for the vegan one.",
             [("£2.60", Fraction(13, 5)), ("30p", Fraction(30))],
