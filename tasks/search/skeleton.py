@@ -8,8 +8,6 @@ surface text, but they share a skeleton. ``skeleton_tokens`` writes a problem as
   token, numbers written ``NUM``, variable names ``VAR`` and functions named by a letter ``FUN`` (``f(x)`` and
   ``g(t)`` are one shape; ``\sin`` keeps its name): ``$\frac{x+1}{2}$`` gives ``p:VAR<+<\frac``,
   ``p:NUM<+<\frac``, ``p:NUM<\frac``; with each operator's small subtrees (``t:``, depth ``SUBTREE_DEPTH``);
-- **named functions** (``f:``): ``\sin``, ``\log``, ``\sqrt``, ``\gcd`` ... written in a formula or said in words
-  ("the sine of", "the greatest common divisor of"), one token either way;
 - **the quantity skeleton** (``w:``, ``q:``): the words of the text outside formulas, lower-cased, digits
   written ``NUM``, person names ``NAME``, as words and word pairs, and the words that quantities count (the one
   or two words after each number: ``q:apples``); the words that ask ("Compute", "Find", "What is", "Given") are
@@ -93,7 +91,7 @@ NUMBERS_INFORMATION = 5.0
 # (--choose-lead; the largest lead of a wrong first row there was 0.184), so the fused search falls back on the
 # sentence encoder where it is sure.
 ENCODER_LEAD = 0.2
-FEATURES_VERSION = 5  # raise when the tokens or numbers change: caches of older ones are then recomputed
+FEATURES_VERSION = 4  # raise when the tokens or numbers change: caches of older ones are then recomputed
 PATH_LENGTH = 4  # nodes of a leaf-to-root formula path
 SUBTREE_DEPTH = 2  # depth of the operator subtrees kept as tokens
 MAX_FORMULA_NODES = 400  # larger formulas (tables, long arrays) give their first paths only
@@ -174,7 +172,7 @@ def _tree_tokens(tree) -> list[str]:
     for edge in tree.edges:
         parent[edge.dst] = edge.src
         children[edge.src].append(edge.dst)
-    tokens = [f"f:{node.label}" for node in nodes if node.label in _NAMED_FUNCTIONS]
+    tokens = []
     for node in nodes:
         if children[node.id]:
             tokens.append("t:" + _subtree(node.id, labels, children, SUBTREE_DEPTH))
@@ -198,29 +196,6 @@ def _abstract(kind: str, label: str) -> str:
 
 
 _FUNCTION_NAME = re.compile(r"^[A-Za-z]'*$")
-# Named functions (``f:`` tokens), from a formula's operator tree or said in words: "the sine of $210^\circ$" and
-# "$\sin 150^\circ$" ask for one function, "$\cos 210^\circ$" for another. Word phrases as ``text_tokens`` writes
-# them (lower-cased, stemmed, superlatives read as one); "tangent" and "secant" only before "of" (a line tangent
-# to a circle is no function).
-_NAMED_FUNCTIONS = frozenset(r"\sin \cos \tan \cot \sec \csc \log \ln \sqrt \gcd \lcm".split())
-_FUNCTION_WORDS = {
-    ("sine",): r"\sin",
-    ("sin",): r"\sin",
-    ("cosine",): r"\cos",
-    ("cos",): r"\cos",
-    ("tangent", "of"): r"\tan",
-    ("tan",): r"\tan",
-    ("cotangent",): r"\cot",
-    ("secant", "of"): r"\sec",
-    ("cosecant",): r"\csc",
-    ("logarithm",): r"\log",
-    ("natural", "log"): r"\ln",
-    ("natural", "logarithm"): r"\ln",
-    ("square", "root"): r"\sqrt",
-    ("greatest", "common", "divisor"): r"\gcd",
-    ("greatest", "common", "factor"): r"\gcd",
-    ("least", "common", "multiple"): r"\lcm",
-}
 
 
 # a sum and a difference are one shape: other numbers often flip a sign ("x+5" for "x-3")
@@ -277,10 +252,6 @@ def text_tokens(text: str, names: NameCounts) -> list[str]:
             if word == "NUM":
                 following = [w for w in words[i + 1 : i + 3] if w not in ("NUM", "MATH")]
                 tokens += [f"q:{w}" for w in following[:2] if w not in _IGNORED]
-        for i in range(len(words)):
-            for phrase, function in _FUNCTION_WORDS.items():
-                if tuple(words[i : i + len(phrase)]) == phrase:
-                    tokens.append(f"f:{function}")
     asking = [s for s in sentences if "?" in s] or sentences[-1:]
     if asking:
         tokens += [f"Q:{w}" for w in asking[-1] if w not in _IGNORED and w not in ("?", "MATH")]

@@ -105,23 +105,6 @@ def test_skeleton_tokens_join_formulas_and_words():
     assert sorted(asked) == sorted(["w:least", "w:value", "w:least_value", "w:greatest", "Q:greatest"])
 
 
-def test_named_functions_are_one_token_in_formulas_and_in_words():
-    names = NameCounts([])
-
-    def functions(text):
-        return [token for token in skeleton_tokens(text, names) if token.startswith("f:")]
-
-    assert functions(r"Compute $\sin 150^\circ$.") == [r"f:\sin"]
-    assert functions(r"Find the value of the sine of $210^\circ$.") == [r"f:\sin"]
-    assert functions(r"Compute $\cos 210^\circ$.") == [r"f:\cos"]
-    assert functions(r"Find $\gcd(12, 18)$ and $\sqrt{50}$.") == [r"f:\gcd", r"f:\sqrt"]
-    assert functions("What is the greatest common divisor of 12 and 18?") == [r"f:\gcd"]
-    assert functions("Find the largest common factor of 12 and 18.") == [r"f:\gcd"]  # "largest" read as "greatest"
-    assert functions("Add the square roots of 16 and 25.") == [r"f:\sqrt"]
-    assert functions("What is the tangent of $x$?") == [r"f:\tan"]
-    assert functions("A line tangent to the circle meets it once.") == []  # the geometric word is no function
-
-
 def test_skeleton_index_scores_are_tfidf_cosines():
     texts = ["Janet has 3 apples. How many apples?", "Find $x+1$.", "Mark has 5 pears. How many pears?"]
     index = SkeletonIndex(texts)
