@@ -2154,6 +2154,16 @@ class _TokenScanner:
             and not _is_measure(after)
         )
 
+    def one_in_n(self, i: int) -> bool:
+        """``one`` at ``i`` opens a proportion, ``one in five``, ``one out of ten``: a count even after ``that`` or
+        ``each`` (``found that one in five had not``)."""
+        k = i + 1 + (self.text_of(i + 1) == "out" and self.text_of(i + 2) == "of")
+        return self.text_of(i + 1) in ("in", "out") and (
+            self.text_of(k + 1) in UNIT_WORDS
+            or self.text_of(k + 1) in TENS_WORDS
+            or bool(_STARTS_LIKE_NUMBER_RE.match(self.text_of(k + 1)))
+        )
+
     def pronoun_one(self, i: int) -> bool:
         """``one`` standing for a noun: ``the red one``, ``that one costs``, ``each one``, ``one at a time``."""
         if self.fraction_after(i + 1) or self.text_of(i + 1) in ("-", "hundred", *SCALE_WORDS, *ORDINAL_DENOMINATORS):
@@ -2172,7 +2182,7 @@ class _TokenScanner:
             described = before is not None and (before.upos == "ADJ" or before.label in ORDINAL_WORDS)
             return described and self.text_of(i - 2) in {"the", *_ARTICLES, *_POSSESSIVES}
         if self.text_of(i - 1) in _PRONOUN_ONE_BEFORE:
-            return not self.one_after_a_complementizer(i)
+            return not self.one_after_a_complementizer(i) and not self.one_in_n(i)
         if self.text_of(i - 1) == "than" and self.text_of(i - 2) not in _AMOUNT_COMPARATIVES:
             return self.text_of(i + 1) in ("with", "that", "which", "who", "whose")  # "more acidic than one with"
         if self.text_of(i + 1) == "at" and self.text_of(i + 2) in _ARTICLES and self.text_of(i + 3) == "time":

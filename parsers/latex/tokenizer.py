@@ -67,9 +67,29 @@ def _skip_arg(s: str, i: int, hi: int) -> int:
     return i + 1
 
 
+# A number in digits grouped by plain commas (1,000,000): a comma-separated list of numbers looks the same
+# ((20,100), \{400,401,402\}), so only a run that no list would be is read as one number: one with a group led
+# by 0 (10,000; 2,048; 1,000,000), with no digit, point or comma before it and no digit or comma after
+# (2,500 and 1,234,567 stay apart: a list may be written so).
+_GROUPED_DIGITS = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:,\d{3})+(?![\d,])")
+
+
+def _thousands_commas(s: str, lo: int, hi: int) -> set[int]:
+    """The positions of the commas in ``s[lo:hi]`` that separate thousands (``_GROUPED_DIGITS``)."""
+    commas: set[int] = set()
+    if "," not in s[lo:hi]:
+        return commas
+    for match in _GROUPED_DIGITS.finditer(s, lo, hi):
+        groups = match.group().split(",")[1:]
+        if any(group.startswith("0") for group in groups):
+            commas.update(i for i in range(match.start(), match.end()) if s[i] == ",")
+    return commas
+
+
 def _tokenize(s: str, lo: int, hi: int) -> list[_Tok]:
     toks: list[_Tok] = []
     add = toks.append
+    thousands = _thousands_commas(s, lo, hi)
     i = lo
     while i < hi:
         c = s[i]
@@ -115,6 +135,10 @@ def _tokenize(s: str, lo: int, hi: int) -> list[_Tok]:
         ):
             add(_Tok("THSEP", ",", i, i + 3))
             i += 3
+            continue
+        if i in thousands:
+            add(_Tok("THSEP", ",", i, i + 1))
+            i += 1
             continue
         if c == "." and s.startswith("...", i):
             add(_Tok("CMD", r"\ldots", i, i + 3))

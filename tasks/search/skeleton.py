@@ -408,10 +408,13 @@ class SkeletonIndex:
     @classmethod
     def cached(cls, texts: Sequence[str], path: str | os.PathLike | None, key: str) -> SkeletonIndex:
         """The skeleton index of ``texts`` with its token bags kept in ``path`` (gzipped JSON, beside a search
-        index's files): read from there when its ``key`` (the rows' checksum) and ``FEATURES_VERSION`` match,
-        else computed and written there (quietly not, where the directory is read-only)."""
+        index's files): read from there when its ``key`` (the rows' checksum), ``FEATURES_VERSION`` and the
+        parser's version (``parsers.PARSER_VERSION``: the formulas' trees and numbers come from the LaTeX parser)
+        match, else computed and written there (quietly not, where the directory is read-only)."""
+        from mathgraph.parsers import PARSER_VERSION
+
         texts = list(texts)
-        stamp = f"{FEATURES_VERSION}:{key}"
+        stamp = f"{FEATURES_VERSION}:{PARSER_VERSION}:{key}"
         if path is not None and os.path.isfile(path):
             try:
                 with gzip.open(path, "rt", encoding="utf-8") as f:

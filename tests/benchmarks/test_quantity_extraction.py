@@ -114,6 +114,7 @@ LATER_PARTS = {
     33: ({**DRAWN_20, "written": 70}, 118, 15),
     34: ({**DRAWN_20, "written": 70}, 106, 20),
     35: ({**DRAWN_20, "written": 70}, 111, 19),
+    36: ({**DRAWN_20, "written": 70}, 128, 17),
 }
 
 

@@ -243,6 +243,12 @@ CONSTRUCTED = [
     (r"3.14", r"N:3.14"),
     (r"1{,}000", r"N:1000"),
     (r"12,\!000", r"N:12000"),
+    # plain commas group thousands only where a group is led by 0: no list of numbers is written so
+    (r"1,000,000", r"N:1000000"),
+    (r"x > 10,000", r"(O:> arg0=V:x arg1=N:10000)"),
+    (r"(20,100)", r"(O:() arg0=N:20 arg1=N:100)"),
+    (r"\{400,401,402\}", r"(U:{} arg0=N:400 arg1=N:401 arg2=N:402)"),
+    (r"2,500", r"(O:list arg0=N:2 arg1=N:500)"),
     (r"f'(x)", r"(F:f' arg0=V:x)"),
     (r"n!", r"(O:! arg0=V:n)"),
     (r"\{x \mid x>0\}", r"(O:{|} arg0=V:x arg1=(O:> arg0=V:x arg1=N:0))"),

@@ -805,6 +805,12 @@ def test_spoon_measures_and_one_after_a_complementizer(text, expected):
         ("The ferry leaves from jetty 2.", []),
         ("The last ferry from Jetty 2 leaves at 18:45.", []),
         ("Stop 2 raised beds are here.", [("2", Fraction(2))]),
+        ("A poll found that one in five had not voted.", [("one", Fraction(1)), ("five", Fraction(5))]),
+        ("I like that one in the window.", []),
+        (
+            "Find $n$ with \\[ n^2 + 1 \\geq 1,000,000 \\]",
+            [("2", Fraction(2)), ("1", Fraction(1)), ("1,000,000", Fraction(10**6))],
+        ),
         (
             "A sausage roll is £2.60 and 30p more for the vegan one.",
             [("£2.60", Fraction(13, 5)), ("30p", Fraction(30))],

@@ -280,6 +280,14 @@ def test_a_saved_index_keeps_its_skeleton_tokens(tmp_path, monkeypatch):
     assert len(calls) == 3 and other.bags == [original(t, other.names)[0] for t in CORPUS[:2]]
     assert other.numbers == [original(t, other.names)[1] for t in CORPUS[:2]]
     assert other.spoken == [original(t, other.names)[2] for t in CORPUS[:2]]
+    # a cache written by another parser version is computed again too (its formulas may read otherwise)
+    before = len(calls)
+    skeleton.SkeletonIndex.cached(CORPUS, tmp_path / "index" / SKELETON_CACHE, "same")
+    skeleton.SkeletonIndex.cached(CORPUS, tmp_path / "index" / SKELETON_CACHE, "same")
+    assert len(calls) == before + len(CORPUS)  # the first computed and wrote them, the second read them
+    monkeypatch.setattr("mathgraph.parsers.PARSER_VERSION", -1)
+    skeleton.SkeletonIndex.cached(CORPUS, tmp_path / "index" / SKELETON_CACHE, "same")
+    assert len(calls) == before + 2 * len(CORPUS)
 
 
 def test_problem_numbers_reads_formulas_and_words_exactly():
