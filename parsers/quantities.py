@@ -2157,12 +2157,13 @@ class _TokenScanner:
     def one_in_n(self, i: int) -> bool:
         """``one`` at ``i`` opens a proportion, ``one in five``, ``one out of ten``: a count even after ``that`` or
         ``each`` (``found that one in five had not``)."""
-        k = i + 1 + (self.text_of(i + 1) == "out" and self.text_of(i + 2) == "of")
-        return self.text_of(i + 1) in ("in", "out") and (
-            self.text_of(k + 1) in UNIT_WORDS
-            or self.text_of(k + 1) in TENS_WORDS
-            or bool(_STARTS_LIKE_NUMBER_RE.match(self.text_of(k + 1)))
-        )
+        if self.text_of(i + 1) == "in":
+            number = self.text_of(i + 2)
+        elif self.text_of(i + 1) == "out" and self.text_of(i + 2) == "of":
+            number = self.text_of(i + 3)
+        else:
+            return False
+        return number in UNIT_WORDS or number in TENS_WORDS or bool(_STARTS_LIKE_NUMBER_RE.match(number))
 
     def pronoun_one(self, i: int) -> bool:
         """``one`` standing for a noun: ``the red one``, ``that one costs``, ``each one``, ``one at a time``."""
