@@ -360,8 +360,13 @@ def test_the_encoder_lead_in_fused_ranks_and_its_choice():
 
 
 # 120 queries each, from q461
-LATER_TEST_SETS = ("MATH_QUERIES_NINTH", "MATH_QUERIES_TENTH", "MATH_QUERIES_ELEVENTH", "MATH_QUERIES_TWELFTH")
-LATER_TEST_SETS += ("MATH_QUERIES_THIRTEENTH",)
+LATER_TEST_SETS = (
+    "MATH_QUERIES_NINTH",
+    "MATH_QUERIES_TENTH",
+    "MATH_QUERIES_ELEVENTH",
+    "MATH_QUERIES_TWELFTH",
+    "MATH_QUERIES_THIRTEENTH",
+)
 
 
 @pytest.mark.parametrize("number", range(len(LATER_TEST_SETS)), ids=LATER_TEST_SETS)
