@@ -115,6 +115,7 @@ LATER_PARTS = {
     34: ({**DRAWN_20, "written": 70}, 106, 20),
     35: ({**DRAWN_20, "written": 70}, 111, 19),
     36: ({**DRAWN_20, "written": 70}, 128, 17),
+    37: ({**DRAWN_20, "written": 70}, 117, 16),
 }
 
 
