@@ -14,6 +14,7 @@ its labels apart, and grows downwards instead.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING
@@ -196,6 +197,20 @@ def require_matplotlib(what: str):
     """``matplotlib.pyplot``, or a ``UserError`` saying that ``what`` needs the ``draw`` extra (the base install
     parses, predicts and serves without matplotlib; only pictures need it)."""
     return require("matplotlib.pyplot", "draw", what)
+
+
+def check_picture_path(path: str | PathLike) -> None:
+    """A ``UserError`` unless matplotlib can write a picture named ``path``: its suffix one of the formats the
+    installed matplotlib saves (png, svg, pdf, ...), or no suffix (a PNG). Checked before any work, so that a
+    ``--draw graph.txt`` is refused in one line rather than after the parse."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    from mathgraph.errors import UserError
+
+    suffix = os.path.splitext(os.fspath(path))[1].lower().lstrip(".")
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise UserError(f"cannot draw a .{suffix} picture ({path}); name one of: {', '.join(sorted(formats))}")
 
 
 def draw_graph(

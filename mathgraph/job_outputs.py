@@ -41,14 +41,23 @@ from mathgraph.files import apply_umask
 
 OUTPUT_FORMATS = ("jsonl", "parquet")
 FILE_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".parquet": "parquet", ".pq": "parquet", ".npy": "npy"}
+# Names of files in formats a job does not write: taken for a directory of shards, they would leave a user with a
+# folder called "preds.csv"; refused instead.
+OTHER_FILE_SUFFIXES = (".csv", ".tsv", ".json", ".txt", ".xlsx", ".xls")
 
 
 def output_target(path: str | PathLike, format: str | None = None) -> tuple[bool, str]:
     """``(is_one_file, format)`` of an output path: a name ending in ``.jsonl``, ``.parquet`` or ``.npy`` is one
-    file of that format; anything else is a directory of shards in ``format`` (default JSONL)."""
+    file of that format; a name ending in another file format's suffix (``.csv``, ``.json``, ...) is a
+    ``UserError``; anything else is a directory of shards in ``format`` (default JSONL)."""
     if format is not None and format not in OUTPUT_FORMATS:
         raise UserError(f"unknown output format {format!r}; choose from {', '.join(OUTPUT_FORMATS)}")
     suffix = Path(path).suffix.lower()
+    if suffix in OTHER_FILE_SUFFIXES:
+        raise UserError(
+            f"--output {path}: cannot write a {suffix} file; name a .jsonl, .parquet or .npy file, or a directory "
+            "(a name without a file suffix) for shards"
+        )
     if suffix in FILE_SUFFIXES:
         if format is not None and format != FILE_SUFFIXES[suffix]:
             raise UserError(f"--output {path} ends in {suffix}, but --output-format says {format}")

@@ -38,8 +38,9 @@ class CheckpointError(UserError):
     """A model directory that cannot be loaded: a missing or damaged file, or a directory of no known model_type."""
 
 
-class ModelNotFoundError(FileNotFoundError):
-    """A name that is no model: not ``shipped``, not a local directory, not a Hugging Face Hub id."""
+class ModelNotFoundError(UserError, FileNotFoundError):
+    """A name that is no model: not ``shipped``, not a local directory, not a Hugging Face Hub id. A ``UserError``
+    (the caller's to put right) and a ``FileNotFoundError`` (what it was before)."""
 
 
 class IndexNotFoundError(ModelNotFoundError):

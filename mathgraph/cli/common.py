@@ -1,5 +1,6 @@
-"""What several command groups share: reporting skipped lines, reading corpora, positionals after options, and
-the checks of model options and input files that run before any model code is imported."""
+"""What several command groups share: reporting skipped lines, reading corpora, positionals after options, counts
+that must be positive, and the checks of model options and input files that run before any model code is
+imported."""
 
 from __future__ import annotations
 
@@ -13,6 +14,18 @@ from mathgraph.jsonl import corpus_spec, read_corpora
 from mathgraph.quiet import report
 from mathgraph.registry import ENCODER_NAMES, resolve
 from mathgraph.samples import input_path, missing_file_hint
+
+
+def at_least_one(text: str) -> int:
+    """An argparse ``type`` for a count that must be 1 or more (a batch size, ``-k``, workers): ``0`` and ``-1``
+    are usage errors the parser reports, not a traceback from deep inside a job."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
 
 
 def report_skipped(bad: list, limit: int = 20) -> None:

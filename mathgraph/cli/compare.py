@@ -12,6 +12,7 @@ from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import (
     IntermixedArgumentParser,
     add_runtime_argument,
+    at_least_one,
     check_model_argument,
     configure_inference_threads,
     read_input_rows,
@@ -73,7 +74,7 @@ def register(commands) -> None:
     compare.add_argument(
         "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
     )
-    compare.add_argument("--batch-size", type=int, default=32, help="pairs per model batch (default: 32)")
+    compare.add_argument("--batch-size", type=at_least_one, default=32, help="pairs per model batch (default: 32)")
     compare.add_argument("--device", help="cpu, cuda, cuda:1 ... for --model (default: cuda when available)")
     add_runtime_argument(compare)
     compare.add_argument(

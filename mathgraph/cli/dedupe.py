@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mathgraph.bank_files import INPUT_FORMATS
-from mathgraph.cli.common import add_runtime_argument
+from mathgraph.cli.common import add_runtime_argument, at_least_one
 from mathgraph.errors import UserError
 from mathgraph.job_outputs import require_parquet
 from mathgraph.quiet import report
@@ -64,7 +64,7 @@ def register(commands) -> None:
         help="print each group of more than one row: for each row, the pair that joined it and what matched "
         "(cosine, quantities, question, the rule that decided)",
     )
-    dedupe.add_argument("--neighbours", type=int, help=f"candidates a row (default: {NEIGHBOURS})")
+    dedupe.add_argument("--neighbours", type=at_least_one, help=f"candidates a row (default: {NEIGHBOURS})")
     dedupe.add_argument("--min-cosine", type=float, help=f"the least cosine of a candidate (default: {MIN_COSINE})")
     dedupe.add_argument(
         "--min-question-similarity",
@@ -77,7 +77,7 @@ def register(commands) -> None:
         help="how many small numbers written in words ('one crate' -> 'a single box') may be stated on one side "
         f"only (default: {SMALL_NUMBERS}; 1 with --strict)",
     )
-    dedupe.add_argument("--batch-size", type=int, default=32)
+    dedupe.add_argument("--batch-size", type=at_least_one, default=32)
     dedupe.add_argument(
         "--skip-bad", action="store_true", help="leave out rows without the text (counted), instead of stopping"
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mathgraph.cli.common import NAMED_MODELS, add_runtime_argument, check_model_argument
+from mathgraph.cli.common import NAMED_MODELS, add_runtime_argument, at_least_one, check_model_argument
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.errors import UserError
 from mathgraph.samples import input_path
@@ -50,10 +50,12 @@ def register(commands) -> None:
         default="joint",
         help="joint: [CLS] ; mean node (fused: its old name); text: [CLS]; graph: mean node",
     )
-    encode.add_argument("--batch-size", type=int, default=32)
+    encode.add_argument("--batch-size", type=at_least_one, default=32)
     encode.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available)")
     add_runtime_argument(encode)
-    encode.add_argument("--threads", type=int, help="torch CPU threads (default: torch's, the cores of the machine)")
+    encode.add_argument(
+        "--threads", type=at_least_one, help="torch CPU threads (default: torch's, the cores of the machine)"
+    )
     add_job_arguments(encode, "--engine ray: model actors (default: the cluster's GPUs, else its CPUs but one)")
     encode.set_defaults(run=run_encode)
 

@@ -10,6 +10,7 @@ from typing import IO
 
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.batch_jobs import DEFAULT_SHARD_SIZE, Job, JobResult
+from mathgraph.cli.common import at_least_one
 from mathgraph.errors import UserError
 from mathgraph.job_outputs import OUTPUT_FORMATS
 from mathgraph.quiet import report
@@ -46,7 +47,7 @@ def add_job_arguments(parser: argparse.ArgumentParser, workers_help: str) -> Non
     group.add_argument(
         "--address", help="--engine ray: the Ray cluster to join (default: RAY_ADDRESS, else a local Ray)"
     )
-    group.add_argument("--workers", type=int, help=workers_help)
+    group.add_argument("--workers", type=at_least_one, help=workers_help)
     group.add_argument(
         "--cpus-per-worker", type=float, default=1.0, help="--engine ray: CPUs of each model actor (default: 1)"
     )

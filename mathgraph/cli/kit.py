@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from mathgraph.cli.common import at_least_one
 from mathgraph.errors import UserError
 from mathgraph.quiet import report, warn
 
@@ -25,7 +26,7 @@ def register(commands) -> None:
     build.add_argument("--data", required=True, metavar="DATA", help="TASK.PART.jsonl files and pretrain.train.jsonl")
     build.add_argument("--output", required=True, metavar="KIT")
     build.add_argument("--model", default="untrained", help="the start encoder (default: untrained)")
-    build.add_argument("--workers", type=int, default=2, help="parser processes (default: 2)")
+    build.add_argument("--workers", type=at_least_one, default=2, help="parser processes (default: 2)")
     build.add_argument("--graph-cache", default="default", metavar="default|none|FILE")
     build.add_argument(
         "--shares",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mathgraph.cli.common import add_corpus_argument, corpus_texts
+from mathgraph.cli.common import add_corpus_argument, at_least_one, corpus_texts
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.errors import UserError
 from mathgraph.parsers.dependency import PARSER_NAMES
@@ -43,7 +43,7 @@ def register(commands) -> None:
         help="graphs, one per good input row in input order, with the row's id and line: a .jsonl or .parquet "
         "file, or a directory of shards",
     )
-    parse.add_argument("--batch-size", type=int, default=64, help="problems per parser batch (default: 64)")
+    parse.add_argument("--batch-size", type=at_least_one, default=64, help="problems per parser batch (default: 64)")
     parse.add_argument(
         "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
     )
@@ -68,7 +68,7 @@ def register(commands) -> None:
     vocab.add_argument(
         "--latex-min-freq", type=int, default=5, help="add LaTeX commands seen this often as tokens (default: 5)"
     )
-    vocab.add_argument("--workers", type=int, default=1)
+    vocab.add_argument("--workers", type=at_least_one, default=1)
     vocab.add_argument("--parser", choices=PARSER_NAMES, default="auto")
     vocab.set_defaults(run=run_vocab)
 
@@ -90,10 +90,11 @@ def run_parse(args: argparse.Namespace) -> int:
         raise UserError("--workers, --skip-bad, --output, --resume and --engine apply to --input files only")
     from mathgraph.parsers.problem import parse_problem
 
-    if args.draw:  # before parsing: without the draw extra, nothing is printed and then refused
-        from mathgraph.draw import require_matplotlib
+    if args.draw:  # before parsing: without the draw extra or with a name it cannot write, nothing is printed
+        from mathgraph.draw import check_picture_path, require_matplotlib
 
         require_matplotlib("drawing a graph")
+        check_picture_path(args.draw)
     text = args.text if args.text is not None else _sample_text(args.sample)
     graph = parse_problem(text, parser=args.parser, bare_arithmetic=args.bare_arithmetic)
     print(graph.to_text() if args.format == "text" else json.dumps(graph.to_dict(), ensure_ascii=False, indent=1))

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import IntermixedArgumentParser, add_runtime_argument, check_model_argument
+from mathgraph.cli.common import IntermixedArgumentParser, add_runtime_argument, at_least_one, check_model_argument
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.errors import UserError
 from mathgraph.samples import input_path
@@ -60,8 +60,10 @@ def register(commands) -> None:
         "--skip-bad", action="store_true", help="skip bad input lines, count and report them, instead of stopping"
     )
     predict.add_argument("--format", choices=("text", "json"), default="text", help="how to print one prediction")
-    predict.add_argument("--top", type=int, default=5, help="probabilities printed for one TEXT input (default: 5)")
-    predict.add_argument("--batch-size", type=int, default=32)
+    predict.add_argument(
+        "--top", type=at_least_one, default=5, help="probabilities printed for one TEXT input (default: 5)"
+    )
+    predict.add_argument("--batch-size", type=at_least_one, default=32)
     predict.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
     add_runtime_argument(predict)
     predict.add_argument(

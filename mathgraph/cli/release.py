@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from mathgraph.cli.common import check_model_argument
+from mathgraph.cli.common import at_least_one, check_model_argument
 from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.tasks.release.build import ALL_STAGES, STAGES  # tuples of names: the module imports no torch at the top
@@ -58,7 +58,7 @@ def _register_release(commands) -> None:
         help="multitask: pair heads without alignment features",
     )
     release.add_argument("--seed", type=int, default=0)
-    release.add_argument("--workers", type=int, default=2, help="parser processes (default: 2)")
+    release.add_argument("--workers", type=at_least_one, default=2, help="parser processes (default: 2)")
     release.add_argument("--device", help="where the package's models run while measured (default: CUDA if present)")
     release.add_argument(
         "--bank-data",

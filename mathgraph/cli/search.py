@@ -10,6 +10,7 @@ from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.cli.common import (
     NAMED_MODELS,
     add_runtime_argument,
+    at_least_one,
     check_index_argument,
     check_input_file,
     check_model_argument,
@@ -67,7 +68,7 @@ def _register_index(commands) -> None:
         help="COMUS vectors: joint ([CLS] ; mean node; fused: its old name), text ([CLS]) or graph (mean node); "
         "default: a package's search encoder, else joint",
     )
-    build.add_argument("--batch-size", type=int, default=32)
+    build.add_argument("--batch-size", type=at_least_one, default=32)
     build.add_argument(
         "--limit",
         type=int,
@@ -102,7 +103,7 @@ def _register_search(commands) -> None:
     )
     search.add_argument("query", metavar="QUERY", nargs="?", help="the query (or --queries FILE)")
     search.add_argument("--index", required=True, metavar="INDEX")
-    search.add_argument("-k", type=int, default=5)
+    search.add_argument("-k", type=at_least_one, default=5)
     search.add_argument("--model", help="the model that built the index (default: the one it records)")
     search.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: cuda when available, else cpu)")
     add_runtime_argument(search)
@@ -144,7 +145,7 @@ def _register_search(commands) -> None:
     queries.add_argument(
         "--skip-bad", action="store_true", help="skip bad --queries lines, count and report them, instead of stopping"
     )
-    queries.add_argument("--batch-size", type=int, default=32, help="queries embedded at a time (default: 32)")
+    queries.add_argument("--batch-size", type=at_least_one, default=32, help="queries embedded at a time (default: 32)")
     search.add_argument(
         "--threads",
         type=int,

@@ -13,6 +13,7 @@ from mathgraph.cli.common import (
     NAMED_MODELS,
     add_corpus_argument,
     add_runtime_argument,
+    at_least_one,
     check_corpus_files,
     check_input_file,
     check_model_argument,
@@ -275,8 +276,10 @@ def _register_evaluate(commands) -> None:
     evaluate.add_argument("--data", required=True, type=input_path, metavar="FILE")
     evaluate.add_argument("--text-field", help="KPC text field (default: the one the model was trained with)")
     evaluate.add_argument("--label-field", help="KPC label field (default: the one the model was trained with)")
-    evaluate.add_argument("--batch-size", type=int, default=32)
-    evaluate.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    evaluate.add_argument("--batch-size", type=at_least_one, default=32)
+    evaluate.add_argument(
+        "--threads", type=at_least_one, help="torch CPU threads (default: the cores this process may use)"
+    )
     evaluate.set_defaults(run=run_evaluate)
 
 
@@ -294,9 +297,9 @@ def add_training_flags(
     fine-tuning only: pre-training, SimCSE and multi-task training change what the text layers compute)."""
     group = parser.add_argument_group("training")
     group.add_argument("--output", required=True, metavar="DIR", dest="output_dir")
-    group.add_argument("--epochs", type=int, default=3)
-    group.add_argument("--batch-size", type=int, default=batch_size)
-    group.add_argument("--eval-batch-size", type=int, default=32)
+    group.add_argument("--epochs", type=at_least_one, default=3)
+    group.add_argument("--batch-size", type=at_least_one, default=batch_size)
+    group.add_argument("--eval-batch-size", type=at_least_one, default=32)
     group.add_argument(
         "--lr",
         type=float,
@@ -315,7 +318,7 @@ def add_training_flags(
     group.add_argument(
         "--warmup-ratio", type=float, default=0.05, help="linear warm-up share of the steps (default: 0.05)"
     )
-    group.add_argument("--gradient-accumulation-steps", type=int, default=1)
+    group.add_argument("--gradient-accumulation-steps", type=at_least_one, default=1)
     group.add_argument("--seed", type=int, default=0)
     group.add_argument(
         "--mixed-precision",
@@ -326,8 +329,12 @@ def add_training_flags(
     )
     group.add_argument("--resume", action="store_true", help="continue from OUTPUT/checkpoint-last")
     group.add_argument("--skip-bad", action="store_true", help="skip invalid rows (counted in a warning)")
-    group.add_argument("--workers", type=int, default=1, dest="parse_workers", help="parser processes (default: 1)")
-    group.add_argument("--threads", type=int, help="torch CPU threads (default: the cores this process may use)")
+    group.add_argument(
+        "--workers", type=at_least_one, default=1, dest="parse_workers", help="parser processes (default: 1)"
+    )
+    group.add_argument(
+        "--threads", type=at_least_one, help="torch CPU threads (default: the cores this process may use)"
+    )
     group.add_argument(
         "--loader-workers",
         type=int,

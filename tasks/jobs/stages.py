@@ -17,6 +17,7 @@ builds the graphs the model expects.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import sys
 from collections.abc import Callable
@@ -30,6 +31,8 @@ from mathgraph.parsers.graph_cache import GraphCache, graph_key, parser_identity
 from mathgraph.parsers.problem import ProblemParser
 from mathgraph.registry import CheckpointError, read_config, resolve
 from mathgraph.task_specs import row_input
+
+logger = logging.getLogger("mathgraph")
 
 
 def texts_of(value: Any) -> list[str]:
@@ -100,8 +103,10 @@ class ParseStage:
         found = cache.get_many(keys.values()) if cache is not None else {}
         missing = [text for text in texts if keys.get(text) not in found]
         parsed = dict(zip(missing, self._parse(missing)))
-        if cache is not None and parsed:
-            cache.put_many({keys[text]: graph for text, graph in parsed.items()})
+        if cache is not None:
+            if parsed:
+                cache.put_many({keys[text]: graph for text, graph in parsed.items()})
+            logger.debug("graph cache %s: %d hits, %d parsed", cache.path, len(texts) - len(missing), len(missing))
         graphs = {text: parsed[text] if text in parsed else found[keys[text]] for text in texts}
         for item in items:
             problems = texts_of(item["input"])

@@ -2,6 +2,7 @@
 a kill giving the output of an uninterrupted run, one-file outputs, and the commands that run as jobs."""
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -394,10 +395,20 @@ def test_job_options_are_checked_before_anything_loads(tmp_path, capsys):
             ["predict", "kpc", "--input", str(source), "--output-format", "parquet"],
             "--output-format parquet needs an --output",
         ),
+        # a file name in a format no job writes is refused, not made a directory of shards of that name
+        (["predict", "kpc", "--input", str(source), "--output", str(tmp_path / "p.csv")], "cannot write a .csv file"),
+        (["parse", "--input", str(source), "--output", str(tmp_path / "g.json")], "cannot write a .json file"),
+        # counts below 1 are the option parser's usage errors, not tracebacks from inside the job
+        (["parse", "--input", str(source), "--output", str(tmp_path / "o2"), "--batch-size", "0"], "1 or more, got 0"),
+        (["predict", "kpc", "--input", str(source), "--batch-size", "-1"], "1 or more, got -1"),
+        (["index", "build", "--input", str(source), "--output", str(tmp_path / "i"), "--batch-size", "0"], "got 0"),
+        (["search", "--index", str(tmp_path), "x", "-k", "0"], "argument -k: must be 1 or more, got 0"),
+        (["predict", "kpc", "--top", "0", "x"], "argument --top: must be 1 or more"),
     ]
     for argv, message in cases:
         assert main(["-q", *argv]) == 2, argv
         assert message in capsys.readouterr().err, argv
+    assert not (tmp_path / "p.csv").exists() and not (tmp_path / "i").exists()
 
 
 def test_the_job_modules_import_no_model_code():
@@ -419,4 +430,20 @@ def test_a_saved_datasets_directory_is_a_bank(tmp_path):
     graphs = [json.loads(line) for line in (tmp_path / "g.jsonl").read_text().splitlines()]
     assert [(g["id"], g["line"], g["text"]) for g in graphs] == [
         (f"d{i}", i + 1, p) for i, p in enumerate(PROBLEMS[:3])
+    ]
+
+
+def test_the_parse_stage_notes_its_graph_cache_hits(tmp_path, caplog):
+    from mathgraph.tasks.jobs.stages import ParseStage
+
+    stage = ParseStage(parser="spacy", cache=str(tmp_path / "graphs.sqlite"))
+    items = [{"input": "Find $x$ if $x+1=2$."}, {"input": "Tom has 3 apples."}]
+    with caplog.at_level(logging.DEBUG, logger="mathgraph"):
+        stage([dict(item) for item in items])
+        stage([dict(item) for item in items[:1]])
+    stage.close()
+    notes = [r.getMessage() for r in caplog.records if "graph cache" in r.getMessage()]
+    assert notes == [
+        f"graph cache {tmp_path / 'graphs.sqlite'}: 0 hits, 2 parsed",
+        f"graph cache {tmp_path / 'graphs.sqlite'}: 1 hits, 0 parsed",
     ]

@@ -114,6 +114,11 @@ def test_usage_errors_are_clear(tmp_path, capsys):
     assert "missing.jsonl" in capsys.readouterr().err
     assert main(["-q", "parse", "--sample", "99"]) == 2
     assert "no sample '99'" in capsys.readouterr().err
+    # a picture format matplotlib cannot write is refused before anything is parsed or printed
+    assert main(["-q", "parse", "--sample", "math-1", "--draw", str(tmp_path / "graph.txt")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "cannot draw a .txt picture" in err and "png" in err
+    assert not (tmp_path / "graph.txt").exists()
 
 
 def test_encode_from_texts_and_from_parsed_graphs(tmp_path, tiny_encoder, capsys):

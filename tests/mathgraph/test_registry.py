@@ -6,6 +6,7 @@ import json
 import numpy as np
 import pytest
 
+from mathgraph.errors import UserError
 from mathgraph.registry import MODEL_TYPES, CheckpointError, ModelNotFoundError, load, model_type, resolve
 
 
@@ -124,6 +125,8 @@ def test_a_directory_of_no_known_kind_is_a_clear_error(tmp_path):
     (tmp_path / "runs" / "kpc-small").mkdir(parents=True)
     with pytest.raises(ModelNotFoundError, match="runs/kpc-smal; .*runs/ holds kpc-small/"):
         resolve(tmp_path / "runs" / "kpc-smal")
+    # the caller's to put right, and still a missing file for code that caught that before
+    assert issubclass(ModelNotFoundError, UserError) and issubclass(ModelNotFoundError, FileNotFoundError)
 
     other = tmp_path / "hf-bert"
     other.mkdir()
