@@ -311,7 +311,8 @@ class MathSyntaxGraph:
         """An indented tree view: one node per line with the relation that reaches it."""
         lines = [f"parser: {self.parser} ({self.parser_model})" if self.parser_model else f"parser: {self.parser}"]
         for i, f in enumerate(self.formulas):
-            lines.append(f"formula {i}: {f.latex!r} [{f.status}]")
+            why = f": {'; '.join(f.errors)}" if f.errors else ""
+            lines.append(f"formula {i}: {f.latex!r} [{f.status}{why}]")
         for i, q in enumerate(self.quantity_records):
             about = ", ".join(f"{name} {value}" for name, value in (("unit", q.unit), ("object", q.object)) if value)
             where = f"sentence {q.sentence}" + (", question" if q.in_question else "") if q.sentence is not None else ""

@@ -265,3 +265,8 @@ def test_formula_without_a_placeholder_token_hangs_from_root(caplog):
     assert graph.triplets()[:2] == [(0, "root", 1), (1, "math", 2)]
     assert graph.parser == "fake"
     assert "no placeholder token" in caplog.text
+
+
+def test_the_text_view_says_why_a_formula_is_partial():
+    lines = PARSER.parse("Find $\\frac{1}{$ now.").to_text().splitlines()
+    assert lines[1] == "formula 0: '\\\\frac{1}{' [partial: missing argument 2 of \\frac; unclosed '{']"
