@@ -116,6 +116,7 @@ LATER_PARTS = {
     35: ({**DRAWN_20, "written": 70}, 111, 19),
     36: ({**DRAWN_20, "written": 70}, 128, 17),
     37: ({**DRAWN_20, "written": 70}, 117, 16),
+    38: ({**DRAWN_20, "written": 70}, 130, 12),
 }
 
 
