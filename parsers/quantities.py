@@ -186,6 +186,7 @@ _OPENERS = {'"', "“", "'", "‘", "(", ":"}
 _RACE_EVENTS = {"hurdles", "relay", "relays", "freestyle", "breaststroke", "backstroke", "medley", "steeplechase"}
 _RACE_EVENTS |= {"sprint", "sprints", "heats", "finals", "races"}
 _SUPERLATIVE_WORDS = {"first", "last", "best", "worst", "most", "least", "highest", "lowest", "biggest", "largest"}
+_ADJECTIVES_IN_EST = {"honest", "dishonest", "modest", "immodest", "earnest"}  # no superlatives
 _HUNDRED_AND_SCALES = {"hundred", *SCALE_WORDS}
 # plural scales inside a run of number words ("seventy-five thousands"); a run never starts with one ("thousands of")
 _PLURAL_SCALES = {f"{word}s": value for word, value in {"hundred": 100, **SCALE_WORDS}.items()}
@@ -2010,7 +2011,15 @@ class _TokenScanner:
         """``a decade`` at ``i`` closes ``in a decade`` or ``for a decade`` after a superlative (``its worst result in
         a decade``, ``the first time in a century``, ``the highest figure for a decade``): the span a record is
         compared over, not a number of years."""
-        return self.text_of(i - 2) in ("in", "for") and any(self.text_of(k) in _SUPERLATIVE_WORDS for k in range(i - 2))
+        return self.text_of(i - 2) in ("in", "for") and any(self.superlative(k) for k in range(i - 2))
+
+    def superlative(self, k: int) -> bool:
+        """Token ``k`` ranks: a word of ``_SUPERLATIVE_WORDS`` or an adjective in -est (``smallest``, ``wettest``;
+        not ``honest``, ``modest``)."""
+        word = self.text_of(k)
+        return word in _SUPERLATIVE_WORDS or (
+            word.endswith("est") and word not in _ADJECTIVES_IN_EST and self.tokens[k].upos in ("ADJ", "ADV")
+        )
 
     def rate_period(self, i: int) -> bool:
         """``a century`` at ``i`` closes ``in a century`` right after an amount (``grow less than 1mm in a century``,
