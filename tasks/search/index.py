@@ -27,6 +27,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -94,6 +97,8 @@ STRUCTURE_RERANK = 50
 HYBRID_POOL = 1000
 # The skeleton channel's token bags of an index loaded from a directory, computed on its first search.
 SKELETON_CACHE = "skeleton-tokens.json.gz"
+# write_index builds in a hidden folder of this prefix inside the index directory, then moves the files in
+BUILDING_PREFIX = ".building-"
 
 
 def shipped_structure_min_cosine() -> float:
@@ -605,11 +610,46 @@ def write_index(
     ``rows.jsonl``, then the structure of ``index_type`` (``"auto"``: by the row count) is trained on a sample
     of the written vectors and filled from them (``index_types.build_structure``), or ``structure`` (already
     built from these vectors) is written as it is. Returns the index, loaded from the directory, without an
-    encoder (``from_pretrained`` attaches one). A failed build leaves no manifest, so nothing loads it."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    for name in (MANIFEST_FILE, SAFETENSORS_FILE, STRUCTURE_FILE):  # no stale files of an earlier index
-        (directory / name).unlink(missing_ok=True)
+    encoder (``from_pretrained`` attaches one).
+
+    The files are written in a hidden folder inside ``directory`` and moved into it at the end, the manifest
+    last: a build that fails or is killed leaves the directory as it was (an index there before stays whole
+    and loadable, and a process that has its files mapped keeps reading them), at the cost of room for both
+    while the new one is built. Other files in ``directory`` are left alone."""
+    final = Path(directory)
+    final.mkdir(parents=True, exist_ok=True)
+    for leftover in final.glob(BUILDING_PREFIX + "*"):  # of a build killed before it could clean up
+        shutil.rmtree(leftover, ignore_errors=True)
+    building = Path(tempfile.mkdtemp(prefix=BUILDING_PREFIX, dir=final))
+    try:
+        files = _write_index_files(
+            building, shards, rows, text_field, identity, index_type, parameters, structure, normalized
+        )
+        (final / MANIFEST_FILE).unlink(missing_ok=True)  # until the new manifest is moved in, nothing loads it
+        for name in (SAFETENSORS_FILE, STRUCTURE_FILE):  # no stale files of an earlier index
+            (final / name).unlink(missing_ok=True)
+        for name in files:
+            os.replace(building / name, final / name)
+        write_model_type(final, MODEL_TYPE)  # config.json says what the directory holds
+        os.replace(building / MANIFEST_FILE, final / MANIFEST_FILE)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return _open_index(final, read_manifest(final))
+
+
+def _write_index_files(
+    directory: Path,
+    shards: Iterable[np.ndarray],
+    rows: Iterable[Mapping],
+    text_field: str,
+    identity: dict,
+    index_type: str,
+    parameters: Mapping | None,
+    structure,
+    normalized: bool,
+) -> list[str]:
+    """``write_index``'s files and manifest, written in ``directory`` (its hidden building folder); returns the
+    names of the files the manifest lists."""
     shards = iter(shards)
     first = next(shards, None)
     if first is None:
@@ -651,10 +691,9 @@ def write_index(
         "sha256": {name: file_sha256(directory / name) for name in files},
         "bytes": {name: (directory / name).stat().st_size for name in files},
     }
-    write_model_type(directory, MODEL_TYPE)  # config.json says what the directory holds
     with atomic_writer(directory / MANIFEST_FILE) as f:
         json.dump(manifest, f, indent=2, ensure_ascii=False)
-    return _open_index(directory, read_manifest(directory))
+    return files
 
 
 def _write_rows(path: Path, rows: Iterable[Mapping], text_field: str) -> int:

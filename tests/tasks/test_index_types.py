@@ -166,6 +166,40 @@ def test_rows_and_vectors_must_agree(tmp_path):
         write_index(tmp_path, [clustered_vectors(2)], [{"text": "a"}, {"id": 2}], "text", IDENTITY)
 
 
+def test_a_failed_rebuild_leaves_the_index_there_whole(tmp_path):
+    vectors = clustered_vectors()
+    first = write_index(tmp_path / "idx", [vectors], rows_of(2000), "text", IDENTITY, "ivf-flat")
+    (tmp_path / "idx" / "notes.txt").write_text("mine")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "idx").iterdir()}
+    queries = vectors[:3]
+    expected = [[h.index for h in q] for q in first.search_vectors(queries, k=5)]
+
+    def shards_then_a_crash():
+        yield vectors[:1000]
+        raise KeyboardInterrupt  # the rebuild is stopped half-way through its vectors
+
+    with pytest.raises(KeyboardInterrupt):
+        write_index(tmp_path / "idx", shards_then_a_crash(), rows_of(2000), "text", IDENTITY, "flat")
+    with pytest.raises(ValueError, match="1999 rows but 2000 vectors"):  # or fails at the end
+        write_index(tmp_path / "idx", [vectors], rows_of(1999), "text", IDENTITY, "flat")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "idx").iterdir()} == before  # no file touched, none left
+    index = SearchIndex.from_pretrained(tmp_path / "idx", encoder=None)
+    assert (
+        index.index_type == "ivf-flat"
+        and [[h.index for h in q] for q in index.search_vectors(queries, k=5)] == expected
+    )
+    # a rebuild that completes replaces the index and keeps the directory's other files
+    rebuilt = write_index(tmp_path / "idx", [vectors[:100]], rows_of(100), "text", IDENTITY, "flat")
+    assert len(rebuilt) == 100 and rebuilt.index_type == "flat"
+    assert {p.name for p in (tmp_path / "idx").iterdir()} == {
+        "config.json",
+        "manifest.json",
+        "vectors.npy",
+        "rows.jsonl",
+        "notes.txt",
+    }
+
+
 def test_exact_search_in_blocks_equals_one_block(monkeypatch):
     rng = np.random.default_rng(3)
     vectors = rng.normal(size=(1000, 8)).astype(np.float32)
