@@ -248,7 +248,7 @@ _GLUED_RE = re.compile(
     rf"|(?P<hyphen>-)"
     rf"|(?P<percent>[%％])"
     rf"|(?P<money>[$€£¥])[.,;:!?]?"
-    rf"|(?P<percent_before>[%％])?(?P<dash>[-–—±])(?P<second>{DIGITS_PATTERN}|\d*[{_VULGAR}])"
+    rf"|(?P<percent_before>[%％])?(?P<dash>[-–—±])(?P<money_second>[$€£¥])?(?P<second>{DIGITS_PATTERN}|\d*[{_VULGAR}])"
     rf"|[×x](?P<ten>10)(?:[-−](?P<exp>\d{{1,2}}))?"
     rf")"
 )
@@ -1058,18 +1058,21 @@ class _TokenScanner:
 
     def arithmetic_at(self, i: int) -> list[Quantity] | None:
         """A step of arithmetic written as one token with no spaces (``8*2=16``'s ``2=16``, ``12/3=4``, ``8=``), or
-        a product or sum so written before a spaced ``=`` (``120*$0.25 = $30``): each number apart, a whole-valued
+        a product, sum or difference so written before a spaced ``=`` (``120*$0.25 = $30``, ``$1933-$108 = $1825``):
+        each number apart, a whole-valued
         ``a/b`` or one with a decimal divisor as two numbers (``$14/2``, ``100/.25=400``), any other ``a/b`` as its
         fraction (``1/2=0.5``), else ``None``."""
         token = self.tokens[i]
         written = self.graph.text[token.span[0] : token.span[1]]  # offsets below are offsets in the source
-        before_equals = self.text_of(i + 1) == "=" and re.search(r"\d[*×÷+][$€£¥]?\d", written)
+        before_equals = self.text_of(i + 1) == "=" and re.search(r"\d[*×÷+−-][$€£¥]?\d", written)
         if not ("=" in written or before_equals) or written.lower() != token.label or not _ARITH_RE.fullmatch(written):
             return None
         found = []
         for piece in _ARITH_PIECE_RE.finditer(written):
             currency = piece.group("currency")
             start = token.span[0] + piece.start()
+            if piece.start() == 0 and currency is None and self.text_of(i - 1) in _CURRENCY and self.adjacent(i - 1, i):
+                currency, start = self.text_of(i - 1), self.tokens[i - 1].span[0]  # "$1933-$108 =": "$" a token apart
             value = parse_number(piece.group("number"))
             if value is None:
                 return None
@@ -1463,6 +1466,8 @@ class _TokenScanner:
         if match.group("dash") in ("–", "—") and self.year_range(i, value, parse_number(match.group("second"))):
             return [], i + 1  # "the war of 1914–1918": a span of years
         unit = match.group("money") or unit  # "175$." in one token: the sign after the amount
+        if match.group("money_second") and currency_before and not prefix.group(2):  # "$10-$20": "$" a token apart
+            start, unit = self.tokens[i - 1].span[0], currency_before
         sign_after = next(name for name in ("percent", "percent_before", "money", "number") if match.group(name))
         end = token.span[0] + match.end(sign_after)
         found = [self.quantity((start, end), -value if negative else value, form, token, unit, None)]
@@ -1485,9 +1490,10 @@ class _TokenScanner:
             span = (token.span[0] + match.start("second"), self.tokens[i + 1].span[1])
             found.append(self.quantity(span, second[0] * scale, second[1], token, unit, None))
             return found, i + 2
-        if second is not None:
-            span = (token.span[0] + match.start("second"), token.span[0] + match.end("second"))
-            found.append(self.quantity(span, second[0], second[1], token, unit, None))
+        if second is not None:  # "$10-$20": the second amount's own sign in the span
+            opening = "money_second" if match.group("money_second") else "second"
+            span = (token.span[0] + match.start(opening), token.span[0] + match.end("second"))
+            found.append(self.quantity(span, second[0], second[1], token, match.group("money_second") or unit, None))
         return found, i + 1
 
     def pieces(self, i: int, match: re.Match, groups: tuple, units: tuple) -> list[Quantity]:
@@ -1755,6 +1761,8 @@ class _TokenScanner:
     def is_label(self, i: int) -> bool:
         """``Route 66``, ``Level 5``, ``42 Oak Street``: the number names rather than counts (not ``Griffin 3 less
         than``: a comparison after the number makes it a count)."""
+        if self.adjacent(i, i + 1) and self.text_of(i + 1) in ("*", "×", "÷", "+") and self.raw(i + 2)[:1].isdigit():
+            return False  # "take Alice 25*60= 1500 minutes": a step of arithmetic after a name, not "Voyager 2"
         closing_quote = self.text_of(i + 1) == '"' and sum(self.text_of(k) == '"' for k in range(i)) % 2 == 1
         if self.text_of(i + 1) in _COUNT_AFTER and not closing_quote:  # 'Wrench 8"', not '"English 101"'
             return False

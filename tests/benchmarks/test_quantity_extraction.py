@@ -117,6 +117,7 @@ LATER_PARTS = {
     36: ({**DRAWN_20, "written": 70}, 128, 17),
     37: ({**DRAWN_20, "written": 70}, 117, 16),
     38: ({**DRAWN_20, "written": 70}, 130, 12),
+    39: ({**DRAWN_20, "written": 70}, 133, 12),
 }
 
 

@@ -546,6 +546,16 @@ def test_street_names_stands_hyphenated_words_swiss_thousands_and_country_codes(
         ("Growers expect 9,500 tonnes, their smallest crop in a decade.", [("9,500", Fraction(9500))]),
         ("It was the wettest summer in a century.", []),
         ("An honest man worked there for a decade.", [("decade", Fraction(10))]),
+        ("Tickets cost $10-$20.", [("$10", Fraction(10)), ("$20", Fraction(20))]),
+        (
+            "He will end up with $1933-$108 = $1825.",
+            [("$1933", Fraction(1933)), ("$108", Fraction(108)), ("$1825", Fraction(1825))],
+        ),
+        (
+            "It will take Alice 25*60= 1500 minutes.",
+            [("25", Fraction(25)), ("60", Fraction(60)), ("1500", Fraction(1500))],
+        ),
+        ("Voyager 2 left in 1977.", []),
         ("He lived there for a decade.", [("decade", Fraction(10))]),
         ("Tickets for the 2026 final go on sale.", []),
         ("The 1999 edition sold out.", []),
