@@ -353,6 +353,9 @@ _BLOOD_PRESSURE_RE = re.compile(r"(\d{2,3})/(\d{2,3})")  # "120/80 mmHg": systol
 _FEET_INCHES_RE = re.compile(r"(\d{1,2})['′](\d{1,2}(?:\.\d+)?)[\"″]?")  # a height: 6'2", 5′10″
 # two numbers glued by a multiplication sign: "8x2" of "8x2^10", "4×6" (a power of ten "2x10-5" is read apart)
 _TIMES_RE = re.compile(rf"({DIGITS_PATTERN})[×x]({DIGITS_PATTERN})")
+# numbers joined by commas with no space, as a point or a tuple is written in plain text: "(-2,4)", "(3,-8)"
+_TUPLE_RE = re.compile(r"-?\d+(?:\.\d+)?(?:,-?\d+(?:\.\d+)?)+")
+_TUPLE_NUMBER_RE = re.compile(r"-?(\d+(?:\.\d+)?)")
 _ARTICLES = {"a", "an"}
 # words after "once" that make it no count: a clause it opens ("stop once the light turns green"), an idiom
 _CLAUSE_OPENERS = {"the", "this", "that", "these", "those", "i", "you", "he", "she", "it", "we", "they", "everyone"}
@@ -1394,6 +1397,9 @@ class _TokenScanner:
         arithmetic = self.arithmetic_at(i)
         if arithmetic is not None:
             return arithmetic, i + 1
+        point = self.bracketed_tuple(i)
+        if point is not None:
+            return point, i + 1
         token = self.tokens[i]
         written = self.raw(i)
         if _UNIT_AND_FULL_STOP_RE.fullmatch(written):
@@ -1495,6 +1501,28 @@ class _TokenScanner:
             span = (token.span[0] + match.start(opening), token.span[0] + match.end("second"))
             found.append(self.quantity(span, second[0], second[1], token, match.group("money_second") or unit, None))
         return found, i + 1
+
+    def bracketed_tuple(self, i: int) -> list[Quantity] | None:
+        """Token ``i`` is numbers joined by commas with no space, right inside brackets: a point or a tuple written
+        as plain text (``the distance between (-2,4) and (3,-8)``): each number, with its sign; else ``None`` (a
+        decimal comma, ``2,5 kg``, is read elsewhere)."""
+        written = self.raw(i)
+        if not _TUPLE_RE.fullmatch(written):
+            return None
+        if not (
+            self.text_of(i - 1) in ("(", "[")
+            and self.adjacent(i - 1, i)
+            and self.text_of(i + 1) in (")", "]")
+            and self.adjacent(i, i + 1)
+        ):
+            return None
+        token, found = self.tokens[i], []
+        for piece in _TUPLE_NUMBER_RE.finditer(written):
+            value, form = parse_number(piece.group(1))
+            negative = piece.group().startswith("-")
+            span = (token.span[0] + piece.start(), token.span[0] + piece.end())
+            found.append(self.quantity(span, -value if negative else value, form, token, None, None))
+        return found
 
     def pieces(self, i: int, match: re.Match, groups: tuple, units: tuple) -> list[Quantity]:
         """One quantity per group of ``match`` on token ``i``, with its unit (``6'2"``: 6 ``ft`` and 2 ``in``)."""
@@ -1737,7 +1765,8 @@ class _TokenScanner:
         determiner = before == "the" or before in _ARTICLES and value % 100 != 0
         # an older year after "the" only where it is no round number: "the 1883 eruption" (not "the 1500 piece set")
         dated = 1900 <= value <= 2100 or before == "the" and value % 100 != 0
-        if determiner and dated and after is not None and (after.upos == "NOUN" or head_adjective):
+        named_event = after is not None and after.upos == "PROPN" and 1900 <= value <= 2100  # "the 2023 Tokyo Marathon"
+        if determiner and dated and after is not None and (after.upos == "NOUN" or head_adjective or named_event):
             if not _plural(after) and not _is_measure(after) and self.text_of(i + 2) not in ("-", "–"):
                 return True  # "the 2026 final", "the 2000 census" (not "the 2000 runners", "the 1500 metre race")
         if before not in _YEAR_CUES:
@@ -2159,12 +2188,12 @@ class _TokenScanner:
 
     def one_after_a_complementizer(self, i: int) -> bool:
         """``that`` before ``one`` opens a clause and ``one`` counts the singular noun after it (``We are given that
-        one solution is``, ``such that one side is``), not ``I like that one``, ``knew that one day`` (a time)."""
+        one solution is``, ``such that one side is``, ``painted so that one side is``), not ``I like that one``, ``knew that one day`` (a time)."""
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         return (
             self.text_of(i - 1) == "that"
             and i >= 2
-            and (self.tokens[i - 2].upos == "VERB" or self.text_of(i - 2) == "such")
+            and (self.tokens[i - 2].upos == "VERB" or self.text_of(i - 2) in ("such", "so"))
             and after is not None
             and after.upos == "NOUN"
             and not _plural(after)

@@ -118,6 +118,7 @@ LATER_PARTS = {
     37: ({**DRAWN_20, "written": 70}, 117, 16),
     38: ({**DRAWN_20, "written": 70}, 130, 12),
     39: ({**DRAWN_20, "written": 70}, 133, 12),
+    40: ({**DRAWN_20, "written": 70}, 109, 16),
 }
 
 
