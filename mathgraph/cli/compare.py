@@ -79,7 +79,7 @@ def register(commands) -> None:
     add_runtime_argument(compare)
     compare.add_argument(
         "--threads",
-        type=int,
+        type=at_least_one,
         help="torch CPU threads (default: one for a TEXT pair, the cores this process may use for --input)",
     )
     compare.set_defaults(run=run_compare)

@@ -90,8 +90,6 @@ def run_dedupe(args: argparse.Namespace) -> int:
     from mathgraph.cli.common import check_model_argument
 
     output_format = _output_format(args.output)
-    if args.batch_size < 1:
-        raise UserError(f"--batch-size must be >= 1, got {args.batch_size}")
     check_bank_input(args.input, args.input_format)
     check_model_argument(args.model)
     settings = _settings(args)

@@ -71,8 +71,6 @@ def run_encode(args: argparse.Namespace) -> int:
     check_model_argument(args.model, names=NAMED_MODELS)
     check_bank_input(args.input, args.input_format)
     one_file, output_format = output_target(args.output, args.output_format)
-    if args.threads is not None and args.threads < 1:
-        raise UserError(f"--threads must be >= 1, got {args.threads}")
     from mathgraph.api import encoding_job
 
     graphs = None

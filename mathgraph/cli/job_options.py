@@ -62,8 +62,6 @@ def check_job_arguments(args: argparse.Namespace) -> None:
     """Usage errors of the batch-job options, before anything loads."""
     if args.shard_size < 1:
         raise UserError(f"--shard-size must be >= 1, got {args.shard_size}")
-    if args.workers is not None and args.workers < 1:
-        raise UserError(f"--workers must be >= 1, got {args.workers}")
     if args.engine != "ray" and (args.address or args.gpus_per_worker is not None or args.cpus_per_worker != 1.0):
         raise UserError("--address, --cpus-per-worker and --gpus-per-worker apply to --engine ray only")
     from mathgraph.api import check_engine

@@ -68,7 +68,7 @@ def register(commands) -> None:
     add_runtime_argument(predict)
     predict.add_argument(
         "--threads",
-        type=int,
+        type=at_least_one,
         help="torch CPU threads (default: one for a TEXT input, the cores this process may use for --input)",
     )
     add_job_arguments(predict, "--engine ray: model actors (default: the cluster's GPUs, else its CPUs but one)")
@@ -136,8 +136,6 @@ def _check_arguments(args: argparse.Namespace) -> object:
         raise UserError("--output, --skip-bad, --resume and --engine apply to --input files only")
     elif not args.texts:
         raise UserError("give the input as TEXT arguments, or --input FILE")
-    if args.threads is not None and args.threads < 1:
-        raise UserError(f"--threads must be >= 1, got {args.threads}")
     item = None
     if args.texts:
         fewest, most, wanted = task_spec(args.task).text_arguments

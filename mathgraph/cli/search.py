@@ -148,7 +148,7 @@ def _register_search(commands) -> None:
     queries.add_argument("--batch-size", type=at_least_one, default=32, help="queries embedded at a time (default: 32)")
     search.add_argument(
         "--threads",
-        type=int,
+        type=at_least_one,
         help="torch CPU threads (default: one for a QUERY, the cores this process may use for --queries)",
     )
     search.set_defaults(run=run_search)

@@ -8,7 +8,13 @@ import logging
 import socket
 import sys
 
-from mathgraph.cli.common import NAMED_MODELS, add_runtime_argument, check_index_argument, check_model_argument
+from mathgraph.cli.common import (
+    NAMED_MODELS,
+    add_runtime_argument,
+    at_least_one,
+    check_index_argument,
+    check_model_argument,
+)
 from mathgraph.errors import UserError
 from mathgraph.quiet import warn
 from mathgraph.serve.service import Limits, Service
@@ -95,7 +101,7 @@ def register(commands) -> None:
     add_runtime_argument(serve)
     serve.add_argument(
         "--threads",
-        type=int,
+        type=at_least_one,
         help="torch CPU threads (default: one less than the cores this process may use, at least 1: parsing and "
         "aligning run beside the models)",
     )

@@ -404,6 +404,12 @@ def test_job_options_are_checked_before_anything_loads(tmp_path, capsys):
         (["index", "build", "--input", str(source), "--output", str(tmp_path / "i"), "--batch-size", "0"], "got 0"),
         (["search", "--index", str(tmp_path), "x", "-k", "0"], "argument -k: must be 1 or more, got 0"),
         (["predict", "kpc", "--top", "0", "x"], "argument --top: must be 1 or more"),
+        (["predict", "kpc", "--threads", "0", "x"], "argument --threads: must be 1 or more, got 0"),
+        (["compare", "a", "b", "--threads", "-1"], "argument --threads: must be 1 or more, got -1"),
+        (["serve", "--threads", "0"], "argument --threads: must be 1 or more, got 0"),
+        (["encode", "--input", str(source), "--output", str(tmp_path / "v"), "--threads", "0"], "got 0"),
+        (["dedupe", "--input", str(source), "--output", str(tmp_path / "g.jsonl"), "--batch-size", "0"], "got 0"),
+        (["parse", "--input", str(source), "--output", str(tmp_path / "o3"), "--workers", "0"], "got 0"),
     ]
     for argv, message in cases:
         assert main(["-q", *argv]) == 2, argv
