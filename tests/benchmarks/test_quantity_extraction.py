@@ -119,6 +119,7 @@ LATER_PARTS = {
     38: ({**DRAWN_20, "written": 70}, 130, 12),
     39: ({**DRAWN_20, "written": 70}, 133, 12),
     40: ({**DRAWN_20, "written": 70}, 109, 16),
+    41: ({**DRAWN_20, "written": 70}, 131, 14),
 }
 
 
