@@ -120,6 +120,7 @@ LATER_PARTS = {
     39: ({**DRAWN_20, "written": 70}, 133, 12),
     40: ({**DRAWN_20, "written": 70}, 109, 16),
     41: ({**DRAWN_20, "written": 70}, 131, 14),
+    42: ({**DRAWN_20, "written": 70}, 113, 16),
 }
 
 
