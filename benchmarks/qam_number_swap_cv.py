@@ -27,6 +27,18 @@ printed. ``--smoke`` runs on the smoke data, 5 seeds and 4 GSM8K questions, mode
 and pair role (``pos``; ``neg-seed-solution``: the variant's question with the seed's solution;
 ``neg-seed-question``: the seed's question with the variant's solution), how many test pairs the row ``--row``
 (default ``structure+steps+fit+tfidf``) got wrong, then the first N of them per type with their texts.
+
+The neural QAM model (the pair head that reads the alignment, as the shipped package's) cannot be trained five
+times on this CPU; a GPU trains it per fold in a kit's ``qam-cv`` phase (docs/gpu.md):
+
+    python benchmarks/qam_number_swap_cv.py --export-folds results/data    # qam.cvK-train/-dev/-test.jsonl
+    mathgraph kit build --data results/data --output kit --shares comus=0.4,qam-cv=0.6   # then kit run on a GPU
+    python benchmarks/qam_number_swap_cv.py --work results/ --neural out/report.json
+
+``--neural`` adds the rows ``neural`` (each fold's model, threshold 0.5; trained on the fold's inner pairs, its
+epoch chosen on the fold's dev pairs) and ``structure+steps+fit+tfidf+neural`` (that hybrid fused with it, the
+weight and threshold chosen on the fold's dev pairs as the hybrid's own are), written to
+``benchmarks/results/qam_number_swap_cv_neural.json``.
 """
 
 from __future__ import annotations
@@ -67,11 +79,13 @@ from smoke import SMOKE_DATA, smoke_work  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"  # as benchmarks/results.py reads it
 RESULTS = Path(__file__).resolve().parent / "results" / "qam_number_swap_cv.json"
+RESULTS_NEURAL = RESULTS.with_name("qam_number_swap_cv_neural.json")  # with --neural
 SEED = 0
 GSM8K_QUESTIONS = 500
 ALL_FEATURES = available_features("solution")
 OLD_FEATURES = tuple(name for name in ALL_FEATURES if name not in STEP_FINDING_FEATURES)
 COLUMNS = ALL_FEATURES + CANDIDATE_FEATURES  # a pair's row here: what the package computes, then the candidates
+NEURAL_WITH = "structure+steps+fit"  # the hybrid (with TF-IDF) that --neural fuses the GPU's QAM models with
 STRUCTURES = {
     "structure": OLD_FEATURES,
     "structure+steps": ALL_FEATURES,
@@ -92,13 +106,18 @@ def main() -> None:
     if args.failures is not None:
         print_failures(work / "qam_number_swap_cv" / "predictions.jsonl", swap, args.row, args.failures)
         return
+    if args.export_folds:
+        written = export_folds(swap, gsm8k, args.folds, Path(args.export_folds))
+        print(f"{len(written)} fold files written to {args.export_folds} (a kit's qam-cv phase reads them)")
+        return
+    neural = read_neural(Path(args.neural), args.folds) if args.neural else None
     pairs = [(p["text_a"], p["text_b"]) for p in gsm8k + swap]  # the training pairs first, then seed by seed
     rows = cached_rows(pairs, work / "qam_number_swap_cv" / "rows.npz")
     candidates = cached_candidates(pairs, work / "qam_number_swap_cv" / "candidates.npz")
     print(f"alignment rows of {len(set(pairs))} pairs: {time.perf_counter() - started:.1f} s", flush=True)
     params = {"max_iter": 20} if args.smoke else {}
     with threadpool_limits(1):  # the trees' OpenMP threads fight over a shared CPU: one is faster there
-        results = cross_validate(swap, types, gsm8k, rows, candidates, args.folds, params)
+        results = cross_validate(swap, types, gsm8k, rows, candidates, args.folds, params, neural)
     predictions = work / "qam_number_swap_cv" / "predictions.jsonl"
     predictions.write_text("".join(json.dumps(p) + "\n" for p in results.pop("pairs")))
     results.update(
@@ -111,7 +130,11 @@ def main() -> None:
             "seconds": round(time.perf_counter() - started, 1),
         }
     )
-    out = work / "qam_number_swap_cv.json" if args.smoke else RESULTS
+    if neural is not None:
+        results["neural"] = (
+            f"{args.neural}: the qam-cv phase of a kit run (QAM models trained on each fold's inner pairs)"
+        )
+    out = work / "qam_number_swap_cv.json" if args.smoke else RESULTS_NEURAL if neural is not None else RESULTS
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1))
     print_tables(results)
@@ -245,6 +268,70 @@ def choose_hybrid(structure: list[dict], tfidf: list[dict], gold: list[int]) -> 
     return {"weight": weight, "threshold": threshold, "dev_accuracy": best, "dev_by_weight": tried}
 
 
+def fold_parts(swap: list[dict], gsm8k: list[dict], folds: int) -> tuple[dict[str, int], list[dict]]:
+    """Each seed's fold (the seeds shuffled with ``SEED``) and, per fold, its pairs: ``train_all`` (the other
+    folds' pairs), ``inner`` (those of the training seeds outside dev, plus ``gsm8k``), ``dev`` (a fifth of the
+    training seeds) and ``test`` (the indices in ``swap`` of the fold's own pairs)."""
+    seeds = sorted({p["group"] for p in swap})
+    random.Random(SEED).shuffle(seeds)
+    fold_of = {seed: k % folds for k, seed in enumerate(seeds)}
+    parts = []
+    for fold in range(folds):
+        train_seeds = [s for s in seeds if fold_of[s] != fold]
+        dev_seeds = set(train_seeds[: max(1, len(train_seeds) // 5)])
+        train_all = [p for p in swap if fold_of[p["group"]] != fold]
+        parts.append(
+            {
+                "train_all": train_all,
+                "inner": [p for p in train_all if p["group"] not in dev_seeds] + gsm8k,
+                "dev": [p for p in train_all if p["group"] in dev_seeds],
+                "test": [k for k, p in enumerate(swap) if fold_of[p["group"]] == fold],
+            }
+        )
+    return fold_of, parts
+
+
+def export_folds(swap: list[dict], gsm8k: list[dict], folds: int, directory: Path) -> list[Path]:
+    """The folds as QAM task files for a kit's ``qam-cv`` phase (``tasks.kit``): ``qam.cvK-train.jsonl`` (the
+    pairs a fold's inner models train on), ``qam.cvK-dev.jsonl`` (its dev pairs) and ``qam.cvK-test.jsonl``
+    (its held-out pairs), each row ``id``, ``group``, ``text_a``, ``text_b``, ``label``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fields = ("id", "group", "text_a", "text_b", "label")
+    written = []
+    for fold, part in enumerate(fold_parts(swap, gsm8k, folds)[1]):
+        for role, pairs in (("train", part["inner"]), ("dev", part["dev"]), ("test", [swap[k] for k in part["test"]])):
+            path = directory / f"qam.cv{fold}-{role}.jsonl"
+            path.write_text("".join(json.dumps({f: p[f] for f in fields}) + "\n" for p in pairs), encoding="utf-8")
+            written.append(path)
+    return written
+
+
+def read_neural(report: Path, folds: int) -> dict[int, dict[str, dict[str, float]]]:
+    """The ``qam-cv`` phase of a ``kit run`` report: per fold, ``{"dev": {pair id: P(match)}, "test": ...}``."""
+    phase = json.loads(report.read_text(encoding="utf-8")).get("phases", {}).get("qam-cv")
+    if not phase or "folds" not in phase:
+        raise SystemExit(f"{report}: no qam-cv phase with folds (its record: {json.dumps(phase)[:300]})")
+    neural = {int(fold): entry for fold, entry in phase["folds"].items()}
+    if sorted(neural) != list(range(folds)):
+        raise SystemExit(f"{report}: folds {sorted(neural)}, but this run has --folds {folds}")
+    return neural
+
+
+def neural_results(neural: dict, fold: int, role: str, pairs: list[dict]) -> list[dict]:
+    """The neural model's results (``{"label", "probabilities"}``) of ``pairs``, the fold's ``role`` pairs."""
+    matched = neural[fold][role]
+    missing = [p["id"] for p in pairs if p["id"] not in matched]
+    if missing or len(matched) != len(pairs):
+        raise SystemExit(
+            f"fold {fold} {role}: the report's pairs are not this run's ({len(matched)} against {len(pairs)}; "
+            f"missing e.g. {missing[:3]}): export the folds and run the kit again"
+        )
+    return [
+        {"label": int(matched[p["id"]] >= 0.5), "probabilities": {0: 1 - matched[p["id"]], 1: matched[p["id"]]}}
+        for p in pairs
+    ]
+
+
 def cross_validate(
     swap: list[dict],
     types: list[str],
@@ -253,13 +340,14 @@ def cross_validate(
     candidates: dict[bytes, np.ndarray],
     folds: int,
     params: dict,
+    neural: dict | None = None,
 ) -> dict:
     """Per test pair, each row's label; pooled accuracy with Wilson intervals, overall and per type; and
     (``pairs``) each test pair's id, type, gold label, fold and per row its probability of a match and whether
-    the row was right."""
-    seeds = sorted({p["group"] for p in swap})
-    random.Random(SEED).shuffle(seeds)
-    fold_of = {seed: k % folds for k, seed in enumerate(seeds)}
+    the row was right. ``neural`` (``read_neural``): the rows ``neural`` (the GPU's QAM models, threshold 0.5)
+    and ``structure+steps+fit+tfidf+neural`` (that hybrid fused with them, weight and threshold chosen on dev
+    as the hybrid's own)."""
+    fold_of, parts = fold_parts(swap, gsm8k, folds)
     keys = {id(p): pair_key("solution", p["text_a"], p["text_b"]) for p in swap + gsm8k}
     features = {
         id(p): np.concatenate([rows.get_many([keys[id(p)]])[keys[id(p)]], candidates[keys[id(p)]]])
@@ -270,13 +358,8 @@ def cross_validate(
     correct: dict[str, list[bool]] = {}
     matched: dict[str, list[float]] = {}  # per row, each test pair's probability of a match
     chosen = []
-    for fold in range(folds):
-        train_seeds = [s for s in seeds if fold_of[s] != fold]
-        dev_seeds = set(train_seeds[: max(1, len(train_seeds) // 5)])
-        test = [k for k, p in enumerate(swap) if fold_of[p["group"]] == fold]
-        train_all = [p for p in swap if fold_of[p["group"]] != fold]
-        inner = [p for p in train_all if p["group"] not in dev_seeds] + gsm8k
-        dev = [p for p in train_all if p["group"] in dev_seeds]
+    for fold, part in enumerate(parts):
+        train_all, inner, dev, test = part["train_all"], part["inner"], part["dev"], part["test"]
         dev_gold = [p["label"] for p in dev]
         test_pairs = [swap[k] for k in test]
         test_gold = [p["label"] for p in test_pairs]
@@ -288,12 +371,23 @@ def cross_validate(
         record = {"fold": fold, "n_test": len(test), "n_dev": len(dev), "n_train": len(train_all) + len(gsm8k)}
         for name, names in STRUCTURES.items():
             inner_model = fit_structure(matrix(inner), [p["label"] for p in inner], names, params)
-            choice = choose_hybrid(structure_results(inner_model, matrix(dev)), inner_tfidf, dev_gold)
+            inner_dev = structure_results(inner_model, matrix(dev))
+            choice = choose_hybrid(inner_dev, inner_tfidf, dev_gold)
             model = fit_structure(matrix(train_all + gsm8k), [p["label"] for p in train_all + gsm8k], names, params)
             predictions[name] = structure_results(model, matrix(test_pairs))
             fused = [fuse(d, s, choice["weight"]) for d, s in zip(predictions[name], predictions["tfidf"])]
             predictions[f"{name}+tfidf"] = _thresholded(fused, choice["threshold"])
             record[f"{name}+tfidf"] = {k: v for k, v in choice.items() if k != "dev_by_weight"}
+            if neural is not None and name == NEURAL_WITH:  # the GPU's QAM models beside the best hybrid
+                dev_hybrid = [fuse(d, s, choice["weight"]) for d, s in zip(inner_dev, inner_tfidf)]
+                dev_neural, test_neural = (
+                    neural_results(neural, fold, role, ps) for role, ps in (("dev", dev), ("test", test_pairs))
+                )
+                predictions["neural"] = test_neural
+                with_neural = choose_hybrid(dev_hybrid, dev_neural, dev_gold)
+                fused_neural = [fuse(h, n, with_neural["weight"]) for h, n in zip(fused, test_neural)]
+                predictions[f"{name}+tfidf+neural"] = _thresholded(fused_neural, with_neural["threshold"])
+                record[f"{name}+tfidf+neural"] = {k: v for k, v in with_neural.items() if k != "dev_by_weight"}
         # the feature set chosen on dev: the hybrid whose dev accuracy is best (the fewer features among equals)
         best = max(STRUCTURES, key=lambda name: (record[f"{name}+tfidf"]["dev_accuracy"], -len(STRUCTURES[name])))
         predictions["dev-chosen+tfidf"] = predictions[f"{best}+tfidf"]
@@ -417,6 +511,12 @@ def _arguments() -> argparse.Namespace:
         "--failures", type=int, metavar="N", help="print an earlier run's wrong test pairs (N per type) and stop"
     )
     parser.add_argument("--row", default="structure+steps+fit+tfidf", help="the row --failures reads")
+    parser.add_argument(
+        "--export-folds", metavar="DIR", help="write the folds as QAM task files for a kit's qam-cv phase and stop"
+    )
+    parser.add_argument(
+        "--neural", metavar="REPORT", help="a kit run's report.json: add the rows of its qam-cv phase's models"
+    )
     args = parser.parse_args()
     if args.folds < 2:
         parser.error("--folds must be at least 2")

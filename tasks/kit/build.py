@@ -13,13 +13,17 @@ A kit holds:
 
 The data are the ``TASK.PART.jsonl`` files of ``tasks.release.build.task_files`` and the pre-training corpus
 ``pretrain.train.jsonl``: train and dev parts for the four tasks, and KPC's test part for the knowledge-point
-study the job reports (evaluated, never trained on). The corpus holds train parts only.
+study the job reports (evaluated, never trained on). The corpus holds train parts only. QAM folds for the
+job's cross-validation (``qam.cvK-train``, ``qam.cvK-dev``, ``qam.cvK-test``: fold ``K``'s training pairs, the
+dev pairs that choose its epoch, its held-out pairs; ``benchmarks/qam_number_swap_cv.py --export-folds``
+writes them) travel too when ``data`` has them; the ``qam-cv`` phase needs them.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -39,6 +43,7 @@ KIT_AND_CODE_LIMIT = 60 * 2**20
 # The parts a kit carries: train and dev of every task, and KPC test for the study (evaluated only).
 EVALUATION_ONLY = {"kpc": ("test",)}
 ALIGNED_TASKS = ("qrc", "qam", "sqr")  # the pair tasks whose heads read alignment features
+QAM_FOLD_PART = re.compile(r"cv(?P<fold>\d+)-(?P<role>train|dev|test)")  # a QAM cross-validation fold's part
 
 
 @dataclass
@@ -56,6 +61,10 @@ class JobSettings:
     # KPC settings to compare in the study (each {"learning_rate", "epochs", "batch_size", "seeds"}, any of them
     # left out taking the values above); empty: one setting, the values above
     kpc_settings: list = field(default_factory=list)
+    # the qam-cv phase: one QAM model per fold of the kit's qam.cvK-* parts, best epoch on the fold's dev
+    qam_cv_learning_rate: float = 1e-4
+    qam_cv_epochs: int = 3
+    qam_cv_batch_size: int = 16
     multitask_epochs: int = 2
     multitask_batch_size: int = 16
     finetune_lr: float = 3e-5  # the multi-task phase's
@@ -99,17 +108,36 @@ def read_kit(kit: str | Path) -> dict:
 
 
 def kit_parts(files: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
-    """The task files a kit carries: every task's train and dev parts (``dev-*`` too), KPC's test part."""
+    """The task files a kit carries: every task's train and dev parts (``dev-*`` too), KPC's test part, and
+    QAM's cross-validation folds (``cvK-train``, ``cvK-dev``, ``cvK-test``)."""
     chosen = {}
     for task, parts in files.items():
         keep = {
             part: path
             for part, path in parts.items()
-            if part == "train" or part.startswith("dev") or part in EVALUATION_ONLY.get(task, ())
+            if part == "train"
+            or part.startswith("dev")
+            or part in EVALUATION_ONLY.get(task, ())
+            or (task == "qam" and QAM_FOLD_PART.fullmatch(part))
         }
         if keep:
             chosen[task] = keep
     return chosen
+
+
+def qam_folds(parts: dict[str, str]) -> dict[int, dict[str, str]]:
+    """QAM's cross-validation folds among a kit's QAM ``parts``: ``{fold: {"train", "dev", "test": path}}``;
+    ``ValueError`` for a fold that lacks one of the three."""
+    folds: dict[int, dict[str, str]] = {}
+    for part, path in parts.items():
+        match = QAM_FOLD_PART.fullmatch(part)
+        if match:
+            folds.setdefault(int(match["fold"]), {})[match["role"]] = path
+    for fold, roles in sorted(folds.items()):
+        missing = sorted({"train", "dev", "test"} - set(roles))
+        if missing:
+            raise ValueError(f"QAM fold {fold} has no {' or '.join(f'qam.cv{fold}-{m}.jsonl' for m in missing)}")
+    return dict(sorted(folds.items()))
 
 
 def task_config(task: str):
@@ -149,6 +177,11 @@ def build_kit(
     if "train" not in files.get(PRETRAIN_CORPUS, {}):
         raise FileNotFoundError(f"{data}: a kit needs the pre-training corpus {PRETRAIN_CORPUS}.train.jsonl")
     carried = kit_parts({t: p for t, p in files.items() if t != PRETRAIN_CORPUS})
+    if "qam-cv" in settings.shares and not qam_folds(carried.get("qam", {})):
+        raise FileNotFoundError(
+            f"{data}: the qam-cv phase needs QAM folds, qam.cvK-train/-dev/-test.jsonl "
+            "(python benchmarks/qam_number_swap_cv.py --export-folds DATA)"
+        )
     if output.exists():
         shutil.rmtree(output)
     (output / DATA_DIR).mkdir(parents=True)
@@ -286,6 +319,7 @@ __all__ = [
     "build_kit",
     "read_kit",
     "kit_parts",
+    "qam_folds",
     "task_config",
     "kit_sizes",
     "code_bytes",

@@ -11,7 +11,11 @@ the shares of the phases left; ``TrainingArguments.time_limit_s`` re-plans its s
 4. ``kpc-dapt`` and ``kpc-comus``: the knowledge-point study: KPC fine-tuned from each pre-trained encoder
    (``kpc_seeds`` times, from different seeds, for each of the ``kpc_settings`` compared: their ensemble
    averages the class probabilities), the best
-   epoch on dev, then measured on KPC test.
+   epoch on dev, then measured on KPC test;
+5. ``qam-cv``: QAM cross-validation: per fold of the kit's ``qam.cvK-*`` parts, a QAM model (the pair head
+   that reads the alignment) fine-tuned from the COMUS encoder on the fold's training pairs, its best epoch
+   on the fold's dev pairs, then each dev and held-out pair's probability of a match, by pair id (the CPU
+   fuses them with the models it cross-validates: ``benchmarks/qam_number_swap_cv.py --neural``).
 
 Output (at most 8 files, each at most 16 MiB): ``encoder-NN.safetensors`` (the pre-trained encoder as fp16
 deltas against the packaged MiniLM, as a model package stores it), ``multitask-NN.safetensors`` (the
@@ -35,12 +39,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .build import BASE_DIR, DATA_DIR, GRAPH_WEIGHTS, PACKED_DIR, TEXT_WEIGHTS, JobSettings, read_kit
+from .build import BASE_DIR, DATA_DIR, GRAPH_WEIGHTS, PACKED_DIR, TEXT_WEIGHTS, JobSettings, qam_folds, read_kit
 
 MAX_FILE_BYTES = 15 * 2**20  # under the 16 MiB a file may be on the way back
 REPORT_NAME = "report.json"
-PHASES = ("comus", "multitask", "dapt", "kpc-dapt", "kpc-comus")
-NEEDS = {"multitask": "comus", "kpc-comus": "comus", "kpc-dapt": "dapt"}  # a phase needs another's model
+PHASES = ("comus", "multitask", "dapt", "kpc-dapt", "kpc-comus", "qam-cv")
+NEEDS = {"multitask": "comus", "kpc-comus": "comus", "kpc-dapt": "dapt", "qam-cv": "comus"}  # another's model
 
 
 def start_encoder(kit: Path, directory: Path, seed: int = 0) -> Path:
@@ -363,6 +367,54 @@ class Job:
 
     def _kpc_dapt(self) -> dict:
         return self._kpc("kpc-dapt", "dapt", "bert")
+
+    def _qam_cv(self) -> dict:
+        """One QAM model per fold (an equal share of the phase's time each), fine-tuned from the COMUS encoder,
+        best epoch on the fold's dev pairs; per fold, each dev and held-out pair's probability of a match."""
+        from mathgraph.models.features import FeatureStore
+        from mathgraph.models.prediction import predict
+        from mathgraph.models.task_io import label_values
+        from mathgraph.models.task_model import TaskModel
+        from mathgraph.tasks.task_types import load_examples
+        from mathgraph.tasks.training.finetune import train_task
+
+        from .build import task_config
+
+        config = task_config("qam")
+        folds = qam_folds(self.files.get("qam", {}))
+        if not folds:
+            raise ValueError("the kit has no QAM folds (qam.cvK-train/-dev/-test)")
+        deadline = time.perf_counter() + self.budget("qam-cv")
+        settings = self.settings
+        record: dict = {"folds": {}}
+        for index, (fold, paths) in enumerate(folds.items()):
+            seconds = (deadline - time.perf_counter()) / (len(folds) - index)
+            args = self.arguments(
+                "qam-cv",
+                output_dir=str(self.work / "qam-cv" / f"fold-{fold}"),
+                time_limit_s=max(1.0, seconds),
+                epochs=settings.qam_cv_epochs,
+                batch_size=settings.qam_cv_batch_size,
+                learning_rate=settings.qam_cv_learning_rate,
+            )
+            result = train_task(config, paths["train"], args, dev_path=paths["dev"], model=str(self.work / "comus"))
+            model = TaskModel.from_pretrained(args.output_dir, device=self.device)
+            match = label_values("qam", model.config.labels).index(1)
+            entry = {"best_dev_accuracy": result["best_dev"], **_throughput(result["history"], None)}
+            for role in ("dev", "test"):
+                examples = load_examples(config, paths[role])
+                texts = [t for e in examples for t in config.task_type.example_texts(e)]
+                store = FeatureStore.for_run(model.encoder, texts, args, with_graphs=model.config.uses_graph)
+                logits = torch.stack([out["logits"] for out in predict(model, examples, store, raw=True)])
+                matched = torch.softmax(logits.float(), dim=-1)[:, match].tolist()
+                # load_examples keeps every non-blank line, in order (a bad row is an error)
+                ids = [json.loads(line)["id"] for line in open(paths[role], encoding="utf-8") if line.strip()]
+                entry[role] = {pair_id: round(p, 4) for pair_id, p in zip(ids, matched, strict=True)}
+            record["folds"][str(fold)] = entry
+            self.say(f"qam-cv fold {fold}: dev {entry['best_dev_accuracy']}")
+            self.report["phases"]["qam-cv"] = record  # the folds done so far, should the job be cut short
+            self._write_report()
+        return record
 
     # ------------------------------------------------------------ output
     def write_weights(self) -> None:

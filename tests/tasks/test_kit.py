@@ -422,3 +422,61 @@ def test_the_kpc_study_runs_one_model_per_seed_and_reports_their_ensemble(kit_da
         expected = "".join("1" if labels[int(p.argmax())] == r["subject"] else "0" for p, r in zip(ensemble, rows))
         assert study[part]["correct"] == expected
         assert study[part]["accuracy"] == pytest.approx(expected.count("1") / len(rows))
+
+
+def test_qam_folds_need_all_three_parts_of_each_fold():
+    from mathgraph.tasks.kit.build import kit_parts, qam_folds
+
+    parts = {"train": "t", "dev": "d", "cv0-train": "a", "cv0-dev": "b", "cv0-test": "c", "cv1-train": "e"}
+    assert set(kit_parts({"qam": parts})["qam"]) == set(parts)
+    assert set(kit_parts({"qrc": parts})["qrc"]) == {"train", "dev"}  # folds are QAM's only
+    with pytest.raises(ValueError, match=r"QAM fold 1 has no qam.cv1-dev.jsonl or qam.cv1-test.jsonl"):
+        qam_folds(parts)
+    del parts["cv1-train"]
+    assert qam_folds(parts) == {0: {"train": "a", "dev": "b", "test": "c"}}
+
+
+@pytest.mark.slow
+def test_the_qam_cv_phase_trains_one_model_per_fold_and_the_benchmark_fuses_them(
+    kit_data, start_model, tmp_path, capsys
+):
+    from mathgraph.cli.main import main
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    import qam_number_swap_cv as cv
+
+    from smoke import SMOKE_DATA
+
+    kit, out = tmp_path / "kit", tmp_path / "out"
+    build = ["kit", "build", "--data", str(kit_data), "--output", str(kit), "--model", start_model, "--smoke"]
+    assert main([*build, "--shares", "qam-cv=1", "--workers", "1"]) == 2  # no folds in the data yet
+    assert "the qam-cv phase needs QAM folds" in capsys.readouterr().err
+    swap, types, gsm8k = cv.qam_pairs(SMOKE_DATA, 5, 4)
+    written = cv.export_folds(swap, gsm8k, 2, kit_data)
+    assert sorted(p.name for p in written) == [f"qam.cv{k}-{r}.jsonl" for k in (0, 1) for r in ("dev", "test", "train")]
+    test_ids = [json.loads(line)["id"] for k in (0, 1) for line in open(kit_data / f"qam.cv{k}-test.jsonl")]
+    assert sorted(test_ids) == sorted(p["id"] for p in swap)  # every pair held out once
+    assert main([*build, "--shares", "qam-cv=1", "--workers", "1"]) == 0
+    assert main(["kit", "run", str(kit), "--output", str(out), "--minutes", "3", "--device", "cpu"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    folds = report["phases"]["qam-cv"]["folds"]
+    assert report["status"] == "done" and sorted(folds) == ["0", "1"]
+    for k in (0, 1):
+        for role in ("dev", "test"):
+            ids = [json.loads(line)["id"] for line in open(kit_data / f"qam.cv{k}-{role}.jsonl")]
+            assert list(folds[str(k)][role]) == ids and all(0 <= p <= 1 for p in folds[str(k)][role].values())
+
+    # the benchmark reads them: the neural row is each fold model's probability at 0.5, pair by pair
+    neural = cv.read_neural(out / "report.json", 2)
+    pairs = [(p["text_a"], p["text_b"]) for p in gsm8k + swap]
+    rows = cv.cached_rows(pairs, tmp_path / "rows.npz")
+    candidates = cv.cached_candidates(pairs, tmp_path / "candidates.npz")
+    results = cv.cross_validate(swap, types, gsm8k, rows, candidates, 2, {"max_iter": 20}, neural)
+    probability = {i: p for fold in folds.values() for i, p in fold["test"].items()}
+    expected = [(probability[p["id"]] >= 0.5) == bool(p["label"]) for p in swap]
+    assert [pair["neural"][1] for pair in results["pairs"]] == expected
+    assert "structure+steps+fit+tfidf+neural" in results["rows"]
+    for record in results["folds"]:
+        assert 0.0 <= record["structure+steps+fit+tfidf+neural"]["weight"] <= 1.0
+    with pytest.raises(SystemExit, match="--folds 3"):
+        cv.read_neural(out / "report.json", 3)
