@@ -19,7 +19,7 @@ import json
 import sys
 
 from mathgraph.bank_files import INPUT_FORMATS
-from mathgraph.cli.common import IntermixedArgumentParser, read_input_rows, report_skipped
+from mathgraph.cli.common import IntermixedArgumentParser, counted, read_input_rows, report_skipped
 from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path
@@ -126,7 +126,7 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         written = write_jsonl(sys.stdout, lines)
     failed = sum(not check.ok for check in checks)
-    report(f"wrote {written} checks to {args.output or 'stdout'} ({failed} not ok)")
+    report(f"wrote {counted(written, 'check')} to {args.output or 'stdout'} ({failed} not ok)")
     report_skipped(bad)
     return 1 if failed else 0
 

@@ -28,11 +28,17 @@ def at_least_one(text: str) -> int:
     return value
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` and ``noun``, plural unless the count is one: ``counted(1, "graph")`` is ``"1 graph"``,
+    ``counted(1200, "query", "queries")`` is ``"1,200 queries"``."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
 def report_skipped(bad: list, limit: int = 20) -> None:
     """Tell stderr how many input lines ``--skip-bad`` left out, and the first ``limit`` of them (a warning: it
     stays under ``-q``)."""
     if bad:
-        lines = [f"skipped {len(bad)} bad lines:", *(f"  {error}" for error in bad[:limit])]
+        lines = [f"skipped {counted(len(bad), 'bad line')}:", *(f"  {error}" for error in bad[:limit])]
         if len(bad) > limit:
             lines.append(f"  ... and {len(bad) - limit} more")
         report("\n".join(lines), logging.WARNING)

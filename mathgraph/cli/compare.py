@@ -15,6 +15,7 @@ from mathgraph.cli.common import (
     at_least_one,
     check_model_argument,
     configure_inference_threads,
+    counted,
     read_input_rows,
     report_skipped,
 )
@@ -117,7 +118,7 @@ def run_compare(args: argparse.Namespace) -> int:
             written = write_jsonl(f, lines)
     else:
         written = write_jsonl(sys.stdout, lines)
-    report(f"wrote {written} comparisons to {args.output or 'stdout'}")
+    report(f"wrote {counted(written, 'comparison')} to {args.output or 'stdout'}")
     report_skipped(bad)
     return 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from mathgraph.cli.common import check_input_file, report_skipped
+from mathgraph.cli.common import check_input_file, counted, report_skipped
 from mathgraph.errors import UserError
 from mathgraph.quiet import report
 from mathgraph.samples import input_path, is_bundled
@@ -185,5 +185,5 @@ def run_data_split(args: argparse.Namespace) -> int:
         groups = f", {len({r[args.group_field] for r in rows})} groups" if args.group_field else ""
         report(f"{name}: {len(rows)} rows{groups} -> {paths[name]}")
     if bad:
-        report(f"skipped {len(bad)} bad lines, first: {bad[0]}", logging.WARNING)
+        report(f"skipped {counted(len(bad), 'bad line')}, first: {bad[0]}", logging.WARNING)
     return 0

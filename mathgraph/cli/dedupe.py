@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from mathgraph.bank_files import INPUT_FORMATS
-from mathgraph.cli.common import add_runtime_argument, at_least_one
+from mathgraph.cli.common import add_runtime_argument, at_least_one, counted
 from mathgraph.errors import UserError
 from mathgraph.job_outputs import require_parquet
 from mathgraph.quiet import report
@@ -128,7 +128,7 @@ def run_dedupe(args: argparse.Namespace) -> int:
     rejected = ", ".join(f"{count} {reason}" for reason, count in sorted(result.rejected.items())) or "none"
     report(
         f"{len(texts):,} rows are {result.group_count:,} problems: "
-        f"{sum(p.how == 'copy' for p in result.pairs):,} copies, "
+        f"{counted(sum(p.how == 'copy' for p in result.pairs), 'copy', 'copies')}, "
         f"{sum(p.how == 'aligned' for p in result.pairs):,} of {result.candidates:,} candidate pairs joined "
         f"(rejected by {rejected}); rows in {args.output}",
     )

@@ -10,7 +10,7 @@ from typing import IO
 
 from mathgraph.bank_files import INPUT_FORMATS
 from mathgraph.batch_jobs import DEFAULT_SHARD_SIZE, Job, JobResult
-from mathgraph.cli.common import at_least_one
+from mathgraph.cli.common import at_least_one, counted
 from mathgraph.errors import UserError
 from mathgraph.job_outputs import OUTPUT_FORMATS
 from mathgraph.quiet import report
@@ -91,7 +91,7 @@ def report_job(result: JobResult, written: str) -> None:
     resumed = f" ({result.shards_resumed} of {result.shards} shards done before)" if result.shards_resumed else ""
     report(f"wrote {written} to {result.output}{resumed}")
     if result.bad_count:
-        lines = [f"skipped {result.bad_count} bad lines:", *(f"  {error}" for error in result.bad)]
+        lines = [f"skipped {counted(result.bad_count, 'bad line')}:", *(f"  {error}" for error in result.bad)]
         if result.bad_count > len(result.bad):
             lines.append(f"  ... and {result.bad_count - len(result.bad)} more")
         report("\n".join(lines), logging.WARNING)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mathgraph.cli.common import add_corpus_argument, at_least_one, corpus_texts
+from mathgraph.cli.common import add_corpus_argument, at_least_one, corpus_texts, counted
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.errors import UserError
 from mathgraph.parsers.dependency import PARSER_NAMES
@@ -144,7 +144,7 @@ def _parse_file(args: argparse.Namespace) -> int:
         skip_bad=args.skip_bad,
     )
     result = run_job_with(args, job)
-    report_job(result, f"{result.rows} graphs")
+    report_job(result, counted(result.rows, "graph"))
     return 0
 
 

@@ -6,7 +6,13 @@ import argparse
 import json
 import sys
 
-from mathgraph.cli.common import IntermixedArgumentParser, add_runtime_argument, at_least_one, check_model_argument
+from mathgraph.cli.common import (
+    IntermixedArgumentParser,
+    add_runtime_argument,
+    at_least_one,
+    check_model_argument,
+    counted,
+)
 from mathgraph.cli.job_options import add_job_arguments, check_job_arguments, report_job, run_job_with
 from mathgraph.errors import UserError
 from mathgraph.samples import input_path
@@ -120,7 +126,7 @@ def _predict_bank(args: argparse.Namespace) -> int:
         shard_size=args.shard_size,
     )
     result = run_job_with(args, job, out=sys.stdout)
-    report_job(result, f"{result.rows} predictions")
+    report_job(result, counted(result.rows, "prediction"))
     return 0
 
 

@@ -15,6 +15,7 @@ from mathgraph.cli.common import (
     check_input_file,
     check_model_argument,
     configure_inference_threads,
+    counted,
     read_input_rows,
     report_skipped,
 )
@@ -335,6 +336,6 @@ def _search_file(
             written = write_jsonl(out, results)
     else:
         written = write_jsonl(sys.stdout, results)
-    report(f"searched {written} queries; results in {args.output or 'stdout'}")
+    report(f"searched {counted(written, 'query', 'queries')}; results in {args.output or 'stdout'}")
     report_skipped(bad)
     return 0

@@ -155,7 +155,7 @@ def test_a_bad_jsonl_line_names_file_and_line(tmp_path, capsys):
     assert capsys.readouterr().err == f"mathgraph: error: {source}:2: no field 'solution' (fields: problem)\n"
     assert main(["-q", "check", "--input", str(source), "--skip-bad"]) == 0
     captured = capsys.readouterr()
-    assert len(captured.out.splitlines()) == 1 and "skipped 1 bad lines:" in captured.err
+    assert len(captured.out.splitlines()) == 1 and "skipped 1 bad line:" in captured.err
 
 
 def test_a_latex_claim_that_does_not_hold_is_an_error(capsys):

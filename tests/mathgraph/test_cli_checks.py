@@ -155,3 +155,23 @@ def test_one_input_runs_on_one_thread_many_on_every_core():
         assert configure_inference_threads(3, single_input=True) == 3 == torch.get_num_threads()
     finally:
         torch.set_num_threads(before)
+
+
+def test_counts_in_messages_are_singular_for_one():
+    from mathgraph.cli.common import counted
+
+    assert counted(1, "graph") == "1 graph"
+    assert counted(0, "graph") == "0 graphs"
+    assert counted(1, "query", "queries") == "1 query"
+    assert counted(1200, "query", "queries") == "1,200 queries"
+
+
+def test_a_parse_of_one_problem_says_one_graph(tmp_path, capsys):
+    from mathgraph.cli.main import main
+
+    (tmp_path / "in.jsonl").write_text('{"problem": "What is 2 + 3?"}\n{"problem": ""}\n', encoding="utf-8")
+    output = tmp_path / "graphs.jsonl"
+    argv = ["parse", "--input", str(tmp_path / "in.jsonl"), "--output", str(output), "--skip-bad", "--workers", "1"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert f"wrote 1 graph to {output}" in err and "skipped 1 bad line:" in err

@@ -212,7 +212,7 @@ def test_quiet_leaves_only_warnings_and_errors_on_stderr(tmp_path, capsys):
     parse = ["parse", "--input", str(source), "--skip-bad", "--parser", "spacy", "--output"]
     assert main([*parse, str(tmp_path / "loud.jsonl")]) == 0
     loud = capsys.readouterr().err
-    assert loud.startswith(f"wrote 3 graphs to {tmp_path / 'loud.jsonl'}\nskipped 1 bad lines:\n")
+    assert loud.startswith(f"wrote 3 graphs to {tmp_path / 'loud.jsonl'}\nskipped 1 bad line:\n")
     assert main(["-q", *parse, str(tmp_path / "quiet.jsonl")]) == 0
     quiet = capsys.readouterr().err
     assert quiet == loud.split("\n", 1)[1]  # the warning alone

@@ -257,4 +257,4 @@ def test_a_pair_line_that_is_not_text_is_a_bad_line(tmp_path, capsys):
     assert main(["-q", "compare", "--no-model", "--input", str(source), "--skip-bad"]) == 0
     captured = capsys.readouterr()
     assert [json.loads(line)["id"] for line in captured.out.splitlines()] == ["a"]
-    assert "skipped 1 bad lines" in captured.err
+    assert "skipped 1 bad line" in captured.err

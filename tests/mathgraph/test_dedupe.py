@@ -294,7 +294,7 @@ def test_bad_input_is_a_one_line_error(tmp_path, model, capsys):
     assert "bank.jsonl:2:" in capsys.readouterr().err and not (tmp_path / "rows.jsonl").exists()
     assert dedupe(*argv, "--skip-bad") == 0
     assert [json.loads(line)["g"] for line in (tmp_path / "rows.jsonl").read_text().splitlines()] == [0]
-    assert "skipped 1 bad lines" in capsys.readouterr().err
+    assert "skipped 1 bad line" in capsys.readouterr().err
 
 
 def test_explain_prints_each_group_with_the_pairs_that_joined_it(tmp_path, model, capsys):

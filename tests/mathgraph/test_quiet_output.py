@@ -182,11 +182,11 @@ def test_report_is_held_back_by_quiet_but_a_warning_is_not(capsys):
         report("wrote 3 graphs to out.jsonl")
         ours.setLevel(logging.WARNING)  # mathgraph -q
         report("wrote 3 graphs to other.jsonl")
-        report("skipped 1 bad lines:\n  in.jsonl:4: field 'problem' is empty", logging.WARNING)
+        report("skipped 1 bad line:\n  in.jsonl:4: field 'problem' is empty", logging.WARNING)
     finally:
         ours.setLevel(logging.NOTSET)
     assert capsys.readouterr().err == (
-        "wrote 3 graphs to out.jsonl\nskipped 1 bad lines:\n  in.jsonl:4: field 'problem' is empty\n"
+        "wrote 3 graphs to out.jsonl\nskipped 1 bad line:\n  in.jsonl:4: field 'problem' is empty\n"
     )
 
 

@@ -514,7 +514,7 @@ def test_cli_bad_rows_exit_2_with_file_and_line_or_are_skipped(tmp_path, capsys)
     assert f"{source}:6: no field 'perturbation_type'" in capsys.readouterr().err
     assert not output.exists()
     assert main(["-q", "data", "qrc-pairs", "--input", str(source), "--output", str(output), "--skip-bad"]) == 0
-    assert "skipped 1 bad lines" in capsys.readouterr().err
+    assert "skipped 1 bad line" in capsys.readouterr().err
     assert len(read_jsonl(output)) == 26
 
 
