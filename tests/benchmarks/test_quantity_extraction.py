@@ -121,6 +121,7 @@ LATER_PARTS = {
     40: ({**DRAWN_20, "written": 70}, 109, 16),
     41: ({**DRAWN_20, "written": 70}, 131, 14),
     42: ({**DRAWN_20, "written": 70}, 113, 16),
+    43: ({**DRAWN_20, "written": 70}, 100, 13),
 }
 
 
