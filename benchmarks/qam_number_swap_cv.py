@@ -37,8 +37,9 @@ times on this CPU; a GPU trains it per fold in a kit's ``qam-cv`` phase (docs/gp
 
 ``--neural`` adds the rows ``neural`` (each fold's model, threshold 0.5; trained on the fold's inner pairs, its
 epoch chosen on the fold's dev pairs) and ``structure+steps+fit+tfidf+neural`` (that hybrid fused with it, the
-weight and threshold chosen on the fold's dev pairs as the hybrid's own are), written to
-``benchmarks/results/qam_number_swap_cv_neural.json``.
+weight and threshold chosen on the fold's dev pairs as the hybrid's own are; the neural dev probabilities come
+from the epoch those pairs chose, so they flatter the neural model a little there, never on a test fold), written
+to ``benchmarks/results/qam_number_swap_cv_neural.json``.
 """
 
 from __future__ import annotations
