@@ -122,6 +122,7 @@ LATER_PARTS = {
     41: ({**DRAWN_20, "written": 70}, 131, 14),
     42: ({**DRAWN_20, "written": 70}, 113, 16),
     43: ({**DRAWN_20, "written": 70}, 100, 13),
+    44: ({**DRAWN_20, "written": 70}, 176, 30),
 }
 
 
