@@ -36,8 +36,8 @@ The parts are scored separately:
   was first run on it, while the rules were being changed from the part before's errors by someone who did not
   read it (part 8's brief named some kinds of part 7's errors: ``benchmarks/results/quantities_heldout8.md``);
   each scored only with ``--heldoutN``, once, after those changes;
-- ``heldout11`` to ``heldout14`` and ``heldout17`` to ``heldout44``: the same, each with 20 drawn and 70 written sentences, each
-  measured once after the rules made from the part before it. Every part but the last measured
+- ``heldout11`` to ``heldout14`` and ``heldout17`` to ``heldout44``: the same, each with 20 drawn and 70 written
+  sentences, each measured once after the rules made from the part before it. Every part but the last measured
   (``MEASURED_ONCE``) has since had its errors read and rules changed from them: they are dev parts now.
 
 A found quantity is correct when its span overlaps a gold span and the values are equal

@@ -2188,7 +2188,8 @@ class _TokenScanner:
 
     def one_after_a_complementizer(self, i: int) -> bool:
         """``that`` before ``one`` opens a clause and ``one`` counts the singular noun after it (``We are given that
-        one solution is``, ``such that one side is``, ``painted so that one side is``), not ``I like that one``, ``knew that one day`` (a time)."""
+        one solution is``, ``such that one side is``, ``painted so that one side is``), not ``I like that one``,
+        ``knew that one day`` (a time)."""
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         return (
             self.text_of(i - 1) == "that"
