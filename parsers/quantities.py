@@ -157,6 +157,9 @@ _LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
 _LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
 _LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice", "stand", "stall", "booth", "dock", "pitch"}
 _LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin", "desk", "carousel", "jetty"}
+# loose labels that are never verbs: opening a sentence they name too ("Bus 38 leaves from stand F", where the tagger
+# reads "leaves" as a noun; not "Stop 2 raised beds", a command)
+_NOUN_ONLY_LABELS = {"bus", "tram", "pier", "berth", "ward", "hall", "booth", "cabin", "desk", "carousel", "jetty"}
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
@@ -168,6 +171,7 @@ _IDENTIFIER_NOUNS |= {"zipcode", "username"}
 _NUMBERED_NOUNS = {"order", "account", "reference", "confirmation", "tracking", "booking", "registration", "policy"}
 _NUMBERED_NOUNS |= {"membership", "licence", "license", "serial", "ticket", "invoice", "customer", "member", "case"}
 _NUMBERED_NOUNS |= {"model", "part", "product", "item", "batch", "lot", "student", "employee", "patient", "claim"}
+_NUMBERED_NOUNS |= {"passport", "card", "phone", "telephone", "mobile", "contract", "permit", "visa", "vehicle"}
 # currency codes written before or after an amount: "CHF 480", "480 CHF", "USD 12.50"
 _CURRENCY_CODES = {"USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "NZD", "INR", "CNY", "HKD", "SGD", "SEK", "NOK"}
 _CURRENCY_CODES |= {"DKK", "ZAR", "MXN", "BRL", "KRW", "RUB", "TRY", "PLN", "CZK", "HUF", "ILS", "AED", "SAR"}
@@ -1316,6 +1320,8 @@ class _TokenScanner:
             last += 2
         if self.text_of(i - 1) == "#" and self.adjacent(i - 1, i) or self.an_identifier_value(i, last):
             return last
+        if last >= i + 4 and self.text_of(i - 1) in _NUMBERED_NOUNS | _IDENTIFIER_NOUNS:
+            return last  # "Order 4471-8820-3 was dispatched": three groups after an order are its number
         groups = [self.raw(k) for k in range(i, last + 1, 2)]
         if not all(group.isdigit() for group in groups):
             return None
@@ -1343,7 +1349,8 @@ class _TokenScanner:
         if self.text_of(k) in ("is", "was", ":", "="):
             k -= 1
         noun = self.text_of(k)
-        numbered = noun in ("number", "no.", "no", "#") and self.text_of(k - 1) in _NUMBERED_NOUNS
+        owner = k - 2 if self.text_of(k - 1) == "," else k - 1  # "my passport, number 533104927, expires"
+        numbered = noun in ("number", "no.", "no", "#") and self.text_of(owner) in _NUMBERED_NOUNS
         if noun not in _IDENTIFIER_NOUNS and not numbered:
             return False
         after = self.tokens[last + 1] if last + 1 < len(self.tokens) else None
@@ -1880,7 +1887,8 @@ class _TokenScanner:
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         # A label capitalised inside a sentence is a name whatever follows ("the ferry from Jetty 2 leaves at 6",
         # where the tagger reads "leaves" as a noun).
-        named = self.capitalised(i - 1) and self.text_of(i - 2) not in ("", ".", "!", "?", ":", "\n")
+        opening = self.text_of(i - 2) in ("", ".", "!", "?", ":", "\n")
+        named = self.capitalised(i - 1) and (not opening or noun in _NOUN_ONLY_LABELS)
         if (
             loose
             and not named

@@ -910,3 +910,34 @@ def test_a_long_run_of_glued_arithmetic_is_read_in_linear_time(monkeypatch):
         return len(reads)
 
     assert token_reads(1600) < 5 * token_reads(400)  # 4x the run: about 4x the reads (16x were it quadratic)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Add about a twelfth of a teaspoon of salt.", [("twelfth", Fraction(1, 12))]),
+        ("She ate a sixteenth of the pie.", [("sixteenth", Fraction(1, 16))]),
+        ("Three twelfths of 36 is 9.", [("Three twelfths", Fraction(1, 4)), ("36", Fraction(36)), ("9", Fraction(9))]),
+        ("It was built in the twelfth century.", []),  # a rank
+        ("A twelfth century church holds 200 people.", [("200", Fraction(200))]),
+    ],
+)
+def test_fractions_said_with_ordinals_past_a_tenth(text, expected):
+    assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Order 4471-8820-3 was dispatched on Friday.", []),
+        ("Your order 2291-33-7 arrives on Friday.", []),
+        ("Order 12 pizzas for the 30 guests.", [("12", Fraction(12)), ("30", Fraction(30))]),  # a command: counts
+        ("So 100-20-5 leaves 75 apples.", [(n, Fraction(n)) for n in ("100", "20", "5", "75")]),  # a subtraction
+        ("My passport, number 533104927, expires in May.", []),
+        ("The number 5 is prime and 12 is not.", [("5", Fraction(5)), ("12", Fraction(12))]),
+        ("Bus 38 leaves from stand F every 12 minutes.", [("12", Fraction(12))]),
+        ("Stop 2 raised beds from drying out.", [("2", Fraction(2))]),  # a command: counts
+    ],
+)
+def test_identifiers_and_labels_that_open_a_sentence_or_follow_a_comma(text, expected):
+    assert values(text) == expected
