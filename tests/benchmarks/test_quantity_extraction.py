@@ -123,6 +123,7 @@ LATER_PARTS = {
     42: ({**DRAWN_20, "written": 70}, 113, 16),
     43: ({**DRAWN_20, "written": 70}, 100, 13),
     44: ({**DRAWN_20, "written": 70}, 176, 30),
+    45: ({**DRAWN_20, "written": 70}, 167, 23),
 }
 
 
