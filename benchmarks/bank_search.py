@@ -22,8 +22,9 @@ Two banks, each searched with every row (a named search configuration, ``ROWS``)
   ``math_bank_queries_fourth.jsonl``, a fourth, all dev, ``math_bank_queries_sixth.jsonl``, a sixth, all dev, of
   problems with a sibling in the bank, ``math_bank_queries_seventh.jsonl``, a seventh, all dev;
   ``math_bank_queries_fifth.jsonl``, ``math_bank_queries_eighth.jsonl``, ``math_bank_queries_ninth.jsonl`` and
-  ``math_bank_queries_tenth.jsonl``, ``math_bank_queries_eleventh.jsonl``, ``math_bank_queries_twelfth.jsonl`` and
-  ``math_bank_queries_thirteenth.jsonl``, a fifth and the eighth to the thirteenth, all test, read only when named;
+  ``math_bank_queries_tenth.jsonl``, ``math_bank_queries_eleventh.jsonl``, ``math_bank_queries_twelfth.jsonl``,
+  ``math_bank_queries_thirteenth.jsonl`` and ``math_bank_queries_fourteenth.jsonl``, a fifth and the eighth to the
+  fourteenth, all test, read only when named;
   ``--queries`` to choose; made as ``benchmarks/data/MATH_BANK_QUERIES.md`` says) with
   other numbers (kind ``numbers``), other wording (``wording``), both (``both``) or renamed variables
   (``variables``), those of ``--split`` (each query's ``split`` field: dev or test); the answer is the original,
@@ -123,6 +124,7 @@ MATH_QUERIES_TENTH = REPO / "benchmarks" / "data" / "math_bank_queries_tenth.jso
 MATH_QUERIES_ELEVENTH = REPO / "benchmarks" / "data" / "math_bank_queries_eleventh.jsonl"  # an eleventh, all test
 MATH_QUERIES_TWELFTH = REPO / "benchmarks" / "data" / "math_bank_queries_twelfth.jsonl"  # a twelfth, all test
 MATH_QUERIES_THIRTEENTH = REPO / "benchmarks" / "data" / "math_bank_queries_thirteenth.jsonl"  # all test
+MATH_QUERIES_FOURTEENTH = REPO / "benchmarks" / "data" / "math_bank_queries_fourteenth.jsonl"  # all test
 RESULTS = REPO / "benchmarks" / "results" / "issue37_bank_search"
 SPLIT_SEED = 0  # benchmarks/results.py's and the release's split seed
 DEPTH = 50  # hits asked of each search: MRR is counted to this rank (the alignment step re-scores 50 rows)
@@ -1386,11 +1388,11 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--queries",
         default=f"{MATH_QUERIES},{MATH_QUERIES_THIRD},{MATH_QUERIES_FOURTH},{MATH_QUERIES_SIXTH},{MATH_QUERIES_SEVENTH}",
         help="the MATH bank's query files, comma-separated (default: the first two sets, the third, all test, the "
-        f"fourth, the sixth and the seventh, all dev; the fifth and the eighth to the thirteenth, all test, are "
+        f"fourth, the sixth and the seventh, all dev; the fifth and the eighth to the fourteenth, all test, are "
         f"{MATH_QUERIES_FIFTH.relative_to(REPO)}, {MATH_QUERIES_EIGHTH.relative_to(REPO)}, "
         f"{MATH_QUERIES_NINTH.relative_to(REPO)}, {MATH_QUERIES_TENTH.relative_to(REPO)}, "
-        f"{MATH_QUERIES_ELEVENTH.relative_to(REPO)}, {MATH_QUERIES_TWELFTH.relative_to(REPO)} and "
-        f"{MATH_QUERIES_THIRTEENTH.relative_to(REPO)})",
+        f"{MATH_QUERIES_ELEVENTH.relative_to(REPO)}, {MATH_QUERIES_TWELFTH.relative_to(REPO)}, "
+        f"{MATH_QUERIES_THIRTEENTH.relative_to(REPO)} and {MATH_QUERIES_FOURTEENTH.relative_to(REPO)})",
     )
     parser.add_argument("--rows", help=f"comma-separated row names (default: all of {', '.join(ROWS)})")
     parser.add_argument("--add-row", action="append", default=[], metavar="NAME:key=value,...")
