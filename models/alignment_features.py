@@ -240,6 +240,11 @@ def step_finding_features(check: SolutionCheck, verifier="auto") -> dict[str, fl
         check = with_verifier(check, verifier)
     graph = check.graph
     features = {f"findings_{kind}": float(sum(f.kind == kind for f in check.findings)) for kind in FINDING_COUNTED}
+    # the count the shipped models learnt: quantities no calculation uses (the warning now also spares a quantity
+    # the solution only writes, in an equation with an unknown)
+    no_work = features["findings_no_work"] > 0
+    unused = len(graph.problem.quantities()) - len(graph.used_quantities())
+    features["findings_unused_quantity"] = 0.0 if no_work else float(unused)
     lines = [step.index for step in graph.steps] + ([graph.answer_line] if graph.answer_line is not None else [])
     n_lines = max(lines) + 1 if lines else 0
     flagged = {f.step for f in check.errors() if f.step is not None}

@@ -9,7 +9,7 @@ of the solution; ``None`` for a finding about the problem) and a message a stude
 |---|---|---|
 | ``arithmetic`` | error | a stated calculation whose result is wrong beyond the rounding the solution shows (``26/6 = 4.33`` is right: 4.33 shows two decimals) |
 | ``unexplained_operand`` | error | an operand that is not a quantity of the problem, an earlier result or a known constant; or a number miscopied into a calculation whose result goes nowhere, where a later step goes on with (or the answer is) what the calculation gives with a value of the problem in its place (``_miscopies``) |
-| ``unused_quantity`` | warning | a quantity of the problem that no calculation uses (it may be a distractor) |
+| ``unused_quantity`` | warning | a quantity of the problem that the solution never uses or writes (it may be a distractor) |
 | ``answer_mismatch`` | error | the final answer is not the result of any calculation, and no miscopied number accounts for it (only where the solution states calculations; a line left open before the answer, ``300*$920 =`` then ``#### 276000``, is completed by it, and is an ``arithmetic`` error where it makes another number) |
 | ``false_claim`` | error | an equality of the solution's LaTeX math that does not hold, as ``parsers.solution_claims`` evaluates it: ``\\sqrt{50} = 7``, ``\\binom{5}{2} = 12``, or a rewrite ``(x+1)^2 = x^2 + x + 1`` in a chain; or the equation where the working goes over to a wrong value, found by substituting the value solved for back (``substituted_back``: ``3x + 2 = 14`` then ``3x = 10``, ``x = 10/3``) |
 | ``suspect_step`` | error | the line the step verifier (``parsers.step_verifier``) finds most likely to be the first wrong step, where its probability reaches the verifier's threshold and no rule found an error there; the finding carries the ``probability`` |
@@ -211,9 +211,9 @@ def _rule_check(graph: SolutionGraph) -> SolutionCheck:
     no_work = _shows_no_work(graph)
     if no_work:
         findings.append(_finding("no_work", _no_work_line(graph), _no_work_message(graph)))
-    used = graph.used_quantities()
+    written = graph.written_quantities()
     for k, quantity in enumerate(graph.problem.quantities()):
-        if k not in used and not no_work:
+        if k not in written and not no_work:
             what = f"{quantity.text} {quantity.object}" if quantity.object else quantity.text
             findings.append(
                 _finding(

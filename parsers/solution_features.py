@@ -32,9 +32,8 @@ from fractions import Fraction
 
 from mathgraph.graph import MathSyntaxGraph
 from mathgraph.parsers.constants import available_constants
-from mathgraph.parsers.numbers import DIGITS_PATTERN, MAX_DIGITS, parse_number
 from mathgraph.parsers.solution_check import SolutionCheck, check_solution
-from mathgraph.parsers.solution_graph import implied_values, problem_values
+from mathgraph.parsers.solution_graph import implied_values, problem_values, written_numbers
 
 __all__ = [
     "SOLUTION_GRAPH_FEATURES",
@@ -76,24 +75,7 @@ SOLUTION_GRAPH_FEATURES = (
 # hour): the rule of parsers.solution's SOLUTION_FEATURES, kept as the models learnt it (the graph itself
 # uses parsers.constants).
 COMMON_CONSTANTS = frozenset(Fraction(n) for n in (1, 2, 10, 12, 24, 60, 100, 1000))
-# A sign, a dollar sign and a percent sign are part of a number a solution writes: "-3", "$2.50", "25%".
-_NUMBER_RE = re.compile(rf"-?\$?{DIGITS_PATTERN}%?")
 _DIGIT_RE = re.compile(r"\d")
-
-
-def written_numbers(text: str) -> list[Fraction]:
-    """Every number ``text`` writes in digits, in order (``$2.50`` is 5/2, ``25%`` is 1/4, ``1,000`` is 1000);
-    one with more digits than ``MAX_DIGITS`` is left out."""
-    numbers = []
-    for match in _NUMBER_RE.finditer(text):
-        written = match.group().replace("$", "")
-        digits = written.rstrip("%")
-        if sum(c.isdigit() for c in digits) > MAX_DIGITS:
-            continue
-        parsed = parse_number(digits)
-        if parsed is not None:
-            numbers.append(parsed[0] / 100 if written.endswith("%") else parsed[0])
-    return numbers
 
 
 def solution_graph_features(problem: MathSyntaxGraph | str, solution: str) -> dict[str, float]:

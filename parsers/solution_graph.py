@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from mathgraph.graph import MathSyntaxGraph, Quantity
 from mathgraph.parsers.constants import KNOWN_CONSTANTS, available_constants
-from mathgraph.parsers.numbers import DIGITS_PATTERN, ORDINAL_DENOMINATORS, parse_number
+from mathgraph.parsers.numbers import DIGITS_PATTERN, MAX_DIGITS, ORDINAL_DENOMINATORS, parse_number
 from mathgraph.parsers.solution_arithmetic import agrees, evaluate
 from mathgraph.parsers.solution_reader import (
     ReadAnswer,
@@ -211,6 +211,20 @@ class SolutionGraph:
         quantities = self.problem.quantities()
         values = {quantities[o.quantity].value for _, o in self.operands() if o.quantity is not None}
         return {k for k, q in enumerate(quantities) if q.value in values}
+
+    def written_quantities(self) -> set[int]:
+        """Indices of the problem's quantities that the solution uses (``used_quantities``) or writes anywhere,
+        with or without a sign, as they are or as a value they imply (``implied_values``: ``25%`` as 25): an
+        equation with an unknown (``$\\frac{23+x}{2}=27$``) uses 23 and 27, though no calculation computes with
+        them."""
+        used = self.used_quantities()
+        written = set(written_numbers(self.solution))
+        written |= {abs(value) for value in written}
+        return {
+            k
+            for k, quantity in enumerate(self.problem.quantities())
+            if k in used or quantity.value in written or any(v in written for v in implied_values(quantity))
+        }
 
     def to_dict(self) -> dict:
         """JSON-ready: the problem's text and quantities, the solution, its steps, answer and notes."""
@@ -548,6 +562,25 @@ def _next_word(text: str, end: int) -> str:
 def problem_values(problem: MathSyntaxGraph) -> set[Fraction]:
     """Every value the problem's quantities give or imply (``implied_values``)."""
     return {v for q in problem.quantities() for v in (q.value, *implied_values(q))}
+
+
+# A sign, a dollar sign and a percent sign are part of a number a solution writes: "-3", "$2.50", "25%".
+_WRITTEN_NUMBER_RE = re.compile(rf"-?\$?{DIGITS_PATTERN}%?")
+
+
+def written_numbers(text: str) -> list[Fraction]:
+    """Every number ``text`` writes in digits, in order (``$2.50`` is 5/2, ``25%`` is 1/4, ``1,000`` is 1000);
+    one with more digits than ``MAX_DIGITS`` is left out."""
+    numbers = []
+    for match in _WRITTEN_NUMBER_RE.finditer(text):
+        written = match.group().replace("$", "")
+        digits = written.rstrip("%")
+        if sum(c.isdigit() for c in digits) > MAX_DIGITS:
+            continue
+        parsed = parse_number(digits)
+        if parsed is not None:
+            numbers.append(parsed[0] / 100 if written.endswith("%") else parsed[0])
+    return numbers
 
 
 def implied_values(quantity: Quantity) -> list[Fraction]:

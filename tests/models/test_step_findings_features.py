@@ -56,6 +56,18 @@ def test_findings_of_a_right_and_a_swapped_solution_against_hand_counts():
     assert swapped["findings_answer_unexplained"] == 1.0
 
 
+def test_the_unused_quantity_count_stays_the_one_the_models_learnt():
+    # the warning spares numbers an equation writes; the models' count is of quantities no calculation uses
+    average = "The average of 23 and x is 27. What is x?"
+    rows = alignment_features(
+        "solution", [(average, "(23+x)/2 = 27\nx = 31\n#### 31")], parse, names=STEP_FINDING_FEATURES
+    )
+    assert named(rows[0])["findings_unused_quantity"] == 2.0
+    assert not [
+        f for f in check_solution(average, "(23+x)/2 = 27\nx = 31\n#### 31").findings if f.kind == "unused_quantity"
+    ]
+
+
 def test_without_a_verifier_the_probability_is_missing_and_no_suspect_is_counted():
     check = check_solution(parse([PROBLEM])[0], "48 + 7 = 55\n55 * 9 = 495\n#### 495", verifier=None)
     row = step_finding_features(check, verifier=None)

@@ -117,6 +117,21 @@ def test_a_correct_solution_checks_out():
     assert check.to_dict(graph=False) == {"ok": True, "first_error_step": None, "findings": []}
 
 
+def test_a_quantity_an_equation_writes_is_used():
+    # no calculation computes with 23 or 27, but the equation with the unknown uses both: no unused warning
+    average = "The average of 23 and x is 27. What is x?"
+    for solution in ("We have $\\frac{23+x}{2}=27$, so $23+x=54$ and $x=31$.", "(23+x)/2 = 27\n23+x = 54\nx = 31"):
+        check = check_solution(average, solution)
+        assert check.ok and check.findings == ()
+        assert check.graph.written_quantities() == {0, 1} and check.graph.used_quantities() == set()
+    # a number the solution never writes is still reported
+    unused = check_solution(average, "So x = 2 * 27 - 20 = 34.\n#### 34")
+    assert [(f.kind, f.severity) for f in unused.findings if f.kind == "unused_quantity"] == [
+        ("unused_quantity", "warning")
+    ]
+    assert "“23”" in unused.findings[-1].message
+
+
 def test_each_kind_of_finding():
     slip = check_solution(PENS, "3 * 8 = 25 pens.\n25 - 5 = 20 left.\n#### 20")
     assert [(f.kind, f.severity, f.step) for f in slip.findings] == [("arithmetic", "error", 0)]
