@@ -41,7 +41,14 @@ from typing import TYPE_CHECKING
 
 from mathgraph.graph import MathSyntaxGraph, Quantity
 from mathgraph.parsers.constants import KNOWN_CONSTANTS, available_constants
-from mathgraph.parsers.numbers import DIGITS_PATTERN, MAX_DIGITS, ORDINAL_DENOMINATORS, parse_number
+from mathgraph.parsers.numbers import (
+    DIGITS_PATTERN,
+    MAX_DIGITS,
+    ORDINAL_DENOMINATORS,
+    TENS_WORDS,
+    UNIT_WORDS,
+    parse_number,
+)
 from mathgraph.parsers.solution_arithmetic import agrees, evaluate
 from mathgraph.parsers.solution_reader import (
     ReadAnswer,
@@ -214,16 +221,20 @@ class SolutionGraph:
 
     def written_quantities(self) -> set[int]:
         """Indices of the problem's quantities that the solution uses (``used_quantities``) or writes anywhere,
-        with or without a sign, as they are or as a value they imply (``implied_values``: ``25%`` as 25): an
-        equation with an unknown (``$\\frac{23+x}{2}=27$``) uses 23 and 27, though no calculation computes with
-        them."""
+        in digits or in words, with or without a sign, as they are or as a value they imply (``implied_values``:
+        ``25%`` as 25), and of those of value 1 (``one mouse every 4 weeks``: seldom written down). An equation
+        with an unknown (``$\\frac{23+x}{2}=27$``) uses 23 and 27, though no calculation computes with them."""
         used = self.used_quantities()
         written = set(written_numbers(self.solution))
         written |= {abs(value) for value in written}
+        written |= {Fraction(_SPOKEN_VALUES[w.lower()]) for w in _SPOKEN_NUMBER_RE.findall(self.solution)}
         return {
             k
             for k, quantity in enumerate(self.problem.quantities())
-            if k in used or quantity.value in written or any(v in written for v in implied_values(quantity))
+            if k in used
+            or quantity.value in written
+            or quantity.value == 1
+            or any(v in written for v in implied_values(quantity))
         }
 
     def to_dict(self) -> dict:
@@ -564,6 +575,9 @@ def problem_values(problem: MathSyntaxGraph) -> set[Fraction]:
     return {v for q in problem.quantities() for v in (q.value, *implied_values(q))}
 
 
+# number words a solution writes ("the first three episodes"): two to nineteen and the tens
+_SPOKEN_VALUES = {word: value for word, value in {**UNIT_WORDS, **TENS_WORDS}.items() if value >= 2}
+_SPOKEN_NUMBER_RE = re.compile(r"\b(" + "|".join(_SPOKEN_VALUES) + r")\b", re.IGNORECASE)
 # A sign, a dollar sign and a percent sign are part of a number a solution writes: "-3", "$2.50", "25%".
 _WRITTEN_NUMBER_RE = re.compile(rf"-?\$?{DIGITS_PATTERN}%?")
 

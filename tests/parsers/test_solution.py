@@ -124,6 +124,10 @@ def test_a_quantity_an_equation_writes_is_used():
         check = check_solution(average, solution)
         assert check.ok and check.findings == ()
         assert check.graph.written_quantities() == {0, 1} and check.graph.used_quantities() == set()
+    # a count the solution says in words, and a quantity of value 1, are not reported either
+    episodes = "The first three episodes are 58, 62 and 65 minutes long. One episode airs a day. How long are they?"
+    check = check_solution(episodes, "The first three episodes last 58 + 62 + 65 = 185 minutes.\n#### 185")
+    assert check.findings == ()
     # a number the solution never writes is still reported
     unused = check_solution(average, "So x = 2 * 27 - 20 = 34.\n#### 34")
     assert [(f.kind, f.severity) for f in unused.findings if f.kind == "unused_quantity"] == [
