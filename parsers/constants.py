@@ -14,8 +14,8 @@ cues are all absent explains nothing, so a miscopied 7 in a problem about apples
 | 0.05, 0.10, 0.25 | a nickel, a dime, a quarter in dollars | nickel; dime; quarter |
 | 1 | one whole | always (``1 - 0.25``, ``x + 1``) |
 | 2 | two (half, double, a pair, both) | always |
-| 3 | three (triple; feet in a yard) | triple, thrice, yard |
-| 4 | four (quarter, quadruple; weeks in a month; quarts in a gallon; sides of a square) | quarter, quadrupl, week, month, quart, gallon, square |
+| 3 | three (triple; feet in a yard; wheels of a tricycle) | triple, thrice, yard, tricycle |
+| 4 | four (quarter, quadruple; weeks in a month; quarts in a gallon; sides of a square; wheels of a car) | quarter, quadrupl, week, month, quart, gallon, square, wheel |
 | 5 | five (weekdays; cents in a nickel) | weekday, workday, school day, nickel, friday |
 | 7 | days in a week | week, day |
 | 8 | ounces in a cup; pints in a gallon | cup, pint, gallon |
@@ -77,11 +77,11 @@ KNOWN_CONSTANTS: tuple[KnownConstant, ...] = (
     KnownConstant(Fraction(1, 4), "a quarter in dollars", ("quarter",)),
     _constant(1, "one whole"),
     _constant(2, "two (half, double, a pair, both)"),
-    _constant(3, "three (triple; feet in a yard)", "triple|thrice|yard"),
+    _constant(3, "three (triple; feet in a yard; wheels of a tricycle)", "triple|thrice|yard|tricycle"),
     _constant(
         4,
-        "four (quarter, quadruple; weeks in a month; quarts in a gallon; sides of a square)",
-        "quarter|quadrupl|week|month|quart|gallon|square",
+        "four (quarter, quadruple; weeks in a month; quarts in a gallon; sides of a square; wheels of a car)",
+        "quarter|quadrupl|week|month|quart|gallon|square|wheel",
     ),
     _constant(5, "five (weekdays in a week; cents in a nickel)", "weekday|workday|school day|nickel|friday"),
     _constant(7, "days in a week", "week|day", conversion=True),

@@ -34,7 +34,7 @@ and ``draw()`` draws that graph.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from os import PathLike
 from typing import TYPE_CHECKING
@@ -455,6 +455,8 @@ class _Linker:
         self.constants = available_constants(self.problem.text + "\n" + self.solution)
         self.counts: dict[int, int] = {}
         self.written_here: set[Fraction] = set()
+        self.sum_terms: dict[Fraction, int] = {}  # the result of each sum, and how many terms it added
+        self.averages = bool(_AVERAGE_RE.search(self.problem.text))
 
     def mentioned(self, line: ReadLine) -> None:
         """Remember the numbers ``line`` writes outside its calculations, for the lines after it."""
@@ -490,7 +492,7 @@ class _Linker:
         self.counts[line] = index + 1
         self.written_here = set()  # a number the problem writes or names explains one operand of a calculation
         before = {m.value * f for m in mentions if m.span[1] <= read.span[0] for f in (1, 100 if "%" in m.text else 1)}
-        operands = tuple(self._linked(line, operand, before) for operand in read.operands)
+        operands = self._averaged(read, tuple(self._linked(line, operand, before) for operand in read.operands))
         calculation = Calculation(
             expression=read.expression,
             operands=operands,
@@ -505,6 +507,8 @@ class _Linker:
         )
         self.by_start[read.span[0]] = (line, index)
         self.results[read.result] = (line, index)
+        if len(read.operands) > 1 and set(read.items[1::2]) == {"+"}:
+            self.sum_terms[read.result] = len(read.operands)
         if read.result.numerator == 1 and read.result > 0:
             # "20/60 = 1/3 of an hour", then "6 / 3": dividing by the whole that a unit fraction is a part of
             self.results.setdefault(Fraction(read.result.denominator), (line, index))
@@ -512,6 +516,17 @@ class _Linker:
             # after a slip (48/2 = 25), later lines may go on from the right value: this calculation gives it too
             self.results.setdefault(read.computed, (line, index))
         return calculation
+
+    def _averaged(self, read: ReadCalculation, operands: tuple[Operand, ...]) -> tuple[Operand, ...]:
+        """Where the problem asks for an average or a mean, the divisor of an earlier sum's result that is
+        how many terms the sum added (``60 + 30 + 15 = 105``, then ``105 / 3``): the count of the values
+        averaged, not an operand from nowhere."""
+        if not self.averages or len(operands) != 2 or tuple(read.items[1::2]) not in (("/",), ("÷",)):
+            return operands
+        dividend, divisor = operands
+        if divisor.source != "none" or self.sum_terms.get(dividend.value) != divisor.value:
+            return operands
+        return dividend, replace(divisor, source="constant", constant="the number of values averaged")
 
     def _linked(self, line: int, read, mentioned_before: set[Fraction]) -> Operand:
         """The operand's source; a number after a minus sign (``-48 / 4``) may be the negative it follows."""
@@ -575,6 +590,7 @@ def problem_values(problem: MathSyntaxGraph) -> set[Fraction]:
     return {v for q in problem.quantities() for v in (q.value, *implied_values(q))}
 
 
+_AVERAGE_RE = re.compile(r"\b(?:average|mean)\b", re.IGNORECASE)
 # number words a solution writes ("the first three episodes"): two to nineteen and the tens
 _SPOKEN_VALUES = {word: value for word, value in {**UNIT_WORDS, **TENS_WORDS}.items() if value >= 2}
 _SPOKEN_NUMBER_RE = re.compile(r"\b(" + "|".join(_SPOKEN_VALUES) + r")\b", re.IGNORECASE)

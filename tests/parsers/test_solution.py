@@ -136,6 +136,20 @@ def test_a_quantity_an_equation_writes_is_used():
     assert "“23”" in unused.findings[-1].message
 
 
+def test_the_count_of_values_averaged_and_the_wheels_of_a_car_are_explained():
+    fish = "Aang caught 7 fish, Sokka caught 5 fish and Toph caught 12 fish. What is the average catch?"
+    check = check_solution(fish, "7 + 5 + 12 = 24 fish.\n24 / 3 = 8 fish per person.\n#### 8")
+    assert check.ok and check.findings == ()
+    divisor = check.graph.steps[1].calculations[0].operands[1]
+    assert (divisor.source, divisor.constant) == ("constant", "the number of values averaged")
+    # only the count of the terms summed, and only where an average is asked
+    assert not check_solution(fish, "7 + 5 + 12 = 24 fish.\n24 / 4 = 6 fish per person.\n#### 6").ok
+    total = "Aang caught 7 fish, Sokka caught 5 fish and Toph caught 12 fish. How many did each get if shared?"
+    assert not check_solution(total, "7 + 5 + 12 = 24 fish.\n24 / 3 = 8 fish each.\n#### 8").ok
+    wheels = "There are 20 bicycles and 10 cars in the garage. How many wheels are there?"
+    assert check_solution(wheels, "2 × 20 = 40 wheels.\n4 × 10 = 40 wheels.\n40 + 40 = 80.\n#### 80").ok
+
+
 def test_each_kind_of_finding():
     slip = check_solution(PENS, "3 * 8 = 25 pens.\n25 - 5 = 20 left.\n#### 20")
     assert [(f.kind, f.severity, f.step) for f in slip.findings] == [("arithmetic", "error", 0)]
