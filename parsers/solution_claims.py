@@ -58,6 +58,8 @@ _BREAK_RE = re.compile(
     r"|\\to\b|\\in\b|\\cup|\\cap|\\subset"
 )
 _MODULAR_RE = re.compile(r"\\(?:mod|pmod|bmod|equiv)\b|\bmod\b")
+# a quotient stated with its remainder (18 \div 4 = 4 \text{ remainder } 2): no equality of values
+_REMAINDER_RE = re.compile(r"=\s*-?\d+\s*(?=(?:\\text\{|\\mathrm\{|\\textrm\{)?\s*(?:remainder|rem|R)\b)")
 _TOKEN_RE = re.compile(
     r"(?P<num>\d+(?:\{,\}\d{3})*(?:\.\d+)?|\.\d+)"
     r"|(?P<cmd>\\[A-Za-z]+)"
@@ -123,6 +125,7 @@ def _relations(solution: str):
         line = solution.count("\n", 0, start)
         inner = re.sub(r"^\\\(|^\\\[|^\$\$|^\$|\\\)$|\\\]$|\$\$$|\$$", "", inner)
         inner = re.sub(r"\\boxed|\\fbox", "", inner).replace("\\%", "%").replace("\\$", "")
+        inner = _REMAINDER_RE.sub(" ", inner)
         for relation in _BREAK_RE.split(re.sub(_SKIP, " ", inner)):
             if _MODULAR_RE.search(relation):
                 continue  # 3^4 \mod 8 = 1, a \equiv b: not equalities of values

@@ -64,6 +64,20 @@ def test_what_cannot_be_decided_is_unknown(text):
     assert all(v == "unknown" for _, _, v in _verdicts(text)), _verdicts(text)
 
 
+@pytest.mark.parametrize(
+    "quotient, remainder",
+    [
+        (r"18 \div 4 = 4", r"\text{ remainder } 2"),
+        (r"17 \div 5 = 3", r"\textrm{ R } 2"),
+        ("100 / 7 = 14", r"\text{ rem } 2"),
+    ],
+)
+def test_a_quotient_stated_with_its_remainder_is_no_claim(quotient, remainder):
+    assert _verdicts(rf"\[ {quotient} {remainder} \]") == []
+    # the same quotient without its remainder is a claim that fails
+    assert _verdicts(rf"\[ {quotient} \]")[0][2] == "fails"
+
+
 def test_claim_values_and_lines():
     [claim] = latex_claims("First line.\nSo \\(\\sqrt{49} + 1 = 9\\).")
     assert claim.line == 1 and claim.values == (8.0, 9.0)
