@@ -475,6 +475,11 @@ def _sides(tokens: list[_Token]) -> list[list[_Side]]:
             ):
                 close(False)
                 continue
+            if kind == "eq" and side is not None and _fraction_only(side) and side.unit_words:
+                value = evaluate(side.items).value
+                if value is not None and 0 < value < 1:
+                    close(False)  # "1/2 a cup = 4 ounces": a part of a unit said in another unit, not a division
+                    continue
             if side is not None:
                 side.words |= kind == "eqword"
                 side.latex |= token.latex

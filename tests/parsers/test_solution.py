@@ -150,6 +150,14 @@ def test_the_count_of_values_averaged_and_the_wheels_of_a_car_are_explained():
     assert check_solution(wheels, "2 × 20 = 40 wheels.\n4 × 10 = 40 wheels.\n40 + 40 = 80.\n#### 80").ok
 
 
+def test_a_part_of_a_unit_said_in_another_unit_is_no_division():
+    thermos = "She pours a 1/2 cup of milk into a 20-ounce thermos and fills it with coffee. How much coffee?"
+    assert check_solution(thermos, "1/2 a cup = 4 ounces\n20 - 4 = 16 ounces of coffee.\n#### 16").ok
+    # a division by its own, and one whose value is not a part of its unit, are still checked
+    assert not check_solution(thermos, "1/2 = 4\n20 - 4 = 16\n#### 16").ok
+    assert not check_solution("She has 20 apples in 4 bags.", "20/4 apples = 6 apples\n#### 6").ok
+
+
 def test_each_kind_of_finding():
     slip = check_solution(PENS, "3 * 8 = 25 pens.\n25 - 5 = 20 left.\n#### 20")
     assert [(f.kind, f.severity, f.step) for f in slip.findings] == [("arithmetic", "error", 0)]
