@@ -124,6 +124,7 @@ LATER_PARTS = {
     43: ({**DRAWN_20, "written": 70}, 100, 13),
     44: ({**DRAWN_20, "written": 70}, 176, 30),
     45: ({**DRAWN_20, "written": 70}, 167, 23),
+    46: ({**DRAWN_20, "written": 70}, 167, 24),
 }
 
 
