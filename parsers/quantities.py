@@ -179,6 +179,10 @@ _STATUS_NOUNS = {"error", "status"}  # "a 503 error": the number names the error
 # words of a sentence about coins, where "a quarter" is one: "change for a quarter using U.S. coins"
 _COIN_WORDS = {"coin", "coins", "cent", "cents", "change", "dime", "dimes", "nickel", "nickels", "penny", "pennies"}
 _CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a time of day, not a count
+# words of money an amount in words ends in, as a cheque writes it: "Eight Hundred and Forty Pounds", "Fifty Cents"
+_MONEY_WORDS = {"dollars", "dollar", "pounds", "pound", "euros", "euro", "cents", "cent", "pence", "rupees", "yen"}
+# verbs of a clock that strikes an hour: "the clock struck eleven"
+_STRIKE_VERBS = {"struck", "strikes", "strike", "striking", "chimed", "chimes", "chime", "chiming"}
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
 # video resolutions, the numbers a glued "p" follows that are no pence ("1080p")
 _RESOLUTIONS = {144, 240, 360, 480, 576, 720, 1080, 1440, 2160, 4320}
@@ -1947,6 +1951,9 @@ class _TokenScanner:
             return None  # "One day I'd like to...", "One day, a farmer...": some day, not a count of days
         if word in _CLOCK_PARTS and self.text_of(i + 1) in ("past", "to") and self.clock_hour(i + 2):
             return [], i + 3  # "half past seven", "a quarter to 5": a time of day
+        clock_end = self.clock_in_words(i)
+        if clock_end is not None:
+            return [], clock_end + 1  # "six minutes past seven", "at half six", "struck eleven": a time of day
         token = self.tokens[i]
         if self.inside_hyphenated_word(i):
             return None  # "non-zero", "half-life"
@@ -2021,7 +2028,16 @@ class _TokenScanner:
 
         # another word of the name beside it: not "...the letter A. Half of what was left", a sentence the splitter
         # did not cut
-        return title_word(before) or self.text_of(i - 1) == "'s" or title_word(i + 1)
+        named = title_word(before) or self.text_of(i - 1) == "'s" or title_word(i + 1)
+        return named and not self.a_written_amount(i)
+
+    def a_written_amount(self, i: int) -> bool:
+        """Number words in title case from ``i`` on that a money word ends (``Eight Hundred and Forty Pounds
+        Only``, ``and Fifty Cents``): an amount written out, as a cheque writes it, not a name."""
+        k = i
+        while k < len(self.tokens) and (self.text_of(k) in _NUMBER_WORDS or self.text_of(k) in ("and", "-")):
+            k += 1
+        return k > i and self.text_of(k) in _MONEY_WORDS
 
     def half_of_nothing(self, i: int) -> bool:
         """``the first half``/``the second half`` at ``i`` halves nothing the problem names: no ``of`` after it and no
@@ -2045,6 +2061,28 @@ class _TokenScanner:
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         counted = after is not None and after.upos in ("NOUN", "PROPN", "NUM", "SYM", "DET")
         return not counted and self.text_of(i + 1) not in _PERCENT | {"per", "each", "apiece"}
+
+    def clock_in_words(self, i: int) -> int | None:
+        """The last token of a time of day said in words at ``i``, else ``None``: minutes past an hour, or to it
+        after ``minutes`` (``six minutes past seven``, ``ten past six``, ``five minutes to six``; not ``two to ten
+        people``), the British ``half six`` after ``at``, or an hour a clock strikes (``struck eleven``; not
+        ``struck three matches``). No noun may follow: ``ten past papers`` counts them."""
+        word = self.text_of(i)
+        after = None
+        minutes = UNIT_WORDS.get(word, TENS_WORDS.get(word))
+        if isinstance(minutes, int) and 1 <= minutes < 60:
+            j = i + 1 if self.text_of(i + 1) in ("minutes", "minute") else i
+            relation = ("past", "to") if j > i else ("past",)
+            if self.text_of(j + 1) in relation and self.clock_hour(j + 2) and not self.raw(j + 2).isdigit():
+                after = j + 2
+        if word == "half" and self.text_of(i - 1) == "at" and self.clock_hour(i + 1) and not self.raw(i + 1).isdigit():
+            after = i + 1
+        if word in UNIT_WORDS and self.clock_hour(i) and self.text_of(i - 1) in _STRIKE_VERBS:
+            after = i
+        following = self.tokens[after + 1] if after is not None and after + 1 < len(self.tokens) else None
+        if after is None or following is not None and following.upos in ("NOUN", "PROPN", "NUM"):
+            return None
+        return after
 
     def clock_hour(self, i: int) -> bool:
         """Token ``i`` is an hour of a clock, 1 to 12, in words or digits (``seven``, ``5``)."""

@@ -941,3 +941,35 @@ def test_fractions_said_with_ordinals_past_a_tenth(text, expected):
 )
 def test_identifiers_and_labels_that_open_a_sentence_or_follow_a_comma(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Pay the sum of Eight Hundred and Forty Pounds Only.", [("Eight Hundred and Forty", Fraction(840))]),
+        ("She paid Forty Dollars and Fifty Cents.", [("Forty", Fraction(40)), ("Fifty", Fraction(50))]),
+        ("The Fifty Shades trilogy sold 150 million copies.", [("150 million", Fraction(150_000_000))]),  # a name
+    ],
+)
+def test_an_amount_written_out_in_title_case_before_a_money_word(text, expected):
+    assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("It's six minutes past seven and 3 roads are closed.", [("3", Fraction(3))]),
+        ("Ten past six the bell rang for 3 minutes.", [("3", Fraction(3))]),
+        ("It was five minutes to six when 4 guests came.", [("4", Fraction(4))]),
+        ("Dinner's at half six, bring 4 chairs.", [("4", Fraction(4))]),
+        ("The clock on the landing struck eleven.", []),
+        # ranges, counts and walks stay numbers
+        ("It takes two to ten people.", [("two", Fraction(2)), ("ten", Fraction(10))]),
+        ("He walked twenty minutes to school.", [("twenty", Fraction(20))]),
+        ("She has ten past papers and 3 pens.", [("ten", Fraction(10)), ("3", Fraction(3))]),
+        ("He struck three matches.", [("three", Fraction(3))]),
+        ("Add half a cup at half six.", [("half", Fraction(1, 2))]),
+    ],
+)
+def test_a_time_of_day_in_words_is_no_quantity(text, expected):
+    assert values(text) == expected
