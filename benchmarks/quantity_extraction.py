@@ -95,7 +95,7 @@ _LATER_ORDINALS = {
     45: "forty-fifth",
     46: "forty-sixth",
 }  # 15, 16: never delivered
-MEASURED_ONCE = {2, 45, 46}
+MEASURED_ONCE = {2, 45}
 LATER_PARTS = {
     number: (name, "measured once" if number in MEASURED_ONCE else "a dev part now")
     for number, name in {**dict(enumerate(_ORDINALS, start=2)), **_LATER_ORDINALS}.items()
