@@ -181,6 +181,7 @@ _COIN_WORDS = {"coin", "coins", "cent", "cents", "change", "dime", "dimes", "nic
 _CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a time of day, not a count
 # words of money an amount in words ends in, as a cheque writes it: "Eight Hundred and Forty Pounds", "Fifty Cents"
 _MONEY_WORDS = {"dollars", "dollar", "pounds", "pound", "euros", "euro", "cents", "cent", "pence", "rupees", "yen"}
+_LONGEST_WRITTEN_AMOUNT = 16  # tokens: "Two Thousand Three Hundred and Sixty - Six" is 8
 # verbs of a clock that strikes an hour: "the clock struck eleven"
 _STRIKE_VERBS = {"struck", "strikes", "strike", "striking", "chimed", "chimes", "chime", "chiming"}
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
@@ -2034,8 +2035,8 @@ class _TokenScanner:
     def a_written_amount(self, i: int) -> bool:
         """Number words in title case from ``i`` on that a money word ends (``Eight Hundred and Forty Pounds
         Only``, ``and Fifty Cents``): an amount written out, as a cheque writes it, not a name."""
-        k = i
-        while k < len(self.tokens) and (self.text_of(k) in _NUMBER_WORDS or self.text_of(k) in ("and", "-")):
+        k, end = i, min(len(self.tokens), i + _LONGEST_WRITTEN_AMOUNT)  # bounded: a run of such words stays linear
+        while k < end and (self.text_of(k) in _NUMBER_WORDS or self.text_of(k) in ("and", "-")):
             k += 1
         return k > i and self.text_of(k) in _MONEY_WORDS
 

@@ -973,3 +973,20 @@ def test_an_amount_written_out_in_title_case_before_a_money_word(text, expected)
 )
 def test_a_time_of_day_in_words_is_no_quantity(text, expected):
     assert values(text) == expected
+
+
+def test_a_long_run_of_title_case_number_words_is_read_in_linear_time(monkeypatch):
+    # each word of "One Two One Two ... Pounds" looks ahead for a money word a bounded way, not to the run's end
+    from mathgraph.parsers import quantities
+
+    reads = []
+    text_of = quantities._TokenScanner.text_of
+    monkeypatch.setattr(quantities._TokenScanner, "text_of", lambda self, i: reads.append(i) or text_of(self, i))
+
+    def token_reads(words: int) -> int:
+        reads.clear()
+        found = values("He said " + "One Two " * (words // 2) + "things.")
+        assert found == []  # title-case words beside each other: a name's
+        return len(reads)
+
+    assert token_reads(1600) < 5 * token_reads(400)
