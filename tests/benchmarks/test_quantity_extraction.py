@@ -125,6 +125,7 @@ LATER_PARTS = {
     44: ({**DRAWN_20, "written": 70}, 176, 30),
     45: ({**DRAWN_20, "written": 70}, 167, 23),
     46: ({**DRAWN_20, "written": 70}, 167, 24),
+    47: ({**DRAWN_20, "written": 70}, 166, 29),
 }
 
 
