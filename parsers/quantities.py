@@ -372,7 +372,7 @@ _CLAUSE_OPENERS |= {"again", "more", "upon"}  # "once again", "once more", "once
 # particles of a phrasal verb that "once" may follow and still count it: "goes out once a week", "came up once"
 _VERB_PARTICLES = {"up", "out", "in", "back", "down", "over", "off", "on", "around", "away", "by", "through"}
 # words after which "once" counts: "more than once", "exactly once", "at least once", "only once"
-_ONCE_COUNTED_AFTER = {"than", "exactly", "least", "most", "only", "just"}
+_ONCE_COUNTED_AFTER = {"than", "exactly", "least", "most", "only", "just", "never"}
 # Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
 _SINGLE_WORDS = {
     "half": Fraction(1, 2),
@@ -1391,6 +1391,8 @@ class _TokenScanner:
         """A catalogue number rather than a count: glued to letters and digits before it (``J1149.5+6663``) or
         starting with a zero and holding letters (``06F6``)."""
         text = self.raw(i)
+        if text.isdigit() and text.startswith("00") and len(text) >= 4:
+            return True  # "Cheque no. 000417": no count is written with two leading zeros (MATH's "0123456" is)
         if _POSTCODE_IN_RE.fullmatch(text) and _POSTCODE_OUT_RE.fullmatch(self.raw(i - 1)):
             return not self.adjacent(i - 1, i)  # "LS6 2QB", "K1A 0B1": a postcode
         if text[:1] == "0" and len(text) > 1 and text[1].isdigit() and any(c.isalpha() for c in text):
@@ -1972,8 +1974,12 @@ class _TokenScanner:
             return None  # "4:7 in one class and 9:2 in the other": one of two, not a count
         if word in UNIT_WORDS or word in TENS_WORDS:
             year_end = self.spoken_year_end(i)
+            if year_end is None:
+                year_end = self.thousands_year_end(i)
             if year_end is not None:
-                return [], year_end + 1  # "in nineteen eighty-four": a year said in words
+                return [], year_end + 1  # "in nineteen eighty-four", "in two thousand and eight": a year in words
+            if self.text_of(i - 1) in _LABEL_NOUNS and self.word_run(i)[1] == i and self.names_one_of(i):
+                return [], i + 1  # "from platform six", "in room four": one of them named
             if word == "one" and self.pronoun_one(i):
                 return None  # "the red one", "that one costs", "one at a time": a pronoun, not a count
             return self.number_words_at(i)
@@ -2067,7 +2073,9 @@ class _TokenScanner:
         """The last token of a time of day said in words at ``i``, else ``None``: minutes past an hour, or to it
         after ``minutes`` (``six minutes past seven``, ``ten past six``, ``five minutes to six``; not ``two to ten
         people``), the British ``half six`` after ``at``, or an hour a clock strikes (``struck eleven``; not
-        ``struck three matches``). No noun may follow: ``ten past papers`` counts them."""
+        ``struck three matches``), an hour after ``until`` (``until about nine``) or with its minutes in words
+        (``the nine-forty service``, which a noun may follow). No noun may follow the others: ``ten past papers``
+        counts them."""
         word = self.text_of(i)
         after = None
         minutes = UNIT_WORDS.get(word, TENS_WORDS.get(word))
@@ -2080,6 +2088,14 @@ class _TokenScanner:
             after = i + 1
         if word in UNIT_WORDS and self.clock_hour(i) and self.text_of(i - 1) in _STRIKE_VERBS:
             after = i
+        until = self.text_of(i - 2 if self.text_of(i - 1) in ("about", "around") else i - 1)
+        next_up = self.tokens[i + 1].upos if i + 1 < len(self.tokens) else "PUNCT"
+        if word in UNIT_WORDS and self.clock_hour(i) and until in ("until", "till", "til") and next_up == "PUNCT":
+            after = i  # "fog patches until about nine." (not "until four triangles exist")
+        if word in UNIT_WORDS and self.clock_hour(i) and self.text_of(i + 1) == "-" and self.adjacent(i, i + 1):
+            minutes = UNIT_WORDS.get(self.text_of(i + 2), TENS_WORDS.get(self.text_of(i + 2)))
+            if isinstance(minutes, int) and 10 <= minutes < 60 and self.adjacent(i + 1, i + 2):
+                return i + 2  # "the nine-forty service", "at eleven-fifteen" (not "one-eighty": no minutes)
         following = self.tokens[after + 1] if after is not None and after + 1 < len(self.tokens) else None
         if after is None or following is not None and following.upos in ("NOUN", "PROPN", "NUM"):
             return None
@@ -2361,6 +2377,22 @@ class _TokenScanner:
         if hyphen and not unit_follows:
             return None  # "nineteen twenty-dollar bills": a count of what the hyphen joins
         return i + 2 + hyphen if unit_follows else i + 1
+
+    def thousands_year_end(self, i: int) -> int | None:
+        """The last token of a year of this century or the last said as thousands (``in two thousand and eight``,
+        ``September, two thousand and twenty-five``) at ``i``, else ``None``: a run of number words worth 1900 to
+        2099 with ``thousand`` or ``hundred`` in it, after ``in``, ``since``, ``until`` or a month and a
+        comma (not ``rose by two thousand and ten``), and before no noun it would count (not ``in two thousand steps``)."""
+        before = self.text_of(i - 1)
+        after_month = before == "," and self.text_of(i - 2).rstrip(".") in MONTHS
+        if before not in ("in", "since", "until") and not after_month:
+            return None
+        total, last, _, _ = self.word_run(i)
+        words = {self.text_of(k) for k in range(i, last + 1)}
+        if not (1900 <= total <= 2099 and words & {"thousand", "hundred"}):
+            return None
+        following = self.tokens[last + 1] if last + 1 < len(self.tokens) else None
+        return last if following is None or following.upos not in ("NOUN", "PROPN", "NUM") else None
 
     def scale_of(self, i: int) -> int | None:
         word = self.text_of(i)

@@ -990,3 +990,26 @@ def test_a_long_run_of_title_case_number_words_is_read_in_linear_time(monkeypatc
         return len(reads)
 
     assert token_reads(1600) < 5 * token_reads(400)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Fog patches until about nine.", []),
+        ("The delayed nine-forty service leaves from platform six in twelve minutes.", [("twelve", Fraction(12))]),
+        ("It takes twenty-five minutes.", [("twenty-five", Fraction(25))]),  # no hour and minutes
+        ("When we opened in two thousand and eight, a coffee cost 90 pence.", [("90", Fraction(90))]),
+        ("Signed on the third day of September, two thousand and twenty-five.", []),
+        ("He walked in two thousand steps.", [("two thousand", Fraction(2000))]),  # a count: a noun follows
+        ("Sales rose by two thousand and ten.", [("two thousand and ten", Fraction(2010))]),
+        ("Go to room four and sit in seat twelve.", []),
+        ("Each year three people win.", [("three", Fraction(3))]),
+        ("I never once missed a shift.", [("once", Fraction(1))]),
+        ("Cheque no. 000417 for 30 euros was returned.", [("30", Fraction(30))]),
+        ("He scored 0.5 points.", [("0.5", Fraction(1, 2))]),
+        ("Such as 0123456, a 6-digit integer.", [("0123456", Fraction(123456)), ("6", Fraction(6))]),  # one zero
+        ("The process is continued until four triangles exist.", [("four", Fraction(4))]),
+    ],
+)
+def test_clock_times_years_and_labels_in_words_and_numbers_with_leading_zeros(text, expected):
+    assert values(text) == expected
