@@ -126,6 +126,7 @@ LATER_PARTS = {
     45: ({**DRAWN_20, "written": 70}, 167, 23),
     46: ({**DRAWN_20, "written": 70}, 167, 24),
     47: ({**DRAWN_20, "written": 70}, 166, 29),
+    48: ({**DRAWN_20, "written": 70}, 191, 23),
 }
 
 
