@@ -182,6 +182,10 @@ _CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a 
 # words of money an amount in words ends in, as a cheque writes it: "Eight Hundred and Forty Pounds", "Fifty Cents"
 _MONEY_WORDS = {"dollars", "dollar", "pounds", "pound", "euros", "euro", "cents", "cent", "pence", "rupees", "yen"}
 _LONGEST_WRITTEN_AMOUNT = 16  # tokens: "Two Thousand Three Hundred and Sixty - Six" is 8
+# words before an hour of the clock: "before eight in the morning", "at 9 at night"
+_TIME_PREPOSITIONS = {"at", "before", "after", "until", "till", "by", "from", "since", "around", "about"}
+# a sentence about an oven, where "two-twenty" is a temperature, not a time
+_OVEN_RE = re.compile(r"\b(?:bake[ds]?|baking|oven|roast(?:ed|ing)?|degrees|fan|gas mark)\b", re.IGNORECASE)
 # verbs of a clock that strikes an hour: "the clock struck eleven"
 _STRIKE_VERBS = {"struck", "strikes", "strike", "striking", "chimed", "chimes", "chime", "chiming"}
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
@@ -203,6 +207,7 @@ _PLURAL_SCALES = {f"{word}s": value for word, value in {"hundred": 100, **SCALE_
 _VAGUE_BEFORE = {"several", "few", "many", "some", "the", "of", "hundreds", "thousands", "millions"}
 # "one" after these is a pronoun ("that one costs", "each one", "the preceding one")
 _PRONOUN_ONE_BEFORE = {"that", "this", "the", "which", "each", "every", "another", "no", "any", "other", "same"}
+_PRONOUN_ONE_BEFORE |= {"next", "last"}  # "next one's in 45 mins"
 # "more than one with a garden" is a number, "more acidic than one with a pH of 4" a pronoun
 _AMOUNT_COMPARATIVES = {"more", "less", "fewer", "greater", "larger", "smaller", "bigger", "higher", "lower"}
 # idioms whose number words count nothing (each word as the reader lowercases it)
@@ -1723,8 +1728,10 @@ class _TokenScanner:
             return True  # "the 73 bus", "The Apollo 11 crew", "Schalke 04"
         if 1 <= value <= 31 and (self.is_month(i - 1) or self.is_month(i + 1)):
             return True  # "May 4", "1 May"
-        if 1 <= value <= 12 and self.text_of(i + 1) in _CLOCK_WORDS:
-            return True  # "9 a.m."
+        if 1 <= value <= 12 and (self.text_of(i + 1) in _CLOCK_WORDS or self.time_of_day_after(i)):
+            return True  # "9 a.m.", "8 in the morning"
+        if 1 <= value <= 12 and self.hours_from_till(i):
+            return True  # "slept from 11 till 5"
         return self.is_year(i, value) or self.is_label(i)
 
     def names_a_thing(self, i: int, value: Fraction) -> bool:
@@ -1954,6 +1961,9 @@ class _TokenScanner:
             return None  # "One day I'd like to...", "One day, a farmer...": some day, not a count of days
         if word in _CLOCK_PARTS and self.text_of(i + 1) in ("past", "to") and self.clock_hour(i + 2):
             return [], i + 3  # "half past seven", "a quarter to 5": a time of day
+        oven = self.oven_setting(i)
+        if oven is not None:
+            return [self.make(i, oven[0], oven[1], "word")], oven[0] + 1  # "Bake it at two-twenty": 220 degrees
         clock_end = self.clock_in_words(i)
         if clock_end is not None:
             return [], clock_end + 1  # "six minutes past seven", "at half six", "struck eleven": a time of day
@@ -2078,10 +2088,16 @@ class _TokenScanner:
         counts them."""
         word = self.text_of(i)
         after = None
+        if word in UNIT_WORDS and self.clock_hour(i) and (self.time_of_day_after(i) or self.hours_from_till(i)):
+            return i  # "before eight in the morning", "from eleven till five"
         minutes = UNIT_WORDS.get(word, TENS_WORDS.get(word))
         if isinstance(minutes, int) and 1 <= minutes < 60:
-            j = i + 1 if self.text_of(i + 1) in ("minutes", "minute") else i
-            relation = ("past", "to") if j > i else ("past",)
+            minutes, end = self.word_run(i)[:2]  # "twenty-five minutes past nine": a run of words
+            if not 1 <= minutes < 60:
+                return None
+            j = end + 1 if self.text_of(end + 1) in ("minutes", "minute") else end
+            # "to" only after "minutes": "from two to ten people", "feeds four to six," are ranges
+            relation = ("past", "to") if j > end else ("past",)
             if self.text_of(j + 1) in relation and self.clock_hour(j + 2) and not self.raw(j + 2).isdigit():
                 after = j + 2
         if word == "half" and self.text_of(i - 1) == "at" and self.clock_hour(i + 1) and not self.raw(i + 1).isdigit():
@@ -2100,6 +2116,46 @@ class _TokenScanner:
         if after is None or following is not None and following.upos in ("NOUN", "PROPN", "NUM"):
             return None
         return after
+
+    def time_of_day_after(self, i: int) -> bool:
+        """An hour at ``i`` after a word of time and before a part of the day: ``before 8 in the morning``, ``after
+        six in the evening``, ``until ten at night`` (not ``sells another 4 in the afternoon``: a count)."""
+        if self.text_of(i - 1) not in _TIME_PREPOSITIONS:
+            return False
+        part = self.text_of(i + 3) if self.text_of(i + 1) == "in" and self.text_of(i + 2) == "the" else None
+        return (
+            part in ("morning", "afternoon", "evening")
+            or self.text_of(i + 1) == "at"
+            and self.text_of(i + 2) == "night"
+        )
+
+    def hours_from_till(self, i: int) -> bool:
+        """An hour of ``from 11 till 5`` (either one, digits or words, each 1 to 12, no noun after the second):
+        a span of the clock, not of counts (``from 3 to 5 apples`` says "to", and counts)."""
+        if self.text_of(i - 1) == "from" and self.text_of(i + 1) in ("till", "until", "til"):
+            first, second = i, i + 2
+        elif self.text_of(i - 1) in ("till", "until", "til") and self.text_of(i - 3) == "from":
+            first, second = i - 2, i
+        else:
+            return False
+        following = self.tokens[second + 1] if second + 1 < len(self.tokens) else None
+        return (
+            self.clock_hour(first)
+            and self.clock_hour(second)
+            and (following is None or following.upos not in ("NOUN", "PROPN", "NUM"))
+        )
+
+    def oven_setting(self, i: int) -> tuple[int, Fraction] | None:
+        """``two-twenty``, ``one-ninety`` at ``i`` in a sentence about an oven (bake, oven, roast, degrees): a
+        temperature said as hundreds and tens (220, 190), its last token and value; else ``None``."""
+        hundreds, tens = UNIT_WORDS.get(self.text_of(i)), TENS_WORDS.get(self.text_of(i + 2))
+        if not (isinstance(hundreds, int) and 1 <= hundreds <= 9 and tens and self.text_of(i + 1) == "-"):
+            return None
+        if not (self.adjacent(i, i + 1) and self.adjacent(i + 1, i + 2)):
+            return None
+        if not _OVEN_RE.search(self.graph.text):
+            return None
+        return i + 2, Fraction(hundreds * 100 + tens)
 
     def clock_hour(self, i: int) -> bool:
         """Token ``i`` is an hour of a clock, 1 to 12, in words or digits (``seven``, ``5``)."""

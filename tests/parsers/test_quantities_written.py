@@ -1013,3 +1013,27 @@ def test_a_long_run_of_title_case_number_words_is_read_in_linear_time(monkeypatc
 )
 def test_clock_times_years_and_labels_in_words_and_numbers_with_leading_zeros(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("No deliveries before eight in the morning or after six in the evening.", []),
+        ("He woke at 8 in the morning and ran 5 km.", [("5", Fraction(5))]),
+        ("The baby slept from 11 till 5, first time in 3 weeks.", [("3", Fraction(3))]),
+        ("Count from 1 till 10 apples.", [("1", Fraction(1)), ("10", Fraction(10))]),  # a noun follows: counts
+        ("It feeds four to six, depending on the rice.", [("four", Fraction(4)), ("six", Fraction(6))]),  # a range
+        ("She sells 12 muffins in the morning and another 4 in the afternoon.", [("12", 12), ("4", 4)]),
+        ("Scores went from five to nine, then 3 more.", [("five", 5), ("nine", 9), ("3", 3)]),  # a range
+        ("Twenty to ten people came.", [("Twenty", Fraction(20)), ("ten", Fraction(10))]),
+        (
+            "Bake it at two-twenty, then turn it down to one-ninety for thirty-five minutes.",
+            [("two-twenty", Fraction(220)), ("one-ninety", Fraction(190)), ("thirty-five", Fraction(35))],
+        ),
+        ("Meet at seven-thirty.", []),  # no oven: a time
+        ("next one's in 45 mins, want 1?", [("45", Fraction(45)), ("1", Fraction(1))]),
+        ("The next one hundred days matter.", [("one hundred", Fraction(100))]),
+    ],
+)
+def test_hours_of_the_day_spans_of_the_clock_oven_settings_and_the_next_one(text, expected):
+    assert values(text) == expected
