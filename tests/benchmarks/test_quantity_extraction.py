@@ -127,6 +127,7 @@ LATER_PARTS = {
     46: ({**DRAWN_20, "written": 70}, 167, 24),
     47: ({**DRAWN_20, "written": 70}, 166, 29),
     48: ({**DRAWN_20, "written": 70}, 191, 23),
+    49: ({**DRAWN_20, "written": 70}, 193, 22),
 }
 
 
