@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 45  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 46  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -65,5 +65,7 @@ PARSER_VERSION = 45  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # minutes past seven, ten past six, at half six, struck eleven)
 # 44: more clock times in words (until about nine, the nine-forty service), years said as thousands (in two thousand
 # and eight), a number word after a label noun (platform six), never once, a number written with leading zeros (000417)
-# 45: hours of a part of the day (eight in the morning) or of a span (from 11 till 5), minutes to an hour before a
-# pause (twenty-five to nine,), oven settings in a sentence about an oven (two-twenty: 220), next one (a pronoun)
+# 45: hours of a part of the day (eight in the morning) or of a span (from 11 till 5), oven settings in a sentence
+# about an oven (two-twenty: 220), next one (a pronoun)
+# 46: an hour before sharp (at six sharp), an hour and minutes in words apart before a departure (the nine forty-two
+# service), double faults (a kind), once only (a count)

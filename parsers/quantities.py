@@ -182,6 +182,8 @@ _CLOCK_PARTS = {"half", "quarter"}  # "half past seven", "a quarter to five": a 
 # words of money an amount in words ends in, as a cheque writes it: "Eight Hundred and Forty Pounds", "Fifty Cents"
 _MONEY_WORDS = {"dollars", "dollar", "pounds", "pound", "euros", "euro", "cents", "cent", "pence", "rupees", "yen"}
 _LONGEST_WRITTEN_AMOUNT = 16  # tokens: "Two Thousand Three Hundred and Sixty - Six" is 8
+# what an hour and its minutes in words may name: "the nine forty-two service", "the two fifteen train"
+_DEPARTURES = {"service", "train", "bus", "flight", "ferry", "coach", "sailing", "departure", "express", "shuttle"}
 # words before an hour of the clock: "before eight in the morning", "at 9 at night"
 _TIME_PREPOSITIONS = {"at", "before", "after", "until", "till", "by", "from", "since", "around", "about"}
 # a sentence about an oven, where "two-twenty" is a temperature, not a time
@@ -393,6 +395,7 @@ _KIND_WORDS = {"double", "triple", "quadruple"}
 # nouns that "double" or "triple" before them make a kind of: "double cream", "a double bed"
 _KIND_NOUNS = {"cream", "bed", "beds", "room", "rooms", "glazing", "espresso", "helix", "bond", "bonds", "agent"}
 _KIND_NOUNS |= {"jump", "axel", "crown"}  # events and titles: "her triple jump", "a double axel", "the triple crown"
+_KIND_NOUNS |= {"fault", "faults", "decker", "deckers"}  # "two double faults", "a double decker"
 _KIND_DETERMINERS = {"a", "an", "the", "this", "that", "each", "every", "another", "any", "some"}
 # nouns of an amount that "a double ..." multiplies: "a double batch", "a triple portion"
 _AMOUNT_NOUNS = {"portion", "recipe", "dose", "amount", "helping", "quantity", "order", "shift", "share", "size"}
@@ -1942,7 +1945,8 @@ class _TokenScanner:
             return self.signed_at(i) if word in _SIGN_WORDS else self.point_at(i)
         if word == "couple" and article and self.text_of(i + 1) == "of":
             return [self.make(i, i, Fraction(2), "word")], i + 1  # "a couple of tickets"
-        if word == "once" and (self.text_of(i - 1) in _ONCE_COUNTED_AFTER or self.once_after_its_verb(i)):
+        counted_once = self.text_of(i - 1) in _ONCE_COUNTED_AFTER or self.text_of(i + 1) == "only"  # "once only"
+        if word == "once" and (counted_once or self.once_after_its_verb(i)):
             return [self.make(i, i, Fraction(1), "word")], i + 1  # "used more than once": a count, as "twice" is
         if word.endswith("fold") and word[: -len("fold")] in _FOLD_VALUES:
             return [self.make(i, i, Fraction(_FOLD_VALUES[word[: -len("fold")]]), "word")], i + 1  # "grew tenfold"
@@ -2083,13 +2087,19 @@ class _TokenScanner:
         """The last token of a time of day said in words at ``i``, else ``None``: minutes past an hour, or to it
         after ``minutes`` (``six minutes past seven``, ``ten past six``, ``five minutes to six``; not ``two to ten
         people``), the British ``half six`` after ``at``, or an hour a clock strikes (``struck eleven``; not
-        ``struck three matches``), an hour after ``until`` (``until about nine``) or with its minutes in words
-        (``the nine-forty service``, which a noun may follow). No noun may follow the others: ``ten past papers``
+        ``struck three matches``), an hour after ``until`` (``until about nine``), before ``sharp`` (``at six
+        sharp``) or with its minutes in words (``the nine-forty service``, ``the nine forty-two service``, which a
+        noun may follow). No noun may follow the others: ``ten past papers``
         counts them."""
         word = self.text_of(i)
         after = None
         if word in UNIT_WORDS and self.clock_hour(i) and (self.time_of_day_after(i) or self.hours_from_till(i)):
             return i  # "before eight in the morning", "from eleven till five"
+        if word in UNIT_WORDS and self.clock_hour(i) and self.text_of(i + 1) == "sharp":
+            after = i + 1  # "left the inn at six sharp" (not "six sharp pieces": no noun may follow)
+        departure = self.departure_time_end(i)
+        if departure is not None:
+            return departure  # "the nine forty-two service", "ON TWO FIFTEEN TRAIN"
         minutes = UNIT_WORDS.get(word, TENS_WORDS.get(word))
         if isinstance(minutes, int) and 1 <= minutes < 60:
             minutes, end = self.word_run(i)[:2]  # "twenty-five minutes past nine": a run of words
@@ -2116,6 +2126,17 @@ class _TokenScanner:
         if after is None or following is not None and following.upos in ("NOUN", "PROPN", "NUM"):
             return None
         return after
+
+    def departure_time_end(self, i: int) -> int | None:
+        """The last token of an hour and its minutes in words, written apart, that name a train, a bus or a flight
+        (``the nine forty-two service``, ``the two fifteen train``), else ``None``."""
+        if not (self.text_of(i) in UNIT_WORDS and self.clock_hour(i)):
+            return None
+        word = self.text_of(i + 1)
+        if not (word in TENS_WORDS or UNIT_WORDS.get(word, 0) >= 10):
+            return None
+        minutes, end = self.word_run(i + 1)[:2]
+        return end if 10 <= minutes < 60 and self.text_of(end + 1) in _DEPARTURES else None
 
     def time_of_day_after(self, i: int) -> bool:
         """An hour at ``i`` after a word of time and before a part of the day: ``before 8 in the morning``, ``after

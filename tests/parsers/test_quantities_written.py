@@ -1037,3 +1037,19 @@ def test_clock_times_years_and_labels_in_words_and_numbers_with_leading_zeros(te
 )
 def test_hours_of_the_day_spans_of_the_clock_oven_settings_and_the_next_one(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("The coach left the inn at six sharp, and we changed horses four times.", [("four", Fraction(4))]),
+        ("He cut it into six sharp pieces.", [("six", Fraction(6))]),
+        ("Board the nine forty-two service to Leeds, formed of six coaches.", [("six", Fraction(6))]),
+        ("ARRIVING THURSDAY ON TWO FIFTEEN TRAIN WITH THREE TRUNKS", [("THREE", Fraction(3))]),
+        ("He bought two fifteen dollar tickets.", [("two", Fraction(2)), ("fifteen", Fraction(15))]),
+        ("She served eleven aces and only two double faults.", [("eleven", Fraction(11)), ("two", Fraction(2))]),
+        ("The Lessee may renew this lease once only, for fifteen years.", [("once", 1), ("fifteen", 15)]),
+    ],
+)
+def test_departure_times_sharp_hours_double_faults_and_once_only(text, expected):
+    assert values(text) == expected
