@@ -128,6 +128,7 @@ LATER_PARTS = {
     47: ({**DRAWN_20, "written": 70}, 166, 29),
     48: ({**DRAWN_20, "written": 70}, 191, 23),
     49: ({**DRAWN_20, "written": 70}, 193, 22),
+    50: ({**DRAWN_20, "written": 70}, 179, 21),
 }
 
 
