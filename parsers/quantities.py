@@ -186,8 +186,8 @@ _LONGEST_WRITTEN_AMOUNT = 16  # tokens: "Two Thousand Three Hundred and Sixty - 
 _DEPARTURES = {"service", "train", "bus", "flight", "ferry", "coach", "sailing", "departure", "express", "shuttle"}
 # words before an hour of the clock: "before eight in the morning", "at 9 at night"
 _TIME_PREPOSITIONS = {"at", "before", "after", "until", "till", "by", "from", "since", "around", "about"}
-# a sentence about an oven, where "two-twenty" is a temperature, not a time
-_OVEN_RE = re.compile(r"\b(?:bake[ds]?|baking|oven|roast(?:ed|ing)?|degrees|fan|gas mark)\b", re.IGNORECASE)
+# words of a sentence about an oven, where "two-twenty" is a temperature, not a time
+_OVEN_WORDS = {"bake", "baked", "bakes", "baking", "oven", "ovens", "roast", "roasted", "roasting", "degrees", "fan"}
 # verbs of a clock that strikes an hour: "the clock struck eleven"
 _STRIKE_VERBS = {"struck", "strikes", "strike", "striking", "chimed", "chimes", "chime", "chiming"}
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
@@ -2167,14 +2167,14 @@ class _TokenScanner:
         )
 
     def oven_setting(self, i: int) -> tuple[int, Fraction] | None:
-        """``two-twenty``, ``one-ninety`` at ``i`` in a sentence about an oven (bake, oven, roast, degrees): a
+        """``two-twenty``, ``one-ninety`` at ``i`` in a sentence about an oven (``_OVEN_WORDS``): a
         temperature said as hundreds and tens (220, 190), its last token and value; else ``None``."""
         hundreds, tens = UNIT_WORDS.get(self.text_of(i)), TENS_WORDS.get(self.text_of(i + 2))
         if not (isinstance(hundreds, int) and 1 <= hundreds <= 9 and tens and self.text_of(i + 1) == "-"):
             return None
         if not (self.adjacent(i, i + 1) and self.adjacent(i + 1, i + 2)):
             return None
-        if not _OVEN_RE.search(self.graph.text):
+        if not self.words & _OVEN_WORDS:
             return None
         return i + 2, Fraction(hundreds * 100 + tens)
 
