@@ -184,6 +184,10 @@ _MONEY_WORDS = {"dollars", "dollar", "pounds", "pound", "euros", "euro", "cents"
 _LONGEST_WRITTEN_AMOUNT = 16  # tokens: "Two Thousand Three Hundred and Sixty - Six" is 8
 # what an hour and its minutes in words may name: "the nine forty-two service", "the two fifteen train"
 _DEPARTURES = {"service", "train", "bus", "flight", "ferry", "coach", "sailing", "departure", "express", "shuttle"}
+# verbs of a timetable an hour written with a point may follow: "flight lands 6.40 at gate 23"
+_TIMETABLE_VERBS = {"lands", "landed", "departs", "departed", "arrives", "arrived", "leaves", "arriving", "departing"}
+# times of day that "one" may open as "some": "and one night we dug forty-two cars out", "One day, a farmer"
+_SOME_TIMES = {"day", "night", "morning", "evening", "afternoon", "summer", "winter", "spring", "autumn"}
 # words before an hour of the clock: "before eight in the morning", "at 9 at night"
 _TIME_PREPOSITIONS = {"at", "before", "after", "until", "till", "by", "from", "since", "around", "about"}
 # words of a sentence about an oven, where "two-twenty" is a temperature, not a time
@@ -1961,6 +1965,10 @@ class _TokenScanner:
             return None  # "the second half was livelier": a part of a game or a show, not half of something named
         if self.in_an_idiom(i):
             return None  # "in two minds", "one of a kind", "on cloud nine"
+        opens_clause = i == 0 or self.text_of(i - 1) in (",", "and", "but", "then", "when", "until")
+        if word == "one" and opens_clause and self.text_of(i + 1) in _SOME_TIMES and self.tokens[i + 2 : i + 3]:
+            if self.someday(i + 2):
+                return None  # "and one night we dug forty-two cars out": some night, not a count
         if word == "one" and i == 0 and self.text_of(1) == "day" and self.tokens[2:3] and self.someday(2):
             return None  # "One day I'd like to...", "One day, a farmer...": some day, not a count of days
         if word in _CLOCK_PARTS and self.text_of(i + 1) in ("past", "to") and self.clock_hour(i + 2):
@@ -2074,10 +2082,16 @@ class _TokenScanner:
 
     def clock_with_a_point(self, i: int, hour: int) -> bool:
         """``after 8.30``, ``at 7.45``, ``until 5.00``: a time of day written with a point (British style) after a word of
-        time, with nothing counted after it. Only the quarter hours are read so, since ``sold at 1.25`` is a price."""
-        if hour > 23 or self.text_of(i)[-2:] not in ("00", "15", "30", "45"):
+        time, with nothing counted after it. Only the quarter hours are read so, since ``sold at 1.25`` is a price;
+        after a verb of a timetable any minute is (``flight lands 6.40 at gate 23``)."""
+        if (
+            hour > 23
+            or self.text_of(i)[-2:] not in ("00", "15", "30", "45")
+            and self.text_of(i - 1) not in _TIMETABLE_VERBS
+        ):
             return False
-        if self.text_of(i - 1) not in ("at", "after", "before", "until", "till", "from"):
+        timetable = self.text_of(i - 1) in _TIMETABLE_VERBS  # "flight lands 6.40": any minute
+        if self.text_of(i - 1) not in ("at", "after", "before", "until", "till", "from") and not timetable:
             return False
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         counted = after is not None and after.upos in ("NOUN", "PROPN", "NUM", "SYM", "DET")
@@ -2139,13 +2153,15 @@ class _TokenScanner:
         return end if 10 <= minutes < 60 and self.text_of(end + 1) in _DEPARTURES else None
 
     def time_of_day_after(self, i: int) -> bool:
-        """An hour at ``i`` after a word of time and before a part of the day: ``before 8 in the morning``, ``after
-        six in the evening``, ``until ten at night`` (not ``sells another 4 in the afternoon``: a count)."""
+        """An hour at ``i`` after a word of time and before a part of the day or ``latest``: ``before 8 in the
+        morning``, ``after six in the evening``, ``until ten at night``, ``by 8 latest``, ``by nine at the latest``
+        (not ``sells another 4 in the afternoon``: a count)."""
         if self.text_of(i - 1) not in _TIME_PREPOSITIONS:
             return False
-        part = self.text_of(i + 3) if self.text_of(i + 1) == "in" and self.text_of(i + 2) == "the" else None
+        part = self.text_of(i + 3) if self.text_of(i + 1) in ("in", "at") and self.text_of(i + 2) == "the" else None
         return (
-            part in ("morning", "afternoon", "evening")
+            part in ("morning", "afternoon", "evening", "latest")
+            or self.text_of(i + 1) == "latest"
             or self.text_of(i + 1) == "at"
             and self.text_of(i + 2) == "night"
         )

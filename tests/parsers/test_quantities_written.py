@@ -1053,3 +1053,19 @@ def test_hours_of_the_day_spans_of_the_clock_oven_settings_and_the_next_one(text
 )
 def test_departure_times_sharp_hours_double_faults_and_once_only(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("For fourteen winters, and one night we dug forty-two cars out.", [("fourteen", 14), ("forty-two", 42)]),
+        ("She stayed for one night and paid $40.", [("one", Fraction(1)), ("$40", Fraction(40))]),
+        ("One day has 24 hours.", [("One", Fraction(1)), ("24", Fraction(24))]),
+        ("Delayed 25 mins, I'll be there by 8 latest", [("25", Fraction(25))]),
+        ("Finish 8 latest tasks.", [("8", Fraction(8))]),
+        ("The flight lands 6.40 at gate 23, we're 4 adults.", [("4", Fraction(4))]),
+        ("The price stands at 6.40 today.", [("6.40", Fraction(32, 5))]),
+    ],
+)
+def test_some_night_the_latest_hour_and_a_timetable_time_with_a_point(text, expected):
+    assert values(text) == expected
