@@ -129,6 +129,7 @@ LATER_PARTS = {
     48: ({**DRAWN_20, "written": 70}, 191, 23),
     49: ({**DRAWN_20, "written": 70}, 193, 22),
     50: ({**DRAWN_20, "written": 70}, 179, 21),
+    51: ({**DRAWN_20, "written": 70}, 173, 26),
 }
 
 
