@@ -172,6 +172,7 @@ _NUMBERED_NOUNS = {"order", "account", "reference", "confirmation", "tracking", 
 _NUMBERED_NOUNS |= {"membership", "licence", "license", "serial", "ticket", "invoice", "customer", "member", "case"}
 _NUMBERED_NOUNS |= {"model", "part", "product", "item", "batch", "lot", "student", "employee", "patient", "claim"}
 _NUMBERED_NOUNS |= {"passport", "card", "phone", "telephone", "mobile", "contract", "permit", "visa", "vehicle"}
+_NUMBERED_NOUNS |= {"cheque", "check"}  # "Cheque no. 118305"
 # currency codes written before or after an amount: "CHF 480", "480 CHF", "USD 12.50"
 _CURRENCY_CODES = {"USD", "EUR", "GBP", "CHF", "JPY", "CAD", "AUD", "NZD", "INR", "CNY", "HKD", "SGD", "SEK", "NOK"}
 _CURRENCY_CODES |= {"DKK", "ZAR", "MXN", "BRL", "KRW", "RUB", "TRY", "PLN", "CZK", "HUF", "ILS", "AED", "SAR"}
@@ -1365,6 +1366,8 @@ class _TokenScanner:
         k = i - 1
         if self.text_of(k) in ("is", "was", ":", "="):
             k -= 1
+        if self.text_of(k) == "." and self.text_of(k - 1) == "no":
+            k -= 1  # "Cheque no. 118305": the tokenizer keeps the abbreviation's point apart
         noun = self.text_of(k)
         owner = k - 2 if self.text_of(k - 1) == "," else k - 1  # "my passport, number 533104927, expires"
         numbered = noun in ("number", "no.", "no", "#") and self.text_of(owner) in _NUMBERED_NOUNS
@@ -2000,8 +2003,9 @@ class _TokenScanner:
                 year_end = self.thousands_year_end(i)
             if year_end is not None:
                 return [], year_end + 1  # "in nineteen eighty-four", "in two thousand and eight": a year in words
-            if self.text_of(i - 1) in _LABEL_NOUNS and self.word_run(i)[1] == i and self.names_one_of(i):
-                return [], i + 1  # "from platform six", "in room four": one of them named
+            labelled = self.text_of(i - 1) in _LABEL_NOUNS | _LOOSE_LABEL_NOUNS
+            if labelled and self.word_run(i)[1] == i and self.names_one_of(i):
+                return [], i + 1  # "from platform six", "in room four", "from stop three in": one of them named
             if word == "one" and self.pronoun_one(i):
                 return None  # "the red one", "that one costs", "one at a time": a pronoun, not a count
             return self.number_words_at(i)
@@ -2167,11 +2171,11 @@ class _TokenScanner:
         )
 
     def hours_from_till(self, i: int) -> bool:
-        """An hour of ``from 11 till 5`` (either one, digits or words, each 1 to 12, no noun after the second):
-        a span of the clock, not of counts (``from 3 to 5 apples`` says "to", and counts)."""
-        if self.text_of(i - 1) == "from" and self.text_of(i + 1) in ("till", "until", "til"):
+        """An hour of ``from 11 till 5`` or a shift's ``on 7 till 3`` (either one, digits or words, each 1 to 12, no
+        noun after the second): a span of the clock, not of counts (``from 3 to 5 apples`` says "to", and counts)."""
+        if self.text_of(i - 1) in ("from", "on") and self.text_of(i + 1) in ("till", "until", "til"):
             first, second = i, i + 2
-        elif self.text_of(i - 1) in ("till", "until", "til") and self.text_of(i - 3) == "from":
+        elif self.text_of(i - 1) in ("till", "until", "til") and self.text_of(i - 3) in ("from", "on"):
             first, second = i - 2, i
         else:
             return False

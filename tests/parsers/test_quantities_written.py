@@ -1069,3 +1069,17 @@ def test_departure_times_sharp_hours_double_faults_and_once_only(text, expected)
 )
 def test_some_night_the_latest_hour_and_a_timetable_time_with_a_point(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Cheque no. 118305 for Eighty-Two Dollars.", [("Eighty-Two", Fraction(82))]),
+        ("He said no. 5 people came.", [("5", Fraction(5))]),
+        ("The last tram leaves from stop three in ten minutes.", [("ten", Fraction(10))]),
+        ("At the first stop three people got off.", [("three", Fraction(3))]),
+        ("Run the track three times.", [("three", Fraction(3))]),
+    ],
+)
+def test_a_cheques_number_and_a_number_word_after_a_loose_label(text, expected):
+    assert values(text) == expected
