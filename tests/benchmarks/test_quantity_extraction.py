@@ -130,6 +130,7 @@ LATER_PARTS = {
     49: ({**DRAWN_20, "written": 70}, 193, 22),
     50: ({**DRAWN_20, "written": 70}, 179, 21),
     51: ({**DRAWN_20, "written": 70}, 173, 26),
+    52: ({**DRAWN_20, "written": 70}, 159, 25),
 }
 
 
