@@ -160,6 +160,7 @@ _LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin", "desk", "caro
 # loose labels that are never verbs: opening a sentence they name too ("Bus 38 leaves from stand F", where the tagger
 # reads "leaves" as a noun; not "Stop 2 raised beds", a command)
 _NOUN_ONLY_LABELS = {"bus", "tram", "pier", "berth", "ward", "hall", "booth", "cabin", "desk", "carousel", "jetty"}
+_ANY_LABEL_NOUNS = _LABEL_NOUNS | _LOOSE_LABEL_NOUNS
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
 _LABEL_ABBREVIATIONS = {"No", "Nos", "Op", "Vol", "Ch", "Fig", "Art", "Sec"}
@@ -910,7 +911,7 @@ class _TokenScanner:
             if after is None or after.upos in ("ADP", "VERB", "AUX", "PUNCT", "CCONJ"):
                 return [], i + 1  # "Catch the 88A from": a route named (not "the 9V", "the 5K": a unit, a scale)
         if re.fullmatch(r"\d+[A-Z]\.?", self.raw(i)) and self.text_of(i - 1) in ("is", "was", ":"):
-            if self.text_of(i - 2).rstrip(".") in _LABEL_NOUNS | _LOOSE_LABEL_NOUNS:
+            if self.text_of(i - 2).rstrip(".") in _ANY_LABEL_NOUNS:
                 return [], i + 1  # "Your seat is 42C": a label said with a verb, not 42 °C
         read = self.read_glued(i, end)
         if read is None:
@@ -2003,8 +2004,7 @@ class _TokenScanner:
                 year_end = self.thousands_year_end(i)
             if year_end is not None:
                 return [], year_end + 1  # "in nineteen eighty-four", "in two thousand and eight": a year in words
-            labelled = self.text_of(i - 1) in _LABEL_NOUNS | _LOOSE_LABEL_NOUNS
-            if labelled and self.word_run(i)[1] == i and self.names_one_of(i):
+            if self.text_of(i - 1) in _ANY_LABEL_NOUNS and self.word_run(i)[1] == i and self.names_one_of(i):
                 return [], i + 1  # "from platform six", "in room four", "from stop three in": one of them named
             if word == "one" and self.pronoun_one(i):
                 return None  # "the red one", "that one costs", "one at a time": a pronoun, not a count
@@ -2107,22 +2107,19 @@ class _TokenScanner:
         people``), the British ``half six`` after ``at``, or an hour a clock strikes (``struck eleven``; not
         ``struck three matches``), an hour after ``until`` (``until about nine``), before ``sharp`` (``at six
         sharp``) or with its minutes in words (``the nine-forty service``, ``the nine forty-two service``, which a
-        noun may follow). No noun may follow the others: ``ten past papers``
-        counts them."""
+        noun may follow). No noun may follow the others: ``ten past papers`` counts them."""
         word = self.text_of(i)
         after = None
-        if word in UNIT_WORDS and self.clock_hour(i) and (self.time_of_day_after(i) or self.hours_from_till(i)):
+        hour = word in UNIT_WORDS and self.clock_hour(i)  # "one" to "twelve"
+        if hour and (self.time_of_day_after(i) or self.hours_from_till(i)):
             return i  # "before eight in the morning", "from eleven till five"
-        if word in UNIT_WORDS and self.clock_hour(i) and self.text_of(i + 1) == "sharp":
+        if hour and self.text_of(i + 1) == "sharp":
             after = i + 1  # "left the inn at six sharp" (not "six sharp pieces": no noun may follow)
         departure = self.departure_time_end(i)
         if departure is not None:
             return departure  # "the nine forty-two service", "ON TWO FIFTEEN TRAIN"
-        minutes = UNIT_WORDS.get(word, TENS_WORDS.get(word))
-        if isinstance(minutes, int) and 1 <= minutes < 60:
-            minutes, end = self.word_run(i)[:2]  # "twenty-five minutes past nine": a run of words
-            if not 1 <= minutes < 60:
-                return None
+        minutes, end = self.word_run(i)[:2] if word in UNIT_WORDS or word in TENS_WORDS else (0, i)
+        if 1 <= minutes < 60:  # "twenty-five minutes past nine": the minutes may be a run of words
             j = end + 1 if self.text_of(end + 1) in ("minutes", "minute") else end
             # "to" only after "minutes": "from two to ten people", "feeds four to six," are ranges
             relation = ("past", "to") if j > end else ("past",)
@@ -2130,13 +2127,13 @@ class _TokenScanner:
                 after = j + 2
         if word == "half" and self.text_of(i - 1) == "at" and self.clock_hour(i + 1) and not self.raw(i + 1).isdigit():
             after = i + 1
-        if word in UNIT_WORDS and self.clock_hour(i) and self.text_of(i - 1) in _STRIKE_VERBS:
+        if hour and self.text_of(i - 1) in _STRIKE_VERBS:
             after = i
         until = self.text_of(i - 2 if self.text_of(i - 1) in ("about", "around") else i - 1)
         next_up = self.tokens[i + 1].upos if i + 1 < len(self.tokens) else "PUNCT"
-        if word in UNIT_WORDS and self.clock_hour(i) and until in ("until", "till", "til") and next_up == "PUNCT":
+        if hour and until in ("until", "till", "til") and next_up == "PUNCT":
             after = i  # "fog patches until about nine." (not "until four triangles exist")
-        if word in UNIT_WORDS and self.clock_hour(i) and self.text_of(i + 1) == "-" and self.adjacent(i, i + 1):
+        if hour and self.text_of(i + 1) == "-" and self.adjacent(i, i + 1):
             minutes = UNIT_WORDS.get(self.text_of(i + 2), TENS_WORDS.get(self.text_of(i + 2)))
             if isinstance(minutes, int) and 10 <= minutes < 60 and self.adjacent(i + 1, i + 2):
                 return i + 2  # "the nine-forty service", "at eleven-fifteen" (not "one-eighty": no minutes)

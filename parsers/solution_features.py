@@ -99,6 +99,8 @@ def graph_features(check: SolutionCheck) -> dict[str, float]:
     numbers = written_numbers(graph.solution)
     written = set(numbers) | {o.value for o in operands}
 
+    # not SolutionGraph.written_quantities, which also reads number words and signs for check's warning: these
+    # features stay as the shipped models learnt them
     def written_down(k: int) -> bool:
         quantity = quantities[k]
         return k in used or quantity.value in written or any(v in written for v in implied_values(quantity))
