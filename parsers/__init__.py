@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 48  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 49  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -73,3 +73,5 @@ PARSER_VERSION = 48  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # verb of a timetable (lands 6.40)
 # 48: a cheque's number after no. (Cheque no. 118305), a number word after a loose label (stop three in), a shift's
 # on 7 till 3
+# 49: clause as a label noun (Clause nineteen), a fraction word after another (another quarter cup), any one before a
+# noun (a count), a hedged period (for over a century: no number of years)

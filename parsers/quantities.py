@@ -151,7 +151,7 @@ _POINT_THOUSANDS_RE = re.compile(r"\d{1,3}(?:\.\d{3})+")  # "5.000 €", "€1.2
 _LABEL_NOUNS = {"room", "gate", "platform", "terminal", "exit", "channel", "flight", "seat", "locker", "suite"}
 _LABEL_NOUNS |= {"apartment", "apt", "highway", "interstate", "figure", "fig", "table", "section", "exercise"}
 _LABEL_NOUNS |= {"episode", "chapter", "year", "grade", "class", "level", "stage", "season", "lane", "aisle"}
-_LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay"}
+_LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay", "clause"}
 # nouns a number after names one of them only when no noun follows it: "track 7 was cut", "stop 26 every 20 minutes",
 # "take bus 14", but "at the first stop 8 people got off", "run the track 12 times" count
 _LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
@@ -202,7 +202,6 @@ _RESOLUTIONS = {144, 240, 360, 480, 576, 720, 1080, 1440, 2160, 4320}
 _ARITHMETIC_SIGNS = {"+", "-", "−", "=", "*", "×", "/", "÷"}
 # tokens after which a capitalised number word may still open its sentence: 'He said, "Two'; "Answer: Three"
 _OPENERS = {'"', "“", "'", "‘", "(", ":"}
-# words that make "in a decade" a span compared over, not a number of years: "its worst result in a decade"
 # races named by their distance: "the 400m hurdles" is 400 metres, not 400 million hurdles
 _RACE_EVENTS = {"hurdles", "relay", "relays", "freestyle", "breaststroke", "backstroke", "medley", "steeplechase"}
 _RACE_EVENTS |= {"sprint", "sprints", "heats", "finals", "races"}
@@ -407,6 +406,7 @@ _KIND_DETERMINERS = {"a", "an", "the", "this", "that", "each", "every", "another
 _AMOUNT_NOUNS = {"portion", "recipe", "dose", "amount", "helping", "quantity", "order", "shift", "share", "size"}
 # Nouns that are a number of years after "a": "a decade from now" is 10 years, "a century" 100.
 _YEARS_WORDS = {"decade": 10, "century": 100}
+_HEDGES_BEFORE_A_PERIOD = {"over", "nearly", "almost", "than", "under"}  # "for over a century": about so long
 # Measures that "a third", "a fifth" ... may be a fraction of ("a third cup"); before another noun the word is a rank.
 _FRACTION_OF = {
     *("cup", "pound", "lb", "ounce", "oz", "gallon", "quart", "pint", "liter", "litre", "teaspoon", "tablespoon"),
@@ -2014,7 +2014,8 @@ class _TokenScanner:
         fraction_word = word in ORDINAL_DENOMINATORS  # "between a third and a half": two fractions
         if article and word.isalpha() and not fraction_word and self.fraction_after(i + 1) is not None:
             return self.and_a_half_at(i)  # "an hour and a half"
-        if word in ORDINAL_DENOMINATORS and article and word not in ("half", "halves", "quarters"):
+        one_more = self.text_of(i - 1) == "another"  # "then another quarter cup", "another third of the class"
+        if word in ORDINAL_DENOMINATORS and (article or one_more) and word not in ("half", "halves", "quarters"):
             if word in ORDINAL_WORDS and self.ordinal_before_noun(i):
                 return None  # "a third set", "a fifth grader": a rank
             if word == "quarter" and self.a_coin(i):
@@ -2023,6 +2024,8 @@ class _TokenScanner:
         if word in _YEARS_WORDS:  # "a decade from now" is 10 years; "the decade", "two decades" are not read here
             if not article or self.compared_over(i) or self.rate_period(i):
                 return None
+            if self.text_of(i - 2) in _HEDGES_BEFORE_A_PERIOD:
+                return None  # "for over a century", "nearly a decade": a span of about so long, not a number of years
             return [self.make(i, i, Fraction(_YEARS_WORDS[word]), "word", "years")], i + 1
         if word == "half" and self.text_of(i + 1) in _ARTICLES:
             scale = self.scale_of(i + 2)
@@ -2386,6 +2389,9 @@ class _TokenScanner:
             before = self.tokens[i - 1] if i > 0 else None
             described = before is not None and (before.upos == "ADJ" or before.label in ORDINAL_WORDS)
             return described and self.text_of(i - 2) in {"the", *_ARTICLES, *_POSSESSIVES}
+        upos_after = [t.upos for t in self.tokens[i + 1 : i + 3]]
+        if self.text_of(i - 1) == "any" and (upos_after[:1] == ["NOUN"] or upos_after == ["ADJ", "NOUN"]):
+            return False  # "in any one calendar week", "any one person may buy 2": one week, one person
         if self.text_of(i - 1) in _PRONOUN_ONE_BEFORE:
             return not self.one_after_a_complementizer(i) and not self.one_in_n(i)
         if self.text_of(i - 1) == "than" and self.text_of(i - 2) not in _AMOUNT_COMPARATIVES:

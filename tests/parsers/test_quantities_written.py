@@ -1083,3 +1083,21 @@ def test_some_night_the_latest_hour_and_a_timetable_time_with_a_point(text, expe
 )
 def test_a_cheques_number_and_a_number_word_after_a_loose_label(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Clause nineteen is deleted and clause 4 amended.", []),
+        ("Each clause 12 words long was cut.", [("12", Fraction(12))]),
+        ("Add half a cup of stock, then another quarter cup.", [("half", Fraction(1, 2)), ("quarter", Fraction(1, 4))]),
+        ("Then another third set began.", []),
+        ("At most 400 kg in any one calendar week.", [("400", Fraction(400)), ("one", Fraction(1))]),
+        ("Is any one of them free?", [("one", Fraction(1))]),
+        ("Any one can join.", []),
+        ("It lay in the drawer for over a century.", []),
+        ("A decade from now, Sam will be 30.", [("decade", Fraction(10)), ("30", Fraction(30))]),
+    ],
+)
+def test_a_clause_another_fraction_any_one_and_a_hedged_period(text, expected):
+    assert values(text) == expected
