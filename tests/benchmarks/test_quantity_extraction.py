@@ -131,6 +131,7 @@ LATER_PARTS = {
     50: ({**DRAWN_20, "written": 70}, 179, 21),
     51: ({**DRAWN_20, "written": 70}, 173, 26),
     52: ({**DRAWN_20, "written": 70}, 159, 25),
+    53: ({**DRAWN_20, "written": 70}, 180, 26),
 }
 
 
