@@ -156,10 +156,11 @@ _LABEL_NOUNS |= {"junction", "option", "flat", "unit", "block", "bay", "clause"}
 # "take bus 14", but "at the first stop 8 people got off", "run the track 12 times" count
 _LOOSE_LABEL_NOUNS = {"track", "stop", "route", "zone", "pier", "berth", "ward", "hall", "court", "bus"}
 _LOOSE_LABEL_NOUNS |= {"tram", "bug", "ticket", "issue", "invoice", "stand", "stall", "booth", "dock", "pitch"}
-_LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin", "desk", "carousel", "jetty"}
+_LOOSE_LABEL_NOUNS |= {"counter", "window", "row", "bed", "cabin", "desk", "carousel", "jetty", "lot"}
 # loose labels that are never verbs: opening a sentence they name too ("Bus 38 leaves from stand F", where the tagger
 # reads "leaves" as a noun; not "Stop 2 raised beds", a command)
 _NOUN_ONLY_LABELS = {"bus", "tram", "pier", "berth", "ward", "hall", "booth", "cabin", "desk", "carousel", "jetty"}
+_NOUN_ONLY_LABELS |= {"lot"}
 _ANY_LABEL_NOUNS = _LABEL_NOUNS | _LOOSE_LABEL_NOUNS
 _POSSESSIVES = {"my", "your", "his", "her", "its", "our", "their"}
 # abbreviations a number after names a work or a part of one: "Nocturne No. 2", "Op. 9", "Vol. 3", "Fig. 4"
@@ -186,12 +187,14 @@ _MONEY_WORDS = {"dollars", "dollar", "pounds", "pound", "euros", "euro", "cents"
 _LONGEST_WRITTEN_AMOUNT = 16  # tokens: "Two Thousand Three Hundred and Sixty - Six" is 8
 # what an hour and its minutes in words may name: "the nine forty-two service", "the two fifteen train"
 _DEPARTURES = {"service", "train", "bus", "flight", "ferry", "coach", "sailing", "departure", "express", "shuttle"}
+_DEPARTURES |= {"connection"}
 # verbs of a timetable an hour written with a point may follow: "flight lands 6.40 at gate 23"
 _TIMETABLE_VERBS = {"lands", "landed", "departs", "departed", "arrives", "arrived", "leaves", "arriving", "departing"}
 # times of day that "one" may open as "some": "and one night we dug forty-two cars out", "One day, a farmer"
 _SOME_TIMES = {"day", "night", "morning", "evening", "afternoon", "summer", "winter", "spring", "autumn"}
 # words before an hour of the clock: "before eight in the morning", "at 9 at night"
 _TIME_PREPOSITIONS = {"at", "before", "after", "until", "till", "by", "from", "since", "around", "about"}
+_PARTS_OF_THE_DAY = {"morning", "afternoon", "evening", "night"}
 # words of a sentence about an oven, where "two-twenty" is a temperature, not a time
 _OVEN_WORDS = {"bake", "baked", "bakes", "baking", "oven", "ovens", "roast", "roasted", "roasting", "degrees", "fan"}
 # verbs of a clock that strikes an hour: "the clock struck eleven"
@@ -406,7 +409,9 @@ _KIND_DETERMINERS = {"a", "an", "the", "this", "that", "each", "every", "another
 _AMOUNT_NOUNS = {"portion", "recipe", "dose", "amount", "helping", "quantity", "order", "shift", "share", "size"}
 # Nouns that are a number of years after "a": "a decade from now" is 10 years, "a century" 100.
 _YEARS_WORDS = {"decade": 10, "century": 100}
-_HEDGES_BEFORE_A_PERIOD = {"over", "nearly", "almost", "than", "under"}  # "for over a century": about so long
+# words before "a century" that leave it no number of years: "for over a century" (about so long), "a quarter of a
+# century" (the fraction is the quantity)
+_HEDGES_BEFORE_A_PERIOD = {"over", "nearly", "almost", "than", "under", "of"}
 # Measures that "a third", "a fifth" ... may be a fraction of ("a third cup"); before another noun the word is a rank.
 _FRACTION_OF = {
     *("cup", "pound", "lb", "ounce", "oz", "gallon", "quart", "pint", "liter", "litre", "teaspoon", "tablespoon"),
@@ -2004,8 +2009,10 @@ class _TokenScanner:
                 year_end = self.thousands_year_end(i)
             if year_end is not None:
                 return [], year_end + 1  # "in nineteen eighty-four", "in two thousand and eight": a year in words
-            if self.text_of(i - 1) in _ANY_LABEL_NOUNS and self.word_run(i)[1] == i and self.names_one_of(i):
-                return [], i + 1  # "from platform six", "in room four", "from stop three in": one of them named
+            end = self.word_run(i)[1]
+            one_word = end == i or end == i + 2 and self.text_of(i + 1) == "-"  # "six", "forty-seven"
+            if self.text_of(i - 1) in _ANY_LABEL_NOUNS and one_word and self.names_one_of(i):
+                return [], end + 1  # "from platform six", "from stop three in", "Lot forty-seven,": one named
             if word == "one" and self.pronoun_one(i):
                 return None  # "the red one", "that one costs", "one at a time": a pronoun, not a count
             return self.number_words_at(i)
@@ -2025,7 +2032,7 @@ class _TokenScanner:
             if not article or self.compared_over(i) or self.rate_period(i):
                 return None
             if self.text_of(i - 2) in _HEDGES_BEFORE_A_PERIOD:
-                return None  # "for over a century", "nearly a decade": a span of about so long, not a number of years
+                return None  # "for over a century", "a quarter of a century": no number of years
             return [self.make(i, i, Fraction(_YEARS_WORDS[word]), "word", "years")], i + 1
         if word == "half" and self.text_of(i + 1) in _ARTICLES:
             scale = self.scale_of(i + 2)
@@ -2090,7 +2097,10 @@ class _TokenScanner:
     def clock_with_a_point(self, i: int, hour: int) -> bool:
         """``after 8.30``, ``at 7.45``, ``until 5.00``: a time of day written with a point (British style) after a word of
         time, with nothing counted after it. Only the quarter hours are read so, since ``sold at 1.25`` is a price;
-        after a verb of a timetable any minute is (``flight lands 6.40 at gate 23``)."""
+        after a verb of a timetable any minute is (``flight lands 6.40 at gate 23``), and before a departure (``miss
+        the 8.15 connection``)."""
+        if self.text_of(i - 1) == "the" and self.text_of(i + 1) in _DEPARTURES:
+            return hour <= 23  # "the 6.40 bus": a departure named by its time (the minutes are 00 to 59)
         if (
             hour > 23
             or self.text_of(i)[-2:] not in ("00", "15", "30", "45")
@@ -2156,11 +2166,17 @@ class _TokenScanner:
         minutes, end = self.word_run(i + 1)[:2]
         return end if 10 <= minutes < 60 and self.text_of(end + 1) in _DEPARTURES else None
 
-    def time_of_day_after(self, i: int) -> bool:
+    def time_of_day_after(self, i: int, after_and: bool = True) -> bool:
         """An hour at ``i`` after a word of time and before a part of the day or ``latest``: ``before 8 in the
-        morning``, ``after six in the evening``, ``until ten at night``, ``by 8 latest``, ``by nine at the latest``
-        (not ``sells another 4 in the afternoon``: a count)."""
-        if self.text_of(i - 1) not in _TIME_PREPOSITIONS:
+        morning``, ``after six in the evening``, ``until ten at night``, ``by 8 latest``, ``by nine at the latest``,
+        ``the hours of eleven in the morning``, ``between 9 in the morning and 5 in the evening`` (the second hour
+        after ``and`` where the first is one; not ``sells another 4 in the afternoon``: a count)."""
+        before = self.text_of(i - 1)
+        if before == "and" and after_and and self.text_of(i - 2) in _PARTS_OF_THE_DAY:
+            first = i - 4 if self.text_of(i - 2) == "night" else i - 5  # "9 in the morning and", "11 at night and"
+            if not (first >= 0 and self.clock_hour(first) and self.time_of_day_after(first, after_and=False)):
+                return False
+        elif before not in _TIME_PREPOSITIONS | {"between"} and not (before == "of" and self.text_of(i - 2) == "hours"):
             return False
         part = self.text_of(i + 3) if self.text_of(i + 1) in ("in", "at") and self.text_of(i + 2) == "the" else None
         return (
@@ -2171,11 +2187,12 @@ class _TokenScanner:
         )
 
     def hours_from_till(self, i: int) -> bool:
-        """An hour of ``from 11 till 5`` or a shift's ``on 7 till 3`` (either one, digits or words, each 1 to 12, no
-        noun after the second): a span of the clock, not of counts (``from 3 to 5 apples`` says "to", and counts)."""
-        if self.text_of(i - 1) in ("from", "on") and self.text_of(i + 1) in ("till", "until", "til"):
+        """An hour of ``from 11 till 5``, a shift's ``on 7 till 3`` or ``Weds, 7 till 9`` (either one, digits or words,
+        each 1 to 12, no noun after the second): a span of the clock, not of counts (``from 3 to 5 apples`` says "to",
+        and counts)."""
+        if self.text_of(i - 1) in ("from", "on", ",") and self.text_of(i + 1) in ("till", "until", "til"):
             first, second = i, i + 2
-        elif self.text_of(i - 1) in ("till", "until", "til") and self.text_of(i - 3) in ("from", "on"):
+        elif self.text_of(i - 1) in ("till", "until", "til") and self.text_of(i - 3) in ("from", "on", ","):
             first, second = i - 2, i
         else:
             return False
@@ -2589,6 +2606,9 @@ class _TokenScanner:
             scale = self.scale_word(last + 1)
             if scale is not None:
                 value, last = value * scale, last + 1  # "one point two billion"
+            percent = self.percent_end(last + 1)
+            if percent is not None:  # "six point two five per cent"
+                return [self.make(i, percent, value / 100, "percent", "%", number_tokens=(i, last))], percent + 1
             return [self.make(i, last, value, "word")], last + 1
         value = Fraction(total)
         plural = self.text_of(last + 1) in ORDINAL_DENOMINATORS and self.text_of(last + 1).endswith("s")
@@ -2600,6 +2620,9 @@ class _TokenScanner:
         half = self.fraction_after(last + 1)
         if half is not None:
             value, last = value + half[0], half[1]  # "two and a half"
+            scale = self.scale_word(last + 1)
+            if scale is not None:
+                value, last = value * scale, last + 1  # "six and a half thousand"
         if self.text_of(last + 1) in ("dozen", "dozens"):
             value, last = value * 12, last + 1  # "two dozen", "two and a half dozen"
         denominator = ORDINAL_DENOMINATORS.get(self.text_of(last + 1)) if half is None else None

@@ -1101,3 +1101,23 @@ def test_a_cheques_number_and_a_number_word_after_a_loose_label(text, expected):
 )
 def test_a_clause_another_fraction_any_one_and_a_hedged_period(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Sales run between the hours of eleven in the morning and eleven at night.", []),
+        ("We open between 9 in the morning and 5 in the evening.", []),
+        ("She sold 3 in the morning and 4 in the afternoon.", [("3", Fraction(3)), ("4", Fraction(4))]),
+        ("He worked 8 hours in the morning and 3 in the evening.", [("8", Fraction(8)), ("3", Fraction(3))]),
+        ("Gonna miss the 8.15 connection, I'll get the 6.40 bus.", []),
+        ("Chess club moved to Weds, 7 till 9 in Room 12.", []),
+        ("Count, 1 till 10 apples.", [("1", Fraction(1)), ("10", Fraction(10))]),
+        ("Lot forty-seven, two Georgian candlesticks.", [("two", Fraction(2))]),
+        ("It cost about six and a half thousand.", [("six and a half thousand", Fraction(6500))]),
+        ("A surcharge of six point two five per cent applies.", [("six point two five per cent", Fraction(1, 16))]),
+        ("He kept the lamp for a quarter of a century.", [("quarter", Fraction(1, 4))]),
+    ],
+)
+def test_hours_of_the_day_in_pairs_departures_shifts_lots_and_amounts_in_words(text, expected):
+    assert values(text) == expected
