@@ -20,7 +20,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from .build import BASE_DIR
+from .build import BASE_DIR, QAM_FOLD_PART
 from .job import REPORT_NAME, delta_base
 
 DECISION_NAME = "decision.json"
@@ -40,6 +40,13 @@ def read_run(run: str | Path) -> dict:
         }
         raise ValueError(f"{run}: the run wrote no weights (status {report.get('status')!r}; {failed})")
     return report
+
+
+def package_files(files: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The task files a candidate package is built and measured on: all but QAM's cross-validation folds
+    (``qam.cvK-*``, for the kit's ``qam-cv`` phase only: their pairs are drawn from QAM's train part too, and
+    measuring a package on fifteen more parts would take longer than the rest of the release)."""
+    return {task: {p: f for p, f in parts.items() if not QAM_FOLD_PART.fullmatch(p)} for task, parts in files.items()}
 
 
 def rebuild_models(kit: Path, run: Path, work: Path, report: dict) -> None:
@@ -141,7 +148,7 @@ def release_run(
 
     kit, run, work, output = Path(kit), Path(run), Path(work), Path(output)
     report = read_run(run)
-    files = task_files(data)
+    files = package_files(task_files(data))
     reference = read_config(resolve(against), RELEASE_NAME)
     rebuild_models(kit, run, work, report)
     candidate_dir = work / "candidate"

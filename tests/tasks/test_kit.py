@@ -19,7 +19,7 @@ from mathgraph.models.features import FeatureStore, PackedFeatureStore
 from mathgraph.models.packed_features import PackError, pack_features, packed_lengths
 from mathgraph.samples import sample_problems
 from mathgraph.tasks.kit.build import KIT_AND_CODE_LIMIT, check_kit_size, code_bytes
-from mathgraph.tasks.kit.release import decide
+from mathgraph.tasks.kit.release import decide, package_files
 from mathgraph.tasks.kit.weights import expand_text_state, load_split, save_compact_text_state, save_split
 from mathgraph.tasks.training.trainer import TrainingArguments, fit
 
@@ -156,6 +156,17 @@ def test_the_release_decision_needs_a_better_mean_and_no_task_worse_beyond_noise
     assert not refused["release"] and "qrc: 0.85 below" in refused["reasons"][0]
     same = decide(_record({"kpc": 0.80, "qrc": 0.90}), reference)
     assert not same["release"] and "not above" in same["reasons"][0]
+
+
+def test_a_release_leaves_the_qam_folds_to_the_kit():
+    files = {
+        "qam": {"train": "a", "dev": "b", "test": "c", "dev-gsm8k": "d", "cv0-train": "e", "cv12-test": "f"},
+        "kpc": {"train": "g", "dev": "h"},
+    }
+    assert package_files(files) == {
+        "qam": {"train": "a", "dev": "b", "test": "c", "dev-gsm8k": "d"},
+        "kpc": files["kpc"],
+    }
 
 
 def test_the_planned_kit_and_the_code_fit_the_transfer_limit():
