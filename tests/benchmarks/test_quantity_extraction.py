@@ -132,6 +132,7 @@ LATER_PARTS = {
     51: ({**DRAWN_20, "written": 70}, 173, 26),
     52: ({**DRAWN_20, "written": 70}, 159, 25),
     53: ({**DRAWN_20, "written": 70}, 180, 26),
+    54: ({**DRAWN_20, "written": 70}, 203, 25),
 }
 
 
