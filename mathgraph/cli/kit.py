@@ -65,6 +65,11 @@ def register(commands) -> None:
     release.add_argument("--work", required=True, metavar="WORK")
     release.add_argument("--output", required=True, metavar="PACKAGE", help="where a released package is written")
     release.add_argument("--against", default="shipped", help="the package to beat (default: shipped)")
+    release.add_argument(
+        "--recorded-reference",
+        action="store_true",
+        help="judge against the figures the package to beat recorded at its release, not measured again now",
+    )
     release.add_argument("--smoke", action="store_true", help="alignment models of 20 iterations (tests)")
     release.set_defaults(run=run_release)
 
@@ -124,7 +129,15 @@ def run_release(args: argparse.Namespace) -> int:
 
     settings = ReleaseSettings(structure_options={"max_iter": 20}) if args.smoke else ReleaseSettings()
     decision = release_run(
-        args.kit, args.run_output, args.data, args.work, args.output, args.against, settings, say=report
+        args.kit,
+        args.run_output,
+        args.data,
+        args.work,
+        args.output,
+        args.against,
+        settings,
+        say=report,
+        recorded_reference=args.recorded_reference,
     )
     print(json.dumps({k: decision[k] for k in ("release", "mean", "reasons")}))
     return 0

@@ -137,10 +137,16 @@ def release_run(
     against: str = "shipped",
     settings=None,
     say: Callable[[str], None] = print,
+    recorded_reference: bool = False,
 ) -> dict:
     """Rebuild, package, measure and decide (module docstring); returns the decision. ``data``: the task files
     with their test parts (``tasks.release.build.task_files``); ``output``: where a released package goes
-    (replaced only on a release); ``settings``: ``tasks.release.build.ReleaseSettings``."""
+    (replaced only on a release); ``settings``: ``tasks.release.build.ReleaseSettings``.
+
+    The package to beat is measured again first, by this code on these files (a copy, in ``work/reference``):
+    the figures it recorded at its own release came from the readers and alignment features of then, and a
+    candidate measured by today's would be judged on their changes too. ``recorded_reference``: use the
+    recorded figures instead (faster; for a reference released by this same code)."""
     from mathgraph.models.package import RELEASE_NAME
     from mathgraph.registry import read_config, resolve
     from mathgraph.tasks.release.build import ReleaseSettings, build_release, task_files
@@ -149,10 +155,19 @@ def release_run(
     kit, run, work, output = Path(kit), Path(run), Path(work), Path(output)
     report = read_run(run)
     files = package_files(task_files(data))
-    reference = read_config(resolve(against), RELEASE_NAME)
+    settings = settings or ReleaseSettings()
+    if recorded_reference:
+        reference = read_config(resolve(against), RELEASE_NAME)
+    else:
+        copy = work / "reference"
+        if copy.exists():
+            shutil.rmtree(copy)
+        shutil.copytree(resolve(against), copy)
+        say(f"measuring the package to beat again ({against}) in {copy}")
+        reference = build_release(files, work / "reference-runs", copy, ("measure", "structure"), settings, say)
     rebuild_models(kit, run, work, report)
     candidate_dir = work / "candidate"
-    release = build_release(files, work, candidate_dir, ("package", "structure"), settings or ReleaseSettings(), say)
+    release = build_release(files, work, candidate_dir, ("package", "structure"), settings, say)
     release["training"]["multitask_history"] = report["phases"]["multitask"].get("history")
     release["training"]["trained_where"] = {
         "machine": report["machine"],
@@ -162,6 +177,7 @@ def release_run(
     }
     finish_package(candidate_dir, release)
     decision = {**decide(release, reference), "against": str(against), "candidate": str(candidate_dir)}
+    decision["reference_figures"] = "recorded at its release" if recorded_reference else "measured again"
     if decision["release"]:
         if output.exists():
             shutil.rmtree(output)

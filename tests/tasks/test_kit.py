@@ -309,10 +309,11 @@ def test_the_kit_path_builds_runs_without_a_parser_and_releases_only_what_is_bet
 
     package = tmp_path / "released"
     release = ["kit", "release", str(out), "--kit", str(kit), "--data", str(kit_data), "--work", str(work)]
-    assert main([*release, "--output", str(package), "--smoke"]) == 0
+    assert main([*release, "--output", str(package), "--smoke", "--recorded-reference"]) == 0
     decision = json.loads((work / "decision.json").read_text())
     # train and dev are the same rows here, so TF-IDF fused in is perfect on dev: above the shipped model's figures
     assert decision["release"] is True and decision["mean"]["candidate"] > decision["mean"]["reference"]
+    assert decision["reference_figures"] == "recorded at its release"
     released = ModelPackage(package, device="cpu")
     assert released.release_info()["training"]["trained_where"]["machine"]["device"] == "cpu"
     assert released.release_info()["training"]["pretrain_steps"] == 2
@@ -323,6 +324,15 @@ def test_the_kit_path_builds_runs_without_a_parser_and_releases_only_what_is_bet
     # the same candidate against itself is no better: not released
     again = decide(released.release_info(), released.release_info())
     assert again["release"] is False and "not above" in again["reasons"][0]
+    # nor against itself measured again by this code (the default): the same figures, so not above them
+    elsewhere = tmp_path / "not-released"
+    assert (
+        main([*release[:-1], str(tmp_path / "work2"), "--output", str(elsewhere), "--smoke", "--against", str(package)])
+        == 0
+    )
+    measured = json.loads((tmp_path / "work2" / "decision.json").read_text())
+    assert measured["reference_figures"] == "measured again" and measured["release"] is False
+    assert measured["mean"]["candidate"] == pytest.approx(measured["mean"]["reference"]) and not elsewhere.exists()
 
 
 @pytest.mark.slow
