@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 50  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 51  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -79,3 +79,5 @@ PARSER_VERSION = 50  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # night), a time with a point before a departure (the 8.15 connection), a shift after a comma (Weds, 7 till 9), Lot and
 # a hyphenated number word after a label (Lot forty-seven), and a half thousand (6,500), point ... per cent, a quarter
 # of a century (no number of years)
+# 51: once a fortnight (a count per span), an amount in parentheses after only (a cheque's restatement, not an
+# accounting negative), a time or a shift after a day of the week (Thurs, 7.30; Sat 6 till 11)

@@ -195,6 +195,7 @@ _SOME_TIMES = {"day", "night", "morning", "evening", "afternoon", "summer", "win
 # words before an hour of the clock: "before eight in the morning", "at 9 at night"
 _TIME_PREPOSITIONS = {"at", "before", "after", "until", "till", "by", "from", "since", "around", "about"}
 _PARTS_OF_THE_DAY = {"morning", "afternoon", "evening", "night"}
+_TILL = ("till", "until", "til")
 # words of a sentence about an oven, where "two-twenty" is a temperature, not a time
 _OVEN_WORDS = {"bake", "baked", "bakes", "baking", "oven", "ovens", "roast", "roasted", "roasting", "degrees", "fan"}
 # verbs of a clock that strikes an hour: "the clock struck eleven"
@@ -388,6 +389,11 @@ _CLAUSE_OPENERS |= {"again", "more", "upon"}  # "once again", "once more", "once
 _VERB_PARTICLES = {"up", "out", "in", "back", "down", "over", "off", "on", "around", "away", "by", "through"}
 # words after which "once" counts: "more than once", "exactly once", "at least once", "only once"
 _ONCE_COUNTED_AFTER = {"than", "exactly", "least", "most", "only", "just", "never"}
+# spans "once a ..." counts over: "once a fortnight", "once every week", "once per season"
+_ONCE_PER = {"day", "week", "fortnight", "month", "year", "hour", "minute", "season", "term", "night", "morning"}
+# days of the week as messages and notes write them, capitalised ("Sat 6 till 11", "on Thurs, 7.30")
+_WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mon", "tue", "tues"}
+_WEEKDAYS |= {"wed", "weds", "thu", "thur", "thurs", "fri", "sat", "sun"}
 # Words that are a number on their own (not part of a run of number words); "dozen" needs "a" before it.
 _SINGLE_WORDS = {
     "half": Fraction(1, 2),
@@ -1005,7 +1011,9 @@ class _TokenScanner:
             and self.text_of(first - 1) == "("
             and self.text_of(last + 1) == ")"
             and not (first > 1 and self.tokens[first - 2].upos in ("NOUN", "PROPN"))
-        ):  # an accounting negative: "a loss of ($1.2 million)", "Refund: ($99.99)"; "at minimum wage ($8)" restates
+            and self.text_of(first - 2) != "only"
+        ):  # an accounting negative: "a loss of ($1.2 million)", "Refund: ($99.99)"; "at minimum wage ($8)" and a
+            # cheque's "Eighty Pounds only (£80.00)" restate
             negative = not negative
         value = -value if negative else value
         number_last = last
@@ -1959,6 +1967,8 @@ class _TokenScanner:
         if word == "couple" and article and self.text_of(i + 1) == "of":
             return [self.make(i, i, Fraction(2), "word")], i + 1  # "a couple of tickets"
         counted_once = self.text_of(i - 1) in _ONCE_COUNTED_AFTER or self.text_of(i + 1) == "only"  # "once only"
+        if self.text_of(i + 1) in ("a", "an", "every", "per") and self.text_of(i + 2) in _ONCE_PER:
+            counted_once = True  # "we turn every wheel by hand once a fortnight": a count per span
         if word == "once" and (counted_once or self.once_after_its_verb(i)):
             return [self.make(i, i, Fraction(1), "word")], i + 1  # "used more than once": a count, as "twice" is
         if word.endswith("fold") and word[: -len("fold")] in _FOLD_VALUES:
@@ -2098,7 +2108,7 @@ class _TokenScanner:
         """``after 8.30``, ``at 7.45``, ``until 5.00``: a time of day written with a point (British style) after a word of
         time, with nothing counted after it. Only the quarter hours are read so, since ``sold at 1.25`` is a price;
         after a verb of a timetable any minute is (``flight lands 6.40 at gate 23``), and before a departure (``miss
-        the 8.15 connection``)."""
+        the 8.15 connection``); after a day of the week the quarter hours are (``book club's on Thurs, 7.30,``)."""
         if self.text_of(i - 1) == "the" and self.text_of(i + 1) in _DEPARTURES:
             return hour <= 23  # "the 6.40 bus": a departure named by its time (the minutes are 00 to 59)
         if (
@@ -2108,7 +2118,10 @@ class _TokenScanner:
         ):
             return False
         timetable = self.text_of(i - 1) in _TIMETABLE_VERBS  # "flight lands 6.40": any minute
-        if self.text_of(i - 1) not in ("at", "after", "before", "until", "till", "from") and not timetable:
+        after_a_day = self.weekday(i - 1) or self.text_of(i - 1) == "," and self.weekday(i - 2)  # "on Thurs, 7.30"
+        if self.text_of(i - 1) not in ("at", "after", "before", "until", "till", "from") and not (
+            timetable or after_a_day
+        ):
             return False
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         counted = after is not None and after.upos in ("NOUN", "PROPN", "NUM", "SYM", "DET")
@@ -2190,9 +2203,9 @@ class _TokenScanner:
         """An hour of ``from 11 till 5``, a shift's ``on 7 till 3`` or ``Weds, 7 till 9`` (either one, digits or words,
         each 1 to 12, no noun after the second): a span of the clock, not of counts (``from 3 to 5 apples`` says "to",
         and counts)."""
-        if self.text_of(i - 1) in ("from", "on", ",") and self.text_of(i + 1) in ("till", "until", "til"):
+        if (self.text_of(i - 1) in ("from", "on", ",") or self.weekday(i - 1)) and self.text_of(i + 1) in _TILL:
             first, second = i, i + 2
-        elif self.text_of(i - 1) in ("till", "until", "til") and self.text_of(i - 3) in ("from", "on", ","):
+        elif self.text_of(i - 1) in _TILL and (self.text_of(i - 3) in ("from", "on", ",") or self.weekday(i - 3)):
             first, second = i - 2, i
         else:
             return False
@@ -2214,6 +2227,10 @@ class _TokenScanner:
         if not self.words & _OVEN_WORDS:
             return None
         return i + 2, Fraction(hundreds * 100 + tens)
+
+    def weekday(self, i: int) -> bool:
+        """Token ``i`` is a day of the week, capitalised (``Sat``, ``Thurs``; not ``sat 6 people``)."""
+        return self.text_of(i).rstrip(".") in _WEEKDAYS and self.capitalised(i)
 
     def clock_hour(self, i: int) -> bool:
         """Token ``i`` is an hour of a clock, 1 to 12, in words or digits (``seven``, ``5``)."""

@@ -1121,3 +1121,24 @@ def test_a_clause_another_fraction_any_one_and_a_hedged_period(text, expected):
 )
 def test_hours_of_the_day_in_pairs_departures_shifts_lots_and_amounts_in_words(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("We turn every wheel by hand once a fortnight.", [("once", Fraction(1))]),
+        ("Once upon a time there were 3 bears.", [("3", Fraction(3))]),
+        ("Eighty Pounds only (£80.00), cheque no. 204617.", [("Eighty", Fraction(80)), ("£80.00", Fraction(80))]),
+        ("A loss of ($1.2 million) this year.", [("$1.2 million", Fraction(-1200000))]),
+        ("Babysitter can do Sat 6 till 11 but wants 12 an hour.", [("12", Fraction(12))]),
+        ("He sat 6 till 11.", [("6", Fraction(6)), ("11", Fraction(11))]),
+        ("Book club is on Thurs, 7.30, bring 2 chairs.", [("2", Fraction(2))]),
+        (
+            "She gave 0.64 hundred meals on Friday, 0.30 hundred on Saturday.",
+            [("0.64 hundred", 64), ("0.30 hundred", 30)],
+        ),
+        ("On Monday, 2.45 kg of flour was used.", [("2.45", Fraction(49, 20))]),
+    ],
+)
+def test_once_a_fortnight_a_cheques_restated_amount_and_times_after_a_weekday(text, expected):
+    assert values(text) == expected
