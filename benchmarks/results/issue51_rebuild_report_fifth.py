@@ -2,7 +2,10 @@
 
 The job logs every phase's record (without per-problem lists) and the final status; the model configs, which the
 log does not hold, come from a short CPU run of the same kit (they depend on the kit only, not on training)."""
-import json, re, sys
+
+import json
+import re
+import sys
 from pathlib import Path
 
 log, kit, cpu_report, out = map(Path, sys.argv[1:5])
@@ -13,7 +16,9 @@ report = {
     "status": None,
     "minutes": 8.0,
     "machine": {"device": "cuda", "torch": "2.11.0", "python": "3.12.3", "gpu": "NVIDIA H200", "gpu_memory_gib": 139.8},
-    "kit": {k: kit_json.get(k) for k in ("created", "start_model", "start_facts", "pretrain_texts", "problems", "sizes")},
+    "kit": {
+        k: kit_json.get(k) for k in ("created", "start_model", "start_facts", "pretrain_texts", "problems", "sizes")
+    },
     "job": kit_json["job"],
     "phases": {},
     "files": [],
