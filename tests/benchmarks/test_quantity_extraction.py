@@ -133,6 +133,7 @@ LATER_PARTS = {
     52: ({**DRAWN_20, "written": 70}, 159, 25),
     53: ({**DRAWN_20, "written": 70}, 180, 26),
     54: ({**DRAWN_20, "written": 70}, 203, 25),
+    55: ({**DRAWN_20, "written": 70}, 203, 34),
 }
 
 
