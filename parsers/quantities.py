@@ -129,7 +129,7 @@ _RATIO_CUES = {"ratio", "ratios", "proportion"}
 _PHONE_CUES = {"call", "phone", "dial", "telephone", "cell", "fax", "hotline", "helpline", "mobile", "tel", "tel."}
 _STREET_WORDS = {"street", "st", "avenue", "ave", "road", "rd", "lane", "boulevard", "blvd", "drive", "way", "court"}
 _STREET_WORDS |= {"grove", "crescent", "terrace", "close", "place", "pl", "square", "sq", "gardens", "mews", "parade"}
-_STREET_WORDS |= {"row", "hill", "walk", "wharf", "quay"}
+_STREET_WORDS |= {"row", "hill", "walk", "wharf", "quay", "rise"}
 _RACES = {"race", "races", "run", "runs", "walk", "marathon", "fun"}
 _DATE_CUES = {"on", "until", "till", "since", "dated"}
 _RANGE_WORDS = {"and", "to", "or", "through", "until", "till", "-", "–"}
@@ -198,6 +198,10 @@ _PARTS_OF_THE_DAY = {"morning", "afternoon", "evening", "night"}
 _TILL = ("till", "until", "til")
 # words of a sentence about an oven, where "two-twenty" is a temperature, not a time
 _OVEN_WORDS = {"bake", "baked", "bakes", "baking", "oven", "ovens", "roast", "roasted", "roasting", "degrees", "fan"}
+_OVEN_WORDS |= {"sear", "seared", "searing"}
+# verbs of a shop or a door an hour "at" follows: "they shut at 6", "the pool opens at 7" (not "starts at 5": a count
+# may start at a number)
+_OPENING_VERBS = {"open", "opens", "opened", "close", "closes", "closed", "shut", "shuts"}
 # verbs of a clock that strikes an hour: "the clock struck eleven"
 _STRIKE_VERBS = {"struck", "strikes", "strike", "striking", "chimed", "chimes", "chime", "chiming"}
 _HEX_RE = re.compile(r"0[xX][0-9A-Fa-f]+")  # "0x80070005": an error code or an address, no count
@@ -1976,8 +1980,9 @@ class _TokenScanner:
         if self.text_of(i - 1) == "year" and self.text_of(i - 2) == "the" and word in _NUMBER_WORDS:
             run = self.word_run(i)
             return [], run[1] + 1  # "in the year two thousand": a year
-        if word not in _NUMBER_WORDS and not (article and self.text_of(i + 1) == "and"):
-            return None  # most words: no number word, and not "an hour and a half"
+        measure_and = (article or self.text_of(i - 1) == "another") and self.text_of(i + 1) == "and"
+        if word not in _NUMBER_WORDS and not measure_and:
+            return None  # most words: no number word, and not "an hour and a half", "another hour and a quarter"
         if self.in_a_title(i):
             return None  # "Orwell's Nineteen Eighty-Four", "the Fantastic Four": a name
         if word == "half" and self.text_of(i - 1) in ("first", "second") and self.half_of_nothing(i):
@@ -1995,6 +2000,8 @@ class _TokenScanner:
         oven = self.oven_setting(i)
         if oven is not None:
             return [self.make(i, oven[0], oven[1], "word")], oven[0] + 1  # "Bake it at two-twenty": 220 degrees
+        if self.clock_hour(i) and self.text_of(i + 1) in _CLOCK_WORDS:
+            return [], i + 2  # "six o'clock", "seven pm": a time of day, as "7 o'clock" is
         clock_end = self.clock_in_words(i)
         if clock_end is not None:
             return [], clock_end + 1  # "six minutes past seven", "at half six", "struck eleven": a time of day
@@ -2029,9 +2036,9 @@ class _TokenScanner:
         if word in _HUNDRED_AND_SCALES and (article or not self.vague_scale(i)):
             return self.number_words_at(i)  # "a hundred", "a million", "thousand", "hundred and twelve"
         fraction_word = word in ORDINAL_DENOMINATORS  # "between a third and a half": two fractions
-        if article and word.isalpha() and not fraction_word and self.fraction_after(i + 1) is not None:
+        one_more = self.text_of(i - 1) == "another"  # "then another quarter cup", "another hour and a quarter"
+        if (article or one_more) and word.isalpha() and not fraction_word and self.fraction_after(i + 1) is not None:
             return self.and_a_half_at(i)  # "an hour and a half"
-        one_more = self.text_of(i - 1) == "another"  # "then another quarter cup", "another third of the class"
         if word in ORDINAL_DENOMINATORS and (article or one_more) and word not in ("half", "halves", "quarters"):
             if word in ORDINAL_WORDS and self.ordinal_before_noun(i):
                 return None  # "a third set", "a fifth grader": a rank
@@ -2185,6 +2192,11 @@ class _TokenScanner:
         ``the hours of eleven in the morning``, ``between 9 in the morning and 5 in the evening`` (the second hour
         after ``and`` where the first is one; not ``sells another 4 in the afternoon``: a count)."""
         before = self.text_of(i - 1)
+        if before == "at" and (self.text_of(i - 2) in _OPENING_VERBS or self.weekday(i - 2)):
+            following = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
+            counted = following is not None and following.upos in ("NOUN", "PROPN", "NUM", "SYM", "ADJ")
+            if not counted and self.text_of(i + 1) not in ("past", "to", "-"):
+                return True  # "they shut at 6 and", "take Alfie Weds at 10,": no count, no minutes follow
         if before == "and" and after_and and self.text_of(i - 2) in _PARTS_OF_THE_DAY:
             first = i - 4 if self.text_of(i - 2) == "night" else i - 5  # "9 in the morning and", "11 at night and"
             if not (first >= 0 and self.clock_hour(first) and self.time_of_day_after(first, after_and=False)):
@@ -2217,16 +2229,20 @@ class _TokenScanner:
         )
 
     def oven_setting(self, i: int) -> tuple[int, Fraction] | None:
-        """``two-twenty``, ``one-ninety`` at ``i`` in a sentence about an oven (``_OVEN_WORDS``): a
-        temperature said as hundreds and tens (220, 190), its last token and value; else ``None``."""
-        hundreds, tens = UNIT_WORDS.get(self.text_of(i)), TENS_WORDS.get(self.text_of(i + 2))
-        if not (isinstance(hundreds, int) and 1 <= hundreds <= 9 and tens and self.text_of(i + 1) == "-"):
-            return None
-        if not (self.adjacent(i, i + 1) and self.adjacent(i + 1, i + 2)):
-            return None
+        """``two-twenty``, ``one-ninety``, ``one seventy`` at ``i`` in a sentence about an oven (``_OVEN_WORDS``): a
+        temperature said as hundreds and tens (220, 190, 170), its last token and value; else ``None``."""
+        hundreds = UNIT_WORDS.get(self.text_of(i))
+        hyphen = self.text_of(i + 1) == "-" and self.adjacent(i, i + 1) and self.adjacent(i + 1, i + 2)
+        last = i + 2 if hyphen else i + 1  # "two-twenty", or "one seventy" said with a space
+        tens = TENS_WORDS.get(self.text_of(last))
+        if not (isinstance(hundreds, int) and 1 <= hundreds <= 9 and tens) or self.text_of(last + 1) == "-":
+            return None  # not "two twenty-minute batches"
+        following = self.tokens[last + 1] if last + 1 < len(self.tokens) else None
+        if not hyphen and following is not None and following.upos in ("NOUN", "PROPN", "ADJ", "NUM"):
+            return None  # "bake two twenty dollar cakes": two counts
         if not self.words & _OVEN_WORDS:
             return None
-        return i + 2, Fraction(hundreds * 100 + tens)
+        return last, Fraction(hundreds * 100 + tens)
 
     def weekday(self, i: int) -> bool:
         """Token ``i`` is a day of the week, capitalised (``Sat``, ``Thurs``; not ``sat 6 people``)."""

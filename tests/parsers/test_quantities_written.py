@@ -1142,3 +1142,22 @@ def test_hours_of_the_day_in_pairs_departures_shifts_lots_and_amounts_in_words(t
 )
 def test_once_a_fortnight_a_cheques_restated_amount_and_times_after_a_weekday(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("We met at six o'clock and left at 9 o'clock.", []),
+        ("They shut at 6 and it's £1 a minute.", [("£1", Fraction(1))]),
+        ("The shop opens at 9 people a day.", [("9", Fraction(9))]),
+        ("The counter starts at 5.", [("5", Fraction(5))]),
+        ("Can take Alfie Weds at 10, £45 a cut.", [("£45", Fraction(45))]),
+        ("Leave it another hour and a quarter.", [("hour and a quarter", Fraction(5, 4))]),
+        ("Sear it hot, two twenty for a while, then one seventy.", [("two twenty", 220), ("one seventy", 170)]),
+        ("Bake two twenty-minute batches.", [("two", Fraction(2)), ("twenty", Fraction(20))]),
+        ("Bake two twenty dollar cakes.", [("two", Fraction(2)), ("twenty", Fraction(20))]),
+        ("Collect the dogs from 27 Orchard Rise.", []),
+    ],
+)
+def test_oclock_in_words_opening_hours_an_hour_and_a_quarter_and_oven_settings_with_a_space(text, expected):
+    assert values(text) == expected
