@@ -8,7 +8,8 @@ only where dev says they are better.
    and alignment models, late-fusion weights chosen on dev, every figure measured from the written candidate
    package, exactly as the shipped package was measured.
 3. The candidate's dev figure of every task (what the package gives by default) is compared with the
-   reference package's (``--against``, the shipped one by default): it is released into ``--output`` only if
+   reference package's (``--against``, the shipped one by default), measured again by the same code on the
+   same files (its ``measure`` and ``structure`` stages on a copy): it is released into ``--output`` only if
    its mean dev figure is higher and no task's dev figure falls below the reference's 95% interval. The
    decision and its reasons are written to ``WORK/decision.json`` either way.
 """
