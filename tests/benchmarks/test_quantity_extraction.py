@@ -134,6 +134,7 @@ LATER_PARTS = {
     53: ({**DRAWN_20, "written": 70}, 180, 26),
     54: ({**DRAWN_20, "written": 70}, 203, 25),
     55: ({**DRAWN_20, "written": 70}, 203, 34),
+    56: ({**DRAWN_20, "written": 70}, 183, 32),
 }
 
 
