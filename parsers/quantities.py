@@ -193,7 +193,7 @@ _TIMETABLE_VERBS = {"lands", "landed", "departs", "departed", "arrives", "arrive
 # times of day that "one" may open as "some": "and one night we dug forty-two cars out", "One day, a farmer"
 _SOME_TIMES = {"day", "night", "morning", "evening", "afternoon", "summer", "winter", "spring", "autumn"}
 # words before an hour of the clock: "before eight in the morning", "at 9 at night"
-_TIME_PREPOSITIONS = {"at", "before", "after", "until", "till", "by", "from", "since", "around", "about"}
+_TIME_PREPOSITIONS = {"at", "before", "after", "until", "till", "by", "from", "since", "around", "about", "between"}
 _PARTS_OF_THE_DAY = {"morning", "afternoon", "evening", "night"}
 _TILL = ("till", "until", "til")
 # words of a sentence about an oven, where "two-twenty" is a temperature, not a time
@@ -1970,9 +1970,12 @@ class _TokenScanner:
             return self.signed_at(i) if word in _SIGN_WORDS else self.point_at(i)
         if word == "couple" and article and self.text_of(i + 1) == "of":
             return [self.make(i, i, Fraction(2), "word")], i + 1  # "a couple of tickets"
-        counted_once = self.text_of(i - 1) in _ONCE_COUNTED_AFTER or self.text_of(i + 1) == "only"  # "once only"
-        if self.text_of(i + 1) in ("a", "an", "every", "per") and self.text_of(i + 2) in _ONCE_PER:
-            counted_once = True  # "we turn every wheel by hand once a fortnight": a count per span
+        counted_once = (
+            self.text_of(i - 1) in _ONCE_COUNTED_AFTER
+            or self.text_of(i + 1) == "only"  # "once only"
+            or self.text_of(i + 1) in ("a", "an", "every", "per")
+            and self.text_of(i + 2) in _ONCE_PER  # "a fortnight"
+        )
         if word == "once" and (counted_once or self.once_after_its_verb(i)):
             return [self.make(i, i, Fraction(1), "word")], i + 1  # "used more than once": a count, as "twice" is
         if word.endswith("fold") and word[: -len("fold")] in _FOLD_VALUES:
@@ -2164,7 +2167,7 @@ class _TokenScanner:
             after = i
         until = self.text_of(i - 2 if self.text_of(i - 1) in ("about", "around") else i - 1)
         next_up = self.tokens[i + 1].upos if i + 1 < len(self.tokens) else "PUNCT"
-        if hour and until in ("until", "till", "til") and next_up == "PUNCT":
+        if hour and until in _TILL and next_up == "PUNCT":
             after = i  # "fog patches until about nine." (not "until four triangles exist")
         if hour and self.text_of(i + 1) == "-" and self.adjacent(i, i + 1):
             minutes = UNIT_WORDS.get(self.text_of(i + 2), TENS_WORDS.get(self.text_of(i + 2)))
@@ -2201,7 +2204,7 @@ class _TokenScanner:
             first = i - 4 if self.text_of(i - 2) == "night" else i - 5  # "9 in the morning and", "11 at night and"
             if not (first >= 0 and self.clock_hour(first) and self.time_of_day_after(first, after_and=False)):
                 return False
-        elif before not in _TIME_PREPOSITIONS | {"between"} and not (before == "of" and self.text_of(i - 2) == "hours"):
+        elif before not in _TIME_PREPOSITIONS and not (before == "of" and self.text_of(i - 2) == "hours"):
             return False
         part = self.text_of(i + 3) if self.text_of(i + 1) in ("in", "at") and self.text_of(i + 2) == "the" else None
         return (
