@@ -4,6 +4,8 @@ and the ensemble fused with TF-IDF, on the MATH seed-0 split (6,000 / 750 / 750)
     python benchmarks/gpu_kpc_ensemble.py --report GPU_OUT/report.json [--output FILE.json]
     python benchmarks/gpu_kpc_ensemble.py --smoke --work /tmp/k   # the committed figures, recomputed
     python benchmarks/gpu_kpc_ensemble.py --figures benchmarks/results/issue51_kpc_settings.json  # the settings run
+    python benchmarks/gpu_kpc_ensemble.py --figures A.json --figures B.json  # two jobs' runs, averaged together
+    python benchmarks/gpu_kpc_ensemble.py --figures A.json --versus B.json --names COMUS,DAPT-BERT  # A minus B
 
 ``report.json`` is what ``mathgraph kit run`` writes for a kit built with ``--shares kpc-comus=1 --kpc-seeds N``
 (or several ``--kpc-setting``): each run's class probabilities on KPC dev and test, in file order. The ensemble
@@ -58,8 +60,14 @@ def tfidf_probabilities(parts: dict[str, list[dict]], labels: list[str]) -> dict
 
 
 def gather(report: dict, parts: dict[str, list[dict]]) -> dict:
-    """What the tables need: gold labels, each run's probabilities and TF-IDF's, per part."""
-    study = report["phases"]["kpc-comus"]
+    """What the tables need: gold labels, each run's probabilities and TF-IDF's, per part (the KPC study of the
+    COMUS encoder, or of DAPT-BERT where the job ran that one only)."""
+    studies = [
+        report["phases"][phase] for phase in ("kpc-comus", "kpc-dapt") if "dev" in report["phases"].get(phase, {})
+    ]
+    if not studies:
+        raise ValueError("the report has no finished KPC study (kpc-comus or kpc-dapt) to read")
+    study = studies[0]
     runs = study.get("runs", [study])
     labels = study["labels"]
     tfidf = tfidf_probabilities(parts, labels)
@@ -77,6 +85,32 @@ def gather(report: dict, parts: dict[str, list[dict]]) -> dict:
             "tfidf": tfidf[part],
         }
     return figures
+
+
+def pool(figures: list[dict]) -> dict:
+    """The runs of several jobs as one set of figures (the first job's machine; every job's record), so that their
+    ensembles average all the runs. The jobs must have read the same problems in the same order."""
+    first = figures[0]
+    if len(figures) == 1:
+        return first
+    for number, other in enumerate(figures[1:], 2):
+        if other["labels"] != first["labels"] or any(other[p]["gold"] != first[p]["gold"] for p in ("dev", "test")):
+            raise ValueError(f"figures {number}: another KPC split than the first's (other labels or problems)")
+    pooled = {
+        "labels": first["labels"],
+        "machine": first["machine"],
+        "job": [f["job"] for f in figures],
+        "seconds": round(sum(f["seconds"] for f in figures), 1),
+        "run_names": [
+            f"job {number}, {name}"
+            for number, f in enumerate(figures, 1)
+            for name in f.get("run_names") or [f"run {i + 1}" for i in range(len(f["dev"]["runs"]))]
+        ],
+    }
+    for part in ("dev", "test"):
+        runs = [run for f in figures for run in f[part]["runs"]]
+        pooled[part] = {"gold": first[part]["gold"], "runs": runs, "tfidf": first[part]["tfidf"]}
+    return pooled
 
 
 def run_name(index: int, run: dict) -> str:
@@ -115,6 +149,67 @@ def difference_cell(a: np.ndarray, b: np.ndarray) -> str:
     return f"{value:+.4f} [{low:+.4f} to {high:+.4f}]"
 
 
+def fusion_weight(figures: dict) -> tuple[float, dict[float, float]]:
+    """The late-fusion weight of the ensemble of all runs with TF-IDF chosen on dev (the smallest among equals),
+    and dev accuracy at every weight."""
+    labels, dev = figures["labels"], figures["dev"]
+    ensemble = np.mean(dev["runs"], axis=0)
+    dev_by_weight = {
+        w: correctness(fused(ensemble, dev["tfidf"], labels, w), labels, dev["gold"]).mean() for w in WEIGHTS
+    }
+    best = max(dev_by_weight.values())
+    return min(w for w, value in dev_by_weight.items() if value == best), dev_by_weight
+
+
+def versus(a: dict, b: dict, names: tuple[str, str]) -> str:
+    """Two studies of the same split compared, ``a`` minus ``b``, paired over the same problems: the mean of
+    their single runs, run k against run k, the ensembles of the first k runs (k the smaller run count), and each
+    ensemble of all its runs fused with TF-IDF (each weight chosen on its own dev)."""
+    if a["labels"] != b["labels"] or any(a[p]["gold"] != b[p]["gold"] for p in ("dev", "test")):
+        raise ValueError("the two studies were not measured on the same KPC split")
+    labels, k = a["labels"], min(len(a["dev"]["runs"]), len(b["dev"]["runs"]))
+
+    def rows(figures: dict) -> dict[str, list[np.ndarray]]:
+        weight, _ = fusion_weight(figures)
+        out = {
+            f"run {i + 1}": [correctness(figures[p]["runs"][i], labels, figures[p]["gold"]) for p in ("dev", "test")]
+            for i in range(k)
+        }
+        out[f"ensemble of {k}"] = [
+            correctness(np.mean(figures[p]["runs"][:k], axis=0), labels, figures[p]["gold"]) for p in ("dev", "test")
+        ]
+        out["all runs + TF-IDF, late fusion"] = [
+            correctness(
+                fused(np.mean(figures[p]["runs"], axis=0), figures[p]["tfidf"], labels, weight),
+                labels,
+                figures[p]["gold"],
+            )
+            for p in ("dev", "test")
+        ]
+        return out
+
+    first, second = rows(a), rows(b)
+    lines = [
+        f"| row | {names[0]} dev | {names[1]} dev | {names[0]} minus {names[1]}, dev | "
+        f"{names[0]} test | {names[1]} test | {names[0]} minus {names[1]}, test |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    means = [
+        [np.mean([rows_[f"run {i + 1}"][j].mean() for i in range(k)]) for j in (0, 1)] for rows_ in (first, second)
+    ]
+    lines.append(
+        f"| mean of runs 1-{k} | {means[0][0]:.4f} | {means[1][0]:.4f} | {means[0][0] - means[1][0]:+.4f} | "
+        f"{means[0][1]:.4f} | {means[1][1]:.4f} | {means[0][1] - means[1][1]:+.4f} |"
+    )
+    for row in first:
+        (da, ta), (db, tb) = first[row], second[row]
+        lines.append(
+            f"| {row} | {cell(da)} | {cell(db)} | {difference_cell(da, db)} | {cell(ta)} | {cell(tb)} | "
+            f"{difference_cell(ta, tb)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def tables(figures: dict) -> str:
     """The markdown report: each run, the ensembles, TF-IDF, the fusion (weight chosen on dev), the differences."""
     labels = figures["labels"]
@@ -124,12 +219,7 @@ def tables(figures: dict) -> str:
     def ensemble(part: dict, k: int) -> np.ndarray:
         return np.mean(part["runs"][:k], axis=0)
 
-    dev_by_weight = {
-        w: correctness(fused(ensemble(dev, count), dev["tfidf"], labels, w), labels, dev["gold"]).mean()
-        for w in WEIGHTS
-    }
-    best = max(dev_by_weight.values())
-    weight = min(w for w, value in dev_by_weight.items() if value == best)  # the smallest among equals
+    weight, dev_by_weight = fusion_weight(figures)
     names = figures.get("run_names") or [f"run {i + 1} (seed {i})" for i in range(count)]
     rows = {name: [correctness(p["runs"][i], labels, p["gold"]) for p in (dev, test)] for i, name in enumerate(names)}
     rows.update(
@@ -172,17 +262,34 @@ def main() -> None:
     parser.add_argument("--report", help="a `kit run` report.json with the KPC runs' probabilities")
     parser.add_argument("--math", default=str(SHARED_MATH), help="MATH train.jsonl, split as the kit's data was")
     parser.add_argument("--output", help="write the gathered probabilities here (JSON) and the tables beside (.md)")
-    parser.add_argument("--figures", help="recompute the tables from probabilities an earlier --output wrote")
+    parser.add_argument(
+        "--figures",
+        action="append",
+        help="recompute the tables from probabilities an earlier --output wrote (repeat it to pool several jobs' runs)",
+    )
+    parser.add_argument(
+        "--versus",
+        help="another study's probabilities (an earlier --output): compare the two, this one minus that one",
+    )
+    parser.add_argument(
+        "--names", default="this,other", help="with --versus: the two studies' names, this one's first (A,B)"
+    )
     parser.add_argument("--smoke", action="store_true", help=f"recompute the tables from {COMMITTED.name}")
     parser.add_argument("--work", help="with --smoke: write the tables into this folder")
     args = parser.parse_args()
     if args.smoke or args.figures:
-        figures = json.loads(Path(args.figures or COMMITTED).read_text())
+        figures = pool([json.loads(Path(path).read_text()) for path in args.figures or [COMMITTED]])
     elif args.report:
         figures = gather(json.loads(Path(args.report).read_text()), kpc_split(Path(args.math)))
     else:
         parser.error("give --report (a kit run's report.json) or --smoke")
     text = tables(figures)
+    if args.versus:
+        names = tuple(args.names.split(",", 1))
+        if len(names) != 2:
+            parser.error("--names takes two names: A,B")
+        other = json.loads(Path(args.versus).read_text())
+        text += f"\n{names[0]} minus {names[1]} (paired bootstrap 95% intervals):\n\n" + versus(figures, other, names)
     sys.stdout.write(text)
     if args.output:
         Path(args.output).write_text(json.dumps(figures), encoding="utf-8")

@@ -279,6 +279,15 @@ def _release_notes(release: dict) -> list[str]:
             f"on the same corpus, steps and batch) is {difference:+.4f} test accuracy, 95% paired bootstrap "
             f"[{low:+.4f}, {high:+.4f}] over {study['seeds']} fine-tuning seed(s): at this budget {verdict}."
         )
+        if gpu := study.get("gpu"):  # the same question at GPU scale (docs/gpu.md), not this package's models
+            notes.append(
+                f"- KPC at GPU scale (docs/gpu.md; measured on one {gpu['device']}, models not in this package): "
+                f"COMUS ({gpu['comus_steps']:,} pre-training steps of {gpu['batch']}) minus DAPT-BERT "
+                f"({gpu['dapt_steps']:,} steps of {gpu['batch']}), KPC fine-tuned at lr {gpu['kpc_lr']:g} from "
+                f"{gpu['seeds']} seeds each and averaged: test {gpu['test']['difference']:+.4f} "
+                f"[{gpu['test']['ci95'][0]:+.4f}, {gpu['test']['ci95'][1]:+.4f}], dev {gpu['dev']['difference']:+.4f} "
+                f"[{gpu['dev']['ci95'][0]:+.4f}, {gpu['dev']['ci95'][1]:+.4f}] (95% paired bootstrap)."
+            )
     sqr, search = release["tasks"].get("sqr"), release.get("search", {})
     if sqr and "test" in search and search["test"]["shipped encoder"]["value"] > sqr["test"]["neural"]["value"]:
         notes.append(

@@ -195,6 +195,27 @@ def test_the_card_says_what_the_graph_adds_on_kpc_whichever_way_it_falls():
     assert _release_notes({"tasks": {}}) == []  # no study run: no note
 
 
+def test_the_card_adds_the_gpu_scale_study_where_the_release_records_one():
+    from mathgraph.tasks.release.model_card import _release_notes
+
+    gpu = {
+        "device": "NVIDIA H200",
+        "comus_steps": 1331,
+        "dapt_steps": 1610,
+        "batch": 128,
+        "kpc_lr": 1e-4,
+        "seeds": 2,
+        "test": {"difference": 0.0, "ci95": [-0.024, 0.0227]},
+        "dev": {"difference": -0.0253, "ci95": [-0.0493, -0.0027]},
+    }
+    study = {"difference": 0.0089, "ci95": [-0.0071, 0.0249], "seeds": 3}
+    _, line = _release_notes({"tasks": {}, "kpc_study": {**study, "gpu": gpu}})
+    assert line.startswith("- KPC at GPU scale (docs/gpu.md; measured on one NVIDIA H200, models not in this package)")
+    assert "COMUS (1,331 pre-training steps of 128) minus DAPT-BERT (1,610 steps of 128)" in line
+    assert "lr 0.0001 from 2 seeds each and averaged: test +0.0000 [-0.0240, +0.0227], dev -0.0253" in line
+    assert len(_release_notes({"tasks": {}, "kpc_study": study})) == 1  # no GPU study: the CPU note alone
+
+
 def test_onnx_graphs_added_to_a_package_predict_as_pytorch_and_travel_with_an_export(package, tmp_path):
     from mathgraph.tasks.release.package import add_onnx_graphs
 
