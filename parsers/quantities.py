@@ -196,6 +196,25 @@ _SOME_TIMES = {"day", "night", "morning", "evening", "afternoon", "summer", "win
 _TIME_PREPOSITIONS = {"at", "before", "after", "until", "till", "by", "from", "since", "around", "about", "between"}
 _PARTS_OF_THE_DAY = {"morning", "afternoon", "evening", "night"}
 _TILL = ("till", "until", "til")
+# words between "at" and an hour in speech and messages: "the lorry comes at like 7", "at about six."
+_HEDGES = {"like", "about", "around", "roughly", "approx", "approximately"}
+# words that make "at 2." a price or an age rather than an hour: "sold them at 2.", "she could read at 5."
+_NOT_AN_HOUR_AT = {"$", "£", "€", "sold", "sell", "sells", "selling", "price", "priced", "prices", "cost", "costs"}
+_NOT_AN_HOUR_AT |= {"paid", "pay", "buy", "bought", "worth", "charge", "charges", "each", "per", "age", "aged", "old"}
+_NOT_AN_HOUR_AT |= {
+    "birthday",
+    "born",
+    "score",
+    "scored",
+    "odds",
+    "sequence",
+    "counter",
+    "term",
+    "terms",
+} | _MONEY_WORDS
+# verbs of a count's first or last value: "The counter starts at 5.", "the list ends at 9." (an hour needs "at like")
+_BOUND_VERBS = {"start", "starts", "started", "starting", "begin", "begins", "began", "end", "ends", "ended", "stop"}
+_BOUND_VERBS |= {"stops", "stopped"}
 # words of a sentence about an oven, where "two-twenty" is a temperature, not a time
 _OVEN_WORDS = {"bake", "baked", "bakes", "baking", "oven", "ovens", "roast", "roasted", "roasting", "degrees", "fan"}
 _OVEN_WORDS |= {"sear", "seared", "searing"}
@@ -1983,7 +2002,9 @@ class _TokenScanner:
         if self.text_of(i - 1) == "year" and self.text_of(i - 2) == "the" and word in _NUMBER_WORDS:
             run = self.word_run(i)
             return [], run[1] + 1  # "in the year two thousand": a year
-        measure_and = (article or self.text_of(i - 1) == "another") and self.text_of(i + 1) == "and"
+        # "for an hour, hour and a half": speech drops the article of a second, corrected span of time
+        restated = word in ("hour", "minute", "day", "week") and self.text_of(i - 1) in (",", "or")
+        measure_and = (article or restated or self.text_of(i - 1) == "another") and self.text_of(i + 1) == "and"
         if word not in _NUMBER_WORDS and not measure_and:
             return None  # most words: no number word, and not "an hour and a half", "another hour and a quarter"
         if self.in_a_title(i):
@@ -2040,7 +2061,7 @@ class _TokenScanner:
             return self.number_words_at(i)  # "a hundred", "a million", "thousand", "hundred and twelve"
         fraction_word = word in ORDINAL_DENOMINATORS  # "between a third and a half": two fractions
         one_more = self.text_of(i - 1) == "another"  # "then another quarter cup", "another hour and a quarter"
-        if (article or one_more) and word.isalpha() and not fraction_word and self.fraction_after(i + 1) is not None:
+        if (article or one_more or restated) and word.isalpha() and not fraction_word and self.fraction_after(i + 1):
             return self.and_a_half_at(i)  # "an hour and a half"
         if word in ORDINAL_DENOMINATORS and (article or one_more) and word not in ("half", "halves", "quarters"):
             if word in ORDINAL_WORDS and self.ordinal_before_noun(i):
@@ -2121,6 +2142,8 @@ class _TokenScanner:
         the 8.15 connection``); after a day of the week the quarter hours are (``book club's on Thurs, 7.30,``)."""
         if self.text_of(i - 1) == "the" and self.text_of(i + 1) in _DEPARTURES:
             return hour <= 23  # "the 6.40 bus": a departure named by its time (the minutes are 00 to 59)
+        if hour <= 12 and self.hour_closing_a_clause(i):
+            return True  # "now due at 7.40, so", "I'll grab u at 8.10, leave": any minute
         if (
             hour > 23
             or self.text_of(i)[-2:] not in ("00", "15", "30", "45")
@@ -2139,8 +2162,8 @@ class _TokenScanner:
 
     def clock_in_words(self, i: int) -> int | None:
         """The last token of a time of day said in words at ``i``, else ``None``: minutes past an hour, or to it
-        after ``minutes`` (``six minutes past seven``, ``ten past six``, ``five minutes to six``; not ``two to ten
-        people``), the British ``half six`` after ``at``, or an hour a clock strikes (``struck eleven``; not
+        after ``minutes`` or after ``at`` or ``it's`` (``six minutes past seven``, ``ten past six``, ``five minutes to
+        six``, ``It's twenty-five to nine``; not ``two to ten people``), the British ``half six`` after ``at``, or an hour a clock strikes (``struck eleven``; not
         ``struck three matches``), an hour after ``until`` (``until about nine``), before ``sharp`` (``at six
         sharp``) or with its minutes in words (``the nine-forty service``, ``the nine forty-two service``, which a
         noun may follow). No noun may follow the others: ``ten past papers`` counts them."""
@@ -2157,8 +2180,10 @@ class _TokenScanner:
         minutes, end = self.word_run(i)[:2] if word in UNIT_WORDS or word in TENS_WORDS else (0, i)
         if 1 <= minutes < 60:  # "twenty-five minutes past nine": the minutes may be a run of words
             j = end + 1 if self.text_of(end + 1) in ("minutes", "minute") else end
-            # "to" only after "minutes": "from two to ten people", "feeds four to six," are ranges
-            relation = ("past", "to") if j > end else ("past",)
+            # "to" only after "minutes" ("from two to ten people", "feeds four to six," are ranges) or where the
+            # minutes are a clock's (5, 10, 20, 25) after "at" or "it's": "stood at twenty to four", "It's twenty-five to nine"
+            telling = minutes in (5, 10, 20, 25) and self.text_of(i - 1) in ("at", "'s", "’s")
+            relation = ("past", "to") if j > end or telling else ("past",)
             if self.text_of(j + 1) in relation and self.clock_hour(j + 2) and not self.raw(j + 2).isdigit():
                 after = j + 2
         if word == "half" and self.text_of(i - 1) == "at" and self.clock_hour(i + 1) and not self.raw(i + 1).isdigit():
@@ -2194,6 +2219,8 @@ class _TokenScanner:
         morning``, ``after six in the evening``, ``until ten at night``, ``by 8 latest``, ``by nine at the latest``,
         ``the hours of eleven in the morning``, ``between 9 in the morning and 5 in the evening`` (the second hour
         after ``and`` where the first is one; not ``sells another 4 in the afternoon``: a count)."""
+        if self.hour_closing_a_clause(i):
+            return True  # "doors are at 7", "the lorry comes at like 7", "can u feed the cat at like 6, she"
         before = self.text_of(i - 1)
         if before == "at" and (self.text_of(i - 2) in _OPENING_VERBS or self.weekday(i - 2)):
             following = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
@@ -2213,6 +2240,25 @@ class _TokenScanner:
             or self.text_of(i + 1) == "at"
             and self.text_of(i + 2) == "night"
         )
+
+    def hour_closing_a_clause(self, i: int) -> bool:
+        """An hour at ``i`` said after ``at`` (or ``at like``, ``at about``) that closes its clause, as speech and
+        messages give a time: the end of the sentence, a comma no number follows, or ``so``, ``tho``, ``then``,
+        ``but`` (``doors are at 7``, ``grab u at 8.10, leave 25 mins``, ``the lorry comes at like 7``). Not at the
+        start of a sentence (``At 5, she could read``: an age), in a problem of prices, ages, scores or sequences
+        (``sold them at 2.``), after a verb of a first or last value unless hedged (``The counter starts at 5.``),
+        nor in a list (``a rest stop at 2, 4, 6``)."""
+        at = i - 2 if self.text_of(i - 1) in _HEDGES else i - 1
+        if self.text_of(at) != "at" or self.raw(at)[:1].isupper() or self.words & _NOT_AN_HOUR_AT:
+            return False
+        if at == i - 1 and self.text_of(at - 1) in _BOUND_VERBS:
+            return False  # "The counter starts at 5." (but "the party starts at like 8")
+        if i + 1 >= len(self.tokens):
+            return True
+        after = self.text_of(i + 1)
+        if after == ",":
+            return i + 2 >= len(self.tokens) or self.tokens[i + 2].upos != "NUM"
+        return after in (".", "!", "?", ";", "so", "tho", "then", "but")
 
     def hours_from_till(self, i: int) -> bool:
         """An hour of ``from 11 till 5``, a shift's ``on 7 till 3`` or ``Weds, 7 till 9`` (either one, digits or words,

@@ -135,6 +135,7 @@ LATER_PARTS = {
     54: ({**DRAWN_20, "written": 70}, 203, 25),
     55: ({**DRAWN_20, "written": 70}, 203, 34),
     56: ({**DRAWN_20, "written": 70}, 183, 32),
+    57: ({**DRAWN_20, "written": 70}, 197, 24),
 }
 
 

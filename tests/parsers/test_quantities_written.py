@@ -1161,3 +1161,32 @@ def test_once_a_fortnight_a_cheques_restated_amount_and_times_after_a_weekday(te
 )
 def test_oclock_in_words_opening_hours_an_hour_and_a_quarter_and_oven_settings_with_a_space(text, expected):
     assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("put all 4 boxes out, the lorry comes at like 7", [("4", Fraction(4))]),
+        ("there's like two hundred ppl ahead of us and doors are at 7", [("two hundred", Fraction(200))]),
+        ("can u get Leo from karate at 5, I'm stuck in a 2 hr meeting", [("2", Fraction(2))]),
+        ("I'll grab u at 8.10, leave 25 mins for the roadworks", [("25", Fraction(25))]),
+        ("now due at 7.40, so I'll miss about twenty minutes", [("twenty", Fraction(20))]),
+        ("We met at about six, and left at 9.", []),
+        ("It's twenty-five to nine, and the A14 is down to one lane.", [("one", Fraction(1))]),
+        ("The clock had stood at twenty to four for years.", []),
+        # not hours: a price, an age, a count's first value, a list, a range, a count before a noun
+        ("He sold the pens at 2. Then he bought 3 more.", [("2", Fraction(2)), ("3", Fraction(3))]),
+        ("She could read at 5, her mother said, and she was not yet old.", [("5", Fraction(5))]),
+        ("At 5, she could read 3 books.", [("5", Fraction(5)), ("3", Fraction(3))]),
+        ("The counter starts at 5.", [("5", Fraction(5))]),
+        ("A rest stop at 2, 4, 6", [("2", Fraction(2)), ("4", Fraction(4)), ("6", Fraction(6))]),
+        ("It's twenty to four people per table.", [("twenty", Fraction(20)), ("four", Fraction(4))]),
+        ("The price went from twenty to four.", [("twenty", Fraction(20)), ("four", Fraction(4))]),
+        # a span of time restated without its article
+        ("leave it somewhere warm for an hour, hour and a half.", [("hour and a half", Fraction(3, 2))]),
+        ("Wait two hours or hour and a quarter.", [("two", Fraction(2)), ("hour and a quarter", Fraction(5, 4))]),
+        ("He worked, day and night.", []),
+    ],
+)
+def test_an_hour_after_at_that_closes_its_clause_minutes_to_an_hour_and_a_restated_span(text, expected):
+    assert values(text) == expected
