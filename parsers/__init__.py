@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 53  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 54  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -87,3 +87,5 @@ PARSER_VERSION = 53  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # 53: an hour after at (or at like) that closes its clause, any minute with a point (doors at 7, due at 7.40, so),
 # minutes to an hour after at or it's (It's twenty-five to nine), a span restated without its article (an hour,
 # hour and a half)
+# 54: hours across noon after between (between 10 and 2; between 2 and 5 is a range), an hour after open till (the
+# co-op's open til 10)

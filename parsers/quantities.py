@@ -201,17 +201,8 @@ _HEDGES = {"like", "about", "around", "roughly", "approx", "approximately"}
 # words that make "at 2." a price or an age rather than an hour: "sold them at 2.", "she could read at 5."
 _NOT_AN_HOUR_AT = {"$", "£", "€", "sold", "sell", "sells", "selling", "price", "priced", "prices", "cost", "costs"}
 _NOT_AN_HOUR_AT |= {"paid", "pay", "buy", "bought", "worth", "charge", "charges", "each", "per", "age", "aged", "old"}
-_NOT_AN_HOUR_AT |= {
-    "birthday",
-    "born",
-    "score",
-    "scored",
-    "odds",
-    "sequence",
-    "counter",
-    "term",
-    "terms",
-} | _MONEY_WORDS
+_NOT_AN_HOUR_AT |= {"birthday", "born", "score", "scored", "odds", "sequence", "counter", "term", "terms"}
+_NOT_AN_HOUR_AT |= _MONEY_WORDS
 # verbs of a count's first or last value: "The counter starts at 5.", "the list ends at 9." (an hour needs "at like")
 _BOUND_VERBS = {"start", "starts", "started", "starting", "begin", "begins", "began", "end", "ends", "ended", "stop"}
 _BOUND_VERBS |= {"stops", "stopped"}
@@ -2162,11 +2153,12 @@ class _TokenScanner:
 
     def clock_in_words(self, i: int) -> int | None:
         """The last token of a time of day said in words at ``i``, else ``None``: minutes past an hour, or to it
-        after ``minutes`` or after ``at`` or ``it's`` (``six minutes past seven``, ``ten past six``, ``five minutes to
-        six``, ``It's twenty-five to nine``; not ``two to ten people``), the British ``half six`` after ``at``, or an hour a clock strikes (``struck eleven``; not
-        ``struck three matches``), an hour after ``until`` (``until about nine``), before ``sharp`` (``at six
-        sharp``) or with its minutes in words (``the nine-forty service``, ``the nine forty-two service``, which a
-        noun may follow). No noun may follow the others: ``ten past papers`` counts them."""
+        after ``minutes``, ``at`` or ``it's`` (``six minutes past seven``, ``ten past six``, ``five minutes to six``,
+        ``It's twenty-five to nine``; not ``two to ten people``), the British ``half six`` after ``at``, or an hour a
+        clock strikes (``struck eleven``; not ``struck three matches``), an hour after ``until`` (``until about
+        nine``), before ``sharp`` (``at six sharp``) or with its minutes in words (``the nine-forty service``, ``the
+        nine forty-two service``, which a noun may follow). No noun may follow the others: ``ten past papers`` counts
+        them."""
         word = self.text_of(i)
         after = None
         hour = word in UNIT_WORDS and self.clock_hour(i)  # "one" to "twelve"
@@ -2181,7 +2173,7 @@ class _TokenScanner:
         if 1 <= minutes < 60:  # "twenty-five minutes past nine": the minutes may be a run of words
             j = end + 1 if self.text_of(end + 1) in ("minutes", "minute") else end
             # "to" only after "minutes" ("from two to ten people", "feeds four to six," are ranges) or where the
-            # minutes are a clock's (5, 10, 20, 25) after "at" or "it's": "stood at twenty to four", "It's twenty-five to nine"
+            # minutes are a clock's (5, 10, 20, 25) after "at" or "it's": "stood at twenty to four", "It's ten to nine"
             telling = minutes in (5, 10, 20, 25) and self.text_of(i - 1) in ("at", "'s", "’s")
             relation = ("past", "to") if j > end or telling else ("past",)
             if self.text_of(j + 1) in relation and self.clock_hour(j + 2) and not self.raw(j + 2).isdigit():
@@ -2242,14 +2234,15 @@ class _TokenScanner:
         )
 
     def hour_closing_a_clause(self, i: int) -> bool:
-        """An hour at ``i`` said after ``at`` (or ``at like``, ``at about``) that closes its clause, as speech and
-        messages give a time: the end of the sentence, a comma no number follows, or ``so``, ``tho``, ``then``,
-        ``but`` (``doors are at 7``, ``grab u at 8.10, leave 25 mins``, ``the lorry comes at like 7``). Not at the
-        start of a sentence (``At 5, she could read``: an age), in a problem of prices, ages, scores or sequences
-        (``sold them at 2.``), after a verb of a first or last value unless hedged (``The counter starts at 5.``),
-        nor in a list (``a rest stop at 2, 4, 6``)."""
+        """An hour at ``i`` said after ``at`` (or ``at like``, ``at about``), or after ``open till``, that closes its
+        clause, as speech and messages give a time: the end of the sentence, a comma no number follows, or ``so``,
+        ``tho``, ``then``, ``but`` (``doors are at 7``, ``grab u at 8.10, leave 25 mins``, ``the lorry comes at like
+        7``, ``the co-op's open til 10``). Not at the start of a sentence (``At 5, she could read``: an age), in a
+        problem of prices, ages, scores or sequences (``sold them at 2.``), after a verb of a first or last value
+        unless hedged (``The counter starts at 5.``), nor in a list (``a rest stop at 2, 4, 6``)."""
         at = i - 2 if self.text_of(i - 1) in _HEDGES else i - 1
-        if self.text_of(at) != "at" or self.raw(at)[:1].isupper() or self.words & _NOT_AN_HOUR_AT:
+        open_till = self.text_of(at) in _TILL and self.text_of(at - 1) in _OPENING_VERBS
+        if not (self.text_of(at) == "at" or open_till) or self.raw(at)[:1].isupper() or self.words & _NOT_AN_HOUR_AT:
             return False
         if at == i - 1 and self.text_of(at - 1) in _BOUND_VERBS:
             return False  # "The counter starts at 5." (but "the party starts at like 8")
@@ -2261,15 +2254,23 @@ class _TokenScanner:
         return after in (".", "!", "?", ";", "so", "tho", "then", "but")
 
     def hours_from_till(self, i: int) -> bool:
-        """An hour of ``from 11 till 5``, a shift's ``on 7 till 3`` or ``Weds, 7 till 9`` (either one, digits or words,
-        each 1 to 12, no noun after the second): a span of the clock, not of counts (``from 3 to 5 apples`` says "to",
-        and counts)."""
+        """An hour of ``from 11 till 5``, a shift's ``on 7 till 3``, ``Weds, 7 till 9`` or ``between 10 and 2`` (the
+        second hour before the first: across noon; either one, digits or words, each 1 to 12, no noun after the
+        second): a span of the clock, not of counts (``from 3 to 5 apples`` says "to", and counts; ``between 2 and 5``
+        is a range)."""
+        across_noon = False
         if (self.text_of(i - 1) in ("from", "on", ",") or self.weekday(i - 1)) and self.text_of(i + 1) in _TILL:
             first, second = i, i + 2
         elif self.text_of(i - 1) in _TILL and (self.text_of(i - 3) in ("from", "on", ",") or self.weekday(i - 3)):
             first, second = i - 2, i
+        elif self.text_of(i - 1) == "between" and self.text_of(i + 1) == "and":
+            first, second, across_noon = i, i + 2, True
+        elif self.text_of(i - 1) == "and" and self.text_of(i - 3) == "between":
+            first, second, across_noon = i - 2, i, True
         else:
             return False
+        if across_noon and not (self.clock_hour(first) and self.hour_value(first) > (self.hour_value(second) or 0)):
+            return False  # "between 2 and 5" is a range of counts; "between 10 and 2" can only be the clock
         following = self.tokens[second + 1] if second + 1 < len(self.tokens) else None
         return (
             self.clock_hour(first)
@@ -2299,9 +2300,13 @@ class _TokenScanner:
 
     def clock_hour(self, i: int) -> bool:
         """Token ``i`` is an hour of a clock, 1 to 12, in words or digits (``seven``, ``5``)."""
-        word = self.text_of(i)
-        hour = UNIT_WORDS.get(word, TENS_WORDS.get(word)) if not word.isdigit() else int(word)
+        hour = self.hour_value(i)
         return isinstance(hour, int) and 1 <= hour <= 12
+
+    def hour_value(self, i: int) -> int | None:
+        """The whole number token ``i`` says in digits or in one word (``7``, ``seven``, ``ten``), else ``None``."""
+        word = self.text_of(i)
+        return int(word) if word.isdigit() else UNIT_WORDS.get(word, TENS_WORDS.get(word))
 
     def compared_over(self, i: int) -> bool:
         """``a decade`` at ``i`` closes ``in a decade`` or ``for a decade`` after a superlative (``its worst result in

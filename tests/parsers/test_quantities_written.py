@@ -1186,6 +1186,12 @@ def test_oclock_in_words_opening_hours_an_hour_and_a_quarter_and_oven_settings_w
         ("leave it somewhere warm for an hour, hour and a half.", [("hour and a half", Fraction(3, 2))]),
         ("Wait two hours or hour and a quarter.", [("two", Fraction(2)), ("hour and a quarter", Fraction(5, 4))]),
         ("He worked, day and night.", []),
+        # hours across noon, and an hour after open till
+        ("parcel's out for delivery between 10 and 2, can u listen out", []),
+        ("Pick a number between 2 and 5.", [("2", Fraction(2)), ("5", Fraction(5))]),
+        ("He has between 12 and 3 apples.", [("12", Fraction(12)), ("3", Fraction(3))]),
+        ("need anything? co-op's open til 10", []),
+        ("Count until 10.", [("10", Fraction(10))]),
     ],
 )
 def test_an_hour_after_at_that_closes_its_clause_minutes_to_an_hour_and_a_restated_span(text, expected):
