@@ -136,6 +136,7 @@ LATER_PARTS = {
     55: ({**DRAWN_20, "written": 70}, 203, 34),
     56: ({**DRAWN_20, "written": 70}, 183, 32),
     57: ({**DRAWN_20, "written": 70}, 197, 24),
+    58: ({**DRAWN_20, "written": 70}, 214, 23),
 }
 
 
