@@ -62,12 +62,10 @@ def tfidf_probabilities(parts: dict[str, list[dict]], labels: list[str]) -> dict
 def gather(report: dict, parts: dict[str, list[dict]]) -> dict:
     """What the tables need: gold labels, each run's probabilities and TF-IDF's, per part (the KPC study of the
     COMUS encoder, or of DAPT-BERT where the job ran that one only)."""
-    studies = [
-        report["phases"][phase] for phase in ("kpc-comus", "kpc-dapt") if "dev" in report["phases"].get(phase, {})
-    ]
-    if not studies:
+    phases = report["phases"]
+    study = next((phases[p] for p in ("kpc-comus", "kpc-dapt") if "dev" in phases.get(p, {})), None)
+    if study is None:
         raise ValueError("the report has no finished KPC study (kpc-comus or kpc-dapt) to read")
-    study = studies[0]
     runs = study.get("runs", [study])
     labels = study["labels"]
     tfidf = tfidf_probabilities(parts, labels)
@@ -87,6 +85,11 @@ def gather(report: dict, parts: dict[str, list[dict]]) -> dict:
     return figures
 
 
+def same_split(a: dict, b: dict) -> bool:
+    """Two sets of figures were measured on the same problems, in the same order, with the same labels."""
+    return a["labels"] == b["labels"] and all(a[p]["gold"] == b[p]["gold"] for p in ("dev", "test"))
+
+
 def pool(figures: list[dict]) -> dict:
     """The runs of several jobs as one set of figures (the first job's machine; every job's record), so that their
     ensembles average all the runs. The jobs must have read the same problems in the same order."""
@@ -94,7 +97,7 @@ def pool(figures: list[dict]) -> dict:
     if len(figures) == 1:
         return first
     for number, other in enumerate(figures[1:], 2):
-        if other["labels"] != first["labels"] or any(other[p]["gold"] != first[p]["gold"] for p in ("dev", "test")):
+        if not same_split(first, other):
             raise ValueError(f"figures {number}: another KPC split than the first's (other labels or problems)")
     pooled = {
         "labels": first["labels"],
@@ -165,7 +168,7 @@ def versus(a: dict, b: dict, names: tuple[str, str]) -> str:
     """Two studies of the same split compared, ``a`` minus ``b``, paired over the same problems: the mean of
     their single runs, run k against run k, the ensembles of the first k runs (k the smaller run count), and each
     ensemble of all its runs fused with TF-IDF (each weight chosen on its own dev)."""
-    if a["labels"] != b["labels"] or any(a[p]["gold"] != b[p]["gold"] for p in ("dev", "test")):
+    if not same_split(a, b):
         raise ValueError("the two studies were not measured on the same KPC split")
     labels, k = a["labels"], min(len(a["dev"]["runs"]), len(b["dev"]["runs"]))
 

@@ -107,7 +107,7 @@ _LATER_ORDINALS = {
     57: "fifty-seventh",
     58: "fifty-eighth",
 }  # 15, 16: never delivered
-MEASURED_ONCE = {2, 45, 58}
+MEASURED_ONCE = {2, 45}
 LATER_PARTS = {
     number: (name, "measured once" if number in MEASURED_ONCE else "a dev part now")
     for number, name in {**dict(enumerate(_ORDINALS, start=2)), **_LATER_ORDINALS}.items()

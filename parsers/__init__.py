@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 54  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 55  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -89,3 +89,6 @@ PARSER_VERSION = 54  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # hour and a half)
 # 54: hours across noon after between (between 10 and 2; between 2 and 5 is a range), an hour after open till (the
 # co-op's open til 10)
+# 55: an hour after at before a place or a span (drinks at 8 at the usual place, at 1 for half an hour), a departure
+# named by its time before to and a place (the 8.15 to Paddington), a year in words right after a month (the first of
+# April two thousand and five)

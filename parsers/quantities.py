@@ -201,8 +201,11 @@ _HEDGES = {"like", "about", "around", "roughly", "approx", "approximately"}
 # words that make "at 2." a price or an age rather than an hour: "sold them at 2.", "she could read at 5."
 _NOT_AN_HOUR_AT = {"$", "£", "€", "sold", "sell", "sells", "selling", "price", "priced", "prices", "cost", "costs"}
 _NOT_AN_HOUR_AT |= {"paid", "pay", "buy", "bought", "worth", "charge", "charges", "each", "per", "age", "aged", "old"}
-_NOT_AN_HOUR_AT |= {"birthday", "born", "score", "scored", "odds", "sequence", "counter", "term", "terms"}
+_NOT_AN_HOUR_AT |= {"birthday", "born", "score", "scored", "odds", "tied", "level", "sequence", "counter", "term"}
+_NOT_AN_HOUR_AT |= {"terms"}
 _NOT_AN_HOUR_AT |= _MONEY_WORDS
+# words that open a place after an hour: "drinks at 8 at the usual place", "at 7 at ours"
+_PLACE_DETERMINERS = {"the", "my", "your", "ur", "our", "his", "her", "their", "ours", "yours", "mine"}
 # verbs of a count's first or last value: "The counter starts at 5.", "the list ends at 9." (an hour needs "at like")
 _BOUND_VERBS = {"start", "starts", "started", "starting", "begin", "begins", "began", "end", "ends", "ended", "stop"}
 _BOUND_VERBS |= {"stops", "stopped"}
@@ -2130,9 +2133,11 @@ class _TokenScanner:
         """``after 8.30``, ``at 7.45``, ``until 5.00``: a time of day written with a point (British style) after a word of
         time, with nothing counted after it. Only the quarter hours are read so, since ``sold at 1.25`` is a price;
         after a verb of a timetable any minute is (``flight lands 6.40 at gate 23``), and before a departure (``miss
-        the 8.15 connection``); after a day of the week the quarter hours are (``book club's on Thurs, 7.30,``)."""
-        if self.text_of(i - 1) == "the" and self.text_of(i + 1) in _DEPARTURES:
-            return hour <= 23  # "the 6.40 bus": a departure named by its time (the minutes are 00 to 59)
+        the 8.15 connection``, ``the 8.15 to Paddington``); after a day of the week the quarter hours are (``book
+        club's on Thurs, 7.30,``); and any minute where the hour closes a clause after ``at`` (``due at 7.40, so``)."""
+        to_a_place = self.text_of(i + 1) in ("to", "from") and self.raw(i + 2)[:1].isupper()
+        if self.text_of(i - 1) == "the" and (self.text_of(i + 1) in _DEPARTURES or to_a_place):
+            return hour <= 23  # "the 6.40 bus", "the 8.15 to Paddington": a departure named by its time
         if hour <= 12 and self.hour_closing_a_clause(i):
             return True  # "now due at 7.40, so", "I'll grab u at 8.10, leave": any minute
         if (
@@ -2235,10 +2240,11 @@ class _TokenScanner:
 
     def hour_closing_a_clause(self, i: int) -> bool:
         """An hour at ``i`` said after ``at`` (or ``at like``, ``at about``), or after ``open till``, that closes its
-        clause, as speech and messages give a time: the end of the sentence, a comma no number follows, or ``so``,
-        ``tho``, ``then``, ``but`` (``doors are at 7``, ``grab u at 8.10, leave 25 mins``, ``the lorry comes at like
-        7``, ``the co-op's open til 10``). Not at the start of a sentence (``At 5, she could read``: an age), in a
-        problem of prices, ages, scores or sequences (``sold them at 2.``), after a verb of a first or last value
+        clause, as speech and messages give a time: the end of the sentence, a comma no number follows, ``so``,
+        ``tho``, ``then``, ``but``, a place or a span (``doors are at 7``, ``grab u at 8.10, leave 25 mins``, ``the
+        lorry comes at like 7``, ``the co-op's open til 10``, ``drinks at 8 at the usual place``, ``at 1 for half an
+        hour``). Not at the start of a sentence (``At 5, she could read``: an age), in a problem of prices, ages,
+        scores or sequences (``sold them at 2.``, ``tied at 3 at the break``), after a verb of a first or last value
         unless hedged (``The counter starts at 5.``), nor in a list (``a rest stop at 2, 4, 6``)."""
         at = i - 2 if self.text_of(i - 1) in _HEDGES else i - 1
         open_till = self.text_of(at) in _TILL and self.text_of(at - 1) in _OPENING_VERBS
@@ -2248,9 +2254,11 @@ class _TokenScanner:
             return False  # "The counter starts at 5." (but "the party starts at like 8")
         if i + 1 >= len(self.tokens):
             return True
-        after = self.text_of(i + 1)
+        after, then = self.text_of(i + 1), self.text_of(i + 2)
         if after == ",":
             return i + 2 >= len(self.tokens) or self.tokens[i + 2].upos != "NUM"
+        if after == "at" and then in _PLACE_DETERMINERS or after == "for" and then in ("a", "an", "half", "the"):
+            return True  # "drinks at 8 at the usual place", "take rex out at 1 for half an hour"
         return after in (".", "!", "?", ";", "so", "tho", "then", "but")
 
     def hours_from_till(self, i: int) -> bool:
@@ -2584,11 +2592,12 @@ class _TokenScanner:
 
     def thousands_year_end(self, i: int) -> int | None:
         """The last token of a year of this century or the last said as thousands (``in two thousand and eight``,
-        ``September, two thousand and twenty-five``) at ``i``, else ``None``: a run of number words worth 1900 to
-        2099 with ``thousand`` or ``hundred`` in it, after ``in``, ``since``, ``until`` or a month and a
-        comma (not ``rose by two thousand and ten``), and before no noun it would count (not ``in two thousand steps``)."""
+        ``September, two thousand and twenty-five``, ``the first of April two thousand and five``) at ``i``, else
+        ``None``: a run of number words worth 1900 to 2099 with ``thousand`` or ``hundred`` in it, after ``in``,
+        ``since``, ``until`` or a month (not ``rose by two thousand and ten``), and before no noun it would count (not ``in two thousand steps``)."""
         before = self.text_of(i - 1)
         after_month = before == "," and self.text_of(i - 2).rstrip(".") in MONTHS
+        after_month |= before in MONTHS and self.raw(i - 1)[:1].isupper()  # "the first of April two thousand and five"
         if before not in ("in", "since", "until") and not after_month:
             return None
         total, last, _, _ = self.word_run(i)

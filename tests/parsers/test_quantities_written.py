@@ -1192,7 +1192,15 @@ def test_oclock_in_words_opening_hours_an_hour_and_a_quarter_and_oven_settings_w
         ("He has between 12 and 3 apples.", [("12", Fraction(12)), ("3", Fraction(3))]),
         ("need anything? co-op's open til 10", []),
         ("Count until 10.", [("10", Fraction(10))]),
+        # an hour before a place or a span, a departure to a place, a year in words after a month
+        ("drinks at 8 at the usual place x", []),
+        ("can u take rex out at 1 for half an hour?", [("half", Fraction(1, 2))]),
+        ("They were tied at 3 at the break.", [("3", Fraction(3))]),
+        ("the 8.15 to Paddington has been late on nine mornings", [("nine", Fraction(9))]),
+        ("She changed the 4.50 to 5.00.", [("4.50", Fraction(9, 2)), ("5.00", Fraction(5))]),
+        ("from the first of April two thousand and five, at fifty pounds", [("fifty", Fraction(50))]),
+        ("May two thousand people attend?", [("two thousand", Fraction(2000))]),
     ],
 )
-def test_an_hour_after_at_that_closes_its_clause_minutes_to_an_hour_and_a_restated_span(text, expected):
+def test_hours_in_messages_and_speech_departures_to_a_place_years_after_a_month_and_restated_spans(text, expected):
     assert values(text) == expected
