@@ -137,6 +137,7 @@ LATER_PARTS = {
     56: ({**DRAWN_20, "written": 70}, 183, 32),
     57: ({**DRAWN_20, "written": 70}, 197, 24),
     58: ({**DRAWN_20, "written": 70}, 214, 23),
+    59: ({**DRAWN_20, "written": 70}, 216, 18),
 }
 
 
