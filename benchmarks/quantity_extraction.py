@@ -108,7 +108,7 @@ _LATER_ORDINALS = {
     58: "fifty-eighth",
     59: "fifty-ninth",
 }  # 15, 16: never delivered
-MEASURED_ONCE = {2, 45, 59}
+MEASURED_ONCE = {2, 45}
 LATER_PARTS = {
     number: (name, "measured once" if number in MEASURED_ONCE else "a dev part now")
     for number, name in {**dict(enumerate(_ORDINALS, start=2)), **_LATER_ORDINALS}.items()

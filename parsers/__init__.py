@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 55  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 56  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -92,3 +92,5 @@ PARSER_VERSION = 55  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # 55: an hour after at before a place or a span (drinks at 8 at the usual place, at 1 for half an hour), a departure
 # named by its time before to and a place (the 8.15 to Paddington), a year in words right after a month (the first of
 # April two thousand and five)
+# 56: an hour after at before every morning (up at three every morning), a span of the clock after is (slot is 8 till
+# 12), a scale word after the joined to a measure (the thousand-metre mark)

@@ -2241,7 +2241,7 @@ class _TokenScanner:
     def hour_closing_a_clause(self, i: int) -> bool:
         """An hour at ``i`` said after ``at`` (or ``at like``, ``at about``), or after ``open till``, that closes its
         clause, as speech and messages give a time: the end of the sentence, a comma no number follows, ``so``,
-        ``tho``, ``then``, ``but``, a place or a span (``doors are at 7``, ``grab u at 8.10, leave 25 mins``, ``the
+        ``tho``, ``then``, ``but``, a place, a span or a habit (``doors are at 7``, ``up at three every morning``, ``grab u at 8.10, leave 25 mins``, ``the
         lorry comes at like 7``, ``the co-op's open til 10``, ``drinks at 8 at the usual place``, ``at 1 for half an
         hour``). Not at the start of a sentence (``At 5, she could read``: an age), in a problem of prices, ages,
         scores or sequences (``sold them at 2.``, ``tied at 3 at the break``), after a verb of a first or last value
@@ -2259,17 +2259,20 @@ class _TokenScanner:
             return i + 2 >= len(self.tokens) or self.tokens[i + 2].upos != "NUM"
         if after == "at" and then in _PLACE_DETERMINERS or after == "for" and then in ("a", "an", "half", "the"):
             return True  # "drinks at 8 at the usual place", "take rex out at 1 for half an hour"
+        if after == "every" and (then in _PARTS_OF_THE_DAY or then == "day"):
+            return True  # "up at three every morning"
         return after in (".", "!", "?", ";", "so", "tho", "then", "but")
 
     def hours_from_till(self, i: int) -> bool:
-        """An hour of ``from 11 till 5``, a shift's ``on 7 till 3``, ``Weds, 7 till 9`` or ``between 10 and 2`` (the
-        second hour before the first: across noon; either one, digits or words, each 1 to 12, no noun after the
-        second): a span of the clock, not of counts (``from 3 to 5 apples`` says "to", and counts; ``between 2 and 5``
-        is a range)."""
+        """An hour of ``from 11 till 5``, a shift's ``on 7 till 3``, ``Weds, 7 till 9``, a delivery ``slot is 8 till
+        12`` or ``between 10 and 2`` (the second hour before the first: across noon; either one, digits or words,
+        each 1 to 12, no noun after the second): a span of the clock, not of counts (``from 3 to 5 apples`` says
+        "to", and counts; ``between 2 and 5`` is a range)."""
         across_noon = False
-        if (self.text_of(i - 1) in ("from", "on", ",") or self.weekday(i - 1)) and self.text_of(i + 1) in _TILL:
+        opens = ("from", "on", ",", "is", "'s", "’s")  # "slot is 8 till 12"
+        if (self.text_of(i - 1) in opens or self.weekday(i - 1)) and self.text_of(i + 1) in _TILL:
             first, second = i, i + 2
-        elif self.text_of(i - 1) in _TILL and (self.text_of(i - 3) in ("from", "on", ",") or self.weekday(i - 3)):
+        elif self.text_of(i - 1) in _TILL and (self.text_of(i - 3) in opens or self.weekday(i - 3)):
             first, second = i - 2, i
         elif self.text_of(i - 1) == "between" and self.text_of(i + 1) == "and":
             first, second, across_noon = i, i + 2, True
@@ -2526,9 +2529,12 @@ class _TokenScanner:
         )
 
     def vague_scale(self, i: int) -> bool:
-        """A bare scale word that is not a number: ``several hundred``, ``the Thousand Islands``; ``thousand`` and
-        ``hundred and twelve`` are numbers."""
+        """A bare scale word that is not a number: ``several hundred``, ``the Thousand Islands``; ``thousand``,
+        ``hundred and twelve`` and ``the thousand-metre mark`` (a measure joined to it) are numbers."""
         before = self.text_of(i - 1)
+        joined = self.text_of(i + 1) == "-" and self.adjacent(i, i + 1) and i + 2 < len(self.tokens)
+        if before == "the" and joined and _is_measure(self.tokens[i + 2]):
+            return False  # "the hundred-metre final": a distance, as "a hundred-metre sprint" is
         return before in _VAGUE_BEFORE or before in UNIT_WORDS or before in TENS_WORDS or self.capitalised(i) and i > 0
 
     def signed_at(self, i: int) -> tuple[list[Quantity], int] | None:

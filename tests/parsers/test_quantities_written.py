@@ -1200,6 +1200,11 @@ def test_oclock_in_words_opening_hours_an_hour_and_a_quarter_and_oven_settings_w
         ("She changed the 4.50 to 5.00.", [("4.50", Fraction(9, 2)), ("5.00", Fraction(5))]),
         ("from the first of April two thousand and five, at fifty pounds", [("fifty", Fraction(50))]),
         ("May two thousand people attend?", [("two thousand", Fraction(2000))]),
+        # an hour before a habit, a span of the clock after "is", a scale word joined to a measure
+        ("I was up at three every morning to light the oven", []),
+        ("He reads 3 books at 2 every day.", [("3", Fraction(3))]),
+        ("courier says 3 boxes coming, slot is 8 till 12, pls", [("3", Fraction(3))]),
+        ("The crew are through the thousand-metre mark.", [("thousand", Fraction(1000))]),
     ],
 )
 def test_hours_in_messages_and_speech_departures_to_a_place_years_after_a_month_and_restated_spans(text, expected):
