@@ -138,6 +138,7 @@ LATER_PARTS = {
     57: ({**DRAWN_20, "written": 70}, 197, 24),
     58: ({**DRAWN_20, "written": 70}, 214, 23),
     59: ({**DRAWN_20, "written": 70}, 216, 18),
+    60: ({**DRAWN_20, "written": 70}, 233, 18),
 }
 
 
