@@ -109,7 +109,7 @@ _LATER_ORDINALS = {
     59: "fifty-ninth",
     60: "sixtieth",
 }  # 15, 16: never delivered
-MEASURED_ONCE = {2, 45, 60}
+MEASURED_ONCE = {2, 45}
 LATER_PARTS = {
     number: (name, "measured once" if number in MEASURED_ONCE else "a dev part now")
     for number, name in {**dict(enumerate(_ORDINALS, start=2)), **_LATER_ORDINALS}.items()

@@ -1,7 +1,7 @@
 """Problem text -> formulas and words -> dependency tree and operator trees -> graph."""
 
 # Bump whenever segment/latex/syntax_graph change the graphs they build (this invalidates every cached graph).
-PARSER_VERSION = 56  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
+PARSER_VERSION = 57  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the quantity readers of 0.5.0;
 # 6: fullwidth digits and superscript powers, ±, IDs, model names, spaced phone numbers, named years, a range's
 # scale word, a currency sign after the amount, one-way, kinds (an ordered triple), 0.\overline{abc}
 # 7: bracketed arithmetic (8+(8*2)=24), a power of ten after a signed mantissa or before a full stop, ¾-inch,
@@ -94,3 +94,4 @@ PARSER_VERSION = 56  # 3: U+2212 read as a minus before spaCy (0.3.0); 4, 5: the
 # April two thousand and five)
 # 56: an hour after at before every morning (up at three every morning), a span of the clock after is (slot is 8 till
 # 12), a scale word after the joined to a measure (the thousand-metre mark)
+# 57: once closing a clause beside twice (hit a deer once), one restated in digits in brackets (moor one (1) vessel)

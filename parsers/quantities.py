@@ -1983,11 +1983,16 @@ class _TokenScanner:
             return self.signed_at(i) if word in _SIGN_WORDS else self.point_at(i)
         if word == "couple" and article and self.text_of(i + 1) == "of":
             return [self.make(i, i, Fraction(2), "word")], i + 1  # "a couple of tickets"
+        # "ran late twice and hit a deer once.": a clause's last word, counted beside "twice" (not "Once, she ...")
+        beside_twice = self.text_of(i + 1) in (".", ",", ";", "!", "?", "") and bool(self.words & {"twice", "thrice"})
         counted_once = (
             self.text_of(i - 1) in _ONCE_COUNTED_AFTER
             or self.text_of(i + 1) == "only"  # "once only"
             or self.text_of(i + 1) in ("a", "an", "every", "per")
             and self.text_of(i + 2) in _ONCE_PER  # "a fortnight"
+            or beside_twice
+            and i > 0
+            and self.tokens[i - 1].upos != "PUNCT"
         )
         if word == "once" and (counted_once or self.once_after_its_verb(i)):
             return [self.make(i, i, Fraction(1), "word")], i + 1  # "used more than once": a count, as "twice" is
@@ -2513,6 +2518,8 @@ class _TokenScanner:
             return self.text_of(i + 1) in ("with", "that", "which", "who", "whose")  # "more acidic than one with"
         if self.text_of(i + 1) == "at" and self.text_of(i + 2) in _ARTICLES and self.text_of(i + 3) == "time":
             return True
+        if self.text_of(i + 1) == "(" and self.text_of(i + 2) == "1" and self.text_of(i + 3) == ")":
+            return False  # "to moor one (1) vessel": a contract restates the number in digits
         after = self.tokens[i + 1] if i + 1 < len(self.tokens) else None
         before = self.tokens[i - 1] if i > 0 else None
         if before is not None and before.upos in ("ADJ", "VERB") and (after is None or after.upos == "PUNCT"):

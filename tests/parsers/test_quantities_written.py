@@ -1205,6 +1205,15 @@ def test_oclock_in_words_opening_hours_an_hour_and_a_quarter_and_oven_settings_w
         ("He reads 3 books at 2 every day.", [("3", Fraction(3))]),
         ("courier says 3 boxes coming, slot is 8 till 12, pls", [("3", Fraction(3))]),
         ("The crew are through the thousand-metre mark.", [("thousand", Fraction(1000))]),
+        # once beside twice, one restated in digits
+        ("I only ran late twice and hit a deer once.", [("twice", Fraction(2)), ("once", Fraction(1))]),
+        ("Once, she went twice.", [("twice", Fraction(2))]),
+        (
+            "Once upon a time there were 3 bears, and one came twice.",
+            [("3", Fraction(3)), ("one", Fraction(1)), ("twice", Fraction(2))],
+        ),
+        ("to moor one (1) vessel", [("one", Fraction(1)), ("1", Fraction(1))]),
+        ("I want that one (1).", [("1", Fraction(1))]),
     ],
 )
 def test_hours_in_messages_and_speech_departures_to_a_place_years_after_a_month_and_restated_spans(text, expected):
