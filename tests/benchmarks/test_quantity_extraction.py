@@ -139,6 +139,7 @@ LATER_PARTS = {
     58: ({**DRAWN_20, "written": 70}, 214, 23),
     59: ({**DRAWN_20, "written": 70}, 216, 18),
     60: ({**DRAWN_20, "written": 70}, 233, 18),
+    61: ({**DRAWN_20, "written": 70}, 220, 13),
 }
 
 
