@@ -202,8 +202,9 @@ _HEDGES = {"like", "about", "around", "roughly", "approx", "approximately"}
 _NOT_AN_HOUR_AT = {"$", "£", "€", "sold", "sell", "sells", "selling", "price", "priced", "prices", "cost", "costs"}
 _NOT_AN_HOUR_AT |= {"paid", "pay", "buy", "bought", "worth", "charge", "charges", "each", "per", "age", "aged", "old"}
 _NOT_AN_HOUR_AT |= {"birthday", "born", "score", "scored", "odds", "tied", "level", "sequence", "counter", "term"}
-_NOT_AN_HOUR_AT |= {"terms"}
-_NOT_AN_HOUR_AT |= _MONEY_WORDS
+_NOT_AN_HOUR_AT |= {"terms", *_MONEY_WORDS}
+# words before the first hour of a span of the clock: "from 11 till 5", "on 7 till 3", "slot is 8 till 12"
+_CLOCK_SPAN_OPENERS = {"from", "on", ",", "is", "'s", "’s"}
 # words that open a place after an hour: "drinks at 8 at the usual place", "at 7 at ours"
 _PLACE_DETERMINERS = {"the", "my", "your", "ur", "our", "his", "her", "their", "ours", "yours", "mine"}
 # verbs of a count's first or last value: "The counter starts at 5.", "the list ends at 9." (an hour needs "at like")
@@ -1983,18 +1984,7 @@ class _TokenScanner:
             return self.signed_at(i) if word in _SIGN_WORDS else self.point_at(i)
         if word == "couple" and article and self.text_of(i + 1) == "of":
             return [self.make(i, i, Fraction(2), "word")], i + 1  # "a couple of tickets"
-        # "ran late twice and hit a deer once.": a clause's last word, counted beside "twice" (not "Once, she ...")
-        beside_twice = self.text_of(i + 1) in (".", ",", ";", "!", "?", "") and bool(self.words & {"twice", "thrice"})
-        counted_once = (
-            self.text_of(i - 1) in _ONCE_COUNTED_AFTER
-            or self.text_of(i + 1) == "only"  # "once only"
-            or self.text_of(i + 1) in ("a", "an", "every", "per")
-            and self.text_of(i + 2) in _ONCE_PER  # "a fortnight"
-            or beside_twice
-            and i > 0
-            and self.tokens[i - 1].upos != "PUNCT"
-        )
-        if word == "once" and (counted_once or self.once_after_its_verb(i)):
+        if word == "once" and (self.once_counted(i) or self.once_after_its_verb(i)):
             return [self.make(i, i, Fraction(1), "word")], i + 1  # "used more than once": a count, as "twice" is
         if word.endswith("fold") and word[: -len("fold")] in _FOLD_VALUES:
             return [self.make(i, i, Fraction(_FOLD_VALUES[word[: -len("fold")]]), "word")], i + 1  # "grew tenfold"
@@ -2246,11 +2236,12 @@ class _TokenScanner:
     def hour_closing_a_clause(self, i: int) -> bool:
         """An hour at ``i`` said after ``at`` (or ``at like``, ``at about``), or after ``open till``, that closes its
         clause, as speech and messages give a time: the end of the sentence, a comma no number follows, ``so``,
-        ``tho``, ``then``, ``but``, a place, a span or a habit (``doors are at 7``, ``up at three every morning``, ``grab u at 8.10, leave 25 mins``, ``the
-        lorry comes at like 7``, ``the co-op's open til 10``, ``drinks at 8 at the usual place``, ``at 1 for half an
-        hour``). Not at the start of a sentence (``At 5, she could read``: an age), in a problem of prices, ages,
-        scores or sequences (``sold them at 2.``, ``tied at 3 at the break``), after a verb of a first or last value
-        unless hedged (``The counter starts at 5.``), nor in a list (``a rest stop at 2, 4, 6``)."""
+        ``tho``, ``then``, ``but``, a place, a span or a habit (``doors are at 7``, ``up at three every morning``,
+        ``grab u at 8.10, leave 25 mins``, ``the lorry comes at like 7``, ``the co-op's open til 10``, ``drinks at 8
+        at the usual place``, ``at 1 for half an hour``). Not at the start of a sentence (``At 5, she could read``:
+        an age), in a problem of prices, ages, scores or sequences (``sold them at 2.``, ``tied at 3 at the break``),
+        after a verb of a first or last value unless hedged (``The counter starts at 5.``), nor in a list (``a rest
+        stop at 2, 4, 6``)."""
         at = i - 2 if self.text_of(i - 1) in _HEDGES else i - 1
         open_till = self.text_of(at) in _TILL and self.text_of(at - 1) in _OPENING_VERBS
         if not (self.text_of(at) == "at" or open_till) or self.raw(at)[:1].isupper() or self.words & _NOT_AN_HOUR_AT:
@@ -2274,7 +2265,7 @@ class _TokenScanner:
         each 1 to 12, no noun after the second): a span of the clock, not of counts (``from 3 to 5 apples`` says
         "to", and counts; ``between 2 and 5`` is a range)."""
         across_noon = False
-        opens = ("from", "on", ",", "is", "'s", "’s")  # "slot is 8 till 12"
+        opens = _CLOCK_SPAN_OPENERS
         if (self.text_of(i - 1) in opens or self.weekday(i - 1)) and self.text_of(i + 1) in _TILL:
             first, second = i, i + 2
         elif self.text_of(i - 1) in _TILL and (self.text_of(i - 3) in opens or self.weekday(i - 3)):
@@ -2443,6 +2434,18 @@ class _TokenScanner:
                     return not (article and idiom in _IDIOMS_NOT_AFTER_AN_ARTICLE)
         return False
 
+    def once_counted(self, i: int) -> bool:
+        """``once`` at ``i`` counts by the words around it: after a word that counts it (``more than once``), before
+        ``only`` or a span (``once only``, ``once a fortnight``), or closing a clause in a problem that says ``twice``
+        (``ran late twice and hit a deer once.``; not ``Once, she went twice``)."""
+        after = self.text_of(i + 1)
+        if self.text_of(i - 1) in _ONCE_COUNTED_AFTER or after == "only":
+            return True
+        if after in ("a", "an", "every", "per") and self.text_of(i + 2) in _ONCE_PER:
+            return True
+        closes = after in (".", ",", ";", "!", "?", "") and i > 0 and self.tokens[i - 1].upos != "PUNCT"
+        return closes and not self.words.isdisjoint(("twice", "thrice"))
+
     def once_after_its_verb(self, i: int) -> bool:
         """``once`` right after the verb it counts, or after the verb's particle (``we'll only stop once for
         coffee``, ``visited once a year``, ``goes out once a week``), not opening a clause (``stop once the light
@@ -2607,7 +2610,8 @@ class _TokenScanner:
         """The last token of a year of this century or the last said as thousands (``in two thousand and eight``,
         ``September, two thousand and twenty-five``, ``the first of April two thousand and five``) at ``i``, else
         ``None``: a run of number words worth 1900 to 2099 with ``thousand`` or ``hundred`` in it, after ``in``,
-        ``since``, ``until`` or a month (not ``rose by two thousand and ten``), and before no noun it would count (not ``in two thousand steps``)."""
+        ``since``, ``until`` or a month (not ``rose by two thousand and ten``), and before no noun it would count
+        (not ``in two thousand steps``)."""
         before = self.text_of(i - 1)
         after_month = before == "," and self.text_of(i - 2).rstrip(".") in MONTHS
         after_month |= before in MONTHS and self.raw(i - 1)[:1].isupper()  # "the first of April two thousand and five"
